@@ -1,0 +1,314 @@
+//! Typed configuration from the environment. Secrets are wrapped so they never print; a missing
+//! or malformed setting is an error naming the variable.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use domain::EvmAddress;
+use evm::MasterKey;
+use postgres_store::PoolSettings;
+use secrecy::{ExposeSecret, SecretString};
+use sha2::{Digest, Sha256};
+
+pub const DEFAULT_BIND_ADDR: &str = "127.0.0.1:8080";
+/// USDC on Base mainnet.
+pub const DEFAULT_USDC_TOKEN_ADDRESS: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+pub const DEFAULT_EMAIL_DOMAIN: &str = "inbox.agent-runtime.test";
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{0} is not set")]
+    Missing(&'static str),
+    #[error("{name} is invalid: {reason}")]
+    Invalid { name: &'static str, reason: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The environment as a map, so configuration can be built from a test's own variables.
+pub struct Environment(HashMap<String, String>);
+
+impl Environment {
+    pub fn from_process() -> Self {
+        Self(std::env::vars().collect())
+    }
+
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+    }
+
+    fn required(&self, name: &'static str) -> Result<&str, ConfigError> {
+        self.get(name).ok_or(ConfigError::Missing(name))
+    }
+
+    fn parsed<T: std::str::FromStr>(&self, name: &'static str, default: T) -> Result<T, ConfigError>
+    where
+        T::Err: std::fmt::Display,
+    {
+        match self.get(name) {
+            None => Ok(default),
+            Some(raw) => raw.parse().map_err(|error: T::Err| ConfigError::Invalid {
+                name,
+                reason: error.to_string(),
+            }),
+        }
+    }
+
+    fn flag(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(name).map(str::to_ascii_lowercase).as_deref() {
+            None => Ok(default),
+            Some("1" | "true" | "yes" | "on") => Ok(true),
+            Some("0" | "false" | "no" | "off") => Ok(false),
+            Some(other) => Err(ConfigError::Invalid {
+                name,
+                reason: format!("expected true or false, got {other:?}"),
+            }),
+        }
+    }
+}
+
+/// Settings every process that touches the database needs.
+pub struct DatabaseConfig {
+    pub url: SecretString,
+    pub pool: PoolSettings,
+    pub migrate_on_start: bool,
+}
+
+impl DatabaseConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let url = env.required("DATABASE_URL")?;
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(ConfigError::Invalid {
+                name: "DATABASE_URL",
+                reason: "must be a postgres:// or postgresql:// URL".into(),
+            });
+        }
+        let max_size: usize = env.parsed("DATABASE_POOL_SIZE", PoolSettings::default().max_size)?;
+        if max_size == 0 {
+            return Err(ConfigError::Invalid {
+                name: "DATABASE_POOL_SIZE",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let timeout_secs: u64 = env.parsed(
+            "DATABASE_TIMEOUT_SECS",
+            PoolSettings::default().acquire_timeout.as_secs(),
+        )?;
+        Ok(Self {
+            url: SecretString::from(url.to_owned()),
+            pool: PoolSettings {
+                max_size,
+                acquire_timeout: Duration::from_secs(timeout_secs.max(1)),
+            },
+            migrate_on_start: env.flag("MIGRATE_ON_START", true)?,
+        })
+    }
+}
+
+/// Settings of the providers that provision an agent's resources.
+pub struct ProvisioningConfig {
+    pub wallet_master_key: MasterKey,
+    /// True when the master key is the sandbox's well-known one, which must never guard real funds.
+    pub uses_sandbox_master_key: bool,
+    pub usdc_token_address: EvmAddress,
+    pub email_domain: String,
+}
+
+/// Derivation input of the sandbox master key: public on purpose, it guards sandbox money only.
+const SANDBOX_MASTER_KEY_SEED: &[u8] = b"agent-runtime sandbox wallet master key v1";
+
+impl ProvisioningConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        // Without an RPC endpoint every wallet lives on the sandbox chain, so a well-known key is
+        // acceptable there; against a real chain the operator's own key is required.
+        let sandbox_chain = env.get("EVM_RPC_URL").is_none();
+        let (wallet_master_key, uses_sandbox_master_key) = match env.get("WALLET_MASTER_KEY") {
+            Some(hex_key) => (
+                MasterKey::from_hex(hex_key).map_err(|error| ConfigError::Invalid {
+                    name: "WALLET_MASTER_KEY",
+                    reason: error.to_string(),
+                })?,
+                false,
+            ),
+            None if sandbox_chain => {
+                let derived = hex::encode(Sha256::digest(SANDBOX_MASTER_KEY_SEED));
+                (
+                    MasterKey::from_hex(&derived).expect("a SHA-256 digest is 32 bytes"),
+                    true,
+                )
+            }
+            None => return Err(ConfigError::Missing("WALLET_MASTER_KEY")),
+        };
+        let usdc = env
+            .get("USDC_TOKEN_ADDRESS")
+            .unwrap_or(DEFAULT_USDC_TOKEN_ADDRESS);
+        let usdc_token_address = EvmAddress::parse(usdc).map_err(|error| ConfigError::Invalid {
+            name: "USDC_TOKEN_ADDRESS",
+            reason: error.to_string(),
+        })?;
+        let email_domain = env
+            .get("EMAIL_DOMAIN")
+            .unwrap_or(DEFAULT_EMAIL_DOMAIN)
+            .to_owned();
+        domain::EmailAddress::parse(&format!("probe@{email_domain}")).map_err(|error| {
+            ConfigError::Invalid {
+                name: "EMAIL_DOMAIN",
+                reason: error.to_string(),
+            }
+        })?;
+        Ok(Self {
+            wallet_master_key,
+            uses_sandbox_master_key,
+            usdc_token_address,
+            email_domain,
+        })
+    }
+}
+
+/// Settings of the HTTP server.
+pub struct ServerConfig {
+    pub database: DatabaseConfig,
+    pub bind_addr: SocketAddr,
+    pub log_format: LogFormat,
+    pub shutdown_timeout: Duration,
+}
+
+impl ServerConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let log_format = match env
+            .get("LOG_FORMAT")
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "LOG_FORMAT",
+                    reason: format!("expected text or json, got {other:?}"),
+                })
+            }
+        };
+        Ok(Self {
+            database: DatabaseConfig::from_env(env)?,
+            bind_addr: env.parsed(
+                "BIND_ADDR",
+                DEFAULT_BIND_ADDR.parse().expect("valid default"),
+            )?,
+            log_format,
+            shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
+        })
+    }
+}
+
+impl DatabaseConfig {
+    pub fn url(&self) -> &str {
+        self.url.expose_secret()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URL: (&str, &str) = ("DATABASE_URL", "postgres://localhost/db");
+
+    #[test]
+    fn a_missing_database_url_is_named() {
+        let error = ServerConfig::from_env(&Environment::from_pairs([])).err();
+        assert_eq!(error, Some(ConfigError::Missing("DATABASE_URL")));
+        assert_eq!(
+            ConfigError::Missing("DATABASE_URL").to_string(),
+            "DATABASE_URL is not set"
+        );
+    }
+
+    #[test]
+    fn defaults_apply_when_only_the_database_is_given() {
+        let config = ServerConfig::from_env(&Environment::from_pairs([URL])).expect("valid");
+        assert_eq!(config.bind_addr.to_string(), DEFAULT_BIND_ADDR);
+        assert_eq!(config.log_format, LogFormat::Text);
+        assert!(config.database.migrate_on_start);
+    }
+
+    #[test]
+    fn malformed_values_are_named() {
+        for (name, value) in [
+            ("BIND_ADDR", "nowhere"),
+            ("LOG_FORMAT", "xml"),
+            ("MIGRATE_ON_START", "maybe"),
+            ("DATABASE_POOL_SIZE", "0"),
+        ] {
+            let error =
+                ServerConfig::from_env(&Environment::from_pairs([URL, (name, value)])).err();
+            assert!(
+                matches!(error, Some(ConfigError::Invalid { name: n, .. }) if n == name),
+                "{name}"
+            );
+        }
+        let error =
+            ServerConfig::from_env(&Environment::from_pairs([("DATABASE_URL", "mysql://x")])).err();
+        assert!(matches!(
+            error,
+            Some(ConfigError::Invalid {
+                name: "DATABASE_URL",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_secret_url_does_not_print() {
+        let config = DatabaseConfig::from_env(&Environment::from_pairs([(
+            "DATABASE_URL",
+            "postgres://u:hunter2@h/d",
+        )]))
+        .expect("valid");
+        assert!(!format!("{:?}", config.url).contains("hunter2"));
+    }
+
+    #[test]
+    fn the_sandbox_master_key_is_only_used_without_a_real_chain() {
+        let sandbox = ProvisioningConfig::from_env(&Environment::from_pairs([])).expect("valid");
+        assert!(sandbox.uses_sandbox_master_key);
+        let real_chain = ProvisioningConfig::from_env(&Environment::from_pairs([(
+            "EVM_RPC_URL",
+            "http://127.0.0.1:8545",
+        )]))
+        .err();
+        assert_eq!(real_chain, Some(ConfigError::Missing("WALLET_MASTER_KEY")));
+        let own_key = "ab".repeat(32);
+        let own = ProvisioningConfig::from_env(&Environment::from_pairs([(
+            "WALLET_MASTER_KEY",
+            own_key.as_str(),
+        )]))
+        .expect("valid");
+        assert!(!own.uses_sandbox_master_key);
+        let bad = ProvisioningConfig::from_env(&Environment::from_pairs([(
+            "WALLET_MASTER_KEY",
+            "short",
+        )]))
+        .err();
+        assert!(matches!(
+            bad,
+            Some(ConfigError::Invalid {
+                name: "WALLET_MASTER_KEY",
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,121 @@
+//! The agent-runtime server: reads its configuration, migrates, and serves the HTTP API until
+//! SIGTERM or Ctrl-C, finishing requests in flight before it exits.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+use agent_runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
+use agent_runtime::wiring;
+use clap::{Parser, Subcommand};
+use http_api::{ApiDoc, ApiState, Metrics};
+use tracing_subscriber::EnvFilter;
+use utoipa::OpenApi;
+
+#[derive(Parser)]
+#[command(
+    name = "agent-runtime",
+    version,
+    about = "The agent-runtime HTTP server"
+)]
+struct Cli {
+    /// Do not apply pending migrations at start-up (same as MIGRATE_ON_START=false).
+    #[arg(long, global = true)]
+    no_migrate: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the HTTP API (the default).
+    Serve,
+    /// Apply pending migrations and exit.
+    Migrate,
+    /// Print the OpenAPI description and exit.
+    Openapi,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = Environment::from_process();
+    let outcome = match cli.command.unwrap_or(Command::Serve) {
+        Command::Openapi => {
+            println!(
+                "{}",
+                ApiDoc::openapi()
+                    .to_pretty_json()
+                    .expect("the API description serializes")
+            );
+            Ok(())
+        }
+        Command::Migrate => DatabaseConfig::from_env(&env)
+            .map_err(|error| anyhow::anyhow!("configuration: {error}"))
+            .and_then(|config| runtime()?.block_on(migrate(config))),
+        Command::Serve => ServerConfig::from_env(&env)
+            .map_err(|error| anyhow::anyhow!("configuration: {error}"))
+            .and_then(|mut config| {
+                config.database.migrate_on_start &= !cli.no_migrate;
+                init_tracing(config.log_format);
+                actix_web::rt::System::new().block_on(serve(config))
+            }),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("agent-runtime: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    match format {
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn migrate(config: DatabaseConfig) -> anyhow::Result<()> {
+    let applied = wiring::migrate(&config).await?;
+    println!("{}", serde_json::json!({ "applied": applied }));
+    Ok(())
+}
+
+async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+    let database = wiring::open_database(&config.database).await?;
+    let state = web::Data::new(ApiState {
+        agents: wiring::agent_service(&database),
+        database: Arc::new(database),
+        metrics: Metrics::new(),
+    });
+    let server = HttpServer::new(move || {
+        App::new()
+            .wrap(from_fn(http_api::telemetry_middleware))
+            .configure(http_api::configure(state.clone()))
+    })
+    .shutdown_timeout(config.shutdown_timeout.as_secs())
+    .bind(config.bind_addr)
+    .map_err(|error| anyhow::anyhow!("binding {}: {error}", config.bind_addr))?;
+    for address in server.addrs() {
+        tracing::info!(%address, "listening");
+    }
+    server.run().await?;
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! `agentctl`: the control plane of agent-runtime, on the use cases and the database directly.
+//! Prints JSON on stdout; errors go to stderr with a non-zero exit status.
+
+use std::process::ExitCode;
+
+use agent_runtime::config::{DatabaseConfig, Environment, ProvisioningConfig};
+use agent_runtime::wiring;
+use anyhow::Context;
+use app::{ControlPlane, CreateAgent, IssuedKey};
+use clap::{Args, Parser, Subcommand};
+use domain::{AgentId, Allowlist, AllowlistChange, AtomicAmount, EvmAddress, Label, PolicyChange};
+use http_api::dto::{AgentResponse, SpendPolicyOut};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+#[derive(Parser)]
+#[command(
+    name = "agentctl",
+    version,
+    about = "Control plane of agent-runtime (reads DATABASE_URL)"
+)]
+struct Cli {
+    /// Do not apply pending migrations first (same as MIGRATE_ON_START=false).
+    #[arg(long, global = true)]
+    no_migrate: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create, inspect, deactivate agents and rotate their keys.
+    #[command(subcommand)]
+    Agents(AgentsCommand),
+    /// Set or show the spend policy of an agent's wallet.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Apply pending migrations and exit.
+    Migrate,
+}
+
+#[derive(Subcommand)]
+enum AgentsCommand {
+    /// Create an agent; prints its key, which is never shown again.
+    Create {
+        #[arg(long)]
+        label: Option<String>,
+        /// The sponsor (owner account) the agent belongs to; created if new.
+        #[arg(long, default_value = "default")]
+        sponsor: String,
+        /// Provision an email inbox.
+        #[arg(long)]
+        email: bool,
+        /// Provision a receive-only phone number.
+        #[arg(long)]
+        phone: bool,
+        /// Provision a wallet on Base.
+        #[arg(long)]
+        wallet: bool,
+    },
+    /// List all agents, oldest first.
+    List,
+    /// Show one agent.
+    Show { id: Uuid },
+    /// Deactivate an agent; its key stops working at once.
+    Deactivate { id: Uuid },
+    /// Issue a new key; the old one stops working at once.
+    RotateKey { id: Uuid },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Change the spend policy; options left out keep their value.
+    Set(PolicySetArgs),
+    /// Show the spend policy in force.
+    Show { agent_id: Uuid },
+}
+
+#[derive(Args)]
+struct PolicySetArgs {
+    agent_id: Uuid,
+    /// Largest amount of one transfer, in atomic units, or `none` to remove the limit.
+    #[arg(long, value_name = "N|none")]
+    max_per_tx: Option<String>,
+    /// Largest total over a rolling 24 hours, in atomic units, or `none` to remove the limit.
+    #[arg(long, value_name = "N|none")]
+    max_daily: Option<String>,
+    /// Add a recipient to the allowlist (repeatable); creates the allowlist if there is none.
+    #[arg(long = "allow", value_name = "ADDRESS")]
+    allow: Vec<String>,
+    /// Remove the allowlist (any recipient allowed); with --allow, replace it instead.
+    #[arg(long)]
+    clear_allowlist: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("agentctl: starting the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(output) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&output).expect("JSON values serialize")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("agentctl: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<Value> {
+    let env = Environment::from_process();
+    let mut database = DatabaseConfig::from_env(&env).context("configuration")?;
+    database.migrate_on_start &= !cli.no_migrate;
+    match cli.command {
+        Command::Migrate => Ok(json!({ "applied": wiring::migrate(&database).await? })),
+        Command::Agents(command) => agents(&control_plane(&env, &database).await?, command).await,
+        Command::Policy(command) => policy(&control_plane(&env, &database).await?, command).await,
+    }
+}
+
+async fn control_plane(
+    env: &Environment,
+    database: &DatabaseConfig,
+) -> anyhow::Result<ControlPlane> {
+    let provisioning = ProvisioningConfig::from_env(env).context("configuration")?;
+    if provisioning.uses_sandbox_master_key {
+        eprintln!("agentctl: WALLET_MASTER_KEY is not set; sealing wallet keys with the sandbox key (sandbox chain only)");
+    }
+    let database = wiring::open_database(database).await?;
+    Ok(wiring::control_plane(&database, provisioning))
+}
+
+async fn agents(plane: &ControlPlane, command: AgentsCommand) -> anyhow::Result<Value> {
+    Ok(match command {
+        AgentsCommand::Create {
+            label,
+            sponsor,
+            email,
+            phone,
+            wallet,
+        } => {
+            let label = label
+                .map(|label| Label::parse(&label))
+                .transpose()
+                .context("--label")?;
+            let issued = plane
+                .create_agent(CreateAgent {
+                    sponsor,
+                    label,
+                    email,
+                    phone,
+                    wallet,
+                })
+                .await?;
+            issued_key(&issued)
+        }
+        AgentsCommand::List => {
+            let agents = plane.list_agents().await?;
+            json!(agents.iter().map(AgentResponse::from).collect::<Vec<_>>())
+        }
+        AgentsCommand::Show { id } => {
+            json!(AgentResponse::from(&plane.show_agent(AgentId(id)).await?))
+        }
+        AgentsCommand::Deactivate { id } => {
+            json!(AgentResponse::from(
+                &plane.deactivate_agent(AgentId(id)).await?
+            ))
+        }
+        AgentsCommand::RotateKey { id } => issued_key(&plane.rotate_key(AgentId(id)).await?),
+    })
+}
+
+/// The only place a key is ever printed: once, to the operator who asked for it.
+fn issued_key(issued: &IssuedKey) -> Value {
+    json!({ "agent_key": issued.key.expose(), "agent": AgentResponse::from(&issued.profile) })
+}
+
+async fn policy(plane: &ControlPlane, command: PolicyCommand) -> anyhow::Result<Value> {
+    let policy = match command {
+        PolicyCommand::Show { agent_id } => plane.show_policy(AgentId(agent_id)).await?,
+        PolicyCommand::Set(args) => {
+            let change = policy_change(&args)?;
+            plane.set_policy(AgentId(args.agent_id), change).await?
+        }
+    };
+    Ok(json!(SpendPolicyOut::from(&policy)))
+}
+
+fn policy_change(args: &PolicySetArgs) -> anyhow::Result<PolicyChange> {
+    let limit =
+        |flag: &str, raw: &Option<String>| -> anyhow::Result<Option<Option<AtomicAmount>>> {
+            match raw.as_deref() {
+                None => Ok(None),
+                Some("none") => Ok(Some(None)),
+                Some(digits) => AtomicAmount::parse(digits)
+                    .map(|amount| Some(Some(amount)))
+                    .with_context(|| format!("{flag} {digits:?}")),
+            }
+        };
+    let allowed = args
+        .allow
+        .iter()
+        .map(|address| EvmAddress::parse(address).with_context(|| format!("--allow {address:?}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let allowlist = match (args.clear_allowlist, allowed.is_empty()) {
+        (false, true) => AllowlistChange::Keep,
+        (false, false) => AllowlistChange::Extend(allowed),
+        (true, true) => AllowlistChange::Remove,
+        (true, false) => AllowlistChange::Replace(Allowlist::of(allowed)),
+    };
+    Ok(PolicyChange {
+        max_per_tx: limit("--max-per-tx", &args.max_per_tx)?,
+        max_daily: limit("--max-daily", &args.max_daily)?,
+        allowlist,
+    })
+}

@@ -1,0 +1,569 @@
+//! The operator's side: creating agents, their keys and their spend policies.
+
+use std::sync::Arc;
+
+use domain::{AgentId, AgentKey, Label, PolicyChange};
+use ports::{
+    AgentProfile, AgentStore, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
+    NewWallet, NumberProvisioner, PolicyAsset, ProviderError, SpendPolicyRecord, StoreError,
+};
+use uuid::Uuid;
+
+/// How often a freshly provisioned phone number may collide with a stored one before giving up.
+const NUMBER_PROVISIONING_ATTEMPTS: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateAgent {
+    pub sponsor: String,
+    pub label: Option<Label>,
+    pub email: bool,
+    pub phone: bool,
+    pub wallet: bool,
+}
+
+/// A key handed to the operator exactly once, with the agent it opens.
+#[derive(Debug)]
+pub struct IssuedKey {
+    pub key: AgentKey,
+    pub profile: AgentProfile,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateAgentError {
+    #[error("sponsor name must not be empty")]
+    EmptySponsor,
+    #[error("could not provision {resource}: {source}")]
+    Provisioning {
+        resource: &'static str,
+        source: ProviderError,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentLookupError {
+    #[error("agent {0} not found")]
+    NotFound(AgentId),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("agent {0} not found")]
+    AgentNotFound(AgentId),
+    #[error("agent {0} has no wallet")]
+    NoWallet(AgentId),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub struct ControlPlane {
+    store: Arc<dyn AgentStore>,
+    inboxes: Arc<dyn InboxProvisioner>,
+    numbers: Arc<dyn NumberProvisioner>,
+    vault: Arc<dyn KeyVault>,
+    wallet_chain: String,
+    policy_asset: PolicyAsset,
+}
+
+impl ControlPlane {
+    pub fn new(
+        store: Arc<dyn AgentStore>,
+        inboxes: Arc<dyn InboxProvisioner>,
+        numbers: Arc<dyn NumberProvisioner>,
+        vault: Arc<dyn KeyVault>,
+        policy_asset: PolicyAsset,
+    ) -> Self {
+        Self {
+            store,
+            inboxes,
+            numbers,
+            vault,
+            wallet_chain: policy_asset.chain.clone(),
+            policy_asset,
+        }
+    }
+
+    /// Creates an agent with the requested resources and returns its key, shown this once.
+    pub async fn create_agent(&self, request: CreateAgent) -> Result<IssuedKey, CreateAgentError> {
+        let sponsor = request.sponsor.trim();
+        if sponsor.is_empty() {
+            return Err(CreateAgentError::EmptySponsor);
+        }
+        let id = AgentId(Uuid::now_v7());
+        let key = crate::generate_agent_key();
+        let email_inbox = match request.email {
+            true => Some(self.provision_inbox(id).await?),
+            false => None,
+        };
+        let wallet = match request.wallet {
+            true => Some(self.provision_wallet().await?),
+            false => None,
+        };
+        let mut new_agent = NewAgent {
+            id,
+            sponsor: sponsor.to_owned(),
+            label: request.label,
+            key_hash: key.hash(),
+            phone_number: None,
+            email_inbox,
+            wallet,
+        };
+        let mut attempts_left = NUMBER_PROVISIONING_ATTEMPTS;
+        loop {
+            if request.phone {
+                new_agent.phone_number = Some(self.provision_number().await?);
+            }
+            attempts_left -= 1;
+            match self.store.create(new_agent.clone()).await {
+                Ok(profile) => return Ok(IssuedKey { key, profile }),
+                // A sandbox or pooled number may already be held by another agent: draw again.
+                Err(StoreError::Conflict(what))
+                    if request.phone && what == "phone_number" && attempts_left > 0 =>
+                {
+                    tracing::warn!(agent_id = %id, "provisioned phone number already taken, retrying");
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+    }
+
+    async fn provision_inbox(&self, id: AgentId) -> Result<NewEmailInbox, CreateAgentError> {
+        let inbox = self.inboxes.provision_inbox(id).await.map_err(|source| {
+            CreateAgentError::Provisioning {
+                resource: "email inbox",
+                source,
+            }
+        })?;
+        Ok(NewEmailInbox {
+            address: inbox.address,
+            provider: inbox.provider,
+        })
+    }
+
+    async fn provision_number(&self) -> Result<NewPhoneNumber, CreateAgentError> {
+        let number = self.numbers.provision_number().await.map_err(|source| {
+            CreateAgentError::Provisioning {
+                resource: "phone number",
+                source,
+            }
+        })?;
+        Ok(NewPhoneNumber {
+            number: number.number,
+            country_iso2: number.country_iso2,
+            provider: number.provider,
+        })
+    }
+
+    async fn provision_wallet(&self) -> Result<NewWallet, CreateAgentError> {
+        let key = self.vault.create_wallet_key().await.map_err(|source| {
+            CreateAgentError::Provisioning {
+                resource: "wallet",
+                source,
+            }
+        })?;
+        Ok(NewWallet {
+            provider: key.provider,
+            chain: self.wallet_chain.clone(),
+            address: key.address,
+            custody: key.custody,
+            sealed_key: key.sealed_key,
+            policy_asset: self.policy_asset.clone(),
+        })
+    }
+
+    pub async fn list_agents(&self) -> Result<Vec<AgentProfile>, StoreError> {
+        self.store.list().await
+    }
+
+    pub async fn show_agent(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
+        self.store
+            .profile(id)
+            .await?
+            .ok_or(AgentLookupError::NotFound(id))
+    }
+
+    /// Deactivates the agent; its key stops working at once. Deactivating twice is harmless.
+    pub async fn deactivate_agent(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
+        if !self.store.deactivate(id).await? {
+            return Err(AgentLookupError::NotFound(id));
+        }
+        self.show_agent(id).await
+    }
+
+    /// Issues a new key for the agent; the old key stops working at once.
+    pub async fn rotate_key(&self, id: AgentId) -> Result<IssuedKey, AgentLookupError> {
+        let key = crate::generate_agent_key();
+        if !self.store.replace_key_hash(id, key.hash()).await? {
+            return Err(AgentLookupError::NotFound(id));
+        }
+        let profile = self.show_agent(id).await?;
+        Ok(IssuedKey { key, profile })
+    }
+
+    pub async fn set_policy(
+        &self,
+        id: AgentId,
+        change: PolicyChange,
+    ) -> Result<SpendPolicyRecord, PolicyError> {
+        match self
+            .store
+            .update_policy(id, self.policy_asset.clone(), change)
+            .await?
+        {
+            Some(policy) => Ok(policy),
+            None => Err(self.missing_wallet_reason(id).await),
+        }
+    }
+
+    /// The policy in force for the agent's wallet (`None` limits where none are configured).
+    pub async fn show_policy(&self, id: AgentId) -> Result<SpendPolicyRecord, PolicyError> {
+        let profile = self
+            .store
+            .profile(id)
+            .await?
+            .ok_or(PolicyError::AgentNotFound(id))?;
+        match profile.wallet {
+            None => Err(PolicyError::NoWallet(id)),
+            Some(wallet) => match wallet.spend_policy {
+                Some(policy) => Ok(policy),
+                // A wallet made before policies existed: an empty change creates its policy.
+                None => self.set_policy(id, PolicyChange::default()).await,
+            },
+        }
+    }
+
+    async fn missing_wallet_reason(&self, id: AgentId) -> PolicyError {
+        match self.store.profile(id).await {
+            Ok(Some(_)) => PolicyError::NoWallet(id),
+            Ok(None) => PolicyError::AgentNotFound(id),
+            Err(store) => PolicyError::Store(store),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{AgentKeyHash, EmailAddress, EvmAddress, PhoneNumber};
+    use mockall::predicate::eq;
+    use ports::{
+        AgentRecord, MockAgentStore, MockInboxProvisioner, MockKeyVault, MockNumberProvisioner,
+        ProvisionedInbox, ProvisionedNumber, SealedWalletKey,
+    };
+    use std::sync::Mutex;
+    use time::OffsetDateTime;
+
+    fn usdc() -> PolicyAsset {
+        PolicyAsset {
+            asset: "USDC".into(),
+            chain: "base".into(),
+            decimals: 6,
+            token_address: Some(
+                EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
+            ),
+        }
+    }
+
+    fn profile_of(agent: &NewAgent) -> AgentProfile {
+        AgentProfile {
+            agent: AgentRecord {
+                id: agent.id,
+                sponsor_id: Uuid::now_v7(),
+                label: agent.label.as_ref().map(|l| l.as_str().to_owned()),
+                key_hash: agent.key_hash,
+                is_active: true,
+                created_at: OffsetDateTime::now_utc(),
+            },
+            phone_number: None,
+            email_inbox: None,
+            wallet: None,
+        }
+    }
+
+    fn plane(
+        store: MockAgentStore,
+        inboxes: MockInboxProvisioner,
+        numbers: MockNumberProvisioner,
+        vault: MockKeyVault,
+    ) -> ControlPlane {
+        ControlPlane::new(
+            Arc::new(store),
+            Arc::new(inboxes),
+            Arc::new(numbers),
+            Arc::new(vault),
+            usdc(),
+        )
+    }
+
+    fn request(email: bool, phone: bool, wallet: bool) -> CreateAgent {
+        CreateAgent {
+            sponsor: "acme".into(),
+            label: Some(Label::parse("bot").expect("valid")),
+            email,
+            phone,
+            wallet,
+        }
+    }
+
+    fn number(n: &str) -> ProvisionedNumber {
+        ProvisionedNumber {
+            number: PhoneNumber::parse(n).expect("valid"),
+            country_iso2: Some("US".into()),
+            provider: "sandbox".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn create_stores_only_the_hash_of_the_key_it_returns() {
+        let stored: Arc<Mutex<Option<NewAgent>>> = Arc::default();
+        let seen = stored.clone();
+        let mut store = MockAgentStore::new();
+        store.expect_create().times(1).returning(move |agent| {
+            *seen.lock().expect("lock") = Some(agent.clone());
+            Ok(profile_of(&agent))
+        });
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let issued = plane
+            .create_agent(request(false, false, false))
+            .await
+            .expect("created");
+        let stored = stored.lock().expect("lock").clone().expect("stored");
+        assert_eq!(stored.key_hash, issued.key.hash());
+        assert_eq!(stored.sponsor, "acme");
+        assert!(
+            stored.email_inbox.is_none()
+                && stored.phone_number.is_none()
+                && stored.wallet.is_none()
+        );
+        assert!(!format!("{stored:?}").contains(issued.key.expose()));
+    }
+
+    #[tokio::test]
+    async fn create_provisions_each_requested_resource_once() {
+        let mut inboxes = MockInboxProvisioner::new();
+        inboxes.expect_provision_inbox().times(1).returning(|_| {
+            Ok(ProvisionedInbox {
+                address: EmailAddress::parse("a@inbox.agent-runtime.test").expect("valid"),
+                provider: "sandbox".into(),
+            })
+        });
+        let mut numbers = MockNumberProvisioner::new();
+        numbers
+            .expect_provision_number()
+            .times(1)
+            .returning(|| Ok(number("+15550100001")));
+        let mut vault = MockKeyVault::new();
+        vault.expect_create_wallet_key().times(1).returning(|| {
+            Ok(SealedWalletKey {
+                address: EvmAddress::from_bytes([7; 20]),
+                sealed_key: vec![1, 2, 3],
+                provider: "local".into(),
+                custody: "self_custodial".into(),
+            })
+        });
+        let mut store = MockAgentStore::new();
+        store
+            .expect_create()
+            .withf(|agent| {
+                let wallet = agent.wallet.as_ref().expect("wallet");
+                agent.email_inbox.is_some()
+                    && agent.phone_number.is_some()
+                    && wallet.sealed_key == vec![1, 2, 3]
+                    && wallet.chain == "base"
+                    && wallet.policy_asset == usdc()
+            })
+            .times(1)
+            .returning(|agent| Ok(profile_of(&agent)));
+        let plane = plane(store, inboxes, numbers, vault);
+        plane
+            .create_agent(request(true, true, true))
+            .await
+            .expect("created");
+    }
+
+    #[tokio::test]
+    async fn a_taken_phone_number_is_drawn_again() {
+        let mut numbers = MockNumberProvisioner::new();
+        let mut sequence = mockall::Sequence::new();
+        numbers
+            .expect_provision_number()
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|| Ok(number("+15550100001")));
+        numbers
+            .expect_provision_number()
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|| Ok(number("+15550100002")));
+        let mut store = MockAgentStore::new();
+        store
+            .expect_create()
+            .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100001"))
+            .returning(|_| Err(StoreError::Conflict("phone_number".into())));
+        store
+            .expect_create()
+            .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100002"))
+            .returning(|agent| Ok(profile_of(&agent)));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            numbers,
+            MockKeyVault::new(),
+        );
+        plane
+            .create_agent(request(false, true, false))
+            .await
+            .expect("created");
+    }
+
+    #[tokio::test]
+    async fn a_provider_failure_creates_nothing() {
+        let mut vault = MockKeyVault::new();
+        vault
+            .expect_create_wallet_key()
+            .returning(|| Err(ProviderError::Unavailable("vault sealed".into())));
+        let mut store = MockAgentStore::new();
+        store.expect_create().never();
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            vault,
+        );
+        let error = plane
+            .create_agent(request(false, false, true))
+            .await
+            .expect_err("fails");
+        assert!(matches!(
+            error,
+            CreateAgentError::Provisioning {
+                resource: "wallet",
+                ..
+            }
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_empty_sponsor_is_refused() {
+        let plane = plane(
+            MockAgentStore::new(),
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let mut blank = request(false, false, false);
+        blank.sponsor = "  ".into();
+        assert!(matches!(
+            plane.create_agent(blank).await,
+            Err(CreateAgentError::EmptySponsor)
+        ));
+    }
+
+    #[tokio::test]
+    async fn rotation_replaces_the_stored_hash_with_the_new_keys_hash() {
+        let id = AgentId(Uuid::now_v7());
+        let replaced: Arc<Mutex<Option<AgentKeyHash>>> = Arc::default();
+        let seen = replaced.clone();
+        let mut store = MockAgentStore::new();
+        store
+            .expect_replace_key_hash()
+            .withf(move |agent, _| *agent == id)
+            .times(1)
+            .returning(move |_, hash| {
+                *seen.lock().expect("lock") = Some(hash);
+                Ok(true)
+            });
+        store.expect_profile().with(eq(id)).returning(move |_| {
+            Ok(Some(profile_of(&NewAgent {
+                id,
+                sponsor: "acme".into(),
+                label: None,
+                key_hash: AgentKeyHash([0; 32]),
+                phone_number: None,
+                email_inbox: None,
+                wallet: None,
+            })))
+        });
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let issued = plane.rotate_key(id).await.expect("rotated");
+        assert_eq!(*replaced.lock().expect("lock"), Some(issued.key.hash()));
+    }
+
+    #[tokio::test]
+    async fn rotating_or_deactivating_an_unknown_agent_is_not_found() {
+        let mut store = MockAgentStore::new();
+        store.expect_replace_key_hash().returning(|_, _| Ok(false));
+        store.expect_deactivate().returning(|_| Ok(false));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let id = AgentId(Uuid::now_v7());
+        assert!(
+            matches!(plane.rotate_key(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+        );
+        assert!(
+            matches!(plane.deactivate_agent(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_policy_for_an_agent_without_wallet_says_so() {
+        let id = AgentId(Uuid::now_v7());
+        let mut store = MockAgentStore::new();
+        store.expect_update_policy().returning(|_, _, _| Ok(None));
+        store.expect_profile().returning(move |_| {
+            Ok(Some(profile_of(&NewAgent {
+                id,
+                sponsor: "acme".into(),
+                label: None,
+                key_hash: AgentKeyHash([0; 32]),
+                phone_number: None,
+                email_inbox: None,
+                wallet: None,
+            })))
+        });
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        assert!(matches!(
+            plane.set_policy(id, PolicyChange::default()).await,
+            Err(PolicyError::NoWallet(x)) if x == id
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_policy_for_an_unknown_agent_is_not_found() {
+        let mut store = MockAgentStore::new();
+        store.expect_update_policy().never();
+        store.expect_profile().returning(|_| Ok(None));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        assert!(matches!(
+            plane.show_policy(AgentId(Uuid::now_v7())).await,
+            Err(PolicyError::AgentNotFound(_))
+        ));
+    }
+}

@@ -1,0 +1,20 @@
+//! Use cases of agent-runtime. Each service owns the ports it needs as `Arc<dyn Port>`; each
+//! operation returns its own error enum, which the transport maps to a status and a detail.
+
+pub mod agents;
+pub mod control_plane;
+
+pub use agents::{AgentService, AuthError, ProfileError};
+pub use control_plane::{
+    AgentLookupError, ControlPlane, CreateAgent, CreateAgentError, IssuedKey, PolicyError,
+};
+
+use domain::AgentKey;
+use rand::RngCore;
+
+/// A new agent key from the operating system's random source.
+fn generate_agent_key() -> AgentKey {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    AgentKey::from_random_bytes(bytes)
+}

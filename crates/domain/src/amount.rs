@@ -1,0 +1,93 @@
+//! Token amounts in atomic units (the smallest unit of the asset, e.g. 10^-6 USDC).
+
+use std::fmt;
+
+use alloy_primitives::U256;
+
+/// An amount greater than zero that fits in 256 bits, written as plain decimal digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AtomicAmount(U256);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AtomicAmountError {
+    #[error("amount must be a string of decimal digits (no sign, point, exponent or hex)")]
+    NotDecimalDigits,
+    #[error("amount must be greater than zero")]
+    Zero,
+    #[error("amount does not fit in 256 bits")]
+    TooLarge,
+}
+
+impl AtomicAmount {
+    pub fn parse(candidate: &str) -> Result<Self, AtomicAmountError> {
+        if candidate.is_empty() || !candidate.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(AtomicAmountError::NotDecimalDigits);
+        }
+        let value = U256::from_str_radix(candidate, 10).map_err(|_| AtomicAmountError::TooLarge)?;
+        Self::new(value)
+    }
+
+    pub fn new(value: U256) -> Result<Self, AtomicAmountError> {
+        if value.is_zero() {
+            Err(AtomicAmountError::Zero)
+        } else {
+            Ok(Self(value))
+        }
+    }
+
+    pub fn value(&self) -> U256 {
+        self.0
+    }
+}
+
+impl fmt::Display for AtomicAmount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_positive_integers_and_prints_them_canonically() {
+        assert_eq!(
+            AtomicAmount::parse("1").map(|a| a.to_string()),
+            Ok("1".into())
+        );
+        assert_eq!(
+            AtomicAmount::parse("000250").map(|a| a.to_string()),
+            Ok("250".into())
+        );
+    }
+
+    #[test]
+    fn accepts_the_largest_256_bit_value_and_refuses_one_more() {
+        let max = U256::MAX.to_string();
+        assert_eq!(AtomicAmount::parse(&max).map(|a| a.value()), Ok(U256::MAX));
+        let one_more =
+            "115792089237316195423570985008687907853269984665640564039457584007913129639936";
+        assert_eq!(
+            AtomicAmount::parse(one_more),
+            Err(AtomicAmountError::TooLarge)
+        );
+        assert_eq!(
+            AtomicAmount::parse(&"9".repeat(200)),
+            Err(AtomicAmountError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn refuses_zero_and_anything_that_is_not_bare_digits() {
+        assert_eq!(AtomicAmount::parse("0"), Err(AtomicAmountError::Zero));
+        assert_eq!(AtomicAmount::parse("000"), Err(AtomicAmountError::Zero));
+        for bad in ["", "-1", "+1", "1.0", "1e6", "0x10", " 1", "1 ", "１"] {
+            assert_eq!(
+                AtomicAmount::parse(bad),
+                Err(AtomicAmountError::NotDecimalDigits),
+                "{bad:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Bearer authentication: `Authorization: Bearer <agent key>` on every runtime route.
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{web, FromRequest, HttpRequest};
+use app::AuthError;
+use domain::AgentId;
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::errors::ApiError;
+use crate::state::ApiState;
+
+/// The agent the request's key belongs to. Extracting it is what authenticates a route.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthenticatedAgent(pub AgentId);
+
+impl FromRequest for AuthenticatedAgent {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let presented = bearer_token(request);
+        let state = request.app_data::<web::Data<ApiState>>().cloned();
+        Box::pin(async move {
+            let state =
+                state.ok_or_else(|| ApiError::Internal("ApiState not registered".into()))?;
+            let presented = presented.ok_or(ApiError::InvalidKey)?;
+            match state.agents.authenticate(&presented).await {
+                Ok(agent) => Ok(AuthenticatedAgent(agent)),
+                Err(AuthError::InvalidKey) => Err(ApiError::InvalidKey),
+                Err(AuthError::Store(error)) => Err(error.into()),
+            }
+        })
+    }
+}
+
+/// The credential of an `Authorization: Bearer ...` header; the scheme is case-insensitive.
+fn bearer_token(request: &HttpRequest) -> Option<String> {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, credential) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credential.trim().to_owned())
+}

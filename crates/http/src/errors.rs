@@ -1,0 +1,120 @@
+//! The error model of the API: `{"detail": "..."}` for every error, and FastAPI's exact list shape
+//! for request validation (422). Causes of server errors are logged, never returned.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One entry of a 422 `detail` list, as FastAPI (pydantic v2) writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ValidationItem {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[schema(value_type = Vec<Object>)]
+    pub loc: Vec<Value>,
+    pub msg: String,
+    #[schema(value_type = Object)]
+    pub input: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub ctx: Option<Value>,
+}
+
+impl ValidationItem {
+    pub fn new(kind: &str, loc: Vec<Value>, msg: impl Into<String>, input: Value) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            loc,
+            msg: msg.into(),
+            input,
+            ctx: None,
+        }
+    }
+
+    pub fn with_ctx(mut self, ctx: Value) -> Self {
+        self.ctx = Some(ctx);
+        self
+    }
+}
+
+/// `{"detail": "..."}`, the body of every non-validation error.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub detail: String,
+}
+
+/// `{"detail": [...]}`, the body of a 422.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ValidationErrorBody {
+    pub detail: Vec<ValidationItem>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("Invalid agent key")]
+    InvalidKey,
+    #[error("Not Found")]
+    NotFound,
+    #[error("Method Not Allowed")]
+    MethodNotAllowed,
+    #[error("request validation failed")]
+    Validation(Vec<ValidationItem>),
+    /// A dependency (the database, a provider) could not be reached; the cause is only logged.
+    #[error("{detail}")]
+    Unavailable { detail: &'static str, cause: String },
+    /// A bug or an unexpected state; the cause is only logged.
+    #[error("Internal Server Error")]
+    Internal(String),
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::InvalidKey => StatusCode::UNAUTHORIZED,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            Self::Validation(items) => {
+                return response.json(ValidationErrorBody {
+                    detail: items.clone(),
+                })
+            }
+            Self::InvalidKey => {
+                response
+                    .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            Self::Unavailable { cause, .. } => {
+                tracing::warn!(%cause, "dependency unavailable");
+            }
+            Self::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+            }
+            Self::NotFound | Self::MethodNotAllowed => {}
+        }
+        response.json(ErrorBody {
+            detail: self.to_string(),
+        })
+    }
+}
+
+impl From<ports::StoreError> for ApiError {
+    fn from(error: ports::StoreError) -> Self {
+        match error {
+            ports::StoreError::Unavailable(cause) => Self::Unavailable {
+                detail: "Database unavailable",
+                cause,
+            },
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}

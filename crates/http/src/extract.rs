@@ -1,0 +1,282 @@
+//! Request extractors whose failures are FastAPI-shaped 422s with the exact location of the
+//! offending field.
+
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::errors::{ApiError, ValidationItem};
+
+/// Largest JSON body accepted; larger bodies are refused before they are read in full.
+pub const MAX_JSON_BODY_BYTES: usize = 512 * 1024;
+
+/// A JSON request body deserialized into `T`.
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = web::Bytes::from_request(request, payload);
+        Box::pin(async move {
+            let bytes = bytes.await.map_err(|error| {
+                ApiError::Validation(vec![ValidationItem::new(
+                    "value_error",
+                    vec![json!("body")],
+                    format!("Value error, could not read the request body: {error}"),
+                    Value::Null,
+                )])
+            })?;
+            parse_json_body(&bytes).map(JsonBody)
+        })
+    }
+}
+
+fn parse_json_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.len() > MAX_JSON_BODY_BYTES {
+        return Err(ApiError::Validation(vec![ValidationItem::new(
+            "value_error",
+            vec![json!("body")],
+            format!("Value error, body must be at most {MAX_JSON_BODY_BYTES} bytes"),
+            Value::Null,
+        )]));
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::Validation(vec![ValidationItem::new(
+            "missing",
+            vec![json!("body")],
+            "Field required",
+            Value::Null,
+        )]));
+    }
+    let value: Value = serde_json::from_slice(bytes).map_err(|error| {
+        // Python's json reports the 0-based offset where parsing stopped: the end, at EOF.
+        let position = match error.classify() {
+            serde_json::error::Category::Eof => bytes.len(),
+            _ => byte_offset(bytes, error.line(), error.column()),
+        };
+        ApiError::Validation(vec![ValidationItem::new(
+            "json_invalid",
+            vec![json!("body"), json!(position)],
+            "JSON decode error",
+            json!({}),
+        )
+        .with_ctx(json!({ "error": json_error_reason(&error) }))])
+    })?;
+    if !value.is_object() {
+        return Err(ApiError::Validation(vec![ValidationItem::new(
+            "model_attributes_type",
+            vec![json!("body")],
+            "Input should be a valid dictionary or object to extract fields from",
+            value,
+        )]));
+    }
+    deserialize_at(value, "body")
+}
+
+/// Deserializes `value` into `T`, turning the first failure into a 422 item located under `root`.
+fn deserialize_at<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, ApiError> {
+    let input = value.clone();
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let mut loc = vec![json!(root)];
+        let mut located = &input;
+        for segment in error.path().iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => {
+                    loc.push(json!(index));
+                    located = located.get(index).unwrap_or(&Value::Null);
+                }
+                serde_path_to_error::Segment::Map { key }
+                | serde_path_to_error::Segment::Enum { variant: key } => {
+                    loc.push(json!(key));
+                    located = located.get(key).unwrap_or(&Value::Null);
+                }
+                serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        ApiError::Validation(vec![item_from_serde(
+            &error.into_inner().to_string(),
+            loc,
+            located,
+            &input,
+        )])
+    })
+}
+
+/// Maps serde's message to pydantic's error type and wording.
+fn item_from_serde(
+    message: &str,
+    mut loc: Vec<Value>,
+    located: &Value,
+    whole: &Value,
+) -> ValidationItem {
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        loc.push(json!(field));
+        return ValidationItem::new("missing", loc, "Field required", whole.clone());
+    }
+    if message.starts_with("unknown field `") {
+        // serde_path_to_error's path already ends at the unknown field.
+        return ValidationItem::new(
+            "extra_forbidden",
+            loc,
+            "Extra inputs are not permitted",
+            located.clone(),
+        );
+    }
+    let expected = message.split("expected ").nth(1).unwrap_or_default();
+    let (kind, msg) =
+        if expected.starts_with("a string") || expected.starts_with("a borrowed string") {
+            ("string_type", "Input should be a valid string")
+        } else if [
+            "i8",
+            "i16",
+            "i32",
+            "i64",
+            "u8",
+            "u16",
+            "u32",
+            "u64",
+            "usize",
+            "an integer",
+        ]
+        .iter()
+        .any(|t| expected.starts_with(t))
+        {
+            ("int_type", "Input should be a valid integer")
+        } else if expected.starts_with("a boolean") {
+            ("bool_type", "Input should be a valid boolean")
+        } else if expected.starts_with("a sequence") {
+            ("list_type", "Input should be a valid list")
+        } else if expected.starts_with("struct") || expected.starts_with("a map") {
+            (
+                "model_attributes_type",
+                "Input should be a valid dictionary or object to extract fields from",
+            )
+        } else {
+            return ValidationItem::new(
+                "value_error",
+                loc,
+                format!("Value error, {message}"),
+                located.clone(),
+            );
+        };
+    ValidationItem::new(kind, loc, msg, located.clone())
+}
+
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let line_start: usize = bytes
+        .split(|b| *b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    line_start + column.saturating_sub(1)
+}
+
+/// The reason in Python's `json` wording where the two agree, serde's otherwise.
+fn json_error_reason(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let reason = message.split(" at line ").next().unwrap_or(&message);
+    match reason {
+        "EOF while parsing a value" | "expected value" => "Expecting value".to_owned(),
+        "EOF while parsing an object"
+        | "EOF while parsing a list"
+        | "EOF while parsing a string" => "Unterminated input".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Sample {
+        to: Vec<String>,
+        subject: String,
+        count: Option<u32>,
+    }
+
+    fn items(result: Result<Sample, ApiError>) -> Vec<Value> {
+        match result {
+            Err(ApiError::Validation(items)) => items
+                .iter()
+                .map(|i| serde_json::to_value(i).expect("serializes"))
+                .collect(),
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_field_is_located_in_the_body_with_the_whole_input() {
+        let got = items(parse_json_body(br#"{"to": ["a@b.co"]}"#));
+        assert_eq!(
+            got,
+            vec![
+                json!({"type": "missing", "loc": ["body", "subject"], "msg": "Field required", "input": {"to": ["a@b.co"]}})
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wrong_type_inside_a_list_is_located_by_index() {
+        let got = items(parse_json_body(br#"{"to": ["a@b.co", 5], "subject": "s"}"#));
+        assert_eq!(
+            got,
+            vec![
+                json!({"type": "string_type", "loc": ["body", "to", 1], "msg": "Input should be a valid string", "input": 5})
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_json_is_a_json_invalid_item_with_its_position() {
+        let got = items(parse_json_body(br#"{"to": "#));
+        assert_eq!(got[0]["type"], "json_invalid");
+        assert_eq!(got[0]["loc"], json!(["body", 7]));
+        assert_eq!(got[0]["msg"], "JSON decode error");
+        assert_eq!(got[0]["ctx"], json!({"error": "Expecting value"}));
+    }
+
+    #[test]
+    fn an_empty_body_is_a_missing_body() {
+        let got = items(parse_json_body(b""));
+        assert_eq!(
+            got,
+            vec![
+                json!({"type": "missing", "loc": ["body"], "msg": "Field required", "input": null})
+            ]
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_object_says_so() {
+        let got = items(parse_json_body(b"[1]"));
+        assert_eq!(got[0]["type"], "model_attributes_type");
+        assert_eq!(got[0]["loc"], json!(["body"]));
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_when_the_dto_denies_them() {
+        let got = items(parse_json_body(
+            br#"{"to": [], "subject": "s", "extra": 1}"#,
+        ));
+        assert_eq!(got[0]["type"], "extra_forbidden");
+        assert_eq!(got[0]["loc"], json!(["body", "extra"]));
+    }
+
+    #[test]
+    fn an_oversized_body_is_refused() {
+        let body = vec![b' '; MAX_JSON_BODY_BYTES + 1];
+        assert_eq!(items(parse_json_body(&body))[0]["loc"], json!(["body"]));
+    }
+}

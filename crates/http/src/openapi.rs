@@ -1,0 +1,52 @@
+//! The OpenAPI 3.1 description, generated from the handlers themselves.
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::dto::{AgentResponse, EmailInboxOut, PhoneNumberOut, SpendPolicyOut, WalletOut};
+use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
+use crate::routes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "agent-runtime",
+        version = "0.1.0",
+        description = "Runtime API of one software agent: identity, email inbox, phone number and wallet, behind one bearer key."
+    ),
+    paths(routes::agents::me, routes::ops::healthz, routes::ops::readyz),
+    components(schemas(
+        AgentResponse,
+        PhoneNumberOut,
+        EmailInboxOut,
+        WalletOut,
+        SpendPolicyOut,
+        ErrorBody,
+        ValidationErrorBody,
+        ValidationItem
+    )),
+    modifiers(&BearerSecurity),
+    tags(
+        (name = "agents", description = "The calling agent"),
+        (name = "operations", description = "Liveness and readiness probes")
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerSecurity;
+
+impl Modify for BearerSecurity {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "HTTPBearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("ark_ + 43 base62 characters")
+                    .description(Some("The agent key, shown once when the agent is created."))
+                    .build(),
+            ),
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! Route handlers, one module per resource.
+
+pub mod agents;
+pub mod fallback;
+pub mod ops;

@@ -1,0 +1,14 @@
+//! What handlers share: the use cases and the probes.
+
+use std::sync::Arc;
+
+use app::AgentService;
+use ports::DatabaseHealth;
+
+use crate::telemetry::Metrics;
+
+pub struct ApiState {
+    pub agents: AgentService,
+    pub database: Arc<dyn DatabaseHealth>,
+    pub metrics: Metrics,
+}

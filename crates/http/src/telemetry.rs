@@ -1,0 +1,147 @@
+//! Request logging and Prometheus metrics: every request gets a request id (the caller's
+//! `X-Request-Id` when it is sane, a new UUID otherwise), a span with its route, and one log line
+//! with its status and latency.
+
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::web;
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+use tracing::Instrument;
+use uuid::Uuid;
+
+use crate::state::ApiState;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// Route label of requests that matched no route, so unknown paths cannot explode cardinality.
+const UNMATCHED_ROUTE: &str = "unmatched";
+
+pub struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    pool: IntGaugeVec,
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "http_requests_total",
+                "HTTP requests by method, route and status",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "HTTP request latency by method and route",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                10.0,
+            ]),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        let pool = IntGaugeVec::new(
+            Opts::new("db_pool_connections", "Database pool connections by state"),
+            &["state"],
+        )
+        .expect("valid metric");
+        for collector in [
+            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(latency.clone()),
+            Box::new(pool.clone()),
+        ] {
+            registry
+                .register(collector)
+                .expect("metric names are unique");
+        }
+        Self {
+            registry,
+            requests,
+            latency,
+            pool,
+        }
+    }
+
+    fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        self.requests
+            .with_label_values(&[method, route, &status.to_string()])
+            .inc();
+        self.latency
+            .with_label_values(&[method, route])
+            .observe(seconds);
+    }
+
+    /// The Prometheus text exposition, with pool gauges read at scrape time.
+    pub fn render(&self, pool: ports::PoolUsage) -> String {
+        for (state, value) in [
+            ("max", pool.max_size),
+            ("open", pool.open),
+            ("idle", pool.idle),
+            ("in_use", pool.open.saturating_sub(pool.idle)),
+            ("waiting", pool.waiting),
+        ] {
+            self.pool
+                .with_label_values(&[state])
+                .set(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+        let mut buffer = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buffer)
+            .expect("text encoding to memory cannot fail");
+        String::from_utf8(buffer).expect("the text encoder writes UTF-8")
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn request_id(request: &ServiceRequest) -> String {
+    request
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(|| Uuid::new_v4().to_string(), str::to_owned)
+}
+
+pub async fn middleware(
+    request: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let request_id = request_id(&request);
+    let method = request.method().to_string();
+    let route = request
+        .match_pattern()
+        .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
+    let state = request.app_data::<web::Data<ApiState>>().cloned();
+    let span = tracing::info_span!("request", %request_id, %method, %route);
+    let mut response = next.call(request).instrument(span.clone()).await?;
+    let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    if let Some(state) = state {
+        state
+            .metrics
+            .observe(&method, &route, status, elapsed.as_secs_f64());
+    }
+    let latency_ms = elapsed.as_secs_f64() * 1000.0;
+    span.in_scope(|| tracing::info!(status, latency_ms, "request finished"));
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    Ok(response)
+}

@@ -1,0 +1,24 @@
+//! The traits the agent-runtime core needs from the outside world, and the records they carry.
+//! Port signatures hold domain and std types only, never an adapter's types.
+
+pub mod agents;
+pub mod health;
+pub mod provisioning;
+
+pub use agents::{
+    AgentProfile, AgentRecord, AgentStore, EmailInboxRecord, NewAgent, NewEmailInbox,
+    NewPhoneNumber, NewWallet, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
+    WalletRecord,
+};
+pub use health::{DatabaseHealth, PoolUsage};
+pub use provisioning::{
+    InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
+    ProvisionedNumber, SealedWalletKey,
+};
+
+#[cfg(feature = "mock")]
+pub use agents::MockAgentStore;
+#[cfg(feature = "mock")]
+pub use health::MockDatabaseHealth;
+#[cfg(feature = "mock")]
+pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};

@@ -1,0 +1,53 @@
+//! Providers that hand out the resources of a new agent.
+
+use async_trait::async_trait;
+use domain::{AgentId, EmailAddress, EvmAddress, PhoneNumber};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("provider unavailable: {0}")]
+    Unavailable(String),
+    #[error("provider refused: {0}")]
+    Refused(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvisionedInbox {
+    pub address: EmailAddress,
+    pub provider: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvisionedNumber {
+    pub number: PhoneNumber,
+    pub country_iso2: Option<String>,
+    pub provider: String,
+}
+
+/// A new wallet key: its public address and the private key sealed for storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedWalletKey {
+    pub address: EvmAddress,
+    pub sealed_key: Vec<u8>,
+    pub provider: String,
+    pub custody: String,
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait InboxProvisioner: Send + Sync {
+    async fn provision_inbox(&self, agent: AgentId) -> Result<ProvisionedInbox, ProviderError>;
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait NumberProvisioner: Send + Sync {
+    async fn provision_number(&self) -> Result<ProvisionedNumber, ProviderError>;
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait KeyVault: Send + Sync {
+    /// Generates a fresh wallet key and returns it sealed; the clear key never leaves the vault.
+    async fn create_wallet_key(&self) -> Result<SealedWalletKey, ProviderError>;
+}

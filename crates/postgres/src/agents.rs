@@ -1,0 +1,317 @@
+//! `AgentStore` on PostgreSQL: agents, their resources and spend policies.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::upsert::excluded;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::{AgentId, AgentKeyHash, PolicyChange};
+use ports::{
+    AgentProfile, AgentRecord, AgentStore, NewAgent, PolicyAsset, SpendPolicyRecord, StoreError,
+};
+use uuid::Uuid;
+
+use crate::database::Database;
+use crate::errors::from_diesel;
+use crate::rows::{
+    address_column, allowlist_column, numeric_column, AgentRow, EmailInboxRow, PhoneNumberRow,
+    SpendPolicyRow, WalletRow,
+};
+use crate::schema::{agents, email_inboxes, phone_numbers, spend_policies, sponsors, wallets};
+
+pub struct PgAgentStore {
+    database: Database,
+}
+
+impl PgAgentStore {
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+/// Failure inside a transaction: diesel's own, or a store rule that aborts it.
+enum TxError {
+    Diesel(DieselError),
+    Store(StoreError),
+}
+
+impl From<DieselError> for TxError {
+    fn from(error: DieselError) -> Self {
+        Self::Diesel(error)
+    }
+}
+
+impl From<TxError> for StoreError {
+    fn from(error: TxError) -> Self {
+        match error {
+            TxError::Diesel(error) => from_diesel(error),
+            TxError::Store(error) => error,
+        }
+    }
+}
+
+type ProfileRow = (
+    AgentRow,
+    Option<PhoneNumberRow>,
+    Option<EmailInboxRow>,
+    Option<WalletRow>,
+    Option<SpendPolicyRow>,
+);
+
+/// Agents with all their resources in one round trip, oldest first; `only` narrows to one agent.
+async fn load_profiles(
+    connection: &mut AsyncPgConnection,
+    only: Option<AgentId>,
+) -> Result<Vec<AgentProfile>, TxError> {
+    let mut query = agents::table
+        .left_join(phone_numbers::table)
+        .left_join(email_inboxes::table)
+        .left_join(wallets::table.left_join(spend_policies::table))
+        .select((
+            AgentRow::as_select(),
+            Option::<PhoneNumberRow>::as_select(),
+            Option::<EmailInboxRow>::as_select(),
+            Option::<WalletRow>::as_select(),
+            Option::<SpendPolicyRow>::as_select(),
+        ))
+        .order((agents::created_at.asc(), agents::id.asc()))
+        .into_boxed();
+    if let Some(id) = only {
+        query = query.filter(agents::id.eq(id.0));
+    }
+    let rows: Vec<ProfileRow> = query.load(connection).await?;
+    rows.into_iter()
+        .map(|row| into_profile(row).map_err(TxError::Store))
+        .collect()
+}
+
+fn into_profile(
+    (agent, phone, inbox, wallet, policy): ProfileRow,
+) -> Result<AgentProfile, StoreError> {
+    let spend_policy = policy.map(SpendPolicyRow::into_record).transpose()?;
+    Ok(AgentProfile {
+        agent: agent.into_record()?,
+        phone_number: phone.map(Into::into),
+        email_inbox: inbox.map(Into::into),
+        wallet: wallet.map(|w| w.into_record(spend_policy)).transpose()?,
+    })
+}
+
+async fn insert_agent(connection: &mut AsyncPgConnection, new: &NewAgent) -> Result<(), TxError> {
+    let sponsor_id: Uuid = diesel::insert_into(sponsors::table)
+        .values((
+            sponsors::id.eq(Uuid::now_v7()),
+            sponsors::name.eq(&new.sponsor),
+        ))
+        .on_conflict(sponsors::name)
+        .do_update()
+        .set(sponsors::name.eq(excluded(sponsors::name)))
+        .returning(sponsors::id)
+        .get_result(connection)
+        .await?;
+    let agent_id = new.id.0;
+    diesel::insert_into(agents::table)
+        .values((
+            agents::id.eq(agent_id),
+            agents::sponsor_id.eq(sponsor_id),
+            agents::label.eq(new.label.as_ref().map(|label| label.as_str())),
+            agents::key_hash.eq(new.key_hash.as_bytes().as_slice()),
+        ))
+        .execute(connection)
+        .await?;
+    if let Some(phone) = &new.phone_number {
+        diesel::insert_into(phone_numbers::table)
+            .values((
+                phone_numbers::id.eq(Uuid::now_v7()),
+                phone_numbers::agent_id.eq(agent_id),
+                phone_numbers::number.eq(phone.number.as_str()),
+                phone_numbers::country_iso2.eq(phone.country_iso2.as_deref()),
+                phone_numbers::provider.eq(&phone.provider),
+            ))
+            .execute(connection)
+            .await?;
+    }
+    if let Some(inbox) = &new.email_inbox {
+        diesel::insert_into(email_inboxes::table)
+            .values((
+                email_inboxes::id.eq(Uuid::now_v7()),
+                email_inboxes::agent_id.eq(agent_id),
+                email_inboxes::address.eq(inbox.address.as_str()),
+                email_inboxes::provider.eq(&inbox.provider),
+            ))
+            .execute(connection)
+            .await?;
+    }
+    if let Some(wallet) = &new.wallet {
+        let wallet_id = Uuid::now_v7();
+        diesel::insert_into(wallets::table)
+            .values((
+                wallets::id.eq(wallet_id),
+                wallets::agent_id.eq(agent_id),
+                wallets::provider.eq(&wallet.provider),
+                wallets::chain.eq(&wallet.chain),
+                wallets::address.eq(address_column(&wallet.address)),
+                wallets::custody.eq(&wallet.custody),
+                wallets::sealed_key.eq(&wallet.sealed_key),
+            ))
+            .execute(connection)
+            .await?;
+        insert_default_policy(connection, wallet_id, &wallet.policy_asset).await?;
+    }
+    Ok(())
+}
+
+/// Gives the wallet a policy for `asset` with no limits, unless it already has one.
+async fn insert_default_policy(
+    connection: &mut AsyncPgConnection,
+    wallet_id: Uuid,
+    asset: &PolicyAsset,
+) -> Result<(), TxError> {
+    diesel::insert_into(spend_policies::table)
+        .values((
+            spend_policies::id.eq(Uuid::now_v7()),
+            spend_policies::wallet_id.eq(wallet_id),
+            spend_policies::asset.eq(&asset.asset),
+            spend_policies::chain.eq(&asset.chain),
+            spend_policies::decimals.eq(i16::from(asset.decimals)),
+            spend_policies::token_address.eq(asset.token_address.as_ref().map(address_column)),
+        ))
+        .on_conflict(spend_policies::wallet_id)
+        .do_nothing()
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+async fn apply_policy_change(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    asset: &PolicyAsset,
+    change: &PolicyChange,
+) -> Result<Option<SpendPolicyRecord>, TxError> {
+    let Some(wallet_id) = wallets::table
+        .filter(wallets::agent_id.eq(agent.0))
+        .select(wallets::id)
+        .first::<Uuid>(connection)
+        .await
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    insert_default_policy(connection, wallet_id, asset).await?;
+    // The row lock serialises concurrent changes, so an extension never loses another's addresses.
+    let current = spend_policies::table
+        .filter(spend_policies::wallet_id.eq(wallet_id))
+        .select(SpendPolicyRow::as_select())
+        .for_update()
+        .first(connection)
+        .await?;
+    let policy_id = current.id;
+    let current = current.into_record().map_err(TxError::Store)?;
+    if *change == PolicyChange::default() {
+        return Ok(Some(current));
+    }
+    let (limits, allowlist) = change.apply(current.limits, &current.allowlist);
+    let updated = diesel::update(spend_policies::table.find(policy_id))
+        .set((
+            spend_policies::max_per_tx_atomic.eq(limits.max_per_tx.as_ref().map(numeric_column)),
+            spend_policies::max_daily_atomic.eq(limits.max_daily.as_ref().map(numeric_column)),
+            spend_policies::allowlisted_addresses.eq(allowlist_column(&allowlist)),
+            spend_policies::updated_at.eq(diesel::dsl::now),
+        ))
+        .returning(SpendPolicyRow::as_returning())
+        .get_result(connection)
+        .await?;
+    updated.into_record().map(Some).map_err(TxError::Store)
+}
+
+#[async_trait]
+impl AgentStore for PgAgentStore {
+    async fn create(&self, new: NewAgent) -> Result<AgentProfile, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let profile = connection
+            .transaction::<_, TxError, _>(|connection| {
+                async move {
+                    insert_agent(connection, &new).await?;
+                    load_profiles(connection, Some(new.id))
+                        .await?
+                        .pop()
+                        .ok_or_else(|| {
+                            TxError::Store(StoreError::Internal("created agent vanished".into()))
+                        })
+                }
+                .scope_boxed()
+            })
+            .await?;
+        Ok(profile)
+    }
+
+    async fn find_active_by_key_hash(
+        &self,
+        hash: &AgentKeyHash,
+    ) -> Result<Option<AgentRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let row = agents::table
+            .filter(agents::key_hash.eq(hash.as_bytes().as_slice()))
+            .filter(agents::is_active.eq(true))
+            .select(AgentRow::as_select())
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        row.map(AgentRow::into_record).transpose()
+    }
+
+    async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        Ok(load_profiles(&mut connection, Some(id)).await?.pop())
+    }
+
+    async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        Ok(load_profiles(&mut connection, None).await?)
+    }
+
+    async fn deactivate(&self, id: AgentId) -> Result<bool, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let updated = diesel::update(agents::table.find(id.0))
+            .set((
+                agents::is_active.eq(false),
+                agents::updated_at.eq(diesel::dsl::now),
+            ))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(updated == 1)
+    }
+
+    async fn replace_key_hash(&self, id: AgentId, hash: AgentKeyHash) -> Result<bool, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let updated = diesel::update(agents::table.find(id.0))
+            .set((
+                agents::key_hash.eq(hash.as_bytes().as_slice()),
+                agents::updated_at.eq(diesel::dsl::now),
+            ))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(updated == 1)
+    }
+
+    async fn update_policy(
+        &self,
+        id: AgentId,
+        asset: PolicyAsset,
+        change: PolicyChange,
+    ) -> Result<Option<SpendPolicyRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let policy = connection
+            .transaction::<_, TxError, _>(|connection| {
+                async move { apply_policy_change(connection, id, &asset, &change).await }
+                    .scope_boxed()
+            })
+            .await?;
+        Ok(policy)
+    }
+}

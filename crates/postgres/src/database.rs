@@ -1,0 +1,76 @@
+//! The connection pool and the database health port.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool::Runtime;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use ports::{DatabaseHealth, PoolUsage, StoreError};
+
+use crate::errors::{from_diesel, from_pool};
+
+#[derive(Debug, Clone, Copy)]
+pub struct PoolSettings {
+    pub max_size: usize,
+    /// How long a request waits for a free connection, and for a new one to open, before the
+    /// database is reported unavailable.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            max_size: 16,
+            acquire_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A pool of connections to one PostgreSQL database. Cheap to clone.
+#[derive(Clone)]
+pub struct Database {
+    pool: Pool<AsyncPgConnection>,
+}
+
+impl Database {
+    /// Builds the pool; connections open lazily, so this succeeds while the database is down.
+    pub fn connect(database_url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(database_url);
+        let pool = Pool::builder(manager)
+            .max_size(settings.max_size)
+            .wait_timeout(Some(settings.acquire_timeout))
+            .create_timeout(Some(settings.acquire_timeout))
+            .recycle_timeout(Some(settings.acquire_timeout))
+            .runtime(Runtime::Tokio1)
+            .build()?;
+        Ok(Self { pool })
+    }
+
+    pub(crate) async fn connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
+        self.pool.get().await.map_err(from_pool)
+    }
+}
+
+#[async_trait]
+impl DatabaseHealth for Database {
+    async fn ping(&self) -> Result<(), StoreError> {
+        let mut connection = self.connection().await?;
+        diesel::sql_query("SELECT 1")
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(())
+    }
+
+    fn pool_usage(&self) -> PoolUsage {
+        let status = self.pool.status();
+        PoolUsage {
+            max_size: status.max_size,
+            open: status.size,
+            idle: status.available,
+            waiting: status.waiting,
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! PostgreSQL adapters of agent-runtime: the stores behind the ports, on diesel-async with a
+//! deadpool connection pool, and the embedded migrations.
+
+mod agents;
+mod database;
+mod errors;
+mod migrate;
+mod rows;
+mod schema;
+
+pub use agents::PgAgentStore;
+pub use database::{Database, PoolSettings};
+pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};

@@ -1,0 +1,196 @@
+//! Row types as diesel reads and writes them, and their conversion to and from port records.
+
+use std::str::FromStr;
+
+use bigdecimal::BigDecimal;
+use diesel::prelude::*;
+use domain::{AgentId, AgentKeyHash, Allowlist, AtomicAmount, EvmAddress, SpendLimits};
+use ports::{
+    AgentRecord, EmailInboxRecord, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
+    WalletRecord,
+};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::errors::corrupt;
+use crate::schema::{agents, email_inboxes, phone_numbers, spend_policies, wallets};
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = agents, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct AgentRow {
+    id: Uuid,
+    sponsor_id: Uuid,
+    label: Option<String>,
+    key_hash: Vec<u8>,
+    is_active: bool,
+    created_at: OffsetDateTime,
+}
+
+impl AgentRow {
+    pub(crate) fn into_record(self) -> Result<AgentRecord, StoreError> {
+        Ok(AgentRecord {
+            id: AgentId(self.id),
+            sponsor_id: self.sponsor_id,
+            label: self.label,
+            key_hash: AgentKeyHash::from_slice(&self.key_hash)
+                .ok_or_else(|| corrupt("agent key hash is not 32 bytes"))?,
+            is_active: self.is_active,
+            created_at: self.created_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = phone_numbers, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct PhoneNumberRow {
+    id: Uuid,
+    number: String,
+    country_iso2: Option<String>,
+    provider: String,
+    created_at: OffsetDateTime,
+}
+
+impl From<PhoneNumberRow> for PhoneNumberRecord {
+    fn from(row: PhoneNumberRow) -> Self {
+        Self {
+            id: row.id,
+            number: row.number,
+            country_iso2: row.country_iso2,
+            provider: row.provider,
+            created_at: row.created_at,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = email_inboxes, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct EmailInboxRow {
+    id: Uuid,
+    address: String,
+    provider: String,
+    created_at: OffsetDateTime,
+}
+
+impl From<EmailInboxRow> for EmailInboxRecord {
+    fn from(row: EmailInboxRow) -> Self {
+        Self {
+            id: row.id,
+            address: row.address,
+            provider: row.provider,
+            created_at: row.created_at,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = wallets, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct WalletRow {
+    id: Uuid,
+    provider: String,
+    chain: String,
+    address: String,
+    custody: String,
+    status: String,
+    delegated: bool,
+    created_at: OffsetDateTime,
+}
+
+impl WalletRow {
+    pub(crate) fn into_record(
+        self,
+        spend_policy: Option<SpendPolicyRecord>,
+    ) -> Result<WalletRecord, StoreError> {
+        Ok(WalletRecord {
+            id: self.id,
+            provider: self.provider,
+            chain: self.chain,
+            address: parse_address(&self.address)?,
+            custody: self.custody,
+            status: self.status,
+            delegated: self.delegated,
+            spend_policy,
+            created_at: self.created_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = spend_policies, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct SpendPolicyRow {
+    pub(crate) id: Uuid,
+    asset: String,
+    chain: String,
+    decimals: i16,
+    token_address: Option<String>,
+    max_per_tx_atomic: Option<BigDecimal>,
+    max_daily_atomic: Option<BigDecimal>,
+    allowlisted_addresses: Option<Vec<String>>,
+    created_at: OffsetDateTime,
+    updated_at: OffsetDateTime,
+}
+
+impl SpendPolicyRow {
+    pub(crate) fn into_record(self) -> Result<SpendPolicyRecord, StoreError> {
+        let allowlist = match self.allowlisted_addresses {
+            None => Allowlist::unrestricted(),
+            Some(addresses) => Allowlist::of(
+                addresses
+                    .iter()
+                    .map(|address| parse_address(address))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        Ok(SpendPolicyRecord {
+            id: self.id,
+            asset: PolicyAsset {
+                asset: self.asset,
+                chain: self.chain,
+                decimals: u8::try_from(self.decimals).map_err(corrupt)?,
+                token_address: self
+                    .token_address
+                    .as_deref()
+                    .map(parse_address)
+                    .transpose()?,
+            },
+            limits: SpendLimits {
+                max_per_tx: self
+                    .max_per_tx_atomic
+                    .as_ref()
+                    .map(amount_from_numeric)
+                    .transpose()?,
+                max_daily: self
+                    .max_daily_atomic
+                    .as_ref()
+                    .map(amount_from_numeric)
+                    .transpose()?,
+            },
+            allowlist,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+/// Addresses are stored as lower-case hex, which `EvmAddress::parse` accepts without a checksum.
+pub(crate) fn address_column(address: &EvmAddress) -> String {
+    address.to_string().to_ascii_lowercase()
+}
+
+fn parse_address(stored: &str) -> Result<EvmAddress, StoreError> {
+    EvmAddress::parse(stored).map_err(|error| corrupt(format!("address {stored:?}: {error}")))
+}
+
+pub(crate) fn numeric_column(amount: &AtomicAmount) -> BigDecimal {
+    BigDecimal::from_str(&amount.to_string()).expect("decimal digits are a valid BigDecimal")
+}
+
+fn amount_from_numeric(stored: &BigDecimal) -> Result<AtomicAmount, StoreError> {
+    let (digits, _) = stored.with_scale(0).as_bigint_and_exponent();
+    AtomicAmount::parse(&digits.to_string()).map_err(|error| corrupt(format!("amount: {error}")))
+}
+
+pub(crate) fn allowlist_column(allowlist: &Allowlist) -> Option<Vec<String>> {
+    allowlist
+        .addresses()
+        .map(|addresses| addresses.iter().map(address_column).collect())
+}

@@ -1,0 +1,89 @@
+//! Diesel table definitions, kept in step with `migrations/` by hand (and checked by the store
+//! tests, which run every query against the migrated schema).
+
+diesel::table! {
+    sponsors (id) {
+        id -> Uuid,
+        name -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    agents (id) {
+        id -> Uuid,
+        sponsor_id -> Uuid,
+        label -> Nullable<Text>,
+        key_hash -> Bytea,
+        is_active -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    phone_numbers (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        number -> Text,
+        country_iso2 -> Nullable<Text>,
+        provider -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    email_inboxes (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        address -> Text,
+        provider -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    wallets (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        provider -> Text,
+        chain -> Text,
+        address -> Text,
+        custody -> Text,
+        status -> Text,
+        delegated -> Bool,
+        sealed_key -> Bytea,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    spend_policies (id) {
+        id -> Uuid,
+        wallet_id -> Uuid,
+        asset -> Text,
+        chain -> Text,
+        decimals -> SmallInt,
+        token_address -> Nullable<Text>,
+        max_per_tx_atomic -> Nullable<Numeric>,
+        max_daily_atomic -> Nullable<Numeric>,
+        allowlisted_addresses -> Nullable<Array<Text>>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(agents -> sponsors (sponsor_id));
+diesel::joinable!(phone_numbers -> agents (agent_id));
+diesel::joinable!(email_inboxes -> agents (agent_id));
+diesel::joinable!(wallets -> agents (agent_id));
+diesel::joinable!(spend_policies -> wallets (wallet_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    sponsors,
+    agents,
+    phone_numbers,
+    email_inboxes,
+    wallets,
+    spend_policies,
+);

@@ -1,0 +1,352 @@
+use std::sync::Arc;
+
+use domain::{
+    AgentId, AgentKey, AgentKeyHash, Allowlist, AllowlistChange, AtomicAmount, EmailAddress,
+    EvmAddress, Label, PhoneNumber, PolicyChange, SpendLimits,
+};
+use ports::{
+    AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, PolicyAsset, StoreError,
+};
+use postgres_store::{Database, PgAgentStore, PoolSettings};
+use test_support::TestDatabase;
+use uuid::Uuid;
+
+fn store(database: &TestDatabase) -> PgAgentStore {
+    PgAgentStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+}
+
+fn key(seed: u8) -> AgentKey {
+    AgentKey::from_random_bytes([seed; 32])
+}
+
+fn usdc() -> PolicyAsset {
+    PolicyAsset {
+        asset: "USDC".into(),
+        chain: "base".into(),
+        decimals: 6,
+        token_address: Some(
+            EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
+        ),
+    }
+}
+
+fn address(last: u8) -> EvmAddress {
+    let mut bytes = [0x11u8; 20];
+    bytes[19] = last;
+    EvmAddress::from_bytes(bytes)
+}
+
+fn bare_agent(seed: u8) -> NewAgent {
+    NewAgent {
+        id: AgentId(Uuid::now_v7()),
+        sponsor: "acme".into(),
+        label: None,
+        key_hash: key(seed).hash(),
+        phone_number: None,
+        email_inbox: None,
+        wallet: None,
+    }
+}
+
+fn full_agent(seed: u8) -> NewAgent {
+    let id = AgentId(Uuid::now_v7());
+    NewAgent {
+        id,
+        label: Some(Label::parse("full").expect("valid")),
+        phone_number: Some(NewPhoneNumber {
+            number: PhoneNumber::parse(&format!("+1555010{seed:04}")).expect("valid"),
+            country_iso2: Some("US".into()),
+            provider: "sandbox".into(),
+        }),
+        email_inbox: Some(NewEmailInbox {
+            address: EmailAddress::parse(&format!("agent-{}@inbox.test", id.0.simple()))
+                .expect("valid"),
+            provider: "sandbox".into(),
+        }),
+        wallet: Some(NewWallet {
+            provider: "local".into(),
+            chain: "base".into(),
+            address: address(seed),
+            custody: "self_custodial".into(),
+            sealed_key: vec![1, seed],
+            policy_asset: usdc(),
+        }),
+        ..bare_agent(seed)
+    }
+}
+
+fn amount(digits: &str) -> AtomicAmount {
+    AtomicAmount::parse(digits).expect("valid amount")
+}
+
+#[tokio::test]
+async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = full_agent(1);
+    let created = store.create(new.clone()).await.expect("created");
+    let read = store.profile(new.id).await.expect("read").expect("exists");
+    assert_eq!(created, read);
+    assert_eq!(read.agent.key_hash, new.key_hash);
+    assert_eq!(read.agent.label.as_deref(), Some("full"));
+    assert!(read.agent.is_active);
+    assert_eq!(read.phone_number.expect("phone").number, "+15550100001");
+    assert!(read
+        .email_inbox
+        .expect("inbox")
+        .address
+        .starts_with("agent-"));
+    let wallet = read.wallet.expect("wallet");
+    assert_eq!(wallet.address, address(1));
+    assert_eq!(
+        (wallet.status.as_str(), wallet.delegated),
+        ("active", false)
+    );
+    let policy = wallet.spend_policy.expect("policy");
+    assert_eq!(policy.asset, usdc());
+    assert_eq!(policy.limits, SpendLimits::default());
+    assert_eq!(policy.allowlist, Allowlist::unrestricted());
+}
+
+#[tokio::test]
+async fn an_agent_without_resources_has_none() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = bare_agent(2);
+    let profile = store.create(new.clone()).await.expect("created");
+    assert!(
+        profile.phone_number.is_none() && profile.email_inbox.is_none() && profile.wallet.is_none()
+    );
+    assert_eq!(profile.agent.label, None);
+}
+
+#[tokio::test]
+async fn lookup_by_key_hash_finds_only_active_agents() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = bare_agent(3);
+    store.create(new.clone()).await.expect("created");
+    let found = store
+        .find_active_by_key_hash(&key(3).hash())
+        .await
+        .expect("query");
+    assert_eq!(found.map(|agent| agent.id), Some(new.id));
+    assert_eq!(
+        store
+            .find_active_by_key_hash(&key(4).hash())
+            .await
+            .expect("query"),
+        None
+    );
+    assert!(store.deactivate(new.id).await.expect("deactivated"));
+    assert!(store.deactivate(new.id).await.expect("twice is harmless"));
+    assert_eq!(
+        store
+            .find_active_by_key_hash(&key(3).hash())
+            .await
+            .expect("query"),
+        None
+    );
+    assert!(
+        !store
+            .profile(new.id)
+            .await
+            .expect("read")
+            .expect("still exists")
+            .agent
+            .is_active
+    );
+    assert!(!store
+        .deactivate(AgentId(Uuid::now_v7()))
+        .await
+        .expect("unknown agent"));
+}
+
+#[tokio::test]
+async fn replacing_the_key_hash_retires_the_old_key_at_once() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = bare_agent(5);
+    store.create(new.clone()).await.expect("created");
+    assert!(store
+        .replace_key_hash(new.id, key(6).hash())
+        .await
+        .expect("replaced"));
+    assert_eq!(
+        store
+            .find_active_by_key_hash(&key(5).hash())
+            .await
+            .expect("query"),
+        None
+    );
+    assert!(store
+        .find_active_by_key_hash(&key(6).hash())
+        .await
+        .expect("query")
+        .is_some());
+    assert!(!store
+        .replace_key_hash(AgentId(Uuid::now_v7()), key(7).hash())
+        .await
+        .expect("unknown"));
+}
+
+#[tokio::test]
+async fn a_taken_phone_number_is_a_named_conflict_and_nothing_is_half_created() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    store.create(full_agent(8)).await.expect("created");
+    let mut clash = full_agent(9);
+    clash.phone_number = full_agent(8).phone_number;
+    let error = store.create(clash.clone()).await.expect_err("conflict");
+    assert_eq!(error, StoreError::Conflict("phone_number".into()));
+    assert_eq!(store.profile(clash.id).await.expect("read"), None);
+    assert_eq!(store.list().await.expect("list").len(), 1);
+}
+
+#[tokio::test]
+async fn a_duplicate_key_hash_is_refused() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    store.create(bare_agent(10)).await.expect("created");
+    let error = store.create(bare_agent(10)).await.expect_err("conflict");
+    assert_eq!(error, StoreError::Conflict("agent_key".into()));
+}
+
+#[tokio::test]
+async fn agents_list_oldest_first_and_share_a_sponsor_by_name() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let first = store.create(bare_agent(11)).await.expect("created");
+    let second = store.create(full_agent(12)).await.expect("created");
+    let listed = store.list().await.expect("list");
+    assert_eq!(listed, vec![first.clone(), second.clone()]);
+    assert_eq!(first.agent.sponsor_id, second.agent.sponsor_id);
+}
+
+#[tokio::test]
+async fn policy_changes_apply_and_persist() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = full_agent(13);
+    store.create(new.clone()).await.expect("created");
+    let change = PolicyChange {
+        max_per_tx: Some(Some(amount("1000000"))),
+        max_daily: Some(Some(amount(
+            "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+        ))),
+        allowlist: AllowlistChange::Extend(vec![address(200), address(201)]),
+    };
+    let updated = store
+        .update_policy(new.id, usdc(), change)
+        .await
+        .expect("updated")
+        .expect("has wallet");
+    assert_eq!(updated.limits.max_per_tx, Some(amount("1000000")));
+    assert_eq!(
+        updated.limits.max_daily.map(|a| a.value()),
+        Some(alloy_max())
+    );
+    assert_eq!(
+        updated.allowlist,
+        Allowlist::of([address(200), address(201)])
+    );
+    let read = store.profile(new.id).await.expect("read").expect("exists");
+    assert_eq!(
+        read.wallet.expect("wallet").spend_policy,
+        Some(updated.clone())
+    );
+
+    let cleared = PolicyChange {
+        max_per_tx: Some(None),
+        max_daily: None,
+        allowlist: AllowlistChange::Replace(Allowlist::of([])),
+    };
+    let updated = store
+        .update_policy(new.id, usdc(), cleared)
+        .await
+        .expect("updated")
+        .expect("has wallet");
+    assert_eq!(updated.limits.max_per_tx, None);
+    assert_eq!(
+        updated.limits.max_daily.map(|a| a.value()),
+        Some(alloy_max())
+    );
+    assert_eq!(updated.allowlist.addresses(), Some(&[][..]));
+}
+
+fn alloy_max() -> alloy_primitives::U256 {
+    alloy_primitives::U256::MAX
+}
+
+#[tokio::test]
+async fn a_policy_change_for_an_agent_without_wallet_changes_nothing() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = bare_agent(14);
+    store.create(new.clone()).await.expect("created");
+    let change = PolicyChange {
+        max_per_tx: Some(Some(amount("5"))),
+        ..PolicyChange::default()
+    };
+    assert_eq!(
+        store
+            .update_policy(new.id, usdc(), change)
+            .await
+            .expect("query"),
+        None
+    );
+}
+
+#[tokio::test]
+async fn concurrent_allowlist_extensions_lose_no_address() {
+    let database = TestDatabase::new().await;
+    let store = Arc::new(store(&database));
+    let new = full_agent(15);
+    store.create(new.clone()).await.expect("created");
+    let tasks: Vec<_> = (0..12u8)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let change = PolicyChange {
+                    allowlist: AllowlistChange::Extend(vec![address(100 + n)]),
+                    ..PolicyChange::default()
+                };
+                store
+                    .update_policy(new.id, usdc(), change)
+                    .await
+                    .expect("updated");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let policy = store
+        .profile(new.id)
+        .await
+        .expect("read")
+        .expect("exists")
+        .wallet
+        .expect("wallet")
+        .spend_policy
+        .expect("policy");
+    assert_eq!(policy.allowlist.addresses().map(<[_]>::len), Some(12));
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_reported_unavailable() {
+    let pool = Database::connect(
+        "postgres://postgres@127.0.0.1:1/nothing",
+        PoolSettings {
+            max_size: 1,
+            acquire_timeout: std::time::Duration::from_secs(2),
+        },
+    )
+    .expect("pool builds lazily");
+    let store = PgAgentStore::new(pool);
+    let error = store
+        .find_active_by_key_hash(&AgentKeyHash([0; 32]))
+        .await
+        .expect_err("unavailable");
+    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+}

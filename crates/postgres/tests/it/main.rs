@@ -1,0 +1,4 @@
+//! Store tests against real PostgreSQL: each test has a database of its own.
+
+mod agents;
+mod migrations;

@@ -1,0 +1,196 @@
+//! Test databases: each test gets its own PostgreSQL database, cloned from a template that is
+//! migrated once per set of migrations, and dropped when the test ends.
+//!
+//! The server used is `TEST_DATABASE_URL` (any database on it; it must allow CREATE DATABASE),
+//! else the project-local cluster that `scripts/local-pg.sh` starts.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use tokio::sync::OnceCell;
+use uuid::Uuid;
+
+/// Advisory lock key that serialises template creation across test processes.
+const TEMPLATE_LOCK_KEY: i64 = 0x7465_6d70_6c61_7465;
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The workspace root, for scripts and committed files.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root exists")
+}
+
+/// URL of the maintenance database of the test server.
+pub fn server_url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("TEST_DATABASE_URL") {
+            return url;
+        }
+        let script = workspace_root().join("scripts/local-pg.sh");
+        let output = Command::new(&script)
+            .arg("postgres")
+            .output()
+            .unwrap_or_else(|error| panic!("running {}: {error}", script.display()));
+        assert!(
+            output.status.success(),
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("UTF-8 URL")
+            .trim()
+            .to_owned()
+    })
+}
+
+/// The URL of database `name` on the test server.
+fn database_url(name: &str) -> String {
+    let base = server_url();
+    let (without_query, query) = base
+        .split_once('?')
+        .map_or((base, None), |(b, q)| (b, Some(q)));
+    let server = without_query
+        .rsplit_once('/')
+        .map_or(without_query, |(server, _)| server);
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+async fn admin_connection() -> AsyncPgConnection {
+    AsyncPgConnection::establish(server_url())
+        .await
+        .unwrap_or_else(|error| panic!("connecting to the test server: {error}"))
+}
+
+/// Runs `sql` until it succeeds or the deadline passes: a database that a just-closed connection
+/// still holds for a moment refuses to be cloned, renamed or dropped.
+async fn execute_with_retry(connection: &mut AsyncPgConnection, sql: &str) {
+    let started = Instant::now();
+    loop {
+        match diesel::sql_query(sql).execute(connection).await {
+            Ok(_) => return,
+            Err(error) if started.elapsed() < DEADLINE => {
+                let message = error.to_string();
+                assert!(
+                    message.contains("being accessed by other users"),
+                    "{sql}: {message}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("{sql}: {error}"),
+        }
+    }
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    count: i32,
+}
+
+/// The name of a migrated template, creating it if this set of migrations has none yet.
+async fn template() -> &'static str {
+    static TEMPLATE: OnceCell<String> = OnceCell::const_new();
+    TEMPLATE
+        .get_or_init(|| async {
+            let name = format!("ar_template_{}", postgres_store::MIGRATIONS_FINGERPRINT);
+            let mut admin = admin_connection().await;
+            diesel::sql_query(format!("SELECT pg_advisory_lock({TEMPLATE_LOCK_KEY})"))
+                .execute(&mut admin)
+                .await
+                .expect("template lock");
+            let exists = diesel::sql_query(
+                "SELECT count(*)::int AS count FROM pg_database WHERE datname = $1",
+            )
+            .bind::<diesel::sql_types::Text, _>(&name)
+            .get_result::<Count>(&mut admin)
+            .await
+            .expect("looking up the template")
+            .count
+                > 0;
+            if !exists {
+                let building = format!("{name}_building");
+                execute_with_retry(
+                    &mut admin,
+                    &format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"),
+                )
+                .await;
+                execute_with_retry(&mut admin, &format!("CREATE DATABASE {building}")).await;
+                postgres_store::run_migrations(&database_url(&building))
+                    .await
+                    .expect("migrating the template");
+                execute_with_retry(
+                    &mut admin,
+                    &format!("ALTER DATABASE {building} RENAME TO {name}"),
+                )
+                .await;
+            }
+            diesel::sql_query(format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK_KEY})"))
+                .execute(&mut admin)
+                .await
+                .expect("template unlock");
+            name
+        })
+        .await
+}
+
+/// A migrated database of the test's own, dropped when this value is dropped.
+pub struct TestDatabase {
+    name: String,
+    url: String,
+}
+
+impl TestDatabase {
+    pub async fn new() -> Self {
+        let template = template().await;
+        let name = format!("ar_test_{}", Uuid::new_v4().simple());
+        let mut admin = admin_connection().await;
+        execute_with_retry(
+            &mut admin,
+            &format!("CREATE DATABASE {name} TEMPLATE {template}"),
+        )
+        .await;
+        Self {
+            url: database_url(&name),
+            name,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        // Drop may run inside a runtime that is shutting down: use a thread with its own.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime for dropping a test database");
+            runtime.block_on(async {
+                let mut admin = admin_connection().await;
+                execute_with_retry(&mut admin, &sql).await;
+            });
+        })
+        .join();
+        if dropped.is_err() && !std::thread::panicking() {
+            panic!("dropping test database {} failed", self.name);
+        }
+    }
+}
