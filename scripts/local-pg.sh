@@ -13,7 +13,6 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="$root/.data"
 cluster="$data/pg"
-log="$data/pg.log"
 port_file="$data/pg.port"
 lock="$data/pg.lock"
 
@@ -53,13 +52,35 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+# As root the cluster belongs to `postgres`, which must be able to reach it. A checkout below a
+# private folder (such as /root) is out of its reach: the cluster then lives in /var/tmp, and
+# .data/pg links to it.
+place_cluster() {
+  if [[ "$(id -u)" != 0 || -L "$cluster" || -f "$cluster/PG_VERSION" ]]; then return; fi
+  if runuser -u postgres -- test -x "$data"; then return; fi
+  local outside
+  outside="/var/tmp/agent-runtime-pg-$(printf '%s' "$root" | sha256sum | cut -c1-12)"
+  say "postgres cannot reach $data; keeping the cluster in $outside"
+  mkdir -p "$outside"
+  chown postgres:postgres "$outside"
+  rm -rf "$cluster"
+  ln -s "$outside" "$cluster"
+}
+
 ensure_cluster() {
   mkdir -p "$data"
+  place_cluster
+  # postgres must be handed the real path: it cannot resolve a link inside a private folder.
+  [[ -L "$cluster" ]] && cluster="$(readlink -f "$cluster")"
   if [[ ! -f "$cluster/PG_VERSION" ]]; then
     say "creating cluster in $cluster"
-    rm -rf "$cluster"
-    mkdir -p "$cluster"
-    [[ "$(id -u)" == 0 ]] && chown postgres:postgres "$cluster"
+    if [[ "$cluster" == "$data/pg" ]]; then
+      rm -rf "$cluster"
+      mkdir -p "$cluster"
+    else
+      find "$cluster/" -mindepth 1 -delete
+    fi
+    [[ "$(id -u)" == 0 ]] && chown postgres:postgres "$cluster/"
     as_pg "$bin_dir/initdb" -D "$cluster" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$data/initdb.log" 2>&1 \
       || { cat "$data/initdb.log" >&2; exit 1; }
   fi
@@ -67,17 +88,15 @@ ensure_cluster() {
   port="$(cat "$port_file")"
   if ! as_pg "$bin_dir/pg_ctl" -D "$cluster" status >/dev/null 2>&1; then
     say "starting cluster on 127.0.0.1:$port"
-    touch "$log"
-    [[ "$(id -u)" == 0 ]] && chown postgres:postgres "$log"
-    as_pg "$bin_dir/pg_ctl" -D "$cluster" -l "$log" -w -t 60 \
+    as_pg "$bin_dir/pg_ctl" -D "$cluster" -l "$cluster/server.log" -w -t 60 \
       -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-      start >/dev/null 9>&- || { tail -n 20 "$log" >&2; exit 1; }
+      start >/dev/null 9>&- || { tail -n 20 "$cluster/server.log" >&2; exit 1; }
   fi
   for _ in $(seq 1 100); do
     if "$bin_dir/pg_isready" -q -h 127.0.0.1 -p "$port"; then return; fi
     sleep 0.1
   done
-  say "cluster did not become ready; see $log"
+  say "cluster did not become ready; see $cluster/server.log"
   exit 1
 }
 
@@ -92,6 +111,7 @@ ensure_database() {
 
 ensure_binaries
 if [[ "${1:-}" == stop ]]; then
+  [[ -L "$cluster" ]] && cluster="$(readlink -f "$cluster")"
   [[ -f "$cluster/PG_VERSION" ]] && as_pg "$bin_dir/pg_ctl" -D "$cluster" -m fast stop >&2 || true
   exit 0
 fi

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `make test`: the whole suite against a real PostgreSQL. Without TEST_DATABASE_URL the
+# project-local cluster is started (and PostgreSQL installed when missing and running as root).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+use_local_database TEST_DATABASE_URL postgres
+echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
+# The black-box tests spawn these binaries, so they must be current.
+cargo build --workspace --bins --locked
+cargo test --workspace --locked

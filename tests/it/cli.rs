@@ -1,0 +1,157 @@
+//! `agentctl`: JSON on stdout, errors on stderr with a non-zero exit.
+
+use serde_json::Value;
+
+use crate::harness::{agentctl, create_agent};
+use test_support::TestDatabase;
+
+#[tokio::test]
+async fn the_key_is_printed_once_at_creation_and_never_again() {
+    let database = TestDatabase::new().await;
+    let (key, agent) = create_agent(&database, &["--label", "ops bot", "--email"]).await;
+    assert!(key.starts_with("ark_") && key.len() == 47, "{key}");
+    let id = agent["id"].as_str().expect("id");
+    for args in [
+        vec!["agents", "list"],
+        vec!["agents", "show", id],
+        vec!["agents", "deactivate", id],
+    ] {
+        let output = agentctl(&database, &args).await;
+        assert!(output.success, "{}", output.stderr);
+        assert!(
+            !output.stdout.contains(&key[4..]) && !output.stderr.contains(&key[4..]),
+            "{args:?} leaked the key"
+        );
+    }
+}
+
+#[tokio::test]
+async fn list_and_show_describe_agents_as_the_api_does() {
+    let database = TestDatabase::new().await;
+    let (_, first) = create_agent(&database, &[]).await;
+    let (_, second) = create_agent(&database, &["--phone"]).await;
+    let listed = agentctl(&database, &["agents", "list"]).await.json();
+    assert_eq!(listed, Value::Array(vec![first.clone(), second.clone()]));
+    let shown = agentctl(
+        &database,
+        &["agents", "show", second["id"].as_str().expect("id")],
+    )
+    .await
+    .json();
+    assert_eq!(shown, second);
+}
+
+#[tokio::test]
+async fn unknown_agents_and_bad_arguments_fail_on_stderr() {
+    let database = TestDatabase::new().await;
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let (_, plain) = create_agent(&database, &[]).await;
+    let plain_id = plain["id"].as_str().expect("id");
+    let (_, walleted) = create_agent(&database, &["--wallet"]).await;
+    let wallet_id = walleted["id"].as_str().expect("id");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["agents", "show", &unknown], "not found"),
+        (vec!["agents", "rotate-key", &unknown], "not found"),
+        (vec!["agents", "show", "not-a-uuid"], "invalid"),
+        (vec!["policy", "show", plain_id], "has no wallet"),
+        (
+            vec!["policy", "set", plain_id, "--max-daily", "10"],
+            "has no wallet",
+        ),
+        (
+            vec!["policy", "set", wallet_id, "--max-per-tx", "1.5"],
+            "--max-per-tx",
+        ),
+        (
+            vec!["policy", "set", wallet_id, "--max-daily", "0"],
+            "greater than zero",
+        ),
+        (
+            vec![
+                "policy",
+                "set",
+                wallet_id,
+                "--allow",
+                "0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913",
+            ],
+            "checksum",
+        ),
+        (vec!["agents", "create", "--label", "   "], "label"),
+    ];
+    for (args, expected) in cases {
+        let output = agentctl(&database, &args).await;
+        assert!(!output.success, "{args:?} should fail");
+        assert!(
+            output.stdout.is_empty(),
+            "{args:?} printed to stdout: {}",
+            output.stdout
+        );
+        assert!(
+            output.stderr.to_lowercase().contains(expected),
+            "{args:?}: {}",
+            output.stderr
+        );
+    }
+}
+
+#[tokio::test]
+async fn policy_set_changes_only_what_it_names() {
+    let database = TestDatabase::new().await;
+    let (_, agent) = create_agent(&database, &["--wallet"]).await;
+    let id = agent["id"].as_str().expect("id");
+    let first = "0x1111111111111111111111111111111111111111";
+    let second = "0x2222222222222222222222222222222222222222";
+    agentctl(
+        &database,
+        &["policy", "set", id, "--max-per-tx", "100", "--allow", first],
+    )
+    .await
+    .json();
+    let policy = agentctl(
+        &database,
+        &[
+            "policy",
+            "set",
+            id,
+            "--max-daily",
+            "1000",
+            "--allow",
+            second,
+        ],
+    )
+    .await
+    .json();
+    assert_eq!(policy["max_per_tx_atomic"], "100");
+    assert_eq!(policy["max_daily_atomic"], "1000");
+    assert_eq!(
+        policy["allowlisted_addresses"],
+        serde_json::json!([first, second])
+    );
+    let policy = agentctl(
+        &database,
+        &[
+            "policy",
+            "set",
+            id,
+            "--max-per-tx",
+            "none",
+            "--clear-allowlist",
+        ],
+    )
+    .await
+    .json();
+    assert_eq!(policy["max_per_tx_atomic"], Value::Null);
+    assert_eq!(policy["max_daily_atomic"], "1000");
+    assert_eq!(policy["allowlisted_addresses"], Value::Null);
+    assert_eq!(
+        agentctl(&database, &["policy", "show", id]).await.json(),
+        policy
+    );
+}
+
+#[tokio::test]
+async fn migrate_reports_nothing_to_apply_on_a_migrated_database() {
+    let database = TestDatabase::new().await;
+    let output = agentctl(&database, &["migrate"]).await.json();
+    assert_eq!(output, serde_json::json!({"applied": []}));
+}

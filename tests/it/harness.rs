@@ -1,0 +1,195 @@
+//! Spawns the real `agent-runtime` and `agentctl` binaries (built by `cargo build --bins`, which
+//! `make test` runs first) against a test database of their own.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use test_support::{workspace_root, TestDatabase};
+
+const START_DEADLINE: Duration = Duration::from_secs(30);
+
+pub fn binary(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from);
+    let path = target.join("debug").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build --bins` first (make test does)",
+        path.display()
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// A running server, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub base_url: String,
+    log_path: PathBuf,
+    pub client: reqwest::Client,
+}
+
+impl Server {
+    /// A server on its own fresh, migrated database.
+    pub async fn start() -> (Server, TestDatabase) {
+        let database = TestDatabase::new().await;
+        let server = Server::start_with(&[("DATABASE_URL", database.url())]).await;
+        (server, database)
+    }
+
+    /// A server with exactly these settings (plus a free port), waiting until it answers.
+    pub async fn start_with(env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        let log_path = std::env::temp_dir().join(format!(
+            "agent-runtime-test-{}-{port}.log",
+            std::process::id()
+        ));
+        let log = std::fs::File::create(&log_path).expect("log file");
+        let mut command = Command::new(binary("agent-runtime"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+            .env("MIGRATE_ON_START", "false")
+            .env("DATABASE_TIMEOUT_SECS", "2")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log file"))
+            .stderr(log);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command.spawn().expect("spawning agent-runtime");
+        let mut server = Server {
+            child,
+            base_url: format!("http://127.0.0.1:{port}"),
+            log_path,
+            client: reqwest::Client::new(),
+        };
+        server.wait_until_up().await;
+        server
+    }
+
+    async fn wait_until_up(&mut self) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("child status") {
+                panic!(
+                    "agent-runtime exited with {status} before answering:\n{}",
+                    self.logs()
+                );
+            }
+            if let Ok(response) = self.client.get(self.url("/healthz")).send().await {
+                if response.status().is_success() {
+                    return;
+                }
+            }
+            assert!(
+                started.elapsed() < START_DEADLINE,
+                "agent-runtime did not answer:\n{}",
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    pub async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
+        let mut request = self.client.get(self.url(path));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        read(request.send().await.expect("request")).await
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the process to exit by itself and returns whether it exited successfully.
+    pub async fn wait_for_exit(&mut self, deadline: Duration) -> bool {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("child status") {
+                return status.success();
+            }
+            assert!(
+                started.elapsed() < deadline,
+                "agent-runtime did not exit:\n{}",
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log_path);
+    }
+}
+
+pub async fn read(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let body = response.text().await.expect("body");
+    let json = serde_json::from_str(&body)
+        .unwrap_or_else(|_| panic!("status {status}, body is not JSON: {body:?}"));
+    (status, json)
+}
+
+/// What one `agentctl` run printed.
+pub struct CliOutput {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl CliOutput {
+    pub fn json(&self) -> Value {
+        assert!(self.success, "agentctl failed: {}", self.stderr);
+        serde_json::from_str(&self.stdout).unwrap_or_else(|_| panic!("not JSON: {}", self.stdout))
+    }
+}
+
+pub async fn agentctl(database: &TestDatabase, args: &[&str]) -> CliOutput {
+    let output = tokio::process::Command::new(binary("agentctl"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("DATABASE_URL", database.url())
+        .args(args)
+        .output()
+        .await
+        .expect("running agentctl");
+    CliOutput {
+        success: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Creates an agent with `agentctl agents create` and returns (key, agent JSON).
+pub async fn create_agent(database: &TestDatabase, flags: &[&str]) -> (String, Value) {
+    let mut args = vec!["agents", "create"];
+    args.extend_from_slice(flags);
+    let created = agentctl(database, &args).await.json();
+    let key = created["agent_key"].as_str().expect("agent_key").to_owned();
+    (key, created["agent"].clone())
+}

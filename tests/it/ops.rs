@@ -1,0 +1,195 @@
+//! Probes, metrics, the API description, logs, configuration errors and shutdown.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use test_support::workspace_root;
+
+use crate::harness::{binary, create_agent, Server};
+
+const UNREACHABLE_DATABASE: &str = "postgres://postgres@127.0.0.1:1/nothing";
+
+#[tokio::test]
+async fn liveness_and_readiness_answer_when_the_database_does() {
+    let (server, _database) = Server::start().await;
+    assert_eq!(
+        server.get("/healthz", None).await,
+        (200, json!({"status": "ok"}))
+    );
+    assert_eq!(
+        server.get("/readyz", None).await,
+        (200, json!({"status": "ready"}))
+    );
+}
+
+#[tokio::test]
+async fn without_a_database_the_process_is_live_but_not_ready_and_never_500s() {
+    let server = Server::start_with(&[("DATABASE_URL", UNREACHABLE_DATABASE)]).await;
+    assert_eq!(server.get("/healthz", None).await.0, 200);
+    let (status, body) = server.get("/readyz", None).await;
+    assert_eq!((status, body["detail"].is_string()), (503, true), "{body}");
+    let key = format!("ark_{}", "B".repeat(43));
+    let (status, body) = server.get("/v1/agents/me", Some(&key)).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        !body["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("127.0.0.1"),
+        "no internals: {body}"
+    );
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
+    let (server, database) = Server::start().await;
+    let (key, _) = create_agent(&database, &[]).await;
+    server.get("/v1/agents/me", Some(&key)).await;
+    server.get("/v1/agents/me", None).await;
+    server.get("/nope", None).await;
+    let text = server
+        .client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for expected in [
+        r#"http_requests_total{method="GET",route="/v1/agents/me",status="200"} 1"#,
+        r#"http_requests_total{method="GET",route="/v1/agents/me",status="401"} 1"#,
+        r#"http_requests_total{method="GET",route="unmatched",status="404"} 1"#,
+        "http_request_duration_seconds_bucket",
+        r#"db_pool_connections{state="max"}"#,
+        r#"db_pool_connections{state="in_use"}"#,
+    ] {
+        assert!(text.contains(expected), "missing {expected} in:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn the_served_openapi_document_matches_the_committed_copy() {
+    let (server, _database) = Server::start().await;
+    let (status, served) = server.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let committed_path = workspace_root().join("docs/openapi.json");
+    let committed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&committed_path).expect("docs/openapi.json"))
+            .expect("committed copy is JSON");
+    assert_eq!(
+        served, committed,
+        "the API contract changed: run `make openapi` and review the diff"
+    );
+    assert!(served["openapi"]
+        .as_str()
+        .expect("version")
+        .starts_with("3.1"));
+    assert_eq!(served["info"]["version"], "0.1.0");
+    assert_eq!(
+        served["components"]["securitySchemes"]["HTTPBearer"]["scheme"],
+        "bearer"
+    );
+    let me = &served["paths"]["/v1/agents/me"]["get"];
+    assert_eq!(me["security"], json!([{"HTTPBearer": []}]));
+    for status in ["200", "401", "503"] {
+        assert!(
+            me["responses"][status].is_object(),
+            "status {status} is declared"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_docs_page_is_served() {
+    let (server, _database) = Server::start().await;
+    let response = server
+        .client
+        .get(server.url("/docs"))
+        .send()
+        .await
+        .expect("docs");
+    assert_eq!(response.status().as_u16(), 200);
+    let html = response.text().await.expect("html");
+    assert!(
+        html.contains("<html") || html.contains("<!DOCTYPE"),
+        "{html}"
+    );
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_issued() {
+    let (server, _database) = Server::start().await;
+    let echoed = server
+        .client
+        .get(server.url("/healthz"))
+        .header("X-Request-Id", "trace-123")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(echoed.headers()["x-request-id"], "trace-123");
+    let issued = server
+        .client
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .expect("request");
+    let id = issued.headers()["x-request-id"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
+}
+
+#[tokio::test]
+async fn json_logs_carry_request_id_route_status_and_latency() {
+    let database = test_support::TestDatabase::new().await;
+    let server =
+        Server::start_with(&[("DATABASE_URL", database.url()), ("LOG_FORMAT", "json")]).await;
+    server
+        .client
+        .get(server.url("/v1/agents/me"))
+        .header("X-Request-Id", "json-log-check")
+        .send()
+        .await
+        .expect("request");
+    let logs = server.logs();
+    let line = logs
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|entry| {
+            entry["message"] == "request finished"
+                && entry["span"]["request_id"] == "json-log-check"
+        })
+        .unwrap_or_else(|| panic!("no JSON request line in:\n{logs}"));
+    assert_eq!(line["status"], 401);
+    assert_eq!(line["span"]["route"], "/v1/agents/me");
+    assert!(line["latency_ms"].is_number());
+}
+
+#[tokio::test]
+async fn a_missing_required_setting_stops_start_up_naming_it() {
+    let output = tokio::process::Command::new(binary("agent-runtime"))
+        .env_clear()
+        .output()
+        .await
+        .expect("run");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("DATABASE_URL"), "{stderr}");
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_server_gracefully() {
+    let (mut server, _database) = Server::start().await;
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    assert!(
+        server.wait_for_exit(Duration::from_secs(30)).await,
+        "clean exit:\n{}",
+        server.logs()
+    );
+}
