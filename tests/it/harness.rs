@@ -110,6 +110,22 @@ impl Server {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
 
+    /// The logs once `appeared` holds for them: lines are written by a background thread.
+    pub async fn wait_for_logs(&self, appeared: impl Fn(&str) -> bool) -> String {
+        let started = Instant::now();
+        loop {
+            let logs = self.logs();
+            if appeared(&logs) {
+                return logs;
+            }
+            assert!(
+                started.elapsed() < START_DEADLINE,
+                "expected log lines never came:\n{logs}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
         let mut request = self.client.get(self.url(path));
         if let Some(key) = key {

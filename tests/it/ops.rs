@@ -153,15 +153,18 @@ async fn json_logs_carry_request_id_route_status_and_latency() {
         .send()
         .await
         .expect("request");
-    let logs = server.logs();
-    let line = logs
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|entry| {
-            entry["message"] == "request finished"
-                && entry["span"]["request_id"] == "json-log-check"
-        })
-        .unwrap_or_else(|| panic!("no JSON request line in:\n{logs}"));
+    let request_line = |logs: &str| {
+        logs.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|entry| {
+                entry["message"] == "request finished"
+                    && entry["span"]["request_id"] == "json-log-check"
+            })
+    };
+    let logs = server
+        .wait_for_logs(|logs| request_line(logs).is_some())
+        .await;
+    let line = request_line(&logs).expect("found above");
     assert_eq!(line["status"], 401);
     assert_eq!(line["span"]["route"], "/v1/agents/me");
     assert!(line["latency_ms"].is_number());

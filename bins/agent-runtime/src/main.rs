@@ -57,7 +57,7 @@ fn main() -> ExitCode {
             .map_err(|error| anyhow::anyhow!("configuration: {error}"))
             .and_then(|mut config| {
                 config.database.migrate_on_start &= !cli.no_migrate;
-                init_tracing(config.log_format);
+                let _flush_logs_on_exit = init_tracing(config.log_format);
                 actix_web::rt::System::new().block_on(serve(config))
             }),
     };
@@ -76,11 +76,18 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-fn init_tracing(format: LogFormat) {
+/// Logs go to stdout through a writer thread, so request workers never wait on the write. The
+/// writer blocks rather than drops when it falls behind: no log line is lost. Dropping the
+/// returned guard flushes what is still queued.
+fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .finish(std::io::stdout());
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_target(false);
+        .with_target(false)
+        .with_writer(writer);
     match format {
         LogFormat::Json => builder
             .json()
@@ -89,6 +96,7 @@ fn init_tracing(format: LogFormat) {
             .init(),
         LogFormat::Text => builder.init(),
     }
+    guard
 }
 
 async fn migrate(config: DatabaseConfig) -> anyhow::Result<()> {

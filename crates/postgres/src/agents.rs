@@ -59,31 +59,35 @@ type ProfileRow = (
     Option<SpendPolicyRow>,
 );
 
-/// Agents with all their resources in one round trip, oldest first; `only` narrows to one agent.
-async fn load_profiles(
+/// Agents joined with all their resources, selecting every record of a profile. A macro rather
+/// than a function so each use keeps a concrete query type, which diesel can prepare once and
+/// cache; a boxed query would be parsed and planned again on every request.
+macro_rules! profiles {
+    () => {
+        agents::table
+            .left_join(phone_numbers::table)
+            .left_join(email_inboxes::table)
+            .left_join(wallets::table.left_join(spend_policies::table))
+            .select((
+                AgentRow::as_select(),
+                Option::<PhoneNumberRow>::as_select(),
+                Option::<EmailInboxRow>::as_select(),
+                Option::<WalletRow>::as_select(),
+                Option::<SpendPolicyRow>::as_select(),
+            ))
+    };
+}
+
+async fn load_profile(
     connection: &mut AsyncPgConnection,
-    only: Option<AgentId>,
-) -> Result<Vec<AgentProfile>, TxError> {
-    let mut query = agents::table
-        .left_join(phone_numbers::table)
-        .left_join(email_inboxes::table)
-        .left_join(wallets::table.left_join(spend_policies::table))
-        .select((
-            AgentRow::as_select(),
-            Option::<PhoneNumberRow>::as_select(),
-            Option::<EmailInboxRow>::as_select(),
-            Option::<WalletRow>::as_select(),
-            Option::<SpendPolicyRow>::as_select(),
-        ))
-        .order((agents::created_at.asc(), agents::id.asc()))
-        .into_boxed();
-    if let Some(id) = only {
-        query = query.filter(agents::id.eq(id.0));
-    }
-    let rows: Vec<ProfileRow> = query.load(connection).await?;
-    rows.into_iter()
-        .map(|row| into_profile(row).map_err(TxError::Store))
-        .collect()
+    id: AgentId,
+) -> Result<Option<AgentProfile>, TxError> {
+    let row: Option<ProfileRow> = profiles!()
+        .filter(agents::id.eq(id.0))
+        .first(connection)
+        .await
+        .optional()?;
+    row.map(into_profile).transpose().map_err(TxError::Store)
 }
 
 fn into_profile(
@@ -234,12 +238,9 @@ impl AgentStore for PgAgentStore {
             .transaction::<_, TxError, _>(|connection| {
                 async move {
                     insert_agent(connection, &new).await?;
-                    load_profiles(connection, Some(new.id))
-                        .await?
-                        .pop()
-                        .ok_or_else(|| {
-                            TxError::Store(StoreError::Internal("created agent vanished".into()))
-                        })
+                    load_profile(connection, new.id).await?.ok_or_else(|| {
+                        TxError::Store(StoreError::Internal("created agent vanished".into()))
+                    })
                 }
                 .scope_boxed()
             })
@@ -265,12 +266,17 @@ impl AgentStore for PgAgentStore {
 
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
-        Ok(load_profiles(&mut connection, Some(id)).await?.pop())
+        Ok(load_profile(&mut connection, id).await?)
     }
 
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
-        Ok(load_profiles(&mut connection, None).await?)
+        let rows: Vec<ProfileRow> = profiles!()
+            .order((agents::created_at.asc(), agents::id.asc()))
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        rows.into_iter().map(into_profile).collect()
     }
 
     async fn deactivate(&self, id: AgentId) -> Result<bool, StoreError> {
