@@ -46,6 +46,24 @@ impl fmt::Display for AtomicAmount {
     }
 }
 
+/// `value` atomic units as an exact decimal string with `decimals` fraction digits, trailing
+/// zeros trimmed: 1500000 with 6 decimals is "1.5", 0 is "0".
+pub fn format_units(value: U256, decimals: u8) -> String {
+    let digits = value.to_string();
+    let decimals = usize::from(decimals);
+    if decimals == 0 {
+        return digits;
+    }
+    let padded = format!("{digits:0>width$}", width = decimals + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - decimals);
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.is_empty() {
+        whole.to_owned()
+    } else {
+        format!("{whole}.{fraction}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +93,20 @@ mod tests {
         assert_eq!(
             AtomicAmount::parse(&"9".repeat(200)),
             Err(AtomicAmountError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn formatting_is_exact_at_every_scale() {
+        assert_eq!(format_units(U256::ZERO, 6), "0");
+        assert_eq!(format_units(U256::from(1), 6), "0.000001");
+        assert_eq!(format_units(U256::from(1_500_000), 6), "1.5");
+        assert_eq!(format_units(U256::from(12_000_000), 6), "12");
+        assert_eq!(format_units(U256::from(123), 0), "123");
+        assert_eq!(format_units(U256::from(10).pow(U256::from(18)), 18), "1");
+        assert_eq!(
+            format_units(U256::MAX, 18),
+            "115792089237316195423570985008687907853269984665640564039457.584007913129639935"
         );
     }
 

@@ -1,5 +1,7 @@
 //! Spend policy of a wallet: the limits an operator configures.
 
+use alloy_primitives::U256;
+
 use crate::{AtomicAmount, EvmAddress};
 
 /// Amount limits of a spend policy; `None` means no limit is configured.
@@ -78,6 +80,64 @@ impl PolicyChange {
     }
 }
 
+/// Why a transfer breaks the spend policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyViolation {
+    #[error("recipient {recipient} is not on the wallet's allowlist")]
+    RecipientNotAllowlisted { recipient: EvmAddress },
+    #[error("amount {amount} exceeds the per-transaction maximum of {max}")]
+    ExceedsPerTransactionMax {
+        amount: AtomicAmount,
+        max: AtomicAmount,
+    },
+    #[error(
+        "amount {amount} exceeds the daily maximum of {max}; {available} is still available in the rolling 24 hours"
+    )]
+    ExceedsDailyMax {
+        amount: AtomicAmount,
+        max: AtomicAmount,
+        available: U256,
+    },
+}
+
+/// Checks a transfer of `amount` to `recipient` against the policy, given the amount already
+/// held by intents in the rolling 24-hour window. Rules apply only where configured; the
+/// allowlist is checked first, then the per-transaction and the daily maximum.
+pub fn evaluate_transfer(
+    limits: &SpendLimits,
+    allowlist: &Allowlist,
+    recipient: &EvmAddress,
+    amount: AtomicAmount,
+    held_in_window: U256,
+) -> Result<(), PolicyViolation> {
+    if let Some(allowed) = allowlist.addresses() {
+        if !allowed.contains(recipient) {
+            return Err(PolicyViolation::RecipientNotAllowlisted {
+                recipient: *recipient,
+            });
+        }
+    }
+    if let Some(max) = limits.max_per_tx {
+        if amount > max {
+            return Err(PolicyViolation::ExceedsPerTransactionMax { amount, max });
+        }
+    }
+    if let Some(max) = limits.max_daily {
+        let within = held_in_window
+            .checked_add(amount.value())
+            .is_some_and(|total| total <= max.value());
+        if !within {
+            let available = max.value().saturating_sub(held_in_window);
+            return Err(PolicyViolation::ExceedsDailyMax {
+                amount,
+                max,
+                available,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +214,153 @@ mod tests {
         assert_eq!(
             apply(AllowlistChange::Extend(vec![address(2)])),
             Allowlist::of([address(1), address(2)])
+        );
+    }
+
+    fn limits(per_tx: Option<&str>, daily: Option<&str>) -> SpendLimits {
+        SpendLimits {
+            max_per_tx: per_tx.map(amount),
+            max_daily: daily.map(amount),
+        }
+    }
+
+    fn check(
+        limits: &SpendLimits,
+        list: &Allowlist,
+        value: &str,
+        held: U256,
+    ) -> Result<(), PolicyViolation> {
+        evaluate_transfer(limits, list, &address(1), amount(value), held)
+    }
+
+    #[test]
+    fn no_rules_configured_allows_anything() {
+        let max = U256::MAX.to_string();
+        assert_eq!(
+            check(
+                &SpendLimits::default(),
+                &Allowlist::unrestricted(),
+                &max,
+                U256::MAX
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn the_per_transaction_maximum_allows_exactly_the_limit_and_refuses_one_more() {
+        let policy = limits(Some("100"), None);
+        assert_eq!(
+            check(&policy, &Allowlist::unrestricted(), "100", U256::ZERO),
+            Ok(())
+        );
+        assert_eq!(
+            check(&policy, &Allowlist::unrestricted(), "101", U256::ZERO),
+            Err(PolicyViolation::ExceedsPerTransactionMax {
+                amount: amount("101"),
+                max: amount("100")
+            })
+        );
+    }
+
+    #[test]
+    fn the_daily_maximum_counts_what_the_window_already_holds() {
+        let policy = limits(None, Some("1000"));
+        let list = Allowlist::unrestricted();
+        assert_eq!(check(&policy, &list, "400", U256::from(600)), Ok(()));
+        assert_eq!(
+            check(&policy, &list, "401", U256::from(600)),
+            Err(PolicyViolation::ExceedsDailyMax {
+                amount: amount("401"),
+                max: amount("1000"),
+                available: U256::from(400)
+            })
+        );
+        assert_eq!(check(&policy, &list, "1000", U256::ZERO), Ok(()));
+        assert_eq!(
+            check(&policy, &list, "1", U256::from(1000)),
+            Err(PolicyViolation::ExceedsDailyMax {
+                amount: amount("1"),
+                max: amount("1000"),
+                available: U256::ZERO
+            })
+        );
+    }
+
+    #[test]
+    fn a_window_already_over_the_limit_shows_nothing_available() {
+        let refused = check(
+            &limits(None, Some("10")),
+            &Allowlist::unrestricted(),
+            "1",
+            U256::from(50),
+        );
+        assert!(
+            matches!(refused, Err(PolicyViolation::ExceedsDailyMax { available, .. }) if available == U256::ZERO)
+        );
+    }
+
+    #[test]
+    fn sums_that_overflow_256_bits_are_refused_not_wrapped() {
+        let max = U256::MAX.to_string();
+        let policy = limits(None, Some(&max));
+        let list = Allowlist::unrestricted();
+        assert_eq!(check(&policy, &list, &max, U256::ZERO), Ok(()));
+        assert!(matches!(
+            check(&policy, &list, "2", U256::MAX - U256::from(1)),
+            Err(PolicyViolation::ExceedsDailyMax { available, .. }) if available == U256::from(1)
+        ));
+        assert!(check(&policy, &list, &max, U256::MAX).is_err());
+    }
+
+    #[test]
+    fn an_allowlist_admits_only_its_addresses_and_an_empty_one_admits_none() {
+        let policy = SpendLimits::default();
+        assert_eq!(
+            check(&policy, &Allowlist::of([address(1)]), "5", U256::ZERO),
+            Ok(())
+        );
+        let refused = Err(PolicyViolation::RecipientNotAllowlisted {
+            recipient: address(1),
+        });
+        assert_eq!(
+            check(&policy, &Allowlist::of([address(2)]), "5", U256::ZERO),
+            refused
+        );
+        assert_eq!(check(&policy, &Allowlist::of([]), "5", U256::ZERO), refused);
+        assert_eq!(
+            check(&policy, &Allowlist::unrestricted(), "5", U256::ZERO),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn the_allowlist_is_checked_before_the_amounts() {
+        let policy = limits(Some("1"), Some("1"));
+        let refused = check(&policy, &Allowlist::of([]), "5", U256::ZERO);
+        assert!(matches!(
+            refused,
+            Err(PolicyViolation::RecipientNotAllowlisted { .. })
+        ));
+        let refused = check(&policy, &Allowlist::unrestricted(), "5", U256::ZERO);
+        assert!(matches!(
+            refused,
+            Err(PolicyViolation::ExceedsPerTransactionMax { .. })
+        ));
+    }
+
+    #[test]
+    fn details_name_the_rule_and_what_is_left() {
+        let refused = check(
+            &limits(None, Some("1000")),
+            &Allowlist::unrestricted(),
+            "700",
+            U256::from(600),
+        );
+        let detail = refused.expect_err("over").to_string();
+        assert!(
+            detail.contains("daily maximum of 1000") && detail.contains("400 is still available"),
+            "{detail}"
         );
     }
 

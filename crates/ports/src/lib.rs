@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod health;
+pub mod intents;
 pub mod provisioning;
 
 pub use agents::{
@@ -11,6 +12,10 @@ pub use agents::{
     WalletRecord,
 };
 pub use health::{DatabaseHealth, PoolUsage};
+pub use intents::{
+    Admission, AdmissionCheck, AdmissionError, IntentFilter, IntentStore, NewTransferIntent,
+    TransferIntentRecord, TransitionError,
+};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
@@ -20,5 +25,7 @@ pub use provisioning::{
 pub use agents::MockAgentStore;
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
+#[cfg(feature = "mock")]
+pub use intents::MockIntentStore;
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};

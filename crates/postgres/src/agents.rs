@@ -2,7 +2,6 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::result::Error as DieselError;
 use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -30,26 +29,7 @@ impl PgAgentStore {
     }
 }
 
-/// Failure inside a transaction: diesel's own, or a store rule that aborts it.
-enum TxError {
-    Diesel(DieselError),
-    Store(StoreError),
-}
-
-impl From<DieselError> for TxError {
-    fn from(error: DieselError) -> Self {
-        Self::Diesel(error)
-    }
-}
-
-impl From<TxError> for StoreError {
-    fn from(error: TxError) -> Self {
-        match error {
-            TxError::Diesel(error) => from_diesel(error),
-            TxError::Store(error) => error,
-        }
-    }
-}
+type TxError = crate::errors::TxError<StoreError>;
 
 type ProfileRow = (
     AgentRow,
@@ -87,7 +67,7 @@ async fn load_profile(
         .first(connection)
         .await
         .optional()?;
-    row.map(into_profile).transpose().map_err(TxError::Store)
+    row.map(into_profile).transpose().map_err(TxError::Abort)
 }
 
 fn into_profile(
@@ -212,7 +192,7 @@ async fn apply_policy_change(
         .first(connection)
         .await?;
     let policy_id = current.id;
-    let current = current.into_record().map_err(TxError::Store)?;
+    let current = current.into_record().map_err(TxError::Abort)?;
     if *change == PolicyChange::default() {
         return Ok(Some(current));
     }
@@ -227,7 +207,7 @@ async fn apply_policy_change(
         .returning(SpendPolicyRow::as_returning())
         .get_result(connection)
         .await?;
-    updated.into_record().map(Some).map_err(TxError::Store)
+    updated.into_record().map(Some).map_err(TxError::Abort)
 }
 
 #[async_trait]
@@ -239,7 +219,7 @@ impl AgentStore for PgAgentStore {
                 async move {
                     insert_agent(connection, &new).await?;
                     load_profile(connection, new.id).await?.ok_or_else(|| {
-                        TxError::Store(StoreError::Internal("created agent vanished".into()))
+                        TxError::Abort(StoreError::Internal("created agent vanished".into()))
                     })
                 }
                 .scope_boxed()

@@ -36,3 +36,24 @@ pub(crate) fn from_pool(error: diesel_async::pooled_connection::deadpool::PoolEr
 pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Internal(format!("corrupt row: {what}"))
 }
+
+/// Failure inside a transaction: diesel's own, or a rule of the caller's that aborts it.
+pub(crate) enum TxError<E> {
+    Diesel(DieselError),
+    Abort(E),
+}
+
+impl<E> From<DieselError> for TxError<E> {
+    fn from(error: DieselError) -> Self {
+        Self::Diesel(error)
+    }
+}
+
+impl From<TxError<StoreError>> for StoreError {
+    fn from(error: TxError<StoreError>) -> Self {
+        match error {
+            TxError::Diesel(error) => from_diesel(error),
+            TxError::Abort(error) => error,
+        }
+    }
+}

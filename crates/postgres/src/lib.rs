@@ -4,10 +4,12 @@
 mod agents;
 mod database;
 mod errors;
+mod intents;
 mod migrate;
 mod rows;
 mod schema;
 
 pub use agents::PgAgentStore;
 pub use database::{Database, PoolSettings};
+pub use intents::PgIntentStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};

@@ -4,16 +4,20 @@ use std::str::FromStr;
 
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
-use domain::{AgentId, AgentKeyHash, Allowlist, AtomicAmount, EvmAddress, SpendLimits};
+use domain::{
+    AgentId, AgentKeyHash, Allowlist, AtomicAmount, EvmAddress, IntentStatus, SpendLimits, U256,
+};
 use ports::{
     AgentRecord, EmailInboxRecord, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
-    WalletRecord,
+    TransferIntentRecord, WalletRecord,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::errors::corrupt;
-use crate::schema::{agents, email_inboxes, phone_numbers, spend_policies, wallets};
+use crate::schema::{
+    agents, email_inboxes, phone_numbers, spend_policies, transfer_intents, wallets,
+};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = agents, check_for_backend(diesel::pg::Pg))]
@@ -185,12 +189,66 @@ pub(crate) fn numeric_column(amount: &AtomicAmount) -> BigDecimal {
 }
 
 fn amount_from_numeric(stored: &BigDecimal) -> Result<AtomicAmount, StoreError> {
+    AtomicAmount::new(u256_from_numeric(stored)?)
+        .map_err(|error| corrupt(format!("amount: {error}")))
+}
+
+/// A non-negative integral NUMERIC (an amount or a sum of amounts) as a 256-bit integer.
+pub(crate) fn u256_from_numeric(stored: &BigDecimal) -> Result<U256, StoreError> {
     let (digits, _) = stored.with_scale(0).as_bigint_and_exponent();
-    AtomicAmount::parse(&digits.to_string()).map_err(|error| corrupt(format!("amount: {error}")))
+    U256::from_str_radix(&digits.to_string(), 10)
+        .map_err(|error| corrupt(format!("amount {stored}: {error}")))
 }
 
 pub(crate) fn allowlist_column(allowlist: &Allowlist) -> Option<Vec<String>> {
     allowlist
         .addresses()
         .map(|addresses| addresses.iter().map(address_column).collect())
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = transfer_intents, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct TransferIntentRow {
+    id: Uuid,
+    agent_id: Uuid,
+    wallet_id: Uuid,
+    status: String,
+    asset: String,
+    chain: String,
+    token_address: Option<String>,
+    recipient_address: String,
+    amount_atomic: BigDecimal,
+    idempotency_key: Option<String>,
+    tx_hash: Option<String>,
+    failure_reason: Option<String>,
+    created_at: OffsetDateTime,
+    updated_at: OffsetDateTime,
+    confirmed_at: Option<OffsetDateTime>,
+}
+
+impl TransferIntentRow {
+    pub(crate) fn into_record(self) -> Result<TransferIntentRecord, StoreError> {
+        Ok(TransferIntentRecord {
+            id: self.id,
+            agent_id: AgentId(self.agent_id),
+            wallet_id: self.wallet_id,
+            status: IntentStatus::parse(&self.status)
+                .ok_or_else(|| corrupt(format!("intent status {:?}", self.status)))?,
+            asset: self.asset,
+            chain: self.chain,
+            token_address: self
+                .token_address
+                .as_deref()
+                .map(parse_address)
+                .transpose()?,
+            recipient: parse_address(&self.recipient_address)?,
+            amount: amount_from_numeric(&self.amount_atomic)?,
+            idempotency_key: self.idempotency_key,
+            tx_hash: self.tx_hash,
+            failure_reason: self.failure_reason,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            confirmed_at: self.confirmed_at,
+        })
+    }
 }

@@ -73,7 +73,29 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    transfer_intents (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        wallet_id -> Uuid,
+        status -> Text,
+        asset -> Text,
+        chain -> Text,
+        token_address -> Nullable<Text>,
+        recipient_address -> Text,
+        amount_atomic -> Numeric,
+        idempotency_key -> Nullable<Text>,
+        tx_hash -> Nullable<Text>,
+        failure_reason -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        confirmed_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(agents -> sponsors (sponsor_id));
+diesel::joinable!(transfer_intents -> agents (agent_id));
+diesel::joinable!(transfer_intents -> wallets (wallet_id));
 diesel::joinable!(phone_numbers -> agents (agent_id));
 diesel::joinable!(email_inboxes -> agents (agent_id));
 diesel::joinable!(wallets -> agents (agent_id));
@@ -86,4 +108,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_inboxes,
     wallets,
     spend_policies,
+    transfer_intents,
 );

@@ -1,4 +1,5 @@
 //! Store tests against real PostgreSQL: each test has a database of its own.
 
 mod agents;
+mod intents;
 mod migrations;

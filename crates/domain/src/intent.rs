@@ -1,0 +1,219 @@
+//! The life of a transfer intent. Only [`IntentStatus::apply`] moves an intent; every transition
+//! not listed in the guide is refused.
+//!
+//! ```text
+//! pending_confirmation ─confirm─► confirmed ─submit─► submitted ─execute─► executed
+//!        │  │                         │                   │
+//!        │  └─expire─► expired        └──fail──► failed ◄─fail
+//!        └─reject─► rejected
+//! ```
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntentStatus {
+    PendingConfirmation,
+    Confirmed,
+    Submitted,
+    Executed,
+    Failed,
+    Rejected,
+    Expired,
+}
+
+/// Something that happens to an intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntentEvent {
+    /// An operator approves it.
+    Confirm,
+    /// An operator refuses it.
+    Reject,
+    /// It stayed pending longer than allowed.
+    Expire,
+    /// Its transaction was signed and its hash recorded, before broadcast.
+    Submit,
+    /// Its transaction was mined and succeeded.
+    Execute,
+    /// It cannot be carried out, or its transaction reverted.
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a {from} intent cannot {event}")]
+pub struct TransitionRefused {
+    pub from: IntentStatus,
+    pub event: IntentEvent,
+}
+
+impl IntentStatus {
+    pub const ALL: [IntentStatus; 7] = [
+        Self::PendingConfirmation,
+        Self::Confirmed,
+        Self::Submitted,
+        Self::Executed,
+        Self::Failed,
+        Self::Rejected,
+        Self::Expired,
+    ];
+
+    /// The state after `event`, or why it cannot happen.
+    pub fn apply(self, event: IntentEvent) -> Result<IntentStatus, TransitionRefused> {
+        use IntentEvent as E;
+        use IntentStatus as S;
+        match (self, event) {
+            (S::PendingConfirmation, E::Confirm) => Ok(S::Confirmed),
+            (S::PendingConfirmation, E::Reject) => Ok(S::Rejected),
+            (S::PendingConfirmation, E::Expire) => Ok(S::Expired),
+            (S::Confirmed, E::Submit) => Ok(S::Submitted),
+            (S::Confirmed | S::Submitted, E::Fail) => Ok(S::Failed),
+            (S::Submitted, E::Execute) => Ok(S::Executed),
+            (from, event) => Err(TransitionRefused { from, event }),
+        }
+    }
+
+    /// No event moves an intent out of a terminal state.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Self::Executed | Self::Failed | Self::Rejected | Self::Expired
+        )
+    }
+
+    /// Whether the intent's amount counts against the daily limit: from creation on, until it is
+    /// rejected, expires or fails.
+    pub fn holds_daily_allowance(self) -> bool {
+        matches!(
+            self,
+            Self::PendingConfirmation | Self::Confirmed | Self::Submitted | Self::Executed
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PendingConfirmation => "pending_confirmation",
+            Self::Confirmed => "confirmed",
+            Self::Submitted => "submitted",
+            Self::Executed => "executed",
+            Self::Failed => "failed",
+            Self::Rejected => "rejected",
+            Self::Expired => "expired",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == name)
+    }
+}
+
+impl fmt::Display for IntentStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for IntentEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Confirm => "be confirmed",
+            Self::Reject => "be rejected",
+            Self::Expire => "expire",
+            Self::Submit => "be submitted",
+            Self::Execute => "be executed",
+            Self::Fail => "fail",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use IntentEvent as E;
+    use IntentStatus as S;
+
+    const EVENTS: [IntentEvent; 6] = [
+        E::Confirm,
+        E::Reject,
+        E::Expire,
+        E::Submit,
+        E::Execute,
+        E::Fail,
+    ];
+
+    /// The guide's transitions, written out as data to check the code against.
+    const ALLOWED: [(IntentStatus, IntentEvent, IntentStatus); 7] = [
+        (S::PendingConfirmation, E::Confirm, S::Confirmed),
+        (S::PendingConfirmation, E::Reject, S::Rejected),
+        (S::PendingConfirmation, E::Expire, S::Expired),
+        (S::Confirmed, E::Submit, S::Submitted),
+        (S::Confirmed, E::Fail, S::Failed),
+        (S::Submitted, E::Execute, S::Executed),
+        (S::Submitted, E::Fail, S::Failed),
+    ];
+
+    #[test]
+    fn exactly_the_guides_transitions_are_allowed() {
+        for from in IntentStatus::ALL {
+            for event in EVENTS {
+                let expected = ALLOWED
+                    .iter()
+                    .find(|(f, e, _)| *f == from && *e == event)
+                    .map(|(_, _, to)| *to);
+                match expected {
+                    Some(to) => assert_eq!(from.apply(event), Ok(to)),
+                    None => assert_eq!(from.apply(event), Err(TransitionRefused { from, event })),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for status in IntentStatus::ALL {
+            assert_eq!(IntentStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(IntentStatus::parse("PENDING"), None);
+    }
+
+    #[test]
+    fn a_refusal_says_what_was_attempted() {
+        let refused = S::Executed.apply(E::Confirm).expect_err("terminal");
+        assert_eq!(refused.to_string(), "a executed intent cannot be confirmed");
+    }
+
+    fn event() -> impl Strategy<Value = IntentEvent> {
+        proptest::sample::select(EVENTS.to_vec())
+    }
+
+    proptest! {
+        /// Walking any sequence of events from a new intent, applying those that are allowed:
+        /// terminal states absorb everything, an executed intent was confirmed and submitted
+        /// first, and the daily allowance is released exactly on reject, expire or fail.
+        #[test]
+        fn random_event_sequences_respect_the_invariants(events in proptest::collection::vec(event(), 0..40)) {
+            let mut status = S::PendingConfirmation;
+            let mut visited = vec![status];
+            for event in events {
+                match status.apply(event) {
+                    Ok(next) => {
+                        prop_assert!(!status.is_terminal());
+                        prop_assert!(ALLOWED.contains(&(status, event, next)));
+                        if status.holds_daily_allowance() && !next.holds_daily_allowance() {
+                            prop_assert!(matches!(next, S::Rejected | S::Expired | S::Failed));
+                        }
+                        prop_assert!(status.holds_daily_allowance() || !next.holds_daily_allowance());
+                        status = next;
+                        visited.push(status);
+                    }
+                    Err(refused) => {
+                        prop_assert_eq!(refused, TransitionRefused { from: status, event });
+                    }
+                }
+            }
+            if status == S::Executed {
+                prop_assert_eq!(&visited[..], &[S::PendingConfirmation, S::Confirmed, S::Submitted, S::Executed][..]);
+            }
+            prop_assert!(visited.len() <= 4, "no path is longer than pending, confirmed, submitted, final");
+        }
+    }
+}

@@ -1,0 +1,417 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use domain::{
+    evaluate_transfer, AgentId, AgentKey, AtomicAmount, CursorPosition, EvmAddress, IntentEvent,
+    IntentStatus, Label, PolicyChange, PolicyViolation, TransitionRefused, U256,
+};
+use ports::{
+    Admission, AdmissionError, AgentStore, IntentFilter, IntentStore, NewAgent, NewTransferIntent,
+    NewWallet, PolicyAsset, SpendPolicyRecord, TransitionError,
+};
+use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
+use test_support::TestDatabase;
+use uuid::Uuid;
+
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+struct Fixture {
+    _database: TestDatabase,
+    agents: PgAgentStore,
+    intents: Arc<PgIntentStore>,
+}
+
+async fn fixture() -> Fixture {
+    let database = TestDatabase::new().await;
+    let pool = Database::connect(
+        database.url(),
+        PoolSettings {
+            max_size: 24,
+            ..PoolSettings::default()
+        },
+    )
+    .expect("pool");
+    Fixture {
+        agents: PgAgentStore::new(pool.clone()),
+        intents: Arc::new(PgIntentStore::new(pool)),
+        _database: database,
+    }
+}
+
+fn usdc() -> PolicyAsset {
+    PolicyAsset {
+        asset: "USDC".into(),
+        chain: "base".into(),
+        decimals: 6,
+        token_address: Some(EvmAddress::from_bytes([0xaa; 20])),
+    }
+}
+
+fn address(last: u8) -> EvmAddress {
+    let mut bytes = [0x22u8; 20];
+    bytes[19] = last;
+    EvmAddress::from_bytes(bytes)
+}
+
+fn amount(digits: &str) -> AtomicAmount {
+    AtomicAmount::parse(digits).expect("valid")
+}
+
+async fn new_agent(fixture: &Fixture, seed: u8, wallet: bool) -> AgentId {
+    let id = AgentId(Uuid::now_v7());
+    let wallet = wallet.then(|| NewWallet {
+        provider: "local".into(),
+        chain: "base".into(),
+        address: address(seed),
+        custody: "self_custodial".into(),
+        sealed_key: vec![seed],
+        policy_asset: usdc(),
+    });
+    fixture
+        .agents
+        .create(NewAgent {
+            id,
+            sponsor: "acme".into(),
+            label: Some(Label::parse("payer").expect("valid")),
+            key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
+            phone_number: None,
+            email_inbox: None,
+            wallet,
+        })
+        .await
+        .expect("agent");
+    id
+}
+
+fn send(agent: AgentId, value: &str, key: Option<&str>) -> NewTransferIntent {
+    NewTransferIntent {
+        id: Uuid::now_v7(),
+        agent_id: agent,
+        asset: "USDC".into(),
+        chain: "base".into(),
+        token_address: usdc().token_address,
+        recipient: address(99),
+        amount: amount(value),
+        idempotency_key: key.map(str::to_owned),
+    }
+}
+
+/// The production check: the domain's policy evaluation.
+fn policy_check(
+    recipient: EvmAddress,
+    value: AtomicAmount,
+) -> impl Fn(&SpendPolicyRecord, U256) -> Result<(), PolicyViolation> {
+    move |policy, held| {
+        evaluate_transfer(&policy.limits, &policy.allowlist, &recipient, value, held)
+    }
+}
+
+async fn admit(fixture: &Fixture, intent: NewTransferIntent) -> Result<Admission, AdmissionError> {
+    let check = policy_check(intent.recipient, intent.amount);
+    fixture.intents.admit(intent, DAY, &check).await
+}
+
+async fn set_daily(fixture: &Fixture, agent: AgentId, daily: &str) {
+    let change = PolicyChange {
+        max_daily: Some(Some(amount(daily))),
+        ..PolicyChange::default()
+    };
+    fixture
+        .agents
+        .update_policy(agent, usdc(), change)
+        .await
+        .expect("policy")
+        .expect("wallet");
+}
+
+#[tokio::test]
+async fn an_admitted_intent_is_pending_with_nothing_executed() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 1, true).await;
+    let Admission::Created(intent) = admit(&fixture, send(agent, "5", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!("expected a new intent");
+    };
+    assert_eq!(intent.status, IntentStatus::PendingConfirmation);
+    assert_eq!(
+        (intent.tx_hash, intent.failure_reason, intent.confirmed_at),
+        (None, None, None)
+    );
+    assert_eq!(intent.amount, amount("5"));
+    assert_eq!(intent.recipient, address(99));
+    assert_eq!(
+        fixture
+            .intents
+            .find(intent.id)
+            .await
+            .expect("find")
+            .map(|i| i.id),
+        Some(intent.id)
+    );
+}
+
+#[tokio::test]
+async fn an_agent_without_wallet_cannot_send() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 2, false).await;
+    assert_eq!(
+        admit(&fixture, send(agent, "5", None)).await,
+        Err(AdmissionError::NoWallet)
+    );
+}
+
+#[tokio::test]
+async fn the_daily_limit_counts_held_intents_and_releases_rejected_ones() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 3, true).await;
+    set_daily(&fixture, agent, "10").await;
+    let Admission::Created(first) = admit(&fixture, send(agent, "6", None))
+        .await
+        .expect("first")
+    else {
+        panic!()
+    };
+    let refused = admit(&fixture, send(agent, "5", None)).await;
+    assert!(
+        matches!(refused, Err(AdmissionError::Refused(PolicyViolation::ExceedsDailyMax { available, .. })) if available == U256::from(4)),
+        "{refused:?}"
+    );
+    fixture
+        .intents
+        .transition(first.id, IntentEvent::Reject, Some("not today".into()))
+        .await
+        .expect("rejected");
+    assert!(
+        admit(&fixture, send(agent, "10", None)).await.is_ok(),
+        "the rejected amount was released"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_send_stores_nothing() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 4, true).await;
+    let change = PolicyChange {
+        max_per_tx: Some(Some(amount("3"))),
+        ..PolicyChange::default()
+    };
+    fixture
+        .agents
+        .update_policy(agent, usdc(), change)
+        .await
+        .expect("policy");
+    assert!(admit(&fixture, send(agent, "4", Some("k"))).await.is_err());
+    assert!(fixture
+        .intents
+        .page(agent, None, 10)
+        .await
+        .expect("page")
+        .is_empty());
+    assert!(
+        admit(&fixture, send(agent, "3", Some("k"))).await.is_ok(),
+        "the key was not consumed"
+    );
+}
+
+#[tokio::test]
+async fn an_idempotency_key_replays_the_original_or_conflicts() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 5, true).await;
+    let Admission::Created(original) = admit(&fixture, send(agent, "7", Some("pay-1")))
+        .await
+        .expect("first")
+    else {
+        panic!()
+    };
+    let replay = admit(&fixture, send(agent, "7", Some("pay-1")))
+        .await
+        .expect("replayed");
+    assert_eq!(replay, Admission::Replayed(original.clone()));
+    let mismatch = admit(&fixture, send(agent, "8", Some("pay-1"))).await;
+    assert_eq!(
+        mismatch,
+        Err(AdmissionError::IdempotencyMismatch {
+            original: original.id
+        })
+    );
+    let other_agent = new_agent(&fixture, 6, true).await;
+    assert!(
+        matches!(
+            admit(&fixture, send(other_agent, "8", Some("pay-1"))).await,
+            Ok(Admission::Created(_))
+        ),
+        "keys are scoped to the agent"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 7, true).await;
+    set_daily(&fixture, agent, "10").await;
+    let tasks: Vec<_> = (0..40)
+        .map(|_| {
+            let intents = fixture.intents.clone();
+            tokio::spawn(async move {
+                let intent = send(agent, "1", None);
+                let check = policy_check(intent.recipient, intent.amount);
+                intents.admit(intent, DAY, &check).await
+            })
+        })
+        .collect();
+    let mut admitted = 0;
+    for task in tasks {
+        match task.await.expect("task") {
+            Ok(Admission::Created(_)) => admitted += 1,
+            Err(AdmissionError::Refused(PolicyViolation::ExceedsDailyMax { .. })) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(admitted, 10);
+}
+
+#[tokio::test]
+async fn concurrent_first_uses_of_one_key_make_one_intent() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 8, true).await;
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let intents = fixture.intents.clone();
+            tokio::spawn(async move {
+                let intent = send(agent, "2", Some("same"));
+                let check = policy_check(intent.recipient, intent.amount);
+                intents
+                    .admit(intent, DAY, &check)
+                    .await
+                    .expect("admitted or replayed")
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for task in tasks {
+        ids.push(match task.await.expect("task") {
+            Admission::Created(intent) | Admission::Replayed(intent) => intent.id,
+        });
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 1);
+    assert_eq!(
+        fixture
+            .intents
+            .page(agent, None, 100)
+            .await
+            .expect("page")
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn pages_run_newest_first_without_gaps_or_repeats() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 9, true).await;
+    let mut created = Vec::new();
+    for _ in 0..7 {
+        if let Admission::Created(intent) = admit(&fixture, send(agent, "1", None))
+            .await
+            .expect("admitted")
+        {
+            created.push(intent.id);
+        }
+    }
+    created.reverse();
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = fixture.intents.page(agent, after, 3).await.expect("page");
+        seen.extend(page.iter().map(|intent| intent.id));
+        match page.last() {
+            Some(last) if page.len() == 3 => {
+                after = Some(CursorPosition {
+                    created_at_micros: i64::try_from(last.created_at.unix_timestamp_nanos() / 1000)
+                        .expect("fits"),
+                    id: last.id,
+                });
+            }
+            _ => break,
+        }
+    }
+    assert_eq!(seen, created);
+    let other = new_agent(&fixture, 10, true).await;
+    assert!(
+        fixture
+            .intents
+            .page(other, None, 10)
+            .await
+            .expect("page")
+            .is_empty(),
+        "no intent of another agent"
+    );
+}
+
+#[tokio::test]
+async fn transitions_follow_the_state_machine_and_record_their_times() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 11, true).await;
+    let Admission::Created(intent) = admit(&fixture, send(agent, "1", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!()
+    };
+    let confirmed = fixture
+        .intents
+        .transition(intent.id, IntentEvent::Confirm, None)
+        .await
+        .expect("confirmed");
+    assert_eq!(confirmed.status, IntentStatus::Confirmed);
+    assert!(confirmed.confirmed_at.is_some());
+    let refused = fixture
+        .intents
+        .transition(intent.id, IntentEvent::Reject, Some("late".into()))
+        .await;
+    assert_eq!(
+        refused,
+        Err(TransitionError::Refused(TransitionRefused {
+            from: IntentStatus::Confirmed,
+            event: IntentEvent::Reject
+        }))
+    );
+    let failed = fixture
+        .intents
+        .transition(intent.id, IntentEvent::Fail, Some("reverted".into()))
+        .await
+        .expect("failed");
+    assert_eq!(
+        (failed.status, failed.failure_reason.as_deref()),
+        (IntentStatus::Failed, Some("reverted"))
+    );
+    let missing = Uuid::now_v7();
+    assert_eq!(
+        fixture
+            .intents
+            .transition(missing, IntentEvent::Confirm, None)
+            .await,
+        Err(TransitionError::NotFound(missing))
+    );
+    let listed = fixture
+        .intents
+        .list(IntentFilter {
+            agent: Some(agent),
+            status: Some(IntentStatus::Failed),
+        })
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 1);
+    assert!(fixture
+        .intents
+        .list(IntentFilter {
+            agent: None,
+            status: Some(IntentStatus::Confirmed)
+        })
+        .await
+        .expect("list")
+        .is_empty());
+}
