@@ -6,3 +6,4 @@ mod harness;
 mod me;
 mod ops;
 mod routing;
+mod wallet;

@@ -179,9 +179,16 @@ impl ProvisioningConfig {
     }
 }
 
+/// Derivation input of the sandbox cursor secret: cursors are tamper-evident, not confidential,
+/// and every query is scoped to the caller, so a well-known secret is acceptable on the sandbox.
+const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret v1";
+
 /// Settings of the HTTP server.
 pub struct ServerConfig {
     pub database: DatabaseConfig,
+    pub provisioning: ProvisioningConfig,
+    /// HMAC key of page cursors; shared by every instance so any of them reads any cursor.
+    pub cursor_secret: SecretString,
     pub bind_addr: SocketAddr,
     pub log_format: LogFormat,
     pub shutdown_timeout: Duration,
@@ -203,8 +210,27 @@ impl ServerConfig {
                 })
             }
         };
+        if env.get("EVM_RPC_URL").is_some() {
+            return Err(ConfigError::Invalid {
+                name: "EVM_RPC_URL",
+                reason: "this build has no on-chain client yet; unset it to use the sandbox chain"
+                    .into(),
+            });
+        }
+        let cursor_secret = match env.get("CURSOR_SECRET") {
+            Some(secret) if secret.len() < 32 => {
+                return Err(ConfigError::Invalid {
+                    name: "CURSOR_SECRET",
+                    reason: "must be at least 32 characters".into(),
+                })
+            }
+            Some(secret) => secret.to_owned(),
+            None => hex::encode(Sha256::digest(SANDBOX_CURSOR_SECRET_SEED)),
+        };
         Ok(Self {
             database: DatabaseConfig::from_env(env)?,
+            provisioning: ProvisioningConfig::from_env(env)?,
+            cursor_secret: SecretString::from(cursor_secret),
             bind_addr: env.parsed(
                 "BIND_ADDR",
                 DEFAULT_BIND_ADDR.parse().expect("valid default"),
@@ -212,6 +238,12 @@ impl ServerConfig {
             log_format,
             shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
         })
+    }
+}
+
+impl ServerConfig {
+    pub fn cursor_secret(&self) -> &[u8] {
+        self.cursor_secret.expose_secret().as_bytes()
     }
 }
 
@@ -266,6 +298,32 @@ mod tests {
             error,
             Some(ConfigError::Invalid {
                 name: "DATABASE_URL",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_short_cursor_secret_and_an_unsupported_rpc_are_named() {
+        let short =
+            ServerConfig::from_env(&Environment::from_pairs([URL, ("CURSOR_SECRET", "short")]))
+                .err();
+        assert!(matches!(
+            short,
+            Some(ConfigError::Invalid {
+                name: "CURSOR_SECRET",
+                ..
+            })
+        ));
+        let rpc = ServerConfig::from_env(&Environment::from_pairs([
+            URL,
+            ("EVM_RPC_URL", "http://127.0.0.1:8545"),
+        ]))
+        .err();
+        assert!(matches!(
+            rpc,
+            Some(ConfigError::Invalid {
+                name: "EVM_RPC_URL",
                 ..
             })
         ));

@@ -109,6 +109,7 @@ async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     let database = wiring::open_database(&config.database).await?;
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),
+        wallets: wiring::wallet_service(&database, &config.provisioning, config.cursor_secret()),
         database: Arc::new(database),
         metrics: Metrics::new(),
     });

@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, ControlPlane};
+use app::{AgentService, ControlPlane, NativeAsset, WalletService};
+use domain::CursorCodec;
 use email::SandboxInboxProvisioner;
 use evm::LocalKeyVault;
 use ports::{AgentStore, PolicyAsset};
-use postgres_store::{Database, PgAgentStore};
+use postgres_store::{Database, PgAgentStore, PgIntentStore, PgSandboxChain};
 use sms::SandboxNumberProvisioner;
 
 use crate::config::{DatabaseConfig, ProvisioningConfig};
@@ -32,18 +33,48 @@ pub fn agent_service(database: &Database) -> AgentService {
     AgentService::new(agent_store(database))
 }
 
+/// USDC on Base: the one asset wallets send and spend policies govern.
+fn usdc(config: &ProvisioningConfig) -> PolicyAsset {
+    PolicyAsset {
+        asset: "USDC".to_owned(),
+        chain: "base".to_owned(),
+        decimals: 6,
+        token_address: Some(config.usdc_token_address),
+    }
+}
+
+pub fn wallet_service(
+    database: &Database,
+    config: &ProvisioningConfig,
+    cursor_secret: &[u8],
+) -> WalletService {
+    WalletService::new(
+        agent_store(database),
+        Arc::new(PgIntentStore::new(database.clone())),
+        Arc::new(PgSandboxChain::new(database.clone())),
+        CursorCodec::new(cursor_secret),
+        usdc(config),
+        NativeAsset {
+            symbol: "ETH".to_owned(),
+            decimals: 18,
+        },
+    )
+}
+
+/// The sandbox chain, for operators crediting sandbox balances.
+pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
+    PgSandboxChain::new(database.clone())
+}
+
 pub fn control_plane(database: &Database, config: ProvisioningConfig) -> ControlPlane {
+    let asset = usdc(&config);
     ControlPlane::new(
         agent_store(database),
+        Arc::new(PgIntentStore::new(database.clone())),
         Arc::new(SandboxInboxProvisioner::new(config.email_domain)),
         Arc::new(SandboxNumberProvisioner),
         Arc::new(LocalKeyVault::new(config.wallet_master_key)),
-        PolicyAsset {
-            asset: "USDC".to_owned(),
-            chain: "base".to_owned(),
-            decimals: 6,
-            token_address: Some(config.usdc_token_address),
-        },
+        asset,
     )
 }
 

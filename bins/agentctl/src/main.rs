@@ -8,8 +8,12 @@ use agent_runtime::wiring;
 use anyhow::Context;
 use app::{ControlPlane, CreateAgent, IssuedKey};
 use clap::{Args, Parser, Subcommand};
-use domain::{AgentId, Allowlist, AllowlistChange, AtomicAmount, EvmAddress, Label, PolicyChange};
-use http_api::dto::{AgentResponse, SpendPolicyOut};
+use domain::{
+    AgentId, Allowlist, AllowlistChange, AtomicAmount, EvmAddress, IntentStatus, Label,
+    PolicyChange,
+};
+use http_api::dto::{AgentResponse, SpendPolicyOut, TransferIntentOut};
+use ports::{IntentFilter, TransferIntentRecord};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -35,6 +39,12 @@ enum Command {
     /// Set or show the spend policy of an agent's wallet.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// List transfer intents; confirm or reject pending ones.
+    #[command(subcommand)]
+    Intents(IntentsCommand),
+    /// Act on the sandbox providers.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Apply pending migrations and exit.
     Migrate,
 }
@@ -74,6 +84,40 @@ enum PolicyCommand {
     Set(PolicySetArgs),
     /// Show the spend policy in force.
     Show { agent_id: Uuid },
+}
+
+#[derive(Subcommand)]
+enum IntentsCommand {
+    /// List intents, newest first.
+    List {
+        #[arg(long)]
+        agent: Option<Uuid>,
+        /// pending_confirmation, confirmed, submitted, executed, failed, rejected or expired.
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// Show one intent.
+    Show { id: Uuid },
+    /// Approve a pending intent for execution on chain.
+    Confirm { id: Uuid },
+    /// Refuse a pending intent; its amount is released from the daily limit.
+    Reject {
+        id: Uuid,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Credit USDC (or, with --native, ETH) to an address on the sandbox chain.
+    Fund {
+        address: String,
+        /// Amount in atomic units (10^-6 USDC, or wei with --native).
+        amount: String,
+        #[arg(long)]
+        native: bool,
+    },
 }
 
 #[derive(Args)]
@@ -128,7 +172,62 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
         Command::Migrate => Ok(json!({ "applied": wiring::migrate(&database).await? })),
         Command::Agents(command) => agents(&control_plane(&env, &database).await?, command).await,
         Command::Policy(command) => policy(&control_plane(&env, &database).await?, command).await,
+        Command::Intents(command) => intents(&control_plane(&env, &database).await?, command).await,
+        Command::Sandbox(SandboxCommand::Fund {
+            address,
+            amount,
+            native,
+        }) => {
+            let holder =
+                EvmAddress::parse(&address).with_context(|| format!("address {address:?}"))?;
+            let amount =
+                AtomicAmount::parse(&amount).with_context(|| format!("amount {amount:?}"))?;
+            let provisioning = ProvisioningConfig::from_env(&env).context("configuration")?;
+            let token = (!native).then_some(provisioning.usdc_token_address);
+            let chain = wiring::sandbox_chain(&wiring::open_database(&database).await?);
+            let balance = chain.fund(&holder, token.as_ref(), amount).await?;
+            Ok(json!({
+                "address": holder.to_string(),
+                "asset": if native { "ETH" } else { "USDC" },
+                "token_address": token.map(|t| t.to_string()),
+                "balance_atomic": balance.to_string(),
+            }))
+        }
     }
+}
+
+async fn intents(plane: &ControlPlane, command: IntentsCommand) -> anyhow::Result<Value> {
+    Ok(match command {
+        IntentsCommand::List { agent, status } => {
+            let status = status
+                .map(|name| {
+                    IntentStatus::parse(&name)
+                        .with_context(|| format!("--status {name:?} is not an intent status"))
+                })
+                .transpose()?;
+            let listed = plane
+                .list_intents(IntentFilter {
+                    agent: agent.map(AgentId),
+                    status,
+                })
+                .await?;
+            json!(listed.iter().map(operator_view).collect::<Vec<_>>())
+        }
+        IntentsCommand::Show { id } => operator_view(&plane.show_intent(id).await?),
+        IntentsCommand::Confirm { id } => operator_view(&plane.confirm_intent(id).await?),
+        IntentsCommand::Reject { id, reason } => {
+            operator_view(&plane.reject_intent(id, reason).await?)
+        }
+    })
+}
+
+/// The API's view of an intent plus what only an operator needs: whose it is.
+fn operator_view(intent: &TransferIntentRecord) -> Value {
+    let mut view = json!(TransferIntentOut::from(intent));
+    view["agent_id"] = json!(intent.agent_id.0);
+    view["wallet_id"] = json!(intent.wallet_id);
+    view["idempotency_key"] = json!(intent.idempotency_key);
+    view
 }
 
 async fn control_plane(

@@ -1,11 +1,13 @@
-//! The operator's side: creating agents, their keys and their spend policies.
+//! The operator's side: creating agents, their keys and spend policies, and deciding on
+//! transfer intents.
 
 use std::sync::Arc;
 
-use domain::{AgentId, AgentKey, Label, PolicyChange};
+use domain::{AgentId, AgentKey, IntentEvent, Label, PolicyChange};
 use ports::{
-    AgentProfile, AgentStore, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
-    NewWallet, NumberProvisioner, PolicyAsset, ProviderError, SpendPolicyRecord, StoreError,
+    AgentProfile, AgentStore, InboxProvisioner, IntentFilter, IntentStore, KeyVault, NewAgent,
+    NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, PolicyAsset, ProviderError,
+    SpendPolicyRecord, StoreError, TransferIntentRecord, TransitionError,
 };
 use uuid::Uuid;
 
@@ -61,6 +63,7 @@ pub enum PolicyError {
 
 pub struct ControlPlane {
     store: Arc<dyn AgentStore>,
+    intents: Arc<dyn IntentStore>,
     inboxes: Arc<dyn InboxProvisioner>,
     numbers: Arc<dyn NumberProvisioner>,
     vault: Arc<dyn KeyVault>,
@@ -71,6 +74,7 @@ pub struct ControlPlane {
 impl ControlPlane {
     pub fn new(
         store: Arc<dyn AgentStore>,
+        intents: Arc<dyn IntentStore>,
         inboxes: Arc<dyn InboxProvisioner>,
         numbers: Arc<dyn NumberProvisioner>,
         vault: Arc<dyn KeyVault>,
@@ -78,6 +82,7 @@ impl ControlPlane {
     ) -> Self {
         Self {
             store,
+            intents,
             inboxes,
             numbers,
             vault,
@@ -242,6 +247,40 @@ impl ControlPlane {
             Err(store) => PolicyError::Store(store),
         }
     }
+
+    /// Intents matching `filter`, newest first.
+    pub async fn list_intents(
+        &self,
+        filter: IntentFilter,
+    ) -> Result<Vec<TransferIntentRecord>, StoreError> {
+        self.intents.list(filter).await
+    }
+
+    pub async fn show_intent(&self, id: Uuid) -> Result<TransferIntentRecord, TransitionError> {
+        self.intents
+            .find(id)
+            .await?
+            .ok_or(TransitionError::NotFound(id))
+    }
+
+    /// Approves a pending intent for execution.
+    pub async fn confirm_intent(&self, id: Uuid) -> Result<TransferIntentRecord, TransitionError> {
+        self.intents
+            .transition(id, IntentEvent::Confirm, None)
+            .await
+    }
+
+    /// Refuses a pending intent; its amount no longer counts against the daily limit.
+    pub async fn reject_intent(
+        &self,
+        id: Uuid,
+        reason: Option<String>,
+    ) -> Result<TransferIntentRecord, TransitionError> {
+        let reason = reason.unwrap_or_else(|| "rejected by operator".to_owned());
+        self.intents
+            .transition(id, IntentEvent::Reject, Some(reason))
+            .await
+    }
 }
 
 #[cfg(test)]
@@ -250,8 +289,8 @@ mod tests {
     use domain::{AgentKeyHash, EmailAddress, EvmAddress, PhoneNumber};
     use mockall::predicate::eq;
     use ports::{
-        AgentRecord, MockAgentStore, MockInboxProvisioner, MockKeyVault, MockNumberProvisioner,
-        ProvisionedInbox, ProvisionedNumber, SealedWalletKey,
+        AgentRecord, MockAgentStore, MockInboxProvisioner, MockIntentStore, MockKeyVault,
+        MockNumberProvisioner, ProvisionedInbox, ProvisionedNumber, SealedWalletKey,
     };
     use std::sync::Mutex;
     use time::OffsetDateTime;
@@ -291,6 +330,7 @@ mod tests {
     ) -> ControlPlane {
         ControlPlane::new(
             Arc::new(store),
+            Arc::new(MockIntentStore::new()),
             Arc::new(inboxes),
             Arc::new(numbers),
             Arc::new(vault),
@@ -548,6 +588,27 @@ mod tests {
             plane.set_policy(id, PolicyChange::default()).await,
             Err(PolicyError::NoWallet(x)) if x == id
         ));
+    }
+
+    #[tokio::test]
+    async fn a_rejection_always_records_a_reason() {
+        let mut intents = MockIntentStore::new();
+        intents
+            .expect_transition()
+            .withf(|_, event, reason| {
+                *event == IntentEvent::Reject && reason.as_deref() == Some("rejected by operator")
+            })
+            .times(1)
+            .returning(|id, _, _| Err(TransitionError::NotFound(id)));
+        let plane = ControlPlane::new(
+            Arc::new(MockAgentStore::new()),
+            Arc::new(intents),
+            Arc::new(MockInboxProvisioner::new()),
+            Arc::new(MockNumberProvisioner::new()),
+            Arc::new(MockKeyVault::new()),
+            usdc(),
+        );
+        assert!(plane.reject_intent(Uuid::now_v7(), None).await.is_err());
     }
 
     #[tokio::test]

@@ -3,10 +3,16 @@
 
 pub mod agents;
 pub mod control_plane;
+pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
 pub use control_plane::{
     AgentLookupError, ControlPlane, CreateAgent, CreateAgentError, IssuedKey, PolicyError,
+};
+
+pub use wallet::{
+    AssetBalance, BalanceError, IntentPage, ListIntentsError, NativeAsset, SendError, SendRequest,
+    WalletBalances, WalletError, WalletService, DAILY_WINDOW,
 };
 
 use domain::AgentKey;

@@ -1,6 +1,9 @@
 //! Response bodies of the runtime API, field for field as the spec names them.
 
-use ports::{AgentProfile, EmailInboxRecord, PhoneNumberRecord, SpendPolicyRecord, WalletRecord};
+use ports::{
+    AgentProfile, EmailInboxRecord, PhoneNumberRecord, SpendPolicyRecord, TransferIntentRecord,
+    WalletRecord,
+};
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -52,20 +55,12 @@ pub struct WalletOut {
     pub created_at: OffsetDateTime,
 }
 
+/// The spend policy nested in a wallet: the effective policy plus its id.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SpendPolicyOut {
     pub id: Uuid,
-    pub asset: String,
-    pub chain: String,
-    pub decimals: u8,
-    /// `null` for the chain's native asset.
-    pub token_address: Option<String>,
-    /// Integer in atomic units; `null` when no limit is configured.
-    pub max_per_tx_atomic: Option<String>,
-    /// Integer in atomic units; `null` when no limit is configured.
-    pub max_daily_atomic: Option<String>,
-    /// `null` when no allowlist is configured.
-    pub allowlisted_addresses: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub policy: SpendPolicyResponse,
 }
 
 impl From<&AgentProfile> for AgentResponse {
@@ -125,6 +120,37 @@ impl From<&SpendPolicyRecord> for SpendPolicyOut {
     fn from(policy: &SpendPolicyRecord) -> Self {
         Self {
             id: policy.id,
+            policy: SpendPolicyResponse::from(policy),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WalletAddressResponse {
+    /// EIP-55 checksummed.
+    pub address: String,
+    pub chain: String,
+}
+
+/// The effective spend policy; `null` where a rule is not configured.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpendPolicyResponse {
+    pub asset: String,
+    pub chain: String,
+    pub decimals: u8,
+    /// `null` for the chain's native asset.
+    pub token_address: Option<String>,
+    /// Integer in atomic units; `null` when no limit is configured.
+    pub max_per_tx_atomic: Option<String>,
+    /// Integer in atomic units; `null` when no limit is configured.
+    pub max_daily_atomic: Option<String>,
+    /// `null` when no allowlist is configured; an empty list allows no recipient.
+    pub allowlisted_addresses: Option<Vec<String>>,
+}
+
+impl From<&SpendPolicyRecord> for SpendPolicyResponse {
+    fn from(policy: &SpendPolicyRecord) -> Self {
+        Self {
             asset: policy.asset.asset.clone(),
             chain: policy.asset.chain.clone(),
             decimals: policy.asset.decimals,
@@ -137,4 +163,123 @@ impl From<&SpendPolicyRecord> for SpendPolicyOut {
                 .map(|addresses| addresses.iter().map(ToString::to_string).collect()),
         }
     }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WalletAssetBalance {
+    pub asset: String,
+    pub chain: String,
+    pub decimals: u8,
+    /// Integer in atomic units.
+    pub amount_atomic: String,
+    /// The same amount as an exact decimal string.
+    pub formatted_amount: String,
+    pub symbol: String,
+    /// `null` for the native asset.
+    pub token_address: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WalletBalanceResponse {
+    pub wallet_id: String,
+    pub address: String,
+    pub chain: String,
+    pub assets: Vec<WalletAssetBalance>,
+}
+
+impl From<&app::WalletBalances> for WalletBalanceResponse {
+    fn from(balances: &app::WalletBalances) -> Self {
+        Self {
+            wallet_id: balances.wallet.id.to_string(),
+            address: balances.wallet.address.to_string(),
+            chain: balances.wallet.chain.clone(),
+            assets: balances
+                .assets
+                .iter()
+                .map(|asset| WalletAssetBalance {
+                    asset: asset.asset.clone(),
+                    chain: asset.chain.clone(),
+                    decimals: asset.decimals,
+                    amount_atomic: asset.amount.to_string(),
+                    formatted_amount: domain::format_units(asset.amount, asset.decimals),
+                    symbol: asset.symbol.clone(),
+                    token_address: asset.token_address.map(|a| a.to_string()),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TransferIntentOut {
+    pub id: Uuid,
+    /// pending_confirmation, confirmed, submitted, executed, failed, rejected or expired.
+    pub status: String,
+    pub asset: String,
+    pub chain: String,
+    /// EIP-55 checksummed.
+    pub recipient_address: String,
+    /// Integer in atomic units.
+    pub amount_atomic: String,
+    pub token_address: Option<String>,
+    /// `null` until the transaction is signed.
+    pub tx_hash: Option<String>,
+    pub failure_reason: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub updated_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub confirmed_at: Option<OffsetDateTime>,
+}
+
+impl From<&TransferIntentRecord> for TransferIntentOut {
+    fn from(intent: &TransferIntentRecord) -> Self {
+        Self {
+            id: intent.id,
+            status: intent.status.as_str().to_owned(),
+            asset: intent.asset.clone(),
+            chain: intent.chain.clone(),
+            recipient_address: intent.recipient.to_string(),
+            amount_atomic: intent.amount.to_string(),
+            token_address: intent.token_address.map(|a| a.to_string()),
+            tx_hash: intent.tx_hash.clone(),
+            failure_reason: intent.failure_reason.clone(),
+            created_at: intent.created_at,
+            updated_at: intent.updated_at,
+            confirmed_at: intent.confirmed_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TransferIntentPage {
+    pub items: Vec<TransferIntentOut>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+fn default_asset() -> String {
+    "USDC".to_owned()
+}
+
+fn default_chain() -> String {
+    "base".to_owned()
+}
+
+#[derive(Debug, serde::Deserialize, ToSchema)]
+pub struct WalletSendRequest {
+    /// Recipient address: 0x and 40 hex digits; mixed case must pass the EIP-55 checksum.
+    pub to: String,
+    /// Integer in atomic units, greater than zero, at most 2^256 - 1.
+    pub amount_atomic: String,
+    #[serde(default = "default_asset")]
+    #[schema(default = "USDC")]
+    pub asset: String,
+    #[serde(default = "default_chain")]
+    #[schema(default = "base")]
+    pub chain: String,
+    /// Client-chosen, 1 to 255 characters; a reuse with other parameters returns 409.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
 }

@@ -18,8 +18,9 @@ pub struct ValidationItem {
     #[schema(value_type = Object)]
     pub input: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Boxed: most items have none, and a small item keeps `Result<_, ValidationItem>` small.
     #[schema(value_type = Option<Object>)]
-    pub ctx: Option<Value>,
+    pub ctx: Option<Box<Value>>,
 }
 
 impl ValidationItem {
@@ -34,7 +35,7 @@ impl ValidationItem {
     }
 
     pub fn with_ctx(mut self, ctx: Value) -> Self {
-        self.ctx = Some(ctx);
+        self.ctx = Some(Box::new(ctx));
         self
     }
 }
@@ -55,8 +56,17 @@ pub struct ValidationErrorBody {
 pub enum ApiError {
     #[error("Invalid agent key")]
     InvalidKey,
+    /// A business rule refused the request (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The key is valid but the action is not permitted, e.g. by the spend policy (403).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("Not Found")]
     NotFound,
+    /// The request conflicts with stored state, e.g. a reused idempotency key (409).
+    #[error("{0}")]
+    Conflict(String),
     #[error("Method Not Allowed")]
     MethodNotAllowed,
     #[error("request validation failed")]
@@ -73,7 +83,10 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::InvalidKey => StatusCode::UNAUTHORIZED,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -99,7 +112,11 @@ impl ResponseError for ApiError {
             Self::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
             }
-            Self::NotFound | Self::MethodNotAllowed => {}
+            Self::BadRequest(_)
+            | Self::Forbidden(_)
+            | Self::NotFound
+            | Self::Conflict(_)
+            | Self::MethodNotAllowed => {}
         }
         response.json(ErrorBody {
             detail: self.to_string(),

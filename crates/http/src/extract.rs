@@ -192,6 +192,132 @@ fn json_error_reason(error: &serde_json::Error) -> String {
     }
 }
 
+/// The query string as name/value pairs; a repeated name keeps its last value, as FastAPI does.
+pub struct QueryParams(Vec<(String, String)>);
+
+impl FromRequest for QueryParams {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let pairs = serde_urlencoded::from_str::<Vec<(String, String)>>(request.query_string())
+            .unwrap_or_default();
+        std::future::ready(Ok(QueryParams(pairs)))
+    }
+}
+
+impl QueryParams {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// An integer parameter within `min..=max`, `default` when absent; pydantic's errors otherwise.
+    pub fn integer(
+        &self,
+        name: &str,
+        default: i64,
+        min: i64,
+        max: i64,
+    ) -> Result<i64, ValidationItem> {
+        let Some(raw) = self.get(name) else {
+            return Ok(default);
+        };
+        let loc = vec![json!("query"), json!(name)];
+        let value: i64 = raw.trim().parse().map_err(|_| {
+            ValidationItem::new(
+                "int_parsing",
+                loc.clone(),
+                "Input should be a valid integer, unable to parse string as an integer",
+                json!(raw),
+            )
+        })?;
+        if value < min {
+            return Err(ValidationItem::new(
+                "greater_than_equal",
+                loc,
+                format!("Input should be greater than or equal to {min}"),
+                json!(raw),
+            )
+            .with_ctx(json!({ "ge": min })));
+        }
+        if value > max {
+            return Err(ValidationItem::new(
+                "less_than_equal",
+                loc,
+                format!("Input should be less than or equal to {max}"),
+                json!(raw),
+            )
+            .with_ctx(json!({ "le": max })));
+        }
+        Ok(value)
+    }
+}
+
+/// Gathers every validation failure of a request, so one 422 lists them all.
+#[derive(Default)]
+pub struct Validation(Vec<ValidationItem>);
+
+impl Validation {
+    /// The value if `result` holds one; otherwise records the failure.
+    pub fn check<T>(&mut self, result: Result<T, ValidationItem>) -> Option<T> {
+        result.map_err(|item| self.0.push(item)).ok()
+    }
+
+    /// `Ok` with no failures recorded, else the 422.
+    pub fn finish(self) -> Result<(), ApiError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::Validation(self.0))
+        }
+    }
+}
+
+/// A body field that failed a domain rule, in pydantic's `value_error` shape.
+pub fn value_error(field: &str, input: &str, reason: impl std::fmt::Display) -> ValidationItem {
+    ValidationItem::new(
+        "value_error",
+        vec![json!("body"), json!(field)],
+        format!("Value error, {reason}"),
+        json!(input),
+    )
+}
+
+/// A string body field outside `min..=max` characters, in pydantic's shape.
+pub fn string_length(
+    field: &str,
+    input: &str,
+    min: usize,
+    max: usize,
+) -> Result<(), ValidationItem> {
+    let length = input.chars().count();
+    let loc = vec![json!("body"), json!(field)];
+    if length < min {
+        let plural = if min == 1 { "" } else { "s" };
+        return Err(ValidationItem::new(
+            "string_too_short",
+            loc,
+            format!("String should have at least {min} character{plural}"),
+            json!(input),
+        )
+        .with_ctx(json!({ "min_length": min })));
+    }
+    if length > max {
+        return Err(ValidationItem::new(
+            "string_too_long",
+            loc,
+            format!("String should have at most {max} characters"),
+            json!(input),
+        )
+        .with_ctx(json!({ "max_length": max })));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +398,51 @@ mod tests {
         ));
         assert_eq!(got[0]["type"], "extra_forbidden");
         assert_eq!(got[0]["loc"], json!(["body", "extra"]));
+    }
+
+    fn query(raw: &str) -> QueryParams {
+        QueryParams(serde_urlencoded::from_str(raw).expect("query"))
+    }
+
+    #[test]
+    fn integers_in_the_query_follow_pydantics_rules() {
+        assert_eq!(query("").integer("limit", 20, 1, 100), Ok(20));
+        assert_eq!(
+            query("limit=7&limit=100").integer("limit", 20, 1, 100),
+            Ok(100)
+        );
+        let item = |raw| {
+            serde_json::to_value(
+                query(raw)
+                    .integer("limit", 20, 1, 100)
+                    .expect_err("invalid"),
+            )
+            .expect("json")
+        };
+        assert_eq!(
+            item("limit=abc"),
+            json!({"type": "int_parsing", "loc": ["query", "limit"], "msg": "Input should be a valid integer, unable to parse string as an integer", "input": "abc"})
+        );
+        assert_eq!(
+            item("limit=0"),
+            json!({"type": "greater_than_equal", "loc": ["query", "limit"], "msg": "Input should be greater than or equal to 1", "input": "0", "ctx": {"ge": 1}})
+        );
+        assert_eq!(
+            item("limit=101"),
+            json!({"type": "less_than_equal", "loc": ["query", "limit"], "msg": "Input should be less than or equal to 100", "input": "101", "ctx": {"le": 100}})
+        );
+    }
+
+    #[test]
+    fn string_lengths_follow_pydantics_rules() {
+        assert_eq!(string_length("k", "abc", 1, 3), Ok(()));
+        let short =
+            serde_json::to_value(string_length("k", "", 1, 3).expect_err("short")).expect("json");
+        assert_eq!(short["type"], "string_too_short");
+        assert_eq!(short["ctx"], json!({"min_length": 1}));
+        let long = serde_json::to_value(string_length("k", "abcd", 1, 3).expect_err("long"))
+            .expect("json");
+        assert_eq!(long["msg"], "String should have at most 3 characters");
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod state;
 mod telemetry;
 
 pub use errors::{ApiError, ErrorBody, ValidationItem};
-pub use extract::JsonBody;
+pub use extract::{JsonBody, QueryParams};
 pub use openapi::ApiDoc;
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};
@@ -31,6 +31,11 @@ pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceCon
         config
             .app_data(state)
             .service(resource("/v1/agents/me").route(web::get().to(routes::agents::me)))
+            .service(resource("/v1/wallet/address").route(web::get().to(routes::wallet::address)))
+            .service(resource("/v1/wallet/policy").route(web::get().to(routes::wallet::policy)))
+            .service(resource("/v1/wallet/balance").route(web::get().to(routes::wallet::balance)))
+            .service(resource("/v1/wallet/send").route(web::post().to(routes::wallet::send)))
+            .service(resource("/v1/wallet/intents").route(web::get().to(routes::wallet::intents)))
             .service(resource("/healthz").route(web::get().to(routes::ops::healthz)))
             .service(resource("/readyz").route(web::get().to(routes::ops::readyz)))
             .service(resource("/metrics").route(web::get().to(routes::ops::metrics)))

@@ -3,7 +3,11 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::dto::{AgentResponse, EmailInboxOut, PhoneNumberOut, SpendPolicyOut, WalletOut};
+use crate::dto::{
+    AgentResponse, EmailInboxOut, PhoneNumberOut, SpendPolicyOut, SpendPolicyResponse,
+    TransferIntentOut, TransferIntentPage, WalletAddressResponse, WalletAssetBalance,
+    WalletBalanceResponse, WalletOut, WalletSendRequest,
+};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 
@@ -14,13 +18,29 @@ use crate::routes;
         version = "0.1.0",
         description = "Runtime API of one software agent: identity, email inbox, phone number and wallet, behind one bearer key."
     ),
-    paths(routes::agents::me, routes::ops::healthz, routes::ops::readyz),
+    paths(
+        routes::agents::me,
+        routes::wallet::address,
+        routes::wallet::policy,
+        routes::wallet::balance,
+        routes::wallet::send,
+        routes::wallet::intents,
+        routes::ops::healthz,
+        routes::ops::readyz
+    ),
     components(schemas(
         AgentResponse,
         PhoneNumberOut,
         EmailInboxOut,
         WalletOut,
         SpendPolicyOut,
+        WalletAddressResponse,
+        SpendPolicyResponse,
+        WalletBalanceResponse,
+        WalletAssetBalance,
+        WalletSendRequest,
+        TransferIntentOut,
+        TransferIntentPage,
         ErrorBody,
         ValidationErrorBody,
         ValidationItem
@@ -28,6 +48,7 @@ use crate::routes;
     modifiers(&BearerSecurity),
     tags(
         (name = "agents", description = "The calling agent"),
+        (name = "wallet", description = "The agent's wallet on Base: balances, spend policy, transfer intents"),
         (name = "operations", description = "Liveness and readiness probes")
     )
 )]

@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
-use app::AgentService;
+use app::{AgentService, WalletService};
 use ports::DatabaseHealth;
 
 use crate::telemetry::Metrics;
 
 pub struct ApiState {
     pub agents: AgentService,
+    pub wallets: WalletService,
     pub database: Arc<dyn DatabaseHealth>,
     pub metrics: Metrics,
 }

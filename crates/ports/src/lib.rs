@@ -2,6 +2,7 @@
 //! Port signatures hold domain and std types only, never an adapter's types.
 
 pub mod agents;
+pub mod chain;
 pub mod health;
 pub mod intents;
 pub mod provisioning;
@@ -11,6 +12,7 @@ pub use agents::{
     NewPhoneNumber, NewWallet, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
     WalletRecord,
 };
+pub use chain::{ChainClient, ChainError};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionError, IntentFilter, IntentStore, NewTransferIntent,
@@ -23,6 +25,8 @@ pub use provisioning::{
 
 #[cfg(feature = "mock")]
 pub use agents::MockAgentStore;
+#[cfg(feature = "mock")]
+pub use chain::MockChainClient;
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]

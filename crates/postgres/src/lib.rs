@@ -7,9 +7,11 @@ mod errors;
 mod intents;
 mod migrate;
 mod rows;
+mod sandbox_chain;
 mod schema;
 
 pub use agents::PgAgentStore;
 pub use database::{Database, PoolSettings};
 pub use intents::PgIntentStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};
+pub use sandbox_chain::{PgSandboxChain, SANDBOX_TOKEN_DECIMALS};

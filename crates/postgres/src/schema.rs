@@ -93,6 +93,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    sandbox_balances (holder, token_address) {
+        holder -> Text,
+        token_address -> Text,
+        amount_atomic -> Numeric,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(agents -> sponsors (sponsor_id));
 diesel::joinable!(transfer_intents -> agents (agent_id));
 diesel::joinable!(transfer_intents -> wallets (wallet_id));

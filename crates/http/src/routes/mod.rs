@@ -3,3 +3,4 @@
 pub mod agents;
 pub mod fallback;
 pub mod ops;
+pub mod wallet;

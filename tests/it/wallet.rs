@@ -1,0 +1,626 @@
+//! `/v1/wallet`: the spec's wallet rules, black-box, on the sandbox chain.
+
+use serde_json::{json, Value};
+
+use crate::harness::{agentctl, create_agent, read, Server};
+use test_support::TestDatabase;
+
+const NO_WALLET: &str = "No wallet provisioned for this agent";
+const RECIPIENT: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+const OTHER_RECIPIENT: &str = "0x1111111111111111111111111111111111111111";
+
+async fn post_send(server: &Server, key: &str, body: Value) -> (u16, Value) {
+    let response = server
+        .client
+        .post(server.url("/v1/wallet/send"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    read(response).await
+}
+
+async fn wallet_agent(database: &TestDatabase) -> (String, String) {
+    let (key, agent) = create_agent(database, &["--wallet"]).await;
+    (key, agent["id"].as_str().expect("id").to_owned())
+}
+
+#[tokio::test]
+async fn every_wallet_route_says_when_there_is_no_wallet() {
+    let (server, database) = Server::start().await;
+    let (key, _) = create_agent(&database, &["--email"]).await;
+    for path in [
+        "/v1/wallet/address",
+        "/v1/wallet/policy",
+        "/v1/wallet/balance",
+        "/v1/wallet/intents",
+    ] {
+        assert_eq!(
+            server.get(path, Some(&key)).await,
+            (400, json!({"detail": NO_WALLET})),
+            "{path}"
+        );
+    }
+    let body = json!({"to": RECIPIENT, "amount_atomic": "1"});
+    assert_eq!(
+        post_send(&server, &key, body).await,
+        (400, json!({"detail": NO_WALLET}))
+    );
+}
+
+#[tokio::test]
+async fn wallet_routes_require_a_valid_key() {
+    let (server, _database) = Server::start().await;
+    for path in [
+        "/v1/wallet/address",
+        "/v1/wallet/policy",
+        "/v1/wallet/balance",
+        "/v1/wallet/intents",
+    ] {
+        assert_eq!(
+            server.get(path, None).await,
+            (401, json!({"detail": "Invalid agent key"})),
+            "{path}"
+        );
+    }
+    let (status, _) = post_send(
+        &server,
+        "ark_nope",
+        json!({"to": RECIPIENT, "amount_atomic": "1"}),
+    )
+    .await;
+    assert_eq!(status, 401);
+}
+
+#[tokio::test]
+async fn address_and_policy_describe_the_agents_wallet() {
+    let (server, database) = Server::start().await;
+    let (key, id) = wallet_agent(&database).await;
+    let (_, me) = server.get("/v1/agents/me", Some(&key)).await;
+    let (status, address) = server.get("/v1/wallet/address", Some(&key)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        address,
+        json!({"address": me["wallet"]["address"], "chain": "base"})
+    );
+    let (status, policy) = server.get("/v1/wallet/policy", Some(&key)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        policy,
+        json!({"asset": "USDC", "chain": "base", "decimals": 6, "token_address": RECIPIENT,
+               "max_per_tx_atomic": null, "max_daily_atomic": null, "allowlisted_addresses": null})
+    );
+    agentctl(
+        &database,
+        &[
+            "policy",
+            "set",
+            &id,
+            "--max-per-tx",
+            "50",
+            "--allow",
+            OTHER_RECIPIENT,
+        ],
+    )
+    .await
+    .json();
+    let (_, policy) = server.get("/v1/wallet/policy", Some(&key)).await;
+    assert_eq!(policy["max_per_tx_atomic"], "50");
+    assert_eq!(policy["allowlisted_addresses"], json!([OTHER_RECIPIENT]));
+}
+
+#[tokio::test]
+async fn balances_come_from_the_chain_with_exact_decimals() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    let (_, address) = server.get("/v1/wallet/address", Some(&key)).await;
+    let address = address["address"].as_str().expect("address").to_owned();
+    let (status, empty) = server.get("/v1/wallet/balance", Some(&key)).await;
+    assert_eq!(status, 200);
+    assert_eq!(empty["assets"][1]["amount_atomic"], "0");
+    assert_eq!(empty["assets"][1]["formatted_amount"], "0");
+    agentctl(&database, &["sandbox", "fund", &address, "1500000"])
+        .await
+        .json();
+    agentctl(
+        &database,
+        &["sandbox", "fund", &address, "2000000000000000", "--native"],
+    )
+    .await
+    .json();
+    let (_, balance) = server.get("/v1/wallet/balance", Some(&key)).await;
+    assert_eq!(balance["address"], address.as_str());
+    assert_eq!(balance["chain"], "base");
+    assert!(uuid::Uuid::parse_str(balance["wallet_id"].as_str().expect("wallet_id")).is_ok());
+    assert_eq!(
+        balance["assets"],
+        json!([
+            {"asset": "ETH", "chain": "base", "decimals": 18, "amount_atomic": "2000000000000000",
+             "formatted_amount": "0.002", "symbol": "ETH", "token_address": null},
+            {"asset": "USDC", "chain": "base", "decimals": 6, "amount_atomic": "1500000",
+             "formatted_amount": "1.5", "symbol": "USDC", "token_address": RECIPIENT},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_send_creates_a_pending_intent_and_an_operator_confirms_it() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    let lower = RECIPIENT.to_lowercase();
+    let (status, intent) = post_send(
+        &server,
+        &key,
+        json!({"to": lower, "amount_atomic": "250000"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{intent}");
+    assert_eq!(intent["status"], "pending_confirmation");
+    assert_eq!(intent["asset"], "USDC");
+    assert_eq!(intent["chain"], "base");
+    assert_eq!(intent["recipient_address"], RECIPIENT);
+    assert_eq!(intent["amount_atomic"], "250000");
+    assert_eq!(intent["token_address"], RECIPIENT);
+    for empty in ["tx_hash", "failure_reason", "confirmed_at"] {
+        assert_eq!(intent[empty], Value::Null, "{empty}");
+    }
+    let id = intent["id"].as_str().expect("id");
+    let confirmed = agentctl(&database, &["intents", "confirm", id])
+        .await
+        .json();
+    assert_eq!(confirmed["status"], "confirmed");
+    let (_, page) = server.get("/v1/wallet/intents", Some(&key)).await;
+    assert_eq!(page["items"][0]["status"], "confirmed");
+    assert!(page["items"][0]["confirmed_at"].is_string());
+    let again = agentctl(&database, &["intents", "reject", id]).await;
+    assert!(
+        !again.success && again.stderr.contains("cannot be rejected"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[tokio::test]
+async fn malformed_sends_are_422_in_fastapis_shape() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    let bad_checksum = RECIPIENT.replacen("fCD6", "fcD6", 1);
+    let cases: Vec<(Value, Value, &str)> = vec![
+        (
+            json!({"to": bad_checksum, "amount_atomic": "1"}),
+            json!(["body", "to"]),
+            "value_error",
+        ),
+        (
+            json!({"to": "0x123", "amount_atomic": "1"}),
+            json!(["body", "to"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "1.5"}),
+            json!(["body", "amount_atomic"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "0"}),
+            json!(["body", "amount_atomic"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "-1"}),
+            json!(["body", "amount_atomic"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "1e6"}),
+            json!(["body", "amount_atomic"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "0x10"}),
+            json!(["body", "amount_atomic"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "9".repeat(80)}),
+            json!(["body", "amount_atomic"]),
+            "value_error",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": 5}),
+            json!(["body", "amount_atomic"]),
+            "string_type",
+        ),
+        (
+            json!({"to": RECIPIENT}),
+            json!(["body", "amount_atomic"]),
+            "missing",
+        ),
+        (
+            json!({"amount_atomic": "1"}),
+            json!(["body", "to"]),
+            "missing",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "1", "idempotency_key": ""}),
+            json!(["body", "idempotency_key"]),
+            "string_too_short",
+        ),
+        (
+            json!({"to": RECIPIENT, "amount_atomic": "1", "idempotency_key": "k".repeat(256)}),
+            json!(["body", "idempotency_key"]),
+            "string_too_long",
+        ),
+    ];
+    for (body, loc, kind) in cases {
+        let (status, error) = post_send(&server, &key, body.clone()).await;
+        assert_eq!(status, 422, "{body}: {error}");
+        assert_eq!(error["detail"][0]["loc"], loc, "{body}: {error}");
+        assert_eq!(error["detail"][0]["type"], kind, "{body}: {error}");
+        assert!(error["detail"][0]["msg"].is_string());
+    }
+    let response = server
+        .client
+        .post(server.url("/v1/wallet/send"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body("{\"to\": ")
+        .send()
+        .await
+        .expect("request");
+    let (status, error) = read(response).await;
+    assert_eq!(
+        (status, error["detail"][0]["type"].clone()),
+        (422, json!("json_invalid"))
+    );
+    let (_, page) = server.get("/v1/wallet/intents", Some(&key)).await;
+    assert_eq!(page["items"], json!([]), "nothing was stored");
+}
+
+#[tokio::test]
+async fn only_usdc_on_base_is_supported() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    for (asset, chain) in [("ETH", "base"), ("USDC", "ethereum")] {
+        let (status, error) = post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "1", "asset": asset, "chain": chain}),
+        )
+        .await;
+        assert_eq!(status, 400);
+        let detail = error["detail"].as_str().expect("detail");
+        assert!(
+            detail.contains("USDC") && detail.contains("base"),
+            "{detail}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn policy_violations_are_403_naming_the_rule() {
+    let (server, database) = Server::start().await;
+    let (key, id) = wallet_agent(&database).await;
+    agentctl(
+        &database,
+        &[
+            "policy",
+            "set",
+            &id,
+            "--max-per-tx",
+            "100",
+            "--max-daily",
+            "150",
+        ],
+    )
+    .await
+    .json();
+    let (status, error) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "101"}),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert!(
+        error["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("per-transaction maximum of 100"),
+        "{error}"
+    );
+    assert_eq!(
+        post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "100"})
+        )
+        .await
+        .0,
+        200
+    );
+    let (status, error) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "60"}),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let detail = error["detail"].as_str().expect("detail");
+    assert!(
+        detail.contains("daily maximum of 150") && detail.contains("50 is still available"),
+        "{detail}"
+    );
+    agentctl(
+        &database,
+        &["policy", "set", &id, "--allow", OTHER_RECIPIENT],
+    )
+    .await
+    .json();
+    let (status, error) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "1"}),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert!(
+        error["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("allowlist"),
+        "{error}"
+    );
+    assert_eq!(
+        post_send(
+            &server,
+            &key,
+            json!({"to": OTHER_RECIPIENT, "amount_atomic": "1"})
+        )
+        .await
+        .0,
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_intent_releases_its_amount() {
+    let (server, database) = Server::start().await;
+    let (key, id) = wallet_agent(&database).await;
+    agentctl(&database, &["policy", "set", &id, "--max-daily", "10"])
+        .await
+        .json();
+    let (_, intent) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "10"}),
+    )
+    .await;
+    assert_eq!(
+        post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "1"})
+        )
+        .await
+        .0,
+        403
+    );
+    let rejected = agentctl(
+        &database,
+        &[
+            "intents",
+            "reject",
+            intent["id"].as_str().expect("id"),
+            "--reason",
+            "no",
+        ],
+    )
+    .await
+    .json();
+    assert_eq!(
+        (
+            rejected["status"].clone(),
+            rejected["failure_reason"].clone()
+        ),
+        (json!("rejected"), json!("no"))
+    );
+    assert_eq!(
+        post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "10"})
+        )
+        .await
+        .0,
+        200
+    );
+}
+
+#[tokio::test]
+async fn an_idempotency_key_returns_the_original_or_409() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    let body = json!({"to": RECIPIENT, "amount_atomic": "5", "idempotency_key": "order-1"});
+    let (first_status, first) = post_send(&server, &key, body.clone()).await;
+    let (second_status, second) = post_send(&server, &key, body).await;
+    assert_eq!((first_status, second_status), (200, 200));
+    assert_eq!(first, second);
+    let (status, error) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "6", "idempotency_key": "order-1"}),
+    )
+    .await;
+    assert_eq!(status, 409, "{error}");
+    assert!(error["detail"].is_string());
+}
+
+#[tokio::test]
+async fn intents_page_newest_first_with_opaque_cursors() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    let mut created = Vec::new();
+    for n in 1..=5 {
+        let (_, intent) = post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": n.to_string()}),
+        )
+        .await;
+        created.push(intent["id"].clone());
+    }
+    created.reverse();
+    let mut seen = Vec::new();
+    let mut path = "/v1/wallet/intents?limit=2".to_owned();
+    loop {
+        let (status, page) = server.get(&path, Some(&key)).await;
+        assert_eq!(status, 200, "{page}");
+        seen.extend(
+            page["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .map(|i| i["id"].clone()),
+        );
+        match page["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/v1/wallet/intents?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, created);
+    let (_, all) = server.get("/v1/wallet/intents", Some(&key)).await;
+    assert_eq!(all["items"].as_array().expect("items").len(), 5);
+    assert_eq!(all["next_cursor"], Value::Null);
+
+    assert_eq!(
+        server
+            .get("/v1/wallet/intents?cursor=bogus", Some(&key))
+            .await,
+        (400, json!({"detail": "Invalid cursor"}))
+    );
+    let (_, first_page) = server.get("/v1/wallet/intents?limit=1", Some(&key)).await;
+    let cursor = first_page["next_cursor"].as_str().expect("cursor");
+    let (other_key, _) = wallet_agent(&database).await;
+    let foreign = server
+        .get(
+            &format!("/v1/wallet/intents?cursor={cursor}"),
+            Some(&other_key),
+        )
+        .await;
+    assert_eq!(
+        foreign,
+        (400, json!({"detail": "Invalid cursor"})),
+        "a cursor does not travel to another agent"
+    );
+    for (limit, kind) in [
+        ("0", "greater_than_equal"),
+        ("101", "less_than_equal"),
+        ("ten", "int_parsing"),
+    ] {
+        let (status, error) = server
+            .get(&format!("/v1/wallet/intents?limit={limit}"), Some(&key))
+            .await;
+        assert_eq!(status, 422);
+        assert_eq!(error["detail"][0]["type"], kind);
+        assert_eq!(error["detail"][0]["loc"], json!(["query", "limit"]));
+    }
+}
+
+#[tokio::test]
+async fn sixty_concurrent_sends_over_two_instances_admit_exactly_the_daily_limit() {
+    let database = TestDatabase::new().await;
+    let first = Server::start_with(&[("DATABASE_URL", database.url())]).await;
+    let second = Server::start_with(&[("DATABASE_URL", database.url())]).await;
+    let (key, id) = wallet_agent(&database).await;
+    agentctl(&database, &["policy", "set", &id, "--max-daily", "10000"])
+        .await
+        .json();
+    let servers = [first.url("/v1/wallet/send"), second.url("/v1/wallet/send")];
+    let client = reqwest::Client::new();
+    let tasks: Vec<_> = (0..60)
+        .map(|n| {
+            let (client, url, key) = (client.clone(), servers[n % 2].clone(), key.clone());
+            tokio::spawn(async move {
+                let response = client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"to": RECIPIENT, "amount_atomic": "1000"}))
+                    .send()
+                    .await
+                    .expect("request");
+                response.status().as_u16()
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for task in tasks {
+        statuses.push(task.await.expect("task"));
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 403).count(),
+        50,
+        "{statuses:?}"
+    );
+    let stored = agentctl(&database, &["intents", "list", "--agent", &id])
+        .await
+        .json();
+    let reserved: u64 = stored
+        .as_array()
+        .expect("intents")
+        .iter()
+        .map(|intent| {
+            intent["amount_atomic"]
+                .as_str()
+                .expect("amount")
+                .parse::<u64>()
+                .expect("integer")
+        })
+        .sum();
+    assert_eq!(reserved, 10000);
+}
+
+#[tokio::test]
+async fn twenty_concurrent_sends_with_one_idempotency_key_make_one_intent() {
+    let (server, database) = Server::start().await;
+    let (key, id) = wallet_agent(&database).await;
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (client, url, key) = (
+                server.client.clone(),
+                server.url("/v1/wallet/send"),
+                key.clone(),
+            );
+            tokio::spawn(async move {
+                let response = client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(
+                        &json!({"to": RECIPIENT, "amount_atomic": "3", "idempotency_key": "once"}),
+                    )
+                    .send()
+                    .await
+                    .expect("request");
+                read(response).await
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for task in tasks {
+        let (status, intent) = task.await.expect("task");
+        assert_eq!(status, 200, "{intent}");
+        ids.push(intent["id"].clone());
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 1);
+    let stored = agentctl(&database, &["intents", "list", "--agent", &id])
+        .await
+        .json();
+    assert_eq!(stored.as_array().expect("intents").len(), 1);
+}
