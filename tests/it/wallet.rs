@@ -624,3 +624,70 @@ async fn twenty_concurrent_sends_with_one_idempotency_key_make_one_intent() {
         .json();
     assert_eq!(stored.as_array().expect("intents").len(), 1);
 }
+
+#[tokio::test]
+async fn intents_left_pending_expire_and_release_their_amount() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_with(&[
+        ("DATABASE_URL", database.url()),
+        ("INTENT_PENDING_TTL_SECS", "1"),
+        ("INTENT_EXPIRY_INTERVAL_SECS", "1"),
+    ])
+    .await;
+    let (key, id) = wallet_agent(&database).await;
+    agentctl(&database, &["policy", "set", &id, "--max-daily", "10"])
+        .await
+        .json();
+    let (_, intent) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "10"}),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    loop {
+        let (_, page) = server.get("/v1/wallet/intents", Some(&key)).await;
+        if page["items"][0]["status"] == "expired" {
+            assert_eq!(page["items"][0]["id"], intent["id"]);
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "never expired: {page}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "10"})
+        )
+        .await
+        .0,
+        200
+    );
+}
+
+#[tokio::test]
+async fn agentctl_expires_intents_pending_longer_than_asked() {
+    let (server, database) = Server::start().await;
+    let (key, _) = wallet_agent(&database).await;
+    let (_, intent) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "1"}),
+    )
+    .await;
+    let kept = agentctl(&database, &["intents", "expire"]).await.json();
+    assert_eq!(
+        kept,
+        json!([]),
+        "a fresh intent is kept under the default 24 hours"
+    );
+    let expired = agentctl(&database, &["intents", "expire", "--pending-for-secs", "0"])
+        .await
+        .json();
+    assert_eq!(expired[0]["id"], intent["id"]);
+    assert_eq!(expired[0]["status"], "expired");
+}

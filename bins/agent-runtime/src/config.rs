@@ -179,6 +179,31 @@ impl ProvisioningConfig {
     }
 }
 
+/// How long a transfer intent may wait for an operator before it expires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntentConfig {
+    pub pending_ttl: Duration,
+    /// How often the server looks for intents to expire.
+    pub expiry_interval: Duration,
+}
+
+impl IntentConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let ttl: u64 = env.parsed("INTENT_PENDING_TTL_SECS", 24 * 60 * 60)?;
+        let interval: u64 = env.parsed("INTENT_EXPIRY_INTERVAL_SECS", 60)?;
+        if interval == 0 {
+            return Err(ConfigError::Invalid {
+                name: "INTENT_EXPIRY_INTERVAL_SECS",
+                reason: "must be at least 1".into(),
+            });
+        }
+        Ok(Self {
+            pending_ttl: Duration::from_secs(ttl),
+            expiry_interval: Duration::from_secs(interval),
+        })
+    }
+}
+
 /// Derivation input of the sandbox cursor secret: cursors are tamper-evident, not confidential,
 /// and every query is scoped to the caller, so a well-known secret is acceptable on the sandbox.
 const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret v1";
@@ -187,6 +212,7 @@ const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret 
 pub struct ServerConfig {
     pub database: DatabaseConfig,
     pub provisioning: ProvisioningConfig,
+    pub intents: IntentConfig,
     /// HMAC key of page cursors; shared by every instance so any of them reads any cursor.
     pub cursor_secret: SecretString,
     pub bind_addr: SocketAddr,
@@ -230,6 +256,7 @@ impl ServerConfig {
         Ok(Self {
             database: DatabaseConfig::from_env(env)?,
             provisioning: ProvisioningConfig::from_env(env)?,
+            intents: IntentConfig::from_env(env)?,
             cursor_secret: SecretString::from(cursor_secret),
             bind_addr: env.parsed(
                 "BIND_ADDR",
@@ -275,6 +302,7 @@ mod tests {
         assert_eq!(config.bind_addr.to_string(), DEFAULT_BIND_ADDR);
         assert_eq!(config.log_format, LogFormat::Text);
         assert!(config.database.migrate_on_start);
+        assert_eq!(config.intents.pending_ttl, Duration::from_secs(86_400));
     }
 
     #[test]
@@ -284,6 +312,8 @@ mod tests {
             ("LOG_FORMAT", "xml"),
             ("MIGRATE_ON_START", "maybe"),
             ("DATABASE_POOL_SIZE", "0"),
+            ("INTENT_PENDING_TTL_SECS", "-5"),
+            ("INTENT_EXPIRY_INTERVAL_SECS", "0"),
         ] {
             let error =
                 ServerConfig::from_env(&Environment::from_pairs([URL, (name, value)])).err();

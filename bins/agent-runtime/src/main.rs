@@ -3,11 +3,13 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use agent_runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
 use agent_runtime::wiring;
+use app::IntentExpiry;
 use clap::{Parser, Subcommand};
 use http_api::{ApiDoc, ApiState, Metrics};
 use tracing_subscriber::EnvFilter;
@@ -105,8 +107,35 @@ async fn migrate(config: DatabaseConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Expires stale intents now and then, for as long as the server runs. Every instance sweeps;
+/// skipped row locks keep them from doing the same work twice.
+fn spawn_expiry(expiry: IntentExpiry, every: Duration) {
+    actix_web::rt::spawn(async move {
+        let mut ticker = tokio::time::interval(every);
+        loop {
+            ticker.tick().await;
+            match expiry.sweep().await {
+                Ok(expired) if !expired.is_empty() => {
+                    tracing::info!(
+                        count = expired.len(),
+                        "expired transfer intents left pending"
+                    )
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "expiring pending transfer intents failed; retrying later")
+                }
+            }
+        }
+    });
+}
+
 async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     let database = wiring::open_database(&config.database).await?;
+    spawn_expiry(
+        wiring::intent_expiry(&database, &config.intents),
+        config.intents.expiry_interval,
+    );
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),
         wallets: wiring::wallet_service(&database, &config.provisioning, config.cursor_secret()),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, ControlPlane, NativeAsset, WalletService};
+use app::{AgentService, ControlPlane, IntentExpiry, NativeAsset, WalletService};
 use domain::CursorCodec;
 use email::SandboxInboxProvisioner;
 use evm::LocalKeyVault;
@@ -10,7 +10,7 @@ use ports::{AgentStore, PolicyAsset};
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PgSandboxChain};
 use sms::SandboxNumberProvisioner;
 
-use crate::config::{DatabaseConfig, ProvisioningConfig};
+use crate::config::{DatabaseConfig, IntentConfig, ProvisioningConfig};
 
 /// Applies every pending migration and returns the versions applied.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<Vec<String>> {
@@ -58,6 +58,13 @@ pub fn wallet_service(
             symbol: "ETH".to_owned(),
             decimals: 18,
         },
+    )
+}
+
+pub fn intent_expiry(database: &Database, config: &IntentConfig) -> IntentExpiry {
+    IntentExpiry::new(
+        Arc::new(PgIntentStore::new(database.clone())),
+        config.pending_ttl,
     )
 }
 

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use agent_runtime::config::{DatabaseConfig, Environment, ProvisioningConfig};
+use agent_runtime::config::{DatabaseConfig, Environment, IntentConfig, ProvisioningConfig};
 use agent_runtime::wiring;
 use anyhow::Context;
 use app::{ControlPlane, CreateAgent, IssuedKey};
@@ -106,6 +106,11 @@ enum IntentsCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Expire intents pending longer than INTENT_PENDING_TTL_SECS (default 24 h) or --pending-for-secs.
+    Expire {
+        #[arg(long, value_name = "SECONDS")]
+        pending_for_secs: Option<u64>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -172,7 +177,7 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
         Command::Migrate => Ok(json!({ "applied": wiring::migrate(&database).await? })),
         Command::Agents(command) => agents(&control_plane(&env, &database).await?, command).await,
         Command::Policy(command) => policy(&control_plane(&env, &database).await?, command).await,
-        Command::Intents(command) => intents(&control_plane(&env, &database).await?, command).await,
+        Command::Intents(command) => intents(&env, &database, command).await,
         Command::Sandbox(SandboxCommand::Fund {
             address,
             amount,
@@ -196,8 +201,26 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
     }
 }
 
-async fn intents(plane: &ControlPlane, command: IntentsCommand) -> anyhow::Result<Value> {
+async fn intents(
+    env: &Environment,
+    database: &DatabaseConfig,
+    command: IntentsCommand,
+) -> anyhow::Result<Value> {
+    let one = |intent: TransferIntentRecord| operator_view(&intent);
     Ok(match command {
+        IntentsCommand::Expire { pending_for_secs } => {
+            let mut config = IntentConfig::from_env(env).context("configuration")?;
+            if let Some(seconds) = pending_for_secs {
+                config.pending_ttl = std::time::Duration::from_secs(seconds);
+            }
+            let expiry = wiring::intent_expiry(&wiring::open_database(database).await?, &config);
+            json!(expiry
+                .sweep()
+                .await?
+                .iter()
+                .map(operator_view)
+                .collect::<Vec<_>>())
+        }
         IntentsCommand::List { agent, status } => {
             let status = status
                 .map(|name| {
@@ -205,19 +228,27 @@ async fn intents(plane: &ControlPlane, command: IntentsCommand) -> anyhow::Resul
                         .with_context(|| format!("--status {name:?} is not an intent status"))
                 })
                 .transpose()?;
-            let listed = plane
-                .list_intents(IntentFilter {
-                    agent: agent.map(AgentId),
-                    status,
-                })
+            let filter = IntentFilter {
+                agent: agent.map(AgentId),
+                status,
+            };
+            let listed = control_plane(env, database)
+                .await?
+                .list_intents(filter)
                 .await?;
             json!(listed.iter().map(operator_view).collect::<Vec<_>>())
         }
-        IntentsCommand::Show { id } => operator_view(&plane.show_intent(id).await?),
-        IntentsCommand::Confirm { id } => operator_view(&plane.confirm_intent(id).await?),
-        IntentsCommand::Reject { id, reason } => {
-            operator_view(&plane.reject_intent(id, reason).await?)
+        IntentsCommand::Show { id } => {
+            one(control_plane(env, database).await?.show_intent(id).await?)
         }
+        IntentsCommand::Confirm { id } => one(control_plane(env, database)
+            .await?
+            .confirm_intent(id)
+            .await?),
+        IntentsCommand::Reject { id, reason } => one(control_plane(env, database)
+            .await?
+            .reject_intent(id, reason)
+            .await?),
     })
 }
 

@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod control_plane;
+pub mod expiry;
 pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
@@ -10,6 +11,7 @@ pub use control_plane::{
     AgentLookupError, ControlPlane, CreateAgent, CreateAgentError, IssuedKey, PolicyError,
 };
 
+pub use expiry::IntentExpiry;
 pub use wallet::{
     AssetBalance, BalanceError, IntentPage, ListIntentsError, NativeAsset, SendError, SendRequest,
     WalletBalances, WalletError, WalletService, DAILY_WINDOW,

@@ -119,6 +119,14 @@ pub trait IntentStore: Send + Sync {
     /// Every intent matching `filter`, newest first.
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError>;
 
+    /// Expires up to `limit` intents still pending after `pending_for`, through the domain state
+    /// machine; rows another caller holds are skipped, not waited for. Returns those expired.
+    async fn expire_pending(
+        &self,
+        pending_for: std::time::Duration,
+        limit: usize,
+    ) -> Result<Vec<TransferIntentRecord>, StoreError>;
+
     /// Moves the intent by `event` under its row lock, through the domain state machine;
     /// `reason` is kept as the failure reason of a reject or fail.
     async fn transition(

@@ -110,7 +110,6 @@ async fn admit_locked(
         .await?
         .into_record()
         .map_err(|error| TxError::Abort(error.into()))?;
-    // The window is measured on the database's clock, the same clock that stamps created_at.
     let window_open = sql::<Bool>("transfer_intents.created_at > now() - ")
         .bind::<diesel::sql_types::Interval, _>(
         diesel::data_types::PgInterval::from_microseconds(
@@ -186,6 +185,52 @@ async fn transition_locked(
         .get_result(connection)
         .await?;
     intent_record(row)
+}
+
+/// A span as a PostgreSQL interval, for comparisons on the database's clock (the clock that
+/// stamps `created_at`), so instances with drifting clocks agree.
+fn interval(span: Duration) -> diesel::data_types::PgInterval {
+    diesel::data_types::PgInterval::from_microseconds(
+        i64::try_from(span.as_micros()).unwrap_or(i64::MAX),
+    )
+}
+
+async fn expire_locked(
+    connection: &mut AsyncPgConnection,
+    pending_for: Duration,
+    limit: usize,
+) -> Result<Vec<TransferIntentRecord>, TxError<StoreError>> {
+    let stale: Vec<TransferIntentRow> = transfer_intents::table
+        .filter(transfer_intents::status.eq(IntentStatus::PendingConfirmation.as_str()))
+        .filter(
+            sql::<Bool>("transfer_intents.created_at < now() - ")
+                .bind::<diesel::sql_types::Interval, _>(interval(pending_for)),
+        )
+        .select(TransferIntentRow::as_select())
+        .order(transfer_intents::created_at.asc())
+        .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+        .for_update()
+        .skip_locked()
+        .load(connection)
+        .await?;
+    let mut expired = Vec::with_capacity(stale.len());
+    for row in stale {
+        let intent = intent_record::<StoreError>(row)?;
+        let next = intent
+            .status
+            .apply(IntentEvent::Expire)
+            .map_err(|refused| TxError::Abort(corrupt(refused)))?;
+        let row = diesel::update(transfer_intents::table.find(intent.id))
+            .set((
+                transfer_intents::status.eq(next.as_str()),
+                transfer_intents::updated_at.eq(diesel::dsl::now),
+            ))
+            .returning(TransferIntentRow::as_returning())
+            .get_result(connection)
+            .await?;
+        expired.push(intent_record(row)?);
+    }
+    Ok(expired)
 }
 
 fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
@@ -289,6 +334,20 @@ impl IntentStore for PgIntentStore {
         rows.into_iter()
             .map(TransferIntentRow::into_record)
             .collect()
+    }
+
+    async fn expire_pending(
+        &self,
+        pending_for: Duration,
+        limit: usize,
+    ) -> Result<Vec<TransferIntentRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let expired = connection
+            .transaction::<_, TxError<StoreError>, _>(|connection| {
+                async move { expire_locked(connection, pending_for, limit).await }.scope_boxed()
+            })
+            .await?;
+        Ok(expired)
     }
 
     async fn transition(

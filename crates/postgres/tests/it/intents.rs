@@ -16,7 +16,7 @@ use uuid::Uuid;
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 struct Fixture {
-    _database: TestDatabase,
+    database: TestDatabase,
     agents: PgAgentStore,
     intents: Arc<PgIntentStore>,
 }
@@ -34,7 +34,7 @@ async fn fixture() -> Fixture {
     Fixture {
         agents: PgAgentStore::new(pool.clone()),
         intents: Arc::new(PgIntentStore::new(pool)),
-        _database: database,
+        database,
     }
 }
 
@@ -413,5 +413,78 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
         })
         .await
         .expect("list")
+        .is_empty());
+}
+
+#[tokio::test]
+async fn only_intents_pending_past_their_time_expire_and_release_their_amount() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 12, true).await;
+    set_daily(&fixture, agent, "10").await;
+    let Admission::Created(old_pending) = admit(&fixture, send(agent, "4", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!()
+    };
+    let Admission::Created(old_confirmed) = admit(&fixture, send(agent, "4", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!()
+    };
+    let Admission::Created(fresh) = admit(&fixture, send(agent, "2", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!()
+    };
+    fixture
+        .intents
+        .transition(old_confirmed.id, IntentEvent::Confirm, None)
+        .await
+        .expect("confirmed");
+    let mut connection = AsyncPgConnection::establish(fixture.database.url())
+        .await
+        .expect("connect");
+    connection
+        .batch_execute(&format!(
+            "UPDATE transfer_intents SET created_at = now() - interval '2 hours' WHERE id IN ('{}', '{}')",
+            old_pending.id, old_confirmed.id
+        ))
+        .await
+        .expect("back-date");
+    let expired = fixture
+        .intents
+        .expire_pending(Duration::from_secs(3600), 100)
+        .await
+        .expect("expired");
+    assert_eq!(
+        expired.iter().map(|i| (i.id, i.status)).collect::<Vec<_>>(),
+        vec![(old_pending.id, IntentStatus::Expired)]
+    );
+    let statuses = |id| {
+        let intents = fixture.intents.clone();
+        async move {
+            intents
+                .find(id)
+                .await
+                .expect("find")
+                .expect("exists")
+                .status
+        }
+    };
+    assert_eq!(statuses(old_confirmed.id).await, IntentStatus::Confirmed);
+    assert_eq!(statuses(fresh.id).await, IntentStatus::PendingConfirmation);
+    assert!(
+        admit(&fixture, send(agent, "4", None)).await.is_ok(),
+        "the expired amount was released"
+    );
+    assert!(fixture
+        .intents
+        .expire_pending(Duration::from_secs(3600), 100)
+        .await
+        .expect("none")
         .is_empty());
 }
