@@ -146,7 +146,14 @@ async fn balances_come_from_the_chain_with_exact_decimals() {
 
 #[tokio::test]
 async fn a_send_creates_a_pending_intent_and_an_operator_confirms_it() {
-    let (server, database) = Server::start().await;
+    let database = TestDatabase::new().await;
+    // The executor's first pass runs at start-up; the next one is an hour away, so the confirmed
+    // intent stays confirmed while the test looks at it.
+    let server = Server::start_with(&[
+        ("DATABASE_URL", database.url()),
+        ("EXECUTOR_INTERVAL_MS", "3600000"),
+    ])
+    .await;
     let (key, _) = wallet_agent(&database).await;
     let lower = RECIPIENT.to_lowercase();
     let (status, intent) = post_send(
@@ -690,4 +697,117 @@ async fn agentctl_expires_intents_pending_longer_than_asked() {
         .json();
     assert_eq!(expired[0]["id"], intent["id"]);
     assert_eq!(expired[0]["status"], "expired");
+}
+
+/// Polls the agent's newest intent until its status is final, within a deadline.
+async fn settled_intent(server: &Server, key: &str) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let (_, page) = server.get("/v1/wallet/intents?limit=1", Some(key)).await;
+        let intent = page["items"][0].clone();
+        if ["executed", "failed"].contains(&intent["status"].as_str().unwrap_or_default()) {
+            return intent;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "never settled: {intent}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_confirmed_transfer_is_executed_on_the_sandbox_chain() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_with(&[
+        ("DATABASE_URL", database.url()),
+        ("EXECUTOR_INTERVAL_MS", "50"),
+    ])
+    .await;
+    let (payer_key, _) = wallet_agent(&database).await;
+    let (payee_key, _) = wallet_agent(&database).await;
+    let (_, payer) = server.get("/v1/wallet/address", Some(&payer_key)).await;
+    let (_, payee) = server.get("/v1/wallet/address", Some(&payee_key)).await;
+    let payer = payer["address"].as_str().expect("address").to_owned();
+    let payee = payee["address"].as_str().expect("address").to_owned();
+    agentctl(&database, &["sandbox", "fund", &payer, "5000000"])
+        .await
+        .json();
+    let (status, intent) = post_send(
+        &server,
+        &payer_key,
+        json!({"to": payee, "amount_atomic": "1250000"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{intent}");
+    agentctl(
+        &database,
+        &["intents", "confirm", intent["id"].as_str().expect("id")],
+    )
+    .await
+    .json();
+    let settled = settled_intent(&server, &payer_key).await;
+    assert_eq!(settled["status"], "executed", "{settled}");
+    let hash = settled["tx_hash"].as_str().expect("tx_hash");
+    assert!(hash.len() == 66 && hash.starts_with("0x"), "{hash}");
+    assert_eq!(settled["failure_reason"], Value::Null);
+    let usdc = |balance: &Value| balance["assets"][1]["amount_atomic"].clone();
+    assert_eq!(
+        usdc(&server.get("/v1/wallet/balance", Some(&payer_key)).await.1),
+        "3750000"
+    );
+    assert_eq!(
+        usdc(&server.get("/v1/wallet/balance", Some(&payee_key)).await.1),
+        "1250000"
+    );
+}
+
+#[tokio::test]
+async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_with(&[
+        ("DATABASE_URL", database.url()),
+        ("EXECUTOR_INTERVAL_MS", "50"),
+    ])
+    .await;
+    let (key, id) = wallet_agent(&database).await;
+    agentctl(&database, &["policy", "set", &id, "--max-daily", "100"])
+        .await
+        .json();
+    let (_, intent) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "100"}),
+    )
+    .await;
+    agentctl(
+        &database,
+        &["intents", "confirm", intent["id"].as_str().expect("id")],
+    )
+    .await
+    .json();
+    let settled = settled_intent(&server, &key).await;
+    assert_eq!(settled["status"], "failed", "{settled}");
+    assert!(
+        settled["failure_reason"]
+            .as_str()
+            .expect("reason")
+            .contains("reverted"),
+        "{settled}"
+    );
+    assert!(
+        settled["tx_hash"].is_string(),
+        "the reverted transaction is on record"
+    );
+    assert_eq!(
+        post_send(
+            &server,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "100"})
+        )
+        .await
+        .0,
+        200,
+        "the failed amount was released"
+    );
 }

@@ -188,6 +188,12 @@ pub struct IntentConfig {
 }
 
 impl IntentConfig {
+    /// How often the executor looks for confirmed intents and follows submitted ones.
+    pub fn executor_interval(env: &Environment) -> Result<Duration, ConfigError> {
+        let millis: u64 = env.parsed("EXECUTOR_INTERVAL_MS", 500)?;
+        Ok(Duration::from_millis(millis.max(10)))
+    }
+
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
         let ttl: u64 = env.parsed("INTENT_PENDING_TTL_SECS", 24 * 60 * 60)?;
         let interval: u64 = env.parsed("INTENT_EXPIRY_INTERVAL_SECS", 60)?;
@@ -213,6 +219,7 @@ pub struct ServerConfig {
     pub database: DatabaseConfig,
     pub provisioning: ProvisioningConfig,
     pub intents: IntentConfig,
+    pub executor_interval: Duration,
     /// HMAC key of page cursors; shared by every instance so any of them reads any cursor.
     pub cursor_secret: SecretString,
     pub bind_addr: SocketAddr,
@@ -257,6 +264,7 @@ impl ServerConfig {
             database: DatabaseConfig::from_env(env)?,
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
+            executor_interval: IntentConfig::executor_interval(env)?,
             cursor_secret: SecretString::from(cursor_secret),
             bind_addr: env.parsed(
                 "BIND_ADDR",

@@ -9,7 +9,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use agent_runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
 use agent_runtime::wiring;
-use app::IntentExpiry;
+use app::{Executor, IntentExpiry};
 use clap::{Parser, Subcommand};
 use http_api::{ApiDoc, ApiState, Metrics};
 use tracing_subscriber::EnvFilter;
@@ -130,11 +130,39 @@ fn spawn_expiry(expiry: IntentExpiry, every: Duration) {
     });
 }
 
+/// Executes confirmed intents for as long as the server runs: submits every confirmed intent,
+/// then follows the submitted ones. Several instances may run it side by side.
+fn spawn_executor(executor: Executor, every: Duration) {
+    actix_web::rt::spawn(async move {
+        let mut ticker = tokio::time::interval(every);
+        loop {
+            ticker.tick().await;
+            loop {
+                match executor.submit_next().await {
+                    Ok(true) => continue,
+                    Ok(false) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "submitting a confirmed intent failed; retrying later");
+                        break;
+                    }
+                }
+            }
+            if let Err(error) = executor.follow_submitted().await {
+                tracing::warn!(%error, "following submitted intents failed; retrying later");
+            }
+        }
+    });
+}
+
 async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     let database = wiring::open_database(&config.database).await?;
     spawn_expiry(
         wiring::intent_expiry(&database, &config.intents),
         config.intents.expiry_interval,
+    );
+    spawn_executor(
+        wiring::executor(&database, &config.provisioning),
+        config.executor_interval,
     );
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),

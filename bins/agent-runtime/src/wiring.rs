@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, ControlPlane, IntentExpiry, NativeAsset, WalletService};
+use app::{
+    AgentService, ControlPlane, Executor, ExecutorSettings, IntentExpiry, NativeAsset,
+    WalletService,
+};
 use domain::CursorCodec;
 use email::SandboxInboxProvisioner;
 use evm::LocalKeyVault;
@@ -58,6 +61,16 @@ pub fn wallet_service(
             symbol: "ETH".to_owned(),
             decimals: 18,
         },
+    )
+}
+
+/// The executor of confirmed intents, on the sandbox chain.
+pub fn executor(database: &Database, config: &ProvisioningConfig) -> Executor {
+    Executor::new(
+        Arc::new(PgIntentStore::new(database.clone())),
+        Arc::new(PgSandboxChain::new(database.clone())),
+        Arc::new(LocalKeyVault::new(config.wallet_master_key.clone())),
+        ExecutorSettings::default(),
     )
 }
 

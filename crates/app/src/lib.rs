@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod control_plane;
+pub mod execution;
 pub mod expiry;
 pub mod wallet;
 
@@ -11,6 +12,7 @@ pub use control_plane::{
     AgentLookupError, ControlPlane, CreateAgent, CreateAgentError, IssuedKey, PolicyError,
 };
 
+pub use execution::{ExecutionError, Executor, ExecutorSettings};
 pub use expiry::IntentExpiry;
 pub use wallet::{
     AssetBalance, BalanceError, IntentPage, ListIntentsError, NativeAsset, SendError, SendRequest,

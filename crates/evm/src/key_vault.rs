@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use domain::EvmAddress;
-use ports::{KeyVault, ProviderError, SealedWalletKey};
+use ports::{KeyVault, ProviderError, SealedWalletKey, SignedTransfer, TransferCall};
 use secrecy::{ExposeSecret, SecretBox};
 
 /// First byte of every sealed key, so the format can change without guessing.
@@ -23,6 +23,12 @@ pub enum SealError {
     MalformedMasterKey,
     #[error("sealed key is malformed or was sealed under another master key or address")]
     CannotOpen,
+}
+
+impl Clone for MasterKey {
+    fn clone(&self) -> Self {
+        Self(SecretBox::new(Box::new(*self.0.expose_secret())))
+    }
 }
 
 impl MasterKey {
@@ -108,6 +114,19 @@ impl KeyVault for LocalKeyVault {
             provider: PROVIDER.to_owned(),
             custody: CUSTODY.to_owned(),
         })
+    }
+
+    async fn sign_transfer(
+        &self,
+        sealed_key: &[u8],
+        from: &EvmAddress,
+        call: TransferCall,
+    ) -> Result<SignedTransfer, ProviderError> {
+        let signer = self
+            .open(sealed_key, from)
+            .map_err(|error| ProviderError::Refused(format!("wallet {from}: {error}")))?;
+        crate::transfer::sign_transfer(&signer, &call)
+            .map_err(|error| ProviderError::Refused(format!("signing for {from}: {error}")))
     }
 }
 

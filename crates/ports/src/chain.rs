@@ -30,3 +30,71 @@ pub trait ChainClient: Send + Sync {
     /// ERC-20 `decimals()` of `token`.
     async fn token_decimals(&self, token: &EvmAddress) -> Result<u8, ChainError>;
 }
+
+/// EIP-1559 fee caps, in wei per gas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeeQuote {
+    pub max_fee_per_gas: u128,
+    pub max_priority_fee_per_gas: u128,
+}
+
+/// An ERC-20 `transfer` to sign.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransferCall {
+    pub chain_id: u64,
+    pub nonce: u64,
+    pub token: EvmAddress,
+    pub to: EvmAddress,
+    pub amount: U256,
+    pub gas_limit: u64,
+    pub fees: FeeQuote,
+}
+
+/// A signed transfer, recorded before it is broadcast so that a retry sends these very bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedTransfer {
+    pub from: EvmAddress,
+    pub token: EvmAddress,
+    pub to: EvmAddress,
+    pub amount: U256,
+    pub nonce: u64,
+    /// EIP-2718 encoding of the signed transaction.
+    pub raw: Vec<u8>,
+    /// `0x` + 64 hex digits.
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BroadcastError {
+    /// The node could not be reached: the same bytes may be sent again.
+    #[error("chain unavailable: {0}")]
+    Unavailable(String),
+    /// The node refused the transaction; it will never be mined as it is.
+    #[error("transaction refused: {0}")]
+    Rejected(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptStatus {
+    /// Not mined (yet).
+    Pending,
+    Succeeded,
+    Reverted,
+}
+
+/// Sending transactions and following them.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait ChainWriter: Send + Sync {
+    async fn chain_id(&self) -> Result<u64, ChainError>;
+
+    /// The nonce of `sender`'s next transaction, counting those waiting in the mempool.
+    async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError>;
+
+    async fn fee_quote(&self) -> Result<FeeQuote, ChainError>;
+
+    /// Sends `transfer`; sending the same bytes again is harmless.
+    async fn broadcast(&self, transfer: &SignedTransfer) -> Result<(), BroadcastError>;
+
+    async fn receipt(&self, tx_hash: &str) -> Result<ReceiptStatus, ChainError>;
+}

@@ -8,7 +8,7 @@ use domain::{
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::{SpendPolicyRecord, StoreError};
+use crate::{SignedTransfer, SpendPolicyRecord, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransferIntentRecord {
@@ -86,6 +86,39 @@ pub enum TransitionError {
     Store(#[from] StoreError),
 }
 
+/// A confirmed intent leased to one executor, with what signing it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmissionClaim {
+    pub intent: TransferIntentRecord,
+    /// Proof of the lease, presented when recording the submission.
+    pub lease: Uuid,
+    pub wallet_address: EvmAddress,
+    pub sealed_key: Vec<u8>,
+    /// The nonce after the wallet's last recorded transaction, if it has one.
+    pub next_nonce: Option<u64>,
+    /// How many of the wallet's transactions are submitted and not yet final.
+    pub in_flight: u64,
+}
+
+/// A submitted intent and the transaction recorded for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmittedIntent {
+    pub intent: TransferIntentRecord,
+    pub transfer: SignedTransfer,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubmissionError {
+    /// The lease expired and another executor may hold the intent now.
+    #[error("lease on intent {0} lost")]
+    LeaseLost(Uuid),
+    /// Another transaction of the wallet took this nonce first; sign again with a fresh one.
+    #[error("nonce {0} already taken")]
+    NonceTaken(u64),
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+}
+
 /// Filters of the operator's intent listing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IntentFilter {
@@ -126,6 +159,24 @@ pub trait IntentStore: Send + Sync {
         pending_for: std::time::Duration,
         limit: usize,
     ) -> Result<Vec<TransferIntentRecord>, StoreError>;
+
+    /// Leases the oldest confirmed intent not leased to anyone else, for `lease_for`.
+    async fn claim_confirmed(
+        &self,
+        lease_for: std::time::Duration,
+    ) -> Result<Option<SubmissionClaim>, StoreError>;
+
+    /// Records `transfer` for the intent and moves it to submitted, in one step, if `lease` still
+    /// holds and the wallet has not used the nonce.
+    async fn record_submission(
+        &self,
+        intent: Uuid,
+        lease: Uuid,
+        transfer: &SignedTransfer,
+    ) -> Result<TransferIntentRecord, SubmissionError>;
+
+    /// Submitted intents, oldest first, with their recorded transactions.
+    async fn submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError>;
 
     /// Moves the intent by `event` under its row lock, through the domain state machine;
     /// `reason` is kept as the failure reason of a reject or fail.

@@ -12,11 +12,14 @@ pub use agents::{
     NewPhoneNumber, NewWallet, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
     WalletRecord,
 };
-pub use chain::{ChainClient, ChainError};
+pub use chain::{
+    BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
+    TransferCall,
+};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionError, IntentFilter, IntentStore, NewTransferIntent,
-    TransferIntentRecord, TransitionError,
+    SubmissionClaim, SubmissionError, SubmittedIntent, TransferIntentRecord, TransitionError,
 };
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
@@ -26,7 +29,7 @@ pub use provisioning::{
 #[cfg(feature = "mock")]
 pub use agents::MockAgentStore;
 #[cfg(feature = "mock")]
-pub use chain::MockChainClient;
+pub use chain::{MockChainClient, MockChainWriter};
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]

@@ -3,6 +3,8 @@
 use async_trait::async_trait;
 use domain::{AgentId, EmailAddress, EvmAddress, PhoneNumber};
 
+use crate::{SignedTransfer, TransferCall};
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {
     #[error("provider unavailable: {0}")]
@@ -50,4 +52,12 @@ pub trait NumberProvisioner: Send + Sync {
 pub trait KeyVault: Send + Sync {
     /// Generates a fresh wallet key and returns it sealed; the clear key never leaves the vault.
     async fn create_wallet_key(&self) -> Result<SealedWalletKey, ProviderError>;
+
+    /// Signs `call` with the key sealed in `sealed_key` for `from`, opened only for this signature.
+    async fn sign_transfer(
+        &self,
+        sealed_key: &[u8],
+        from: &EvmAddress,
+        call: TransferCall,
+    ) -> Result<SignedTransfer, ProviderError>;
 }

@@ -7,13 +7,15 @@ use async_trait::async_trait;
 use bigdecimal::BigDecimal;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{Bool, Interval, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::{AgentId, CursorPosition, IntentEvent, IntentStatus, U256};
 use ports::{
     Admission, AdmissionCheck, AdmissionError, IntentFilter, IntentStore, NewTransferIntent,
-    StoreError, TransferIntentRecord, TransitionError,
+    SignedTransfer, StoreError, SubmissionClaim, SubmissionError, SubmittedIntent,
+    TransferIntentRecord, TransitionError,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -233,6 +235,165 @@ async fn expire_locked(
     Ok(expired)
 }
 
+impl From<TxError<SubmissionError>> for SubmissionError {
+    fn from(error: TxError<SubmissionError>) -> Self {
+        match error {
+            TxError::Diesel(error) => {
+                SubmissionError::Transition(TransitionError::Store(from_diesel(error)))
+            }
+            TxError::Abort(error) => error,
+        }
+    }
+}
+
+fn nonce_column(nonce: u64) -> Result<i64, StoreError> {
+    i64::try_from(nonce).map_err(|_| corrupt(format!("nonce {nonce} out of range")))
+}
+
+fn nonce_value(stored: i64) -> Result<u64, StoreError> {
+    u64::try_from(stored).map_err(|_| corrupt(format!("negative nonce {stored}")))
+}
+
+async fn claim_locked(
+    connection: &mut AsyncPgConnection,
+    lease_for: Duration,
+) -> Result<Option<SubmissionClaim>, TxError<StoreError>> {
+    let lease_free = sql::<Bool>(
+        "(transfer_intents.lease_until IS NULL OR transfer_intents.lease_until < now())",
+    );
+    let Some(row) = transfer_intents::table
+        .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
+        .filter(lease_free)
+        .select(TransferIntentRow::as_select())
+        .order(transfer_intents::confirmed_at.asc())
+        .for_update()
+        .skip_locked()
+        .first(connection)
+        .await
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let intent = intent_record::<StoreError>(row)?;
+    let lease = Uuid::new_v4();
+    diesel::update(transfer_intents::table.find(intent.id))
+        .set((
+            transfer_intents::lease_id.eq(lease),
+            transfer_intents::lease_until
+                .eq(sql::<diesel::sql_types::Nullable<Timestamptz>>("now() + ")
+                    .bind::<Interval, _>(interval(lease_for))),
+        ))
+        .execute(connection)
+        .await?;
+    let (address, sealed_key, next_nonce): (String, Vec<u8>, Option<i64>) = wallets::table
+        .find(intent.wallet_id)
+        .select((wallets::address, wallets::sealed_key, wallets::next_nonce))
+        .first(connection)
+        .await?;
+    let in_flight: i64 = transfer_intents::table
+        .filter(transfer_intents::wallet_id.eq(intent.wallet_id))
+        .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str()))
+        .count()
+        .get_result(connection)
+        .await?;
+    Ok(Some(SubmissionClaim {
+        wallet_address: domain::EvmAddress::parse(&address)
+            .map_err(|e| TxError::Abort(corrupt(e)))?,
+        sealed_key,
+        next_nonce: next_nonce
+            .map(nonce_value)
+            .transpose()
+            .map_err(TxError::Abort)?,
+        in_flight: u64::try_from(in_flight).unwrap_or_default(),
+        lease,
+        intent,
+    }))
+}
+
+/// Takes `nonce` for the wallet unless a recorded, unfinished transaction already holds it. With
+/// nothing in flight the chain is the judge, so a nonce freed by a refused broadcast is reused.
+async fn take_nonce(
+    connection: &mut AsyncPgConnection,
+    wallet: Uuid,
+    nonce: i64,
+) -> Result<bool, DieselError> {
+    let taken = diesel::sql_query(
+        "UPDATE wallets SET next_nonce = $2 + 1 WHERE id = $1 AND (next_nonce IS NULL OR next_nonce <= $2 \
+         OR NOT EXISTS (SELECT 1 FROM transfer_intents WHERE wallet_id = $1 AND status = 'submitted'))",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(wallet)
+    .bind::<diesel::sql_types::BigInt, _>(nonce)
+    .execute(connection)
+    .await?;
+    Ok(taken == 1)
+}
+
+/// `Ok(Err(..))` commits (the lease is released) while still reporting why nothing was recorded.
+async fn record_locked(
+    connection: &mut AsyncPgConnection,
+    id: Uuid,
+    lease: Uuid,
+    transfer: &SignedTransfer,
+) -> Result<Result<TransferIntentRecord, SubmissionError>, TxError<SubmissionError>> {
+    let abort = |error: StoreError| {
+        TxError::Abort(SubmissionError::Transition(TransitionError::Store(error)))
+    };
+    let row: Option<(TransferIntentRow, Option<Uuid>, bool)> = transfer_intents::table
+        .find(id)
+        .select((
+            TransferIntentRow::as_select(),
+            transfer_intents::lease_id,
+            sql::<Bool>("COALESCE(transfer_intents.lease_until > now(), false)"),
+        ))
+        .for_update()
+        .first(connection)
+        .await
+        .optional()?;
+    let Some((row, held_by, lease_live)) = row else {
+        return Err(TxError::Abort(SubmissionError::Transition(
+            TransitionError::NotFound(id),
+        )));
+    };
+    if held_by != Some(lease) || !lease_live {
+        return Ok(Err(SubmissionError::LeaseLost(id)));
+    }
+    let intent = row.into_record().map_err(abort)?;
+    let next = intent
+        .status
+        .apply(IntentEvent::Submit)
+        .map_err(|refused| {
+            TxError::Abort(SubmissionError::Transition(TransitionError::Refused(
+                refused,
+            )))
+        })?;
+    let nonce = nonce_column(transfer.nonce).map_err(abort)?;
+    if !take_nonce(connection, intent.wallet_id, nonce).await? {
+        diesel::update(transfer_intents::table.find(id))
+            .set((
+                transfer_intents::lease_id.eq(None::<Uuid>),
+                transfer_intents::lease_until.eq(None::<OffsetDateTime>),
+            ))
+            .execute(connection)
+            .await?;
+        return Ok(Err(SubmissionError::NonceTaken(transfer.nonce)));
+    }
+    let row = diesel::update(transfer_intents::table.find(id))
+        .set((
+            transfer_intents::status.eq(next.as_str()),
+            transfer_intents::tx_hash.eq(&transfer.hash),
+            transfer_intents::raw_transaction.eq(&transfer.raw),
+            transfer_intents::nonce.eq(nonce),
+            transfer_intents::submitted_at.eq(diesel::dsl::now),
+            transfer_intents::updated_at.eq(diesel::dsl::now),
+            transfer_intents::lease_id.eq(None::<Uuid>),
+            transfer_intents::lease_until.eq(None::<OffsetDateTime>),
+        ))
+        .returning(TransferIntentRow::as_returning())
+        .get_result(connection)
+        .await?;
+    Ok(Ok(row.into_record().map_err(abort)?))
+}
+
 fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
         .map_err(|_| corrupt("cursor time out of range"))
@@ -348,6 +509,80 @@ impl IntentStore for PgIntentStore {
             })
             .await?;
         Ok(expired)
+    }
+
+    async fn claim_confirmed(
+        &self,
+        lease_for: Duration,
+    ) -> Result<Option<SubmissionClaim>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let claim = connection
+            .transaction::<_, TxError<StoreError>, _>(|connection| {
+                async move { claim_locked(connection, lease_for).await }.scope_boxed()
+            })
+            .await?;
+        Ok(claim)
+    }
+
+    async fn record_submission(
+        &self,
+        intent: Uuid,
+        lease: Uuid,
+        transfer: &SignedTransfer,
+    ) -> Result<TransferIntentRecord, SubmissionError> {
+        let mut connection = self
+            .database
+            .connection()
+            .await
+            .map_err(TransitionError::Store)?;
+        connection
+            .transaction::<_, TxError<SubmissionError>, _>(|connection| {
+                async move { record_locked(connection, intent, lease, transfer).await }
+                    .scope_boxed()
+            })
+            .await?
+    }
+
+    async fn submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let rows: Vec<(TransferIntentRow, Option<i64>, Option<Vec<u8>>, String)> =
+            transfer_intents::table
+                .inner_join(wallets::table)
+                .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str()))
+                .select((
+                    TransferIntentRow::as_select(),
+                    transfer_intents::nonce,
+                    transfer_intents::raw_transaction,
+                    wallets::address,
+                ))
+                .order(transfer_intents::submitted_at.asc())
+                .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+                .load(&mut connection)
+                .await
+                .map_err(from_diesel)?;
+        rows.into_iter()
+            .map(|(row, nonce, raw, from)| {
+                let intent = row.into_record()?;
+                let (Some(nonce), Some(raw), Some(hash), Some(token)) =
+                    (nonce, raw, intent.tx_hash.clone(), intent.token_address)
+                else {
+                    return Err(corrupt(format!(
+                        "submitted intent {} lacks its transaction",
+                        intent.id
+                    )));
+                };
+                let transfer = SignedTransfer {
+                    from: domain::EvmAddress::parse(&from).map_err(corrupt)?,
+                    token,
+                    to: intent.recipient,
+                    amount: intent.amount.value(),
+                    nonce: nonce_value(nonce)?,
+                    raw,
+                    hash,
+                };
+                Ok(SubmittedIntent { intent, transfer })
+            })
+            .collect()
     }
 
     async fn transition(

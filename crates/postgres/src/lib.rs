@@ -14,4 +14,4 @@ pub use agents::PgAgentStore;
 pub use database::{Database, PoolSettings};
 pub use intents::PgIntentStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};
-pub use sandbox_chain::{PgSandboxChain, SANDBOX_TOKEN_DECIMALS};
+pub use sandbox_chain::{PgSandboxChain, SANDBOX_CHAIN_ID, SANDBOX_TOKEN_DECIMALS};

@@ -185,7 +185,11 @@ fn parse_address(stored: &str) -> Result<EvmAddress, StoreError> {
 }
 
 pub(crate) fn numeric_column(amount: &AtomicAmount) -> BigDecimal {
-    BigDecimal::from_str(&amount.to_string()).expect("decimal digits are a valid BigDecimal")
+    u256_numeric(amount.value())
+}
+
+pub(crate) fn u256_numeric(value: U256) -> BigDecimal {
+    BigDecimal::from_str(&value.to_string()).expect("decimal digits are a valid BigDecimal")
 }
 
 fn amount_from_numeric(stored: &BigDecimal) -> Result<AtomicAmount, StoreError> {

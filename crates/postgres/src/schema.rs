@@ -54,6 +54,7 @@ diesel::table! {
         delegated -> Bool,
         sealed_key -> Bytea,
         created_at -> Timestamptz,
+        next_nonce -> Nullable<BigInt>,
     }
 }
 
@@ -90,6 +91,24 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         confirmed_at -> Nullable<Timestamptz>,
+        nonce -> Nullable<BigInt>,
+        raw_transaction -> Nullable<Bytea>,
+        submitted_at -> Nullable<Timestamptz>,
+        lease_id -> Nullable<Uuid>,
+        lease_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    sandbox_transactions (hash) {
+        hash -> Text,
+        sender -> Text,
+        token_address -> Text,
+        recipient -> Text,
+        amount_atomic -> Numeric,
+        nonce -> BigInt,
+        succeeded -> Bool,
+        created_at -> Timestamptz,
     }
 }
 

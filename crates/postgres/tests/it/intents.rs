@@ -488,3 +488,146 @@ async fn only_intents_pending_past_their_time_expire_and_release_their_amount() 
         .expect("none")
         .is_empty());
 }
+
+fn signed_for(claim: &ports::SubmissionClaim, nonce: u64) -> ports::SignedTransfer {
+    ports::SignedTransfer {
+        from: claim.wallet_address,
+        token: claim.intent.token_address.expect("token"),
+        to: claim.intent.recipient,
+        amount: claim.intent.amount.value(),
+        nonce,
+        raw: vec![0x02, nonce as u8],
+        hash: format!("0x{:064x}", u128::from(nonce) + 1),
+    }
+}
+
+async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> Uuid {
+    let Admission::Created(intent) = admit(fixture, send(agent, "1", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!()
+    };
+    fixture
+        .intents
+        .transition(intent.id, IntentEvent::Confirm, None)
+        .await
+        .expect("confirmed");
+    intent.id
+}
+
+#[tokio::test]
+async fn a_claim_is_exclusive_and_recording_keeps_the_exact_transaction() {
+    use ports::SubmissionError;
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 13, true).await;
+    let id = confirmed_intent(&fixture, agent).await;
+    let claim = fixture
+        .intents
+        .claim_confirmed(Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("one");
+    assert_eq!(
+        (claim.intent.id, claim.in_flight, claim.next_nonce),
+        (id, 0, None)
+    );
+    assert_eq!(claim.sealed_key, vec![13]);
+    assert!(
+        fixture
+            .intents
+            .claim_confirmed(Duration::from_secs(30))
+            .await
+            .expect("claim")
+            .is_none(),
+        "leased"
+    );
+    let stranger = fixture
+        .intents
+        .record_submission(id, Uuid::new_v4(), &signed_for(&claim, 0))
+        .await;
+    assert_eq!(stranger, Err(SubmissionError::LeaseLost(id)));
+    let transfer = signed_for(&claim, 0);
+    let submitted = fixture
+        .intents
+        .record_submission(id, claim.lease, &transfer)
+        .await
+        .expect("recorded");
+    assert_eq!(
+        (submitted.status, submitted.tx_hash.as_deref()),
+        (IntentStatus::Submitted, Some(transfer.hash.as_str()))
+    );
+    let pending = fixture.intents.submitted(10).await.expect("submitted");
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        pending[0].transfer, transfer,
+        "the very bytes that were signed, for any re-broadcast"
+    );
+}
+
+#[tokio::test]
+async fn a_lapsed_claim_passes_to_another_executor_and_a_taken_nonce_is_refused() {
+    use ports::SubmissionError;
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 14, true).await;
+    let first = confirmed_intent(&fixture, agent).await;
+    let second = confirmed_intent(&fixture, agent).await;
+    let lapsed = fixture
+        .intents
+        .claim_confirmed(Duration::ZERO)
+        .await
+        .expect("claim")
+        .expect("one");
+    assert_eq!(lapsed.intent.id, first);
+    let retaken = fixture
+        .intents
+        .claim_confirmed(Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("again");
+    assert_eq!(retaken.intent.id, first, "a lapsed lease is free again");
+    assert_eq!(
+        fixture
+            .intents
+            .record_submission(first, lapsed.lease, &signed_for(&lapsed, 0))
+            .await,
+        Err(SubmissionError::LeaseLost(first))
+    );
+    fixture
+        .intents
+        .record_submission(first, retaken.lease, &signed_for(&retaken, 0))
+        .await
+        .expect("recorded");
+    let next = fixture
+        .intents
+        .claim_confirmed(Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("second");
+    assert_eq!(
+        (next.intent.id, next.in_flight, next.next_nonce),
+        (second, 1, Some(1))
+    );
+    assert_eq!(
+        fixture
+            .intents
+            .record_submission(second, next.lease, &signed_for(&next, 0))
+            .await,
+        Err(SubmissionError::NonceTaken(0))
+    );
+    let again = fixture
+        .intents
+        .claim_confirmed(Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("released");
+    assert_eq!(
+        again.intent.id, second,
+        "a refused recording releases the claim at once"
+    );
+    fixture
+        .intents
+        .record_submission(second, again.lease, &signed_for(&again, 1))
+        .await
+        .expect("recorded");
+}
