@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test lint bench openapi agentctl db-stop check
+.PHONY: run test lint bench openapi contracts agentctl db-stop check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -25,6 +25,10 @@ bench:
 openapi:
 	cargo build --bin agent-runtime --locked
 	target/debug/agent-runtime openapi > docs/openapi.json
+
+## contracts: recompile the ERC-20 test token (tests/chain/TestToken.sol) into tests/chain/build/
+contracts:
+	@scripts/chain-tools.sh contracts >/dev/null
 
 ## agentctl: the control-plane CLI on the same database as `make run`, e.g. make agentctl ARGS="agents list"
 agentctl:

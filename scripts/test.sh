@@ -4,6 +4,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 use_local_database TEST_DATABASE_URL postgres
+# anvil, for the tests on a real EVM chain.
+ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}"
+export ANVIL_BIN
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
 # The black-box tests spawn these binaries, so they must be current.
 cargo build --workspace --bins --locked

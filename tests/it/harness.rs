@@ -186,10 +186,20 @@ impl CliOutput {
 }
 
 pub async fn agentctl(database: &TestDatabase, args: &[&str]) -> CliOutput {
+    agentctl_with(database, &[], args).await
+}
+
+/// `agentctl` with settings beyond the database, e.g. those of a real chain.
+pub async fn agentctl_with(
+    database: &TestDatabase,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> CliOutput {
     let output = tokio::process::Command::new(binary("agentctl"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("DATABASE_URL", database.url())
+        .envs(env.iter().copied())
         .args(args)
         .output()
         .await

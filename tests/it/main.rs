@@ -1,9 +1,11 @@
 //! Black-box tests: the real binaries, real PostgreSQL, plain HTTP.
 
 mod auth;
+mod chain;
 mod cli;
 mod harness;
 mod me;
+mod onchain;
 mod ops;
 mod routing;
 mod wallet;

@@ -179,6 +179,33 @@ impl ProvisioningConfig {
     }
 }
 
+/// Which chain wallets live on: a node's JSON-RPC, or the sandbox chain when none is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainConfig {
+    pub rpc_url: Option<String>,
+    /// Deadline of every call to the node.
+    pub rpc_timeout: Duration,
+}
+
+impl ChainConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let rpc_url = env.get("EVM_RPC_URL").map(str::to_owned);
+        if let Some(url) = &rpc_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(ConfigError::Invalid {
+                    name: "EVM_RPC_URL",
+                    reason: "must be an http:// or https:// URL".into(),
+                });
+            }
+        }
+        let timeout_ms: u64 = env.parsed("EVM_RPC_TIMEOUT_MS", 5_000)?;
+        Ok(Self {
+            rpc_url,
+            rpc_timeout: Duration::from_millis(timeout_ms.max(1)),
+        })
+    }
+}
+
 /// How long a transfer intent may wait for an operator before it expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntentConfig {
@@ -220,6 +247,7 @@ pub struct ServerConfig {
     pub provisioning: ProvisioningConfig,
     pub intents: IntentConfig,
     pub executor_interval: Duration,
+    pub chain: ChainConfig,
     /// HMAC key of page cursors; shared by every instance so any of them reads any cursor.
     pub cursor_secret: SecretString,
     pub bind_addr: SocketAddr,
@@ -243,13 +271,7 @@ impl ServerConfig {
                 })
             }
         };
-        if env.get("EVM_RPC_URL").is_some() {
-            return Err(ConfigError::Invalid {
-                name: "EVM_RPC_URL",
-                reason: "this build has no on-chain client yet; unset it to use the sandbox chain"
-                    .into(),
-            });
-        }
+        let chain = ChainConfig::from_env(env)?;
         let cursor_secret = match env.get("CURSOR_SECRET") {
             Some(secret) if secret.len() < 32 => {
                 return Err(ConfigError::Invalid {
@@ -258,6 +280,7 @@ impl ServerConfig {
                 })
             }
             Some(secret) => secret.to_owned(),
+            None if chain.rpc_url.is_some() => return Err(ConfigError::Missing("CURSOR_SECRET")),
             None => hex::encode(Sha256::digest(SANDBOX_CURSOR_SECRET_SEED)),
         };
         Ok(Self {
@@ -265,6 +288,7 @@ impl ServerConfig {
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
             executor_interval: IntentConfig::executor_interval(env)?,
+            chain,
             cursor_secret: SecretString::from(cursor_secret),
             bind_addr: env.parsed(
                 "BIND_ADDR",
@@ -342,7 +366,7 @@ mod tests {
     }
 
     #[test]
-    fn a_short_cursor_secret_and_an_unsupported_rpc_are_named() {
+    fn a_real_chain_requires_its_secrets_and_a_usable_url() {
         let short =
             ServerConfig::from_env(&Environment::from_pairs([URL, ("CURSOR_SECRET", "short")]))
                 .err();
@@ -353,13 +377,18 @@ mod tests {
                 ..
             })
         ));
-        let rpc = ServerConfig::from_env(&Environment::from_pairs([
-            URL,
-            ("EVM_RPC_URL", "http://127.0.0.1:8545"),
-        ]))
-        .err();
+        let rpc = ("EVM_RPC_URL", "http://127.0.0.1:8545");
+        let no_cursor = ServerConfig::from_env(&Environment::from_pairs([URL, rpc])).err();
+        assert_eq!(no_cursor, Some(ConfigError::Missing("CURSOR_SECRET")));
+        let secret = "s".repeat(32);
+        let cursor = ("CURSOR_SECRET", secret.as_str());
+        let no_master = ServerConfig::from_env(&Environment::from_pairs([URL, rpc, cursor])).err();
+        assert_eq!(no_master, Some(ConfigError::Missing("WALLET_MASTER_KEY")));
+        let bad =
+            ServerConfig::from_env(&Environment::from_pairs([URL, ("EVM_RPC_URL", "ws://x")]))
+                .err();
         assert!(matches!(
-            rpc,
+            bad,
             Some(ConfigError::Invalid {
                 name: "EVM_RPC_URL",
                 ..

@@ -160,13 +160,19 @@ async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         wiring::intent_expiry(&database, &config.intents),
         config.intents.expiry_interval,
     );
+    let chain = wiring::chain(&database, &config.chain)?;
     spawn_executor(
-        wiring::executor(&database, &config.provisioning),
+        wiring::executor(&database, &chain, &config.provisioning),
         config.executor_interval,
     );
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),
-        wallets: wiring::wallet_service(&database, &config.provisioning, config.cursor_secret()),
+        wallets: wiring::wallet_service(
+            &database,
+            &chain,
+            &config.provisioning,
+            config.cursor_secret(),
+        ),
         database: Arc::new(database),
         metrics: Metrics::new(),
     });

@@ -8,12 +8,12 @@ use app::{
 };
 use domain::CursorCodec;
 use email::SandboxInboxProvisioner;
-use evm::LocalKeyVault;
-use ports::{AgentStore, PolicyAsset};
+use evm::{LocalKeyVault, RpcChain};
+use ports::{AgentStore, ChainClient, ChainWriter, PolicyAsset};
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PgSandboxChain};
 use sms::SandboxNumberProvisioner;
 
-use crate::config::{DatabaseConfig, IntentConfig, ProvisioningConfig};
+use crate::config::{ChainConfig, DatabaseConfig, IntentConfig, ProvisioningConfig};
 
 /// Applies every pending migration and returns the versions applied.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<Vec<String>> {
@@ -46,15 +46,42 @@ fn usdc(config: &ProvisioningConfig) -> PolicyAsset {
     }
 }
 
+/// The chain wallets live on, for reading and for sending.
+pub struct Chain {
+    pub reader: Arc<dyn ChainClient>,
+    pub writer: Arc<dyn ChainWriter>,
+}
+
+/// A node's JSON-RPC when one is configured, else the sandbox chain in PostgreSQL.
+pub fn chain(database: &Database, config: &ChainConfig) -> anyhow::Result<Chain> {
+    Ok(match &config.rpc_url {
+        Some(url) => {
+            let rpc = Arc::new(RpcChain::connect(url, config.rpc_timeout)?);
+            Chain {
+                reader: rpc.clone(),
+                writer: rpc,
+            }
+        }
+        None => {
+            let sandbox = Arc::new(PgSandboxChain::new(database.clone()));
+            Chain {
+                reader: sandbox.clone(),
+                writer: sandbox,
+            }
+        }
+    })
+}
+
 pub fn wallet_service(
     database: &Database,
+    chain: &Chain,
     config: &ProvisioningConfig,
     cursor_secret: &[u8],
 ) -> WalletService {
     WalletService::new(
         agent_store(database),
         Arc::new(PgIntentStore::new(database.clone())),
-        Arc::new(PgSandboxChain::new(database.clone())),
+        chain.reader.clone(),
         CursorCodec::new(cursor_secret),
         usdc(config),
         NativeAsset {
@@ -64,11 +91,11 @@ pub fn wallet_service(
     )
 }
 
-/// The executor of confirmed intents, on the sandbox chain.
-pub fn executor(database: &Database, config: &ProvisioningConfig) -> Executor {
+/// The executor of confirmed intents.
+pub fn executor(database: &Database, chain: &Chain, config: &ProvisioningConfig) -> Executor {
     Executor::new(
         Arc::new(PgIntentStore::new(database.clone())),
-        Arc::new(PgSandboxChain::new(database.clone())),
+        chain.writer.clone(),
         Arc::new(LocalKeyVault::new(config.wallet_master_key.clone())),
         ExecutorSettings::default(),
     )

@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
-use agent_runtime::config::{DatabaseConfig, Environment, IntentConfig, ProvisioningConfig};
+use agent_runtime::config::{
+    ChainConfig, DatabaseConfig, Environment, IntentConfig, ProvisioningConfig,
+};
 use agent_runtime::wiring;
 use anyhow::Context;
 use app::{ControlPlane, CreateAgent, IssuedKey};
@@ -187,6 +189,15 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
                 EvmAddress::parse(&address).with_context(|| format!("address {address:?}"))?;
             let amount =
                 AtomicAmount::parse(&amount).with_context(|| format!("amount {amount:?}"))?;
+            if ChainConfig::from_env(&env)
+                .context("configuration")?
+                .rpc_url
+                .is_some()
+            {
+                anyhow::bail!(
+                    "sandbox fund credits the sandbox chain only; EVM_RPC_URL names a real chain"
+                );
+            }
             let provisioning = ProvisioningConfig::from_env(&env).context("configuration")?;
             let token = (!native).then_some(provisioning.usdc_token_address);
             let chain = wiring::sandbox_chain(&wiring::open_database(&database).await?);

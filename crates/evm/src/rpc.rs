@@ -1,0 +1,179 @@
+//! `ChainClient` and `ChainWriter` on an EVM node's JSON-RPC, through alloy. Every call has a
+//! deadline: a node that does not answer is unavailable, never waited on forever.
+
+use std::future::{Future, IntoFuture};
+use std::time::Duration;
+
+use alloy_primitives::{Address, Bytes, TxHash};
+use alloy_provider::{Provider, RootProvider};
+use alloy_rpc_types_eth::TransactionRequest;
+use alloy_sol_types::{sol, SolCall};
+use async_trait::async_trait;
+use domain::{EvmAddress, U256};
+use ports::{
+    BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
+};
+
+sol! {
+    function balanceOf(address owner) returns (uint256);
+    function decimals() returns (uint8);
+}
+
+pub struct RpcChain {
+    provider: RootProvider,
+    timeout: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("EVM_RPC_URL is not a valid URL: {0}")]
+pub struct InvalidRpcUrl(String);
+
+/// How a failed call is to be read: the node answered with an error, or it could not be reached.
+enum Failure {
+    Refused(String),
+    Unreachable(String),
+}
+
+fn classify(error: alloy_provider::transport::TransportError) -> Failure {
+    match error {
+        alloy_provider::transport::RpcError::ErrorResp(payload) => {
+            Failure::Refused(payload.message.to_string())
+        }
+        other => Failure::Unreachable(other.to_string()),
+    }
+}
+
+impl From<Failure> for ChainError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Refused(message) => ChainError::Unexpected(message),
+            Failure::Unreachable(message) => ChainError::Unavailable(message),
+        }
+    }
+}
+
+fn address(evm: &EvmAddress) -> Address {
+    Address::from(*evm.as_bytes())
+}
+
+impl RpcChain {
+    pub fn connect(url: &str, timeout: Duration) -> Result<Self, InvalidRpcUrl> {
+        let url = url::Url::parse(url).map_err(|error| InvalidRpcUrl(error.to_string()))?;
+        Ok(Self {
+            provider: RootProvider::new_http(url),
+            timeout,
+        })
+    }
+
+    async fn within<T>(
+        &self,
+        call: impl Future<Output = Result<T, alloy_provider::transport::TransportError>>,
+    ) -> Result<T, Failure> {
+        match tokio::time::timeout(self.timeout, call).await {
+            Ok(result) => result.map_err(classify),
+            Err(_) => Err(Failure::Unreachable(format!(
+                "no answer within {:?}",
+                self.timeout
+            ))),
+        }
+    }
+
+    async fn call(&self, token: &EvmAddress, input: Vec<u8>) -> Result<Bytes, ChainError> {
+        let request = TransactionRequest::default()
+            .to(address(token))
+            .input(input.into());
+        Ok(self
+            .within(self.provider.call(request).into_future())
+            .await?)
+    }
+}
+
+#[async_trait]
+impl ChainClient for RpcChain {
+    async fn native_balance(&self, owner: &EvmAddress) -> Result<U256, ChainError> {
+        Ok(self
+            .within(self.provider.get_balance(address(owner)).into_future())
+            .await?)
+    }
+
+    async fn token_balance(
+        &self,
+        token: &EvmAddress,
+        owner: &EvmAddress,
+    ) -> Result<U256, ChainError> {
+        let output = self
+            .call(
+                token,
+                balanceOfCall {
+                    owner: address(owner),
+                }
+                .abi_encode(),
+            )
+            .await?;
+        balanceOfCall::abi_decode_returns(&output)
+            .map_err(|error| ChainError::Unexpected(format!("balanceOf: {error}")))
+    }
+
+    async fn token_decimals(&self, token: &EvmAddress) -> Result<u8, ChainError> {
+        let output = self.call(token, decimalsCall {}.abi_encode()).await?;
+        decimalsCall::abi_decode_returns(&output)
+            .map_err(|error| ChainError::Unexpected(format!("decimals: {error}")))
+    }
+}
+
+#[async_trait]
+impl ChainWriter for RpcChain {
+    async fn chain_id(&self) -> Result<u64, ChainError> {
+        Ok(self
+            .within(self.provider.get_chain_id().into_future())
+            .await?)
+    }
+
+    async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
+        Ok(self
+            .within(
+                self.provider
+                    .get_transaction_count(address(sender))
+                    .pending()
+                    .into_future(),
+            )
+            .await?)
+    }
+
+    async fn fee_quote(&self) -> Result<FeeQuote, ChainError> {
+        let estimate = self.within(self.provider.estimate_eip1559_fees()).await?;
+        Ok(FeeQuote {
+            max_fee_per_gas: estimate.max_fee_per_gas,
+            max_priority_fee_per_gas: estimate.max_priority_fee_per_gas,
+        })
+    }
+
+    async fn broadcast(&self, transfer: &SignedTransfer) -> Result<(), BroadcastError> {
+        match self
+            .within(self.provider.send_raw_transaction(&transfer.raw))
+            .await
+        {
+            Ok(_) => Ok(()),
+            // The node has these very bytes already: sending them again changed nothing.
+            Err(Failure::Refused(message)) if message.to_ascii_lowercase().contains("already") => {
+                Ok(())
+            }
+            Err(Failure::Refused(message)) => Err(BroadcastError::Rejected(message)),
+            Err(Failure::Unreachable(message)) => Err(BroadcastError::Unavailable(message)),
+        }
+    }
+
+    async fn receipt(&self, tx_hash: &str) -> Result<ReceiptStatus, ChainError> {
+        let hash: TxHash = tx_hash.parse().map_err(|error| {
+            ChainError::Unexpected(format!("transaction hash {tx_hash}: {error}"))
+        })?;
+        let receipt = self
+            .within(self.provider.get_transaction_receipt(hash).into_future())
+            .await?;
+        Ok(match receipt {
+            None => ReceiptStatus::Pending,
+            Some(receipt) if receipt.status() => ReceiptStatus::Succeeded,
+            Some(_) => ReceiptStatus::Reverted,
+        })
+    }
+}

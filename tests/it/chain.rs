@@ -1,0 +1,160 @@
+//! A local EVM chain for the tests: anvil (installed from npm by scripts/chain-tools.sh) on a
+//! free port with Base's chain id, and the ERC-20 test token compiled from tests/chain.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use alloy_primitives::{Address, U256};
+use alloy_sol_types::{sol, SolCall};
+use serde_json::{json, Value};
+use test_support::workspace_root;
+
+sol! {
+    function mint(address to, uint256 amount);
+    function balanceOf(address owner) returns (uint256);
+}
+
+pub struct Anvil {
+    child: Child,
+    pub url: String,
+    client: reqwest::Client,
+    funder: String,
+}
+
+impl Anvil {
+    pub async fn start() -> Anvil {
+        let binary = std::env::var("ANVIL_BIN").map_or_else(
+            |_| workspace_root().join("tests/chain/node_modules/.bin/anvil"),
+            std::path::PathBuf::from,
+        );
+        assert!(
+            binary.exists(),
+            "{} is missing: run scripts/chain-tools.sh (make test does)",
+            binary.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let child = Command::new(binary)
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--chain-id",
+                "8453",
+                "--silent",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawning anvil");
+        let mut anvil = Anvil {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::new(),
+            funder: String::new(),
+        };
+        let started = Instant::now();
+        while anvil.try_rpc("eth_chainId", json!([])).await.is_none() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "anvil did not answer"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let accounts = anvil.rpc("eth_accounts", json!([])).await;
+        anvil.funder = accounts[0]
+            .as_str()
+            .expect("an unlocked account")
+            .to_owned();
+        anvil
+    }
+
+    async fn try_rpc(&self, method: &str, params: Value) -> Option<Value> {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let response = self.client.post(&self.url).json(&body).send().await.ok()?;
+        response.json::<Value>().await.ok()
+    }
+
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let answer = self.try_rpc(method, params).await.expect("anvil answers");
+        assert!(answer["error"].is_null(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// Sends a transaction from anvil's unlocked account and returns its receipt (anvil mines at once).
+    async fn transact(&self, to: Option<&str>, data: String) -> Value {
+        let mut transaction = json!({"from": self.funder, "data": data});
+        if let Some(to) = to {
+            transaction["to"] = json!(to);
+        }
+        let hash = self.rpc("eth_sendTransaction", json!([transaction])).await;
+        self.receipt(hash.as_str().expect("hash")).await
+    }
+
+    /// The transaction's receipt, waiting (with a deadline) until anvil has mined it.
+    pub async fn receipt(&self, hash: &str) -> Value {
+        let started = Instant::now();
+        loop {
+            let receipt = self.rpc("eth_getTransactionReceipt", json!([hash])).await;
+            if !receipt.is_null() {
+                return receipt;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{hash} was never mined"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Deploys the ERC-20 test token (6 decimals) and returns its address.
+    pub async fn deploy_token(&self) -> String {
+        let path = workspace_root().join("tests/chain/build/TestToken_sol_TestToken.bin");
+        let bytecode = std::fs::read_to_string(&path).expect("compiled test token");
+        let receipt = self.transact(None, format!("0x{}", bytecode.trim())).await;
+        receipt["contractAddress"]
+            .as_str()
+            .expect("deployed")
+            .to_owned()
+    }
+
+    pub async fn mint(&self, token: &str, to: &str, amount: u64) {
+        let call = mintCall {
+            to: to.parse::<Address>().expect("address"),
+            amount: U256::from(amount),
+        };
+        let receipt = self
+            .transact(Some(token), format!("0x{}", hex::encode(call.abi_encode())))
+            .await;
+        assert_eq!(receipt["status"], "0x1");
+    }
+
+    pub async fn set_eth(&self, to: &str, wei: u128) {
+        self.rpc("anvil_setBalance", json!([to, format!("0x{wei:x}")]))
+            .await;
+    }
+
+    pub async fn token_balance(&self, token: &str, owner: &str) -> U256 {
+        let call = balanceOfCall {
+            owner: owner.parse::<Address>().expect("address"),
+        };
+        let output = self
+            .rpc("eth_call", json!([{"to": token, "data": format!("0x{}", hex::encode(call.abi_encode()))}, "latest"]))
+            .await;
+        let bytes =
+            hex::decode(output.as_str().expect("hex").trim_start_matches("0x")).expect("hex");
+        balanceOfCall::abi_decode_returns(&bytes).expect("uint256")
+    }
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
