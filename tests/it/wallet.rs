@@ -651,19 +651,8 @@ async fn intents_left_pending_expire_and_release_their_amount() {
         json!({"to": RECIPIENT, "amount_atomic": "10"}),
     )
     .await;
-    let started = std::time::Instant::now();
-    loop {
-        let (_, page) = server.get("/v1/wallet/intents", Some(&key)).await;
-        if page["items"][0]["status"] == "expired" {
-            assert_eq!(page["items"][0]["id"], intent["id"]);
-            break;
-        }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "never expired: {page}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let expired = newest_intent_reaching(&server, &key, &["expired"]).await;
+    assert_eq!(expired["id"], intent["id"]);
     assert_eq!(
         post_send(
             &server,
@@ -699,21 +688,25 @@ async fn agentctl_expires_intents_pending_longer_than_asked() {
     assert_eq!(expired[0]["status"], "expired");
 }
 
-/// Polls the agent's newest intent until its status is final, within a deadline.
-async fn settled_intent(server: &Server, key: &str) -> Value {
+/// Polls the agent's newest intent until its status is one of `statuses`, within a deadline.
+async fn newest_intent_reaching(server: &Server, key: &str, statuses: &[&str]) -> Value {
     let started = std::time::Instant::now();
     loop {
         let (_, page) = server.get("/v1/wallet/intents?limit=1", Some(key)).await;
         let intent = page["items"][0].clone();
-        if ["executed", "failed"].contains(&intent["status"].as_str().unwrap_or_default()) {
+        if statuses.contains(&intent["status"].as_str().unwrap_or_default()) {
             return intent;
         }
         assert!(
             started.elapsed() < std::time::Duration::from_secs(20),
-            "never settled: {intent}"
+            "never reached {statuses:?}: {intent}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+async fn settled_intent(server: &Server, key: &str) -> Value {
+    newest_intent_reaching(server, key, &["executed", "failed"]).await
 }
 
 #[tokio::test]
