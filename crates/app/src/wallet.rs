@@ -145,9 +145,8 @@ impl WalletService {
 
     pub async fn wallet(&self, agent: AgentId) -> Result<WalletRecord, WalletError> {
         self.agents
-            .profile(agent)
+            .wallet(agent)
             .await?
-            .and_then(|profile| profile.wallet)
             .ok_or(WalletError::NoWallet)
     }
 
@@ -267,8 +266,8 @@ impl WalletService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentKeyHash, Allowlist, IntentStatus, SpendLimits};
-    use ports::{AgentProfile, AgentRecord, MockAgentStore, MockChainClient, MockIntentStore};
+    use domain::{Allowlist, IntentStatus, SpendLimits};
+    use ports::{MockAgentStore, MockChainClient, MockIntentStore};
     use time::OffsetDateTime;
 
     fn token() -> PolicyAsset {
@@ -294,27 +293,11 @@ mod tests {
         }
     }
 
-    fn profile(agent: AgentId, wallet: Option<WalletRecord>) -> AgentProfile {
-        AgentProfile {
-            agent: AgentRecord {
-                id: agent,
-                sponsor_id: Uuid::now_v7(),
-                label: None,
-                key_hash: AgentKeyHash([0; 32]),
-                is_active: true,
-                created_at: OffsetDateTime::now_utc(),
-            },
-            phone_number: None,
-            email_inbox: None,
-            wallet,
-        }
-    }
-
     fn agents_with(wallet: Option<WalletRecord>) -> MockAgentStore {
         let mut agents = MockAgentStore::new();
         agents
-            .expect_profile()
-            .returning(move |id| Ok(Some(profile(id, wallet.clone()))));
+            .expect_wallet()
+            .returning(move |_| Ok(wallet.clone()));
         agents
     }
 

@@ -138,6 +138,9 @@ pub trait AgentStore: Send + Sync {
 
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError>;
 
+    /// The agent's wallet with its spend policy; `None` when it has none.
+    async fn wallet(&self, id: AgentId) -> Result<Option<WalletRecord>, StoreError>;
+
     /// All agents, oldest first.
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError>;
 

@@ -8,6 +8,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::{AgentId, AgentKeyHash, PolicyChange};
 use ports::{
     AgentProfile, AgentRecord, AgentStore, NewAgent, PolicyAsset, SpendPolicyRecord, StoreError,
+    WalletRecord,
 };
 use uuid::Uuid;
 
@@ -247,6 +248,25 @@ impl AgentStore for PgAgentStore {
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
         Ok(load_profile(&mut connection, id).await?)
+    }
+
+    async fn wallet(&self, id: AgentId) -> Result<Option<WalletRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let row: Option<(WalletRow, Option<SpendPolicyRow>)> = wallets::table
+            .left_join(spend_policies::table)
+            .filter(wallets::agent_id.eq(id.0))
+            .select((
+                WalletRow::as_select(),
+                Option::<SpendPolicyRow>::as_select(),
+            ))
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        row.map(|(wallet, policy)| {
+            wallet.into_record(policy.map(SpendPolicyRow::into_record).transpose()?)
+        })
+        .transpose()
     }
 
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
