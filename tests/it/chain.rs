@@ -1,6 +1,7 @@
 //! A local EVM chain for the tests: anvil (installed from npm by scripts/chain-tools.sh) on a
 //! free port with Base's chain id, and the ERC-20 test token compiled from tests/chain.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,9 @@ impl Anvil {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            // npm's `anvil` is a Node wrapper that starts the real binary: a group of their own
+            // lets Drop stop both.
+            .process_group(0)
             .spawn()
             .expect("spawning anvil");
         let mut anvil = Anvil {
@@ -154,7 +158,8 @@ impl Anvil {
 
 impl Drop for Anvil {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.wait();
     }
 }
