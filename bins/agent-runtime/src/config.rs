@@ -212,15 +212,11 @@ pub struct IntentConfig {
     pub pending_ttl: Duration,
     /// How often the server looks for intents to expire.
     pub expiry_interval: Duration,
+    /// How often the executor looks for confirmed intents and follows submitted ones.
+    pub executor_interval: Duration,
 }
 
 impl IntentConfig {
-    /// How often the executor looks for confirmed intents and follows submitted ones.
-    pub fn executor_interval(env: &Environment) -> Result<Duration, ConfigError> {
-        let millis: u64 = env.parsed("EXECUTOR_INTERVAL_MS", 500)?;
-        Ok(Duration::from_millis(millis.max(10)))
-    }
-
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
         let ttl: u64 = env.parsed("INTENT_PENDING_TTL_SECS", 24 * 60 * 60)?;
         let interval: u64 = env.parsed("INTENT_EXPIRY_INTERVAL_SECS", 60)?;
@@ -230,9 +226,11 @@ impl IntentConfig {
                 reason: "must be at least 1".into(),
             });
         }
+        let executor_millis: u64 = env.parsed("EXECUTOR_INTERVAL_MS", 500)?;
         Ok(Self {
             pending_ttl: Duration::from_secs(ttl),
             expiry_interval: Duration::from_secs(interval),
+            executor_interval: Duration::from_millis(executor_millis.max(10)),
         })
     }
 }
@@ -246,7 +244,6 @@ pub struct ServerConfig {
     pub database: DatabaseConfig,
     pub provisioning: ProvisioningConfig,
     pub intents: IntentConfig,
-    pub executor_interval: Duration,
     pub chain: ChainConfig,
     /// HMAC key of page cursors; shared by every instance so any of them reads any cursor.
     pub cursor_secret: SecretString,
@@ -287,7 +284,6 @@ impl ServerConfig {
             database: DatabaseConfig::from_env(env)?,
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
-            executor_interval: IntentConfig::executor_interval(env)?,
             chain,
             cursor_secret: SecretString::from(cursor_secret),
             bind_addr: env.parsed(

@@ -163,7 +163,7 @@ async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     let chain = wiring::chain(&database, &config.chain)?;
     spawn_executor(
         wiring::executor(&database, &chain, &config.provisioning),
-        config.executor_interval,
+        config.intents.executor_interval,
     );
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),

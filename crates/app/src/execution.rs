@@ -115,13 +115,8 @@ impl Executor {
                 tracing::warn!(intent_id = %intent.id, %cause, "broadcast failed; the recorded transaction will be sent again");
             }
             Err(BroadcastError::Rejected(reason)) => {
-                let submitted = self
-                    .intents
-                    .find(intent.id)
-                    .await?
-                    .unwrap_or_else(|| intent.clone());
                 self.fail(
-                    &submitted,
+                    intent,
                     format!("the chain refused the transaction: {reason}"),
                 )
                 .await?;
@@ -344,9 +339,6 @@ mod tests {
         intents
             .expect_record_submission()
             .returning(|_, _, _| Ok(intent(IntentStatus::Submitted)));
-        intents
-            .expect_find()
-            .returning(|_| Ok(Some(intent(IntentStatus::Submitted))));
         intents
             .expect_transition()
             .withf(|_, event, reason| {

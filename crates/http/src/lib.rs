@@ -10,8 +10,6 @@ mod routes;
 mod state;
 mod telemetry;
 
-pub use errors::{ApiError, ErrorBody, ValidationItem};
-pub use extract::{JsonBody, QueryParams};
 pub use openapi::ApiDoc;
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};

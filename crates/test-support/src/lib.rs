@@ -168,10 +168,6 @@ impl TestDatabase {
     pub fn url(&self) -> &str {
         &self.url
     }
-
-    pub fn name(&self) -> &str {
-        &self.name
-    }
 }
 
 impl Drop for TestDatabase {
