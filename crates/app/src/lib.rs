@@ -5,6 +5,7 @@ pub mod agents;
 pub mod control_plane;
 pub mod execution;
 pub mod expiry;
+pub mod key_rotation;
 pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
@@ -14,6 +15,7 @@ pub use control_plane::{
 
 pub use execution::{ExecutionError, Executor, ExecutorSettings};
 pub use expiry::IntentExpiry;
+pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use wallet::{
     AssetBalance, BalanceError, IntentPage, ListIntentsError, NativeAsset, SendError, SendRequest,
     WalletBalances, WalletError, WalletService, DAILY_WINDOW,

@@ -25,10 +25,12 @@ pub struct CursorPosition {
 #[error("Invalid cursor")]
 pub struct InvalidCursor;
 
-/// Encodes and verifies cursors with one server secret.
+/// Encodes cursors with one server secret; verifies them with it and, while a secret is being
+/// rotated, with the previous one.
 #[derive(Clone)]
 pub struct CursorCodec {
     secret: Vec<u8>,
+    previous: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for CursorCodec {
@@ -41,6 +43,16 @@ impl CursorCodec {
     pub fn new(secret: &[u8]) -> Self {
         Self {
             secret: secret.to_vec(),
+            previous: None,
+        }
+    }
+
+    /// Also accepts cursors signed with `previous`, so pages handed out before a rotation (or by
+    /// an instance not yet restarted) keep working; new cursors are signed with the new secret.
+    pub fn also_accepting(self, previous: &[u8]) -> Self {
+        Self {
+            previous: Some(previous.to_vec()),
+            ..self
         }
     }
 
@@ -64,9 +76,14 @@ impl CursorCodec {
             return Err(InvalidCursor);
         }
         let (body, tag) = bytes.split_at(BODY_LEN);
-        let mut mac = self.mac(scope);
-        mac.update(body);
-        mac.verify_truncated_left(tag).map_err(|_| InvalidCursor)?;
+        let verifies = |secret: &[u8]| {
+            let mut mac = Self::mac(secret, scope);
+            mac.update(body);
+            mac.verify_truncated_left(tag).is_ok()
+        };
+        if !(verifies(&self.secret) || self.previous.as_deref().is_some_and(verifies)) {
+            return Err(InvalidCursor);
+        }
         let micros: [u8; 8] = body[1..9].try_into().map_err(|_| InvalidCursor)?;
         let id: [u8; 16] = body[9..].try_into().map_err(|_| InvalidCursor)?;
         Ok(CursorPosition {
@@ -75,16 +92,16 @@ impl CursorCodec {
         })
     }
 
-    fn mac(&self, scope: &str) -> Hmac<Sha256> {
+    fn mac(secret: &[u8], scope: &str) -> Hmac<Sha256> {
         let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes keys of any length");
+            Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any length");
         mac.update(&(scope.len() as u64).to_be_bytes());
         mac.update(scope.as_bytes());
         mac
     }
 
     fn tag(&self, scope: &str, body: &[u8]) -> Vec<u8> {
-        let mut mac = self.mac(scope);
+        let mut mac = Self::mac(&self.secret, scope);
         mac.update(body);
         mac.finalize().into_bytes().to_vec()
     }
@@ -120,6 +137,30 @@ mod tests {
         assert_eq!(
             CursorCodec::new(b"other").decode("intents:a", &cursor),
             Err(InvalidCursor)
+        );
+    }
+
+    #[test]
+    fn during_a_rotation_cursors_of_the_previous_secret_still_verify() {
+        let old = CursorCodec::new(b"old secret");
+        let rotating = CursorCodec::new(b"new secret").also_accepting(b"old secret");
+        let position = position();
+        let issued_before = old.encode("intents:a", position);
+        assert_eq!(rotating.decode("intents:a", &issued_before), Ok(position));
+        assert_eq!(
+            rotating.decode("intents:b", &issued_before),
+            Err(InvalidCursor)
+        );
+        let issued_during = rotating.encode("intents:a", position);
+        assert_eq!(
+            CursorCodec::new(b"new secret").decode("intents:a", &issued_during),
+            Ok(position),
+            "new cursors are signed with the new secret"
+        );
+        assert_eq!(
+            CursorCodec::new(b"new secret").decode("intents:a", &issued_before),
+            Err(InvalidCursor),
+            "once the previous secret is dropped its cursors are invalid"
         );
     }
 

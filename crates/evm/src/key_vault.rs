@@ -46,6 +46,9 @@ impl MasterKey {
 
 pub struct LocalKeyVault {
     master_key: MasterKey,
+    /// The master key being rotated out: keys sealed under it still open, and `reseal` moves them
+    /// under `master_key`.
+    previous_master_key: Option<MasterKey>,
 }
 
 const PROVIDER: &str = "local";
@@ -53,7 +56,18 @@ const CUSTODY: &str = "self_custodial";
 
 impl LocalKeyVault {
     pub fn new(master_key: MasterKey) -> Self {
-        Self { master_key }
+        Self {
+            master_key,
+            previous_master_key: None,
+        }
+    }
+
+    /// Also opens keys sealed under `previous`, the master key being rotated out.
+    pub fn also_opening(self, previous: MasterKey) -> Self {
+        Self {
+            previous_master_key: Some(previous),
+            ..self
+        }
     }
 
     fn seal(&self, signer: &PrivateKeySigner, address: &EvmAddress) -> Vec<u8> {
@@ -79,28 +93,57 @@ impl LocalKeyVault {
 
     /// Opens a sealed key in memory, for as long as the caller holds the signer.
     pub fn open(&self, sealed: &[u8], address: &EvmAddress) -> Result<PrivateKeySigner, SealError> {
-        let rest = sealed
-            .strip_prefix(&[SEAL_FORMAT_V1])
-            .filter(|rest| rest.len() > NONCE_LEN)
-            .ok_or(SealError::CannotOpen)?;
-        let (nonce, ciphertext) = rest.split_at(NONCE_LEN);
-        let secret = self
-            .master_key
-            .cipher()
-            .decrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: ciphertext,
-                    aad: address.as_bytes(),
-                },
-            )
-            .map_err(|_| SealError::CannotOpen)?;
-        let signer = PrivateKeySigner::from_slice(&secret).map_err(|_| SealError::CannotOpen)?;
-        if signer.address().as_slice() != address.as_bytes() {
-            return Err(SealError::CannotOpen);
-        }
-        Ok(signer)
+        open_under(&self.master_key, sealed, address).or_else(|error| {
+            match &self.previous_master_key {
+                Some(previous) => open_under(previous, sealed, address),
+                None => Err(error),
+            }
+        })
     }
+
+    /// The key sealed anew under the current master key, or `None` when it already is.
+    pub fn reseal(
+        &self,
+        sealed: &[u8],
+        address: &EvmAddress,
+    ) -> Result<Option<Vec<u8>>, SealError> {
+        if open_under(&self.master_key, sealed, address).is_ok() {
+            return Ok(None);
+        }
+        let previous = self
+            .previous_master_key
+            .as_ref()
+            .ok_or(SealError::CannotOpen)?;
+        let signer = open_under(previous, sealed, address)?;
+        Ok(Some(self.seal(&signer, address)))
+    }
+}
+
+fn open_under(
+    master_key: &MasterKey,
+    sealed: &[u8],
+    address: &EvmAddress,
+) -> Result<PrivateKeySigner, SealError> {
+    let rest = sealed
+        .strip_prefix(&[SEAL_FORMAT_V1])
+        .filter(|rest| rest.len() > NONCE_LEN)
+        .ok_or(SealError::CannotOpen)?;
+    let (nonce, ciphertext) = rest.split_at(NONCE_LEN);
+    let secret = master_key
+        .cipher()
+        .decrypt(
+            XNonce::from_slice(nonce),
+            Payload {
+                msg: ciphertext,
+                aad: address.as_bytes(),
+            },
+        )
+        .map_err(|_| SealError::CannotOpen)?;
+    let signer = PrivateKeySigner::from_slice(&secret).map_err(|_| SealError::CannotOpen)?;
+    if signer.address().as_slice() != address.as_bytes() {
+        return Err(SealError::CannotOpen);
+    }
+    Ok(signer)
 }
 
 #[async_trait]
@@ -127,6 +170,15 @@ impl KeyVault for LocalKeyVault {
             .map_err(|error| ProviderError::Refused(format!("wallet {from}: {error}")))?;
         crate::transfer::sign_transfer(&signer, &call)
             .map_err(|error| ProviderError::Refused(format!("signing for {from}: {error}")))
+    }
+
+    async fn reseal_wallet_key(
+        &self,
+        sealed_key: &[u8],
+        address: &EvmAddress,
+    ) -> Result<Option<Vec<u8>>, ProviderError> {
+        self.reseal(sealed_key, address)
+            .map_err(|error| ProviderError::Refused(format!("wallet {address}: {error}")))
     }
 }
 
@@ -196,6 +248,40 @@ mod tests {
         assert_eq!(
             vault(MASTER).open(&[], &created.address).err(),
             Some(SealError::CannotOpen)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rotation_opens_old_keys_and_reseals_them_under_the_new_master_key() {
+        const NEW: &str = "ff00000000000000000000000000000000000000000000000000000000000000";
+        let created = vault(MASTER).create_wallet_key().await.expect("created");
+        let master = |hex_key| MasterKey::from_hex(hex_key).expect("valid");
+        let rotating = vault(NEW).also_opening(master(MASTER));
+        assert!(vault(NEW)
+            .open(&created.sealed_key, &created.address)
+            .is_err());
+        let before = rotating
+            .open(&created.sealed_key, &created.address)
+            .expect("opens under the previous key")
+            .address();
+        let resealed = rotating
+            .reseal(&created.sealed_key, &created.address)
+            .expect("reseals")
+            .expect("was under the previous key");
+        let after = vault(NEW)
+            .open(&resealed, &created.address)
+            .expect("opens under the new key alone")
+            .address();
+        assert_eq!(before, after, "the same wallet key");
+        assert_eq!(
+            rotating.reseal(&resealed, &created.address),
+            Ok(None),
+            "already current"
+        );
+        assert_eq!(
+            vault(NEW).reseal(&created.sealed_key, &created.address),
+            Err(SealError::CannotOpen),
+            "without the previous key an old key cannot be resealed"
         );
     }
 

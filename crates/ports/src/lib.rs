@@ -6,6 +6,7 @@ pub mod chain;
 pub mod health;
 pub mod intents;
 pub mod provisioning;
+pub mod wallet_keys;
 
 pub use agents::{
     AgentProfile, AgentRecord, AgentStore, EmailInboxRecord, NewAgent, NewEmailInbox,
@@ -25,6 +26,7 @@ pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
 };
+pub use wallet_keys::{SealedKeyRecord, WalletKeyStore};
 
 #[cfg(feature = "mock")]
 pub use agents::MockAgentStore;
@@ -36,3 +38,5 @@ pub use health::MockDatabaseHealth;
 pub use intents::MockIntentStore;
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
+#[cfg(feature = "mock")]
+pub use wallet_keys::MockWalletKeyStore;

@@ -60,4 +60,12 @@ pub trait KeyVault: Send + Sync {
         from: &EvmAddress,
         call: TransferCall,
     ) -> Result<SignedTransfer, ProviderError>;
+
+    /// `sealed_key` of `address` sealed anew under the vault's current master key, or `None` when
+    /// it already is; refused when no key the vault holds opens it.
+    async fn reseal_wallet_key(
+        &self,
+        sealed_key: &[u8],
+        address: &EvmAddress,
+    ) -> Result<Option<Vec<u8>>, ProviderError>;
 }

@@ -9,9 +9,11 @@ mod migrate;
 mod rows;
 mod sandbox_chain;
 mod schema;
+mod wallet_keys;
 
 pub use agents::PgAgentStore;
 pub use database::{Database, PoolSettings};
 pub use intents::PgIntentStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};
 pub use sandbox_chain::{PgSandboxChain, SANDBOX_CHAIN_ID, SANDBOX_TOKEN_DECIMALS};
+pub use wallet_keys::PgWalletKeyStore;

@@ -180,7 +180,7 @@ pub(crate) fn address_column(address: &EvmAddress) -> String {
     address.to_string().to_ascii_lowercase()
 }
 
-fn parse_address(stored: &str) -> Result<EvmAddress, StoreError> {
+pub(crate) fn parse_address(stored: &str) -> Result<EvmAddress, StoreError> {
     EvmAddress::parse(stored).map_err(|error| corrupt(format!("address {stored:?}: {error}")))
 }
 

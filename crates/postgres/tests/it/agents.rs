@@ -11,7 +11,7 @@ use postgres_store::{Database, PgAgentStore, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
-fn store(database: &TestDatabase) -> PgAgentStore {
+pub(crate) fn store(database: &TestDatabase) -> PgAgentStore {
     PgAgentStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
 }
 
@@ -48,7 +48,7 @@ fn bare_agent(seed: u8) -> NewAgent {
     }
 }
 
-fn full_agent(seed: u8) -> NewAgent {
+pub(crate) fn full_agent(seed: u8) -> NewAgent {
     let id = AgentId(Uuid::now_v7());
     NewAgent {
         id,

@@ -3,3 +3,4 @@
 mod agents;
 mod intents;
 mod migrations;
+mod wallet_keys;
