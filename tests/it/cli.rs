@@ -155,3 +155,31 @@ async fn migrate_reports_nothing_to_apply_on_a_migrated_database() {
     let output = agentctl(&database, &["migrate"]).await.json();
     assert_eq!(output, serde_json::json!({"applied": []}));
 }
+
+#[tokio::test]
+async fn every_help_that_takes_an_amount_says_it_is_in_atomic_units() {
+    let database = TestDatabase::new().await;
+    for args in [
+        vec!["--help"],
+        vec!["policy", "set", "--help"],
+        vec!["sandbox", "fund", "--help"],
+    ] {
+        let output = agentctl(&database, &args).await;
+        assert!(output.success, "{args:?}: {}", output.stderr);
+        assert!(
+            output.stdout.contains("atomic units") && output.stdout.contains("100000000"),
+            "{args:?}: {}",
+            output.stdout
+        );
+    }
+}
+
+#[tokio::test]
+async fn on_the_sandbox_chain_the_cli_prints_no_warning() {
+    let database = TestDatabase::new().await;
+    for args in [vec!["agents", "create", "--wallet"], vec!["agents", "list"]] {
+        let output = agentctl(&database, &args).await;
+        assert!(output.success, "{args:?}: {}", output.stderr);
+        assert_eq!(output.stderr, "", "{args:?}");
+    }
+}

@@ -7,5 +7,6 @@ mod harness;
 mod me;
 mod onchain;
 mod ops;
+mod rotation;
 mod routing;
 mod wallet;

@@ -171,6 +171,50 @@ async fn json_logs_carry_request_id_route_status_and_latency() {
 }
 
 #[tokio::test]
+async fn logs_in_a_file_are_plain_text_and_the_banner_follows_the_bind() {
+    let (server, _database) = Server::start().await;
+    let banner = format!("serving on {}", server.base_url);
+    let logs = server.wait_for_logs(|logs| logs.contains(&banner)).await;
+    assert!(
+        !logs.contains('\u{1b}'),
+        "no colour codes when stdout is not a terminal:\n{logs}"
+    );
+    let banner_line = logs
+        .lines()
+        .find(|line| line.contains(&banner))
+        .expect("found above");
+    assert!(
+        banner_line.contains("sandbox") && banner_line.contains("/docs"),
+        "{banner_line}"
+    );
+}
+
+#[tokio::test]
+async fn a_taken_port_stops_start_up_at_once_with_one_line_naming_bind_addr() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let output = tokio::process::Command::new(binary("agent-runtime"))
+        .env_clear()
+        .env("DATABASE_URL", UNREACHABLE_DATABASE)
+        .env("BIND_ADDR", &address)
+        .output()
+        .await
+        .expect("run");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(
+        lines[0].contains("BIND_ADDR") && lines[0].contains(&address),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).is_empty(),
+        "nothing was started before the port was known to be free"
+    );
+}
+
+#[tokio::test]
 async fn a_missing_required_setting_stops_start_up_naming_it() {
     let output = tokio::process::Command::new(binary("agent-runtime"))
         .env_clear()

@@ -9,7 +9,7 @@ const NO_WALLET: &str = "No wallet provisioned for this agent";
 const RECIPIENT: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const OTHER_RECIPIENT: &str = "0x1111111111111111111111111111111111111111";
 
-async fn post_send(server: &Server, key: &str, body: Value) -> (u16, Value) {
+pub(crate) async fn post_send(server: &Server, key: &str, body: Value) -> (u16, Value) {
     let response = server
         .client
         .post(server.url("/v1/wallet/send"))
@@ -689,7 +689,7 @@ async fn agentctl_expires_intents_pending_longer_than_asked() {
 }
 
 /// Polls the agent's newest intent until its status is one of `statuses`, within a deadline.
-async fn newest_intent_reaching(server: &Server, key: &str, statuses: &[&str]) -> Value {
+pub(crate) async fn newest_intent_reaching(server: &Server, key: &str, statuses: &[&str]) -> Value {
     let started = std::time::Instant::now();
     loop {
         let (_, page) = server.get("/v1/wallet/intents?limit=1", Some(key)).await;
@@ -705,7 +705,7 @@ async fn newest_intent_reaching(server: &Server, key: &str, statuses: &[&str]) -
     }
 }
 
-async fn settled_intent(server: &Server, key: &str) -> Value {
+pub(crate) async fn settled_intent(server: &Server, key: &str) -> Value {
     newest_intent_reaching(server, key, &["executed", "failed"]).await
 }
 
@@ -803,4 +803,46 @@ async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
         200,
         "the failed amount was released"
     );
+}
+
+#[tokio::test]
+async fn an_instance_with_the_executor_disabled_leaves_confirmed_intents_to_others() {
+    let database = TestDatabase::new().await;
+    let api_only = Server::start_with(&[
+        ("DATABASE_URL", database.url()),
+        ("EXECUTOR_INTERVAL_MS", "50"),
+        ("EXECUTOR_ENABLED", "false"),
+    ])
+    .await;
+    api_only
+        .wait_for_logs(|logs| logs.contains("EXECUTOR_ENABLED=false"))
+        .await;
+    let (key, _) = wallet_agent(&database).await;
+    let (_, intent) = post_send(
+        &api_only,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "1"}),
+    )
+    .await;
+    agentctl(
+        &database,
+        &["intents", "confirm", intent["id"].as_str().expect("id")],
+    )
+    .await
+    .json();
+    // Twenty executor intervals of this instance: a running executor would have submitted it.
+    let watched = std::time::Instant::now();
+    while watched.elapsed() < std::time::Duration::from_secs(1) {
+        let (_, page) = api_only.get("/v1/wallet/intents?limit=1", Some(&key)).await;
+        assert_eq!(page["items"][0]["status"], "confirmed", "{page}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let _executing = Server::start_with(&[
+        ("DATABASE_URL", database.url()),
+        ("EXECUTOR_INTERVAL_MS", "50"),
+    ])
+    .await;
+    let settled = settled_intent(&api_only, &key).await;
+    assert_eq!(settled["id"], intent["id"]);
+    assert_ne!(settled["status"], "confirmed");
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use domain::EvmAddress;
+use domain::{CursorCodec, EvmAddress};
 use evm::MasterKey;
 use postgres_store::PoolSettings;
 use secrecy::{ExposeSecret, SecretString};
@@ -122,8 +122,9 @@ impl DatabaseConfig {
 /// Settings of the providers that provision an agent's resources.
 pub struct ProvisioningConfig {
     pub wallet_master_key: MasterKey,
-    /// True when the master key is the sandbox's well-known one, which must never guard real funds.
-    pub uses_sandbox_master_key: bool,
+    /// The master key being rotated out: wallet keys sealed under it still open until
+    /// `agentctl wallets reseal` has sealed them all under `wallet_master_key`.
+    pub previous_wallet_master_key: Option<MasterKey>,
     pub usdc_token_address: EvmAddress,
     pub email_domain: String,
 }
@@ -136,22 +137,30 @@ impl ProvisioningConfig {
         // Without an RPC endpoint every wallet lives on the sandbox chain, so a well-known key is
         // acceptable there; against a real chain the operator's own key is required.
         let sandbox_chain = env.get("EVM_RPC_URL").is_none();
-        let (wallet_master_key, uses_sandbox_master_key) = match env.get("WALLET_MASTER_KEY") {
-            Some(hex_key) => (
-                MasterKey::from_hex(hex_key).map_err(|error| ConfigError::Invalid {
-                    name: "WALLET_MASTER_KEY",
-                    reason: error.to_string(),
-                })?,
-                false,
-            ),
+        let master_key = |name: &'static str, hex_key: &str| {
+            MasterKey::from_hex(hex_key).map_err(|error| ConfigError::Invalid {
+                name,
+                reason: error.to_string(),
+            })
+        };
+        let own_key = env.get("WALLET_MASTER_KEY");
+        let wallet_master_key = match own_key {
+            Some(hex_key) => master_key("WALLET_MASTER_KEY", hex_key)?,
             None if sandbox_chain => {
                 let derived = hex::encode(Sha256::digest(SANDBOX_MASTER_KEY_SEED));
-                (
-                    MasterKey::from_hex(&derived).expect("a SHA-256 digest is 32 bytes"),
-                    true,
-                )
+                MasterKey::from_hex(&derived).expect("a SHA-256 digest is 32 bytes")
             }
             None => return Err(ConfigError::Missing("WALLET_MASTER_KEY")),
+        };
+        let previous_wallet_master_key = match env.get("WALLET_MASTER_KEY_PREVIOUS") {
+            None => None,
+            Some(_) if own_key.is_none() => {
+                return Err(ConfigError::Invalid {
+                    name: "WALLET_MASTER_KEY_PREVIOUS",
+                    reason: "set only while rotating to a new WALLET_MASTER_KEY".into(),
+                })
+            }
+            Some(hex_key) => Some(master_key("WALLET_MASTER_KEY_PREVIOUS", hex_key)?),
         };
         let usdc = env
             .get("USDC_TOKEN_ADDRESS")
@@ -172,7 +181,7 @@ impl ProvisioningConfig {
         })?;
         Ok(Self {
             wallet_master_key,
-            uses_sandbox_master_key,
+            previous_wallet_master_key,
             usdc_token_address,
             email_domain,
         })
@@ -188,6 +197,14 @@ pub struct ChainConfig {
 }
 
 impl ChainConfig {
+    /// What the start-up banner says of the chain; never the URL, which may carry an API token.
+    pub fn describe(&self) -> &'static str {
+        match self.rpc_url {
+            Some(_) => "JSON-RPC node (EVM_RPC_URL)",
+            None => "sandbox (balances in PostgreSQL)",
+        }
+    }
+
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
         let rpc_url = env.get("EVM_RPC_URL").map(str::to_owned);
         if let Some(url) = &rpc_url {
@@ -214,6 +231,8 @@ pub struct IntentConfig {
     pub expiry_interval: Duration,
     /// How often the executor looks for confirmed intents and follows submitted ones.
     pub executor_interval: Duration,
+    /// Whether this instance executes confirmed intents at all.
+    pub executor_enabled: bool,
 }
 
 impl IntentConfig {
@@ -231,6 +250,7 @@ impl IntentConfig {
             pending_ttl: Duration::from_secs(ttl),
             expiry_interval: Duration::from_secs(interval),
             executor_interval: Duration::from_millis(executor_millis.max(10)),
+            executor_enabled: env.flag("EXECUTOR_ENABLED", true)?,
         })
     }
 }
@@ -238,6 +258,49 @@ impl IntentConfig {
 /// Derivation input of the sandbox cursor secret: cursors are tamper-evident, not confidential,
 /// and every query is scoped to the caller, so a well-known secret is acceptable on the sandbox.
 const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret v1";
+const MIN_CURSOR_SECRET_LEN: usize = 32;
+
+/// HMAC keys of page cursors, shared by every instance so any of them reads any cursor.
+pub struct CursorSecrets {
+    current: SecretString,
+    /// The secret being rotated out: cursors signed with it still verify.
+    previous: Option<SecretString>,
+}
+
+impl CursorSecrets {
+    fn from_env(env: &Environment, sandbox_chain: bool) -> Result<Self, ConfigError> {
+        let secret = |name: &'static str| match env.get(name) {
+            Some(secret) if secret.len() < MIN_CURSOR_SECRET_LEN => Err(ConfigError::Invalid {
+                name,
+                reason: format!("must be at least {MIN_CURSOR_SECRET_LEN} characters"),
+            }),
+            other => Ok(other.map(|secret| SecretString::from(secret.to_owned()))),
+        };
+        let previous = secret("CURSOR_SECRET_PREVIOUS")?;
+        let current = match secret("CURSOR_SECRET")? {
+            Some(current) => current,
+            None if previous.is_some() => {
+                return Err(ConfigError::Invalid {
+                    name: "CURSOR_SECRET_PREVIOUS",
+                    reason: "set only while rotating to a new CURSOR_SECRET".into(),
+                })
+            }
+            None if sandbox_chain => {
+                SecretString::from(hex::encode(Sha256::digest(SANDBOX_CURSOR_SECRET_SEED)))
+            }
+            None => return Err(ConfigError::Missing("CURSOR_SECRET")),
+        };
+        Ok(Self { current, previous })
+    }
+
+    pub fn codec(&self) -> CursorCodec {
+        let codec = CursorCodec::new(self.current.expose_secret().as_bytes());
+        match &self.previous {
+            Some(previous) => codec.also_accepting(previous.expose_secret().as_bytes()),
+            None => codec,
+        }
+    }
+}
 
 /// Settings of the HTTP server.
 pub struct ServerConfig {
@@ -245,8 +308,7 @@ pub struct ServerConfig {
     pub provisioning: ProvisioningConfig,
     pub intents: IntentConfig,
     pub chain: ChainConfig,
-    /// HMAC key of page cursors; shared by every instance so any of them reads any cursor.
-    pub cursor_secret: SecretString,
+    pub cursors: CursorSecrets,
     pub bind_addr: SocketAddr,
     pub log_format: LogFormat,
     pub shutdown_timeout: Duration,
@@ -269,23 +331,13 @@ impl ServerConfig {
             }
         };
         let chain = ChainConfig::from_env(env)?;
-        let cursor_secret = match env.get("CURSOR_SECRET") {
-            Some(secret) if secret.len() < 32 => {
-                return Err(ConfigError::Invalid {
-                    name: "CURSOR_SECRET",
-                    reason: "must be at least 32 characters".into(),
-                })
-            }
-            Some(secret) => secret.to_owned(),
-            None if chain.rpc_url.is_some() => return Err(ConfigError::Missing("CURSOR_SECRET")),
-            None => hex::encode(Sha256::digest(SANDBOX_CURSOR_SECRET_SEED)),
-        };
+        let cursors = CursorSecrets::from_env(env, chain.rpc_url.is_none())?;
         Ok(Self {
             database: DatabaseConfig::from_env(env)?,
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
+            cursors,
             chain,
-            cursor_secret: SecretString::from(cursor_secret),
             bind_addr: env.parsed(
                 "BIND_ADDR",
                 DEFAULT_BIND_ADDR.parse().expect("valid default"),
@@ -293,12 +345,6 @@ impl ServerConfig {
             log_format,
             shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
         })
-    }
-}
-
-impl ServerConfig {
-    pub fn cursor_secret(&self) -> &[u8] {
-        self.cursor_secret.expose_secret().as_bytes()
     }
 }
 
@@ -342,6 +388,7 @@ mod tests {
             ("DATABASE_POOL_SIZE", "0"),
             ("INTENT_PENDING_TTL_SECS", "-5"),
             ("INTENT_EXPIRY_INTERVAL_SECS", "0"),
+            ("EXECUTOR_ENABLED", "sometimes"),
         ] {
             let error =
                 ServerConfig::from_env(&Environment::from_pairs([URL, (name, value)])).err();
@@ -393,6 +440,75 @@ mod tests {
     }
 
     #[test]
+    fn rotations_take_the_previous_secrets_beside_new_ones() {
+        let new_key = "ab".repeat(32);
+        let old_key = "cd".repeat(32);
+        let rotating = ProvisioningConfig::from_env(&Environment::from_pairs([
+            ("WALLET_MASTER_KEY", new_key.as_str()),
+            ("WALLET_MASTER_KEY_PREVIOUS", old_key.as_str()),
+        ]))
+        .expect("valid");
+        assert!(rotating.previous_wallet_master_key.is_some());
+        for (pairs, name) in [
+            (
+                vec![("WALLET_MASTER_KEY_PREVIOUS", old_key.as_str())],
+                "WALLET_MASTER_KEY_PREVIOUS",
+            ),
+            (
+                vec![
+                    ("WALLET_MASTER_KEY", new_key.as_str()),
+                    ("WALLET_MASTER_KEY_PREVIOUS", "short"),
+                ],
+                "WALLET_MASTER_KEY_PREVIOUS",
+            ),
+        ] {
+            let error = ProvisioningConfig::from_env(&Environment::from_pairs(pairs)).err();
+            assert!(
+                matches!(error, Some(ConfigError::Invalid { name: n, .. }) if n == name),
+                "{error:?}"
+            );
+        }
+
+        let old_secret = "o".repeat(32);
+        let new_secret = "n".repeat(32);
+        let rotating = ServerConfig::from_env(&Environment::from_pairs([
+            URL,
+            ("CURSOR_SECRET", new_secret.as_str()),
+            ("CURSOR_SECRET_PREVIOUS", old_secret.as_str()),
+        ]))
+        .expect("valid");
+        let position = domain::CursorPosition {
+            created_at_micros: 1,
+            id: uuid::Uuid::nil(),
+        };
+        let issued_before = CursorCodec::new(old_secret.as_bytes()).encode("s", position);
+        assert_eq!(
+            rotating.cursors.codec().decode("s", &issued_before),
+            Ok(position)
+        );
+        for pairs in [
+            vec![URL, ("CURSOR_SECRET_PREVIOUS", old_secret.as_str())],
+            vec![
+                URL,
+                ("CURSOR_SECRET", new_secret.as_str()),
+                ("CURSOR_SECRET_PREVIOUS", "short"),
+            ],
+        ] {
+            let error = ServerConfig::from_env(&Environment::from_pairs(pairs)).err();
+            assert!(
+                matches!(
+                    error,
+                    Some(ConfigError::Invalid {
+                        name: "CURSOR_SECRET_PREVIOUS",
+                        ..
+                    })
+                ),
+                "{error:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_secret_url_does_not_print() {
         let config = DatabaseConfig::from_env(&Environment::from_pairs([(
             "DATABASE_URL",
@@ -404,8 +520,7 @@ mod tests {
 
     #[test]
     fn the_sandbox_master_key_is_only_used_without_a_real_chain() {
-        let sandbox = ProvisioningConfig::from_env(&Environment::from_pairs([])).expect("valid");
-        assert!(sandbox.uses_sandbox_master_key);
+        assert!(ProvisioningConfig::from_env(&Environment::from_pairs([])).is_ok());
         let real_chain = ProvisioningConfig::from_env(&Environment::from_pairs([(
             "EVM_RPC_URL",
             "http://127.0.0.1:8545",
@@ -418,7 +533,7 @@ mod tests {
             own_key.as_str(),
         )]))
         .expect("valid");
-        assert!(!own.uses_sandbox_master_key);
+        assert!(own.previous_wallet_master_key.is_none());
         let bad = ProvisioningConfig::from_env(&Environment::from_pairs([(
             "WALLET_MASTER_KEY",
             "short",

@@ -1,6 +1,8 @@
 //! The agent-runtime server: reads its configuration, migrates, and serves the HTTP API until
 //! SIGTERM or Ctrl-C, finishing requests in flight before it exits.
 
+use std::io::IsTerminal;
+use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +10,7 @@ use std::time::Duration;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use agent_runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
-use agent_runtime::wiring;
+use agent_runtime::{api_page, wiring};
 use app::{Executor, IntentExpiry};
 use clap::{Parser, Subcommand};
 use http_api::{ApiDoc, ApiState, Metrics};
@@ -35,21 +37,28 @@ enum Command {
     Serve,
     /// Apply pending migrations and exit.
     Migrate,
-    /// Print the OpenAPI description and exit.
-    Openapi,
+    /// Print the OpenAPI description (or, with --markdown, the API page rendered from it) and exit.
+    Openapi {
+        /// Print the readable API page (docs/api.md) instead of the JSON document.
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let env = Environment::from_process();
     let outcome = match cli.command.unwrap_or(Command::Serve) {
-        Command::Openapi => {
-            println!(
-                "{}",
-                ApiDoc::openapi()
-                    .to_pretty_json()
-                    .expect("the API description serializes")
-            );
+        Command::Openapi { markdown } => {
+            let document = ApiDoc::openapi()
+                .to_pretty_json()
+                .expect("the API description serializes");
+            if markdown {
+                let value = serde_json::from_str(&document).expect("utoipa writes valid JSON");
+                print!("{}", api_page::render(&value));
+            } else {
+                println!("{document}");
+            }
             Ok(())
         }
         Command::Migrate => DatabaseConfig::from_env(&env)
@@ -86,9 +95,11 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
         .lossy(false)
         .finish(std::io::stdout());
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour codes only help a person at a terminal; in a file or a log collector they are noise.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)
+        .with_ansi(std::io::stdout().is_terminal())
         .with_writer(writer);
     match format {
         LogFormat::Json => builder
@@ -154,24 +165,39 @@ fn spawn_executor(executor: Executor, every: Duration) {
     });
 }
 
+/// Takes the listening socket first, so a taken port fails at once, before any migration, with
+/// the setting to change in the message.
+fn listen(bind_addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(bind_addr).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot listen on BIND_ADDR {bind_addr}: {error}; set BIND_ADDR to a free address"
+        )
+    })
+}
+
 async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+    let listener = listen(config.bind_addr)?;
     let database = wiring::open_database(&config.database).await?;
     spawn_expiry(
         wiring::intent_expiry(&database, &config.intents),
         config.intents.expiry_interval,
     );
     let chain = wiring::chain(&database, &config.chain)?;
-    spawn_executor(
-        wiring::executor(&database, &chain, &config.provisioning),
-        config.intents.executor_interval,
-    );
+    if config.intents.executor_enabled {
+        spawn_executor(
+            wiring::executor(&database, &chain, &config.provisioning),
+            config.intents.executor_interval,
+        );
+    } else {
+        tracing::info!("EXECUTOR_ENABLED=false: confirmed intents are left to other instances");
+    }
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),
         wallets: wiring::wallet_service(
             &database,
             &chain,
             &config.provisioning,
-            config.cursor_secret(),
+            config.cursors.codec(),
         ),
         database: Arc::new(database),
         metrics: Metrics::new(),
@@ -182,10 +208,15 @@ async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             .configure(http_api::configure(state.clone()))
     })
     .shutdown_timeout(config.shutdown_timeout.as_secs())
-    .bind(config.bind_addr)
-    .map_err(|error| anyhow::anyhow!("binding {}: {error}", config.bind_addr))?;
+    .listen(listener)
+    .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
     for address in server.addrs() {
-        tracing::info!(%address, "listening");
+        tracing::info!(
+            %address,
+            chain = config.chain.describe(),
+            "agent-runtime {} serving on http://{address} (API description at /docs)",
+            env!("CARGO_PKG_VERSION"),
+        );
     }
     server.run().await?;
     tracing::info!("stopped");

@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use app::{
     AgentService, ControlPlane, Executor, ExecutorSettings, IntentExpiry, NativeAsset,
-    WalletService,
+    WalletKeyRotation, WalletService,
 };
 use domain::CursorCodec;
 use email::SandboxInboxProvisioner;
 use evm::{LocalKeyVault, RpcChain};
 use ports::{AgentStore, ChainClient, ChainWriter, PolicyAsset};
-use postgres_store::{Database, PgAgentStore, PgIntentStore, PgSandboxChain};
+use postgres_store::{Database, PgAgentStore, PgIntentStore, PgSandboxChain, PgWalletKeyStore};
 use sms::SandboxNumberProvisioner;
 
 use crate::config::{ChainConfig, DatabaseConfig, IntentConfig, ProvisioningConfig};
@@ -76,13 +76,13 @@ pub fn wallet_service(
     database: &Database,
     chain: &Chain,
     config: &ProvisioningConfig,
-    cursor_secret: &[u8],
+    cursors: CursorCodec,
 ) -> WalletService {
     WalletService::new(
         agent_store(database),
         Arc::new(PgIntentStore::new(database.clone())),
         chain.reader.clone(),
-        CursorCodec::new(cursor_secret),
+        cursors,
         usdc(config),
         NativeAsset {
             symbol: "ETH".to_owned(),
@@ -96,8 +96,16 @@ pub fn executor(database: &Database, chain: &Chain, config: &ProvisioningConfig)
     Executor::new(
         Arc::new(PgIntentStore::new(database.clone())),
         chain.writer.clone(),
-        Arc::new(LocalKeyVault::new(config.wallet_master_key.clone())),
+        key_vault(config),
         ExecutorSettings::default(),
+    )
+}
+
+/// Re-sealing of every wallet key under the current master key, after a rotation.
+pub fn wallet_key_rotation(database: &Database, config: &ProvisioningConfig) -> WalletKeyRotation {
+    WalletKeyRotation::new(
+        Arc::new(PgWalletKeyStore::new(database.clone())),
+        key_vault(config),
     )
 }
 
@@ -118,11 +126,21 @@ pub fn control_plane(database: &Database, config: ProvisioningConfig) -> Control
     ControlPlane::new(
         agent_store(database),
         Arc::new(PgIntentStore::new(database.clone())),
-        Arc::new(SandboxInboxProvisioner::new(config.email_domain)),
+        Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
         Arc::new(SandboxNumberProvisioner),
-        Arc::new(LocalKeyVault::new(config.wallet_master_key)),
+        key_vault(&config),
         asset,
     )
+}
+
+/// The vault of wallet keys: seals under the current master key, opens under it or, during a
+/// rotation, under the previous one.
+fn key_vault(config: &ProvisioningConfig) -> Arc<LocalKeyVault> {
+    let vault = LocalKeyVault::new(config.wallet_master_key.clone());
+    Arc::new(match &config.previous_wallet_master_key {
+        Some(previous) => vault.also_opening(previous.clone()),
+        None => vault,
+    })
 }
 
 fn agent_store(database: &Database) -> Arc<dyn AgentStore> {

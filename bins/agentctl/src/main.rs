@@ -19,11 +19,16 @@ use ports::{IntentFilter, TransferIntentRecord};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+/// Said wherever an amount is typed: the most common mistake is to type USDC, not atomic units.
+const ATOMIC_UNITS: &str = "Amounts are integers in atomic units: USDC has 6 decimals, so \
+1 USDC = 1000000 and 100 USDC = 100000000 (ETH amounts are in wei).";
+
 #[derive(Parser)]
 #[command(
     name = "agentctl",
     version,
-    about = "Control plane of agent-runtime (reads DATABASE_URL)"
+    about = "Control plane of agent-runtime (reads DATABASE_URL)",
+    after_help = ATOMIC_UNITS
 )]
 struct Cli {
     /// Do not apply pending migrations first (same as MIGRATE_ON_START=false).
@@ -47,6 +52,9 @@ enum Command {
     /// Act on the sandbox providers.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Maintain wallet keys.
+    #[command(subcommand)]
+    Wallets(WalletsCommand),
     /// Apply pending migrations and exit.
     Migrate,
 }
@@ -83,6 +91,7 @@ enum AgentsCommand {
 #[derive(Subcommand)]
 enum PolicyCommand {
     /// Change the spend policy; options left out keep their value.
+    #[command(after_help = ATOMIC_UNITS)]
     Set(PolicySetArgs),
     /// Show the spend policy in force.
     Show { agent_id: Uuid },
@@ -116,11 +125,19 @@ enum IntentsCommand {
 }
 
 #[derive(Subcommand)]
+enum WalletsCommand {
+    /// Seal every wallet key under WALLET_MASTER_KEY that is still sealed under
+    /// WALLET_MASTER_KEY_PREVIOUS (the last step of a master key rotation; safe to repeat).
+    Reseal,
+}
+
+#[derive(Subcommand)]
 enum SandboxCommand {
     /// Credit USDC (or, with --native, ETH) to an address on the sandbox chain.
+    #[command(after_help = ATOMIC_UNITS)]
     Fund {
         address: String,
-        /// Amount in atomic units (10^-6 USDC, or wei with --native).
+        /// Amount in atomic units: 100 USDC is 100000000 (wei with --native).
         amount: String,
         #[arg(long)]
         native: bool,
@@ -130,10 +147,12 @@ enum SandboxCommand {
 #[derive(Args)]
 struct PolicySetArgs {
     agent_id: Uuid,
-    /// Largest amount of one transfer, in atomic units, or `none` to remove the limit.
+    /// Largest amount of one transfer in atomic units (25 USDC is 25000000), or `none` to
+    /// remove the limit.
     #[arg(long, value_name = "N|none")]
     max_per_tx: Option<String>,
-    /// Largest total over a rolling 24 hours, in atomic units, or `none` to remove the limit.
+    /// Largest total over a rolling 24 hours in atomic units (100 USDC is 100000000), or `none`
+    /// to remove the limit.
     #[arg(long, value_name = "N|none")]
     max_daily: Option<String>,
     /// Add a recipient to the allowlist (repeatable); creates the allowlist if there is none.
@@ -180,6 +199,7 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
         Command::Agents(command) => agents(&control_plane(&env, &database).await?, command).await,
         Command::Policy(command) => policy(&control_plane(&env, &database).await?, command).await,
         Command::Intents(command) => intents(&env, &database, command).await,
+        Command::Wallets(WalletsCommand::Reseal) => reseal_wallet_keys(&env, &database).await,
         Command::Sandbox(SandboxCommand::Fund {
             address,
             amount,
@@ -272,14 +292,39 @@ fn operator_view(intent: &TransferIntentRecord) -> Value {
     view
 }
 
+async fn reseal_wallet_keys(env: &Environment, database: &DatabaseConfig) -> anyhow::Result<Value> {
+    let provisioning = ProvisioningConfig::from_env(env).context("configuration")?;
+    if provisioning.previous_wallet_master_key.is_none() {
+        anyhow::bail!(
+            "set WALLET_MASTER_KEY_PREVIOUS to the master key being replaced \
+             (and WALLET_MASTER_KEY to the new one)"
+        );
+    }
+    let rotation =
+        wiring::wallet_key_rotation(&wiring::open_database(database).await?, &provisioning);
+    let report = rotation.reseal_all().await?;
+    let counts = json!({
+        "resealed": report.resealed,
+        "already_current": report.already_current,
+        "changed_meanwhile": report.changed_meanwhile,
+    });
+    if !report.unopenable.is_empty() {
+        let addresses: Vec<_> = report.unopenable.iter().map(ToString::to_string).collect();
+        anyhow::bail!(
+            "{counts}; {} wallet keys open under neither WALLET_MASTER_KEY nor \
+             WALLET_MASTER_KEY_PREVIOUS: {}",
+            addresses.len(),
+            addresses.join(", ")
+        );
+    }
+    Ok(counts)
+}
+
 async fn control_plane(
     env: &Environment,
     database: &DatabaseConfig,
 ) -> anyhow::Result<ControlPlane> {
     let provisioning = ProvisioningConfig::from_env(env).context("configuration")?;
-    if provisioning.uses_sandbox_master_key {
-        eprintln!("agentctl: WALLET_MASTER_KEY is not set; sealing wallet keys with the sandbox key (sandbox chain only)");
-    }
     let database = wiring::open_database(database).await?;
     Ok(wiring::control_plane(&database, provisioning))
 }

@@ -10,15 +10,20 @@ use serde_json::Value;
 /// One entry of a 422 `detail` list, as FastAPI (pydantic v2) writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ValidationItem {
+    /// What kind of rule failed, e.g. `missing`, `value_error`, `greater_than_equal`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Where: `body`, `query` or `path`, then field names and list indexes.
     #[schema(value_type = Vec<Object>)]
     pub loc: Vec<Value>,
+    /// What is wrong, for a person.
     pub msg: String,
+    /// The value as it was received.
     #[schema(value_type = Object)]
     pub input: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
-    /// Boxed: most items have none, and a small item keeps `Result<_, ValidationItem>` small.
+    // Boxed: most items have none, and a small item keeps `Result<_, ValidationItem>` small.
+    /// What the failed rule expected, e.g. `{"ge": 1}`.
     #[schema(value_type = Option<Object>)]
     pub ctx: Option<Box<Value>>,
 }

@@ -16,7 +16,7 @@ use crate::routes;
     info(
         title = "agent-runtime",
         version = "0.1.0",
-        description = "Runtime API of one software agent: identity, email inbox, phone number and wallet, behind one bearer key."
+        description = include_str!("api_overview.md")
     ),
     paths(
         routes::agents::me,

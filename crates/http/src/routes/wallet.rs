@@ -124,6 +124,13 @@ fn parse_send(body: WalletSendRequest) -> Result<SendRequest, ApiError> {
 }
 
 /// Creates a transfer intent. It stays `pending_confirmation` until an operator confirms it.
+///
+/// Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
+/// units: `"100000000"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
+/// the per-transfer limit, the rolling 24-hour limit over every intent still holding its amount,
+/// and the recipient allowlist; a violation is 403 with a detail naming the rule. With an
+/// `idempotency_key`, a retry with the same parameters returns the original intent and a reuse
+/// with other parameters is 409; concurrent first uses create one intent.
 #[utoipa::path(post, path = "/v1/wallet/send", tag = "wallet", operation_id = "create_wallet_send",
     security(("HTTPBearer" = [])),
     request_body = WalletSendRequest,
@@ -159,10 +166,13 @@ pub async fn send(
 }
 
 /// The agent's transfer intents, newest first, a page at a time.
+///
+/// Ordered by creation time with the id as tie-breaker; pass `next_cursor` as `cursor` for the
+/// next page. Intents of other agents never appear.
 #[utoipa::path(get, path = "/v1/wallet/intents", tag = "wallet", operation_id = "list_wallet_intents",
     security(("HTTPBearer" = [])),
     params(
-        ("limit" = Option<i64>, Query, description = "Page size, 1 to 100", minimum = 1, maximum = 100),
+        ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(
