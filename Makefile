@@ -15,24 +15,25 @@ test:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
-	@if [ -f ../shared/tools/layering.py ]; then python3 ../shared/tools/layering.py; else echo "layering: ../shared/tools/layering.py not found, skipped"; fi
+	python3 scripts/layering.py
 
 ## bench: load figures of the release server (requests/s, p50, p99, peak RSS)
 bench:
 	@scripts/bench.sh
 
-## openapi: regenerate the committed API description after a contract change
+## openapi: regenerate the committed API description and its readable page after a contract change
 openapi:
 	cargo build --bin agent-runtime --locked
 	target/debug/agent-runtime openapi > docs/openapi.json
+	target/debug/agent-runtime openapi --markdown > docs/api.md
 
 ## contracts: recompile the ERC-20 test token (tests/chain/TestToken.sol) into tests/chain/build/
 contracts:
 	@scripts/chain-tools.sh contracts >/dev/null
 
-## agentctl: the control-plane CLI on the same database as `make run`, e.g. make agentctl ARGS="agents list"
+## agentctl: the control-plane CLI on the same database as `make run` (same as scripts/agentctl), e.g. make agentctl ARGS="agents list"
 agentctl:
-	@scripts/agentctl.sh $(ARGS)
+	@scripts/agentctl $(ARGS)
 
 ## db-stop: stop the project-local PostgreSQL
 db-stop:

@@ -9,4 +9,5 @@ mod onchain;
 mod ops;
 mod rotation;
 mod routing;
+mod walkthrough;
 mod wallet;

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The hexagonal dependency rules of the workspace, checked from `cargo metadata`.
+
+Run from anywhere inside the project: `python3 scripts/layering.py` (`make lint` does). It prints
+each violation and a last line `layering: N violations, M workspace crates`; the exit status is 0
+with no violation, 1 with some, 2 when the check itself cannot run.
+
+Rules, by crate folder ("depends" means normal dependencies, dev-dependencies are free):
+  crates/domain     no workspace crate, and no IO crate anywhere below it
+  crates/ports      crates/domain only; no IO crate below it but tokio
+  crates/app        crates/domain and crates/ports only; no IO crate below it but tokio
+  crates/api-types  crates/domain only; no IO crate below it
+  crates/http       no adapter and no database, mail or chain driver anywhere below it
+  adapters          (crates/postgres, email, sms, evm) crates/domain and crates/ports only,
+                    so never each other, the use cases or the transport
+  crates/runtime    the composition root: no other library crate depends on it
+  test support      (crates/test-support) only as a dev-dependency
+  bins/*, crates/runtime and tests/ are the only crates where an adapter and the transport meet.
+"""
+import json
+import os
+import subprocess
+import sys
+
+IO_CRATES = {
+    "actix-web", "alloy-provider", "alloy-transport-http", "async-std", "deadpool", "diesel",
+    "diesel-async", "hyper", "hyper-util", "lettre", "mio", "postgres", "redis", "reqwest",
+    "smol", "sqlx", "tokio", "tokio-postgres", "ureq",
+}
+DRIVER_CRATES = {
+    "alloy-provider", "alloy-transport-http", "deadpool", "diesel", "diesel-async", "lettre",
+    "postgres", "redis", "sqlx", "tokio-postgres",
+}
+ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm")
+REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS)
+COMPOSITION = "crates/runtime"
+TEST_SUPPORT = "crates/test-support"
+
+
+def metadata():
+    try:
+        result = subprocess.run(["cargo", "metadata", "--format-version", "1", "--locked"],
+                                capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", "") or str(error)
+        sys.exit(f"layering: cannot read the workspace with `cargo metadata`: {detail.strip()}")
+    return json.loads(result.stdout)
+
+
+class Workspace:
+    def __init__(self, meta):
+        self.root = meta["workspace_root"]
+        self.members = set(meta["workspace_members"])
+        self.packages = {p["id"]: p for p in meta["packages"]}
+        self.nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+        self.by_folder = {self.folder(pid): pid for pid in self.members}
+
+    def folder(self, pid):
+        manifest = self.packages[pid]["manifest_path"]
+        return os.path.relpath(os.path.dirname(manifest), self.root)
+
+    def name(self, pid):
+        return self.packages[pid]["name"]
+
+    def direct(self, pid):
+        """Normal (non-dev, non-build) dependencies of a package."""
+        return [d["pkg"] for d in self.nodes[pid]["deps"]
+                if any(kind["kind"] is None for kind in d["dep_kinds"])]
+
+    def closure(self, pid):
+        seen, stack = set(), [pid]
+        while stack:
+            for dep in self.direct(stack.pop()):
+                if dep not in seen:
+                    seen.add(dep)
+                    stack.append(dep)
+        return seen
+
+    def workspace_direct(self, pid):
+        return sorted(self.folder(d) for d in self.direct(pid) if d in self.members)
+
+    def workspace_closure(self, pid):
+        return {self.folder(d) for d in self.closure(pid) if d in self.members}
+
+    def external_closure(self, pid):
+        return {self.name(d) for d in self.closure(pid) if d not in self.members}
+
+
+def check(ws):
+    violations = []
+    present = lambda folder: folder in ws.by_folder  # noqa: E731
+    for folder in REQUIRED:
+        if not present(folder):
+            violations.append(f"missing crate folder {folder}")
+
+    def only(folder, allowed):
+        if present(folder):
+            for dep in ws.workspace_direct(ws.by_folder[folder]):
+                if dep not in allowed:
+                    violations.append(f"{folder} depends on {dep}")
+
+    def no_io(folder, io):
+        if present(folder):
+            pulled = sorted(ws.external_closure(ws.by_folder[folder]) & io)
+            if pulled:
+                violations.append(f"{folder} pulls IO crates: {', '.join(pulled)}")
+
+    only("crates/domain", ())
+    no_io("crates/domain", IO_CRATES)
+    only("crates/ports", ("crates/domain",))
+    no_io("crates/ports", IO_CRATES - {"tokio"})
+    only("crates/app", ("crates/domain", "crates/ports"))
+    no_io("crates/app", IO_CRATES - {"tokio"})
+    only("crates/api-types", ("crates/domain",))
+    no_io("crates/api-types", IO_CRATES)
+    for adapter in ADAPTERS:
+        only(adapter, ("crates/domain", "crates/ports"))
+    if present("crates/http"):
+        http = ws.by_folder["crates/http"]
+        for dep in sorted(ws.workspace_closure(http) & set(ADAPTERS)):
+            violations.append(f"crates/http depends on adapter {dep}")
+        drivers = sorted(ws.external_closure(http) & DRIVER_CRATES)
+        if drivers:
+            violations.append(f"crates/http pulls driver crates: {', '.join(drivers)}")
+
+    for pid in sorted(ws.members, key=ws.folder):
+        folder = ws.folder(pid)
+        below = ws.workspace_closure(pid)
+        if present(COMPOSITION) and COMPOSITION in below and not folder.startswith(("bins/", "tests")):
+            violations.append(f"{folder} depends on the composition root {COMPOSITION}")
+        if TEST_SUPPORT in below:
+            violations.append(f"{folder} depends on {TEST_SUPPORT} outside dev-dependencies")
+        meets = "crates/http" in below and below & set(ADAPTERS)
+        wiring_place = folder.startswith(("bins/", "tests")) or folder == COMPOSITION
+        if meets and not wiring_place:
+            violations.append(f"{folder} wires adapters to the transport; only bins/* and "
+                              f"{COMPOSITION} may")
+    return violations
+
+
+def main():
+    workspace = Workspace(metadata())
+    violations = check(workspace)
+    for violation in violations:
+        print(violation)
+    print(f"layering: {len(violations)} violations, {len(workspace.members)} workspace crates")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
