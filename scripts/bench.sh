@@ -9,15 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 duration="${BENCH_DURATION:-15}"
 connections="${BENCH_CONNECTIONS:-64}"
 
-if ! command -v wrk >/dev/null; then
-  if [[ "$(id -u)" == 0 ]]; then
-    echo "bench: installing wrk" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >&2
-  else
-    echo "bench: wrk is required (apt-get install wrk)" >&2
-    exit 1
-  fi
-fi
+need_command wrk wrk "the load generator"
 
 use_local_database DATABASE_URL agent_runtime_bench
 

@@ -11,3 +11,17 @@ use_local_database() {
     export "$var=$url"
   fi
 }
+
+# need_command COMMAND PACKAGE WHY: COMMAND must exist; as root, Debian's PACKAGE is installed
+# when it does not.
+need_command() {
+  local command="$1" package="$2" why="$3"
+  command -v "$command" >/dev/null && return
+  if [[ "$(id -u)" != 0 ]]; then
+    echo "$(basename "$0"): $command is required $why (apt-get install $package)" >&2
+    exit 1
+  fi
+  echo "$(basename "$0"): installing Debian's $package for $why" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >&2
+}

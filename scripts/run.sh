@@ -6,6 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 where="DATABASE_URL"
 [[ -n "${DATABASE_URL:-}" ]] || where="the project-local PostgreSQL under .data/"
 use_local_database DATABASE_URL agent_runtime
+need_command curl curl "the readiness check"
 bind="${BIND_ADDR:-127.0.0.1:8080}"
 host="${bind%:*}"
 port="${bind##*:}"

@@ -4,6 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 use_local_database TEST_DATABASE_URL postgres
+need_command jq jq "the README walkthrough's test"
 # anvil, for the tests on a real EVM chain.
 ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}"
 export ANVIL_BIN

@@ -183,3 +183,30 @@ async fn on_the_sandbox_chain_the_cli_prints_no_warning() {
         assert_eq!(output.stderr, "", "{args:?}");
     }
 }
+
+#[tokio::test]
+async fn a_closed_stdout_is_an_error_on_stderr_not_a_panic() {
+    let database = TestDatabase::new().await;
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let output = tokio::process::Command::new(crate::harness::binary("agentctl"))
+        .args(["agents", "create", "--wallet"])
+        .env_clear()
+        .env("DATABASE_URL", database.url())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("agentctl starts")
+        .wait_with_output()
+        .await
+        .expect("agentctl runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "the key was never shown: {stderr}"
+    );
+    assert!(
+        stderr.contains("writing the output failed") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

@@ -508,6 +508,63 @@ mod tests {
         }
     }
 
+    /// `.env.example` as (name, value) pairs; `# NAME=` lines document a variable left unset.
+    fn env_example() -> (Vec<(String, String)>, Vec<String>) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.env.example");
+        let text = std::fs::read_to_string(path).expect(".env.example");
+        let mut set = Vec::new();
+        let mut documented = Vec::new();
+        for line in text.lines() {
+            let (commented, line) = match line.strip_prefix("# ") {
+                Some(rest) => (true, rest),
+                None => (false, line),
+            };
+            let Some((name, value)) = line.split_once('=') else {
+                continue;
+            };
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                continue;
+            }
+            documented.push(name.to_owned());
+            if !commented {
+                set.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        (set, documented)
+    }
+
+    #[test]
+    fn the_example_environment_is_valid_and_names_every_variable() {
+        let (set, mut documented) = env_example();
+        let env = Environment::from_pairs(set.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        assert!(
+            ServerConfig::from_env(&env).is_ok(),
+            "{:?}",
+            ServerConfig::from_env(&env).err()
+        );
+        let source = include_str!("config.rs");
+        let (configuration, _tests) = source
+            .split_once("#[cfg(test)]")
+            .expect("the tests are below the configuration");
+        let mut read: Vec<String> = configuration
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|word| {
+                word.len() > 2 && word.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+            })
+            .map(str::to_owned)
+            .collect();
+        read.push("RUST_LOG".to_owned());
+        read.sort();
+        read.dedup();
+        documented.sort();
+        assert_eq!(
+            documented, read,
+            ".env.example documents exactly what the configuration reads"
+        );
+    }
+
     #[test]
     fn the_secret_url_does_not_print() {
         let config = DatabaseConfig::from_env(&Environment::from_pairs([(

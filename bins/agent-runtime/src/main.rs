@@ -94,7 +94,10 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         .finish(std::io::stdout());
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // PostgreSQL NOTICEs (e.g. "relation already exists, skipping" at every migration check) are
+    // chatter, not events; RUST_LOG can still ask for them.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,tokio_postgres::connection=warn"));
     // Colour codes only help a person at a terminal; in a file or a log collector they are noise.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -1,6 +1,7 @@
 //! `agentctl`: the control plane of agent-runtime, on the use cases and the database directly.
 //! Prints JSON on stdout; errors go to stderr with a non-zero exit status.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use agent_runtime::config::{
@@ -177,11 +178,16 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(output) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&output).expect("JSON values serialize")
-            );
-            ExitCode::SUCCESS
+            let text = serde_json::to_string_pretty(&output).expect("JSON values serialize");
+            // A closed or full stdout must not pass for success: it may have swallowed a key
+            // that is printed only once.
+            match writeln!(std::io::stdout().lock(), "{text}") {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("agentctl: writing the output failed: {error}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(error) => {
             eprintln!("agentctl: {error:#}");
