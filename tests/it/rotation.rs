@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::harness::{agentctl_with, Server};
-use crate::wallet::{post_send, settled_intent};
+use crate::wallet::{confirmed_send, post_send, settled_intent};
 
 const OLD_CURSOR_SECRET: &str = "old-cursor-secret-0123456789abcdefghij";
 const NEW_CURSOR_SECRET: &str = "new-cursor-secret-0123456789abcdefghij";
@@ -76,17 +76,13 @@ async fn cursors_survive_a_cursor_secret_rotation_until_the_previous_secret_is_d
 }
 
 async fn pay(server: &Server, key: &str, database: &TestDatabase, amount: &str) -> Value {
-    let (status, intent) = post_send(
+    confirmed_send(
         server,
+        database,
         key,
         json!({"to": RECIPIENT, "amount_atomic": amount}),
     )
     .await;
-    assert_eq!(status, 200, "{intent}");
-    let id = intent["id"].as_str().expect("id");
-    agentctl_with(database, &[], &["intents", "confirm", id])
-        .await
-        .json();
     settled_intent(server, key).await
 }
 

@@ -709,6 +709,24 @@ pub(crate) async fn settled_intent(server: &Server, key: &str) -> Value {
     newest_intent_reaching(server, key, &["executed", "failed"]).await
 }
 
+/// Sends as the agent, then confirms as the operator; returns the intent as created.
+pub(crate) async fn confirmed_send(
+    server: &Server,
+    database: &TestDatabase,
+    key: &str,
+    body: Value,
+) -> Value {
+    let (status, intent) = post_send(server, key, body).await;
+    assert_eq!(status, 200, "{intent}");
+    agentctl(
+        database,
+        &["intents", "confirm", intent["id"].as_str().expect("id")],
+    )
+    .await
+    .json();
+    intent
+}
+
 #[tokio::test]
 async fn a_confirmed_transfer_is_executed_on_the_sandbox_chain() {
     let database = TestDatabase::new().await;
@@ -726,19 +744,13 @@ async fn a_confirmed_transfer_is_executed_on_the_sandbox_chain() {
     agentctl(&database, &["sandbox", "fund", &payer, "5000000"])
         .await
         .json();
-    let (status, intent) = post_send(
+    confirmed_send(
         &server,
+        &database,
         &payer_key,
         json!({"to": payee, "amount_atomic": "1250000"}),
     )
     .await;
-    assert_eq!(status, 200, "{intent}");
-    agentctl(
-        &database,
-        &["intents", "confirm", intent["id"].as_str().expect("id")],
-    )
-    .await
-    .json();
     let settled = settled_intent(&server, &payer_key).await;
     assert_eq!(settled["status"], "executed", "{settled}");
     let hash = settled["tx_hash"].as_str().expect("tx_hash");
@@ -767,18 +779,13 @@ async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
     agentctl(&database, &["policy", "set", &id, "--max-daily", "100"])
         .await
         .json();
-    let (_, intent) = post_send(
+    confirmed_send(
         &server,
+        &database,
         &key,
         json!({"to": RECIPIENT, "amount_atomic": "100"}),
     )
     .await;
-    agentctl(
-        &database,
-        &["intents", "confirm", intent["id"].as_str().expect("id")],
-    )
-    .await
-    .json();
     let settled = settled_intent(&server, &key).await;
     assert_eq!(settled["status"], "failed", "{settled}");
     assert!(
@@ -818,18 +825,13 @@ async fn an_instance_with_the_executor_disabled_leaves_confirmed_intents_to_othe
         .wait_for_logs(|logs| logs.contains("EXECUTOR_ENABLED=false"))
         .await;
     let (key, _) = wallet_agent(&database).await;
-    let (_, intent) = post_send(
+    let intent = confirmed_send(
         &api_only,
+        &database,
         &key,
         json!({"to": RECIPIENT, "amount_atomic": "1"}),
     )
     .await;
-    agentctl(
-        &database,
-        &["intents", "confirm", intent["id"].as_str().expect("id")],
-    )
-    .await
-    .json();
     // Twenty executor intervals of this instance: a running executor would have submitted it.
     let watched = std::time::Instant::now();
     while watched.elapsed() < std::time::Duration::from_secs(1) {
