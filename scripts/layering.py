@@ -43,7 +43,9 @@ def metadata():
                                 capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError) as error:
         detail = getattr(error, "stderr", "") or str(error)
-        sys.exit(f"layering: cannot read the workspace with `cargo metadata`: {detail.strip()}")
+        print(f"layering: cannot read the workspace with `cargo metadata`: {detail.strip()}",
+              file=sys.stderr)
+        sys.exit(2)
     return json.loads(result.stdout)
 
 
