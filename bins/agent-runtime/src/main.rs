@@ -1,19 +1,15 @@
 //! The agent-runtime server: reads its configuration, migrates, and serves the HTTP API until
-//! SIGTERM or Ctrl-C, finishing requests in flight before it exits.
+//! SIGTERM or Ctrl-C, finishing requests in flight and the background jobs' steps in hand.
+
+mod serve;
 
 use std::io::IsTerminal;
-use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
-use actix_web::middleware::from_fn;
-use actix_web::{web, App, HttpServer};
-use agent_runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
-use agent_runtime::{api_page, wiring};
-use app::{Executor, IntentExpiry};
 use clap::{Parser, Subcommand};
-use http_api::{ApiDoc, ApiState, Metrics};
+use http_api::ApiDoc;
+use runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
+use runtime::wiring;
 use tracing_subscriber::EnvFilter;
 use utoipa::OpenApi;
 
@@ -55,7 +51,7 @@ fn main() -> ExitCode {
                 .expect("the API description serializes");
             if markdown {
                 let value = serde_json::from_str(&document).expect("utoipa writes valid JSON");
-                print!("{}", api_page::render(&value));
+                print!("{}", http_api::render_api_page(&value));
             } else {
                 println!("{document}");
             }
@@ -63,13 +59,13 @@ fn main() -> ExitCode {
         }
         Command::Migrate => DatabaseConfig::from_env(&env)
             .map_err(|error| anyhow::anyhow!("configuration: {error}"))
-            .and_then(|config| runtime()?.block_on(migrate(config))),
+            .and_then(|config| current_thread()?.block_on(migrate(config))),
         Command::Serve => ServerConfig::from_env(&env)
             .map_err(|error| anyhow::anyhow!("configuration: {error}"))
             .and_then(|mut config| {
                 config.database.migrate_on_start &= !cli.no_migrate;
                 let _flush_logs_on_exit = init_tracing(config.log_format);
-                actix_web::rt::System::new().block_on(serve(config))
+                actix_web::rt::System::new().block_on(serve::serve(config))
             }),
     };
     match outcome {
@@ -81,7 +77,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
@@ -118,110 +114,5 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
 async fn migrate(config: DatabaseConfig) -> anyhow::Result<()> {
     let applied = wiring::migrate(&config).await?;
     println!("{}", serde_json::json!({ "applied": applied }));
-    Ok(())
-}
-
-/// Expires stale intents now and then, for as long as the server runs. Every instance sweeps;
-/// skipped row locks keep them from doing the same work twice.
-fn spawn_expiry(expiry: IntentExpiry, every: Duration) {
-    actix_web::rt::spawn(async move {
-        let mut ticker = tokio::time::interval(every);
-        loop {
-            ticker.tick().await;
-            match expiry.sweep().await {
-                Ok(expired) if !expired.is_empty() => {
-                    tracing::info!(
-                        count = expired.len(),
-                        "expired transfer intents left pending"
-                    )
-                }
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::warn!(%error, "expiring pending transfer intents failed; retrying later")
-                }
-            }
-        }
-    });
-}
-
-/// Executes confirmed intents for as long as the server runs: submits every confirmed intent,
-/// then follows the submitted ones. Several instances may run it side by side.
-fn spawn_executor(executor: Executor, every: Duration) {
-    actix_web::rt::spawn(async move {
-        let mut ticker = tokio::time::interval(every);
-        loop {
-            ticker.tick().await;
-            loop {
-                match executor.submit_next().await {
-                    Ok(true) => continue,
-                    Ok(false) => break,
-                    Err(error) => {
-                        tracing::warn!(%error, "submitting a confirmed intent failed; retrying later");
-                        break;
-                    }
-                }
-            }
-            if let Err(error) = executor.follow_submitted().await {
-                tracing::warn!(%error, "following submitted intents failed; retrying later");
-            }
-        }
-    });
-}
-
-/// Takes the listening socket first, so a taken port fails at once, before any migration, with
-/// the setting to change in the message.
-fn listen(bind_addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(bind_addr).map_err(|error| {
-        anyhow::anyhow!(
-            "cannot listen on BIND_ADDR {bind_addr}: {error}; set BIND_ADDR to a free address"
-        )
-    })
-}
-
-async fn serve(config: ServerConfig) -> anyhow::Result<()> {
-    let listener = listen(config.bind_addr)?;
-    let database = wiring::open_database(&config.database).await?;
-    spawn_expiry(
-        wiring::intent_expiry(&database, &config.intents),
-        config.intents.expiry_interval,
-    );
-    let chain = wiring::chain(&database, &config.chain)?;
-    if config.intents.executor_enabled {
-        spawn_executor(
-            wiring::executor(&database, &chain, &config.provisioning),
-            config.intents.executor_interval,
-        );
-    } else {
-        tracing::info!("EXECUTOR_ENABLED=false: confirmed intents are left to other instances");
-    }
-    let state = web::Data::new(ApiState {
-        agents: wiring::agent_service(&database),
-        wallets: wiring::wallet_service(
-            &database,
-            &chain,
-            &config.provisioning,
-            config.cursors.codec(),
-        ),
-        database: Arc::new(database),
-        metrics: Metrics::new(),
-    });
-    let server = HttpServer::new(move || {
-        App::new()
-            .wrap(from_fn(http_api::telemetry_middleware))
-            .configure(http_api::configure(state.clone()))
-    })
-    .shutdown_timeout(config.shutdown_timeout.as_secs())
-    .listen(listener)
-    .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
-    for address in server.addrs() {
-        tracing::info!(
-            %address,
-            chain = config.chain.describe(),
-            "agent-runtime {} serving on http://{address} (API description at /docs)",
-            env!("CARGO_PKG_VERSION"),
-        );
-    }
-    server.run().await?;
-    tracing::info!("stopped");
     Ok(())
 }

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use domain::{AgentId, AgentKey};
-use ports::{AgentProfile, AgentStore, StoreError};
+use domain::{AgentId, AgentKey, AgentProfile};
+use ports::{AgentStore, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -33,6 +33,7 @@ impl AgentService {
     }
 
     /// The active agent holding `presented_key`.
+    #[tracing::instrument(skip_all)]
     pub async fn authenticate(&self, presented_key: &str) -> Result<AgentId, AuthError> {
         let key = AgentKey::parse(presented_key).map_err(|_| AuthError::InvalidKey)?;
         let agent = self
@@ -43,6 +44,7 @@ impl AgentService {
         Ok(agent.id)
     }
 
+    #[tracing::instrument(skip(self))]
     pub async fn profile(&self, id: AgentId) -> Result<AgentProfile, ProfileError> {
         self.store.profile(id).await?.ok_or(ProfileError::NotFound)
     }
@@ -51,20 +53,16 @@ impl AgentService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::AgentKeyHash;
+    use domain::{AgentKeyHash, AgentRecord};
     use mockall::predicate::eq;
-    use ports::{AgentRecord, MockAgentStore};
-    use time::OffsetDateTime;
+    use ports::MockAgentStore;
     use uuid::Uuid;
 
     fn record(key: &AgentKey) -> AgentRecord {
         AgentRecord {
             id: AgentId(Uuid::now_v7()),
-            sponsor_id: Uuid::now_v7(),
-            label: None,
             key_hash: key.hash(),
-            is_active: true,
-            created_at: OffsetDateTime::now_utc(),
+            ..AgentRecord::fixture()
         }
     }
 

@@ -3,13 +3,18 @@
 
 use std::sync::Arc;
 
-use domain::{AgentId, AgentKey, IntentEvent, Label, PolicyChange};
+use domain::{
+    AgentId, AgentKey, AgentProfile, IntentEvent, IntentId, Label, PolicyAsset, PolicyChange,
+    SpendPolicyRecord, TransferIntentRecord,
+};
 use ports::{
-    AgentProfile, AgentStore, InboxProvisioner, IntentFilter, IntentStore, KeyVault, NewAgent,
-    NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, PolicyAsset, ProviderError,
-    SpendPolicyRecord, StoreError, TransferIntentRecord, TransitionError,
+    AgentStore, Conflict, InboxProvisioner, IntentFilter, IntentLedger, KeyVault, NewAgent,
+    NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, ProviderError, StoreError,
+    TransitionError,
 };
 use uuid::Uuid;
+
+use crate::NotProvisioned;
 
 /// How often a freshly provisioned phone number may collide with a stored one before giving up.
 const NUMBER_PROVISIONING_ATTEMPTS: usize = 3;
@@ -55,26 +60,25 @@ pub enum AgentLookupError {
 pub enum PolicyError {
     #[error("agent {0} not found")]
     AgentNotFound(AgentId),
-    #[error("agent {0} has no wallet")]
-    NoWallet(AgentId),
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 pub struct ControlPlane {
     store: Arc<dyn AgentStore>,
-    intents: Arc<dyn IntentStore>,
+    intents: Arc<dyn IntentLedger>,
     inboxes: Arc<dyn InboxProvisioner>,
     numbers: Arc<dyn NumberProvisioner>,
     vault: Arc<dyn KeyVault>,
-    wallet_chain: String,
     policy_asset: PolicyAsset,
 }
 
 impl ControlPlane {
     pub fn new(
         store: Arc<dyn AgentStore>,
-        intents: Arc<dyn IntentStore>,
+        intents: Arc<dyn IntentLedger>,
         inboxes: Arc<dyn InboxProvisioner>,
         numbers: Arc<dyn NumberProvisioner>,
         vault: Arc<dyn KeyVault>,
@@ -86,12 +90,12 @@ impl ControlPlane {
             inboxes,
             numbers,
             vault,
-            wallet_chain: policy_asset.chain.clone(),
             policy_asset,
         }
     }
 
     /// Creates an agent with the requested resources and returns its key, shown this once.
+    #[tracing::instrument(skip(self))]
     pub async fn create_agent(&self, request: CreateAgent) -> Result<IssuedKey, CreateAgentError> {
         let sponsor = request.sponsor.trim();
         if sponsor.is_empty() {
@@ -125,8 +129,8 @@ impl ControlPlane {
             match self.store.create(new_agent.clone()).await {
                 Ok(profile) => return Ok(IssuedKey { key, profile }),
                 // A sandbox or pooled number may already be held by another agent: draw again.
-                Err(StoreError::Conflict(what))
-                    if request.phone && what == "phone_number" && attempts_left > 0 =>
+                Err(StoreError::Conflict(Conflict::PhoneNumber))
+                    if request.phone && attempts_left > 0 =>
                 {
                     tracing::warn!(agent_id = %id, "provisioned phone number already taken, retrying");
                 }
@@ -171,7 +175,7 @@ impl ControlPlane {
         })?;
         Ok(NewWallet {
             provider: key.provider,
-            chain: self.wallet_chain.clone(),
+            chain: self.policy_asset.chain,
             address: key.address,
             custody: key.custody,
             sealed_key: key.sealed_key,
@@ -191,6 +195,7 @@ impl ControlPlane {
     }
 
     /// Deactivates the agent; its key stops working at once. Deactivating twice is harmless.
+    #[tracing::instrument(skip(self))]
     pub async fn deactivate_agent(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
         if !self.store.deactivate(id).await? {
             return Err(AgentLookupError::NotFound(id));
@@ -199,6 +204,7 @@ impl ControlPlane {
     }
 
     /// Issues a new key for the agent; the old key stops working at once.
+    #[tracing::instrument(skip(self))]
     pub async fn rotate_key(&self, id: AgentId) -> Result<IssuedKey, AgentLookupError> {
         let key = crate::generate_agent_key();
         if !self.store.replace_key_hash(id, key.hash()).await? {
@@ -208,6 +214,7 @@ impl ControlPlane {
         Ok(IssuedKey { key, profile })
     }
 
+    #[tracing::instrument(skip(self))]
     pub async fn set_policy(
         &self,
         id: AgentId,
@@ -231,7 +238,7 @@ impl ControlPlane {
             .await?
             .ok_or(PolicyError::AgentNotFound(id))?;
         match profile.wallet {
-            None => Err(PolicyError::NoWallet(id)),
+            None => Err(NotProvisioned::Wallet.into()),
             Some(wallet) => match wallet.spend_policy {
                 Some(policy) => Ok(policy),
                 // A wallet made before policies existed: an empty change creates its policy.
@@ -242,7 +249,7 @@ impl ControlPlane {
 
     async fn missing_wallet_reason(&self, id: AgentId) -> PolicyError {
         match self.store.profile(id).await {
-            Ok(Some(_)) => PolicyError::NoWallet(id),
+            Ok(Some(_)) => NotProvisioned::Wallet.into(),
             Ok(None) => PolicyError::AgentNotFound(id),
             Err(store) => PolicyError::Store(store),
         }
@@ -256,7 +263,7 @@ impl ControlPlane {
         self.intents.list(filter).await
     }
 
-    pub async fn show_intent(&self, id: Uuid) -> Result<TransferIntentRecord, TransitionError> {
+    pub async fn show_intent(&self, id: IntentId) -> Result<TransferIntentRecord, TransitionError> {
         self.intents
             .find(id)
             .await?
@@ -264,16 +271,21 @@ impl ControlPlane {
     }
 
     /// Approves a pending intent for execution.
-    pub async fn confirm_intent(&self, id: Uuid) -> Result<TransferIntentRecord, TransitionError> {
+    #[tracing::instrument(skip(self))]
+    pub async fn confirm_intent(
+        &self,
+        id: IntentId,
+    ) -> Result<TransferIntentRecord, TransitionError> {
         self.intents
             .transition(id, IntentEvent::Confirm, None)
             .await
     }
 
     /// Refuses a pending intent; its amount no longer counts against the daily limit.
+    #[tracing::instrument(skip(self))]
     pub async fn reject_intent(
         &self,
-        id: Uuid,
+        id: IntentId,
         reason: Option<String>,
     ) -> Result<TransferIntentRecord, TransitionError> {
         let reason = reason.unwrap_or_else(|| "rejected by operator".to_owned());
@@ -286,39 +298,31 @@ impl ControlPlane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentKeyHash, EmailAddress, EvmAddress, PhoneNumber};
+    use domain::{
+        AgentKeyHash, AgentRecord, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber,
+    };
     use mockall::predicate::eq;
     use ports::{
-        AgentRecord, MockAgentStore, MockInboxProvisioner, MockIntentStore, MockKeyVault,
+        MockAgentStore, MockInboxProvisioner, MockIntentLedger, MockKeyVault,
         MockNumberProvisioner, ProvisionedInbox, ProvisionedNumber, SealedWalletKey,
     };
     use std::sync::Mutex;
-    use time::OffsetDateTime;
 
     fn usdc() -> PolicyAsset {
-        PolicyAsset {
-            asset: "USDC".into(),
-            chain: "base".into(),
-            decimals: 6,
-            token_address: Some(
-                EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
-            ),
-        }
+        PolicyAsset::usdc_on_base(
+            EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
+        )
     }
 
     fn profile_of(agent: &NewAgent) -> AgentProfile {
         AgentProfile {
             agent: AgentRecord {
                 id: agent.id,
-                sponsor_id: Uuid::now_v7(),
-                label: agent.label.as_ref().map(|l| l.as_str().to_owned()),
+                label: agent.label.clone(),
                 key_hash: agent.key_hash,
-                is_active: true,
-                created_at: OffsetDateTime::now_utc(),
+                ..AgentRecord::fixture()
             },
-            phone_number: None,
-            email_inbox: None,
-            wallet: None,
+            ..AgentProfile::fixture()
         }
     }
 
@@ -330,7 +334,7 @@ mod tests {
     ) -> ControlPlane {
         ControlPlane::new(
             Arc::new(store),
-            Arc::new(MockIntentStore::new()),
+            Arc::new(MockIntentLedger::new()),
             Arc::new(inboxes),
             Arc::new(numbers),
             Arc::new(vault),
@@ -406,7 +410,7 @@ mod tests {
                 address: EvmAddress::from_bytes([7; 20]),
                 sealed_key: vec![1, 2, 3],
                 provider: "local".into(),
-                custody: "self_custodial".into(),
+                custody: Custody::SelfCustodial,
             })
         });
         let mut store = MockAgentStore::new();
@@ -417,7 +421,7 @@ mod tests {
                 agent.email_inbox.is_some()
                     && agent.phone_number.is_some()
                     && wallet.sealed_key == vec![1, 2, 3]
-                    && wallet.chain == "base"
+                    && wallet.chain == Chain::Base
                     && wallet.policy_asset == usdc()
             })
             .times(1)
@@ -447,7 +451,7 @@ mod tests {
         store
             .expect_create()
             .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100001"))
-            .returning(|_| Err(StoreError::Conflict("phone_number".into())));
+            .returning(|_| Err(StoreError::Conflict(Conflict::PhoneNumber)));
         store
             .expect_create()
             .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100002"))
@@ -586,13 +590,13 @@ mod tests {
         );
         assert!(matches!(
             plane.set_policy(id, PolicyChange::default()).await,
-            Err(PolicyError::NoWallet(x)) if x == id
+            Err(PolicyError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
 
     #[tokio::test]
     async fn a_rejection_always_records_a_reason() {
-        let mut intents = MockIntentStore::new();
+        let mut intents = MockIntentLedger::new();
         intents
             .expect_transition()
             .withf(|_, event, reason| {
@@ -608,7 +612,10 @@ mod tests {
             Arc::new(MockKeyVault::new()),
             usdc(),
         );
-        assert!(plane.reject_intent(Uuid::now_v7(), None).await.is_err());
+        assert!(plane
+            .reject_intent(IntentId(Uuid::now_v7()), None)
+            .await
+            .is_err());
     }
 
     #[tokio::test]

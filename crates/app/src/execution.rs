@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::IntentEvent;
+use domain::TransferIntentRecord;
 use ports::{
-    BroadcastError, ChainError, ChainWriter, IntentStore, KeyVault, ReceiptStatus, StoreError,
-    SubmissionClaim, SubmissionError, TransferCall, TransferIntentRecord, TransitionError,
+    BroadcastError, ChainError, ChainWriter, ExecutionQueue, KeyVault, ReceiptStatus, Settlement,
+    StoreError, SubmissionClaim, SubmissionError, TransferCall, TransitionError,
 };
 
 #[derive(Debug, Clone, Copy)]
@@ -44,7 +44,7 @@ pub enum ExecutionError {
 }
 
 pub struct Executor {
-    intents: Arc<dyn IntentStore>,
+    queue: Arc<dyn ExecutionQueue>,
     chain: Arc<dyn ChainWriter>,
     vault: Arc<dyn KeyVault>,
     settings: ExecutorSettings,
@@ -52,29 +52,31 @@ pub struct Executor {
 
 impl Executor {
     pub fn new(
-        intents: Arc<dyn IntentStore>,
+        queue: Arc<dyn ExecutionQueue>,
         chain: Arc<dyn ChainWriter>,
         vault: Arc<dyn KeyVault>,
         settings: ExecutorSettings,
     ) -> Self {
         Self {
-            intents,
+            queue,
             chain,
             vault,
             settings,
         }
     }
 
-    /// Submits the oldest confirmed intent, if there is one; `true` when there was work.
-    pub async fn submit_next(&self) -> Result<bool, ExecutionError> {
-        let Some(claim) = self.intents.claim_confirmed(self.settings.lease).await? else {
-            return Ok(false);
+    /// Submits the oldest confirmed intent, if there is one, and says what became of it.
+    #[tracing::instrument(skip(self), fields(intent_id))]
+    pub async fn submit_next(&self) -> Result<Option<SubmitOutcome>, ExecutionError> {
+        let Some(claim) = self.queue.claim_confirmed(self.settings.lease).await? else {
+            return Ok(None);
         };
+        tracing::Span::current().record("intent_id", tracing::field::display(claim.intent.id));
         let intent = &claim.intent;
         let Some(token) = intent.token_address else {
             self.fail(intent, "the intent names no token contract".to_owned())
                 .await?;
-            return Ok(true);
+            return Ok(Some(SubmitOutcome::Failed));
         };
         let call = TransferCall {
             chain_id: self.chain.chain_id().await?,
@@ -94,11 +96,11 @@ impl Executor {
             Err(error) => {
                 self.fail(intent, format!("the transfer could not be signed: {error}"))
                     .await?;
-                return Ok(true);
+                return Ok(Some(SubmitOutcome::Failed));
             }
         };
         match self
-            .intents
+            .queue
             .record_submission(intent.id, claim.lease, &signed)
             .await
         {
@@ -106,7 +108,9 @@ impl Executor {
                 tracing::info!(intent_id = %intent.id, tx_hash = %signed.hash, nonce = signed.nonce, "transfer recorded; broadcasting");
             }
             // Another executor's transaction or claim won; this intent is taken up again later.
-            Err(SubmissionError::LeaseLost(_) | SubmissionError::NonceTaken(_)) => return Ok(true),
+            Err(SubmissionError::LeaseLost(_) | SubmissionError::NonceTaken(_)) => {
+                return Ok(Some(SubmitOutcome::Released))
+            }
             Err(SubmissionError::Transition(error)) => return Err(error.into()),
         }
         match self.chain.broadcast(&signed).await {
@@ -120,9 +124,10 @@ impl Executor {
                     format!("the chain refused the transaction: {reason}"),
                 )
                 .await?;
+                return Ok(Some(SubmitOutcome::Failed));
             }
         }
-        Ok(true)
+        Ok(Some(SubmitOutcome::Submitted))
     }
 
     /// The nonce for the claimed wallet: the chain's when nothing of ours is in flight (so a nonce
@@ -136,24 +141,18 @@ impl Executor {
     }
 
     /// Looks at every submitted intent once: settles those with a receipt and sends the recorded
-    /// bytes of the others again. Returns how many were settled.
-    pub async fn follow_submitted(&self) -> Result<usize, ExecutionError> {
-        let mut settled = 0;
-        for submitted in self.intents.submitted(self.settings.follow_batch).await? {
+    /// bytes of the others again.
+    #[tracing::instrument(skip(self))]
+    pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
+        let mut outcome = FollowOutcome::default();
+        for submitted in self.queue.submitted(self.settings.follow_batch).await? {
             let intent = &submitted.intent;
-            let outcome = match self.chain.receipt(&submitted.transfer.hash).await? {
-                ReceiptStatus::Succeeded => {
-                    self.intents
-                        .transition(intent.id, IntentEvent::Execute, None)
-                        .await
-                }
-                ReceiptStatus::Reverted => {
-                    let reason =
-                        "the transaction reverted on chain (e.g. insufficient token balance)";
-                    self.intents
-                        .transition(intent.id, IntentEvent::Fail, Some(reason.to_owned()))
-                        .await
-                }
+            let settlement = match self.chain.receipt(&submitted.transfer.hash).await? {
+                ReceiptStatus::Succeeded => Settlement::Executed,
+                ReceiptStatus::Reverted => Settlement::Failed(
+                    "the transaction reverted on chain (e.g. insufficient token balance)"
+                        .to_owned(),
+                ),
                 ReceiptStatus::Pending => {
                     // Only a receipt settles an intent: a refusal here may just mean it was mined.
                     if let Err(error) = self.chain.broadcast(&submitted.transfer).await {
@@ -162,17 +161,21 @@ impl Executor {
                     continue;
                 }
             };
-            match outcome {
-                Ok(settled_intent) => {
-                    settled += 1;
-                    tracing::info!(intent_id = %intent.id, status = %settled_intent.status, "transfer settled");
+            let executed = settlement == Settlement::Executed;
+            match self.queue.settle(intent.id, settlement).await {
+                Ok(settled) => {
+                    match executed {
+                        true => outcome.executed += 1,
+                        false => outcome.failed += 1,
+                    }
+                    tracing::info!(intent_id = %intent.id, status = %settled.status, "transfer settled");
                 }
                 // Another instance settled it first.
                 Err(TransitionError::Refused(_)) => {}
                 Err(error) => return Err(error.into()),
             }
         }
-        Ok(settled)
+        Ok(outcome)
     }
 
     async fn fail(
@@ -182,53 +185,62 @@ impl Executor {
     ) -> Result<(), ExecutionError> {
         tracing::warn!(intent_id = %intent.id, %reason, "transfer failed");
         match self
-            .intents
-            .transition(intent.id, IntentEvent::Fail, Some(reason))
+            .queue
+            .settle(intent.id, Settlement::Failed(reason))
             .await
         {
             Ok(_) | Err(TransitionError::Refused(_)) => Ok(()),
             Err(error) => Err(error.into()),
         }
     }
+
+    /// How long the oldest confirmed intent has waited to be submitted.
+    pub async fn queue_lag(&self) -> Result<Option<Duration>, ExecutionError> {
+        Ok(self.queue.oldest_confirmed_wait().await?)
+    }
+}
+
+/// What became of one claimed intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitOutcome {
+    /// Signed, recorded and broadcast (or to be broadcast again).
+    Submitted,
+    /// It cannot be carried out; it is failed with the reason.
+    Failed,
+    /// Another executor's claim or transaction won; it is taken up again later.
+    Released,
+}
+
+/// What one pass over the submitted intents settled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FollowOutcome {
+    pub executed: usize,
+    pub failed: usize,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentId, AtomicAmount, EvmAddress, IntentStatus, U256};
+    use domain::{EvmAddress, IntentStatus, LeaseId, U256};
     use mockall::predicate::eq;
     use mockall::Sequence;
     use ports::{
-        FeeQuote, MockChainWriter, MockIntentStore, MockKeyVault, SignedTransfer, SubmittedIntent,
+        FeeQuote, MockChainWriter, MockExecutionQueue, MockKeyVault, SignedTransfer,
+        SubmittedIntent,
     };
-    use time::OffsetDateTime;
     use uuid::Uuid;
 
     fn intent(status: IntentStatus) -> TransferIntentRecord {
-        let now = OffsetDateTime::now_utc();
         TransferIntentRecord {
-            id: Uuid::now_v7(),
-            agent_id: AgentId(Uuid::now_v7()),
-            wallet_id: Uuid::now_v7(),
             status,
-            asset: "USDC".into(),
-            chain: "base".into(),
-            token_address: Some(EvmAddress::from_bytes([0xaa; 20])),
-            recipient: EvmAddress::from_bytes([0xbb; 20]),
-            amount: AtomicAmount::parse("25").expect("valid"),
-            idempotency_key: None,
-            tx_hash: None,
-            failure_reason: None,
-            created_at: now,
-            updated_at: now,
-            confirmed_at: Some(now),
+            ..TransferIntentRecord::fixture()
         }
     }
 
     fn claim(in_flight: u64, next_nonce: Option<u64>) -> SubmissionClaim {
         SubmissionClaim {
             intent: intent(IntentStatus::Confirmed),
-            lease: Uuid::new_v4(),
+            lease: LeaseId(Uuid::new_v4()),
             wallet_address: EvmAddress::from_bytes([0x01; 20]),
             sealed_key: vec![1, 2, 3],
             next_nonce,
@@ -269,9 +281,13 @@ mod tests {
         vault
     }
 
-    fn executor(intents: MockIntentStore, chain: MockChainWriter, vault: MockKeyVault) -> Executor {
+    fn executor(
+        queue: MockExecutionQueue,
+        chain: MockChainWriter,
+        vault: MockKeyVault,
+    ) -> Executor {
         Executor::new(
-            Arc::new(intents),
+            Arc::new(queue),
             Arc::new(chain),
             Arc::new(vault),
             ExecutorSettings::default(),
@@ -280,12 +296,12 @@ mod tests {
 
     #[tokio::test]
     async fn with_nothing_confirmed_nothing_is_signed() {
-        let mut intents = MockIntentStore::new();
-        intents.expect_claim_confirmed().returning(|_| Ok(None));
+        let mut queue = MockExecutionQueue::new();
+        queue.expect_claim_confirmed().returning(|_| Ok(None));
         let mut vault = MockKeyVault::new();
         vault.expect_sign_transfer().never();
-        let executor = executor(intents, MockChainWriter::new(), vault);
-        assert!(!executor.submit_next().await.expect("ran"));
+        let executor = executor(queue, MockChainWriter::new(), vault);
+        assert_eq!(executor.submit_next().await.expect("ran"), None);
     }
 
     #[tokio::test]
@@ -293,11 +309,11 @@ mod tests {
         let claimed = claim(0, None);
         let lease = claimed.lease;
         let mut sequence = Sequence::new();
-        let mut intents = MockIntentStore::new();
-        intents
+        let mut queue = MockExecutionQueue::new();
+        queue
             .expect_claim_confirmed()
             .return_once(move |_| Ok(Some(claimed)));
-        intents
+        queue
             .expect_record_submission()
             .withf(move |_, l, transfer| {
                 *l == lease && transfer.nonce == 4 && transfer.amount == U256::from(25u64)
@@ -311,52 +327,58 @@ mod tests {
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_| Ok(()));
-        let executor = executor(intents, chain, vault());
-        assert!(executor.submit_next().await.expect("ran"));
+        let executor = executor(queue, chain, vault());
+        assert_eq!(
+            executor.submit_next().await.expect("ran"),
+            Some(SubmitOutcome::Submitted)
+        );
     }
 
     #[tokio::test]
     async fn a_lost_nonce_race_broadcasts_nothing() {
-        let mut intents = MockIntentStore::new();
-        intents
+        let mut queue = MockExecutionQueue::new();
+        queue
             .expect_claim_confirmed()
             .return_once(|_| Ok(Some(claim(0, None))));
-        intents
+        queue
             .expect_record_submission()
             .returning(|_, _, t| Err(SubmissionError::NonceTaken(t.nonce)));
         let mut chain = chain_with_nonce(0);
         chain.expect_broadcast().never();
-        let executor = executor(intents, chain, vault());
-        assert!(executor.submit_next().await.expect("ran"));
+        let executor = executor(queue, chain, vault());
+        assert_eq!(
+            executor.submit_next().await.expect("ran"),
+            Some(SubmitOutcome::Released)
+        );
     }
 
     #[tokio::test]
     async fn a_refused_broadcast_fails_the_intent_with_the_reason() {
-        let mut intents = MockIntentStore::new();
-        intents
+        let mut queue = MockExecutionQueue::new();
+        queue
             .expect_claim_confirmed()
             .return_once(|_| Ok(Some(claim(0, None))));
-        intents
+        queue
             .expect_record_submission()
             .returning(|_, _, _| Ok(intent(IntentStatus::Submitted)));
-        intents
-            .expect_transition()
-            .withf(|_, event, reason| {
-                *event == IntentEvent::Fail
-                    && reason
-                        .as_deref()
-                        .is_some_and(|r| r.contains("insufficient funds for gas"))
+        queue
+            .expect_settle()
+            .withf(|_, settlement| {
+                matches!(settlement, Settlement::Failed(reason) if reason.contains("insufficient funds for gas"))
             })
             .times(1)
-            .returning(|_, _, _| Ok(intent(IntentStatus::Failed)));
+            .returning(|_, _| Ok(intent(IntentStatus::Failed)));
         let mut chain = chain_with_nonce(0);
         chain.expect_broadcast().returning(|_| {
             Err(BroadcastError::Rejected(
                 "insufficient funds for gas".into(),
             ))
         });
-        let executor = executor(intents, chain, vault());
-        assert!(executor.submit_next().await.expect("ran"));
+        let executor = executor(queue, chain, vault());
+        assert_eq!(
+            executor.submit_next().await.expect("ran"),
+            Some(SubmitOutcome::Failed)
+        );
     }
 
     #[tokio::test]
@@ -367,16 +389,16 @@ mod tests {
             (1, Some(3), 5, 5),
             (1, None, 6, 6),
         ] {
-            let mut intents = MockIntentStore::new();
-            intents
+            let mut queue = MockExecutionQueue::new();
+            queue
                 .expect_claim_confirmed()
                 .return_once(move |_| Ok(Some(claim(in_flight, next))));
-            intents
+            queue
                 .expect_record_submission()
                 .withf(move |_, _, transfer| transfer.nonce == expected)
                 .times(1)
-                .returning(|_, _, _| Err(SubmissionError::LeaseLost(Uuid::nil())));
-            let executor = executor(intents, chain_with_nonce(pending), vault());
+                .returning(|id, _, _| Err(SubmissionError::LeaseLost(id)));
+            let executor = executor(queue, chain_with_nonce(pending), vault());
             executor.submit_next().await.expect("ran");
         }
     }
@@ -398,27 +420,26 @@ mod tests {
 
     #[tokio::test]
     async fn receipts_settle_intents_and_pending_ones_are_sent_again_unchanged() {
-        let mut intents = MockIntentStore::new();
-        intents.expect_submitted().returning(|_| {
+        let mut queue = MockExecutionQueue::new();
+        queue.expect_submitted().returning(|_| {
             Ok(vec![
                 submitted("0xok"),
                 submitted("0xreverted"),
                 submitted("0xpending"),
             ])
         });
-        intents
-            .expect_transition()
-            .withf(|_, event, reason| *event == IntentEvent::Execute && reason.is_none())
+        queue
+            .expect_settle()
+            .withf(|_, settlement| *settlement == Settlement::Executed)
             .times(1)
-            .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
-        intents
-            .expect_transition()
-            .withf(|_, event, reason| {
-                *event == IntentEvent::Fail
-                    && reason.as_deref().is_some_and(|r| r.contains("reverted"))
+            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+        queue
+            .expect_settle()
+            .withf(|_, settlement| {
+                matches!(settlement, Settlement::Failed(reason) if reason.contains("reverted"))
             })
             .times(1)
-            .returning(|_, _, _| Ok(intent(IntentStatus::Failed)));
+            .returning(|_, _| Ok(intent(IntentStatus::Failed)));
         let mut chain = MockChainWriter::new();
         chain
             .expect_receipt()
@@ -437,7 +458,13 @@ mod tests {
             .withf(|transfer| transfer.hash == "0xpending" && transfer.raw == vec![9, 9])
             .times(1)
             .returning(|_| Err(BroadcastError::Rejected("already known".into())));
-        let executor = executor(intents, chain, MockKeyVault::new());
-        assert_eq!(executor.follow_submitted().await.expect("ran"), 2);
+        let executor = executor(queue, chain, MockKeyVault::new());
+        assert_eq!(
+            executor.follow_submitted().await.expect("ran"),
+            FollowOutcome {
+                executed: 1,
+                failed: 1
+            }
+        );
     }
 }

@@ -80,6 +80,7 @@ impl WalletKeyRotation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use domain::WalletId;
     use mockall::predicate::{always, eq};
     use mockall::Sequence;
     use ports::{MockKeyVault, MockWalletKeyStore, SealedKeyRecord};
@@ -87,7 +88,7 @@ mod tests {
 
     fn wallet(byte: u8) -> SealedKeyRecord {
         SealedKeyRecord {
-            wallet_id: Uuid::from_bytes([byte; 16]),
+            wallet_id: WalletId(Uuid::from_bytes([byte; 16])),
             address: EvmAddress::from_bytes([byte; 20]),
             sealed_key: vec![byte],
         }

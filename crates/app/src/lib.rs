@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod control_plane;
+pub mod errors;
 pub mod execution;
 pub mod expiry;
 pub mod key_rotation;
@@ -13,12 +14,13 @@ pub use control_plane::{
     AgentLookupError, ControlPlane, CreateAgent, CreateAgentError, IssuedKey, PolicyError,
 };
 
-pub use execution::{ExecutionError, Executor, ExecutorSettings};
+pub use errors::NotProvisioned;
+pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use wallet::{
-    AssetBalance, BalanceError, IntentPage, ListIntentsError, NativeAsset, SendError, SendRequest,
-    WalletBalances, WalletError, WalletService, DAILY_WINDOW,
+    BalanceError, IntentPage, ListIntentsError, SendError, SendRequest, WalletError, WalletService,
+    DAILY_WINDOW,
 };
 
 use domain::AgentKey;

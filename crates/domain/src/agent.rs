@@ -4,17 +4,9 @@ use std::fmt;
 
 use alloy_primitives::U256;
 use sha2::{Digest, Sha256};
-use uuid::Uuid;
+use time::OffsetDateTime;
 
-/// Identifier of an agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AgentId(pub Uuid);
-
-impl fmt::Display for AgentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+use crate::{AgentId, EmailInboxRecord, PhoneNumberRecord, SponsorId, WalletRecord};
 
 const KEY_PREFIX: &str = "ark_";
 /// 43 base62 digits hold 256 bits: 62^43 > 2^256.
@@ -138,6 +130,26 @@ impl Label {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// An agent as stored: its identity, never its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRecord {
+    pub id: AgentId,
+    pub sponsor_id: SponsorId,
+    pub label: Option<Label>,
+    pub key_hash: AgentKeyHash,
+    pub is_active: bool,
+    pub created_at: OffsetDateTime,
+}
+
+/// An agent with every resource provisioned for it (`None` where provisioning was skipped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentProfile {
+    pub agent: AgentRecord,
+    pub phone_number: Option<PhoneNumberRecord>,
+    pub email_inbox: Option<EmailInboxRecord>,
+    pub wallet: Option<WalletRecord>,
 }
 
 #[cfg(test)]

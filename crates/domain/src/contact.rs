@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+use time::OffsetDateTime;
+
+use crate::{EmailInboxId, PhoneNumberId};
+
 /// An email address of the form `local@domain`, lower-cased domain, at most 254 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct EmailAddress(String);
@@ -86,6 +90,27 @@ impl fmt::Display for PhoneNumber {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// A phone number assigned to an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhoneNumberRecord {
+    pub id: PhoneNumberId,
+    pub number: PhoneNumber,
+    pub country_iso2: Option<String>,
+    /// The SMS provider the number belongs to.
+    pub provider: String,
+    pub created_at: OffsetDateTime,
+}
+
+/// An agent's email inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailInboxRecord {
+    pub id: EmailInboxId,
+    pub address: EmailAddress,
+    /// The email provider the inbox belongs to.
+    pub provider: String,
+    pub created_at: OffsetDateTime,
 }
 
 #[cfg(test)]

@@ -10,6 +10,10 @@
 
 use std::fmt;
 
+use time::OffsetDateTime;
+
+use crate::{AgentId, Asset, AtomicAmount, Chain, EvmAddress, IntentId, WalletId};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IntentStatus {
     PendingConfirmation,
@@ -124,6 +128,52 @@ impl fmt::Display for IntentEvent {
     }
 }
 
+/// What a transfer moves, and to whom: the part of a send that an idempotent retry must repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransferTerms {
+    pub asset: Asset,
+    pub chain: Chain,
+    pub recipient: EvmAddress,
+    pub amount: AtomicAmount,
+}
+
+/// A transfer intent as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransferIntentRecord {
+    pub id: IntentId,
+    pub agent_id: AgentId,
+    pub wallet_id: WalletId,
+    pub status: IntentStatus,
+    pub asset: Asset,
+    pub chain: Chain,
+    pub token_address: Option<EvmAddress>,
+    pub recipient: EvmAddress,
+    pub amount: AtomicAmount,
+    pub idempotency_key: Option<String>,
+    pub tx_hash: Option<String>,
+    pub failure_reason: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+    pub confirmed_at: Option<OffsetDateTime>,
+}
+
+impl TransferIntentRecord {
+    pub fn terms(&self) -> TransferTerms {
+        TransferTerms {
+            asset: self.asset,
+            chain: self.chain,
+            recipient: self.recipient,
+            amount: self.amount,
+        }
+    }
+
+    /// Whether a send carrying this intent's idempotency key asks for this very transfer, so that
+    /// answering it with this intent is a faithful replay; otherwise the key was reused.
+    pub fn answers_retry(&self, requested: &TransferTerms) -> bool {
+        self.terms() == *requested
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +264,28 @@ mod tests {
                 prop_assert_eq!(&visited[..], &[S::PendingConfirmation, S::Confirmed, S::Submitted, S::Executed][..]);
             }
             prop_assert!(visited.len() <= 4, "no path is longer than pending, confirmed, submitted, final");
+        }
+    }
+
+    #[test]
+    fn a_retry_matches_only_the_same_asset_chain_recipient_and_amount() {
+        let stored = TransferIntentRecord::fixture();
+        let same = stored.terms();
+        assert!(stored.answers_retry(&same));
+        let other_amount = TransferTerms {
+            amount: AtomicAmount::parse("26").expect("valid"),
+            ..same
+        };
+        let other_recipient = TransferTerms {
+            recipient: EvmAddress::from_bytes([0xcc; 20]),
+            ..same
+        };
+        let other_asset = TransferTerms {
+            asset: Asset::Eth,
+            ..same
+        };
+        for changed in [other_amount, other_recipient, other_asset] {
+            assert!(!stored.answers_retry(&changed), "{changed:?}");
         }
     }
 }

@@ -3,21 +3,39 @@
 
 pub mod agent;
 pub mod amount;
+pub mod asset;
 pub mod contact;
 pub mod cursor;
 pub mod evm_address;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod fixtures;
+pub mod ids;
 pub mod intent;
 pub mod policy;
+pub mod wallet;
 
 /// 256-bit unsigned integers, the type of every on-chain amount.
 pub use alloy_primitives::U256;
 
-pub use agent::{AgentId, AgentKey, AgentKeyError, AgentKeyHash, Label, LabelError};
+pub use agent::{
+    AgentKey, AgentKeyError, AgentKeyHash, AgentProfile, AgentRecord, Label, LabelError,
+};
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
-pub use contact::{EmailAddress, EmailAddressError, PhoneNumber, PhoneNumberError};
+pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
+pub use contact::{
+    EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,
+    PhoneNumberRecord,
+};
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use evm_address::{EvmAddress, EvmAddressError};
-pub use intent::{IntentEvent, IntentStatus, TransitionRefused};
+pub use ids::{
+    AgentId, EmailInboxId, EmailMessageId, IntentId, LeaseId, PhoneNumberId, SmsMessageId,
+    SpendPolicyId, SponsorId, WalletId,
+};
+pub use intent::{
+    IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms, TransitionRefused,
+};
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
 };
+pub use wallet::{Custody, SpendPolicyRecord, WalletBalances, WalletRecord, WalletStatus};

@@ -6,7 +6,7 @@ use alloy_signer_local::PrivateKeySigner;
 use async_trait::async_trait;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-use domain::EvmAddress;
+use domain::{Custody, EvmAddress};
 use ports::{KeyVault, ProviderError, SealedWalletKey, SignedTransfer, TransferCall};
 use secrecy::{ExposeSecret, SecretBox};
 
@@ -52,7 +52,6 @@ pub struct LocalKeyVault {
 }
 
 const PROVIDER: &str = "local";
-const CUSTODY: &str = "self_custodial";
 
 impl LocalKeyVault {
     pub fn new(master_key: MasterKey) -> Self {
@@ -148,6 +147,7 @@ fn open_under(
 
 #[async_trait]
 impl KeyVault for LocalKeyVault {
+    #[tracing::instrument(skip(self))]
     async fn create_wallet_key(&self) -> Result<SealedWalletKey, ProviderError> {
         let signer = PrivateKeySigner::random();
         let address = EvmAddress::from_bytes(signer.address().into());
@@ -155,10 +155,11 @@ impl KeyVault for LocalKeyVault {
             sealed_key: self.seal(&signer, &address),
             address,
             provider: PROVIDER.to_owned(),
-            custody: CUSTODY.to_owned(),
+            custody: Custody::SelfCustodial,
         })
     }
 
+    #[tracing::instrument(skip(self, sealed_key, call), fields(nonce = call.nonce))]
     async fn sign_transfer(
         &self,
         sealed_key: &[u8],
@@ -172,6 +173,7 @@ impl KeyVault for LocalKeyVault {
             .map_err(|error| ProviderError::Refused(format!("signing for {from}: {error}")))
     }
 
+    #[tracing::instrument(skip(self, sealed_key))]
     async fn reseal_wallet_key(
         &self,
         sealed_key: &[u8],
@@ -200,7 +202,7 @@ mod tests {
             .open(&created.sealed_key, &created.address)
             .expect("opens");
         assert_eq!(signer.address().as_slice(), created.address.as_bytes());
-        assert_eq!(created.custody, "self_custodial");
+        assert_eq!(created.custody, Custody::SelfCustodial);
     }
 
     #[tokio::test]

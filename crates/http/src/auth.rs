@@ -26,12 +26,19 @@ impl FromRequest for AuthenticatedAgent {
             let state =
                 state.ok_or_else(|| ApiError::Internal("ApiState not registered".into()))?;
             let presented = presented.ok_or(ApiError::InvalidKey)?;
-            match state.agents.authenticate(&presented).await {
-                Ok(agent) => Ok(AuthenticatedAgent(agent)),
-                Err(AuthError::InvalidKey) => Err(ApiError::InvalidKey),
-                Err(AuthError::Store(error)) => Err(error.into()),
-            }
+            Ok(AuthenticatedAgent(
+                state.agents.authenticate(&presented).await?,
+            ))
         })
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::InvalidKey => ApiError::InvalidKey,
+            AuthError::Store(store) => store.into(),
+        }
     }
 }
 

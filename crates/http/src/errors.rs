@@ -140,3 +140,24 @@ impl From<ports::StoreError> for ApiError {
         }
     }
 }
+
+impl From<ports::ChainError> for ApiError {
+    fn from(error: ports::ChainError) -> Self {
+        let (ports::ChainError::Unavailable(cause) | ports::ChainError::Unexpected(cause)) = error;
+        Self::Unavailable {
+            detail: "Chain unavailable",
+            cause,
+        }
+    }
+}
+
+impl From<app::NotProvisioned> for ApiError {
+    fn from(missing: app::NotProvisioned) -> Self {
+        let resource = match missing {
+            app::NotProvisioned::Wallet => "wallet",
+            app::NotProvisioned::EmailInbox => "email inbox",
+            app::NotProvisioned::PhoneNumber => "phone number",
+        };
+        Self::BadRequest(format!("No {resource} provisioned for this agent"))
+    }
+}

@@ -215,14 +215,15 @@ impl QueryParams {
             .map(|(_, value)| value.as_str())
     }
 
-    /// An integer parameter within `min..=max`, `default` when absent; pydantic's errors otherwise.
+    /// A non-negative integer parameter within `min..=max`, `default` when absent; pydantic's
+    /// errors otherwise (a negative number is out of range, not unparseable).
     pub fn integer(
         &self,
         name: &str,
-        default: i64,
-        min: i64,
-        max: i64,
-    ) -> Result<i64, ValidationItem> {
+        default: u32,
+        min: u32,
+        max: u32,
+    ) -> Result<u32, ValidationItem> {
         let Some(raw) = self.get(name) else {
             return Ok(default);
         };
@@ -235,7 +236,7 @@ impl QueryParams {
                 json!(raw),
             )
         })?;
-        if value < min {
+        if value < i64::from(min) {
             return Err(ValidationItem::new(
                 "greater_than_equal",
                 loc,
@@ -244,37 +245,24 @@ impl QueryParams {
             )
             .with_ctx(json!({ "ge": min })));
         }
-        if value > max {
-            return Err(ValidationItem::new(
-                "less_than_equal",
-                loc,
-                format!("Input should be less than or equal to {max}"),
-                json!(raw),
-            )
-            .with_ctx(json!({ "le": max })));
-        }
-        Ok(value)
+        u32::try_from(value)
+            .ok()
+            .filter(|value| *value <= max)
+            .ok_or_else(|| {
+                ValidationItem::new(
+                    "less_than_equal",
+                    loc,
+                    format!("Input should be less than or equal to {max}"),
+                    json!(raw),
+                )
+                .with_ctx(json!({ "le": max }))
+            })
     }
 }
 
-/// Gathers every validation failure of a request, so one 422 lists them all.
-#[derive(Default)]
-pub struct Validation(Vec<ValidationItem>);
-
-impl Validation {
-    /// The value if `result` holds one; otherwise records the failure.
-    pub fn check<T>(&mut self, result: Result<T, ValidationItem>) -> Option<T> {
-        result.map_err(|item| self.0.push(item)).ok()
-    }
-
-    /// `Ok` with no failures recorded, else the 422.
-    pub fn finish(self) -> Result<(), ApiError> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(self.0))
-        }
-    }
+/// Every failure among a request's checks as one 422, so the caller learns them all at once.
+pub fn rejected(failures: impl IntoIterator<Item = Option<ValidationItem>>) -> ApiError {
+    ApiError::Validation(failures.into_iter().flatten().collect())
 }
 
 /// A body field that failed a domain rule, in pydantic's `value_error` shape.

@@ -1,8 +1,9 @@
-//! The actix-web transport of agent-runtime: routes, DTOs, bearer auth, the error model, the
-//! OpenAPI description and request telemetry. Depends on the use cases, never on an adapter.
+//! The actix-web transport of agent-runtime: routes, bearer auth, the error model, the OpenAPI
+//! description and its readable page, and request telemetry. Depends on the use cases and the
+//! shared API shapes, never on an adapter.
 
+mod api_page;
 mod auth;
-pub mod dto;
 mod errors;
 mod extract;
 mod openapi;
@@ -10,35 +11,142 @@ mod routes;
 mod state;
 mod telemetry;
 
+pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};
 
-use actix_web::{web, Resource};
+use actix_web::http::Method;
+use actix_web::{web, Route};
 use utoipa::OpenApi;
 use utoipa_redoc::{Redoc, Servable};
 
-/// A resource whose other methods get a JSON 405 instead of actix's empty one.
-fn resource(path: &str) -> Resource {
-    web::resource(path).default_service(web::to(routes::fallback::method_not_allowed))
+/// A route and its handler. Every route is registered from these tables, so one that is served
+/// but missing from the API description fails `routes_and_description_agree`.
+struct Endpoint {
+    method: Method,
+    path: &'static str,
+    handler: fn(Route) -> Route,
 }
 
-/// Registers every route, the JSON 404 and the shared state on an actix `App`.
+/// The API: every operation here is in `ApiDoc`, and every operation of `ApiDoc` is here.
+const API: &[Endpoint] = &[
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/agents/me",
+        handler: |route| route.to(routes::agents::me),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/wallet/address",
+        handler: |route| route.to(routes::wallet::address),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/wallet/policy",
+        handler: |route| route.to(routes::wallet::policy),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/wallet/balance",
+        handler: |route| route.to(routes::wallet::balance),
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/wallet/send",
+        handler: |route| route.to(routes::wallet::send),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/wallet/intents",
+        handler: |route| route.to(routes::wallet::intents),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/healthz",
+        handler: |route| route.to(routes::ops::healthz),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/readyz",
+        handler: |route| route.to(routes::ops::readyz),
+    },
+];
+
+/// Served beside the API and deliberately left out of its description: the Prometheus text and
+/// the description itself (its page, `/docs`, is served by utoipa-redoc).
+const OUTSIDE_THE_API: &[Endpoint] = &[
+    Endpoint {
+        method: Method::GET,
+        path: "/metrics",
+        handler: |route| route.to(routes::ops::metrics),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/openapi.json",
+        handler: |route| route.to(routes::ops::openapi_json),
+    },
+];
+
+/// Registers every route, the JSON 404 and 405, and the shared state on an actix `App`.
 pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
+        config.app_data(state);
+        let endpoints: Vec<&Endpoint> = API.iter().chain(OUTSIDE_THE_API).collect();
+        let mut paths: Vec<&str> = Vec::new();
+        for endpoint in &endpoints {
+            if !paths.contains(&endpoint.path) {
+                paths.push(endpoint.path);
+            }
+        }
+        for path in paths {
+            // Other methods on a known path get a JSON 405 instead of actix's empty one.
+            let mut resource =
+                web::resource(path).default_service(web::to(routes::fallback::method_not_allowed));
+            for endpoint in endpoints.iter().filter(|endpoint| endpoint.path == path) {
+                resource = resource.route((endpoint.handler)(
+                    web::route().method(endpoint.method.clone()),
+                ));
+            }
+            config.service(resource);
+        }
         config
-            .app_data(state)
-            .service(resource("/v1/agents/me").route(web::get().to(routes::agents::me)))
-            .service(resource("/v1/wallet/address").route(web::get().to(routes::wallet::address)))
-            .service(resource("/v1/wallet/policy").route(web::get().to(routes::wallet::policy)))
-            .service(resource("/v1/wallet/balance").route(web::get().to(routes::wallet::balance)))
-            .service(resource("/v1/wallet/send").route(web::post().to(routes::wallet::send)))
-            .service(resource("/v1/wallet/intents").route(web::get().to(routes::wallet::intents)))
-            .service(resource("/healthz").route(web::get().to(routes::ops::healthz)))
-            .service(resource("/readyz").route(web::get().to(routes::ops::readyz)))
-            .service(resource("/metrics").route(web::get().to(routes::ops::metrics)))
-            .service(resource("/openapi.json").route(web::get().to(routes::ops::openapi_json)))
             .service(Redoc::with_url("/docs", ApiDoc::openapi()))
             .default_service(web::to(routes::fallback::not_found));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn routes_and_description_agree() {
+        let served: BTreeSet<(String, &str)> = API
+            .iter()
+            .map(|endpoint| (endpoint.method.as_str().to_lowercase(), endpoint.path))
+            .collect();
+        let description = serde_json::to_value(ApiDoc::openapi()).expect("serializes");
+        let documented: BTreeSet<(String, &str)> = description["paths"]
+            .as_object()
+            .expect("paths")
+            .iter()
+            .flat_map(|(path, operations)| {
+                operations
+                    .as_object()
+                    .expect("operations")
+                    .keys()
+                    .map(move |method| (method.clone(), path.as_str()))
+            })
+            .collect();
+        assert_eq!(served, documented);
+        for endpoint in OUTSIDE_THE_API {
+            assert!(
+                description["paths"][endpoint.path].is_null(),
+                "{}",
+                endpoint.path
+            );
+        }
     }
 }

@@ -3,13 +3,13 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::dto::{
+use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
+use crate::routes;
+use api_types::{
     AgentResponse, EmailInboxOut, PhoneNumberOut, SpendPolicyOut, SpendPolicyResponse,
     TransferIntentOut, TransferIntentPage, WalletAddressResponse, WalletAssetBalance,
     WalletBalanceResponse, WalletOut, WalletSendRequest,
 };
-use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
-use crate::routes;
 
 #[derive(OpenApi)]
 #[openapi(

@@ -29,8 +29,9 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new() -> Self {
-        let registry = Registry::new();
+    /// Registers the HTTP metrics in `registry`, which may hold other metrics of the process
+    /// (the background jobs'): `/metrics` shows all of them.
+    pub fn new(registry: Registry) -> Self {
         let requests = IntCounterVec::new(
             Opts::new(
                 "http_requests_total",
@@ -100,12 +101,6 @@ impl Metrics {
             .encode(&self.registry.gather(), &mut buffer)
             .expect("text encoding to memory cannot fail");
         String::from_utf8(buffer).expect("the text encoder writes UTF-8")
-    }
-}
-
-impl Default for Metrics {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

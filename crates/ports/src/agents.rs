@@ -2,80 +2,11 @@
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AgentKeyHash, Allowlist, EmailAddress, EvmAddress, Label, PhoneNumber, PolicyChange,
-    SpendLimits,
+    AgentId, AgentKeyHash, AgentProfile, AgentRecord, Chain, Custody, EmailAddress, EvmAddress,
+    Label, PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, WalletRecord,
 };
-use time::OffsetDateTime;
-use uuid::Uuid;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentRecord {
-    pub id: AgentId,
-    pub sponsor_id: Uuid,
-    pub label: Option<String>,
-    pub key_hash: AgentKeyHash,
-    pub is_active: bool,
-    pub created_at: OffsetDateTime,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PhoneNumberRecord {
-    pub id: Uuid,
-    pub number: String,
-    pub country_iso2: Option<String>,
-    pub provider: String,
-    pub created_at: OffsetDateTime,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EmailInboxRecord {
-    pub id: Uuid,
-    pub address: String,
-    pub provider: String,
-    pub created_at: OffsetDateTime,
-}
-
-/// What a spend policy governs: one asset on one chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyAsset {
-    pub asset: String,
-    pub chain: String,
-    pub decimals: u8,
-    /// `None` for the chain's native asset.
-    pub token_address: Option<EvmAddress>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpendPolicyRecord {
-    pub id: Uuid,
-    pub asset: PolicyAsset,
-    pub limits: SpendLimits,
-    pub allowlist: Allowlist,
-    pub created_at: OffsetDateTime,
-    pub updated_at: OffsetDateTime,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WalletRecord {
-    pub id: Uuid,
-    pub provider: String,
-    pub chain: String,
-    pub address: EvmAddress,
-    pub custody: String,
-    pub status: String,
-    pub delegated: bool,
-    pub spend_policy: Option<SpendPolicyRecord>,
-    pub created_at: OffsetDateTime,
-}
-
-/// An agent with every resource provisioned for it (`None` where provisioning was skipped).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentProfile {
-    pub agent: AgentRecord,
-    pub phone_number: Option<PhoneNumberRecord>,
-    pub email_inbox: Option<EmailInboxRecord>,
-    pub wallet: Option<WalletRecord>,
-}
+use crate::StoreError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewPhoneNumber {
@@ -93,9 +24,9 @@ pub struct NewEmailInbox {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewWallet {
     pub provider: String,
-    pub chain: String,
+    pub chain: Chain,
     pub address: EvmAddress,
-    pub custody: String,
+    pub custody: Custody,
     /// The private key, sealed by the key vault; the store never sees it in clear.
     pub sealed_key: Vec<u8>,
     pub policy_asset: PolicyAsset,
@@ -111,17 +42,6 @@ pub struct NewAgent {
     pub phone_number: Option<NewPhoneNumber>,
     pub email_inbox: Option<NewEmailInbox>,
     pub wallet: Option<NewWallet>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// A uniqueness rule was broken; the string names what collided.
-    #[error("conflict: {0}")]
-    Conflict(String),
-    #[error("store unavailable: {0}")]
-    Unavailable(String),
-    #[error("store failure: {0}")]
-    Internal(String),
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]

@@ -1,26 +1,25 @@
-//! The traits the agent-runtime core needs from the outside world, and the records they carry.
-//! Port signatures hold domain and std types only, never an adapter's types.
+//! The traits the agent-runtime core needs from the outside world, and what they carry beyond
+//! the domain's own records. Port signatures hold domain and std types only, never an adapter's.
 
 pub mod agents;
 pub mod chain;
+pub mod errors;
 pub mod health;
 pub mod intents;
 pub mod provisioning;
 pub mod wallet_keys;
 
-pub use agents::{
-    AgentProfile, AgentRecord, AgentStore, EmailInboxRecord, NewAgent, NewEmailInbox,
-    NewPhoneNumber, NewWallet, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
-    WalletRecord,
-};
+pub use agents::{AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet};
 pub use chain::{
     BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
     TransferCall,
 };
+pub use errors::{Conflict, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
-    Admission, AdmissionCheck, AdmissionError, IntentFilter, IntentStore, NewTransferIntent,
-    SubmissionClaim, SubmissionError, SubmittedIntent, TransferIntentRecord, TransitionError,
+    Admission, AdmissionCheck, AdmissionError, ExecutionQueue, IntentAdmission, IntentFilter,
+    IntentLedger, IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
+    SubmittedIntent, TransitionError,
 };
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
@@ -35,7 +34,7 @@ pub use chain::{MockChainClient, MockChainWriter};
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]
-pub use intents::MockIntentStore;
+pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, MockIntentSweeper};
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
 #[cfg(feature = "mock")]

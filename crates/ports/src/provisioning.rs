@@ -1,7 +1,7 @@
 //! Providers that hand out the resources of a new agent.
 
 use async_trait::async_trait;
-use domain::{AgentId, EmailAddress, EvmAddress, PhoneNumber};
+use domain::{AgentId, Custody, EmailAddress, EvmAddress, PhoneNumber};
 
 use crate::{SignedTransfer, TransferCall};
 
@@ -32,7 +32,7 @@ pub struct SealedWalletKey {
     pub address: EvmAddress,
     pub sealed_key: Vec<u8>,
     pub provider: String,
-    pub custody: String,
+    pub custody: Custody,
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]

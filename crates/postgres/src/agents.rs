@@ -4,16 +4,16 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use domain::{AgentId, AgentKeyHash, PolicyChange};
-use ports::{
-    AgentProfile, AgentRecord, AgentStore, NewAgent, PolicyAsset, SpendPolicyRecord, StoreError,
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::{
+    AgentId, AgentKeyHash, AgentProfile, AgentRecord, PolicyAsset, PolicyChange, SpendPolicyRecord,
     WalletRecord,
 };
+use ports::{AgentStore, NewAgent, StoreError};
 use uuid::Uuid;
 
 use crate::database::Database;
-use crate::errors::from_diesel;
+use crate::errors::{from_diesel, TxError};
 use crate::rows::{
     address_column, allowlist_column, numeric_column, AgentRow, EmailInboxRow, PhoneNumberRow,
     SpendPolicyRow, WalletRow,
@@ -29,8 +29,6 @@ impl PgAgentStore {
         Self { database }
     }
 }
-
-type TxError = crate::errors::TxError<StoreError>;
 
 type ProfileRow = (
     AgentRow,
@@ -62,7 +60,7 @@ macro_rules! profiles {
 async fn load_profile(
     connection: &mut AsyncPgConnection,
     id: AgentId,
-) -> Result<Option<AgentProfile>, TxError> {
+) -> Result<Option<AgentProfile>, TxError<StoreError>> {
     let row: Option<ProfileRow> = profiles!()
         .filter(agents::id.eq(id.0))
         .first(connection)
@@ -77,13 +75,16 @@ fn into_profile(
     let spend_policy = policy.map(SpendPolicyRow::into_record).transpose()?;
     Ok(AgentProfile {
         agent: agent.into_record()?,
-        phone_number: phone.map(Into::into),
-        email_inbox: inbox.map(Into::into),
+        phone_number: phone.map(PhoneNumberRow::into_record).transpose()?,
+        email_inbox: inbox.map(EmailInboxRow::into_record).transpose()?,
         wallet: wallet.map(|w| w.into_record(spend_policy)).transpose()?,
     })
 }
 
-async fn insert_agent(connection: &mut AsyncPgConnection, new: &NewAgent) -> Result<(), TxError> {
+async fn insert_agent(
+    connection: &mut AsyncPgConnection,
+    new: &NewAgent,
+) -> Result<(), TxError<StoreError>> {
     let sponsor_id: Uuid = diesel::insert_into(sponsors::table)
         .values((
             sponsors::id.eq(Uuid::now_v7()),
@@ -135,9 +136,9 @@ async fn insert_agent(connection: &mut AsyncPgConnection, new: &NewAgent) -> Res
                 wallets::id.eq(wallet_id),
                 wallets::agent_id.eq(agent_id),
                 wallets::provider.eq(&wallet.provider),
-                wallets::chain.eq(&wallet.chain),
+                wallets::chain.eq(wallet.chain.as_str()),
                 wallets::address.eq(address_column(&wallet.address)),
-                wallets::custody.eq(&wallet.custody),
+                wallets::custody.eq(wallet.custody.as_str()),
                 wallets::sealed_key.eq(&wallet.sealed_key),
             ))
             .execute(connection)
@@ -152,13 +153,13 @@ async fn insert_default_policy(
     connection: &mut AsyncPgConnection,
     wallet_id: Uuid,
     asset: &PolicyAsset,
-) -> Result<(), TxError> {
+) -> Result<(), TxError<StoreError>> {
     diesel::insert_into(spend_policies::table)
         .values((
             spend_policies::id.eq(Uuid::now_v7()),
             spend_policies::wallet_id.eq(wallet_id),
-            spend_policies::asset.eq(&asset.asset),
-            spend_policies::chain.eq(&asset.chain),
+            spend_policies::asset.eq(asset.asset.symbol()),
+            spend_policies::chain.eq(asset.chain.as_str()),
             spend_policies::decimals.eq(i16::from(asset.decimals)),
             spend_policies::token_address.eq(asset.token_address.as_ref().map(address_column)),
         ))
@@ -174,7 +175,7 @@ async fn apply_policy_change(
     agent: AgentId,
     asset: &PolicyAsset,
     change: &PolicyChange,
-) -> Result<Option<SpendPolicyRecord>, TxError> {
+) -> Result<Option<SpendPolicyRecord>, TxError<StoreError>> {
     let Some(wallet_id) = wallets::table
         .filter(wallets::agent_id.eq(agent.0))
         .select(wallets::id)
@@ -213,10 +214,10 @@ async fn apply_policy_change(
 
 #[async_trait]
 impl AgentStore for PgAgentStore {
+    #[tracing::instrument(skip_all, fields(agent_id = %new.id))]
     async fn create(&self, new: NewAgent) -> Result<AgentProfile, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let profile = connection
-            .transaction::<_, TxError, _>(|connection| {
+        self.database
+            .in_transaction(|connection| {
                 async move {
                     insert_agent(connection, &new).await?;
                     load_profile(connection, new.id).await?.ok_or_else(|| {
@@ -225,10 +226,10 @@ impl AgentStore for PgAgentStore {
                 }
                 .scope_boxed()
             })
-            .await?;
-        Ok(profile)
+            .await
     }
 
+    #[tracing::instrument(skip_all)]
     async fn find_active_by_key_hash(
         &self,
         hash: &AgentKeyHash,
@@ -245,11 +246,15 @@ impl AgentStore for PgAgentStore {
         row.map(AgentRow::into_record).transpose()
     }
 
+    #[tracing::instrument(skip(self))]
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
-        Ok(load_profile(&mut connection, id).await?)
+        load_profile(&mut connection, id)
+            .await
+            .map_err(TxError::into_error)
     }
 
+    #[tracing::instrument(skip(self))]
     async fn wallet(&self, id: AgentId) -> Result<Option<WalletRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
         let row: Option<(WalletRow, Option<SpendPolicyRow>)> = wallets::table
@@ -269,6 +274,7 @@ impl AgentStore for PgAgentStore {
         .transpose()
     }
 
+    #[tracing::instrument(skip(self))]
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
         let rows: Vec<ProfileRow> = profiles!()
@@ -279,6 +285,7 @@ impl AgentStore for PgAgentStore {
         rows.into_iter().map(into_profile).collect()
     }
 
+    #[tracing::instrument(skip(self))]
     async fn deactivate(&self, id: AgentId) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
         let updated = diesel::update(agents::table.find(id.0))
@@ -292,6 +299,7 @@ impl AgentStore for PgAgentStore {
         Ok(updated == 1)
     }
 
+    #[tracing::instrument(skip(self, hash))]
     async fn replace_key_hash(&self, id: AgentId, hash: AgentKeyHash) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
         let updated = diesel::update(agents::table.find(id.0))
@@ -305,19 +313,18 @@ impl AgentStore for PgAgentStore {
         Ok(updated == 1)
     }
 
+    #[tracing::instrument(skip(self))]
     async fn update_policy(
         &self,
         id: AgentId,
         asset: PolicyAsset,
         change: PolicyChange,
     ) -> Result<Option<SpendPolicyRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let policy = connection
-            .transaction::<_, TxError, _>(|connection| {
+        self.database
+            .in_transaction(|connection| {
                 async move { apply_policy_change(connection, id, &asset, &change).await }
                     .scope_boxed()
             })
-            .await?;
-        Ok(policy)
+            .await
     }
 }

@@ -6,10 +6,11 @@ use async_trait::async_trait;
 use deadpool::Runtime;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::AsyncDieselConnectionManager;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::scoped_futures::ScopedBoxFuture;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use ports::{DatabaseHealth, PoolUsage, StoreError};
 
-use crate::errors::{from_diesel, from_pool};
+use crate::errors::{from_diesel, from_pool, TxError};
 
 #[derive(Debug, Clone, Copy)]
 pub struct PoolSettings {
@@ -50,6 +51,26 @@ impl Database {
 
     pub(crate) async fn connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
         self.pool.get().await.map_err(from_pool)
+    }
+
+    /// Runs `work` in one transaction on a pooled connection. `TxError::Abort(e)` rolls back and
+    /// returns `e`; diesel's errors become store errors.
+    pub(crate) async fn in_transaction<'a, R, E, F>(&self, work: F) -> Result<R, E>
+    where
+        F: for<'r> FnOnce(
+                &'r mut AsyncPgConnection,
+            ) -> ScopedBoxFuture<'a, 'r, Result<R, TxError<E>>>
+            + Send
+            + 'a,
+        E: From<StoreError> + Send + 'a,
+        R: Send + 'a,
+    {
+        let mut pooled = self.connection().await?;
+        let connection: &mut AsyncPgConnection = &mut pooled;
+        connection
+            .transaction::<R, TxError<E>, _>(work)
+            .await
+            .map_err(TxError::into_error)
     }
 }
 

@@ -1,25 +1,28 @@
 //! Translation of diesel and pool failures into the ports' `StoreError`.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use ports::StoreError;
+use ports::{Conflict, StoreError};
 
-/// Constraint names whose violation the core handles, mapped to the name it knows them by.
-const KNOWN_CONFLICTS: &[(&str, &str)] = &[
-    ("phone_numbers_number_key", "phone_number"),
-    ("email_inboxes_address_key", "email_address"),
-    ("wallets_address_key", "wallet_address"),
-    ("agents_key_hash_key", "agent_key"),
+/// Constraint names whose violation the core handles, with what it knows them as.
+const KNOWN_CONFLICTS: &[(&str, Conflict)] = &[
+    ("phone_numbers_number_key", Conflict::PhoneNumber),
+    ("email_inboxes_address_key", Conflict::EmailAddress),
+    ("wallets_address_key", Conflict::WalletAddress),
+    ("agents_key_hash_key", Conflict::AgentKey),
 ];
 
 pub(crate) fn from_diesel(error: DieselError) -> StoreError {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
             let constraint = info.constraint_name().unwrap_or_default();
-            let known = KNOWN_CONFLICTS
-                .iter()
-                .find(|(name, _)| *name == constraint)
-                .map_or(constraint, |(_, known)| known);
-            StoreError::Conflict(known.to_owned())
+            match KNOWN_CONFLICTS.iter().find(|(name, _)| *name == constraint) {
+                Some((_, conflict)) => StoreError::Conflict(*conflict),
+                // A rule nothing above handles is a bug here, not a caller's conflict.
+                None => StoreError::Internal(format!(
+                    "unique constraint {constraint:?} violated: {}",
+                    info.message()
+                )),
+            }
         }
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
             StoreError::Unavailable(info.message().to_owned())
@@ -49,11 +52,18 @@ impl<E> From<DieselError> for TxError<E> {
     }
 }
 
-impl From<TxError<StoreError>> for StoreError {
-    fn from(error: TxError<StoreError>) -> Self {
-        match error {
-            TxError::Diesel(error) => from_diesel(error),
-            TxError::Abort(error) => error,
+impl<E: From<StoreError>> TxError<E> {
+    /// The one conversion out of a transaction: the caller's own error, or diesel's as a store
+    /// error.
+    pub(crate) fn into_error(self) -> E {
+        match self {
+            Self::Diesel(error) => from_diesel(error).into(),
+            Self::Abort(error) => error,
         }
+    }
+
+    /// A store error raised inside a transaction, e.g. a row that does not convert.
+    pub(crate) fn store(error: StoreError) -> Self {
+        Self::Abort(error.into())
     }
 }

@@ -5,12 +5,12 @@ use std::str::FromStr;
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use domain::{
-    AgentId, AgentKeyHash, Allowlist, AtomicAmount, EvmAddress, IntentStatus, SpendLimits, U256,
+    AgentId, AgentKeyHash, AgentRecord, Allowlist, Asset, AtomicAmount, Chain, Custody,
+    EmailAddress, EmailInboxId, EmailInboxRecord, EvmAddress, IntentId, IntentStatus, Label,
+    PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset, SpendLimits, SpendPolicyId,
+    SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId, WalletRecord, WalletStatus, U256,
 };
-use ports::{
-    AgentRecord, EmailInboxRecord, PhoneNumberRecord, PolicyAsset, SpendPolicyRecord, StoreError,
-    TransferIntentRecord, WalletRecord,
-};
+use ports::StoreError;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -34,8 +34,13 @@ impl AgentRow {
     pub(crate) fn into_record(self) -> Result<AgentRecord, StoreError> {
         Ok(AgentRecord {
             id: AgentId(self.id),
-            sponsor_id: self.sponsor_id,
-            label: self.label,
+            sponsor_id: SponsorId(self.sponsor_id),
+            label: self
+                .label
+                .as_deref()
+                .map(Label::parse)
+                .transpose()
+                .map_err(|error| corrupt(format!("label: {error}")))?,
             key_hash: AgentKeyHash::from_slice(&self.key_hash)
                 .ok_or_else(|| corrupt("agent key hash is not 32 bytes"))?,
             is_active: self.is_active,
@@ -54,15 +59,16 @@ pub(crate) struct PhoneNumberRow {
     created_at: OffsetDateTime,
 }
 
-impl From<PhoneNumberRow> for PhoneNumberRecord {
-    fn from(row: PhoneNumberRow) -> Self {
-        Self {
-            id: row.id,
-            number: row.number,
-            country_iso2: row.country_iso2,
-            provider: row.provider,
-            created_at: row.created_at,
-        }
+impl PhoneNumberRow {
+    pub(crate) fn into_record(self) -> Result<PhoneNumberRecord, StoreError> {
+        Ok(PhoneNumberRecord {
+            id: PhoneNumberId(self.id),
+            number: PhoneNumber::parse(&self.number)
+                .map_err(|error| corrupt(format!("phone number {:?}: {error}", self.number)))?,
+            country_iso2: self.country_iso2,
+            provider: self.provider,
+            created_at: self.created_at,
+        })
     }
 }
 
@@ -75,14 +81,15 @@ pub(crate) struct EmailInboxRow {
     created_at: OffsetDateTime,
 }
 
-impl From<EmailInboxRow> for EmailInboxRecord {
-    fn from(row: EmailInboxRow) -> Self {
-        Self {
-            id: row.id,
-            address: row.address,
-            provider: row.provider,
-            created_at: row.created_at,
-        }
+impl EmailInboxRow {
+    pub(crate) fn into_record(self) -> Result<EmailInboxRecord, StoreError> {
+        Ok(EmailInboxRecord {
+            id: EmailInboxId(self.id),
+            address: EmailAddress::parse(&self.address)
+                .map_err(|error| corrupt(format!("email address {:?}: {error}", self.address)))?,
+            provider: self.provider,
+            created_at: self.created_at,
+        })
     }
 }
 
@@ -105,12 +112,14 @@ impl WalletRow {
         spend_policy: Option<SpendPolicyRecord>,
     ) -> Result<WalletRecord, StoreError> {
         Ok(WalletRecord {
-            id: self.id,
+            id: WalletId(self.id),
             provider: self.provider,
-            chain: self.chain,
+            chain: parse_chain(&self.chain)?,
             address: parse_address(&self.address)?,
-            custody: self.custody,
-            status: self.status,
+            custody: Custody::parse(&self.custody)
+                .ok_or_else(|| corrupt(format!("custody {:?}", self.custody)))?,
+            status: WalletStatus::parse(&self.status)
+                .ok_or_else(|| corrupt(format!("wallet status {:?}", self.status)))?,
             delegated: self.delegated,
             spend_policy,
             created_at: self.created_at,
@@ -145,10 +154,10 @@ impl SpendPolicyRow {
             ),
         };
         Ok(SpendPolicyRecord {
-            id: self.id,
+            id: SpendPolicyId(self.id),
             asset: PolicyAsset {
-                asset: self.asset,
-                chain: self.chain,
+                asset: parse_asset(&self.asset)?,
+                chain: parse_chain(&self.chain)?,
                 decimals: u8::try_from(self.decimals).map_err(corrupt)?,
                 token_address: self
                     .token_address
@@ -182,6 +191,14 @@ pub(crate) fn address_column(address: &EvmAddress) -> String {
 
 pub(crate) fn parse_address(stored: &str) -> Result<EvmAddress, StoreError> {
     EvmAddress::parse(stored).map_err(|error| corrupt(format!("address {stored:?}: {error}")))
+}
+
+fn parse_asset(stored: &str) -> Result<Asset, StoreError> {
+    Asset::parse(stored).ok_or_else(|| corrupt(format!("asset {stored:?}")))
+}
+
+fn parse_chain(stored: &str) -> Result<Chain, StoreError> {
+    Chain::parse(stored).ok_or_else(|| corrupt(format!("chain {stored:?}")))
 }
 
 pub(crate) fn numeric_column(amount: &AtomicAmount) -> BigDecimal {
@@ -233,13 +250,13 @@ pub(crate) struct TransferIntentRow {
 impl TransferIntentRow {
     pub(crate) fn into_record(self) -> Result<TransferIntentRecord, StoreError> {
         Ok(TransferIntentRecord {
-            id: self.id,
+            id: IntentId(self.id),
             agent_id: AgentId(self.agent_id),
-            wallet_id: self.wallet_id,
+            wallet_id: WalletId(self.wallet_id),
             status: IntentStatus::parse(&self.status)
                 .ok_or_else(|| corrupt(format!("intent status {:?}", self.status)))?,
-            asset: self.asset,
-            chain: self.chain,
+            asset: parse_asset(&self.asset)?,
+            chain: parse_chain(&self.chain)?,
             token_address: self
                 .token_address
                 .as_deref()

@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
-use diesel_async::{AsyncConnection, AsyncPgConnection};
 use domain::{AtomicAmount, EvmAddress, U256};
 use ports::{
     BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
@@ -85,10 +85,12 @@ impl PgSandboxChain {
 
 #[async_trait]
 impl ChainClient for PgSandboxChain {
+    #[tracing::instrument(skip(self))]
     async fn native_balance(&self, owner: &EvmAddress) -> Result<U256, ChainError> {
         self.balance(owner, NATIVE).await.map_err(chain_error)
     }
 
+    #[tracing::instrument(skip(self))]
     async fn token_balance(
         &self,
         token: &EvmAddress,
@@ -99,6 +101,7 @@ impl ChainClient for PgSandboxChain {
             .map_err(chain_error)
     }
 
+    #[tracing::instrument(skip(self))]
     async fn token_decimals(&self, _token: &EvmAddress) -> Result<u8, ChainError> {
         Ok(SANDBOX_TOKEN_DECIMALS)
     }
@@ -191,6 +194,7 @@ impl ChainWriter for PgSandboxChain {
         Ok(SANDBOX_CHAIN_ID)
     }
 
+    #[tracing::instrument(skip(self))]
     async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
         let mut connection = self.database.connection().await.map_err(chain_error)?;
         let used: i64 = sandbox_transactions::table
@@ -209,21 +213,19 @@ impl ChainWriter for PgSandboxChain {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
     async fn broadcast(&self, transfer: &SignedTransfer) -> Result<(), BroadcastError> {
-        let mut connection = self
+        let mined = self
             .database
-            .connection()
-            .await
-            .map_err(transfer_store_error)?;
-        let mined = connection
-            .transaction::<_, TxError<StoreError>, _>(|connection| {
+            .in_transaction::<_, StoreError, _>(|connection| {
                 async move { mine(connection, transfer).await }.scope_boxed()
             })
             .await
-            .map_err(|error| transfer_store_error(error.into()))?;
+            .map_err(transfer_store_error)?;
         mined.map_err(BroadcastError::Rejected)
     }
 
+    #[tracing::instrument(skip(self))]
     async fn receipt(&self, tx_hash: &str) -> Result<ReceiptStatus, ChainError> {
         let mut connection = self.database.connection().await.map_err(chain_error)?;
         let succeeded: Option<bool> = sandbox_transactions::table

@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use domain::WalletId;
 use ports::{SealedKeyRecord, StoreError, WalletKeyStore};
 use uuid::Uuid;
 
@@ -26,12 +27,12 @@ impl PgWalletKeyStore {
 impl WalletKeyStore for PgWalletKeyStore {
     async fn sealed_keys_after(
         &self,
-        after: Option<Uuid>,
+        after: Option<WalletId>,
         limit: usize,
     ) -> Result<Vec<SealedKeyRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
         let rows: Vec<(Uuid, String, Vec<u8>)> = wallets::table
-            .filter(wallets::id.gt(after.unwrap_or(Uuid::nil())))
+            .filter(wallets::id.gt(after.map_or(Uuid::nil(), |wallet| wallet.0)))
             .order(wallets::id)
             .limit(i64::try_from(limit).unwrap_or(i64::MAX))
             .select((wallets::id, wallets::address, wallets::sealed_key))
@@ -41,7 +42,7 @@ impl WalletKeyStore for PgWalletKeyStore {
         rows.into_iter()
             .map(|(wallet_id, address, sealed_key)| {
                 Ok(SealedKeyRecord {
-                    wallet_id,
+                    wallet_id: WalletId(wallet_id),
                     address: parse_address(&address)?,
                     sealed_key,
                 })
@@ -51,14 +52,14 @@ impl WalletKeyStore for PgWalletKeyStore {
 
     async fn replace_sealed_key(
         &self,
-        wallet_id: Uuid,
+        wallet_id: WalletId,
         expected: &[u8],
         sealed_key: &[u8],
     ) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
         let replaced = diesel::update(
             wallets::table
-                .filter(wallets::id.eq(wallet_id))
+                .filter(wallets::id.eq(wallet_id.0))
                 .filter(wallets::sealed_key.eq(expected)),
         )
         .set(wallets::sealed_key.eq(sealed_key))

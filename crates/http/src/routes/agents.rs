@@ -1,12 +1,22 @@
 //! `/v1/agents`.
 
-use actix_web::{web, HttpResponse};
+use actix_web::web::{self, Json};
+use api_types::AgentResponse;
 use app::ProfileError;
 
 use crate::auth::AuthenticatedAgent;
-use crate::dto::AgentResponse;
 use crate::errors::{ApiError, ErrorBody};
 use crate::state::ApiState;
+
+impl From<ProfileError> for ApiError {
+    fn from(error: ProfileError) -> Self {
+        match error {
+            // Deleted between authentication and this read: the key no longer opens anything.
+            ProfileError::NotFound => ApiError::InvalidKey,
+            ProfileError::Store(store) => store.into(),
+        }
+    }
+}
 
 /// The calling agent with its provisioned resources; the first call to verify a key.
 #[utoipa::path(
@@ -24,11 +34,6 @@ use crate::state::ApiState;
 pub async fn me(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
-) -> Result<HttpResponse, ApiError> {
-    match state.agents.profile(agent.0).await {
-        Ok(profile) => Ok(HttpResponse::Ok().json(AgentResponse::from(&profile))),
-        // Deleted between authentication and this read: the key no longer opens anything.
-        Err(ProfileError::NotFound) => Err(ApiError::InvalidKey),
-        Err(ProfileError::Store(error)) => Err(error.into()),
-    }
+) -> Result<Json<AgentResponse>, ApiError> {
+    Ok(Json((&state.agents.profile(agent.0).await?).into()))
 }

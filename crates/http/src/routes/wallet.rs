@@ -1,27 +1,63 @@
 //! `/v1/wallet`: address, policy, balance, transfer intents.
 
-use actix_web::{web, HttpResponse};
-use app::{BalanceError, ListIntentsError, SendError, SendRequest, WalletError};
-use domain::{AtomicAmount, EvmAddress};
-use ports::ChainError;
-
-use crate::auth::AuthenticatedAgent;
-use crate::dto::{
+use actix_web::web::{self, Json};
+use api_types::{
     SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
     WalletBalanceResponse, WalletSendRequest,
 };
+use app::{BalanceError, ListIntentsError, SendError, SendRequest, WalletError};
+use domain::{AtomicAmount, EvmAddress};
+
+use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
-use crate::extract::{string_length, value_error, JsonBody, QueryParams, Validation};
+use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
 use crate::state::ApiState;
 
-const NO_WALLET: &str = "No wallet provisioned for this agent";
 const MAX_IDEMPOTENCY_KEY_CHARS: usize = 255;
 
 impl From<WalletError> for ApiError {
     fn from(error: WalletError) -> Self {
         match error {
-            WalletError::NoWallet => ApiError::BadRequest(NO_WALLET.into()),
+            WalletError::NotProvisioned(missing) => missing.into(),
             WalletError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<BalanceError> for ApiError {
+    fn from(error: BalanceError) -> Self {
+        match error {
+            BalanceError::NotProvisioned(missing) => missing.into(),
+            BalanceError::Chain(chain) => chain.into(),
+            BalanceError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<SendError> for ApiError {
+    fn from(error: SendError) -> Self {
+        match error {
+            SendError::NotProvisioned(missing) => missing.into(),
+            SendError::Unsupported { asset, chain } => ApiError::BadRequest(format!(
+                "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
+            )),
+            SendError::Policy(violation) => {
+                ApiError::Forbidden(format!("Spend policy violation: {violation}"))
+            }
+            error @ SendError::IdempotencyMismatch { .. } => {
+                ApiError::Conflict(format!("Idempotency key conflict: {error}"))
+            }
+            SendError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<ListIntentsError> for ApiError {
+    fn from(error: ListIntentsError) -> Self {
+        match error {
+            ListIntentsError::NotProvisioned(missing) => missing.into(),
+            ListIntentsError::InvalidCursor => ApiError::BadRequest("Invalid cursor".into()),
+            ListIntentsError::Store(store) => store.into(),
         }
     }
 }
@@ -38,12 +74,8 @@ impl From<WalletError> for ApiError {
 pub async fn address(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
-) -> Result<HttpResponse, ApiError> {
-    let wallet = state.wallets.wallet(agent.0).await?;
-    Ok(HttpResponse::Ok().json(WalletAddressResponse {
-        address: wallet.address.to_string(),
-        chain: wallet.chain,
-    }))
+) -> Result<Json<WalletAddressResponse>, ApiError> {
+    Ok(Json((&state.wallets.wallet(agent.0).await?).into()))
 }
 
 /// The spend policy in force; `null` where a rule is not configured.
@@ -58,9 +90,8 @@ pub async fn address(
 pub async fn policy(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
-) -> Result<HttpResponse, ApiError> {
-    let policy = state.wallets.policy(agent.0).await?;
-    Ok(HttpResponse::Ok().json(SpendPolicyResponse::from(&policy)))
+) -> Result<Json<SpendPolicyResponse>, ApiError> {
+    Ok(Json((&state.wallets.policy(agent.0).await?).into()))
 }
 
 /// Native and USDC balances, read from the chain at the time of the call.
@@ -75,51 +106,28 @@ pub async fn policy(
 pub async fn balance(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
-) -> Result<HttpResponse, ApiError> {
-    match state.wallets.balances(agent.0).await {
-        Ok(balances) => Ok(HttpResponse::Ok().json(WalletBalanceResponse::from(&balances))),
-        Err(BalanceError::NoWallet) => Err(ApiError::BadRequest(NO_WALLET.into())),
-        Err(BalanceError::Chain(error)) => {
-            let cause = match error {
-                ChainError::Unavailable(cause) | ChainError::Unexpected(cause) => cause,
-            };
-            Err(ApiError::Unavailable {
-                detail: "Chain unavailable",
-                cause,
-            })
-        }
-        Err(BalanceError::Store(store)) => Err(store.into()),
-    }
+) -> Result<Json<WalletBalanceResponse>, ApiError> {
+    Ok(Json((&state.wallets.balances(agent.0).await?).into()))
 }
 
+/// The send as the use case takes it, or every field that is wrong.
 fn parse_send(body: WalletSendRequest) -> Result<SendRequest, ApiError> {
-    let mut validation = Validation::default();
-    let to =
-        validation.check(EvmAddress::parse(&body.to).map_err(|e| value_error("to", &body.to, e)));
-    let amount = validation.check(
-        AtomicAmount::parse(&body.amount_atomic)
-            .map_err(|e| value_error("amount_atomic", &body.amount_atomic, e)),
-    );
-    if let Some(key) = &body.idempotency_key {
-        validation.check(string_length(
-            "idempotency_key",
-            key,
-            1,
-            MAX_IDEMPOTENCY_KEY_CHARS,
-        ));
-    }
-    validation.finish()?;
-    match (to, amount) {
-        (Some(to), Some(amount)) => Ok(SendRequest {
+    let to = EvmAddress::parse(&body.to).map_err(|e| value_error("to", &body.to, e));
+    let amount = AtomicAmount::parse(&body.amount_atomic)
+        .map_err(|e| value_error("amount_atomic", &body.amount_atomic, e));
+    let key = match &body.idempotency_key {
+        Some(key) => string_length("idempotency_key", key, 1, MAX_IDEMPOTENCY_KEY_CHARS),
+        None => Ok(()),
+    };
+    match (to, amount, key) {
+        (Ok(to), Ok(amount), Ok(())) => Ok(SendRequest {
             to,
             amount,
             asset: body.asset,
             chain: body.chain,
             idempotency_key: body.idempotency_key,
         }),
-        _ => Err(ApiError::Internal(
-            "validation passed without values".into(),
-        )),
+        (to, amount, key) => Err(rejected([to.err(), amount.err(), key.err()])),
     }
 }
 
@@ -147,22 +155,9 @@ pub async fn send(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     body: JsonBody<WalletSendRequest>,
-) -> Result<HttpResponse, ApiError> {
-    let request = parse_send(body.0)?;
-    match state.wallets.send(agent.0, request).await {
-        Ok((intent, _replayed)) => Ok(HttpResponse::Ok().json(TransferIntentOut::from(&intent))),
-        Err(SendError::NoWallet) => Err(ApiError::BadRequest(NO_WALLET.into())),
-        Err(SendError::Unsupported { asset, chain }) => Err(ApiError::BadRequest(format!(
-            "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
-        ))),
-        Err(SendError::Policy(violation)) => Err(ApiError::Forbidden(format!(
-            "Spend policy violation: {violation}"
-        ))),
-        Err(error @ SendError::IdempotencyMismatch { .. }) => Err(ApiError::Conflict(format!(
-            "Idempotency key conflict: {error}"
-        ))),
-        Err(SendError::Store(store)) => Err(store.into()),
-    }
+) -> Result<Json<TransferIntentOut>, ApiError> {
+    let (intent, _replayed) = state.wallets.send(agent.0, parse_send(body.0)?).await?;
+    Ok(Json((&intent).into()))
 }
 
 /// The agent's transfer intents, newest first, a page at a time.
@@ -186,22 +181,16 @@ pub async fn intents(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     query: QueryParams,
-) -> Result<HttpResponse, ApiError> {
-    let mut validation = Validation::default();
-    let limit = validation.check(query.integer("limit", 20, 1, 100));
-    validation.finish()?;
-    let limit = usize::try_from(limit.unwrap_or(20)).unwrap_or(20);
-    match state
+) -> Result<Json<TransferIntentPage>, ApiError> {
+    let limit = query
+        .integer("limit", 20, 1, 100)
+        .map_err(|item| rejected([Some(item)]))?;
+    let page = state
         .wallets
-        .intents(agent.0, query.get("cursor"), limit)
-        .await
-    {
-        Ok(page) => Ok(HttpResponse::Ok().json(TransferIntentPage {
-            items: page.items.iter().map(TransferIntentOut::from).collect(),
-            next_cursor: page.next_cursor,
-        })),
-        Err(ListIntentsError::NoWallet) => Err(ApiError::BadRequest(NO_WALLET.into())),
-        Err(ListIntentsError::InvalidCursor) => Err(ApiError::BadRequest("Invalid cursor".into())),
-        Err(ListIntentsError::Store(store)) => Err(store.into()),
-    }
+        .intents(agent.0, query.get("cursor"), limit as usize)
+        .await?;
+    Ok(Json(TransferIntentPage {
+        items: page.items.iter().map(TransferIntentOut::from).collect(),
+        next_cursor: page.next_cursor,
+    }))
 }

@@ -1,12 +1,11 @@
 use std::sync::Arc;
 
 use domain::{
-    AgentId, AgentKey, AgentKeyHash, Allowlist, AllowlistChange, AtomicAmount, EmailAddress,
-    EvmAddress, Label, PhoneNumber, PolicyChange, SpendLimits,
+    AgentId, AgentKey, AgentKeyHash, Allowlist, AllowlistChange, AtomicAmount, Chain, Custody,
+    EmailAddress, EvmAddress, Label, PhoneNumber, PolicyAsset, PolicyChange, SpendLimits,
+    WalletStatus,
 };
-use ports::{
-    AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, PolicyAsset, StoreError,
-};
+use ports::{AgentStore, Conflict, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, StoreError};
 use postgres_store::{Database, PgAgentStore, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
@@ -20,14 +19,9 @@ fn key(seed: u8) -> AgentKey {
 }
 
 fn usdc() -> PolicyAsset {
-    PolicyAsset {
-        asset: "USDC".into(),
-        chain: "base".into(),
-        decimals: 6,
-        token_address: Some(
-            EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
-        ),
-    }
+    PolicyAsset::usdc_on_base(
+        EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
+    )
 }
 
 fn address(last: u8) -> EvmAddress {
@@ -65,9 +59,9 @@ pub(crate) fn full_agent(seed: u8) -> NewAgent {
         }),
         wallet: Some(NewWallet {
             provider: "local".into(),
-            chain: "base".into(),
+            chain: Chain::Base,
             address: address(seed),
-            custody: "self_custodial".into(),
+            custody: Custody::SelfCustodial,
             sealed_key: vec![1, seed],
             policy_asset: usdc(),
         }),
@@ -88,13 +82,17 @@ async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
     let read = store.profile(new.id).await.expect("read").expect("exists");
     assert_eq!(created, read);
     assert_eq!(read.agent.key_hash, new.key_hash);
-    assert_eq!(read.agent.label.as_deref(), Some("full"));
+    assert_eq!(read.agent.label.as_ref().map(Label::as_str), Some("full"));
     assert!(read.agent.is_active);
-    assert_eq!(read.phone_number.expect("phone").number, "+15550100001");
+    assert_eq!(
+        read.phone_number.expect("phone").number.as_str(),
+        "+15550100001"
+    );
     assert!(read
         .email_inbox
         .expect("inbox")
         .address
+        .as_str()
         .starts_with("agent-"));
     assert_eq!(
         store.wallet(new.id).await.expect("wallet query"),
@@ -103,8 +101,8 @@ async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
     let wallet = read.wallet.expect("wallet");
     assert_eq!(wallet.address, address(1));
     assert_eq!(
-        (wallet.status.as_str(), wallet.delegated),
-        ("active", false)
+        (wallet.status, wallet.custody, wallet.delegated),
+        (WalletStatus::Active, Custody::SelfCustodial, false)
     );
     let policy = wallet.spend_policy.expect("policy");
     assert_eq!(policy.asset, usdc());
@@ -203,7 +201,7 @@ async fn a_taken_phone_number_is_a_named_conflict_and_nothing_is_half_created() 
     let mut clash = full_agent(9);
     clash.phone_number = full_agent(8).phone_number;
     let error = store.create(clash.clone()).await.expect_err("conflict");
-    assert_eq!(error, StoreError::Conflict("phone_number".into()));
+    assert_eq!(error, StoreError::Conflict(Conflict::PhoneNumber));
     assert_eq!(store.profile(clash.id).await.expect("read"), None);
     assert_eq!(store.list().await.expect("list").len(), 1);
 }
@@ -214,7 +212,7 @@ async fn a_duplicate_key_hash_is_refused() {
     let store = store(&database);
     store.create(bare_agent(10)).await.expect("created");
     let error = store.create(bare_agent(10)).await.expect_err("conflict");
-    assert_eq!(error, StoreError::Conflict("agent_key".into()));
+    assert_eq!(error, StoreError::Conflict(Conflict::AgentKey));
 }
 
 #[tokio::test]

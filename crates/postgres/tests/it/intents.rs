@@ -2,12 +2,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    evaluate_transfer, AgentId, AgentKey, AtomicAmount, CursorPosition, EvmAddress, IntentEvent,
-    IntentStatus, Label, PolicyChange, PolicyViolation, TransitionRefused, U256,
+    evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain, CursorPosition, Custody,
+    EvmAddress, IntentEvent, IntentId, IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange,
+    PolicyViolation, SpendPolicyRecord, TransferTerms, TransitionRefused, U256,
 };
 use ports::{
-    Admission, AdmissionError, AgentStore, IntentFilter, IntentStore, NewAgent, NewTransferIntent,
-    NewWallet, PolicyAsset, SpendPolicyRecord, TransitionError,
+    Admission, AdmissionError, AgentStore, ExecutionQueue, IntentAdmission, IntentFilter,
+    IntentLedger, IntentSweeper, NewAgent, NewTransferIntent, NewWallet, TransitionError,
 };
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
 use test_support::TestDatabase;
@@ -39,12 +40,7 @@ async fn fixture() -> Fixture {
 }
 
 fn usdc() -> PolicyAsset {
-    PolicyAsset {
-        asset: "USDC".into(),
-        chain: "base".into(),
-        decimals: 6,
-        token_address: Some(EvmAddress::from_bytes([0xaa; 20])),
-    }
+    PolicyAsset::usdc_on_base(EvmAddress::from_bytes([0xaa; 20]))
 }
 
 fn address(last: u8) -> EvmAddress {
@@ -61,9 +57,9 @@ async fn new_agent(fixture: &Fixture, seed: u8, wallet: bool) -> AgentId {
     let id = AgentId(Uuid::now_v7());
     let wallet = wallet.then(|| NewWallet {
         provider: "local".into(),
-        chain: "base".into(),
+        chain: Chain::Base,
         address: address(seed),
-        custody: "self_custodial".into(),
+        custody: Custody::SelfCustodial,
         sealed_key: vec![seed],
         policy_asset: usdc(),
     });
@@ -85,13 +81,15 @@ async fn new_agent(fixture: &Fixture, seed: u8, wallet: bool) -> AgentId {
 
 fn send(agent: AgentId, value: &str, key: Option<&str>) -> NewTransferIntent {
     NewTransferIntent {
-        id: Uuid::now_v7(),
+        id: IntentId(Uuid::now_v7()),
         agent_id: agent,
-        asset: "USDC".into(),
-        chain: "base".into(),
+        terms: TransferTerms {
+            asset: Asset::Usdc,
+            chain: Chain::Base,
+            recipient: address(99),
+            amount: amount(value),
+        },
         token_address: usdc().token_address,
-        recipient: address(99),
-        amount: amount(value),
         idempotency_key: key.map(str::to_owned),
     }
 }
@@ -107,7 +105,7 @@ fn policy_check(
 }
 
 async fn admit(fixture: &Fixture, intent: NewTransferIntent) -> Result<Admission, AdmissionError> {
-    let check = policy_check(intent.recipient, intent.amount);
+    let check = policy_check(intent.terms.recipient, intent.terms.amount);
     fixture.intents.admit(intent, DAY, &check).await
 }
 
@@ -256,7 +254,7 @@ async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
             let intents = fixture.intents.clone();
             tokio::spawn(async move {
                 let intent = send(agent, "1", None);
-                let check = policy_check(intent.recipient, intent.amount);
+                let check = policy_check(intent.terms.recipient, intent.terms.amount);
                 intents.admit(intent, DAY, &check).await
             })
         })
@@ -281,7 +279,7 @@ async fn concurrent_first_uses_of_one_key_make_one_intent() {
             let intents = fixture.intents.clone();
             tokio::spawn(async move {
                 let intent = send(agent, "2", Some("same"));
-                let check = policy_check(intent.recipient, intent.amount);
+                let check = policy_check(intent.terms.recipient, intent.terms.amount);
                 intents
                     .admit(intent, DAY, &check)
                     .await
@@ -332,7 +330,7 @@ async fn pages_run_newest_first_without_gaps_or_repeats() {
                 after = Some(CursorPosition {
                     created_at_micros: i64::try_from(last.created_at.unix_timestamp_nanos() / 1000)
                         .expect("fits"),
-                    id: last.id,
+                    id: last.id.0,
                 });
             }
             _ => break,
@@ -388,7 +386,7 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
         (failed.status, failed.failure_reason.as_deref()),
         (IntentStatus::Failed, Some("reverted"))
     );
-    let missing = Uuid::now_v7();
+    let missing = IntentId(Uuid::now_v7());
     assert_eq!(
         fixture
             .intents
@@ -501,7 +499,7 @@ fn signed_for(claim: &ports::SubmissionClaim, nonce: u64) -> ports::SignedTransf
     }
 }
 
-async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> Uuid {
+async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> IntentId {
     let Admission::Created(intent) = admit(fixture, send(agent, "1", None))
         .await
         .expect("admitted")
@@ -544,7 +542,7 @@ async fn a_claim_is_exclusive_and_recording_keeps_the_exact_transaction() {
     );
     let stranger = fixture
         .intents
-        .record_submission(id, Uuid::new_v4(), &signed_for(&claim, 0))
+        .record_submission(id, LeaseId(Uuid::new_v4()), &signed_for(&claim, 0))
         .await;
     assert_eq!(stranger, Err(SubmissionError::LeaseLost(id)));
     let transfer = signed_for(&claim, 0);
@@ -630,4 +628,60 @@ async fn a_lapsed_claim_passes_to_another_executor_and_a_taken_nonce_is_refused(
         .record_submission(second, again.lease, &signed_for(&again, 1))
         .await
         .expect("recorded");
+}
+
+#[tokio::test]
+async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_wait() {
+    use ports::Settlement;
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 15, true).await;
+    assert_eq!(
+        fixture.intents.oldest_confirmed_wait().await.expect("lag"),
+        None
+    );
+    let id = confirmed_intent(&fixture, agent).await;
+    let waited = fixture
+        .intents
+        .oldest_confirmed_wait()
+        .await
+        .expect("lag")
+        .expect("one waits");
+    assert!(waited < Duration::from_secs(60), "{waited:?}");
+    let confirmed = fixture
+        .intents
+        .find(id)
+        .await
+        .expect("read")
+        .expect("exists");
+    let confirmed_at = confirmed.confirmed_at.expect("stamped on confirmation");
+    assert!(confirmed_at >= confirmed.created_at);
+    let claim = fixture
+        .intents
+        .claim_confirmed(Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("one");
+    fixture
+        .intents
+        .record_submission(id, claim.lease, &signed_for(&claim, 0))
+        .await
+        .expect("recorded");
+    let executed = fixture
+        .intents
+        .settle(id, Settlement::Executed)
+        .await
+        .expect("settled");
+    assert_eq!(executed.status, IntentStatus::Executed);
+    assert_eq!(executed.confirmed_at, Some(confirmed_at), "kept");
+    assert!(matches!(
+        fixture
+            .intents
+            .settle(id, Settlement::Failed("late".into()))
+            .await,
+        Err(TransitionError::Refused(_))
+    ));
+    assert_eq!(
+        fixture.intents.oldest_confirmed_wait().await.expect("lag"),
+        None
+    );
 }

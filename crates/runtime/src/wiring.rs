@@ -1,16 +1,17 @@
-//! Builds the adapters and hands them to the use cases.
+//! Builds the adapters and hands them to the use cases: the only place where they meet.
 
 use std::sync::Arc;
 
 use app::{
-    AgentService, ControlPlane, Executor, ExecutorSettings, IntentExpiry, NativeAsset,
-    WalletKeyRotation, WalletService,
+    AgentService, ControlPlane, Executor, ExecutorSettings, IntentExpiry, WalletKeyRotation,
+    WalletService,
 };
-use domain::CursorCodec;
+use domain::{CursorCodec, PolicyAsset};
 use email::SandboxInboxProvisioner;
 use evm::{LocalKeyVault, RpcChain};
-use ports::{AgentStore, ChainClient, ChainWriter, PolicyAsset};
-use postgres_store::{Database, PgAgentStore, PgIntentStore, PgSandboxChain, PgWalletKeyStore};
+use ports::{AgentStore, ChainClient, ChainWriter};
+pub use postgres_store::Database;
+use postgres_store::{PgAgentStore, PgIntentStore, PgSandboxChain, PgWalletKeyStore};
 use sms::SandboxNumberProvisioner;
 
 use crate::config::{ChainConfig, DatabaseConfig, IntentConfig, ProvisioningConfig};
@@ -36,14 +37,9 @@ pub fn agent_service(database: &Database) -> AgentService {
     AgentService::new(agent_store(database))
 }
 
-/// USDC on Base: the one asset wallets send and spend policies govern.
+/// USDC on Base, at the configured token contract: the asset wallets send and policies govern.
 fn usdc(config: &ProvisioningConfig) -> PolicyAsset {
-    PolicyAsset {
-        asset: "USDC".to_owned(),
-        chain: "base".to_owned(),
-        decimals: 6,
-        token_address: Some(config.usdc_token_address),
-    }
+    PolicyAsset::usdc_on_base(config.usdc_token_address)
 }
 
 /// The chain wallets live on, for reading and for sending.
@@ -78,23 +74,21 @@ pub fn wallet_service(
     config: &ProvisioningConfig,
     cursors: CursorCodec,
 ) -> WalletService {
+    let intents = intent_store(database);
     WalletService::new(
         agent_store(database),
-        Arc::new(PgIntentStore::new(database.clone())),
+        intents.clone(),
+        intents,
         chain.reader.clone(),
         cursors,
         usdc(config),
-        NativeAsset {
-            symbol: "ETH".to_owned(),
-            decimals: 18,
-        },
     )
 }
 
 /// The executor of confirmed intents.
 pub fn executor(database: &Database, chain: &Chain, config: &ProvisioningConfig) -> Executor {
     Executor::new(
-        Arc::new(PgIntentStore::new(database.clone())),
+        intent_store(database),
         chain.writer.clone(),
         key_vault(config),
         ExecutorSettings::default(),
@@ -110,10 +104,7 @@ pub fn wallet_key_rotation(database: &Database, config: &ProvisioningConfig) -> 
 }
 
 pub fn intent_expiry(database: &Database, config: &IntentConfig) -> IntentExpiry {
-    IntentExpiry::new(
-        Arc::new(PgIntentStore::new(database.clone())),
-        config.pending_ttl,
-    )
+    IntentExpiry::new(intent_store(database), config.pending_ttl)
 }
 
 /// The sandbox chain, for operators crediting sandbox balances.
@@ -121,15 +112,14 @@ pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
     PgSandboxChain::new(database.clone())
 }
 
-pub fn control_plane(database: &Database, config: ProvisioningConfig) -> ControlPlane {
-    let asset = usdc(&config);
+pub fn control_plane(database: &Database, config: &ProvisioningConfig) -> ControlPlane {
     ControlPlane::new(
         agent_store(database),
-        Arc::new(PgIntentStore::new(database.clone())),
+        intent_store(database),
         Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
         Arc::new(SandboxNumberProvisioner),
-        key_vault(&config),
-        asset,
+        key_vault(config),
+        usdc(config),
     )
 }
 
@@ -145,4 +135,9 @@ fn key_vault(config: &ProvisioningConfig) -> Arc<LocalKeyVault> {
 
 fn agent_store(database: &Database) -> Arc<dyn AgentStore> {
     Arc::new(PgAgentStore::new(database.clone()))
+}
+
+/// One store behind the intent ports; each use case sees only the port it needs.
+fn intent_store(database: &Database) -> Arc<PgIntentStore> {
+    Arc::new(PgIntentStore::new(database.clone()))
 }

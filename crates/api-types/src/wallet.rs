@@ -1,44 +1,13 @@
-//! Response bodies of the runtime API, field for field as the spec names them.
+//! The wallet: its address, spend policy, balances and transfer intents.
 
-use ports::{
-    AgentProfile, EmailInboxRecord, PhoneNumberRecord, SpendPolicyRecord, TransferIntentRecord,
+use domain::{
+    format_units, Asset, Chain, SpendPolicyRecord, TransferIntentRecord, WalletBalances,
     WalletRecord,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AgentResponse {
-    pub id: Uuid,
-    pub is_active: bool,
-    pub label: Option<String>,
-    /// First 16 hex characters of the SHA-256 of the key; the key itself is never returned.
-    pub agent_key_hash: Option<String>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub created_at: Option<OffsetDateTime>,
-    pub phone_number: Option<PhoneNumberOut>,
-    pub email_inbox: Option<EmailInboxOut>,
-    pub wallet: Option<WalletOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PhoneNumberOut {
-    pub id: Uuid,
-    pub number: String,
-    pub country_iso2: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
-    pub created_at: OffsetDateTime,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EmailInboxOut {
-    pub id: Uuid,
-    pub address: String,
-    #[serde(with = "time::serde::rfc3339")]
-    pub created_at: OffsetDateTime,
-}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WalletOut {
@@ -63,52 +32,15 @@ pub struct SpendPolicyOut {
     pub policy: SpendPolicyResponse,
 }
 
-impl From<&AgentProfile> for AgentResponse {
-    fn from(profile: &AgentProfile) -> Self {
-        let agent = &profile.agent;
-        Self {
-            id: agent.id.0,
-            is_active: agent.is_active,
-            label: agent.label.clone(),
-            agent_key_hash: Some(agent.key_hash.display_prefix()),
-            created_at: Some(agent.created_at),
-            phone_number: profile.phone_number.as_ref().map(Into::into),
-            email_inbox: profile.email_inbox.as_ref().map(Into::into),
-            wallet: profile.wallet.as_ref().map(Into::into),
-        }
-    }
-}
-
-impl From<&PhoneNumberRecord> for PhoneNumberOut {
-    fn from(phone: &PhoneNumberRecord) -> Self {
-        Self {
-            id: phone.id,
-            number: phone.number.clone(),
-            country_iso2: phone.country_iso2.clone(),
-            created_at: phone.created_at,
-        }
-    }
-}
-
-impl From<&EmailInboxRecord> for EmailInboxOut {
-    fn from(inbox: &EmailInboxRecord) -> Self {
-        Self {
-            id: inbox.id,
-            address: inbox.address.clone(),
-            created_at: inbox.created_at,
-        }
-    }
-}
-
 impl From<&WalletRecord> for WalletOut {
     fn from(wallet: &WalletRecord) -> Self {
         Self {
-            id: wallet.id,
+            id: wallet.id.0,
             provider: wallet.provider.clone(),
-            chain: wallet.chain.clone(),
+            chain: wallet.chain.to_string(),
             address: wallet.address.to_string(),
-            custody: wallet.custody.clone(),
-            status: wallet.status.clone(),
+            custody: wallet.custody.to_string(),
+            status: wallet.status.to_string(),
             delegated: wallet.delegated,
             spend_policy: wallet.spend_policy.as_ref().map(Into::into),
             created_at: wallet.created_at,
@@ -116,10 +48,19 @@ impl From<&WalletRecord> for WalletOut {
     }
 }
 
+impl From<&WalletRecord> for WalletAddressResponse {
+    fn from(wallet: &WalletRecord) -> Self {
+        Self {
+            address: wallet.address.to_string(),
+            chain: wallet.chain.to_string(),
+        }
+    }
+}
+
 impl From<&SpendPolicyRecord> for SpendPolicyOut {
     fn from(policy: &SpendPolicyRecord) -> Self {
         Self {
-            id: policy.id,
+            id: policy.id.0,
             policy: SpendPolicyResponse::from(policy),
         }
     }
@@ -151,8 +92,8 @@ pub struct SpendPolicyResponse {
 impl From<&SpendPolicyRecord> for SpendPolicyResponse {
     fn from(policy: &SpendPolicyRecord) -> Self {
         Self {
-            asset: policy.asset.asset.clone(),
-            chain: policy.asset.chain.clone(),
+            asset: policy.asset.asset.to_string(),
+            chain: policy.asset.chain.to_string(),
             decimals: policy.asset.decimals,
             token_address: policy.asset.token_address.map(|a| a.to_string()),
             max_per_tx_atomic: policy.limits.max_per_tx.map(|a| a.to_string()),
@@ -187,22 +128,22 @@ pub struct WalletBalanceResponse {
     pub assets: Vec<WalletAssetBalance>,
 }
 
-impl From<&app::WalletBalances> for WalletBalanceResponse {
-    fn from(balances: &app::WalletBalances) -> Self {
+impl From<&WalletBalances> for WalletBalanceResponse {
+    fn from(balances: &WalletBalances) -> Self {
         Self {
             wallet_id: balances.wallet.id.to_string(),
             address: balances.wallet.address.to_string(),
-            chain: balances.wallet.chain.clone(),
+            chain: balances.wallet.chain.to_string(),
             assets: balances
                 .assets
                 .iter()
                 .map(|asset| WalletAssetBalance {
-                    asset: asset.asset.clone(),
-                    chain: asset.chain.clone(),
+                    asset: asset.asset.to_string(),
+                    chain: asset.chain.to_string(),
                     decimals: asset.decimals,
                     amount_atomic: asset.amount.to_string(),
-                    formatted_amount: domain::format_units(asset.amount, asset.decimals),
-                    symbol: asset.symbol.clone(),
+                    formatted_amount: format_units(asset.amount, asset.decimals),
+                    symbol: asset.asset.symbol().to_owned(),
                     token_address: asset.token_address.map(|a| a.to_string()),
                 })
                 .collect(),
@@ -236,10 +177,10 @@ pub struct TransferIntentOut {
 impl From<&TransferIntentRecord> for TransferIntentOut {
     fn from(intent: &TransferIntentRecord) -> Self {
         Self {
-            id: intent.id,
+            id: intent.id.0,
             status: intent.status.as_str().to_owned(),
-            asset: intent.asset.clone(),
-            chain: intent.chain.clone(),
+            asset: intent.asset.to_string(),
+            chain: intent.chain.to_string(),
             recipient_address: intent.recipient.to_string(),
             amount_atomic: intent.amount.to_string(),
             token_address: intent.token_address.map(|a| a.to_string()),
@@ -260,24 +201,24 @@ pub struct TransferIntentPage {
 }
 
 fn default_asset() -> String {
-    "USDC".to_owned()
+    Asset::Usdc.symbol().to_owned()
 }
 
 fn default_chain() -> String {
-    "base".to_owned()
+    Chain::Base.as_str().to_owned()
 }
 
-#[derive(Debug, serde::Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct WalletSendRequest {
     /// Recipient address: 0x and 40 hex digits; mixed case must pass the EIP-55 checksum.
     pub to: String,
     /// Integer in atomic units, greater than zero, at most 2^256 - 1.
     pub amount_atomic: String,
     #[serde(default = "default_asset")]
-    #[schema(default = "USDC")]
+    #[schema(default = default_asset)]
     pub asset: String,
     #[serde(default = "default_chain")]
-    #[schema(default = "base")]
+    #[schema(default = default_chain)]
     pub chain: String,
     /// Client-chosen, 1 to 255 characters; a reuse with other parameters returns 409.
     #[serde(default)]

@@ -1,0 +1,100 @@
+//! `agent-runtime serve`: the HTTP API and the background jobs, stopped together on a signal.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use actix_web::dev::ServerHandle;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+use http_api::{ApiState, Metrics};
+use prometheus::Registry;
+use runtime::config::ServerConfig;
+use runtime::jobs::{ExecutorJob, ExpiryJob, Stopper, Supervisor};
+use runtime::wiring;
+use tokio::signal::unix::{signal, SignalKind};
+
+/// Takes the listening socket first, so a taken port fails at once, before any migration, with
+/// the setting to change in the message.
+fn listen(bind_addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(bind_addr).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot listen on BIND_ADDR {bind_addr}: {error}; set BIND_ADDR to a free address"
+        )
+    })
+}
+
+pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+    let listener = listen(config.bind_addr)?;
+    let database = wiring::open_database(&config.database).await?;
+    let registry = Registry::new();
+    let mut jobs = Supervisor::new(&registry)?;
+    jobs.spawn(
+        ExpiryJob(wiring::intent_expiry(&database, &config.intents)),
+        config.intents.expiry_interval,
+    );
+    let chain = wiring::chain(&database, &config.chain)?;
+    if config.intents.executor_enabled {
+        jobs.spawn(
+            ExecutorJob(wiring::executor(&database, &chain, &config.provisioning)),
+            config.intents.executor_interval,
+        );
+    } else {
+        tracing::info!("EXECUTOR_ENABLED=false: confirmed intents are left to other instances");
+    }
+    let state = web::Data::new(ApiState {
+        agents: wiring::agent_service(&database),
+        wallets: wiring::wallet_service(
+            &database,
+            &chain,
+            &config.provisioning,
+            config.cursors.codec(),
+        ),
+        database: Arc::new(database),
+        metrics: Metrics::new(registry),
+    });
+    let server = HttpServer::new(move || {
+        App::new()
+            .wrap(from_fn(http_api::telemetry_middleware))
+            .configure(http_api::configure(state.clone()))
+    })
+    .shutdown_timeout(config.shutdown_timeout.as_secs())
+    .disable_signals()
+    .listen(listener)
+    .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
+    for address in server.addrs() {
+        tracing::info!(
+            %address,
+            chain = config.chain.describe(),
+            "agent-runtime {} serving on http://{address} (API description at /docs)",
+            env!("CARGO_PKG_VERSION"),
+        );
+    }
+    let server = server.run();
+    actix_web::rt::spawn(stop_on_signal(server.handle(), jobs.stopper()));
+    server.await?;
+    jobs.stop().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// On SIGTERM or SIGINT (Ctrl-C): the jobs finish the step in hand and stop; the server stops
+/// accepting and lets requests in flight finish within `SHUTDOWN_TIMEOUT_SECS`.
+async fn stop_on_signal(server: ServerHandle, jobs: Stopper) {
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for SIGTERM and SIGINT; stop the server with SIGKILL");
+        return;
+    };
+    let name = tokio::select! {
+        _ = terminate.recv() => "SIGTERM",
+        _ = interrupt.recv() => "SIGINT",
+    };
+    tracing::info!(
+        signal = name,
+        "shutting down: finishing requests and job steps in hand"
+    );
+    jobs.stop();
+    server.stop(true).await;
+}

@@ -1,0 +1,81 @@
+//! `agentctl agents`: create, list, show, deactivate, rotate keys.
+
+use anyhow::Context as _;
+use api_types::AgentResponse;
+use app::{CreateAgent, IssuedKey};
+use clap::Subcommand;
+use domain::{AgentId, Label};
+use serde_json::{json, Value};
+
+use crate::Context;
+
+#[derive(Subcommand)]
+pub enum AgentsCommand {
+    /// Create an agent; prints its key, which is never shown again.
+    Create {
+        #[arg(long)]
+        label: Option<String>,
+        /// The sponsor (owner account) the agent belongs to; created if new.
+        #[arg(long, default_value = "default")]
+        sponsor: String,
+        /// Provision an email inbox.
+        #[arg(long)]
+        email: bool,
+        /// Provision a receive-only phone number.
+        #[arg(long)]
+        phone: bool,
+        /// Provision a wallet on Base.
+        #[arg(long)]
+        wallet: bool,
+    },
+    /// List all agents, oldest first.
+    List,
+    /// Show one agent.
+    Show { id: AgentId },
+    /// Deactivate an agent; its key stops working at once.
+    Deactivate { id: AgentId },
+    /// Issue a new key; the old one stops working at once.
+    RotateKey { id: AgentId },
+}
+
+pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Value> {
+    let plane = context.control_plane().await?;
+    Ok(match command {
+        AgentsCommand::Create {
+            label,
+            sponsor,
+            email,
+            phone,
+            wallet,
+        } => {
+            let label = label
+                .map(|label| Label::parse(&label))
+                .transpose()
+                .context("--label")?;
+            let issued = plane
+                .create_agent(CreateAgent {
+                    sponsor,
+                    label,
+                    email,
+                    phone,
+                    wallet,
+                })
+                .await?;
+            issued_key(&issued)
+        }
+        AgentsCommand::List => {
+            let agents = plane.list_agents().await?;
+            json!(agents.iter().map(AgentResponse::from).collect::<Vec<_>>())
+        }
+        AgentsCommand::Show { id } => json!(AgentResponse::from(&plane.show_agent(id).await?)),
+        AgentsCommand::Deactivate { id } => {
+            json!(AgentResponse::from(&plane.deactivate_agent(id).await?))
+        }
+        AgentsCommand::RotateKey { id } => issued_key(&plane.rotate_key(id).await?),
+    })
+}
+
+/// The only place a key is ever printed: once, to the operator who asked for it.
+fn issued_key(issued: &IssuedKey) -> Value {
+    json!({ "agent_key": issued.key.expose(), "agent": AgentResponse::from(&issued.profile) })
+}

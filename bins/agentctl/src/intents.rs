@@ -1,0 +1,90 @@
+//! `agentctl intents`: list, show, confirm, reject and expire transfer intents.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use api_types::TransferIntentOut;
+use clap::Subcommand;
+use domain::{AgentId, IntentId, IntentStatus, TransferIntentRecord};
+use ports::IntentFilter;
+use runtime::config::IntentConfig;
+use runtime::wiring;
+use serde_json::{json, Value};
+
+use crate::Context;
+
+#[derive(Subcommand)]
+pub enum IntentsCommand {
+    /// List intents, newest first.
+    List {
+        #[arg(long)]
+        agent: Option<AgentId>,
+        /// pending_confirmation, confirmed, submitted, executed, failed, rejected or expired.
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// Show one intent.
+    Show { id: IntentId },
+    /// Approve a pending intent for execution on chain.
+    Confirm { id: IntentId },
+    /// Refuse a pending intent; its amount is released from the daily limit.
+    Reject {
+        id: IntentId,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Expire intents pending longer than INTENT_PENDING_TTL_SECS (default 24 h) or --pending-for-secs.
+    Expire {
+        #[arg(long, value_name = "SECONDS")]
+        pending_for_secs: Option<u64>,
+    },
+}
+
+pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<Value> {
+    Ok(match command {
+        IntentsCommand::Expire { pending_for_secs } => {
+            let mut config = IntentConfig::from_env(&context.env).context("configuration")?;
+            if let Some(seconds) = pending_for_secs {
+                config.pending_ttl = Duration::from_secs(seconds);
+            }
+            let expiry = wiring::intent_expiry(&context.database().await?, &config);
+            listed(&expiry.sweep().await?)
+        }
+        IntentsCommand::List { agent, status } => {
+            let status = status
+                .map(|name| {
+                    IntentStatus::parse(&name)
+                        .with_context(|| format!("--status {name:?} is not an intent status"))
+                })
+                .transpose()?;
+            let plane = context.control_plane().await?;
+            listed(&plane.list_intents(IntentFilter { agent, status }).await?)
+        }
+        IntentsCommand::Show { id } => {
+            operator_view(&context.control_plane().await?.show_intent(id).await?)
+        }
+        IntentsCommand::Confirm { id } => {
+            operator_view(&context.control_plane().await?.confirm_intent(id).await?)
+        }
+        IntentsCommand::Reject { id, reason } => operator_view(
+            &context
+                .control_plane()
+                .await?
+                .reject_intent(id, reason)
+                .await?,
+        ),
+    })
+}
+
+fn listed(intents: &[TransferIntentRecord]) -> Value {
+    json!(intents.iter().map(operator_view).collect::<Vec<_>>())
+}
+
+/// The API's view of an intent plus what only an operator needs: whose it is.
+fn operator_view(intent: &TransferIntentRecord) -> Value {
+    let mut view = json!(TransferIntentOut::from(intent));
+    view["agent_id"] = json!(intent.agent_id.to_string());
+    view["wallet_id"] = json!(intent.wallet_id.to_string());
+    view["idempotency_key"] = json!(intent.idempotency_key);
+    view
+}

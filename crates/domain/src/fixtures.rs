@@ -1,0 +1,102 @@
+//! Plausible records for tests of every crate (feature `test-fixtures`): start from a fixture and
+//! change what the test is about with struct update syntax, e.g.
+//! `TransferIntentRecord { status: IntentStatus::Confirmed, ..TransferIntentRecord::fixture() }`.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::{
+    AgentId, AgentKeyHash, AgentProfile, AgentRecord, Allowlist, Asset, AtomicAmount, Chain,
+    Custody, EvmAddress, IntentId, IntentStatus, PolicyAsset, SpendLimits, SpendPolicyId,
+    SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId, WalletRecord, WalletStatus,
+};
+
+/// 2026-11-22T00:00:00Z: a fixed moment, so fixtures compare equal.
+fn moment() -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp(1_795_305_600).expect("a valid timestamp")
+}
+
+/// The USDC contract the fixtures use.
+pub fn fixture_token() -> EvmAddress {
+    EvmAddress::from_bytes([0xaa; 20])
+}
+
+impl TransferIntentRecord {
+    /// A pending transfer of 25 atomic USDC units from the fixture wallet to `0xbb…bb`.
+    pub fn fixture() -> Self {
+        Self {
+            id: IntentId(Uuid::from_u128(1)),
+            agent_id: AgentId(Uuid::from_u128(2)),
+            wallet_id: WalletId(Uuid::from_u128(3)),
+            status: IntentStatus::PendingConfirmation,
+            asset: Asset::Usdc,
+            chain: Chain::Base,
+            token_address: Some(fixture_token()),
+            recipient: EvmAddress::from_bytes([0xbb; 20]),
+            amount: AtomicAmount::parse("25").expect("valid"),
+            idempotency_key: None,
+            tx_hash: None,
+            failure_reason: None,
+            created_at: moment(),
+            updated_at: moment(),
+            confirmed_at: None,
+        }
+    }
+}
+
+impl SpendPolicyRecord {
+    /// USDC on Base with no limit and no allowlist.
+    pub fn fixture() -> Self {
+        Self {
+            id: SpendPolicyId(Uuid::from_u128(4)),
+            asset: PolicyAsset::usdc_on_base(fixture_token()),
+            limits: SpendLimits::default(),
+            allowlist: Allowlist::unrestricted(),
+            created_at: moment(),
+            updated_at: moment(),
+        }
+    }
+}
+
+impl WalletRecord {
+    /// An active self-custodial wallet on Base at `0x01…01`, without a stored policy.
+    pub fn fixture() -> Self {
+        Self {
+            id: WalletId(Uuid::from_u128(3)),
+            provider: "local".into(),
+            chain: Chain::Base,
+            address: EvmAddress::from_bytes([0x01; 20]),
+            custody: Custody::SelfCustodial,
+            status: WalletStatus::Active,
+            delegated: false,
+            spend_policy: None,
+            created_at: moment(),
+        }
+    }
+}
+
+impl AgentRecord {
+    /// An active agent without a label.
+    pub fn fixture() -> Self {
+        Self {
+            id: AgentId(Uuid::from_u128(2)),
+            sponsor_id: SponsorId(Uuid::from_u128(5)),
+            label: None,
+            key_hash: AgentKeyHash([0; 32]),
+            is_active: true,
+            created_at: moment(),
+        }
+    }
+}
+
+impl AgentProfile {
+    /// The fixture agent with no resources.
+    pub fn fixture() -> Self {
+        Self {
+            agent: AgentRecord::fixture(),
+            phone_number: None,
+            email_inbox: None,
+            wallet: None,
+        }
+    }
+}

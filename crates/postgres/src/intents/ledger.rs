@@ -1,0 +1,119 @@
+//! `IntentLedger`: the agent's keyset pages, the operator's listing, and decisions on intents.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::RunQueryDsl;
+use domain::{AgentId, CursorPosition, IntentEvent, IntentId, TransferIntentRecord};
+use ports::{IntentFilter, IntentLedger, StoreError, TransitionError};
+use time::OffsetDateTime;
+
+use super::{row_limit, transition_locked, PgIntentStore};
+use crate::errors::{corrupt, from_diesel};
+use crate::rows::TransferIntentRow;
+use crate::schema::transfer_intents;
+
+fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
+        .map_err(|_| corrupt("cursor time out of range"))
+}
+
+fn records(rows: Vec<TransferIntentRow>) -> Result<Vec<TransferIntentRecord>, StoreError> {
+    rows.into_iter()
+        .map(TransferIntentRow::into_record)
+        .collect()
+}
+
+#[async_trait]
+impl IntentLedger for PgIntentStore {
+    #[tracing::instrument(skip(self))]
+    async fn page(
+        &self,
+        agent: AgentId,
+        after: Option<CursorPosition>,
+        limit: usize,
+    ) -> Result<Vec<TransferIntentRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let newest_first = (
+            transfer_intents::created_at.desc(),
+            transfer_intents::id.desc(),
+        );
+        let rows = match after {
+            None => {
+                transfer_intents::table
+                    .filter(transfer_intents::agent_id.eq(agent.0))
+                    .select(TransferIntentRow::as_select())
+                    .order(newest_first)
+                    .limit(row_limit(limit))
+                    .load(&mut connection)
+                    .await
+            }
+            Some(position) => {
+                let created_at = position_time(&position)?;
+                transfer_intents::table
+                    .filter(transfer_intents::agent_id.eq(agent.0))
+                    .filter(
+                        transfer_intents::created_at.lt(created_at).or(
+                            transfer_intents::created_at
+                                .eq(created_at)
+                                .and(transfer_intents::id.lt(position.id)),
+                        ),
+                    )
+                    .select(TransferIntentRow::as_select())
+                    .order(newest_first)
+                    .limit(row_limit(limit))
+                    .load(&mut connection)
+                    .await
+            }
+        }
+        .map_err(from_diesel)?;
+        records(rows)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn find(&self, id: IntentId) -> Result<Option<TransferIntentRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let row = transfer_intents::table
+            .find(id.0)
+            .select(TransferIntentRow::as_select())
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        row.map(TransferIntentRow::into_record).transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        // An operator's ad-hoc listing: boxing (and re-planning) is fine off the request path.
+        let mut query = transfer_intents::table
+            .select(TransferIntentRow::as_select())
+            .order((
+                transfer_intents::created_at.desc(),
+                transfer_intents::id.desc(),
+            ))
+            .into_boxed();
+        if let Some(agent) = filter.agent {
+            query = query.filter(transfer_intents::agent_id.eq(agent.0));
+        }
+        if let Some(status) = filter.status {
+            query = query.filter(transfer_intents::status.eq(status.as_str()));
+        }
+        records(query.load(&mut connection).await.map_err(from_diesel)?)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn transition(
+        &self,
+        id: IntentId,
+        event: IntentEvent,
+        reason: Option<String>,
+    ) -> Result<TransferIntentRecord, TransitionError> {
+        self.database
+            .in_transaction(|connection| {
+                async move { transition_locked(connection, id, event, reason).await }.scope_boxed()
+            })
+            .await
+    }
+}

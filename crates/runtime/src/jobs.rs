@@ -1,0 +1,334 @@
+//! Background jobs under one supervisor: each runs on its own interval until the supervisor is
+//! stopped, and then finishes the step in hand (one intent, one batch) before it ends. Every tick
+//! runs in a `job` span and is counted in Prometheus.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use app::{Executor, IntentExpiry, SubmitOutcome};
+use async_trait::async_trait;
+use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// Work done again and again in the background.
+#[async_trait]
+pub trait Job: Send + Sync + 'static {
+    /// The job's name in logs and metrics.
+    fn name(&self) -> &'static str;
+
+    /// One round of work. It checks `stop` between steps and returns once it is cancelled,
+    /// leaving no step half done.
+    async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()>;
+}
+
+/// What the jobs did, for `/metrics`.
+pub struct JobMetrics {
+    ticks: IntCounterVec,
+    intents: IntCounterVec,
+    last_success: GaugeVec,
+    queue_lag: GaugeVec,
+}
+
+impl JobMetrics {
+    fn new(registry: &Registry) -> anyhow::Result<Self> {
+        let ticks = IntCounterVec::new(
+            Opts::new("job_ticks_total", "Background job rounds by job and result"),
+            &["job", "result"],
+        )?;
+        let intents = IntCounterVec::new(
+            Opts::new(
+                "job_intents_total",
+                "Transfer intents handled by background jobs, by job and outcome \
+                 (claimed, submitted, released, executed, failed, expired)",
+            ),
+            &["job", "outcome"],
+        )?;
+        let last_success = GaugeVec::new(
+            Opts::new(
+                "job_last_success_timestamp_seconds",
+                "Unix time at which each job last finished a round without error",
+            ),
+            &["job"],
+        )?;
+        let queue_lag = GaugeVec::new(
+            Opts::new(
+                "job_queue_lag_seconds",
+                "How long the oldest item waiting for a job has waited (executor: the oldest \
+                 confirmed intent since its confirmation); 0 when none waits",
+            ),
+            &["job"],
+        )?;
+        registry.register(Box::new(ticks.clone()))?;
+        registry.register(Box::new(intents.clone()))?;
+        registry.register(Box::new(last_success.clone()))?;
+        registry.register(Box::new(queue_lag.clone()))?;
+        Ok(Self {
+            ticks,
+            intents,
+            last_success,
+            queue_lag,
+        })
+    }
+
+    pub fn count_intents(&self, job: &str, outcome: &str, count: usize) {
+        self.intents
+            .with_label_values(&[job, outcome])
+            .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    pub fn set_queue_lag(&self, job: &str, lag: Duration) {
+        self.queue_lag
+            .with_label_values(&[job])
+            .set(lag.as_secs_f64());
+    }
+
+    fn finished(&self, job: &str, succeeded: bool) {
+        let result = if succeeded { "ok" } else { "error" };
+        self.ticks.with_label_values(&[job, result]).inc();
+        if succeeded {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            self.last_success
+                .with_label_values(&[job])
+                .set(now.as_secs_f64());
+        }
+    }
+}
+
+/// Runs jobs until told to stop.
+pub struct Supervisor {
+    stop: CancellationToken,
+    metrics: Arc<JobMetrics>,
+    running: Vec<(&'static str, JoinHandle<()>)>,
+}
+
+impl Supervisor {
+    /// A supervisor whose jobs' metrics go to `registry`.
+    pub fn new(registry: &Registry) -> anyhow::Result<Self> {
+        Ok(Self {
+            stop: CancellationToken::new(),
+            metrics: Arc::new(JobMetrics::new(registry)?),
+            running: Vec::new(),
+        })
+    }
+
+    /// Runs `job` every `every` (the first round at once) until the supervisor stops. A failed
+    /// round is logged and the job goes on at its next round.
+    pub fn spawn(&mut self, job: impl Job, every: Duration) {
+        let stop = self.stop.clone();
+        let metrics = self.metrics.clone();
+        let name = job.name();
+        let handle = tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(every);
+            ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = stop.cancelled() => break,
+                    _ = ticker.tick() => {}
+                }
+                let round = job
+                    .tick(&stop, &metrics)
+                    .instrument(tracing::info_span!("job", job = name));
+                let outcome = round.await;
+                metrics.finished(name, outcome.is_ok());
+                if let Err(error) = outcome {
+                    tracing::warn!(
+                        job = name,
+                        error = format!("{error:#}"),
+                        "job round failed; retrying at its next round"
+                    );
+                }
+            }
+            tracing::info!(job = name, "job stopped");
+        });
+        self.running.push((name, handle));
+    }
+
+    /// A handle that tells every job to stop after the step in hand, e.g. from a signal handler.
+    pub fn stopper(&self) -> Stopper {
+        Stopper(self.stop.clone())
+    }
+
+    /// Tells every job to stop after the step in hand, and waits until they have.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        for (name, handle) in self.running {
+            if let Err(error) = handle.await {
+                tracing::error!(job = name, %error, "job ended abnormally");
+            }
+        }
+    }
+}
+
+/// Tells a supervisor's jobs to stop; `Supervisor::stop` then waits for them.
+#[derive(Clone)]
+pub struct Stopper(CancellationToken);
+
+impl Stopper {
+    pub fn stop(&self) {
+        self.0.cancel();
+    }
+}
+
+/// Submits confirmed intents, one at a time, then follows the submitted ones to their receipts.
+pub struct ExecutorJob(pub Executor);
+
+#[async_trait]
+impl Job for ExecutorJob {
+    fn name(&self) -> &'static str {
+        "executor"
+    }
+
+    async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
+        let name = self.name();
+        // A failed submission must not keep the submitted intents from being followed.
+        let mut submitting = Ok(());
+        while !stop.is_cancelled() {
+            match self.0.submit_next().await {
+                Ok(None) => break,
+                Ok(Some(outcome)) => {
+                    metrics.count_intents(name, "claimed", 1);
+                    let outcome = match outcome {
+                        SubmitOutcome::Submitted => "submitted",
+                        SubmitOutcome::Failed => "failed",
+                        SubmitOutcome::Released => "released",
+                    };
+                    metrics.count_intents(name, outcome, 1);
+                }
+                Err(error) => {
+                    submitting = Err(anyhow::Error::new(error).context("submitting"));
+                    break;
+                }
+            }
+        }
+        if !stop.is_cancelled() {
+            let followed = self.0.follow_submitted().await?;
+            metrics.count_intents(name, "executed", followed.executed);
+            metrics.count_intents(name, "failed", followed.failed);
+        }
+        metrics.set_queue_lag(name, self.0.queue_lag().await?.unwrap_or_default());
+        submitting
+    }
+}
+
+/// Expires intents nobody confirmed in time. Every instance sweeps; skipped row locks keep them
+/// from doing the same work twice.
+pub struct ExpiryJob(pub IntentExpiry);
+
+#[async_trait]
+impl Job for ExpiryJob {
+    fn name(&self) -> &'static str {
+        "expiry"
+    }
+
+    async fn tick(&self, _stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
+        let expired = self.0.sweep().await?;
+        if !expired.is_empty() {
+            tracing::info!(
+                count = expired.len(),
+                "expired transfer intents left pending"
+            );
+        }
+        metrics.count_intents(self.name(), "expired", expired.len());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::sync::Notify;
+
+    /// A job whose rounds wait for a go-ahead, to stop it in the middle of one.
+    struct Gated {
+        started: Arc<Notify>,
+        proceed: Arc<Notify>,
+        finished: Arc<AtomicUsize>,
+    }
+
+    #[async_trait]
+    impl Job for Gated {
+        fn name(&self) -> &'static str {
+            "gated"
+        }
+
+        async fn tick(&self, _stop: &CancellationToken, _: &JobMetrics) -> anyhow::Result<()> {
+            self.started.notify_one();
+            self.proceed.notified().await;
+            self.finished.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn stopping_lets_the_round_in_hand_finish_and_starts_no_other() {
+        let registry = Registry::new();
+        let mut supervisor = Supervisor::new(&registry).expect("metrics register");
+        let (started, proceed) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let finished = Arc::new(AtomicUsize::new(0));
+        supervisor.spawn(
+            Gated {
+                started: started.clone(),
+                proceed: proceed.clone(),
+                finished: finished.clone(),
+            },
+            Duration::from_millis(1),
+        );
+        started.notified().await;
+        supervisor.stopper().stop();
+        proceed.notify_one();
+        supervisor.stop().await;
+        assert_eq!(
+            finished.load(Ordering::SeqCst),
+            1,
+            "the round in hand ran to its end"
+        );
+        let rendered = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .expect("text");
+        assert!(
+            rendered.contains(r#"job_ticks_total{job="gated",result="ok"} 1"#),
+            "{rendered}"
+        );
+    }
+
+    struct Failing;
+
+    #[async_trait]
+    impl Job for Failing {
+        fn name(&self) -> &'static str {
+            "failing"
+        }
+
+        async fn tick(&self, _stop: &CancellationToken, _: &JobMetrics) -> anyhow::Result<()> {
+            anyhow::bail!("the database is down")
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_round_is_counted_and_the_job_goes_on() {
+        let registry = Registry::new();
+        let mut supervisor = Supervisor::new(&registry).expect("metrics register");
+        supervisor.spawn(Failing, Duration::from_secs(1));
+        let errors = || {
+            prometheus::TextEncoder::new()
+                .encode_to_string(&registry.gather())
+                .expect("text")
+                .lines()
+                .find(|line| line.starts_with(r#"job_ticks_total{job="failing",result="error"}"#))
+                .map(str::to_owned)
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while errors().as_deref() != Some(r#"job_ticks_total{job="failing",result="error"} 3"#) {
+            assert!(tokio::time::Instant::now() < deadline, "{:?}", errors());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        supervisor.stop().await;
+    }
+}
