@@ -11,11 +11,12 @@ run:
 test:
 	@scripts/test.sh
 
-## lint: formatting, clippy with warnings denied, and the layering rules
+## lint: formatting, clippy with warnings denied, the layering rules and unused dependencies
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	python3 scripts/layering.py
+	scripts/machete.sh
 
 ## bench: load figures of the release server (requests/s, p50, p99, peak RSS)
 bench:

@@ -43,8 +43,15 @@ impl Server {
     /// A server on its own fresh, migrated database.
     pub async fn start() -> (Server, TestDatabase) {
         let database = TestDatabase::new().await;
-        let server = Server::start_with(&[("DATABASE_URL", database.url())]).await;
+        let server = Server::start_on(&database, &[]).await;
         (server, database)
+    }
+
+    /// A server on `database` with these settings besides.
+    pub async fn start_on(database: &TestDatabase, settings: &[(&str, &str)]) -> Server {
+        let mut env = vec![("DATABASE_URL", database.url())];
+        env.extend_from_slice(settings);
+        Server::start_with(&env).await
     }
 
     /// A server with exactly these settings (plus a free port), waiting until it answers.

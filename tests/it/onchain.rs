@@ -6,6 +6,7 @@ use test_support::TestDatabase;
 
 use crate::chain::Anvil;
 use crate::harness::{agentctl_with, read, Server};
+use crate::wallet::FAST_EXECUTOR;
 
 const MASTER_KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const CURSOR_SECRET: &str = "cursor secret of the on-chain tests, 32+ chars";
@@ -18,29 +19,28 @@ struct OnChain {
     server: Server,
 }
 
+/// The settings of a server and of agentctl on the chain at `rpc_url` with the token `token`.
+fn chain_settings<'a>(rpc_url: &'a str, token: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("EVM_RPC_URL", rpc_url),
+        ("USDC_TOKEN_ADDRESS", token),
+        ("WALLET_MASTER_KEY", MASTER_KEY),
+        ("CURSOR_SECRET", CURSOR_SECRET),
+    ]
+}
+
 impl OnChain {
     fn env(&self) -> Vec<(&str, &str)> {
-        vec![
-            ("EVM_RPC_URL", self.anvil.url.as_str()),
-            ("USDC_TOKEN_ADDRESS", self.token.as_str()),
-            ("WALLET_MASTER_KEY", MASTER_KEY),
-            ("CURSOR_SECRET", CURSOR_SECRET),
-        ]
+        chain_settings(&self.anvil.url, &self.token)
     }
 
     async fn start() -> OnChain {
         let anvil = Anvil::start().await;
         let token = anvil.deploy_token().await;
         let database = TestDatabase::new().await;
-        let server = Server::start_with(&[
-            ("DATABASE_URL", database.url()),
-            ("EVM_RPC_URL", anvil.url.as_str()),
-            ("USDC_TOKEN_ADDRESS", token.as_str()),
-            ("WALLET_MASTER_KEY", MASTER_KEY),
-            ("CURSOR_SECRET", CURSOR_SECRET),
-            ("EXECUTOR_INTERVAL_MS", "50"),
-        ])
-        .await;
+        let mut settings = chain_settings(&anvil.url, &token);
+        settings.push(FAST_EXECUTOR);
+        let server = Server::start_on(&database, &settings).await;
         OnChain {
             anvil,
             token,
@@ -174,17 +174,13 @@ async fn a_transfer_beyond_the_token_balance_reverts_and_fails_with_a_reason() {
 #[tokio::test]
 async fn an_unreachable_node_is_503_never_a_stale_balance() {
     let database = TestDatabase::new().await;
-    let env = [
-        ("EVM_RPC_URL", "http://127.0.0.1:1"),
-        ("WALLET_MASTER_KEY", MASTER_KEY),
-        ("CURSOR_SECRET", CURSOR_SECRET),
-    ];
-    let mut server_env = vec![
-        ("DATABASE_URL", database.url()),
-        ("EVM_RPC_TIMEOUT_MS", "2000"),
-    ];
-    server_env.extend_from_slice(&env);
-    let server = Server::start_with(&server_env).await;
+    let env = chain_settings(
+        "http://127.0.0.1:1",
+        "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    );
+    let mut server_env = env.clone();
+    server_env.push(("EVM_RPC_TIMEOUT_MS", "2000"));
+    let server = Server::start_on(&database, &server_env).await;
     let created = agentctl_with(&database, &env, &["agents", "create", "--wallet"])
         .await
         .json();

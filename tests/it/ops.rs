@@ -144,8 +144,7 @@ async fn request_ids_are_echoed_or_issued() {
 #[tokio::test]
 async fn json_logs_carry_request_id_route_status_and_latency() {
     let database = test_support::TestDatabase::new().await;
-    let server =
-        Server::start_with(&[("DATABASE_URL", database.url()), ("LOG_FORMAT", "json")]).await;
+    let server = Server::start_on(&database, &[("LOG_FORMAT", "json")]).await;
     server
         .client
         .get(server.url("/v1/agents/me"))
@@ -227,7 +226,7 @@ async fn a_missing_required_setting_stops_start_up_naming_it() {
 }
 
 #[tokio::test]
-async fn sigterm_stops_the_server_gracefully() {
+async fn sigterm_stops_the_server_and_its_background_jobs_gracefully() {
     let (mut server, _database) = Server::start().await;
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &server.pid().to_string()])
@@ -239,4 +238,45 @@ async fn sigterm_stops_the_server_gracefully() {
         "clean exit:\n{}",
         server.logs()
     );
+    let logs = server.logs();
+    for job in ["executor", "expiry"] {
+        assert!(
+            logs.lines()
+                .any(|line| line.contains("job stopped") && line.contains(job)),
+            "{job} stopped before the process exited:\n{logs}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn background_jobs_report_their_rounds_and_queue_lag_in_metrics() {
+    let (server, _database) = Server::start().await;
+    let started = std::time::Instant::now();
+    loop {
+        let text = server
+            .client
+            .get(server.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        let reported = [
+            r#"job_ticks_total{job="executor",result="ok"}"#,
+            r#"job_ticks_total{job="expiry",result="ok"}"#,
+            r#"job_queue_lag_seconds{job="executor"} 0"#,
+            r#"job_last_success_timestamp_seconds{job="executor"}"#,
+        ]
+        .iter()
+        .all(|expected| text.contains(expected));
+        if reported {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the jobs' first rounds never showed:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

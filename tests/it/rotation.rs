@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::harness::{agentctl_with, Server};
-use crate::wallet::{confirmed_send, post_send, settled_intent};
+use crate::wallet::{confirmed_send, post_send, settled_intent, FAST_EXECUTOR};
 
 const OLD_CURSOR_SECRET: &str = "old-cursor-secret-0123456789abcdefghij";
 const NEW_CURSOR_SECRET: &str = "new-cursor-secret-0123456789abcdefghij";
@@ -14,12 +14,9 @@ const NEW_MASTER_KEY: &str = "22222222222222222222222222222222222222222222222222
 const RECIPIENT: &str = "0x000000000000000000000000000000000000dEaD";
 
 async fn server(database: &TestDatabase, settings: &[(&str, &str)]) -> Server {
-    let mut env = vec![
-        ("DATABASE_URL", database.url()),
-        ("EXECUTOR_INTERVAL_MS", "50"),
-    ];
+    let mut env = vec![FAST_EXECUTOR];
     env.extend_from_slice(settings);
-    Server::start_with(&env).await
+    Server::start_on(database, &env).await
 }
 
 async fn page(server: &Server, key: &str, cursor: Option<&str>) -> (u16, Value) {

@@ -8,6 +8,8 @@ use test_support::TestDatabase;
 const NO_WALLET: &str = "No wallet provisioned for this agent";
 const RECIPIENT: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const OTHER_RECIPIENT: &str = "0x1111111111111111111111111111111111111111";
+/// An executor that looks for work every 50 ms, so a confirmed intent settles within the test.
+pub(crate) const FAST_EXECUTOR: (&str, &str) = ("EXECUTOR_INTERVAL_MS", "50");
 
 pub(crate) async fn post_send(server: &Server, key: &str, body: Value) -> (u16, Value) {
     let response = server
@@ -19,6 +21,19 @@ pub(crate) async fn post_send(server: &Server, key: &str, body: Value) -> (u16, 
         .await
         .expect("request");
     read(response).await
+}
+
+/// `agentctl policy set` of the agent with these flags.
+async fn set_policy(database: &TestDatabase, agent_id: &str, flags: &[&str]) {
+    let mut args = vec!["policy", "set", agent_id];
+    args.extend_from_slice(flags);
+    agentctl(database, &args).await.json();
+}
+
+/// The address of the agent's wallet, as the API shows it.
+async fn address_of(server: &Server, key: &str) -> String {
+    let (_, wallet) = server.get("/v1/wallet/address", Some(key)).await;
+    wallet["address"].as_str().expect("address").to_owned()
 }
 
 async fn wallet_agent(database: &TestDatabase) -> (String, String) {
@@ -149,11 +164,7 @@ async fn a_send_creates_a_pending_intent_and_an_operator_confirms_it() {
     let database = TestDatabase::new().await;
     // The executor's first pass runs at start-up; the next one is an hour away, so the confirmed
     // intent stays confirmed while the test looks at it.
-    let server = Server::start_with(&[
-        ("DATABASE_URL", database.url()),
-        ("EXECUTOR_INTERVAL_MS", "3600000"),
-    ])
-    .await;
+    let server = Server::start_on(&database, &[("EXECUTOR_INTERVAL_MS", "3600000")]).await;
     let (key, _) = wallet_agent(&database).await;
     let lower = RECIPIENT.to_lowercase();
     let (status, intent) = post_send(
@@ -359,12 +370,7 @@ async fn policy_violations_are_403_naming_the_rule() {
         detail.contains("daily maximum of 150") && detail.contains("50 is still available"),
         "{detail}"
     );
-    agentctl(
-        &database,
-        &["policy", "set", &id, "--allow", OTHER_RECIPIENT],
-    )
-    .await
-    .json();
+    set_policy(&database, &id, &["--allow", OTHER_RECIPIENT]).await;
     let (status, error) = post_send(
         &server,
         &key,
@@ -395,9 +401,7 @@ async fn policy_violations_are_403_naming_the_rule() {
 async fn a_rejected_intent_releases_its_amount() {
     let (server, database) = Server::start().await;
     let (key, id) = wallet_agent(&database).await;
-    agentctl(&database, &["policy", "set", &id, "--max-daily", "10"])
-        .await
-        .json();
+    set_policy(&database, &id, &["--max-daily", "10"]).await;
     let (_, intent) = post_send(
         &server,
         &key,
@@ -538,12 +542,10 @@ async fn intents_page_newest_first_with_opaque_cursors() {
 #[tokio::test]
 async fn sixty_concurrent_sends_over_two_instances_admit_exactly_the_daily_limit() {
     let database = TestDatabase::new().await;
-    let first = Server::start_with(&[("DATABASE_URL", database.url())]).await;
-    let second = Server::start_with(&[("DATABASE_URL", database.url())]).await;
+    let first = Server::start_on(&database, &[]).await;
+    let second = Server::start_on(&database, &[]).await;
     let (key, id) = wallet_agent(&database).await;
-    agentctl(&database, &["policy", "set", &id, "--max-daily", "10000"])
-        .await
-        .json();
+    set_policy(&database, &id, &["--max-daily", "10000"]).await;
     let servers = [first.url("/v1/wallet/send"), second.url("/v1/wallet/send")];
     let client = reqwest::Client::new();
     let tasks: Vec<_> = (0..60)
@@ -635,16 +637,16 @@ async fn twenty_concurrent_sends_with_one_idempotency_key_make_one_intent() {
 #[tokio::test]
 async fn intents_left_pending_expire_and_release_their_amount() {
     let database = TestDatabase::new().await;
-    let server = Server::start_with(&[
-        ("DATABASE_URL", database.url()),
-        ("INTENT_PENDING_TTL_SECS", "1"),
-        ("INTENT_EXPIRY_INTERVAL_SECS", "1"),
-    ])
+    let server = Server::start_on(
+        &database,
+        &[
+            ("INTENT_PENDING_TTL_SECS", "1"),
+            ("INTENT_EXPIRY_INTERVAL_SECS", "1"),
+        ],
+    )
     .await;
     let (key, id) = wallet_agent(&database).await;
-    agentctl(&database, &["policy", "set", &id, "--max-daily", "10"])
-        .await
-        .json();
+    set_policy(&database, &id, &["--max-daily", "10"]).await;
     let (_, intent) = post_send(
         &server,
         &key,
@@ -730,17 +732,11 @@ pub(crate) async fn confirmed_send(
 #[tokio::test]
 async fn a_confirmed_transfer_is_executed_on_the_sandbox_chain() {
     let database = TestDatabase::new().await;
-    let server = Server::start_with(&[
-        ("DATABASE_URL", database.url()),
-        ("EXECUTOR_INTERVAL_MS", "50"),
-    ])
-    .await;
+    let server = Server::start_on(&database, &[FAST_EXECUTOR]).await;
     let (payer_key, _) = wallet_agent(&database).await;
     let (payee_key, _) = wallet_agent(&database).await;
-    let (_, payer) = server.get("/v1/wallet/address", Some(&payer_key)).await;
-    let (_, payee) = server.get("/v1/wallet/address", Some(&payee_key)).await;
-    let payer = payer["address"].as_str().expect("address").to_owned();
-    let payee = payee["address"].as_str().expect("address").to_owned();
+    let payer = address_of(&server, &payer_key).await;
+    let payee = address_of(&server, &payee_key).await;
     agentctl(&database, &["sandbox", "fund", &payer, "5000000"])
         .await
         .json();
@@ -770,15 +766,9 @@ async fn a_confirmed_transfer_is_executed_on_the_sandbox_chain() {
 #[tokio::test]
 async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
     let database = TestDatabase::new().await;
-    let server = Server::start_with(&[
-        ("DATABASE_URL", database.url()),
-        ("EXECUTOR_INTERVAL_MS", "50"),
-    ])
-    .await;
+    let server = Server::start_on(&database, &[FAST_EXECUTOR]).await;
     let (key, id) = wallet_agent(&database).await;
-    agentctl(&database, &["policy", "set", &id, "--max-daily", "100"])
-        .await
-        .json();
+    set_policy(&database, &id, &["--max-daily", "100"]).await;
     confirmed_send(
         &server,
         &database,
@@ -815,12 +805,8 @@ async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
 #[tokio::test]
 async fn an_instance_with_the_executor_disabled_leaves_confirmed_intents_to_others() {
     let database = TestDatabase::new().await;
-    let api_only = Server::start_with(&[
-        ("DATABASE_URL", database.url()),
-        ("EXECUTOR_INTERVAL_MS", "50"),
-        ("EXECUTOR_ENABLED", "false"),
-    ])
-    .await;
+    let api_only =
+        Server::start_on(&database, &[FAST_EXECUTOR, ("EXECUTOR_ENABLED", "false")]).await;
     api_only
         .wait_for_logs(|logs| logs.contains("EXECUTOR_ENABLED=false"))
         .await;
@@ -839,11 +825,7 @@ async fn an_instance_with_the_executor_disabled_leaves_confirmed_intents_to_othe
         assert_eq!(page["items"][0]["status"], "confirmed", "{page}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let _executing = Server::start_with(&[
-        ("DATABASE_URL", database.url()),
-        ("EXECUTOR_INTERVAL_MS", "50"),
-    ])
-    .await;
+    let _executing = Server::start_on(&database, &[FAST_EXECUTOR]).await;
     let settled = settled_intent(&api_only, &key).await;
     assert_eq!(settled["id"], intent["id"]);
     assert_ne!(settled["status"], "confirmed");

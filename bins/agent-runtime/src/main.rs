@@ -10,6 +10,8 @@ use clap::{Parser, Subcommand};
 use http_api::ApiDoc;
 use runtime::config::{DatabaseConfig, Environment, LogFormat, ServerConfig};
 use runtime::wiring;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::EnvFilter;
 use utoipa::OpenApi;
 
@@ -94,9 +96,16 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     // chatter, not events; RUST_LOG can still ask for them.
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,tokio_postgres::connection=warn"));
+    // Use cases, store and chain calls are debug spans: free at `info`, and at `debug` each one
+    // logs its duration when it closes, so a request's lines show where its time went.
+    let span_events = match filter.max_level_hint() {
+        Some(level) if level >= LevelFilter::DEBUG => FmtSpan::CLOSE,
+        _ => FmtSpan::NONE,
+    };
     // Colour codes only help a person at a terminal; in a file or a log collector they are noise.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_span_events(span_events)
         .with_target(false)
         .with_ansi(std::io::stdout().is_terminal())
         .with_writer(writer);

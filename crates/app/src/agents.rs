@@ -33,7 +33,7 @@ impl AgentService {
     }
 
     /// The active agent holding `presented_key`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(&self, presented_key: &str) -> Result<AgentId, AuthError> {
         let key = AgentKey::parse(presented_key).map_err(|_| AuthError::InvalidKey)?;
         let agent = self
@@ -44,7 +44,7 @@ impl AgentService {
         Ok(agent.id)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn profile(&self, id: AgentId) -> Result<AgentProfile, ProfileError> {
         self.store.profile(id).await?.ok_or(ProfileError::NotFound)
     }

@@ -95,7 +95,7 @@ impl ControlPlane {
     }
 
     /// Creates an agent with the requested resources and returns its key, shown this once.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn create_agent(&self, request: CreateAgent) -> Result<IssuedKey, CreateAgentError> {
         let sponsor = request.sponsor.trim();
         if sponsor.is_empty() {
@@ -195,7 +195,7 @@ impl ControlPlane {
     }
 
     /// Deactivates the agent; its key stops working at once. Deactivating twice is harmless.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn deactivate_agent(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
         if !self.store.deactivate(id).await? {
             return Err(AgentLookupError::NotFound(id));
@@ -204,7 +204,7 @@ impl ControlPlane {
     }
 
     /// Issues a new key for the agent; the old key stops working at once.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn rotate_key(&self, id: AgentId) -> Result<IssuedKey, AgentLookupError> {
         let key = crate::generate_agent_key();
         if !self.store.replace_key_hash(id, key.hash()).await? {
@@ -214,7 +214,7 @@ impl ControlPlane {
         Ok(IssuedKey { key, profile })
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn set_policy(
         &self,
         id: AgentId,
@@ -271,7 +271,7 @@ impl ControlPlane {
     }
 
     /// Approves a pending intent for execution.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn confirm_intent(
         &self,
         id: IntentId,
@@ -282,7 +282,7 @@ impl ControlPlane {
     }
 
     /// Refuses a pending intent; its amount no longer counts against the daily limit.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn reject_intent(
         &self,
         id: IntentId,

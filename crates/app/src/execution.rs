@@ -66,7 +66,7 @@ impl Executor {
     }
 
     /// Submits the oldest confirmed intent, if there is one, and says what became of it.
-    #[tracing::instrument(skip(self), fields(intent_id))]
+    #[tracing::instrument(level = "debug", skip(self), fields(intent_id))]
     pub async fn submit_next(&self) -> Result<Option<SubmitOutcome>, ExecutionError> {
         let Some(claim) = self.queue.claim_confirmed(self.settings.lease).await? else {
             return Ok(None);
@@ -142,7 +142,7 @@ impl Executor {
 
     /// Looks at every submitted intent once: settles those with a receipt and sends the recorded
     /// bytes of the others again.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
         let mut outcome = FollowOutcome::default();
         for submitted in self.queue.submitted(self.settings.follow_batch).await? {

@@ -23,7 +23,7 @@ impl IntentExpiry {
     }
 
     /// Expires every intent pending longer than the configured time; returns those expired.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn sweep(&self) -> Result<Vec<TransferIntentRecord>, StoreError> {
         let mut expired = Vec::new();
         loop {

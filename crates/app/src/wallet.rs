@@ -105,7 +105,7 @@ impl WalletService {
         }
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn wallet(&self, agent: AgentId) -> Result<WalletRecord, WalletError> {
         Ok(self
             .agents
@@ -115,7 +115,7 @@ impl WalletService {
     }
 
     /// The policy in force; a wallet without a stored policy has no limits.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn policy(&self, agent: AgentId) -> Result<SpendPolicyRecord, WalletError> {
         let wallet = self.wallet(agent).await?;
         Ok(wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
@@ -129,7 +129,7 @@ impl WalletService {
     }
 
     /// Native and token balances, both read from the chain now: never a cached figure.
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn balances(&self, agent: AgentId) -> Result<WalletBalances, BalanceError> {
         let wallet = self
             .agents
@@ -160,7 +160,7 @@ impl WalletService {
 
     /// Creates a transfer intent, pending until an operator confirms it. Returns the intent and
     /// whether it is an earlier one replayed for the same idempotency key.
-    #[tracing::instrument(skip(self, request), fields(amount = %request.amount, to = %request.to))]
+    #[tracing::instrument(level = "debug", skip(self, request), fields(amount = %request.amount, to = %request.to))]
     pub async fn send(
         &self,
         agent: AgentId,
@@ -209,7 +209,7 @@ impl WalletService {
     }
 
     /// One page of the agent's intents, newest first.
-    #[tracing::instrument(skip(self, cursor))]
+    #[tracing::instrument(level = "debug", skip(self, cursor))]
     pub async fn intents(
         &self,
         agent: AgentId,

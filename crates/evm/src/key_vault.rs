@@ -147,7 +147,7 @@ fn open_under(
 
 #[async_trait]
 impl KeyVault for LocalKeyVault {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn create_wallet_key(&self) -> Result<SealedWalletKey, ProviderError> {
         let signer = PrivateKeySigner::random();
         let address = EvmAddress::from_bytes(signer.address().into());
@@ -159,7 +159,7 @@ impl KeyVault for LocalKeyVault {
         })
     }
 
-    #[tracing::instrument(skip(self, sealed_key, call), fields(nonce = call.nonce))]
+    #[tracing::instrument(level = "debug", skip(self, sealed_key, call), fields(nonce = call.nonce))]
     async fn sign_transfer(
         &self,
         sealed_key: &[u8],
@@ -173,7 +173,7 @@ impl KeyVault for LocalKeyVault {
             .map_err(|error| ProviderError::Refused(format!("signing for {from}: {error}")))
     }
 
-    #[tracing::instrument(skip(self, sealed_key))]
+    #[tracing::instrument(level = "debug", skip(self, sealed_key))]
     async fn reseal_wallet_key(
         &self,
         sealed_key: &[u8],

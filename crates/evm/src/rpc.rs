@@ -90,14 +90,14 @@ impl RpcChain {
 
 #[async_trait]
 impl ChainClient for RpcChain {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn native_balance(&self, owner: &EvmAddress) -> Result<U256, ChainError> {
         Ok(self
             .within(self.provider.get_balance(address(owner)).into_future())
             .await?)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn token_balance(
         &self,
         token: &EvmAddress,
@@ -116,7 +116,7 @@ impl ChainClient for RpcChain {
             .map_err(|error| ChainError::Unexpected(format!("balanceOf: {error}")))
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn token_decimals(&self, token: &EvmAddress) -> Result<u8, ChainError> {
         let output = self.call(token, decimalsCall {}.abi_encode()).await?;
         decimalsCall::abi_decode_returns(&output)
@@ -126,14 +126,14 @@ impl ChainClient for RpcChain {
 
 #[async_trait]
 impl ChainWriter for RpcChain {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn chain_id(&self) -> Result<u64, ChainError> {
         Ok(self
             .within(self.provider.get_chain_id().into_future())
             .await?)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
         Ok(self
             .within(
@@ -145,7 +145,7 @@ impl ChainWriter for RpcChain {
             .await?)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn fee_quote(&self) -> Result<FeeQuote, ChainError> {
         let estimate = self.within(self.provider.estimate_eip1559_fees()).await?;
         Ok(FeeQuote {
@@ -154,7 +154,7 @@ impl ChainWriter for RpcChain {
         })
     }
 
-    #[tracing::instrument(skip_all, fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
+    #[tracing::instrument(level = "debug", skip_all, fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
     async fn broadcast(&self, transfer: &SignedTransfer) -> Result<(), BroadcastError> {
         match self
             .within(self.provider.send_raw_transaction(&transfer.raw))
@@ -170,7 +170,7 @@ impl ChainWriter for RpcChain {
         }
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn receipt(&self, tx_hash: &str) -> Result<ReceiptStatus, ChainError> {
         let hash: TxHash = tx_hash.parse().map_err(|error| {
             ChainError::Unexpected(format!("transaction hash {tx_hash}: {error}"))

@@ -214,7 +214,7 @@ async fn apply_policy_change(
 
 #[async_trait]
 impl AgentStore for PgAgentStore {
-    #[tracing::instrument(skip_all, fields(agent_id = %new.id))]
+    #[tracing::instrument(level = "debug", skip_all, fields(agent_id = %new.id))]
     async fn create(&self, new: NewAgent) -> Result<AgentProfile, StoreError> {
         self.database
             .in_transaction(|connection| {
@@ -229,7 +229,7 @@ impl AgentStore for PgAgentStore {
             .await
     }
 
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_active_by_key_hash(
         &self,
         hash: &AgentKeyHash,
@@ -246,7 +246,7 @@ impl AgentStore for PgAgentStore {
         row.map(AgentRow::into_record).transpose()
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
         load_profile(&mut connection, id)
@@ -254,7 +254,7 @@ impl AgentStore for PgAgentStore {
             .map_err(TxError::into_error)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn wallet(&self, id: AgentId) -> Result<Option<WalletRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
         let row: Option<(WalletRow, Option<SpendPolicyRow>)> = wallets::table
@@ -274,7 +274,7 @@ impl AgentStore for PgAgentStore {
         .transpose()
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
         let rows: Vec<ProfileRow> = profiles!()
@@ -285,7 +285,7 @@ impl AgentStore for PgAgentStore {
         rows.into_iter().map(into_profile).collect()
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn deactivate(&self, id: AgentId) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
         let updated = diesel::update(agents::table.find(id.0))
@@ -299,7 +299,7 @@ impl AgentStore for PgAgentStore {
         Ok(updated == 1)
     }
 
-    #[tracing::instrument(skip(self, hash))]
+    #[tracing::instrument(level = "debug", skip(self, hash))]
     async fn replace_key_hash(&self, id: AgentId, hash: AgentKeyHash) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
         let updated = diesel::update(agents::table.find(id.0))
@@ -313,7 +313,7 @@ impl AgentStore for PgAgentStore {
         Ok(updated == 1)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn update_policy(
         &self,
         id: AgentId,

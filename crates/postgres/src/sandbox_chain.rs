@@ -85,12 +85,12 @@ impl PgSandboxChain {
 
 #[async_trait]
 impl ChainClient for PgSandboxChain {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn native_balance(&self, owner: &EvmAddress) -> Result<U256, ChainError> {
         self.balance(owner, NATIVE).await.map_err(chain_error)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn token_balance(
         &self,
         token: &EvmAddress,
@@ -101,7 +101,7 @@ impl ChainClient for PgSandboxChain {
             .map_err(chain_error)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn token_decimals(&self, _token: &EvmAddress) -> Result<u8, ChainError> {
         Ok(SANDBOX_TOKEN_DECIMALS)
     }
@@ -194,7 +194,7 @@ impl ChainWriter for PgSandboxChain {
         Ok(SANDBOX_CHAIN_ID)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
         let mut connection = self.database.connection().await.map_err(chain_error)?;
         let used: i64 = sandbox_transactions::table
@@ -213,7 +213,7 @@ impl ChainWriter for PgSandboxChain {
         })
     }
 
-    #[tracing::instrument(skip_all, fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
+    #[tracing::instrument(level = "debug", skip_all, fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
     async fn broadcast(&self, transfer: &SignedTransfer) -> Result<(), BroadcastError> {
         let mined = self
             .database
@@ -225,7 +225,7 @@ impl ChainWriter for PgSandboxChain {
         mined.map_err(BroadcastError::Rejected)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn receipt(&self, tx_hash: &str) -> Result<ReceiptStatus, ChainError> {
         let mut connection = self.database.connection().await.map_err(chain_error)?;
         let succeeded: Option<bool> = sandbox_transactions::table

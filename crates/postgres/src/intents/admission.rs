@@ -107,7 +107,7 @@ async fn admit_locked(
 
 #[async_trait]
 impl IntentAdmission for PgIntentStore {
-    #[tracing::instrument(skip_all, fields(agent_id = %intent.agent_id, intent_id = %intent.id))]
+    #[tracing::instrument(level = "debug", skip_all, fields(agent_id = %intent.agent_id, intent_id = %intent.id))]
     async fn admit(
         &self,
         intent: NewTransferIntent,

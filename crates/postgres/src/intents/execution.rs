@@ -187,7 +187,7 @@ fn submitted_intent(
 
 #[async_trait]
 impl ExecutionQueue for PgIntentStore {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn claim_confirmed(
         &self,
         lease_for: Duration,
@@ -199,7 +199,7 @@ impl ExecutionQueue for PgIntentStore {
             .await
     }
 
-    #[tracing::instrument(skip(self, transfer), fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
+    #[tracing::instrument(level = "debug", skip(self, transfer), fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
     async fn record_submission(
         &self,
         intent: IntentId,
@@ -214,7 +214,7 @@ impl ExecutionQueue for PgIntentStore {
             .await?
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError> {
         let mut connection = self.database.connection().await?;
         let rows: Vec<(TransferIntentRow, Option<i64>, Option<Vec<u8>>, String)> =
@@ -235,7 +235,7 @@ impl ExecutionQueue for PgIntentStore {
         rows.into_iter().map(submitted_intent).collect()
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn settle(
         &self,
         intent: IntentId,
@@ -253,7 +253,7 @@ impl ExecutionQueue for PgIntentStore {
             .await
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn oldest_confirmed_wait(&self) -> Result<Option<Duration>, StoreError> {
         let mut connection = self.database.connection().await?;
         let seconds: Option<f64> = transfer_intents::table

@@ -56,7 +56,7 @@ async fn expire_locked(
 
 #[async_trait]
 impl IntentSweeper for PgIntentStore {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn expire_pending(
         &self,
         pending_for: Duration,

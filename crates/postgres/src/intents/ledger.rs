@@ -26,7 +26,7 @@ fn records(rows: Vec<TransferIntentRow>) -> Result<Vec<TransferIntentRecord>, St
 
 #[async_trait]
 impl IntentLedger for PgIntentStore {
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn page(
         &self,
         agent: AgentId,
@@ -70,7 +70,7 @@ impl IntentLedger for PgIntentStore {
         records(rows)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn find(&self, id: IntentId) -> Result<Option<TransferIntentRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
         let row = transfer_intents::table
@@ -83,7 +83,7 @@ impl IntentLedger for PgIntentStore {
         row.map(TransferIntentRow::into_record).transpose()
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
         // An operator's ad-hoc listing: boxing (and re-planning) is fine off the request path.
@@ -103,7 +103,7 @@ impl IntentLedger for PgIntentStore {
         records(query.load(&mut connection).await.map_err(from_diesel)?)
     }
 
-    #[tracing::instrument(skip(self))]
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn transition(
         &self,
         id: IntentId,
