@@ -40,14 +40,8 @@ async fn without_a_database_the_process_is_live_but_not_ready_and_never_500s() {
     );
 }
 
-#[tokio::test]
-async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
-    let (server, database) = Server::start().await;
-    let (key, _) = create_agent(&database, &[]).await;
-    server.get("/v1/agents/me", Some(&key)).await;
-    server.get("/v1/agents/me", None).await;
-    server.get("/nope", None).await;
-    let text = server
+async fn metrics_text(server: &Server) -> String {
+    server
         .client
         .get(server.url("/metrics"))
         .send()
@@ -55,7 +49,17 @@ async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
         .expect("metrics")
         .text()
         .await
-        .expect("text");
+        .expect("text")
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
+    let (server, database) = Server::start().await;
+    let (key, _) = create_agent(&database, &[]).await;
+    server.get("/v1/agents/me", Some(&key)).await;
+    server.get("/v1/agents/me", None).await;
+    server.get("/nope", None).await;
+    let text = metrics_text(&server).await;
     for expected in [
         r#"http_requests_total{method="GET",route="/v1/agents/me",status="200"} 1"#,
         r#"http_requests_total{method="GET",route="/v1/agents/me",status="401"} 1"#,
@@ -253,15 +257,7 @@ async fn background_jobs_report_their_rounds_and_queue_lag_in_metrics() {
     let (server, _database) = Server::start().await;
     let started = std::time::Instant::now();
     loop {
-        let text = server
-            .client
-            .get(server.url("/metrics"))
-            .send()
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text");
+        let text = metrics_text(&server).await;
         let reported = [
             r#"job_ticks_total{job="executor",result="ok"}"#,
             r#"job_ticks_total{job="expiry",result="ok"}"#,

@@ -29,63 +29,53 @@ struct Endpoint {
     handler: fn(Route) -> Route,
 }
 
+impl Endpoint {
+    const fn new(method: Method, path: &'static str, handler: fn(Route) -> Route) -> Self {
+        Self {
+            method,
+            path,
+            handler,
+        }
+    }
+}
+
 /// The API: every operation here is in `ApiDoc`, and every operation of `ApiDoc` is here.
 const API: &[Endpoint] = &[
-    Endpoint {
-        method: Method::GET,
-        path: "/v1/agents/me",
-        handler: |route| route.to(routes::agents::me),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/v1/wallet/address",
-        handler: |route| route.to(routes::wallet::address),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/v1/wallet/policy",
-        handler: |route| route.to(routes::wallet::policy),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/v1/wallet/balance",
-        handler: |route| route.to(routes::wallet::balance),
-    },
-    Endpoint {
-        method: Method::POST,
-        path: "/v1/wallet/send",
-        handler: |route| route.to(routes::wallet::send),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/v1/wallet/intents",
-        handler: |route| route.to(routes::wallet::intents),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/healthz",
-        handler: |route| route.to(routes::ops::healthz),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/readyz",
-        handler: |route| route.to(routes::ops::readyz),
-    },
+    Endpoint::new(Method::GET, "/v1/agents/me", |route| {
+        route.to(routes::agents::me)
+    }),
+    Endpoint::new(Method::GET, "/v1/wallet/address", |route| {
+        route.to(routes::wallet::address)
+    }),
+    Endpoint::new(Method::GET, "/v1/wallet/policy", |route| {
+        route.to(routes::wallet::policy)
+    }),
+    Endpoint::new(Method::GET, "/v1/wallet/balance", |route| {
+        route.to(routes::wallet::balance)
+    }),
+    Endpoint::new(Method::POST, "/v1/wallet/send", |route| {
+        route.to(routes::wallet::send)
+    }),
+    Endpoint::new(Method::GET, "/v1/wallet/intents", |route| {
+        route.to(routes::wallet::intents)
+    }),
+    Endpoint::new(Method::GET, "/healthz", |route| {
+        route.to(routes::ops::healthz)
+    }),
+    Endpoint::new(Method::GET, "/readyz", |route| {
+        route.to(routes::ops::readyz)
+    }),
 ];
 
 /// Served beside the API and deliberately left out of its description: the Prometheus text and
 /// the description itself (its page, `/docs`, is served by utoipa-redoc).
 const OUTSIDE_THE_API: &[Endpoint] = &[
-    Endpoint {
-        method: Method::GET,
-        path: "/metrics",
-        handler: |route| route.to(routes::ops::metrics),
-    },
-    Endpoint {
-        method: Method::GET,
-        path: "/openapi.json",
-        handler: |route| route.to(routes::ops::openapi_json),
-    },
+    Endpoint::new(Method::GET, "/metrics", |route| {
+        route.to(routes::ops::metrics)
+    }),
+    Endpoint::new(Method::GET, "/openapi.json", |route| {
+        route.to(routes::ops::openapi_json)
+    }),
 ];
 
 /// Registers every route, the JSON 404 and 405, and the shared state on an actix `App`.

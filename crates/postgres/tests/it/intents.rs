@@ -499,6 +499,15 @@ fn signed_for(claim: &ports::SubmissionClaim, nonce: u64) -> ports::SignedTransf
     }
 }
 
+/// Leases the oldest confirmed intent for 30 s, if one is free.
+async fn claim_next(fixture: &Fixture) -> Option<ports::SubmissionClaim> {
+    fixture
+        .intents
+        .claim_confirmed(Duration::from_secs(30))
+        .await
+        .expect("claim")
+}
+
 async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> IntentId {
     let Admission::Created(intent) = admit(fixture, send(agent, "1", None))
         .await
@@ -520,26 +529,13 @@ async fn a_claim_is_exclusive_and_recording_keeps_the_exact_transaction() {
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 13, true).await;
     let id = confirmed_intent(&fixture, agent).await;
-    let claim = fixture
-        .intents
-        .claim_confirmed(Duration::from_secs(30))
-        .await
-        .expect("claim")
-        .expect("one");
+    let claim = claim_next(&fixture).await.expect("one");
     assert_eq!(
         (claim.intent.id, claim.in_flight, claim.next_nonce),
         (id, 0, None)
     );
     assert_eq!(claim.sealed_key, vec![13]);
-    assert!(
-        fixture
-            .intents
-            .claim_confirmed(Duration::from_secs(30))
-            .await
-            .expect("claim")
-            .is_none(),
-        "leased"
-    );
+    assert!(claim_next(&fixture).await.is_none(), "leased");
     let stranger = fixture
         .intents
         .record_submission(id, LeaseId(Uuid::new_v4()), &signed_for(&claim, 0))
@@ -577,12 +573,7 @@ async fn a_lapsed_claim_passes_to_another_executor_and_a_taken_nonce_is_refused(
         .expect("claim")
         .expect("one");
     assert_eq!(lapsed.intent.id, first);
-    let retaken = fixture
-        .intents
-        .claim_confirmed(Duration::from_secs(30))
-        .await
-        .expect("claim")
-        .expect("again");
+    let retaken = claim_next(&fixture).await.expect("again");
     assert_eq!(retaken.intent.id, first, "a lapsed lease is free again");
     assert_eq!(
         fixture
@@ -596,12 +587,7 @@ async fn a_lapsed_claim_passes_to_another_executor_and_a_taken_nonce_is_refused(
         .record_submission(first, retaken.lease, &signed_for(&retaken, 0))
         .await
         .expect("recorded");
-    let next = fixture
-        .intents
-        .claim_confirmed(Duration::from_secs(30))
-        .await
-        .expect("claim")
-        .expect("second");
+    let next = claim_next(&fixture).await.expect("second");
     assert_eq!(
         (next.intent.id, next.in_flight, next.next_nonce),
         (second, 1, Some(1))
@@ -613,12 +599,7 @@ async fn a_lapsed_claim_passes_to_another_executor_and_a_taken_nonce_is_refused(
             .await,
         Err(SubmissionError::NonceTaken(0))
     );
-    let again = fixture
-        .intents
-        .claim_confirmed(Duration::from_secs(30))
-        .await
-        .expect("claim")
-        .expect("released");
+    let again = claim_next(&fixture).await.expect("released");
     assert_eq!(
         again.intent.id, second,
         "a refused recording releases the claim at once"
@@ -655,12 +636,7 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
         .expect("exists");
     let confirmed_at = confirmed.confirmed_at.expect("stamped on confirmation");
     assert!(confirmed_at >= confirmed.created_at);
-    let claim = fixture
-        .intents
-        .claim_confirmed(Duration::from_secs(30))
-        .await
-        .expect("claim")
-        .expect("one");
+    let claim = claim_next(&fixture).await.expect("one");
     fixture
         .intents
         .record_submission(id, claim.lease, &signed_for(&claim, 0))
