@@ -11,6 +11,7 @@ use prometheus::Registry;
 use runtime::config::ServerConfig;
 use runtime::jobs::{ExecutorJob, ExpiryJob, Stopper, Supervisor};
 use runtime::wiring;
+use secrecy::ExposeSecret;
 use tokio::signal::unix::{signal, SignalKind};
 
 /// Takes the listening socket first, so a taken port fails at once, before any migration, with
@@ -26,6 +27,7 @@ fn listen(bind_addr: SocketAddr) -> anyhow::Result<TcpListener> {
 pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     let listener = listen(config.bind_addr)?;
     let database = wiring::open_database(&config.database).await?;
+    wiring::check_master_key(&database, &config.provisioning).await?;
     let registry = Registry::new();
     let mut jobs = Supervisor::new(&registry)?;
     jobs.spawn(
@@ -35,7 +37,12 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     let chain = wiring::chain(&database, &config.chain)?;
     if config.intents.executor_enabled {
         jobs.spawn(
-            ExecutorJob(wiring::executor(&database, &chain, &config.provisioning)),
+            ExecutorJob(wiring::executor(
+                &database,
+                &chain,
+                &config.provisioning,
+                &config.intents,
+            )),
             config.intents.executor_interval,
         );
     } else {
@@ -47,10 +54,15 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             &database,
             &chain,
             &config.provisioning,
+            &config.intents,
             config.cursors.codec(),
         ),
         database: Arc::new(database),
         metrics: Metrics::new(registry),
+        metrics_token: config
+            .metrics_token
+            .as_ref()
+            .map(|token| token.expose_secret().to_owned()),
     });
     let server = HttpServer::new(move || {
         App::new()

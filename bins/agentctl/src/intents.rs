@@ -23,10 +23,16 @@ pub enum IntentsCommand {
         #[arg(long)]
         status: Option<String>,
     },
-    /// Show one intent.
+    /// Show one intent, with every transaction sent for it.
     Show { id: IntentId },
-    /// Approve a pending intent for execution on chain.
-    Confirm { id: IntentId },
+    /// Approve a pending intent for execution on chain. The intent is judged again by the spend
+    /// policy in force; one that breaks it is refused unless --force is given.
+    Confirm {
+        id: IntentId,
+        /// Confirm even if the intent breaks the spend policy in force.
+        #[arg(long)]
+        force: bool,
+    },
     /// Refuse a pending intent; its amount is released from the daily limit.
     Reject {
         id: IntentId,
@@ -61,10 +67,37 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
             listed(&plane.list_intents(IntentFilter { agent, status }).await?)
         }
         IntentsCommand::Show { id } => {
-            operator_view(&context.control_plane().await?.show_intent(id).await?)
+            let plane = context.control_plane().await?;
+            let mut view = operator_view(&plane.show_intent(id).await?);
+            view["attempts"] = json!(plane
+                .intent_attempts(id)
+                .await?
+                .iter()
+                .map(|attempt| json!({
+                    "tx_hash": attempt.transfer.hash,
+                    "nonce": attempt.transfer.nonce,
+                    "max_fee_per_gas": attempt.transfer.fees.max_fee_per_gas.to_string(),
+                    "max_priority_fee_per_gas":
+                        attempt.transfer.fees.max_priority_fee_per_gas.to_string(),
+                    "broadcasts": attempt.broadcasts,
+                    "last_error": attempt.last_error,
+                }))
+                .collect::<Vec<_>>());
+            view
         }
-        IntentsCommand::Confirm { id } => {
-            operator_view(&context.control_plane().await?.confirm_intent(id).await?)
+        IntentsCommand::Confirm { id, force } => {
+            let confirmation = context
+                .control_plane()
+                .await?
+                .confirm_intent(id, force)
+                .await?;
+            let mut view = operator_view(&confirmation.intent);
+            // What the policy in force says: null when the intent keeps to it.
+            view["policy_violation"] = json!(confirmation
+                .policy_verdict
+                .err()
+                .map(|violation| violation.to_string()));
+            view
         }
         IntentsCommand::Reject { id, reason } => operator_view(
             &context
@@ -85,6 +118,6 @@ fn operator_view(intent: &TransferIntentRecord) -> Value {
     let mut view = json!(TransferIntentOut::from(intent));
     view["agent_id"] = json!(intent.agent_id.to_string());
     view["wallet_id"] = json!(intent.wallet_id.to_string());
-    view["idempotency_key"] = json!(intent.idempotency_key);
+    view["idempotency_key"] = json!(intent.idempotency_key.as_ref().map(|key| key.as_str()));
     view
 }

@@ -163,7 +163,8 @@ pub struct TransferIntentOut {
     /// Integer in atomic units.
     pub amount_atomic: String,
     pub token_address: Option<String>,
-    /// `null` until the transaction is signed.
+    /// The newest transaction sent for the intent, and once executed the one that was mined;
+    /// `null` until a transaction is signed.
     pub tx_hash: Option<String>,
     pub failure_reason: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
@@ -212,7 +213,7 @@ fn default_chain() -> String {
 pub struct WalletSendRequest {
     /// Recipient address: 0x and 40 hex digits; mixed case must pass the EIP-55 checksum.
     pub to: String,
-    /// Integer in atomic units, greater than zero, at most 2^256 - 1.
+    /// Integer in atomic units, greater than zero, at most 2^128 - 1.
     pub amount_atomic: String,
     #[serde(default = "default_asset")]
     #[schema(default = default_asset)]
@@ -220,7 +221,8 @@ pub struct WalletSendRequest {
     #[serde(default = "default_chain")]
     #[schema(default = default_chain)]
     pub chain: String,
-    /// Client-chosen, 1 to 255 characters; a reuse with other parameters returns 409.
+    /// Client-chosen, 1 to 255 characters without control characters; kept for 24 hours. A reuse
+    /// with other parameters returns 409.
     #[serde(default)]
     pub idempotency_key: Option<String>,
 }

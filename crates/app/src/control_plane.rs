@@ -4,17 +4,18 @@
 use std::sync::Arc;
 
 use domain::{
-    AgentId, AgentKey, AgentProfile, IntentEvent, IntentId, Label, PolicyAsset, PolicyChange,
-    SpendPolicyRecord, TransferIntentRecord,
+    evaluate_transfer, AgentId, AgentKey, AgentProfile, IntentEvent, IntentId, IntentStatus, Label,
+    PolicyAsset, PolicyChange, PolicyViolation, SpendPolicyRecord, TransferIntentRecord,
 };
 use ports::{
-    AgentStore, Conflict, InboxProvisioner, IntentFilter, IntentLedger, KeyVault, NewAgent,
-    NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, ProviderError, StoreError,
-    TransitionError,
+    AgentStore, AttemptRecord, Conflict, InboxProvisioner, IntentFilter, IntentLedger, KeyVault,
+    NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, ProviderError,
+    StoreError, TransitionError, WalletKeyStore,
 };
 use uuid::Uuid;
 
-use crate::NotProvisioned;
+use crate::key_rotation::vault_opens_stored_keys;
+use crate::{NotProvisioned, ResealError, DAILY_WINDOW};
 
 /// How often a freshly provisioned phone number may collide with a stored one before giving up.
 const NUMBER_PROVISIONING_ATTEMPTS: usize = 3;
@@ -44,8 +45,60 @@ pub enum CreateAgentError {
         resource: &'static str,
         source: ProviderError,
     },
+    /// The wallets already stored were sealed under another master key: a wallet sealed now
+    /// would be under a key nothing else here opens (e.g. the public sandbox key).
+    #[error(
+        "the configured wallet master key does not open the wallets already in this database; \
+         set WALLET_MASTER_KEY to the key they were sealed under"
+    )]
+    ForeignMasterKey,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<ResealError> for CreateAgentError {
+    fn from(error: ResealError) -> Self {
+        match error {
+            ResealError::Store(store) => Self::Store(store),
+            ResealError::Vault(source) => Self::Provisioning {
+                resource: "wallet",
+                source,
+            },
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfirmError {
+    #[error("intent {0} not found")]
+    NotFound(IntentId),
+    #[error("the agent of intent {0} is deactivated: its intents are not executed")]
+    AgentInactive(IntentId),
+    /// The intent breaks the spend policy as it is now; `force` confirms it anyway.
+    #[error("the intent breaks the spend policy in force: {0}; confirm with --force to execute it anyway")]
+    Policy(PolicyViolation),
+    #[error(transparent)]
+    Transition(TransitionError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<TransitionError> for ConfirmError {
+    fn from(error: TransitionError) -> Self {
+        match error {
+            TransitionError::NotFound(id) => Self::NotFound(id),
+            TransitionError::Store(store) => Self::Store(store),
+            refused @ TransitionError::Refused(_) => Self::Transition(refused),
+        }
+    }
+}
+
+/// A confirmed intent and what the spend policy in force says of it: a violation here means the
+/// operator forced the confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmation {
+    pub intent: TransferIntentRecord,
+    pub policy_verdict: Result<(), PolicyViolation>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -66,9 +119,20 @@ pub enum PolicyError {
     Store(#[from] StoreError),
 }
 
+/// What the operator's use cases work with.
+pub struct ControlPlanePorts {
+    pub agents: Arc<dyn AgentStore>,
+    pub intents: Arc<dyn IntentLedger>,
+    pub wallet_keys: Arc<dyn WalletKeyStore>,
+    pub inboxes: Arc<dyn InboxProvisioner>,
+    pub numbers: Arc<dyn NumberProvisioner>,
+    pub vault: Arc<dyn KeyVault>,
+}
+
 pub struct ControlPlane {
     store: Arc<dyn AgentStore>,
     intents: Arc<dyn IntentLedger>,
+    wallet_keys: Arc<dyn WalletKeyStore>,
     inboxes: Arc<dyn InboxProvisioner>,
     numbers: Arc<dyn NumberProvisioner>,
     vault: Arc<dyn KeyVault>,
@@ -76,20 +140,14 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
-    pub fn new(
-        store: Arc<dyn AgentStore>,
-        intents: Arc<dyn IntentLedger>,
-        inboxes: Arc<dyn InboxProvisioner>,
-        numbers: Arc<dyn NumberProvisioner>,
-        vault: Arc<dyn KeyVault>,
-        policy_asset: PolicyAsset,
-    ) -> Self {
+    pub fn new(ports: ControlPlanePorts, policy_asset: PolicyAsset) -> Self {
         Self {
-            store,
-            intents,
-            inboxes,
-            numbers,
-            vault,
+            store: ports.agents,
+            intents: ports.intents,
+            wallet_keys: ports.wallet_keys,
+            inboxes: ports.inboxes,
+            numbers: ports.numbers,
+            vault: ports.vault,
             policy_asset,
         }
     }
@@ -167,6 +225,9 @@ impl ControlPlane {
     }
 
     async fn provision_wallet(&self) -> Result<NewWallet, CreateAgentError> {
+        if !vault_opens_stored_keys(self.wallet_keys.as_ref(), self.vault.as_ref()).await? {
+            return Err(CreateAgentError::ForeignMasterKey);
+        }
         let key = self.vault.create_wallet_key().await.map_err(|source| {
             CreateAgentError::Provisioning {
                 resource: "wallet",
@@ -270,15 +331,65 @@ impl ControlPlane {
             .ok_or(TransitionError::NotFound(id))
     }
 
-    /// Approves a pending intent for execution.
+    /// Approves a pending intent for execution, after judging it again as things are now: the
+    /// intent of a deactivated agent is never confirmed, and one that breaks the spend policy in
+    /// force only when `force` says so.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn confirm_intent(
         &self,
         id: IntentId,
-    ) -> Result<TransferIntentRecord, TransitionError> {
-        self.intents
+        force: bool,
+    ) -> Result<Confirmation, ConfirmError> {
+        let intent = self
+            .intents
+            .find(id)
+            .await?
+            .ok_or(ConfirmError::NotFound(id))?;
+        let profile = self
+            .store
+            .profile(intent.agent_id)
+            .await?
+            .ok_or(ConfirmError::NotFound(id))?;
+        if !profile.agent.is_active {
+            return Err(ConfirmError::AgentInactive(id));
+        }
+        let policy = profile
+            .wallet
+            .and_then(|wallet| wallet.spend_policy)
+            .map(|policy| (policy.limits, policy.allowlist))
+            .unwrap_or_default();
+        let held = self
+            .intents
+            .held_in_window(intent.wallet_id, DAILY_WINDOW)
+            .await?;
+        // A pending intent holds its own amount already: judge it as if it came now.
+        let held_by_others = match intent.status {
+            IntentStatus::PendingConfirmation => held.saturating_sub(intent.amount.value()),
+            _ => held,
+        };
+        let policy_verdict = evaluate_transfer(
+            &policy.0,
+            &policy.1,
+            &intent.recipient,
+            intent.amount,
+            held_by_others,
+        );
+        if let (Err(violation), false) = (policy_verdict, force) {
+            return Err(ConfirmError::Policy(violation));
+        }
+        let intent = self
+            .intents
             .transition(id, IntentEvent::Confirm, None)
-            .await
+            .await?;
+        Ok(Confirmation {
+            intent,
+            policy_verdict,
+        })
+    }
+
+    /// The transactions recorded for an intent, newest first.
+    pub async fn intent_attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.intents.attempts(id).await
     }
 
     /// Refuses a pending intent; its amount no longer counts against the daily limit.
@@ -301,10 +412,12 @@ mod tests {
     use domain::{
         AgentKeyHash, AgentRecord, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber,
     };
+    use domain::{AtomicAmount, SpendLimits, SpendPolicyRecord, WalletRecord, U256};
     use mockall::predicate::eq;
     use ports::{
         MockAgentStore, MockInboxProvisioner, MockIntentLedger, MockKeyVault,
-        MockNumberProvisioner, ProvisionedInbox, ProvisionedNumber, SealedWalletKey,
+        MockNumberProvisioner, MockWalletKeyStore, ProvisionedInbox, ProvisionedNumber,
+        SealedKeyRecord, SealedWalletKey,
     };
     use std::sync::Mutex;
 
@@ -332,12 +445,34 @@ mod tests {
         numbers: MockNumberProvisioner,
         vault: MockKeyVault,
     ) -> ControlPlane {
+        let mut wallet_keys = MockWalletKeyStore::new();
+        wallet_keys
+            .expect_sealed_keys_after()
+            .returning(|_, _| Ok(vec![]));
         ControlPlane::new(
-            Arc::new(store),
-            Arc::new(MockIntentLedger::new()),
-            Arc::new(inboxes),
-            Arc::new(numbers),
-            Arc::new(vault),
+            ControlPlanePorts {
+                agents: Arc::new(store),
+                intents: Arc::new(MockIntentLedger::new()),
+                wallet_keys: Arc::new(wallet_keys),
+                inboxes: Arc::new(inboxes),
+                numbers: Arc::new(numbers),
+                vault: Arc::new(vault),
+            },
+            usdc(),
+        )
+    }
+
+    /// A control plane for decisions on intents.
+    fn deciding(store: MockAgentStore, intents: MockIntentLedger) -> ControlPlane {
+        ControlPlane::new(
+            ControlPlanePorts {
+                agents: Arc::new(store),
+                intents: Arc::new(intents),
+                wallet_keys: Arc::new(MockWalletKeyStore::new()),
+                inboxes: Arc::new(MockInboxProvisioner::new()),
+                numbers: Arc::new(MockNumberProvisioner::new()),
+                vault: Arc::new(MockKeyVault::new()),
+            },
             usdc(),
         )
     }
@@ -604,14 +739,7 @@ mod tests {
             })
             .times(1)
             .returning(|id, _, _| Err(TransitionError::NotFound(id)));
-        let plane = ControlPlane::new(
-            Arc::new(MockAgentStore::new()),
-            Arc::new(intents),
-            Arc::new(MockInboxProvisioner::new()),
-            Arc::new(MockNumberProvisioner::new()),
-            Arc::new(MockKeyVault::new()),
-            usdc(),
-        );
+        let plane = deciding(MockAgentStore::new(), intents);
         assert!(plane
             .reject_intent(IntentId(Uuid::now_v7()), None)
             .await
@@ -632,6 +760,136 @@ mod tests {
         assert!(matches!(
             plane.show_policy(AgentId(Uuid::now_v7())).await,
             Err(PolicyError::AgentNotFound(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_wallet_is_not_sealed_under_a_key_that_does_not_open_the_stored_ones() {
+        let mut wallet_keys = MockWalletKeyStore::new();
+        wallet_keys
+            .expect_sealed_keys_after()
+            .with(eq(None), eq(1))
+            .returning(|_, _| {
+                Ok(vec![SealedKeyRecord {
+                    wallet_id: domain::WalletId(Uuid::now_v7()),
+                    address: EvmAddress::from_bytes([4; 20]),
+                    sealed_key: vec![9],
+                }])
+            });
+        let mut vault = MockKeyVault::new();
+        vault
+            .expect_reseal_wallet_key()
+            .returning(|_, _| Err(ProviderError::Refused("sealed under another key".into())));
+        vault.expect_create_wallet_key().never();
+        let mut store = MockAgentStore::new();
+        store.expect_create().never();
+        let plane = ControlPlane::new(
+            ControlPlanePorts {
+                agents: Arc::new(store),
+                intents: Arc::new(MockIntentLedger::new()),
+                wallet_keys: Arc::new(wallet_keys),
+                inboxes: Arc::new(MockInboxProvisioner::new()),
+                numbers: Arc::new(MockNumberProvisioner::new()),
+                vault: Arc::new(vault),
+            },
+            usdc(),
+        );
+        assert!(matches!(
+            plane.create_agent(request(false, false, true)).await,
+            Err(CreateAgentError::ForeignMasterKey)
+        ));
+    }
+
+    /// A pending intent of 25 and the profile of its agent, with a daily limit of `daily`.
+    fn pending_with(active: bool, daily: &str) -> (TransferIntentRecord, MockAgentStore) {
+        let intent = TransferIntentRecord::fixture();
+        let policy = SpendPolicyRecord {
+            limits: SpendLimits {
+                max_per_tx: None,
+                max_daily: Some(AtomicAmount::parse(daily).expect("valid")),
+            },
+            ..SpendPolicyRecord::fixture()
+        };
+        let profile = AgentProfile {
+            agent: AgentRecord {
+                is_active: active,
+                ..AgentRecord::fixture()
+            },
+            wallet: Some(WalletRecord {
+                spend_policy: Some(policy),
+                ..WalletRecord::fixture()
+            }),
+            ..AgentProfile::fixture()
+        };
+        let mut store = MockAgentStore::new();
+        store
+            .expect_profile()
+            .returning(move |_| Ok(Some(profile.clone())));
+        (intent, store)
+    }
+
+    fn ledger_of(intent: TransferIntentRecord, held: u64, confirms: usize) -> MockIntentLedger {
+        let mut intents = MockIntentLedger::new();
+        let found = intent.clone();
+        intents
+            .expect_find()
+            .returning(move |_| Ok(Some(found.clone())));
+        intents
+            .expect_held_in_window()
+            .returning(move |_, _| Ok(U256::from(held)));
+        intents
+            .expect_transition()
+            .withf(|_, event, _| *event == IntentEvent::Confirm)
+            .times(confirms)
+            .returning(move |_, _, _| {
+                Ok(TransferIntentRecord {
+                    status: IntentStatus::Confirmed,
+                    ..intent.clone()
+                })
+            });
+        intents
+    }
+
+    #[tokio::test]
+    async fn the_intent_of_a_deactivated_agent_is_never_confirmed() {
+        let (intent, store) = pending_with(false, "100");
+        let id = intent.id;
+        let plane = deciding(store, ledger_of(intent, 25, 0));
+        for force in [false, true] {
+            assert!(matches!(
+                plane.confirm_intent(id, force).await,
+                Err(ConfirmError::AgentInactive(x)) if x == id
+            ));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_judges_the_intent_by_the_policy_in_force() {
+        // Its own 25 is in the window already: 25 of others plus 25 fit a limit of 50.
+        let (intent, store) = pending_with(true, "50");
+        let plane = deciding(store, ledger_of(intent.clone(), 50, 1));
+        let confirmed = plane
+            .confirm_intent(intent.id, false)
+            .await
+            .expect("within");
+        assert_eq!(confirmed.policy_verdict, Ok(()));
+        assert_eq!(confirmed.intent.status, IntentStatus::Confirmed);
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_that_breaks_a_tightened_policy_needs_force() {
+        let (intent, store) = pending_with(true, "40");
+        let plane = deciding(store, ledger_of(intent.clone(), 50, 1));
+        assert!(matches!(
+            plane.confirm_intent(intent.id, false).await,
+            Err(ConfirmError::Policy(
+                PolicyViolation::ExceedsDailyMax { .. }
+            ))
+        ));
+        let forced = plane.confirm_intent(intent.id, true).await.expect("forced");
+        assert!(matches!(
+            forced.policy_verdict,
+            Err(PolicyViolation::ExceedsDailyMax { .. })
         ));
     }
 }

@@ -1,26 +1,44 @@
-//! Execution of confirmed intents on chain. One pass claims a confirmed intent, signs its
-//! transfer, records the signed transaction (moving the intent to submitted), and only then
-//! broadcasts it. Receipts decide executed or failed. A crash at any point leaves either nothing
-//! recorded (the claim lapses and the intent is signed afresh) or the recorded bytes, which are
-//! broadcast again: never two different transactions for one intent.
+//! Execution of confirmed intents on chain, exactly once.
+//!
+//! Submitting: claim a confirmed intent, assign it the wallet's next nonce (under the wallet's
+//! lock, so instances never share one), sign, record the signed transaction (the intent becomes
+//! submitted), and only then broadcast. A crash at any point leaves either nothing recorded (the
+//! claim lapses and the intent is signed again, with the nonce it was assigned) or recorded bytes
+//! that are sent again.
+//!
+//! Following: every transaction sent for an intent uses its one nonce, so at most one can be
+//! mined. Only a receipt of one of them, or the nonce being used for good by a transaction that
+//! is not ours, settles the intent. A failed broadcast proves nothing (the bytes may have left):
+//! the intent stays submitted, is sent again with backoff, and is replaced by a better-paying
+//! transaction when it stays unmined too long. `failed` means the money did not and will not move.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::TransferIntentRecord;
+use domain::{
+    replacement_fees, without_receipt, RetrySchedule, TransferIntentRecord, WithoutReceipt,
+};
 use ports::{
-    BroadcastError, ChainError, ChainWriter, ExecutionQueue, KeyVault, ReceiptStatus, Settlement,
-    StoreError, SubmissionClaim, SubmissionError, TransferCall, TransitionError,
+    ChainError, ChainWriter, ExecutionQueue, KeyVault, ProviderError, ReceiptStatus, Settlement,
+    SignedTransfer, StoreError, SubmissionClaim, SubmissionError, SubmittedIntent, TransferCall,
+    TransitionError,
 };
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExecutorSettings {
     /// Gas limit of an ERC-20 transfer; a fixed cap keeps a reverting transfer observable on chain.
     pub gas_limit: u64,
     /// How long a claim on a confirmed intent lasts before another executor may take it.
     pub lease: Duration,
-    /// How many submitted intents one follow-up pass looks at.
+    /// How many due submitted intents one pass looks at.
     pub follow_batch: usize,
+    /// Waits between looks at a sent transfer without a receipt.
+    pub retry: RetrySchedule,
+    /// How long a transaction may stay unmined before a better-paying one replaces it.
+    pub replace_after: Duration,
+    /// How long an intent's nonce must be seen used without a receipt of its own before the
+    /// intent is failed: receipts of mined transactions can lag behind the nonce count.
+    pub nonce_grace: Duration,
 }
 
 impl Default for ExecutorSettings {
@@ -29,6 +47,12 @@ impl Default for ExecutorSettings {
             gas_limit: 100_000,
             lease: Duration::from_secs(30),
             follow_batch: 100,
+            retry: RetrySchedule {
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(60),
+            },
+            replace_after: Duration::from_secs(180),
+            nonce_grace: Duration::from_secs(60),
         }
     }
 }
@@ -41,6 +65,39 @@ pub enum ExecutionError {
     Chain(#[from] ChainError),
     #[error(transparent)]
     Transition(#[from] TransitionError),
+    #[error("key vault: {0}")]
+    Vault(ProviderError),
+}
+
+impl From<SubmissionError> for ExecutionError {
+    fn from(error: SubmissionError) -> Self {
+        match error {
+            SubmissionError::Transition(error) => error.into(),
+            other => Self::Store(StoreError::Internal(other.to_string())),
+        }
+    }
+}
+
+/// What became of one claimed intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitOutcome {
+    /// Signed, recorded and broadcast (or to be broadcast again).
+    Submitted,
+    /// It cannot be carried out and nothing was sent; it is failed with the reason.
+    Failed,
+    /// Another executor's claim won; it is taken up again later.
+    Released,
+}
+
+/// What one pass over the due submitted intents did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FollowOutcome {
+    pub executed: usize,
+    pub failed: usize,
+    /// Transactions sent again unchanged.
+    pub rebroadcast: usize,
+    /// Transactions replaced by better-paying ones.
+    pub replaced: usize,
 }
 
 pub struct Executor {
@@ -72,124 +129,244 @@ impl Executor {
             return Ok(None);
         };
         tracing::Span::current().record("intent_id", tracing::field::display(claim.intent.id));
+        let outcome = self.submit(&claim).await;
+        if outcome.is_err() {
+            // Transient trouble (the chain, the vault, the store): let another round try soon.
+            if let Err(error) = self.queue.release(claim.intent.id, claim.lease).await {
+                tracing::warn!(intent_id = %claim.intent.id, %error, "releasing a claim failed; it lapses by itself");
+            }
+        }
+        outcome.map(Some)
+    }
+
+    async fn submit(&self, claim: &SubmissionClaim) -> Result<SubmitOutcome, ExecutionError> {
         let intent = &claim.intent;
+        // Checked only before a nonce is assigned: once one is, the transfer goes ahead, so an
+        // assigned nonce is always filled.
+        if claim.nonce.is_none() && !claim.agent_active {
+            return self
+                .fail_unsent(intent, "the agent was deactivated before execution".into())
+                .await;
+        }
         let Some(token) = intent.token_address else {
-            self.fail(intent, "the intent names no token contract".to_owned())
-                .await?;
-            return Ok(Some(SubmitOutcome::Failed));
+            return self
+                .fail_unsent(intent, "the intent names no token contract".into())
+                .await;
+        };
+        let chain_id = self.chain.chain_id().await?;
+        let fees = self.chain.fee_quote().await?;
+        let nonce = match claim.nonce {
+            Some(nonce) => nonce,
+            None => {
+                let chain_next = self.chain.pending_nonce(&claim.wallet_address).await?;
+                match self
+                    .queue
+                    .assign_nonce(intent.id, claim.lease, chain_next)
+                    .await
+                {
+                    Ok(nonce) => nonce,
+                    Err(SubmissionError::LeaseLost(_)) => return Ok(SubmitOutcome::Released),
+                    Err(other) => return Err(other.into()),
+                }
+            }
         };
         let call = TransferCall {
-            chain_id: self.chain.chain_id().await?,
-            nonce: self.nonce_for(&claim).await?,
+            chain_id,
+            nonce,
             token,
             to: intent.recipient,
             amount: intent.amount.value(),
             gas_limit: self.settings.gas_limit,
-            fees: self.chain.fee_quote().await?,
+            fees,
         };
-        let signed = match self
+        // A key the vault cannot open means a wrong master key in this instance's settings, not
+        // a bad transfer: the intent waits (keeping its nonce) until the setting is mended.
+        let signed = self
             .vault
             .sign_transfer(&claim.sealed_key, &claim.wallet_address, call)
             .await
-        {
-            Ok(signed) => signed,
-            Err(error) => {
-                self.fail(intent, format!("the transfer could not be signed: {error}"))
-                    .await?;
-                return Ok(Some(SubmitOutcome::Failed));
-            }
-        };
+            .map_err(ExecutionError::Vault)?;
         match self
             .queue
-            .record_submission(intent.id, claim.lease, &signed)
+            .record_attempt(
+                intent.id,
+                Some(claim.lease),
+                &signed,
+                self.settings.retry.base,
+            )
             .await
         {
             Ok(_) => {
-                tracing::info!(intent_id = %intent.id, tx_hash = %signed.hash, nonce = signed.nonce, "transfer recorded; broadcasting");
+                tracing::info!(intent_id = %intent.id, tx_hash = %signed.hash, nonce, "transfer recorded; broadcasting");
             }
-            // Another executor's transaction or claim won; this intent is taken up again later.
-            Err(SubmissionError::LeaseLost(_) | SubmissionError::NonceTaken(_)) => {
-                return Ok(Some(SubmitOutcome::Released))
-            }
-            Err(SubmissionError::Transition(error)) => return Err(error.into()),
+            Err(SubmissionError::LeaseLost(_)) => return Ok(SubmitOutcome::Released),
+            Err(other) => return Err(other.into()),
         }
-        match self.chain.broadcast(&signed).await {
-            Ok(()) => {}
-            Err(BroadcastError::Unavailable(cause)) => {
-                tracing::warn!(intent_id = %intent.id, %cause, "broadcast failed; the recorded transaction will be sent again");
-            }
-            Err(BroadcastError::Rejected(reason)) => {
-                self.fail(
-                    intent,
-                    format!("the chain refused the transaction: {reason}"),
-                )
-                .await?;
-                return Ok(Some(SubmitOutcome::Failed));
-            }
-        }
-        Ok(Some(SubmitOutcome::Submitted))
+        self.broadcast(intent, &signed).await?;
+        Ok(SubmitOutcome::Submitted)
     }
 
-    /// The nonce for the claimed wallet: the chain's when nothing of ours is in flight (so a nonce
-    /// freed by a refused broadcast is used again), else past our last recorded transaction.
-    async fn nonce_for(&self, claim: &SubmissionClaim) -> Result<u64, ExecutionError> {
-        let pending = self.chain.pending_nonce(&claim.wallet_address).await?;
-        Ok(match (claim.in_flight, claim.next_nonce) {
-            (0, _) | (_, None) => pending,
-            (_, Some(next)) => next.max(pending),
-        })
-    }
-
-    /// Looks at every submitted intent once: settles those with a receipt and sends the recorded
-    /// bytes of the others again.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
-        let mut outcome = FollowOutcome::default();
-        for submitted in self.queue.submitted(self.settings.follow_batch).await? {
-            let intent = &submitted.intent;
-            let settlement = match self.chain.receipt(&submitted.transfer.hash).await? {
-                ReceiptStatus::Succeeded => Settlement::Executed,
-                ReceiptStatus::Reverted => Settlement::Failed(
-                    "the transaction reverted on chain (e.g. insufficient token balance)"
-                        .to_owned(),
-                ),
-                ReceiptStatus::Pending => {
-                    // Only a receipt settles an intent: a refusal here may just mean it was mined.
-                    if let Err(error) = self.chain.broadcast(&submitted.transfer).await {
-                        tracing::debug!(intent_id = %intent.id, %error, "re-broadcast not accepted");
-                    }
-                    continue;
-                }
-            };
-            let executed = settlement == Settlement::Executed;
-            match self.queue.settle(intent.id, settlement).await {
-                Ok(settled) => {
-                    match executed {
-                        true => outcome.executed += 1,
-                        false => outcome.failed += 1,
-                    }
-                    tracing::info!(intent_id = %intent.id, status = %settled.status, "transfer settled");
-                }
-                // Another instance settled it first.
-                Err(TransitionError::Refused(_)) => {}
-                Err(error) => return Err(error.into()),
+    /// Sends `signed` and notes how it went. A failure is no proof that nothing was sent: the
+    /// intent stays as it is and its next look decides.
+    async fn broadcast(
+        &self,
+        intent: &TransferIntentRecord,
+        signed: &SignedTransfer,
+    ) -> Result<(), ExecutionError> {
+        let error = match self.chain.broadcast(signed).await {
+            Ok(()) => None,
+            Err(error) => {
+                tracing::warn!(intent_id = %intent.id, tx_hash = %signed.hash, %error, "broadcast not accepted; the transaction will be sent again");
+                Some(error.to_string())
             }
-        }
-        Ok(outcome)
+        };
+        self.queue.record_broadcast(&signed.hash, error).await?;
+        Ok(())
     }
 
-    async fn fail(
+    /// Fails an intent for which nothing was sent.
+    async fn fail_unsent(
         &self,
         intent: &TransferIntentRecord,
         reason: String,
-    ) -> Result<(), ExecutionError> {
-        tracing::warn!(intent_id = %intent.id, %reason, "transfer failed");
+    ) -> Result<SubmitOutcome, ExecutionError> {
+        tracing::warn!(intent_id = %intent.id, %reason, "transfer failed before anything was sent");
         match self
             .queue
             .settle(intent.id, Settlement::Failed(reason))
             .await
         {
-            Ok(_) | Err(TransitionError::Refused(_)) => Ok(()),
+            Ok(_) | Err(TransitionError::Refused(_)) => Ok(SubmitOutcome::Failed),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Looks at every submitted intent that is due, the most overdue first: settles those with a
+    /// receipt, sends the others again (or replaces them) and puts their next look further off.
+    /// Trouble with one intent is logged and it is looked at again later; the others go on.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
+        let mut outcome = FollowOutcome::default();
+        for submitted in self.queue.due_submitted(self.settings.follow_batch).await? {
+            let id = submitted.intent.id;
+            if let Err(error) = self.follow(&submitted, &mut outcome).await {
+                tracing::warn!(intent_id = %id, %error, "following a submitted transfer failed; looking again later");
+                let wait = self.settings.retry.delay(submitted.checks);
+                self.queue.reschedule(id, wait, false).await?;
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn follow(
+        &self,
+        submitted: &SubmittedIntent,
+        outcome: &mut FollowOutcome,
+    ) -> Result<(), ExecutionError> {
+        let intent = &submitted.intent;
+        for attempt in &submitted.attempts {
+            let settlement = match self.chain.receipt(&attempt.hash).await? {
+                ReceiptStatus::Pending => continue,
+                ReceiptStatus::Succeeded => Settlement::Executed {
+                    tx_hash: attempt.hash.clone(),
+                },
+                ReceiptStatus::Reverted => Settlement::Failed(format!(
+                    "the transaction {} reverted on chain (e.g. insufficient token balance)",
+                    attempt.hash
+                )),
+            };
+            return self.settle(intent, settlement, outcome).await;
+        }
+        let mined = self.chain.mined_nonce(&submitted.wallet_address).await?;
+        let wait = self.settings.retry.delay(submitted.checks);
+        match without_receipt(
+            submitted.nonce,
+            mined,
+            submitted.nonce_used_for,
+            self.settings.nonce_grace,
+        ) {
+            WithoutReceipt::NonceTakenByAnother => {
+                let reason = format!(
+                    "nonce {} was used by a transaction that is not this transfer's; the \
+                     transfer was not executed and will not be",
+                    submitted.nonce
+                );
+                self.settle(intent, Settlement::Failed(reason), outcome)
+                    .await
+            }
+            WithoutReceipt::NonceUsedLookAgain => {
+                let wait = wait.min(self.settings.nonce_grace);
+                Ok(self.queue.reschedule(intent.id, wait, true).await?)
+            }
+            WithoutReceipt::StillPending => {
+                let newest = submitted.attempts.first().ok_or_else(|| {
+                    StoreError::Internal(format!("intent {} has no transaction", intent.id))
+                })?;
+                if submitted.newest_attempt_age >= self.settings.replace_after {
+                    let replacement = self.replace(submitted, newest).await?;
+                    outcome.replaced += 1;
+                    self.broadcast(intent, &replacement).await?;
+                } else {
+                    outcome.rebroadcast += 1;
+                    self.broadcast(intent, newest).await?;
+                }
+                Ok(self.queue.reschedule(intent.id, wait, false).await?)
+            }
+        }
+    }
+
+    /// Signs the same transfer again, with the same nonce and better fees, and records it before
+    /// it is broadcast.
+    async fn replace(
+        &self,
+        submitted: &SubmittedIntent,
+        newest: &SignedTransfer,
+    ) -> Result<SignedTransfer, ExecutionError> {
+        let fees = replacement_fees(newest.fees, self.chain.fee_quote().await?);
+        let call = TransferCall {
+            chain_id: self.chain.chain_id().await?,
+            nonce: submitted.nonce,
+            token: newest.token,
+            to: newest.to,
+            amount: newest.amount,
+            gas_limit: self.settings.gas_limit,
+            fees,
+        };
+        let replacement = self
+            .vault
+            .sign_transfer(&submitted.sealed_key, &submitted.wallet_address, call)
+            .await
+            .map_err(ExecutionError::Vault)?;
+        self.queue
+            .record_attempt(
+                submitted.intent.id,
+                None,
+                &replacement,
+                self.settings.retry.base,
+            )
+            .await?;
+        tracing::info!(intent_id = %submitted.intent.id, tx_hash = %replacement.hash, replaced = %newest.hash, max_fee_per_gas = fees.max_fee_per_gas, "transfer replaced by a better-paying transaction");
+        Ok(replacement)
+    }
+
+    async fn settle(
+        &self,
+        intent: &TransferIntentRecord,
+        settlement: Settlement,
+        outcome: &mut FollowOutcome,
+    ) -> Result<(), ExecutionError> {
+        let executed = matches!(settlement, Settlement::Executed { .. });
+        match self.queue.settle(intent.id, settlement).await {
+            Ok(settled) => {
+                match executed {
+                    true => outcome.executed += 1,
+                    false => outcome.failed += 1,
+                }
+                tracing::info!(intent_id = %intent.id, status = %settled.status, tx_hash = ?settled.tx_hash, "transfer settled");
+                Ok(())
+            }
+            // Another instance settled it first.
+            Err(TransitionError::Refused(_)) => Ok(()),
             Err(error) => Err(error.into()),
         }
     }
@@ -200,35 +377,19 @@ impl Executor {
     }
 }
 
-/// What became of one claimed intent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubmitOutcome {
-    /// Signed, recorded and broadcast (or to be broadcast again).
-    Submitted,
-    /// It cannot be carried out; it is failed with the reason.
-    Failed,
-    /// Another executor's claim or transaction won; it is taken up again later.
-    Released,
-}
-
-/// What one pass over the submitted intents settled.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FollowOutcome {
-    pub executed: usize,
-    pub failed: usize,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{EvmAddress, IntentStatus, LeaseId, U256};
+    use domain::{EvmAddress, FeeQuote, IntentStatus, LeaseId, U256};
     use mockall::predicate::eq;
     use mockall::Sequence;
-    use ports::{
-        FeeQuote, MockChainWriter, MockExecutionQueue, MockKeyVault, SignedTransfer,
-        SubmittedIntent,
-    };
+    use ports::{MockChainWriter, MockExecutionQueue, MockKeyVault};
     use uuid::Uuid;
+
+    const MARKET: FeeQuote = FeeQuote {
+        max_fee_per_gas: 100,
+        max_priority_fee_per_gas: 10,
+    };
 
     fn intent(status: IntentStatus) -> TransferIntentRecord {
         TransferIntentRecord {
@@ -237,14 +398,14 @@ mod tests {
         }
     }
 
-    fn claim(in_flight: u64, next_nonce: Option<u64>) -> SubmissionClaim {
+    fn claim(nonce: Option<u64>, agent_active: bool) -> SubmissionClaim {
         SubmissionClaim {
             intent: intent(IntentStatus::Confirmed),
             lease: LeaseId(Uuid::new_v4()),
             wallet_address: EvmAddress::from_bytes([0x01; 20]),
             sealed_key: vec![1, 2, 3],
-            next_nonce,
-            in_flight,
+            agent_active,
+            nonce,
         }
     }
 
@@ -255,21 +416,17 @@ mod tests {
             to: call.to,
             amount: call.amount,
             nonce: call.nonce,
-            raw: vec![0x02, 0xf8],
-            hash: format!("0x{:064x}", call.nonce),
+            fees: call.fees,
+            raw: vec![0x02, call.fees.max_fee_per_gas as u8],
+            hash: format!("0x{:x}{:062x}", call.fees.max_fee_per_gas % 16, call.nonce),
         }
     }
 
-    fn chain_with_nonce(pending: u64) -> MockChainWriter {
+    fn chain_quoting(pending: u64) -> MockChainWriter {
         let mut chain = MockChainWriter::new();
         chain.expect_chain_id().returning(|| Ok(8453));
         chain.expect_pending_nonce().returning(move |_| Ok(pending));
-        chain.expect_fee_quote().returning(|| {
-            Ok(FeeQuote {
-                max_fee_per_gas: 2,
-                max_priority_fee_per_gas: 1,
-            })
-        });
+        chain.expect_fee_quote().returning(|| Ok(MARKET));
         chain
     }
 
@@ -305,28 +462,72 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_signed_transaction_is_recorded_before_it_is_broadcast() {
-        let claimed = claim(0, None);
-        let lease = claimed.lease;
+    async fn the_nonce_is_assigned_then_the_signed_transaction_recorded_then_broadcast() {
+        let claimed = claim(None, true);
+        let (id, lease) = (claimed.intent.id, claimed.lease);
         let mut sequence = Sequence::new();
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
             .return_once(move |_| Ok(Some(claimed)));
         queue
-            .expect_record_submission()
-            .withf(move |_, l, transfer| {
-                *l == lease && transfer.nonce == 4 && transfer.amount == U256::from(25u64)
-            })
+            .expect_assign_nonce()
+            .with(eq(id), eq(lease), eq(4))
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(|_, _, _| Ok(intent(IntentStatus::Submitted)));
-        let mut chain = chain_with_nonce(4);
+            .returning(|_, _, _| Ok(7));
+        let mut vault = MockKeyVault::new();
+        vault
+            .expect_sign_transfer()
+            .withf(|_, _, call| call.nonce == 7 && call.fees == MARKET)
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _, call| Ok(signed(&call)));
+        queue
+            .expect_record_attempt()
+            .withf(move |i, l, attempt, _| *i == id && *l == Some(lease) && attempt.nonce == 7)
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _, _, _| Ok(intent(IntentStatus::Submitted)));
+        let mut chain = chain_quoting(4);
         chain
             .expect_broadcast()
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_| Ok(()));
+        queue
+            .expect_record_broadcast()
+            .withf(|_, error| error.is_none())
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _| Ok(()));
+        let executor = executor(queue, chain, vault);
+        assert_eq!(
+            executor.submit_next().await.expect("ran"),
+            Some(SubmitOutcome::Submitted)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_broadcast_is_no_proof_nothing_was_sent_and_fails_nothing() {
+        let mut queue = MockExecutionQueue::new();
+        queue
+            .expect_claim_confirmed()
+            .return_once(|_| Ok(Some(claim(None, true))));
+        queue.expect_assign_nonce().returning(|_, _, _| Ok(0));
+        queue
+            .expect_record_attempt()
+            .returning(|_, _, _, _| Ok(intent(IntentStatus::Submitted)));
+        queue
+            .expect_record_broadcast()
+            .withf(|_, error| error.as_deref().is_some_and(|e| e.contains("rate limited")))
+            .times(1)
+            .returning(|_, _| Ok(()));
+        queue.expect_settle().never();
+        let mut chain = chain_quoting(0);
+        chain
+            .expect_broadcast()
+            .returning(|_| Err(ports::BroadcastError::Rejected("rate limited".into())));
         let executor = executor(queue, chain, vault());
         assert_eq!(
             executor.submit_next().await.expect("ran"),
@@ -335,46 +536,45 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_lost_nonce_race_broadcasts_nothing() {
+    async fn a_nonce_assigned_by_an_earlier_claim_is_used_whatever_happened_since() {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(|_| Ok(Some(claim(0, None))));
+            .return_once(|_| Ok(Some(claim(Some(3), false))));
+        queue.expect_assign_nonce().never();
         queue
-            .expect_record_submission()
-            .returning(|_, _, t| Err(SubmissionError::NonceTaken(t.nonce)));
-        let mut chain = chain_with_nonce(0);
-        chain.expect_broadcast().never();
+            .expect_record_attempt()
+            .withf(|_, _, attempt, _| attempt.nonce == 3)
+            .times(1)
+            .returning(|_, _, _, _| Ok(intent(IntentStatus::Submitted)));
+        queue.expect_record_broadcast().returning(|_, _| Ok(()));
+        let mut chain = chain_quoting(9);
+        chain.expect_broadcast().returning(|_| Ok(()));
         let executor = executor(queue, chain, vault());
         assert_eq!(
             executor.submit_next().await.expect("ran"),
-            Some(SubmitOutcome::Released)
+            Some(SubmitOutcome::Submitted),
+            "an assigned nonce is always filled, even for an agent deactivated since"
         );
     }
 
     #[tokio::test]
-    async fn a_refused_broadcast_fails_the_intent_with_the_reason() {
+    async fn the_intent_of_a_deactivated_agent_fails_before_anything_is_signed() {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(|_| Ok(Some(claim(0, None))));
-        queue
-            .expect_record_submission()
-            .returning(|_, _, _| Ok(intent(IntentStatus::Submitted)));
+            .return_once(|_| Ok(Some(claim(None, false))));
+        queue.expect_assign_nonce().never();
         queue
             .expect_settle()
             .withf(|_, settlement| {
-                matches!(settlement, Settlement::Failed(reason) if reason.contains("insufficient funds for gas"))
+                matches!(settlement, Settlement::Failed(reason) if reason.contains("deactivated"))
             })
             .times(1)
             .returning(|_, _| Ok(intent(IntentStatus::Failed)));
-        let mut chain = chain_with_nonce(0);
-        chain.expect_broadcast().returning(|_| {
-            Err(BroadcastError::Rejected(
-                "insufficient funds for gas".into(),
-            ))
-        });
-        let executor = executor(queue, chain, vault());
+        let mut vault = MockKeyVault::new();
+        vault.expect_sign_transfer().never();
+        let executor = executor(queue, MockChainWriter::new(), vault);
         assert_eq!(
             executor.submit_next().await.expect("ran"),
             Some(SubmitOutcome::Failed)
@@ -382,89 +582,293 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_nonce_follows_our_in_flight_transactions_or_else_the_chain() {
-        for (in_flight, next, pending, expected) in [
-            (0, Some(9), 4, 4),
-            (2, Some(9), 4, 9),
-            (1, Some(3), 5, 5),
-            (1, None, 6, 6),
+    async fn a_vault_that_cannot_sign_gives_the_claim_back_and_fails_nothing() {
+        for refusal in [
+            ProviderError::Refused("sealed under another master key".into()),
+            ProviderError::Unavailable("vault down".into()),
         ] {
+            let claimed = claim(None, true);
+            let (id, lease) = (claimed.intent.id, claimed.lease);
             let mut queue = MockExecutionQueue::new();
             queue
                 .expect_claim_confirmed()
-                .return_once(move |_| Ok(Some(claim(in_flight, next))));
+                .return_once(move |_| Ok(Some(claimed)));
+            queue.expect_assign_nonce().returning(|_, _, _| Ok(0));
+            queue.expect_record_attempt().never();
+            queue.expect_settle().never();
             queue
-                .expect_record_submission()
-                .withf(move |_, _, transfer| transfer.nonce == expected)
+                .expect_release()
+                .with(eq(id), eq(lease))
                 .times(1)
-                .returning(|id, _, _| Err(SubmissionError::LeaseLost(id)));
-            let executor = executor(queue, chain_with_nonce(pending), vault());
-            executor.submit_next().await.expect("ran");
-        }
-    }
-
-    fn submitted(hash: &str) -> SubmittedIntent {
-        SubmittedIntent {
-            intent: intent(IntentStatus::Submitted),
-            transfer: SignedTransfer {
-                from: EvmAddress::from_bytes([1; 20]),
-                token: EvmAddress::from_bytes([0xaa; 20]),
-                to: EvmAddress::from_bytes([0xbb; 20]),
-                amount: U256::from(25u64),
-                nonce: 0,
-                raw: vec![9, 9],
-                hash: hash.to_owned(),
-            },
+                .returning(|_, _| Ok(()));
+            let mut vault = MockKeyVault::new();
+            vault
+                .expect_sign_transfer()
+                .return_once(move |_, _, _| Err(refusal));
+            let outcome = executor(queue, chain_quoting(0), vault).submit_next().await;
+            assert!(matches!(outcome, Err(ExecutionError::Vault(_))));
         }
     }
 
     #[tokio::test]
-    async fn receipts_settle_intents_and_pending_ones_are_sent_again_unchanged() {
+    async fn an_unreachable_chain_gives_the_claim_back_at_once() {
+        let claimed = claim(None, true);
+        let (id, lease) = (claimed.intent.id, claimed.lease);
         let mut queue = MockExecutionQueue::new();
-        queue.expect_submitted().returning(|_| {
-            Ok(vec![
-                submitted("0xok"),
-                submitted("0xreverted"),
-                submitted("0xpending"),
-            ])
-        });
         queue
-            .expect_settle()
-            .withf(|_, settlement| *settlement == Settlement::Executed)
+            .expect_claim_confirmed()
+            .return_once(move |_| Ok(Some(claimed)));
+        queue
+            .expect_release()
+            .with(eq(id), eq(lease))
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+            .returning(|_, _| Ok(()));
+        let mut chain = MockChainWriter::new();
+        chain
+            .expect_chain_id()
+            .returning(|| Err(ChainError::Unavailable("down".into())));
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .submit_next()
+            .await;
+        assert!(matches!(outcome, Err(ExecutionError::Chain(_))));
+    }
+
+    fn attempt(max_fee: u128, hash: &str) -> SignedTransfer {
+        SignedTransfer {
+            from: EvmAddress::from_bytes([1; 20]),
+            token: EvmAddress::from_bytes([0xaa; 20]),
+            to: EvmAddress::from_bytes([0xbb; 20]),
+            amount: U256::from(25u64),
+            nonce: 5,
+            fees: FeeQuote {
+                max_fee_per_gas: max_fee,
+                max_priority_fee_per_gas: max_fee / 10,
+            },
+            raw: vec![9, 9],
+            hash: hash.to_owned(),
+        }
+    }
+
+    fn submitted(attempts: Vec<SignedTransfer>, age: Duration, checks: u32) -> SubmittedIntent {
+        SubmittedIntent {
+            intent: intent(IntentStatus::Submitted),
+            nonce: 5,
+            wallet_address: EvmAddress::from_bytes([1; 20]),
+            sealed_key: vec![1],
+            attempts,
+            newest_attempt_age: age,
+            checks,
+            nonce_used_for: None,
+        }
+    }
+
+    fn due(list: Vec<SubmittedIntent>) -> MockExecutionQueue {
+        let mut queue = MockExecutionQueue::new();
+        queue.expect_due_submitted().return_once(move |_| Ok(list));
+        queue
+    }
+
+    #[tokio::test]
+    async fn a_receipt_of_any_transaction_of_the_intent_settles_it_with_that_hash() {
+        let mut queue = due(vec![submitted(
+            vec![attempt(200, "0xnew"), attempt(100, "0xold")],
+            Duration::from_secs(5),
+            2,
+        )]);
         queue
             .expect_settle()
             .withf(|_, settlement| {
-                matches!(settlement, Settlement::Failed(reason) if reason.contains("reverted"))
+                *settlement
+                    == Settlement::Executed {
+                        tx_hash: "0xold".into(),
+                    }
+            })
+            .times(1)
+            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+        let mut chain = MockChainWriter::new();
+        chain
+            .expect_receipt()
+            .with(eq("0xnew"))
+            .returning(|_| Ok(ReceiptStatus::Pending));
+        chain
+            .expect_receipt()
+            .with(eq("0xold"))
+            .returning(|_| Ok(ReceiptStatus::Succeeded));
+        chain.expect_broadcast().never();
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!(outcome.executed, 1);
+    }
+
+    #[tokio::test]
+    async fn a_revert_fails_the_intent_naming_the_transaction() {
+        let mut queue = due(vec![submitted(
+            vec![attempt(100, "0xreverted")],
+            Duration::from_secs(5),
+            0,
+        )]);
+        queue
+            .expect_settle()
+            .withf(|_, settlement| {
+                matches!(settlement, Settlement::Failed(reason) if reason.contains("0xreverted"))
             })
             .times(1)
             .returning(|_, _| Ok(intent(IntentStatus::Failed)));
         let mut chain = MockChainWriter::new();
         chain
             .expect_receipt()
-            .with(eq("0xok"))
-            .returning(|_| Ok(ReceiptStatus::Succeeded));
-        chain
-            .expect_receipt()
-            .with(eq("0xreverted"))
             .returning(|_| Ok(ReceiptStatus::Reverted));
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!(outcome.failed, 1);
+    }
+
+    #[tokio::test]
+    async fn an_unmined_transaction_is_sent_again_unchanged_with_a_growing_wait() {
+        let mut queue = due(vec![submitted(
+            vec![attempt(100, "0xpending")],
+            Duration::from_secs(5),
+            3,
+        )]);
+        let mut sequence = Sequence::new();
+        let mut chain = MockChainWriter::new();
         chain
             .expect_receipt()
-            .with(eq("0xpending"))
             .returning(|_| Ok(ReceiptStatus::Pending));
+        chain.expect_mined_nonce().returning(|_| Ok(5));
         chain
             .expect_broadcast()
             .withf(|transfer| transfer.hash == "0xpending" && transfer.raw == vec![9, 9])
             .times(1)
-            .returning(|_| Err(BroadcastError::Rejected("already known".into())));
-        let executor = executor(queue, chain, MockKeyVault::new());
-        assert_eq!(
-            executor.follow_submitted().await.expect("ran"),
-            FollowOutcome {
-                executed: 1,
-                failed: 1
-            }
-        );
+            .in_sequence(&mut sequence)
+            .returning(|_| Err(ports::BroadcastError::Unavailable("timeout".into())));
+        queue
+            .expect_record_broadcast()
+            .withf(|hash, error| hash == "0xpending" && error.is_some())
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _| Ok(()));
+        let expected_wait = ExecutorSettings::default().retry.delay(3);
+        queue
+            .expect_reschedule()
+            .withf(move |_, wait, used| *wait == expected_wait && !used)
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _, _| Ok(()));
+        queue.expect_settle().never();
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!(outcome.rebroadcast, 1);
+    }
+
+    #[tokio::test]
+    async fn a_transaction_unmined_too_long_is_replaced_by_a_better_paying_one_recorded_first() {
+        let settings = ExecutorSettings::default();
+        let old = attempt(100, "0xold");
+        let mut queue = due(vec![submitted(vec![old], settings.replace_after, 4)]);
+        let mut sequence = Sequence::new();
+        let mut chain = chain_quoting(0);
+        chain
+            .expect_receipt()
+            .returning(|_| Ok(ReceiptStatus::Pending));
+        chain.expect_mined_nonce().returning(|_| Ok(5));
+        let bumped = domain::replacement_fees(attempt(100, "0xold").fees, MARKET);
+        let mut vault = MockKeyVault::new();
+        vault
+            .expect_sign_transfer()
+            .withf(move |_, _, call| call.nonce == 5 && call.fees == bumped)
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _, call| Ok(signed(&call)));
+        queue
+            .expect_record_attempt()
+            .withf(move |_, lease, replacement, _| {
+                lease.is_none() && replacement.nonce == 5 && replacement.fees == bumped
+            })
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _, _, _| Ok(intent(IntentStatus::Submitted)));
+        chain
+            .expect_broadcast()
+            .withf(|transfer| transfer.hash != "0xold")
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_| Ok(()));
+        queue.expect_record_broadcast().returning(|_, _| Ok(()));
+        queue.expect_reschedule().returning(|_, _, _| Ok(()));
+        let outcome = executor(queue, chain, vault)
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!(outcome.replaced, 1);
+    }
+
+    #[tokio::test]
+    async fn a_nonce_used_by_another_transaction_fails_the_intent_only_after_the_grace() {
+        let grace = ExecutorSettings::default().nonce_grace;
+        for (used_for, settles) in [(None, false), (Some(grace), true)] {
+            let mut looked_at = submitted(vec![attempt(100, "0xlost")], Duration::from_secs(5), 1);
+            looked_at.nonce_used_for = used_for;
+            let mut queue = due(vec![looked_at]);
+            let mut chain = MockChainWriter::new();
+            chain
+                .expect_receipt()
+                .returning(|_| Ok(ReceiptStatus::Pending));
+            chain.expect_mined_nonce().returning(|_| Ok(6));
+            chain.expect_broadcast().never();
+            queue
+                .expect_settle()
+                .withf(|_, settlement| {
+                    matches!(settlement, Settlement::Failed(reason) if reason.contains("nonce 5"))
+                })
+                .times(usize::from(settles))
+                .returning(|_, _| Ok(intent(IntentStatus::Failed)));
+            queue
+                .expect_reschedule()
+                .withf(|_, _, used| *used)
+                .times(usize::from(!settles))
+                .returning(|_, _, _| Ok(()));
+            executor(queue, chain, MockKeyVault::new())
+                .follow_submitted()
+                .await
+                .expect("ran");
+        }
+    }
+
+    #[tokio::test]
+    async fn trouble_with_one_intent_does_not_keep_the_others_from_settling() {
+        let mut broken = submitted(vec![attempt(100, "0xbroken")], Duration::from_secs(5), 0);
+        broken.intent.id = domain::IntentId(Uuid::from_u128(77));
+        let fine = submitted(vec![attempt(100, "0xfine")], Duration::from_secs(5), 0);
+        let mut queue = due(vec![broken, fine]);
+        let mut chain = MockChainWriter::new();
+        chain
+            .expect_receipt()
+            .with(eq("0xbroken"))
+            .returning(|_| Err(ChainError::Unavailable("node behind a flaky proxy".into())));
+        chain
+            .expect_receipt()
+            .with(eq("0xfine"))
+            .returning(|_| Ok(ReceiptStatus::Succeeded));
+        queue
+            .expect_reschedule()
+            .withf(|id, _, _| *id == domain::IntentId(Uuid::from_u128(77)))
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        queue
+            .expect_settle()
+            .times(1)
+            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!(outcome.executed, 1);
     }
 }

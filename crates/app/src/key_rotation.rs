@@ -31,6 +31,26 @@ pub enum ResealError {
     Vault(ProviderError),
 }
 
+/// Whether `vault` opens the keys already stored, judged by the oldest wallet (true when there is
+/// none). A vault configured with another master key would seal new wallets under a key that
+/// opens nothing else here, e.g. the public sandbox key in a database of real wallets.
+pub async fn vault_opens_stored_keys(
+    keys: &dyn WalletKeyStore,
+    vault: &dyn KeyVault,
+) -> Result<bool, ResealError> {
+    let Some(oldest) = keys.sealed_keys_after(None, 1).await?.into_iter().next() else {
+        return Ok(true);
+    };
+    match vault
+        .reseal_wallet_key(&oldest.sealed_key, &oldest.address)
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(ProviderError::Refused(_)) => Ok(false),
+        Err(unavailable) => Err(ResealError::Vault(unavailable)),
+    }
+}
+
 pub struct WalletKeyRotation {
     keys: Arc<dyn WalletKeyStore>,
     vault: Arc<dyn KeyVault>,
@@ -39,6 +59,11 @@ pub struct WalletKeyRotation {
 impl WalletKeyRotation {
     pub fn new(keys: Arc<dyn WalletKeyStore>, vault: Arc<dyn KeyVault>) -> Self {
         Self { keys, vault }
+    }
+
+    /// Whether the configured master keys open the keys already stored.
+    pub async fn vault_opens_stored_keys(&self) -> Result<bool, ResealError> {
+        vault_opens_stored_keys(self.keys.as_ref(), self.vault.as_ref()).await
     }
 
     pub async fn reseal_all(&self) -> Result<ResealReport, ResealError> {
@@ -158,6 +183,35 @@ mod tests {
             .await
             .expect("resealed");
         assert_eq!(report.already_current, BATCH);
+    }
+
+    #[tokio::test]
+    async fn the_vault_must_open_the_oldest_stored_key() {
+        for (opens, expected) in [(true, true), (false, false)] {
+            let mut keys = MockWalletKeyStore::new();
+            keys.expect_sealed_keys_after()
+                .with(eq(None), eq(1))
+                .return_once(|_, _| Ok(vec![wallet(1)]));
+            let mut vault = MockKeyVault::new();
+            vault.expect_reseal_wallet_key().return_once(move |_, _| {
+                if opens {
+                    Ok(None)
+                } else {
+                    Err(ProviderError::Refused("sealed under another key".into()))
+                }
+            });
+            let rotation = WalletKeyRotation::new(Arc::new(keys), Arc::new(vault));
+            assert_eq!(
+                rotation.vault_opens_stored_keys().await.expect("checked"),
+                expected
+            );
+        }
+        let mut empty = MockWalletKeyStore::new();
+        empty
+            .expect_sealed_keys_after()
+            .return_once(|_, _| Ok(vec![]));
+        let rotation = WalletKeyRotation::new(Arc::new(empty), Arc::new(MockKeyVault::new()));
+        assert!(rotation.vault_opens_stored_keys().await.expect("checked"));
     }
 
     #[tokio::test]

@@ -11,7 +11,8 @@ pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
 pub use control_plane::{
-    AgentLookupError, ControlPlane, CreateAgent, CreateAgentError, IssuedKey, PolicyError,
+    AgentLookupError, ConfirmError, Confirmation, ControlPlane, ControlPlanePorts, CreateAgent,
+    CreateAgentError, IssuedKey, PolicyError,
 };
 
 pub use errors::NotProvisioned;
@@ -19,8 +20,8 @@ pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, S
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use wallet::{
-    BalanceError, IntentPage, ListIntentsError, SendError, SendRequest, WalletError, WalletService,
-    DAILY_WINDOW,
+    BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,
+    WalletService, WalletStores, DAILY_WINDOW, IDEMPOTENCY_KEY_TTL,
 };
 
 use domain::AgentKey;

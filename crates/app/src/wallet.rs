@@ -1,16 +1,19 @@
 //! The runtime side of the wallet: address, policy, balances, transfer intents.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use domain::{
-    evaluate_transfer, AgentId, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec,
-    CursorPosition, EvmAddress, IntentId, PolicyAsset, PolicyViolation, SpendPolicyRecord,
-    TransferIntentRecord, TransferTerms, WalletBalances, WalletRecord, U256,
+    check_recipient, check_transfer_amount, evaluate_transfer, AgentId, Asset, AssetBalance,
+    AtomicAmount, Chain, CursorCodec, CursorPosition, EvmAddress, IdempotencyKey, IntentId,
+    PolicyAsset, PolicyViolation, RateDecision, RateLimit, RecipientRefused, SpendPolicyRecord,
+    TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
 };
 use ports::{
-    Admission, AdmissionError, AgentStore, ChainClient, ChainError, IntentAdmission, IntentLedger,
-    NewTransferIntent, StoreError,
+    Admission, AdmissionContext, AdmissionError, AdmissionRefusal, AdmissionWindows, AgentStore,
+    ChainClient, ChainError, IntentAdmission, IntentLedger, NewTransferIntent, RateLimiter,
+    StoreError,
 };
 use uuid::Uuid;
 
@@ -18,6 +21,18 @@ use crate::NotProvisioned;
 
 /// The rolling window of the daily limit.
 pub const DAILY_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long an idempotency key answers retries with its intent; after it, the key may be used for
+/// a new transfer (Stripe keeps keys for 24 hours too).
+pub const IDEMPOTENCY_KEY_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How much one agent may send: a rate shared by every instance, and how many of its sends one
+/// instance works on at once (so one agent cannot take every database connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendLimits {
+    pub rate: RateLimit,
+    pub concurrent_per_agent: usize,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum WalletError {
@@ -44,9 +59,17 @@ pub enum SendError {
     #[error("only {asset} on {chain} is supported")]
     Unsupported { asset: Asset, chain: Chain },
     #[error(transparent)]
+    TooLarge(#[from] TransferTooLarge),
+    #[error(transparent)]
+    Recipient(RecipientRefused),
+    #[error(transparent)]
     Policy(PolicyViolation),
     #[error("idempotency key already used by intent {original} for a different transfer")]
     IdempotencyMismatch { original: IntentId },
+    #[error("a request with this idempotency key is in progress")]
+    KeyInFlight,
+    #[error("too many sends; retry after {retry_after:?}")]
+    RateLimited { retry_after: Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -68,7 +91,7 @@ pub struct SendRequest {
     pub amount: AtomicAmount,
     pub asset: String,
     pub chain: String,
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,37 +100,82 @@ pub struct IntentPage {
     pub next_cursor: Option<String>,
 }
 
+/// Sends each agent has in progress on this instance.
+#[derive(Default)]
+struct InFlight(Mutex<HashMap<AgentId, usize>>);
+
+/// One send in progress; dropping it frees its place.
+struct InFlightSlot<'a> {
+    counts: &'a InFlight,
+    agent: AgentId,
+}
+
+impl InFlight {
+    fn enter(&self, agent: AgentId, most: usize) -> Option<InFlightSlot<'_>> {
+        let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = counts.entry(agent).or_default();
+        if *count >= most {
+            return None;
+        }
+        *count += 1;
+        Some(InFlightSlot {
+            counts: self,
+            agent,
+        })
+    }
+}
+
+impl Drop for InFlightSlot<'_> {
+    fn drop(&mut self) {
+        let mut counts = self.counts.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.agent) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.agent);
+            }
+        }
+    }
+}
+
+/// The stores a wallet service reads and writes.
+pub struct WalletStores {
+    pub agents: Arc<dyn AgentStore>,
+    pub admission: Arc<dyn IntentAdmission>,
+    pub ledger: Arc<dyn IntentLedger>,
+    pub limiter: Arc<dyn RateLimiter>,
+}
+
 pub struct WalletService {
-    agents: Arc<dyn AgentStore>,
-    admission: Arc<dyn IntentAdmission>,
-    ledger: Arc<dyn IntentLedger>,
+    stores: WalletStores,
     chain: Arc<dyn ChainClient>,
     cursors: CursorCodec,
     token: PolicyAsset,
+    limits: SendLimits,
+    in_flight: InFlight,
 }
 
 impl WalletService {
     pub fn new(
-        agents: Arc<dyn AgentStore>,
-        admission: Arc<dyn IntentAdmission>,
-        ledger: Arc<dyn IntentLedger>,
+        stores: WalletStores,
         chain: Arc<dyn ChainClient>,
         cursors: CursorCodec,
         token: PolicyAsset,
+        limits: SendLimits,
     ) -> Self {
         Self {
-            agents,
-            admission,
-            ledger,
+            stores,
             chain,
             cursors,
             token,
+            limits,
+            in_flight: InFlight::default(),
         }
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn wallet(&self, agent: AgentId) -> Result<WalletRecord, WalletError> {
         Ok(self
+            .stores
             .agents
             .wallet(agent)
             .await?
@@ -132,6 +200,7 @@ impl WalletService {
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn balances(&self, agent: AgentId) -> Result<WalletBalances, BalanceError> {
         let wallet = self
+            .stores
             .agents
             .wallet(agent)
             .await?
@@ -178,8 +247,22 @@ impl WalletService {
             asset: self.token.asset,
             chain: self.token.chain,
             recipient: request.to,
-            amount: request.amount,
+            amount: check_transfer_amount(request.amount)?,
         };
+        let _slot = self
+            .in_flight
+            .enter(agent, self.limits.concurrent_per_agent)
+            .ok_or(SendError::RateLimited {
+                retry_after: Duration::from_secs(1),
+            })?;
+        let decision = self
+            .stores
+            .limiter
+            .take(agent, "wallet_send", self.limits.rate)
+            .await?;
+        if let RateDecision::Limited { retry_after } = decision {
+            return Err(SendError::RateLimited { retry_after });
+        }
         let intent = NewTransferIntent {
             id: IntentId(Uuid::now_v7()),
             agent_id: agent,
@@ -187,23 +270,37 @@ impl WalletService {
             token_address: self.token.token_address,
             idempotency_key: request.idempotency_key,
         };
-        let check = move |policy: &SpendPolicyRecord, held: U256| {
+        let token = self.token.token_address;
+        let check = move |context: &AdmissionContext<'_>| {
+            check_recipient(&terms.recipient, context.wallet_address, token.as_ref())
+                .map_err(AdmissionRefusal::Recipient)?;
             evaluate_transfer(
-                &policy.limits,
-                &policy.allowlist,
+                &context.policy.limits,
+                &context.policy.allowlist,
                 &terms.recipient,
                 terms.amount,
-                held,
+                context.held,
             )
+            .map_err(AdmissionRefusal::Policy)
         };
-        match self.admission.admit(intent, DAILY_WINDOW, &check).await {
+        let windows = AdmissionWindows {
+            spend: DAILY_WINDOW,
+            idempotency_key: IDEMPOTENCY_KEY_TTL,
+        };
+        match self.stores.admission.admit(intent, windows, &check).await {
             Ok(Admission::Created(intent)) => Ok((intent, false)),
             Ok(Admission::Replayed(intent)) => Ok((intent, true)),
             Err(AdmissionError::NoWallet) => Err(NotProvisioned::Wallet.into()),
-            Err(AdmissionError::Refused(violation)) => Err(SendError::Policy(violation)),
+            Err(AdmissionError::Refused(AdmissionRefusal::Recipient(refused))) => {
+                Err(SendError::Recipient(refused))
+            }
+            Err(AdmissionError::Refused(AdmissionRefusal::Policy(violation))) => {
+                Err(SendError::Policy(violation))
+            }
             Err(AdmissionError::IdempotencyMismatch { original }) => {
                 Err(SendError::IdempotencyMismatch { original })
             }
+            Err(AdmissionError::KeyInFlight) => Err(SendError::KeyInFlight),
             Err(AdmissionError::Store(store)) => Err(store.into()),
         }
     }
@@ -221,12 +318,13 @@ impl WalletService {
             .map(|cursor| self.cursors.decode(&scope, cursor))
             .transpose()
             .map_err(|_| ListIntentsError::InvalidCursor)?;
-        self.agents
+        self.stores
+            .agents
             .wallet(agent)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
         // One more than asked tells whether another page follows.
-        let mut items = self.ledger.page(agent, after, limit + 1).await?;
+        let mut items = self.stores.ledger.page(agent, after, limit + 1).await?;
         let next_cursor = if items.len() > limit {
             items.truncate(limit);
             items.last().map(|last| {
@@ -247,8 +345,26 @@ impl WalletService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{SpendLimits, TransferIntentRecord};
-    use ports::{MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
+    use domain::{SpendLimits, TransferIntentRecord, U256};
+    use ports::{
+        MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger, MockRateLimiter,
+    };
+
+    const LIMITS: SendLimits = SendLimits {
+        rate: RateLimit {
+            per_minute: 600,
+            burst: 60,
+        },
+        concurrent_per_agent: 2,
+    };
+
+    fn allowing() -> MockRateLimiter {
+        let mut limiter = MockRateLimiter::new();
+        limiter
+            .expect_take()
+            .returning(|_, _, _| Ok(RateDecision::Allowed));
+        limiter
+    }
 
     fn token() -> PolicyAsset {
         PolicyAsset::usdc_on_base(EvmAddress::from_bytes([0xaa; 20]))
@@ -268,13 +384,27 @@ mod tests {
         ledger: MockIntentLedger,
         chain: MockChainClient,
     ) -> WalletService {
+        service_limited(agents, admission, ledger, chain, allowing())
+    }
+
+    fn service_limited(
+        agents: MockAgentStore,
+        admission: MockIntentAdmission,
+        ledger: MockIntentLedger,
+        chain: MockChainClient,
+        limiter: MockRateLimiter,
+    ) -> WalletService {
         WalletService::new(
-            Arc::new(agents),
-            Arc::new(admission),
-            Arc::new(ledger),
+            WalletStores {
+                agents: Arc::new(agents),
+                admission: Arc::new(admission),
+                ledger: Arc::new(ledger),
+                limiter: Arc::new(limiter),
+            },
             Arc::new(chain),
             CursorCodec::new(b"test secret"),
             token(),
+            LIMITS,
         )
     }
 
@@ -285,6 +415,19 @@ mod tests {
             MockIntentLedger::new(),
             MockChainClient::new(),
         )
+    }
+
+    /// What the admission check decides for `policy` and `held` when the wallet is `0x01…01`.
+    fn judged(
+        check: &ports::AdmissionCheck,
+        policy: &SpendPolicyRecord,
+        held: U256,
+    ) -> Result<(), AdmissionRefusal> {
+        check(&AdmissionContext {
+            wallet_address: &EvmAddress::from_bytes([1; 20]),
+            policy,
+            held,
+        })
     }
 
     fn reading(wallet: Option<WalletRecord>, ledger: MockIntentLedger) -> WalletService {
@@ -350,13 +493,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn send_admits_through_the_domain_policy_over_the_daily_window() {
+    async fn send_admits_through_the_domain_rules_over_the_daily_window() {
         let mut admission = MockIntentAdmission::new();
         admission
             .expect_admit()
             .times(1)
-            .returning(|new, window, check| {
-                assert_eq!(window, DAILY_WINDOW);
+            .returning(|new, windows, check| {
+                assert_eq!(
+                    windows,
+                    AdmissionWindows {
+                        spend: DAILY_WINDOW,
+                        idempotency_key: IDEMPOTENCY_KEY_TTL
+                    }
+                );
                 assert_eq!(
                     (new.terms.asset, new.terms.chain),
                     (Asset::Usdc, Chain::Base)
@@ -366,12 +515,17 @@ mod tests {
                     max_daily: None,
                 });
                 assert!(matches!(
-                    check(&per_tx_50, U256::ZERO),
-                    Err(PolicyViolation::ExceedsPerTransactionMax { .. })
+                    judged(check, &per_tx_50, U256::ZERO),
+                    Err(AdmissionRefusal::Policy(
+                        PolicyViolation::ExceedsPerTransactionMax { .. }
+                    ))
                 ));
+                let unlimited = policy_with(SpendLimits::default());
+                assert_eq!(judged(check, &unlimited, U256::ZERO), Ok(()));
                 assert_eq!(
-                    check(&policy_with(SpendLimits::default()), U256::ZERO),
-                    Ok(())
+                    judged(check, &unlimited, U256::MAX),
+                    Ok(()),
+                    "without a daily limit the window does not matter"
                 );
                 Ok(Admission::Created(intent_from(&new)))
             });
@@ -384,24 +538,129 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_check_refuses_the_wallet_itself_the_token_and_the_zero_address() {
+        let mut admission = MockIntentAdmission::new();
+        admission.expect_admit().returning(|new, _, check| {
+            let policy = policy_with(SpendLimits::default());
+            Err(AdmissionError::Refused(
+                judged(check, &policy, U256::ZERO).expect_err("refused"),
+            ))
+            .map(|()| Admission::Created(intent_from(&new)))
+        });
+        let service = sending(admission);
+        for (recipient, refused) in [
+            (EvmAddress::from_bytes([1; 20]), RecipientRefused::OwnWallet),
+            (
+                EvmAddress::from_bytes([0xaa; 20]),
+                RecipientRefused::TokenContract,
+            ),
+            (
+                EvmAddress::from_bytes([0; 20]),
+                RecipientRefused::ZeroAddress,
+            ),
+        ] {
+            let request = SendRequest {
+                to: recipient,
+                ..request("USDC", "base")
+            };
+            assert!(
+                matches!(
+                    service.send(AgentId(Uuid::now_v7()), request).await,
+                    Err(SendError::Recipient(r)) if r == refused
+                ),
+                "{refused:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_amount_above_the_bound_never_reaches_the_store() {
+        let mut admission = MockIntentAdmission::new();
+        admission.expect_admit().never();
+        let too_large = SendRequest {
+            amount: AtomicAmount::new(domain::MAX_TRANSFER_ATOMIC + U256::from(1u8))
+                .expect("non-zero"),
+            ..request("USDC", "base")
+        };
+        assert!(matches!(
+            sending(admission)
+                .send(AgentId(Uuid::now_v7()), too_large)
+                .await,
+            Err(SendError::TooLarge(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn over_the_rate_a_send_is_limited_before_it_reaches_the_wallet() {
+        let mut limiter = MockRateLimiter::new();
+        limiter
+            .expect_take()
+            .withf(|_, action, limit| action == "wallet_send" && *limit == LIMITS.rate)
+            .returning(|_, _, _| {
+                Ok(RateDecision::Limited {
+                    retry_after: Duration::from_millis(1500),
+                })
+            });
+        let mut admission = MockIntentAdmission::new();
+        admission.expect_admit().never();
+        let service = service_limited(
+            MockAgentStore::new(),
+            admission,
+            MockIntentLedger::new(),
+            MockChainClient::new(),
+            limiter,
+        );
+        assert!(matches!(
+            service
+                .send(AgentId(Uuid::now_v7()), request("USDC", "base"))
+                .await,
+            Err(SendError::RateLimited { retry_after }) if retry_after == Duration::from_millis(1500)
+        ));
+    }
+
+    #[test]
+    fn an_agent_gets_only_so_many_sends_in_progress_at_once() {
+        let in_flight = InFlight::default();
+        let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
+        let first = in_flight.enter(agent, 2).expect("room");
+        let second = in_flight.enter(agent, 2).expect("room");
+        assert!(in_flight.enter(agent, 2).is_none(), "full");
+        assert!(
+            in_flight.enter(other, 2).is_some(),
+            "other agents unaffected"
+        );
+        drop(first);
+        assert!(
+            in_flight.enter(agent, 2).is_some(),
+            "a finished send frees its place"
+        );
+        drop(second);
+        assert!(
+            in_flight.0.lock().expect("lock").is_empty(),
+            "idle agents are forgotten"
+        );
+    }
+
+    #[tokio::test]
     async fn admission_outcomes_map_to_send_outcomes() {
         let original = IntentId(Uuid::now_v7());
         let mut admission = MockIntentAdmission::new();
         let mut calls = 0;
         admission
             .expect_admit()
-            .times(4)
+            .times(5)
             .returning(move |new, _, _| {
                 calls += 1;
                 match calls {
                     1 => Ok(Admission::Replayed(intent_from(&new))),
                     2 => Err(AdmissionError::NoWallet),
                     3 => Err(AdmissionError::IdempotencyMismatch { original }),
-                    _ => Err(AdmissionError::Refused(
+                    4 => Err(AdmissionError::KeyInFlight),
+                    _ => Err(AdmissionError::Refused(AdmissionRefusal::Policy(
                         PolicyViolation::RecipientNotAllowlisted {
                             recipient: new.terms.recipient,
                         },
-                    )),
+                    ))),
                 }
             });
         let service = sending(admission);
@@ -417,6 +676,10 @@ mod tests {
         assert!(matches!(
             service.send(agent, request("USDC", "base")).await,
             Err(SendError::IdempotencyMismatch { original: o }) if o == original
+        ));
+        assert!(matches!(
+            service.send(agent, request("USDC", "base")).await,
+            Err(SendError::KeyInFlight)
         ));
         assert!(matches!(
             service.send(agent, request("USDC", "base")).await,

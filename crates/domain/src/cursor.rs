@@ -10,6 +10,9 @@ use sha2::Sha256;
 use uuid::Uuid;
 
 const VERSION: u8 = 1;
+/// Times a cursor may hold: years 1 to 9999, what every store can represent.
+const EARLIEST_MICROS: i64 = -62_135_596_800_000_000;
+const LATEST_MICROS: i64 = 253_402_300_799_999_999;
 const TAG_LEN: usize = 16;
 const BODY_LEN: usize = 1 + 8 + 16;
 
@@ -86,8 +89,14 @@ impl CursorCodec {
         }
         let micros: [u8; 8] = body[1..9].try_into().map_err(|_| InvalidCursor)?;
         let id: [u8; 16] = body[9..].try_into().map_err(|_| InvalidCursor)?;
+        // A valid tag on a time no store holds means a forged cursor (the sandbox's secret is
+        // public): as invalid as any other.
+        let created_at_micros = i64::from_be_bytes(micros);
+        if !(EARLIEST_MICROS..=LATEST_MICROS).contains(&created_at_micros) {
+            return Err(InvalidCursor);
+        }
         Ok(CursorPosition {
-            created_at_micros: i64::from_be_bytes(micros),
+            created_at_micros,
             id: Uuid::from_bytes(id),
         })
     }
@@ -185,9 +194,9 @@ mod tests {
     }
 
     #[test]
-    fn negative_and_extreme_times_survive() {
+    fn times_from_year_one_to_9999_survive_and_others_are_invalid() {
         let codec = CursorCodec::new(b"k");
-        for micros in [i64::MIN, -1, 0, i64::MAX] {
+        for micros in [EARLIEST_MICROS, -1, 0, LATEST_MICROS] {
             let position = CursorPosition {
                 created_at_micros: micros,
                 id: Uuid::nil(),
@@ -196,6 +205,16 @@ mod tests {
                 codec.decode("s", &codec.encode("s", position)),
                 Ok(position)
             );
+        }
+        for micros in [i64::MIN, EARLIEST_MICROS - 1, LATEST_MICROS + 1, i64::MAX] {
+            let forged = codec.encode(
+                "s",
+                CursorPosition {
+                    created_at_micros: micros,
+                    id: Uuid::nil(),
+                },
+            );
+            assert_eq!(codec.decode("s", &forged), Err(InvalidCursor), "{micros}");
         }
     }
 }

@@ -12,7 +12,7 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::{AgentId, Asset, AtomicAmount, Chain, EvmAddress, IntentId, WalletId};
+use crate::{AgentId, Asset, AtomicAmount, Chain, EvmAddress, IdempotencyKey, IntentId, WalletId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IntentStatus {
@@ -149,7 +149,7 @@ pub struct TransferIntentRecord {
     pub token_address: Option<EvmAddress>,
     pub recipient: EvmAddress,
     pub amount: AtomicAmount,
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<IdempotencyKey>,
     pub tx_hash: Option<String>,
     pub failure_reason: Option<String>,
     pub created_at: OffsetDateTime,

@@ -7,11 +7,14 @@ pub mod asset;
 pub mod contact;
 pub mod cursor;
 pub mod evm_address;
+pub mod execution;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
 pub mod ids;
 pub mod intent;
+pub mod limits;
 pub mod policy;
+pub mod transfer;
 pub mod wallet;
 
 /// 256-bit unsigned integers, the type of every on-chain amount.
@@ -28,6 +31,7 @@ pub use contact::{
 };
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use evm_address::{EvmAddress, EvmAddressError};
+pub use execution::{replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt};
 pub use ids::{
     AgentId, EmailInboxId, EmailMessageId, IntentId, LeaseId, PhoneNumberId, SmsMessageId,
     SpendPolicyId, SponsorId, WalletId,
@@ -35,7 +39,12 @@ pub use ids::{
 pub use intent::{
     IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms, TransitionRefused,
 };
+pub use limits::{RateDecision, RateLimit};
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
+};
+pub use transfer::{
+    check_recipient, check_transfer_amount, IdempotencyKey, IdempotencyKeyError, RecipientRefused,
+    TransferTooLarge, MAX_IDEMPOTENCY_KEY_CHARS, MAX_TRANSFER_ATOMIC,
 };
 pub use wallet::{Custody, SpendPolicyRecord, WalletBalances, WalletRecord, WalletStatus};

@@ -9,10 +9,8 @@ use alloy_provider::{Provider, RootProvider};
 use alloy_rpc_types_eth::TransactionRequest;
 use alloy_sol_types::{sol, SolCall};
 use async_trait::async_trait;
-use domain::{EvmAddress, U256};
-use ports::{
-    BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
-};
+use domain::{EvmAddress, FeeQuote, U256};
+use ports::{BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer};
 
 sol! {
     function balanceOf(address owner) returns (uint256);
@@ -140,6 +138,18 @@ impl ChainWriter for RpcChain {
                 self.provider
                     .get_transaction_count(address(sender))
                     .pending()
+                    .into_future(),
+            )
+            .await?)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn mined_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
+        Ok(self
+            .within(
+                self.provider
+                    .get_transaction_count(address(sender))
+                    .latest()
                     .into_future(),
             )
             .await?)

@@ -47,6 +47,7 @@ pub(crate) fn sign_transfer(
         to: call.to,
         amount: call.amount,
         nonce: call.nonce,
+        fees: call.fees,
         raw: envelope.encoded_2718(),
         hash: envelope.tx_hash().to_string(),
     })
@@ -58,8 +59,8 @@ mod tests {
     use alloy_consensus::transaction::SignerRecoverable;
     use alloy_consensus::Transaction;
     use alloy_eips::eip2718::Decodable2718;
+    use domain::FeeQuote;
     use domain::U256;
-    use ports::FeeQuote;
 
     #[test]
     fn a_signed_transfer_decodes_to_the_call_and_recovers_its_signer() {

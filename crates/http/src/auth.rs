@@ -43,7 +43,7 @@ impl From<AuthError> for ApiError {
 }
 
 /// The credential of an `Authorization: Bearer ...` header; the scheme is case-insensitive.
-fn bearer_token(request: &HttpRequest) -> Option<String> {
+pub(crate) fn bearer_token(request: &HttpRequest) -> Option<String> {
     let value = request
         .headers()
         .get(header::AUTHORIZATION)?

@@ -74,6 +74,12 @@ pub enum ApiError {
     Conflict(String),
     #[error("Method Not Allowed")]
     MethodNotAllowed,
+    /// Too many requests: the client may retry after `retry_after` (429 with `Retry-After`).
+    #[error("{detail}")]
+    TooManyRequests {
+        detail: String,
+        retry_after: std::time::Duration,
+    },
     #[error("request validation failed")]
     Validation(Vec<ValidationItem>),
     /// A dependency (the database, a provider) could not be reached; the cause is only logged.
@@ -93,6 +99,7 @@ impl ResponseError for ApiError {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -110,6 +117,11 @@ impl ResponseError for ApiError {
             Self::InvalidKey => {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            Self::TooManyRequests { retry_after, .. } => {
+                // Whole seconds, rounded up: a client waiting that long is never early.
+                let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+                response.insert_header((header::RETRY_AFTER, seconds.max(1)));
             }
             Self::Unavailable { cause, .. } => {
                 tracing::warn!(%cause, "dependency unavailable");
@@ -135,6 +147,10 @@ impl From<ports::StoreError> for ApiError {
             ports::StoreError::Unavailable(cause) => Self::Unavailable {
                 detail: "Database unavailable",
                 cause,
+            },
+            ports::StoreError::Busy(_) => Self::TooManyRequests {
+                detail: "Too many concurrent requests for this resource; retry shortly".into(),
+                retry_after: std::time::Duration::from_secs(1),
             },
             other => Self::Internal(other.to_string()),
         }

@@ -1,38 +1,55 @@
 //! Request extractors whose failures are FastAPI-shaped 422s with the exact location of the
 //! offending field.
 
+use std::marker::PhantomData;
+
+use actix_web::body::{to_bytes_limited, BodyStream};
 use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{FromRequest, HttpRequest};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use std::future::Future;
-use std::pin::Pin;
 
 use crate::errors::{ApiError, ValidationItem};
 
 /// Largest JSON body accepted; larger bodies are refused before they are read in full.
 pub const MAX_JSON_BODY_BYTES: usize = 512 * 1024;
 
-/// A JSON request body deserialized into `T`.
-pub struct JsonBody<T>(pub T);
+/// A JSON request body to be deserialized into `T`. Extracting it reads nothing: the handler
+/// calls [`JsonBody::read`] once the request is authenticated, so a request without a valid key
+/// gets its 401 before its body is even looked at.
+pub struct JsonBody<T> {
+    payload: Payload,
+    shape: PhantomData<T>,
+}
 
-impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+impl<T> FromRequest for JsonBody<T> {
     type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
 
-    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let bytes = web::Bytes::from_request(request, payload);
-        Box::pin(async move {
-            let bytes = bytes.await.map_err(|error| {
-                ApiError::Validation(vec![ValidationItem::new(
-                    "value_error",
-                    vec![json!("body")],
-                    format!("Value error, could not read the request body: {error}"),
-                    Value::Null,
-                )])
-            })?;
-            parse_json_body(&bytes).map(JsonBody)
-        })
+    fn from_request(_: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        std::future::ready(Ok(Self {
+            payload: payload.take(),
+            shape: PhantomData,
+        }))
+    }
+}
+
+impl<T: DeserializeOwned> JsonBody<T> {
+    /// Reads at most `MAX_JSON_BODY_BYTES` and deserializes them, or says what is wrong in a 422.
+    pub async fn read(self) -> Result<T, ApiError> {
+        let body_error = |reason: String| {
+            ApiError::Validation(vec![ValidationItem::new(
+                "value_error",
+                vec![json!("body")],
+                format!("Value error, {reason}"),
+                Value::Null,
+            )])
+        };
+        let bytes = to_bytes_limited(BodyStream::new(self.payload), MAX_JSON_BODY_BYTES)
+            .await
+            .map_err(|_| body_error(format!("body must be at most {MAX_JSON_BODY_BYTES} bytes")))?
+            .map_err(|error| body_error(format!("could not read the request body: {error}")))?;
+        parse_json_body(&bytes)
     }
 }
 

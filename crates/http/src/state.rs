@@ -12,4 +12,6 @@ pub struct ApiState {
     pub wallets: WalletService,
     pub database: Arc<dyn DatabaseHealth>,
     pub metrics: Metrics,
+    /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.
+    pub metrics_token: Option<String>,
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::web;
 use prometheus::{
@@ -104,6 +105,24 @@ impl Metrics {
     }
 }
 
+/// The method as a metrics label: any request may carry any method, so labels come from a closed
+/// set and the rest fold into `other`, keeping `/metrics` and its memory bounded.
+fn method_label(method: &Method) -> &'static str {
+    const KNOWN: [Method; 7] = [
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::HEAD,
+        Method::OPTIONS,
+    ];
+    KNOWN
+        .iter()
+        .find(|known| *known == method)
+        .map_or("other", Method::as_str)
+}
+
 fn request_id(request: &ServiceRequest) -> String {
     request
         .headers()
@@ -119,7 +138,7 @@ pub async fn middleware(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let request_id = request_id(&request);
-    let method = request.method().to_string();
+    let method = method_label(request.method());
     let route = request
         .match_pattern()
         .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
@@ -131,7 +150,7 @@ pub async fn middleware(
     if let Some(state) = state {
         state
             .metrics
-            .observe(&method, &route, status, elapsed.as_secs_f64());
+            .observe(method, &route, status, elapsed.as_secs_f64());
     }
     let latency_ms = elapsed.as_secs_f64() * 1000.0;
     span.in_scope(|| tracing::info!(status, latency_ms, "request finished"));

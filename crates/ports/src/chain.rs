@@ -1,7 +1,7 @@
 //! Reading the chain a wallet lives on.
 
 use async_trait::async_trait;
-use domain::{EvmAddress, U256};
+use domain::{EvmAddress, FeeQuote, U256};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChainError {
@@ -31,13 +31,6 @@ pub trait ChainClient: Send + Sync {
     async fn token_decimals(&self, token: &EvmAddress) -> Result<u8, ChainError>;
 }
 
-/// EIP-1559 fee caps, in wei per gas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FeeQuote {
-    pub max_fee_per_gas: u128,
-    pub max_priority_fee_per_gas: u128,
-}
-
 /// An ERC-20 `transfer` to sign.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransferCall {
@@ -58,18 +51,22 @@ pub struct SignedTransfer {
     pub to: EvmAddress,
     pub amount: U256,
     pub nonce: u64,
+    /// What the transaction offers to pay, so a replacement can offer more.
+    pub fees: FeeQuote,
     /// EIP-2718 encoding of the signed transaction.
     pub raw: Vec<u8>,
     /// `0x` + 64 hex digits.
     pub hash: String,
 }
 
+/// A broadcast that did not go through. Neither kind proves that the transaction will not be
+/// mined: the bytes may have reached the network before the error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BroadcastError {
-    /// The node could not be reached: the same bytes may be sent again.
+    /// The node could not be reached or did not answer in time.
     #[error("chain unavailable: {0}")]
     Unavailable(String),
-    /// The node refused the transaction; it will never be mined as it is.
+    /// The node answered with an error.
     #[error("transaction refused: {0}")]
     Rejected(String),
 }
@@ -90,6 +87,9 @@ pub trait ChainWriter: Send + Sync {
 
     /// The nonce of `sender`'s next transaction, counting those waiting in the mempool.
     async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError>;
+
+    /// How many of `sender`'s transactions are mined: every nonce below it is used for good.
+    async fn mined_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError>;
 
     async fn fee_quote(&self) -> Result<FeeQuote, ChainError>;
 

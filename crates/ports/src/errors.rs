@@ -20,6 +20,9 @@ pub enum StoreError {
     Conflict(Conflict),
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// A lock the operation needs was not granted in time: others hold it; retry shortly.
+    #[error("store busy: {0}")]
+    Busy(String),
     #[error("store failure: {0}")]
     Internal(String),
 }

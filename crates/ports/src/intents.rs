@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, CursorPosition, EvmAddress, IntentEvent, IntentId, IntentStatus, LeaseId,
-    PolicyViolation, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
+    AgentId, CursorPosition, EvmAddress, IdempotencyKey, IntentEvent, IntentId, IntentStatus,
+    LeaseId, PolicyViolation, RecipientRefused, SpendPolicyRecord, TransferIntentRecord,
+    TransferTerms, TransitionRefused, WalletId, U256,
 };
 
 use crate::{SignedTransfer, StoreError};
@@ -18,13 +19,40 @@ pub struct NewTransferIntent {
     pub agent_id: AgentId,
     pub terms: TransferTerms,
     pub token_address: Option<EvmAddress>,
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
-/// The spend-policy decision, taken inside the wallet's critical section with the wallet's
-/// policy and the amount its intents hold in the rolling window.
+/// How long what admission looks back at lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdmissionWindows {
+    /// The rolling window of the daily limit.
+    pub spend: Duration,
+    /// How long an idempotency key answers retries; after it, the key may be used afresh.
+    pub idempotency_key: Duration,
+}
+
+/// What the admission check sees, inside the wallet's critical section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdmissionContext<'a> {
+    pub wallet_address: &'a EvmAddress,
+    pub policy: &'a SpendPolicyRecord,
+    /// What the wallet's intents hold in the spend window: those whose money may still move, and
+    /// those whose money moved within it. Saturates rather than overflows.
+    pub held: U256,
+}
+
+/// Why the check refused a send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AdmissionRefusal {
+    #[error(transparent)]
+    Recipient(RecipientRefused),
+    #[error(transparent)]
+    Policy(PolicyViolation),
+}
+
+/// The rules a send must pass, decided inside the wallet's critical section.
 pub type AdmissionCheck =
-    dyn Fn(&SpendPolicyRecord, domain::U256) -> Result<(), PolicyViolation> + Send + Sync;
+    dyn Fn(&AdmissionContext<'_>) -> Result<(), AdmissionRefusal> + Send + Sync;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Admission {
@@ -38,10 +66,13 @@ pub enum AdmissionError {
     #[error("the agent has no wallet")]
     NoWallet,
     #[error(transparent)]
-    Refused(PolicyViolation),
+    Refused(AdmissionRefusal),
     /// The idempotency key was used before, by intent `original`, for a different transfer.
     #[error("idempotency key already used by intent {original} for a different transfer")]
     IdempotencyMismatch { original: IntentId },
+    /// Another request with the same idempotency key is being admitted right now.
+    #[error("a request with this idempotency key is in progress")]
+    KeyInFlight,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -68,14 +99,23 @@ pub struct IntentFilter {
 #[async_trait]
 pub trait IntentAdmission: Send + Sync {
     /// In one critical section per wallet (across all server instances): replays an earlier
-    /// intent with the same idempotency key, or sums what the wallet's intents created within the
-    /// last `window` still hold, runs `check`, and stores the intent if it passes.
+    /// intent with the same live idempotency key, or sums what the wallet's intents hold in the
+    /// spend window, runs `check`, and stores the intent if it passes. A second request with a
+    /// key that is being admitted right now is refused at once.
     async fn admit(
         &self,
         intent: NewTransferIntent,
-        window: Duration,
+        windows: AdmissionWindows,
         check: &AdmissionCheck,
     ) -> Result<Admission, AdmissionError>;
+}
+
+/// A recorded transaction of an intent and how its broadcasts went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    pub transfer: SignedTransfer,
+    pub broadcasts: u32,
+    pub last_error: Option<String>,
 }
 
 /// Reading intents, and the decisions people take on them.
@@ -95,6 +135,12 @@ pub trait IntentLedger: Send + Sync {
     /// Every intent matching `filter`, newest first.
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError>;
 
+    /// What the wallet's intents hold in a spend window of `window` now (as admission sums it).
+    async fn held_in_window(&self, wallet: WalletId, window: Duration) -> Result<U256, StoreError>;
+
+    /// The transactions recorded for the intent, newest first.
+    async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
+
     /// Moves the intent by `event` under its row lock, through the domain state machine;
     /// `reason` is kept as the failure reason of a reject or fail.
     async fn transition(
@@ -109,21 +155,31 @@ pub trait IntentLedger: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmissionClaim {
     pub intent: TransferIntentRecord,
-    /// Proof of the lease, presented when recording the submission.
+    /// Proof of the lease, presented with every step that follows.
     pub lease: LeaseId,
     pub wallet_address: EvmAddress,
     pub sealed_key: Vec<u8>,
-    /// The nonce after the wallet's last recorded transaction, if it has one.
-    pub next_nonce: Option<u64>,
-    /// How many of the wallet's transactions are submitted and not yet final.
-    pub in_flight: u64,
+    /// Whether the intent's agent is still active.
+    pub agent_active: bool,
+    /// The nonce an earlier claim assigned to the intent, if one did.
+    pub nonce: Option<u64>,
 }
 
-/// A submitted intent and the transaction recorded for it.
+/// A submitted intent due for a look, with every transaction recorded for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmittedIntent {
     pub intent: TransferIntentRecord,
-    pub transfer: SignedTransfer,
+    pub nonce: u64,
+    pub wallet_address: EvmAddress,
+    pub sealed_key: Vec<u8>,
+    /// Newest first; never empty.
+    pub attempts: Vec<SignedTransfer>,
+    /// How long ago the newest transaction was recorded.
+    pub newest_attempt_age: Duration,
+    /// How many looks found no receipt so far.
+    pub checks: u32,
+    /// For how long its nonce has been seen used without a receipt of its own, if it has.
+    pub nonce_used_for: Option<Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,9 +187,13 @@ pub enum SubmissionError {
     /// The lease expired and another executor may hold the intent now.
     #[error("lease on intent {0} lost")]
     LeaseLost(IntentId),
-    /// Another transaction of the wallet took this nonce first; sign again with a fresh one.
-    #[error("nonce {0} already taken")]
-    NonceTaken(u64),
+    /// A replacement must use the nonce of the intent it replaces.
+    #[error("intent {intent} owns nonce {owned}, not {offered}")]
+    WrongNonce {
+        intent: IntentId,
+        owned: u64,
+        offered: u64,
+    },
     #[error(transparent)]
     Transition(#[from] TransitionError),
 }
@@ -147,8 +207,8 @@ impl From<StoreError> for SubmissionError {
 /// How an executed or abandoned transfer ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settlement {
-    /// Its transaction was mined and succeeded.
-    Executed,
+    /// The transaction `tx_hash` was mined and succeeded.
+    Executed { tx_hash: String },
     /// It did not and will not move money; the reason is kept on the intent.
     Failed(String),
 }
@@ -163,19 +223,51 @@ pub trait ExecutionQueue: Send + Sync {
         lease_for: Duration,
     ) -> Result<Option<SubmissionClaim>, StoreError>;
 
-    /// Records `transfer` for the intent and moves it to submitted, in one step, if `lease` still
-    /// holds and the wallet has not used the nonce.
-    async fn record_submission(
+    /// The claimed intent's nonce: the one assigned before, or the wallet's next one (at least
+    /// `chain_next`, the chain's own count), assigned under the wallet's lock so that no two
+    /// intents of a wallet ever share a nonce, whichever instance executes them.
+    async fn assign_nonce(
         &self,
         intent: IntentId,
         lease: LeaseId,
-        transfer: &SignedTransfer,
+        chain_next: u64,
+    ) -> Result<u64, SubmissionError>;
+
+    /// Gives a claim back at once, e.g. when the chain could not be reached.
+    async fn release(&self, intent: IntentId, lease: LeaseId) -> Result<(), StoreError>;
+
+    /// Records a signed transaction of the intent before it is broadcast. With `lease`, the
+    /// first one: the intent moves to submitted. Without, a replacement for a submitted intent,
+    /// with the same nonce. The intent is due for a look after `first_look`.
+    async fn record_attempt(
+        &self,
+        intent: IntentId,
+        lease: Option<LeaseId>,
+        attempt: &SignedTransfer,
+        first_look: Duration,
     ) -> Result<TransferIntentRecord, SubmissionError>;
 
-    /// Submitted intents, oldest first, with their recorded transactions.
-    async fn submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError>;
+    /// Notes a broadcast of `tx_hash` and, when it failed, what the node said.
+    async fn record_broadcast(
+        &self,
+        tx_hash: &str,
+        error: Option<String>,
+    ) -> Result<(), StoreError>;
 
-    /// Ends the intent as `settlement` says, through the domain state machine.
+    /// Submitted intents whose next look is due, the most overdue first.
+    async fn due_submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError>;
+
+    /// Puts the next look at the intent `after` from now; `nonce_used` notes (once) that its
+    /// nonce was seen used without a receipt of its own.
+    async fn reschedule(
+        &self,
+        intent: IntentId,
+        after: Duration,
+        nonce_used: bool,
+    ) -> Result<(), StoreError>;
+
+    /// Ends the intent as `settlement` says, through the domain state machine. An intent that
+    /// failed before anything was sent for it gives its nonce back when it is the wallet's last.
     async fn settle(
         &self,
         intent: IntentId,

@@ -6,21 +6,24 @@ pub mod chain;
 pub mod errors;
 pub mod health;
 pub mod intents;
+pub mod limits;
 pub mod provisioning;
 pub mod wallet_keys;
 
 pub use agents::{AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet};
 pub use chain::{
-    BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
+    BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer,
     TransferCall,
 };
 pub use errors::{Conflict, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
-    Admission, AdmissionCheck, AdmissionError, ExecutionQueue, IntentAdmission, IntentFilter,
-    IntentLedger, IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
+    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionRefusal,
+    AdmissionWindows, AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger,
+    IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
     SubmittedIntent, TransitionError,
 };
+pub use limits::RateLimiter;
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
@@ -35,6 +38,8 @@ pub use chain::{MockChainClient, MockChainWriter};
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]
 pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, MockIntentSweeper};
+#[cfg(feature = "mock")]
+pub use limits::MockRateLimiter;
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
 #[cfg(feature = "mock")]

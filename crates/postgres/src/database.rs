@@ -5,9 +5,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deadpool::Runtime;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::scoped_futures::ScopedBoxFuture;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use futures_util::FutureExt;
 use ports::{DatabaseHealth, PoolUsage, StoreError};
 
 use crate::errors::{from_diesel, from_pool, TxError};
@@ -18,6 +19,11 @@ pub struct PoolSettings {
     /// How long a request waits for a free connection, and for a new one to open, before the
     /// database is reported unavailable.
     pub acquire_timeout: Duration,
+    /// The longest any statement may run (`statement_timeout` of every connection).
+    pub statement_timeout: Duration,
+    /// The longest a statement may wait for a row lock (`lock_timeout`), e.g. a send for its
+    /// wallet's lock; after it the operation answers "busy".
+    pub lock_timeout: Duration,
 }
 
 impl Default for PoolSettings {
@@ -25,6 +31,8 @@ impl Default for PoolSettings {
         Self {
             max_size: 16,
             acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(10),
+            lock_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -38,7 +46,28 @@ pub struct Database {
 impl Database {
     /// Builds the pool; connections open lazily, so this succeeds while the database is down.
     pub fn connect(database_url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(database_url);
+        let timeouts = format!(
+            "SET statement_timeout = {}; SET lock_timeout = {}",
+            settings.statement_timeout.as_millis(),
+            settings.lock_timeout.as_millis()
+        );
+        let mut config = ManagerConfig::default();
+        config.custom_setup = Box::new(move |url| {
+            let timeouts = timeouts.clone();
+            async move {
+                let mut connection = AsyncPgConnection::establish(url).await?;
+                connection
+                    .batch_execute(&timeouts)
+                    .await
+                    .map_err(|error| diesel::ConnectionError::BadConnection(error.to_string()))?;
+                Ok(connection)
+            }
+            .boxed()
+        });
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+            database_url,
+            config,
+        );
         let pool = Pool::builder(manager)
             .max_size(settings.max_size)
             .wait_timeout(Some(settings.acquire_timeout))

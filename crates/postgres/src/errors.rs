@@ -24,7 +24,20 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
                 )),
             }
         }
-        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            info,
+        ) => StoreError::Unavailable(info.message().to_owned()),
+        // diesel-async does not pass PostgreSQL's error codes on; these are the server's words
+        // for SQLSTATE 55P03 (lock_not_available) and 57014 (query_canceled).
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
+            if info.message().contains("lock timeout") =>
+        {
+            StoreError::Busy(info.message().to_owned())
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
+            if info.message().contains("statement timeout") =>
+        {
             StoreError::Unavailable(info.message().to_owned())
         }
         other => StoreError::Internal(other.to_string()),

@@ -6,9 +6,10 @@ use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use domain::{
     AgentId, AgentKeyHash, AgentRecord, Allowlist, Asset, AtomicAmount, Chain, Custody,
-    EmailAddress, EmailInboxId, EmailInboxRecord, EvmAddress, IntentId, IntentStatus, Label,
-    PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset, SpendLimits, SpendPolicyId,
-    SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId, WalletRecord, WalletStatus, U256,
+    EmailAddress, EmailInboxId, EmailInboxRecord, EvmAddress, IdempotencyKey, IntentId,
+    IntentStatus, Label, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset, SpendLimits,
+    SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId, WalletRecord,
+    WalletStatus, U256,
 };
 use ports::StoreError;
 use time::OffsetDateTime;
@@ -221,6 +222,13 @@ pub(crate) fn u256_from_numeric(stored: &BigDecimal) -> Result<U256, StoreError>
         .map_err(|error| corrupt(format!("amount {stored}: {error}")))
 }
 
+/// A sum of amounts as a 256-bit integer, `U256::MAX` when it does not fit: a total too large to
+/// count is still larger than any limit.
+pub(crate) fn u256_saturating_from_numeric(sum: &BigDecimal) -> U256 {
+    let (digits, _) = sum.with_scale(0).as_bigint_and_exponent();
+    U256::from_str_radix(&digits.to_string(), 10).unwrap_or(U256::MAX)
+}
+
 pub(crate) fn allowlist_column(allowlist: &Allowlist) -> Option<Vec<String>> {
     allowlist
         .addresses()
@@ -248,6 +256,10 @@ pub(crate) struct TransferIntentRow {
 }
 
 impl TransferIntentRow {
+    pub(crate) fn id(&self) -> Uuid {
+        self.id
+    }
+
     pub(crate) fn into_record(self) -> Result<TransferIntentRecord, StoreError> {
         Ok(TransferIntentRecord {
             id: IntentId(self.id),
@@ -264,7 +276,12 @@ impl TransferIntentRow {
                 .transpose()?,
             recipient: parse_address(&self.recipient_address)?,
             amount: amount_from_numeric(&self.amount_atomic)?,
-            idempotency_key: self.idempotency_key,
+            idempotency_key: self
+                .idempotency_key
+                .as_deref()
+                .map(IdempotencyKey::parse)
+                .transpose()
+                .map_err(|error| corrupt(format!("idempotency key: {error}")))?,
             tx_hash: self.tx_hash,
             failure_reason: self.failure_reason,
             created_at: self.created_at,

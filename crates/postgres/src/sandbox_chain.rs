@@ -7,10 +7,9 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
-use domain::{AtomicAmount, EvmAddress, U256};
+use domain::{AtomicAmount, EvmAddress, FeeQuote, U256};
 use ports::{
-    BroadcastError, ChainClient, ChainError, ChainWriter, FeeQuote, ReceiptStatus, SignedTransfer,
-    StoreError,
+    BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer, StoreError,
 };
 
 use crate::database::Database;
@@ -68,6 +67,18 @@ impl PgSandboxChain {
             .await
             .map_err(from_diesel)?;
         u256_from_numeric(&balance)
+    }
+
+    /// How many transactions `sender` has had mined.
+    async fn used_nonces(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
+        let mut connection = self.database.connection().await.map_err(chain_error)?;
+        let used: i64 = sandbox_transactions::table
+            .filter(sandbox_transactions::sender.eq(address_column(sender)))
+            .count()
+            .get_result(&mut connection)
+            .await
+            .map_err(|error| chain_error(from_diesel(error)))?;
+        Ok(u64::try_from(used).unwrap_or_default())
     }
 
     async fn balance(&self, holder: &EvmAddress, token: &str) -> Result<U256, StoreError> {
@@ -196,14 +207,13 @@ impl ChainWriter for PgSandboxChain {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
-        let mut connection = self.database.connection().await.map_err(chain_error)?;
-        let used: i64 = sandbox_transactions::table
-            .filter(sandbox_transactions::sender.eq(address_column(sender)))
-            .count()
-            .get_result(&mut connection)
-            .await
-            .map_err(|error| chain_error(from_diesel(error)))?;
-        Ok(u64::try_from(used).unwrap_or_default())
+        self.used_nonces(sender).await
+    }
+
+    /// The sandbox mines at once: every accepted transaction is a mined one.
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn mined_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
+        self.used_nonces(sender).await
     }
 
     async fn fee_quote(&self) -> Result<FeeQuote, ChainError> {

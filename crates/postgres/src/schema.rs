@@ -92,10 +92,37 @@ diesel::table! {
         updated_at -> Timestamptz,
         confirmed_at -> Nullable<Timestamptz>,
         nonce -> Nullable<BigInt>,
-        raw_transaction -> Nullable<Bytea>,
         submitted_at -> Nullable<Timestamptz>,
         lease_id -> Nullable<Uuid>,
         lease_until -> Nullable<Timestamptz>,
+        executed_at -> Nullable<Timestamptz>,
+        next_check_at -> Nullable<Timestamptz>,
+        checks -> Integer,
+        nonce_used_seen_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    transfer_attempts (tx_hash) {
+        tx_hash -> Text,
+        intent_id -> Uuid,
+        nonce -> BigInt,
+        raw_transaction -> Bytea,
+        max_fee_per_gas -> Numeric,
+        max_priority_fee_per_gas -> Numeric,
+        created_at -> Timestamptz,
+        broadcasts -> Integer,
+        last_broadcast_at -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    rate_limit_buckets (agent_id, action) {
+        agent_id -> Uuid,
+        action -> Text,
+        tokens -> Double,
+        updated_at -> Timestamptz,
     }
 }
 
@@ -128,6 +155,7 @@ diesel::joinable!(phone_numbers -> agents (agent_id));
 diesel::joinable!(email_inboxes -> agents (agent_id));
 diesel::joinable!(wallets -> agents (agent_id));
 diesel::joinable!(spend_policies -> wallets (wallet_id));
+diesel::joinable!(transfer_attempts -> transfer_intents (intent_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     sponsors,
@@ -137,4 +165,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     wallets,
     spend_policies,
     transfer_intents,
+    transfer_attempts,
 );

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use domain::{CursorCodec, EvmAddress};
+use app::{ExecutorSettings, SendLimits};
+use domain::{CursorCodec, EvmAddress, RateLimit, RetrySchedule};
 use evm::MasterKey;
 use postgres_store::PoolSettings;
 use secrecy::{ExposeSecret, SecretString};
@@ -113,6 +114,13 @@ impl DatabaseConfig {
             pool: PoolSettings {
                 max_size,
                 acquire_timeout: Duration::from_secs(timeout_secs.max(1)),
+                statement_timeout: Duration::from_millis(
+                    env.parsed::<u64>("DATABASE_STATEMENT_TIMEOUT_MS", 10_000)?
+                        .max(1),
+                ),
+                lock_timeout: Duration::from_millis(
+                    env.parsed::<u64>("DATABASE_LOCK_TIMEOUT_MS", 2_000)?.max(1),
+                ),
             },
             migrate_on_start: env.flag("MIGRATE_ON_START", true)?,
         })
@@ -233,6 +241,10 @@ pub struct IntentConfig {
     pub executor_interval: Duration,
     /// Whether this instance executes confirmed intents at all.
     pub executor_enabled: bool,
+    /// How the executor follows what it sent.
+    pub execution: ExecutorSettings,
+    /// How much one agent may send.
+    pub send_limits: SendLimits,
 }
 
 impl IntentConfig {
@@ -246,11 +258,48 @@ impl IntentConfig {
             });
         }
         let executor_millis: u64 = env.parsed("EXECUTOR_INTERVAL_MS", 500)?;
+        let defaults = ExecutorSettings::default();
+        let seconds = |name: &'static str, default: Duration| -> Result<Duration, ConfigError> {
+            Ok(Duration::from_secs(env.parsed(name, default.as_secs())?))
+        };
+        let execution = ExecutorSettings {
+            retry: RetrySchedule {
+                base: Duration::from_millis(
+                    env.parsed::<u64>(
+                        "EXECUTOR_RETRY_BASE_MS",
+                        u64::try_from(defaults.retry.base.as_millis()).unwrap_or(u64::MAX),
+                    )?
+                    .max(1),
+                ),
+                cap: seconds("EXECUTOR_RETRY_CAP_SECS", defaults.retry.cap)?,
+            },
+            replace_after: seconds("EXECUTOR_REPLACE_AFTER_SECS", defaults.replace_after)?,
+            nonce_grace: seconds("EXECUTOR_NONCE_GRACE_SECS", defaults.nonce_grace)?,
+            ..defaults
+        };
+        let per_minute: u32 = env.parsed("SEND_RATE_PER_MINUTE", 600)?;
+        let burst: u32 = env.parsed("SEND_BURST", 60)?;
+        let concurrent_per_agent: usize = env.parsed("SEND_CONCURRENCY_PER_AGENT", 4)?;
+        if burst == 0 || concurrent_per_agent == 0 {
+            return Err(ConfigError::Invalid {
+                name: if burst == 0 {
+                    "SEND_BURST"
+                } else {
+                    "SEND_CONCURRENCY_PER_AGENT"
+                },
+                reason: "must be at least 1".into(),
+            });
+        }
         Ok(Self {
             pending_ttl: Duration::from_secs(ttl),
             expiry_interval: Duration::from_secs(interval),
             executor_interval: Duration::from_millis(executor_millis.max(10)),
             executor_enabled: env.flag("EXECUTOR_ENABLED", true)?,
+            execution,
+            send_limits: SendLimits {
+                rate: RateLimit { per_minute, burst },
+                concurrent_per_agent,
+            },
         })
     }
 }
@@ -259,6 +308,7 @@ impl IntentConfig {
 /// and every query is scoped to the caller, so a well-known secret is acceptable on the sandbox.
 const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret v1";
 const MIN_CURSOR_SECRET_LEN: usize = 32;
+const MIN_METRICS_TOKEN_LEN: usize = 16;
 
 /// HMAC keys of page cursors, shared by every instance so any of them reads any cursor.
 pub struct CursorSecrets {
@@ -309,6 +359,8 @@ pub struct ServerConfig {
     pub intents: IntentConfig,
     pub chain: ChainConfig,
     pub cursors: CursorSecrets,
+    /// When set, `/metrics` requires it as a bearer token.
+    pub metrics_token: Option<SecretString>,
     pub bind_addr: SocketAddr,
     pub log_format: LogFormat,
     pub shutdown_timeout: Duration,
@@ -332,11 +384,21 @@ impl ServerConfig {
         };
         let chain = ChainConfig::from_env(env)?;
         let cursors = CursorSecrets::from_env(env, chain.rpc_url.is_none())?;
+        let metrics_token = match env.get("METRICS_TOKEN") {
+            Some(token) if token.len() < MIN_METRICS_TOKEN_LEN => {
+                return Err(ConfigError::Invalid {
+                    name: "METRICS_TOKEN",
+                    reason: format!("must be at least {MIN_METRICS_TOKEN_LEN} characters"),
+                })
+            }
+            token => token.map(|token| SecretString::from(token.to_owned())),
+        };
         Ok(Self {
             database: DatabaseConfig::from_env(env)?,
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
             cursors,
+            metrics_token,
             chain,
             bind_addr: env.parsed(
                 "BIND_ADDR",

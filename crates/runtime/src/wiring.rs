@@ -3,15 +3,17 @@
 use std::sync::Arc;
 
 use app::{
-    AgentService, ControlPlane, Executor, ExecutorSettings, IntentExpiry, WalletKeyRotation,
-    WalletService,
+    AgentService, ControlPlane, ControlPlanePorts, Executor, IntentExpiry, WalletKeyRotation,
+    WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
 use email::SandboxInboxProvisioner;
 use evm::{LocalKeyVault, RpcChain};
 use ports::{AgentStore, ChainClient, ChainWriter};
 pub use postgres_store::Database;
-use postgres_store::{PgAgentStore, PgIntentStore, PgSandboxChain, PgWalletKeyStore};
+use postgres_store::{
+    PgAgentStore, PgIntentStore, PgRateLimiter, PgSandboxChain, PgWalletKeyStore,
+};
 use sms::SandboxNumberProvisioner;
 
 use crate::config::{ChainConfig, DatabaseConfig, IntentConfig, ProvisioningConfig};
@@ -72,26 +74,36 @@ pub fn wallet_service(
     database: &Database,
     chain: &Chain,
     config: &ProvisioningConfig,
+    intents: &IntentConfig,
     cursors: CursorCodec,
 ) -> WalletService {
-    let intents = intent_store(database);
+    let store = intent_store(database);
     WalletService::new(
-        agent_store(database),
-        intents.clone(),
-        intents,
+        WalletStores {
+            agents: agent_store(database),
+            admission: store.clone(),
+            ledger: store,
+            limiter: Arc::new(PgRateLimiter::new(database.clone())),
+        },
         chain.reader.clone(),
         cursors,
         usdc(config),
+        intents.send_limits,
     )
 }
 
 /// The executor of confirmed intents.
-pub fn executor(database: &Database, chain: &Chain, config: &ProvisioningConfig) -> Executor {
+pub fn executor(
+    database: &Database,
+    chain: &Chain,
+    config: &ProvisioningConfig,
+    intents: &IntentConfig,
+) -> Executor {
     Executor::new(
         intent_store(database),
         chain.writer.clone(),
         key_vault(config),
-        ExecutorSettings::default(),
+        intents.execution,
     )
 }
 
@@ -114,13 +126,40 @@ pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
 
 pub fn control_plane(database: &Database, config: &ProvisioningConfig) -> ControlPlane {
     ControlPlane::new(
-        agent_store(database),
-        intent_store(database),
-        Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
-        Arc::new(SandboxNumberProvisioner),
-        key_vault(config),
+        ControlPlanePorts {
+            agents: agent_store(database),
+            intents: intent_store(database),
+            wallet_keys: Arc::new(PgWalletKeyStore::new(database.clone())),
+            inboxes: Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
+            numbers: Arc::new(SandboxNumberProvisioner),
+            vault: key_vault(config),
+        },
         usdc(config),
     )
+}
+
+/// Refuses a master key that does not open the wallets already stored: a server or CLI with the
+/// wrong (or the public sandbox) key would seal new wallets nothing else opens and could sign for
+/// none of the old ones. A database that cannot be reached now is no reason to refuse start-up:
+/// the check is skipped, and an executor with a wrong key only ever waits (it fails no intent).
+pub async fn check_master_key(
+    database: &Database,
+    config: &ProvisioningConfig,
+) -> anyhow::Result<()> {
+    match wallet_key_rotation(database, config)
+        .vault_opens_stored_keys()
+        .await
+    {
+        Ok(true) => Ok(()),
+        Err(error) => {
+            tracing::warn!(%error, "could not check WALLET_MASTER_KEY against the stored wallets");
+            Ok(())
+        }
+        Ok(false) => anyhow::bail!(
+            "WALLET_MASTER_KEY does not open the wallets already in this database: set it to the \
+             key they were sealed under (and WALLET_MASTER_KEY_PREVIOUS during a rotation)"
+        ),
+    }
 }
 
 /// The vault of wallet keys: seals under the current master key, opens under it or, during a

@@ -1,7 +1,7 @@
 //! Operational endpoints: liveness, readiness, metrics and the API description.
 
-use actix_web::http::header::ContentType;
-use actix_web::{web, HttpResponse};
+use actix_web::http::header::{self, ContentType};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
 
@@ -32,7 +32,24 @@ pub async fn readyz(state: web::Data<ApiState>) -> Result<HttpResponse, ApiError
     Ok(HttpResponse::Ok().json(StatusBody { status: "ready" }))
 }
 
-pub async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
+pub async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpResponse {
+    if let Some(token) = &state.metrics_token {
+        let presented = crate::auth::bearer_token(&request).unwrap_or_default();
+        // Compared in constant time: the answer must not tell how much of a guess was right.
+        let matches = presented.len() == token.len()
+            && presented
+                .bytes()
+                .zip(token.bytes())
+                .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+                == 0;
+        if !matches {
+            return HttpResponse::Unauthorized()
+                .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
+                .json(ErrorBody {
+                    detail: "Invalid metrics token".into(),
+                });
+        }
+    }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(state.metrics.render(state.database.pool_usage()))

@@ -1,19 +1,23 @@
 //! `/v1/wallet`: address, policy, balance, transfer intents.
 
+use actix_web::http::header::HeaderName;
 use actix_web::web::{self, Json};
+use actix_web::HttpResponse;
 use api_types::{
     SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
     WalletBalanceResponse, WalletSendRequest,
 };
 use app::{BalanceError, ListIntentsError, SendError, SendRequest, WalletError};
-use domain::{AtomicAmount, EvmAddress};
+use domain::{AtomicAmount, EvmAddress, IdempotencyKey, IdempotencyKeyError};
+use serde_json::json;
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
 use crate::state::ApiState;
 
-const MAX_IDEMPOTENCY_KEY_CHARS: usize = 255;
+/// Set on the answer to a send that replayed the intent its idempotency key made before.
+const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
 impl From<WalletError> for ApiError {
     fn from(error: WalletError) -> Self {
@@ -41,6 +45,27 @@ impl From<SendError> for ApiError {
             SendError::Unsupported { asset, chain } => ApiError::BadRequest(format!(
                 "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
             )),
+            SendError::TooLarge(too_large) => rejected([Some(ValidationItem::new(
+                "value_error",
+                vec![json!("body"), json!("amount_atomic")],
+                format!("Value error, {too_large}"),
+                serde_json::Value::Null,
+            ))]),
+            SendError::Recipient(refused) => rejected([Some(ValidationItem::new(
+                "value_error",
+                vec![json!("body"), json!("to")],
+                format!("Value error, {refused}"),
+                serde_json::Value::Null,
+            ))]),
+            SendError::KeyInFlight => ApiError::Conflict(
+                "Idempotency key conflict: a request with this key is still in progress; retry \
+                 once it has finished"
+                    .into(),
+            ),
+            SendError::RateLimited { retry_after } => ApiError::TooManyRequests {
+                detail: "Too many sends from this agent; retry later".into(),
+                retry_after,
+            },
             SendError::Policy(violation) => {
                 ApiError::Forbidden(format!("Spend policy violation: {violation}"))
             }
@@ -110,22 +135,32 @@ pub async fn balance(
     Ok(Json((&state.wallets.balances(agent.0).await?).into()))
 }
 
+/// The idempotency key, or pydantic's words for what is wrong with it.
+fn parse_key(raw: &str) -> Result<IdempotencyKey, ValidationItem> {
+    IdempotencyKey::parse(raw).map_err(|error| match error {
+        IdempotencyKeyError::Empty | IdempotencyKeyError::TooLong => {
+            match string_length("idempotency_key", raw, 1, domain::MAX_IDEMPOTENCY_KEY_CHARS) {
+                Err(item) => item,
+                Ok(()) => value_error("idempotency_key", raw, error),
+            }
+        }
+        IdempotencyKeyError::ControlCharacter => value_error("idempotency_key", raw, error),
+    })
+}
+
 /// The send as the use case takes it, or every field that is wrong.
 fn parse_send(body: WalletSendRequest) -> Result<SendRequest, ApiError> {
     let to = EvmAddress::parse(&body.to).map_err(|e| value_error("to", &body.to, e));
     let amount = AtomicAmount::parse(&body.amount_atomic)
         .map_err(|e| value_error("amount_atomic", &body.amount_atomic, e));
-    let key = match &body.idempotency_key {
-        Some(key) => string_length("idempotency_key", key, 1, MAX_IDEMPOTENCY_KEY_CHARS),
-        None => Ok(()),
-    };
+    let key = body.idempotency_key.as_deref().map(parse_key).transpose();
     match (to, amount, key) {
-        (Ok(to), Ok(amount), Ok(())) => Ok(SendRequest {
+        (Ok(to), Ok(amount), Ok(idempotency_key)) => Ok(SendRequest {
             to,
             amount,
             asset: body.asset,
             chain: body.chain,
-            idempotency_key: body.idempotency_key,
+            idempotency_key,
         }),
         (to, amount, key) => Err(rejected([to.err(), amount.err(), key.err()])),
     }
@@ -137,27 +172,36 @@ fn parse_send(body: WalletSendRequest) -> Result<SendRequest, ApiError> {
 /// units: `"100000000"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
 /// the per-transfer limit, the rolling 24-hour limit over every intent still holding its amount,
 /// and the recipient allowlist; a violation is 403 with a detail naming the rule. With an
-/// `idempotency_key`, a retry with the same parameters returns the original intent and a reuse
-/// with other parameters is 409; concurrent first uses create one intent.
+/// `idempotency_key`, a retry with the same parameters within 24 hours returns the original
+/// intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
+/// request is still in progress, is 409.
 #[utoipa::path(post, path = "/v1/wallet/send", tag = "wallet", operation_id = "create_wallet_send",
     security(("HTTPBearer" = [])),
     request_body = WalletSendRequest,
     responses(
-        (status = 200, description = "The intent (the original one when the idempotency key was used before for the same transfer)", body = TransferIntentOut),
+        (status = 200, description = "The intent; with `Idempotent-Replayed: true` the original one, made earlier for the same idempotency key and transfer", body = TransferIntentOut,
+            headers(("Idempotent-Replayed" = String, description = "`true` when the intent was made by an earlier request with the same idempotency key"))),
         (status = 400, description = "No wallet provisioned, or an unsupported asset or chain", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 403, description = "Spend policy violation; the detail names the rule", body = ErrorBody),
-        (status = 409, description = "Idempotency key reused with different parameters", body = ErrorBody),
-        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 409, description = "Idempotency key reused with different parameters, or a request with the same key is still in progress", body = ErrorBody),
+        (status = 422, description = "Request validation failed, including a recipient that can only lose the money (the zero address, the wallet itself, the token contract)", body = ValidationErrorBody),
+        (status = 429, description = "Too many sends from this agent, or its wallet is busy; retry after `Retry-After` seconds", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Seconds to wait before retrying"))),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn send(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     body: JsonBody<WalletSendRequest>,
-) -> Result<Json<TransferIntentOut>, ApiError> {
-    let (intent, _replayed) = state.wallets.send(agent.0, parse_send(body.0)?).await?;
-    Ok(Json((&intent).into()))
+) -> Result<HttpResponse, ApiError> {
+    let request = parse_send(body.read().await?)?;
+    let (intent, replayed) = state.wallets.send(agent.0, request).await?;
+    let mut response = HttpResponse::Ok();
+    if replayed {
+        response.insert_header((IDEMPOTENT_REPLAYED, "true"));
+    }
+    Ok(response.json(TransferIntentOut::from(&intent)))
 }
 
 /// The agent's transfer intents, newest first, a page at a time.

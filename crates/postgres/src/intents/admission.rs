@@ -1,67 +1,99 @@
 //! `IntentAdmission`: the wallet row's lock makes every check-and-insert of one wallet run alone,
-//! whichever server instance handles the request.
-
-use std::time::Duration;
+//! whichever server instance handles the request; an advisory lock on the idempotency key turns
+//! a concurrent second use of a key away at once instead of queueing it.
 
 use async_trait::async_trait;
-use bigdecimal::BigDecimal;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Interval};
+use diesel::sql_types::{Bool, Interval, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentStatus, U256};
-use ports::{Admission, AdmissionCheck, AdmissionError, IntentAdmission, NewTransferIntent};
+use domain::{IntentStatus, WalletId};
+use ports::{
+    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionWindows, IntentAdmission,
+    NewTransferIntent,
+};
 use uuid::Uuid;
 
-use super::{intent_record, interval, PgIntentStore};
+use super::{held_in_window, intent_record, interval, PgIntentStore};
 use crate::errors::TxError;
 use crate::rows::{
-    address_column, numeric_column, u256_from_numeric, SpendPolicyRow, TransferIntentRow,
+    address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,
 };
 use crate::schema::{spend_policies, transfer_intents, wallets};
 
-/// Statuses whose amount still counts against the daily limit.
-fn holding_statuses() -> Vec<&'static str> {
-    IntentStatus::ALL
-        .into_iter()
-        .filter(|status| status.holds_daily_allowance())
-        .map(IntentStatus::as_str)
-        .collect()
+#[derive(QueryableByName)]
+struct Granted {
+    #[diesel(sql_type = Bool)]
+    granted: bool,
+}
+
+/// Takes the transaction-scoped lock of the agent's idempotency key, if no one else holds it.
+async fn lock_key(
+    connection: &mut AsyncPgConnection,
+    intent: &NewTransferIntent,
+    key: &str,
+) -> Result<bool, diesel::result::Error> {
+    let granted: Granted = diesel::sql_query(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0)) AS granted",
+    )
+    .bind::<SqlUuid, _>(intent.agent_id.0)
+    .bind::<Text, _>(key)
+    .get_result(connection)
+    .await?;
+    Ok(granted.granted)
 }
 
 async fn admit_locked(
     connection: &mut AsyncPgConnection,
     intent: &NewTransferIntent,
-    window: Duration,
+    windows: AdmissionWindows,
     check: &AdmissionCheck,
 ) -> Result<Admission, TxError<AdmissionError>> {
-    let Some(wallet_id) = wallets::table
+    if let Some(key) = &intent.idempotency_key {
+        if !lock_key(connection, intent, key.as_str()).await? {
+            return Err(TxError::Abort(AdmissionError::KeyInFlight));
+        }
+    }
+    let Some((wallet_id, address)) = wallets::table
         .filter(wallets::agent_id.eq(intent.agent_id.0))
-        .select(wallets::id)
+        .select((wallets::id, wallets::address))
         .for_update()
-        .first::<Uuid>(connection)
+        .first::<(Uuid, String)>(connection)
         .await
         .optional()?
     else {
         return Err(TxError::Abort(AdmissionError::NoWallet));
     };
+    let wallet = WalletId(wallet_id);
     if let Some(key) = &intent.idempotency_key {
+        let key_live = sql::<Bool>("transfer_intents.created_at > now() - ")
+            .bind::<Interval, _>(interval(windows.idempotency_key));
         let earlier = transfer_intents::table
             .filter(transfer_intents::agent_id.eq(intent.agent_id.0))
-            .filter(transfer_intents::idempotency_key.eq(key))
-            .select(TransferIntentRow::as_select())
+            .filter(transfer_intents::idempotency_key.eq(key.as_str()))
+            .select((TransferIntentRow::as_select(), key_live))
             .first(connection)
             .await
             .optional()?;
-        if let Some(earlier) = earlier {
-            let earlier = intent_record(earlier)?;
-            return match earlier.answers_retry(&intent.terms) {
-                true => Ok(Admission::Replayed(earlier)),
-                false => Err(TxError::Abort(AdmissionError::IdempotencyMismatch {
-                    original: earlier.id,
-                })),
-            };
+        match earlier {
+            Some((earlier, true)) => {
+                let earlier = intent_record(earlier)?;
+                return match earlier.answers_retry(&intent.terms) {
+                    true => Ok(Admission::Replayed(earlier)),
+                    false => Err(TxError::Abort(AdmissionError::IdempotencyMismatch {
+                        original: earlier.id,
+                    })),
+                };
+            }
+            // The key outlived its window on the earlier intent: it starts afresh here.
+            Some((earlier, false)) => {
+                diesel::update(transfer_intents::table.find(earlier.id()))
+                    .set(transfer_intents::idempotency_key.eq(None::<String>))
+                    .execute(connection)
+                    .await?;
+            }
+            None => {}
         }
     }
     let policy = spend_policies::table
@@ -71,20 +103,12 @@ async fn admit_locked(
         .await?
         .into_record()
         .map_err(TxError::store)?;
-    let window_open =
-        sql::<Bool>("transfer_intents.created_at > now() - ").bind::<Interval, _>(interval(window));
-    let held: Option<BigDecimal> = transfer_intents::table
-        .filter(transfer_intents::wallet_id.eq(wallet_id))
-        .filter(transfer_intents::status.eq_any(holding_statuses()))
-        .filter(window_open)
-        .select(diesel::dsl::sum(transfer_intents::amount_atomic))
-        .first(connection)
-        .await?;
-    let held = match held {
-        Some(total) => u256_from_numeric(&total).map_err(TxError::store)?,
-        None => U256::ZERO,
+    let context = AdmissionContext {
+        wallet_address: &parse_address(&address).map_err(TxError::store)?,
+        policy: &policy,
+        held: held_in_window(connection, wallet, windows.spend).await?,
     };
-    check(&policy, held).map_err(|violation| TxError::Abort(AdmissionError::Refused(violation)))?;
+    check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
     let terms = &intent.terms;
     let row = diesel::insert_into(transfer_intents::table)
         .values((
@@ -97,7 +121,8 @@ async fn admit_locked(
             transfer_intents::token_address.eq(intent.token_address.as_ref().map(address_column)),
             transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
             transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
-            transfer_intents::idempotency_key.eq(intent.idempotency_key.as_deref()),
+            transfer_intents::idempotency_key
+                .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
         ))
         .returning(TransferIntentRow::as_returning())
         .get_result(connection)
@@ -111,12 +136,12 @@ impl IntentAdmission for PgIntentStore {
     async fn admit(
         &self,
         intent: NewTransferIntent,
-        window: Duration,
+        windows: AdmissionWindows,
         check: &AdmissionCheck,
     ) -> Result<Admission, AdmissionError> {
         self.database
             .in_transaction(|connection| {
-                async move { admit_locked(connection, &intent, window, check).await }.scope_boxed()
+                async move { admit_locked(connection, &intent, windows, check).await }.scope_boxed()
             })
             .await
     }

@@ -1,19 +1,21 @@
-//! `ExecutionQueue`: leased claims on confirmed intents, per-wallet nonces, the recorded
-//! transaction of every submitted intent, and settlement.
+//! `ExecutionQueue`: leased claims on confirmed intents, one nonce per intent assigned under the
+//! wallet's lock, every transaction recorded before it is broadcast, submitted intents looked at
+//! when due, and settlement.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bigdecimal::BigDecimal;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::result::Error as DieselError;
 use diesel::sql_types::{Bool, Double, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentEvent, IntentId, IntentStatus, LeaseId, TransferIntentRecord, WalletId};
+use domain::{FeeQuote, IntentEvent, IntentId, IntentStatus, LeaseId, TransferIntentRecord};
 use ports::{
-    ExecutionQueue, Settlement, SignedTransfer, StoreError, SubmissionClaim, SubmissionError,
-    SubmittedIntent, TransitionError,
+    AttemptRecord, ExecutionQueue, Settlement, SignedTransfer, StoreError, SubmissionClaim,
+    SubmissionError, SubmittedIntent, TransitionError,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -21,7 +23,7 @@ use uuid::Uuid;
 use super::{intent_record, interval, row_limit, transition_locked, PgIntentStore};
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::rows::{parse_address, TransferIntentRow};
-use crate::schema::{transfer_intents, wallets};
+use crate::schema::{agents, transfer_attempts, transfer_intents, wallets};
 
 fn nonce_column(nonce: u64) -> Result<i64, StoreError> {
     i64::try_from(nonce).map_err(|_| corrupt(format!("nonce {nonce} out of range")))
@@ -31,6 +33,83 @@ fn nonce_value(stored: i64) -> Result<u64, StoreError> {
     u64::try_from(stored).map_err(|_| corrupt(format!("negative nonce {stored}")))
 }
 
+fn fee_column(fee: u128) -> BigDecimal {
+    BigDecimal::from(fee)
+}
+
+fn fee_value(stored: &BigDecimal) -> Result<u128, StoreError> {
+    let (digits, _) = stored.with_scale(0).as_bigint_and_exponent();
+    digits
+        .to_string()
+        .parse()
+        .map_err(|_| corrupt(format!("fee {stored} out of range")))
+}
+
+/// Seconds (from an SQL interval in seconds) as a duration; negative ones are none.
+fn seconds(value: f64) -> Duration {
+    Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::MAX)
+}
+
+/// One recorded transaction, as stored.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = transfer_attempts, check_for_backend(diesel::pg::Pg))]
+pub(super) struct AttemptRow {
+    tx_hash: String,
+    intent_id: Uuid,
+    nonce: i64,
+    raw_transaction: Vec<u8>,
+    max_fee_per_gas: BigDecimal,
+    max_priority_fee_per_gas: BigDecimal,
+    broadcasts: i32,
+    last_error: Option<String>,
+}
+
+impl AttemptRow {
+    fn transfer(
+        self,
+        intent: &TransferIntentRecord,
+        from: &str,
+    ) -> Result<(SignedTransfer, u32, Option<String>), StoreError> {
+        let token = intent.token_address.ok_or_else(|| {
+            corrupt(format!(
+                "intent {} has a transaction but no token",
+                intent.id
+            ))
+        })?;
+        let transfer = SignedTransfer {
+            from: parse_address(from)?,
+            token,
+            to: intent.recipient,
+            amount: intent.amount.value(),
+            nonce: nonce_value(self.nonce)?,
+            fees: FeeQuote {
+                max_fee_per_gas: fee_value(&self.max_fee_per_gas)?,
+                max_priority_fee_per_gas: fee_value(&self.max_priority_fee_per_gas)?,
+            },
+            raw: self.raw_transaction,
+            hash: self.tx_hash,
+        };
+        Ok((
+            transfer,
+            u32::try_from(self.broadcasts).unwrap_or_default(),
+            self.last_error,
+        ))
+    }
+
+    pub(super) fn into_record(
+        self,
+        intent: &TransferIntentRecord,
+        from: &str,
+    ) -> Result<AttemptRecord, StoreError> {
+        let (transfer, broadcasts, last_error) = self.transfer(intent, from)?;
+        Ok(AttemptRecord {
+            transfer,
+            broadcasts,
+            last_error,
+        })
+    }
+}
+
 async fn claim_locked(
     connection: &mut AsyncPgConnection,
     lease_for: Duration,
@@ -38,14 +117,14 @@ async fn claim_locked(
     let lease_free = sql::<Bool>(
         "(transfer_intents.lease_until IS NULL OR transfer_intents.lease_until < now())",
     );
-    let Some(row) = transfer_intents::table
+    let Some((row, nonce)) = transfer_intents::table
         .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
         .filter(lease_free)
-        .select(TransferIntentRow::as_select())
+        .select((TransferIntentRow::as_select(), transfer_intents::nonce))
         .order(transfer_intents::confirmed_at.asc())
         .for_update()
         .skip_locked()
-        .first(connection)
+        .first::<(TransferIntentRow, Option<i64>)>(connection)
         .await
         .optional()?
     else {
@@ -62,59 +141,33 @@ async fn claim_locked(
         ))
         .execute(connection)
         .await?;
-    let (address, sealed_key, next_nonce): (String, Vec<u8>, Option<i64>) = wallets::table
-        .find(intent.wallet_id.0)
-        .select((wallets::address, wallets::sealed_key, wallets::next_nonce))
+    let (address, sealed_key, agent_active): (String, Vec<u8>, bool) = wallets::table
+        .inner_join(agents::table)
+        .filter(wallets::id.eq(intent.wallet_id.0))
+        .select((wallets::address, wallets::sealed_key, agents::is_active))
         .first(connection)
-        .await?;
-    let in_flight: i64 = transfer_intents::table
-        .filter(transfer_intents::wallet_id.eq(intent.wallet_id.0))
-        .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str()))
-        .count()
-        .get_result(connection)
         .await?;
     Ok(Some(SubmissionClaim {
         wallet_address: parse_address(&address).map_err(TxError::store)?,
         sealed_key,
-        next_nonce: next_nonce
-            .map(nonce_value)
-            .transpose()
-            .map_err(TxError::store)?,
-        in_flight: u64::try_from(in_flight).unwrap_or_default(),
+        agent_active,
+        nonce: nonce.map(nonce_value).transpose().map_err(TxError::store)?,
         lease,
         intent,
     }))
 }
 
-/// Takes `nonce` for the wallet unless a recorded, unfinished transaction already holds it. With
-/// nothing in flight the chain is the judge, so a nonce freed by a refused broadcast is reused.
-async fn take_nonce(
-    connection: &mut AsyncPgConnection,
-    wallet: WalletId,
-    nonce: i64,
-) -> Result<bool, DieselError> {
-    let taken = diesel::sql_query(
-        "UPDATE wallets SET next_nonce = $2 + 1 WHERE id = $1 AND (next_nonce IS NULL OR next_nonce <= $2 \
-         OR NOT EXISTS (SELECT 1 FROM transfer_intents WHERE wallet_id = $1 AND status = 'submitted'))",
-    )
-    .bind::<diesel::sql_types::Uuid, _>(wallet.0)
-    .bind::<diesel::sql_types::BigInt, _>(nonce)
-    .execute(connection)
-    .await?;
-    Ok(taken == 1)
-}
-
-/// `Ok(Err(..))` commits (the lease is released) while still reporting why nothing was recorded.
-async fn record_locked(
+/// The intent under its row lock, if `lease` still holds it.
+async fn leased_intent(
     connection: &mut AsyncPgConnection,
     id: IntentId,
     lease: LeaseId,
-    transfer: &SignedTransfer,
-) -> Result<Result<TransferIntentRecord, SubmissionError>, TxError<SubmissionError>> {
-    let row: Option<(TransferIntentRow, Option<Uuid>, bool)> = transfer_intents::table
+) -> Result<(TransferIntentRecord, Option<i64>), TxError<SubmissionError>> {
+    let row: Option<(TransferIntentRow, Option<i64>, Option<Uuid>, bool)> = transfer_intents::table
         .find(id.0)
         .select((
             TransferIntentRow::as_select(),
+            transfer_intents::nonce,
             transfer_intents::lease_id,
             sql::<Bool>("COALESCE(transfer_intents.lease_until > now(), false)"),
         ))
@@ -122,68 +175,260 @@ async fn record_locked(
         .first(connection)
         .await
         .optional()?;
-    let Some((row, held_by, lease_live)) = row else {
+    let Some((row, nonce, held_by, lease_live)) = row else {
         return Err(TxError::Abort(TransitionError::NotFound(id).into()));
     };
     if held_by != Some(lease.0) || !lease_live {
-        return Ok(Err(SubmissionError::LeaseLost(id)));
+        return Err(TxError::Abort(SubmissionError::LeaseLost(id)));
     }
-    let intent = intent_record(row)?;
-    let next = intent
-        .status
-        .apply(IntentEvent::Submit)
-        .map_err(|refused| TxError::Abort(TransitionError::Refused(refused).into()))?;
-    let nonce = nonce_column(transfer.nonce).map_err(TxError::store)?;
-    let release_lease = (
-        transfer_intents::lease_id.eq(None::<Uuid>),
-        transfer_intents::lease_until.eq(None::<OffsetDateTime>),
-    );
-    if !take_nonce(connection, intent.wallet_id, nonce).await? {
-        diesel::update(transfer_intents::table.find(id.0))
-            .set(release_lease)
-            .execute(connection)
-            .await?;
-        return Ok(Err(SubmissionError::NonceTaken(transfer.nonce)));
+    Ok((intent_record(row)?, nonce))
+}
+
+async fn assign_locked(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+    lease: LeaseId,
+    chain_next: u64,
+) -> Result<u64, TxError<SubmissionError>> {
+    let (intent, assigned) = leased_intent(connection, id, lease).await?;
+    if let Some(nonce) = assigned {
+        return nonce_value(nonce).map_err(TxError::store);
     }
+    let next_nonce: Option<i64> = wallets::table
+        .find(intent.wallet_id.0)
+        .select(wallets::next_nonce)
+        .for_update()
+        .first(connection)
+        .await?;
+    let chain_next = nonce_column(chain_next).map_err(TxError::store)?;
+    let nonce = next_nonce.unwrap_or_default().max(chain_next);
+    diesel::update(wallets::table.find(intent.wallet_id.0))
+        .set(wallets::next_nonce.eq(nonce + 1))
+        .execute(connection)
+        .await?;
+    diesel::update(transfer_intents::table.find(id.0))
+        .set(transfer_intents::nonce.eq(nonce))
+        .execute(connection)
+        .await?;
+    nonce_value(nonce).map_err(TxError::store)
+}
+
+async fn record_locked(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+    lease: Option<LeaseId>,
+    attempt: &SignedTransfer,
+    first_look: Duration,
+) -> Result<TransferIntentRecord, TxError<SubmissionError>> {
+    let (intent, nonce) = match lease {
+        Some(lease) => leased_intent(connection, id, lease).await?,
+        None => {
+            let row: Option<(TransferIntentRow, Option<i64>)> = transfer_intents::table
+                .find(id.0)
+                .select((TransferIntentRow::as_select(), transfer_intents::nonce))
+                .for_update()
+                .first(connection)
+                .await
+                .optional()?;
+            let (row, nonce) = row.ok_or(TxError::Abort(TransitionError::NotFound(id).into()))?;
+            (intent_record(row)?, nonce)
+        }
+    };
+    let owned = nonce
+        .map(nonce_value)
+        .transpose()
+        .map_err(TxError::store)?
+        .ok_or_else(|| TxError::store(corrupt(format!("intent {id} has no nonce assigned"))))?;
+    if owned != attempt.nonce {
+        return Err(TxError::Abort(SubmissionError::WrongNonce {
+            intent: id,
+            owned,
+            offered: attempt.nonce,
+        }));
+    }
+    let status = match lease {
+        // The first transaction: the intent moves to submitted.
+        Some(_) => intent
+            .status
+            .apply(IntentEvent::Submit)
+            .map_err(|refused| TxError::Abort(TransitionError::Refused(refused).into()))?,
+        // A replacement: only a submitted intent is replaced.
+        None if intent.status == IntentStatus::Submitted => intent.status,
+        None => {
+            let refused = domain::TransitionRefused {
+                from: intent.status,
+                event: IntentEvent::Submit,
+            };
+            return Err(TxError::Abort(TransitionError::Refused(refused).into()));
+        }
+    };
+    diesel::insert_into(transfer_attempts::table)
+        .values((
+            transfer_attempts::tx_hash.eq(&attempt.hash),
+            transfer_attempts::intent_id.eq(id.0),
+            transfer_attempts::nonce.eq(nonce_column(attempt.nonce).map_err(TxError::store)?),
+            transfer_attempts::raw_transaction.eq(&attempt.raw),
+            transfer_attempts::max_fee_per_gas.eq(fee_column(attempt.fees.max_fee_per_gas)),
+            transfer_attempts::max_priority_fee_per_gas
+                .eq(fee_column(attempt.fees.max_priority_fee_per_gas)),
+        ))
+        .execute(connection)
+        .await?;
     let row = diesel::update(transfer_intents::table.find(id.0))
         .set((
-            transfer_intents::status.eq(next.as_str()),
-            transfer_intents::tx_hash.eq(&transfer.hash),
-            transfer_intents::raw_transaction.eq(&transfer.raw),
-            transfer_intents::nonce.eq(nonce),
+            transfer_intents::status.eq(status.as_str()),
+            transfer_intents::tx_hash.eq(&attempt.hash),
             transfer_intents::submitted_at.eq(diesel::dsl::now),
             transfer_intents::updated_at.eq(diesel::dsl::now),
-            release_lease,
+            transfer_intents::lease_id.eq(None::<Uuid>),
+            transfer_intents::lease_until.eq(None::<OffsetDateTime>),
+            transfer_intents::next_check_at
+                .eq(sql::<Nullable<Timestamptz>>("now() + ")
+                    .bind::<Interval, _>(interval(first_look))),
         ))
         .returning(TransferIntentRow::as_returning())
         .get_result(connection)
         .await?;
-    Ok(Ok(intent_record(row)?))
+    intent_record(row)
 }
 
-fn submitted_intent(
-    (row, nonce, raw, from): (TransferIntentRow, Option<i64>, Option<Vec<u8>>, String),
-) -> Result<SubmittedIntent, StoreError> {
-    let intent = row.into_record()?;
-    let (Some(nonce), Some(raw), Some(hash), Some(token)) =
-        (nonce, raw, intent.tx_hash.clone(), intent.token_address)
-    else {
-        return Err(corrupt(format!(
-            "submitted intent {} lacks its transaction",
-            intent.id
-        )));
+/// Settles the intent; one that fails before anything was sent for it gives its nonce back when
+/// it is the wallet's last, so a failure never leaves a gap at the end of the wallet's nonces.
+async fn settle_locked(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+    settlement: Settlement,
+) -> Result<TransferIntentRecord, TxError<TransitionError>> {
+    let (event, reason, mined) = match settlement {
+        Settlement::Executed { tx_hash } => (IntentEvent::Execute, None, Some(tx_hash)),
+        Settlement::Failed(reason) => (IntentEvent::Fail, Some(reason), None),
     };
-    let transfer = SignedTransfer {
-        from: parse_address(&from)?,
-        token,
-        to: intent.recipient,
-        amount: intent.amount.value(),
-        nonce: nonce_value(nonce)?,
-        raw,
-        hash,
-    };
-    Ok(SubmittedIntent { intent, transfer })
+    let settled = transition_locked(connection, id, event, reason, mined).await?;
+    if settled.status == IntentStatus::Failed && settled.tx_hash.is_none() {
+        let nonce: Option<i64> = transfer_intents::table
+            .find(id.0)
+            .select(transfer_intents::nonce)
+            .first(connection)
+            .await?;
+        if let Some(nonce) = nonce {
+            diesel::update(
+                wallets::table
+                    .find(settled.wallet_id.0)
+                    .filter(wallets::next_nonce.eq(nonce + 1)),
+            )
+            .set(wallets::next_nonce.eq(nonce))
+            .execute(connection)
+            .await?;
+            diesel::update(transfer_intents::table.find(id.0))
+                .set(transfer_intents::nonce.eq(None::<i64>))
+                .execute(connection)
+                .await?;
+        }
+    }
+    Ok(settled)
 }
+
+/// What `due_submitted` reads of each intent besides its row.
+type DueRow = (
+    TransferIntentRow,
+    Option<i64>,
+    i32,
+    Option<f64>,
+    String,
+    Vec<u8>,
+);
+
+async fn due_locked(
+    connection: &mut AsyncPgConnection,
+    limit: usize,
+    look_lease: Duration,
+) -> Result<Vec<SubmittedIntent>, TxError<StoreError>> {
+    let due: Vec<Uuid> = transfer_intents::table
+        .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str()))
+        .filter(sql::<Bool>("transfer_intents.next_check_at <= now()"))
+        .select(transfer_intents::id)
+        .order(transfer_intents::next_check_at.asc())
+        .limit(row_limit(limit))
+        .for_update()
+        .skip_locked()
+        .load(connection)
+        .await?;
+    if due.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Held back while this executor looks; the look ends by rescheduling or settling them.
+    diesel::update(transfer_intents::table.filter(transfer_intents::id.eq_any(&due)))
+        .set(
+            transfer_intents::next_check_at
+                .eq(sql::<Nullable<Timestamptz>>("now() + ")
+                    .bind::<Interval, _>(interval(look_lease))),
+        )
+        .execute(connection)
+        .await?;
+    let rows: Vec<DueRow> = transfer_intents::table
+        .inner_join(wallets::table)
+        .filter(transfer_intents::id.eq_any(&due))
+        .select((
+            TransferIntentRow::as_select(),
+            transfer_intents::nonce,
+            transfer_intents::checks,
+            sql::<Nullable<Double>>(
+                "EXTRACT(EPOCH FROM now() - transfer_intents.nonce_used_seen_at)::float8",
+            ),
+            wallets::address,
+            wallets::sealed_key,
+        ))
+        .load(connection)
+        .await?;
+    let attempts: Vec<(AttemptRow, f64)> = transfer_attempts::table
+        .filter(transfer_attempts::intent_id.eq_any(&due))
+        .select((
+            AttemptRow::as_select(),
+            sql::<Double>("EXTRACT(EPOCH FROM now() - transfer_attempts.created_at)::float8"),
+        ))
+        .order(transfer_attempts::created_at.desc())
+        .load(connection)
+        .await?;
+    let mut by_intent: HashMap<Uuid, Vec<(AttemptRow, f64)>> = HashMap::new();
+    for (attempt, age) in attempts {
+        by_intent
+            .entry(attempt.intent_id)
+            .or_default()
+            .push((attempt, age));
+    }
+    let mut submitted = Vec::with_capacity(rows.len());
+    for (row, nonce, checks, nonce_used_for, address, sealed_key) in rows {
+        let intent = intent_record::<StoreError>(row)?;
+        let recorded = by_intent.remove(&intent.id.0).unwrap_or_default();
+        let newest_attempt_age = <[_]>::first(&recorded).map(|(_, age)| seconds(*age));
+        let (Some(nonce), Some(newest_attempt_age)) = (nonce, newest_attempt_age) else {
+            return Err(TxError::store(corrupt(format!(
+                "submitted intent {} lacks its nonce or transactions",
+                intent.id
+            ))));
+        };
+        let attempts = recorded
+            .into_iter()
+            .map(|(attempt, _)| attempt.transfer(&intent, &address).map(|(t, _, _)| t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(TxError::store)?;
+        submitted.push(SubmittedIntent {
+            nonce: nonce_value(nonce).map_err(TxError::store)?,
+            wallet_address: parse_address(&address).map_err(TxError::store)?,
+            sealed_key,
+            attempts,
+            newest_attempt_age,
+            checks: u32::try_from(checks).unwrap_or_default(),
+            nonce_used_for: nonce_used_for.map(seconds),
+            intent,
+        });
+    }
+    submitted.sort_by_key(|intent| due.iter().position(|id| *id == intent.intent.id.0));
+    Ok(submitted)
+}
+
+/// How long a look at due intents holds them back from other executors.
+const LOOK_LEASE: Duration = Duration::from_secs(60);
 
 #[async_trait]
 impl ExecutionQueue for PgIntentStore {
@@ -199,40 +444,110 @@ impl ExecutionQueue for PgIntentStore {
             .await
     }
 
-    #[tracing::instrument(level = "debug", skip(self, transfer), fields(tx_hash = %transfer.hash, nonce = transfer.nonce))]
-    async fn record_submission(
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn assign_nonce(
         &self,
         intent: IntentId,
         lease: LeaseId,
-        transfer: &SignedTransfer,
-    ) -> Result<TransferIntentRecord, SubmissionError> {
+        chain_next: u64,
+    ) -> Result<u64, SubmissionError> {
         self.database
             .in_transaction(|connection| {
-                async move { record_locked(connection, intent, lease, transfer).await }
+                async move { assign_locked(connection, intent, lease, chain_next).await }
                     .scope_boxed()
             })
-            .await?
+            .await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError> {
+    async fn release(&self, intent: IntentId, lease: LeaseId) -> Result<(), StoreError> {
         let mut connection = self.database.connection().await?;
-        let rows: Vec<(TransferIntentRow, Option<i64>, Option<Vec<u8>>, String)> =
+        diesel::update(
             transfer_intents::table
-                .inner_join(wallets::table)
-                .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str()))
-                .select((
-                    TransferIntentRow::as_select(),
-                    transfer_intents::nonce,
-                    transfer_intents::raw_transaction,
-                    wallets::address,
-                ))
-                .order(transfer_intents::submitted_at.asc())
-                .limit(row_limit(limit))
-                .load(&mut connection)
-                .await
-                .map_err(from_diesel)?;
-        rows.into_iter().map(submitted_intent).collect()
+                .find(intent.0)
+                .filter(transfer_intents::lease_id.eq(lease.0)),
+        )
+        .set((
+            transfer_intents::lease_id.eq(None::<Uuid>),
+            transfer_intents::lease_until.eq(None::<OffsetDateTime>),
+        ))
+        .execute(&mut connection)
+        .await
+        .map_err(from_diesel)?;
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, attempt), fields(tx_hash = %attempt.hash, nonce = attempt.nonce))]
+    async fn record_attempt(
+        &self,
+        intent: IntentId,
+        lease: Option<LeaseId>,
+        attempt: &SignedTransfer,
+        first_look: Duration,
+    ) -> Result<TransferIntentRecord, SubmissionError> {
+        self.database
+            .in_transaction(|connection| {
+                async move { record_locked(connection, intent, lease, attempt, first_look).await }
+                    .scope_boxed()
+            })
+            .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn record_broadcast(
+        &self,
+        tx_hash: &str,
+        error: Option<String>,
+    ) -> Result<(), StoreError> {
+        let mut connection = self.database.connection().await?;
+        diesel::update(transfer_attempts::table.find(tx_hash))
+            .set((
+                transfer_attempts::broadcasts.eq(transfer_attempts::broadcasts + 1),
+                transfer_attempts::last_broadcast_at.eq(diesel::dsl::now),
+                transfer_attempts::last_error.eq(error),
+            ))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn due_submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError> {
+        self.database
+            .in_transaction(|connection| {
+                async move { due_locked(connection, limit, LOOK_LEASE).await }.scope_boxed()
+            })
+            .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn reschedule(
+        &self,
+        intent: IntentId,
+        after: Duration,
+        nonce_used: bool,
+    ) -> Result<(), StoreError> {
+        let mut connection = self.database.connection().await?;
+        let seen = match nonce_used {
+            true => "COALESCE(transfer_intents.nonce_used_seen_at, now())",
+            false => "NULL",
+        };
+        diesel::update(
+            transfer_intents::table
+                .find(intent.0)
+                .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str())),
+        )
+        .set((
+            transfer_intents::next_check_at
+                .eq(sql::<Nullable<Timestamptz>>("now() + ").bind::<Interval, _>(interval(after))),
+            transfer_intents::checks.eq(transfer_intents::checks + 1),
+            transfer_intents::nonce_used_seen_at.eq(sql::<Nullable<Timestamptz>>(seen)),
+        ))
+        .execute(&mut connection)
+        .await
+        .map_err(from_diesel)?;
+        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -241,14 +556,9 @@ impl ExecutionQueue for PgIntentStore {
         intent: IntentId,
         settlement: Settlement,
     ) -> Result<TransferIntentRecord, TransitionError> {
-        let (event, reason) = match settlement {
-            Settlement::Executed => (IntentEvent::Execute, None),
-            Settlement::Failed(reason) => (IntentEvent::Fail, Some(reason)),
-        };
         self.database
             .in_transaction(|connection| {
-                async move { transition_locked(connection, intent, event, reason).await }
-                    .scope_boxed()
+                async move { settle_locked(connection, intent, settlement).await }.scope_boxed()
             })
             .await
     }
@@ -256,7 +566,7 @@ impl ExecutionQueue for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn oldest_confirmed_wait(&self) -> Result<Option<Duration>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let seconds: Option<f64> = transfer_intents::table
+        let waited: Option<f64> = transfer_intents::table
             .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
             .select(sql::<Nullable<Double>>(
                 "EXTRACT(EPOCH FROM now() - min(transfer_intents.confirmed_at))::float8",
@@ -264,6 +574,6 @@ impl ExecutionQueue for PgIntentStore {
             .first(&mut connection)
             .await
             .map_err(from_diesel)?;
-        Ok(seconds.map(|seconds| Duration::from_secs_f64(seconds.max(0.0))))
+        Ok(waited.map(seconds))
     }
 }

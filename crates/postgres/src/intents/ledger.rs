@@ -4,14 +4,17 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
-use domain::{AgentId, CursorPosition, IntentEvent, IntentId, TransferIntentRecord};
-use ports::{IntentFilter, IntentLedger, StoreError, TransitionError};
+use domain::{
+    AgentId, CursorPosition, IntentEvent, IntentId, TransferIntentRecord, WalletId, U256,
+};
+use ports::{AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
 use time::OffsetDateTime;
 
-use super::{row_limit, transition_locked, PgIntentStore};
+use super::execution::AttemptRow;
+use super::{held_in_window, row_limit, transition_locked, PgIntentStore};
 use crate::errors::{corrupt, from_diesel};
 use crate::rows::TransferIntentRow;
-use crate::schema::transfer_intents;
+use crate::schema::{transfer_attempts, transfer_intents, wallets};
 
 fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
@@ -104,6 +107,40 @@ impl IntentLedger for PgIntentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
+    async fn held_in_window(
+        &self,
+        wallet: WalletId,
+        window: std::time::Duration,
+    ) -> Result<U256, StoreError> {
+        let mut connection = self.database.connection().await?;
+        held_in_window(&mut connection, wallet, window)
+            .await
+            .map_err(from_diesel)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let rows: Vec<(AttemptRow, String)> = transfer_attempts::table
+            .inner_join(transfer_intents::table.inner_join(wallets::table))
+            .filter(transfer_attempts::intent_id.eq(id.0))
+            .select((AttemptRow::as_select(), wallets::address))
+            .order(transfer_attempts::created_at.desc())
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        let intent = self.find(id).await?;
+        rows.into_iter()
+            .map(|(row, from)| {
+                let intent = intent
+                    .as_ref()
+                    .ok_or_else(|| corrupt(format!("attempt of a missing intent {id}")))?;
+                row.into_record(intent, &from)
+            })
+            .collect()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn transition(
         &self,
         id: IntentId,
@@ -112,7 +149,8 @@ impl IntentLedger for PgIntentStore {
     ) -> Result<TransferIntentRecord, TransitionError> {
         self.database
             .in_transaction(|connection| {
-                async move { transition_locked(connection, id, event, reason).await }.scope_boxed()
+                async move { transition_locked(connection, id, event, reason, None).await }
+                    .scope_boxed()
             })
             .await
     }

@@ -343,6 +343,7 @@ async fn an_unreachable_database_is_reported_unavailable() {
         PoolSettings {
             max_size: 1,
             acquire_timeout: std::time::Duration::from_secs(2),
+            ..PoolSettings::default()
         },
     )
     .expect("pool builds lazily");

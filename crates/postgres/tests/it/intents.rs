@@ -1,14 +1,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use domain::{
-    evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain, CursorPosition, Custody,
-    EvmAddress, IntentEvent, IntentId, IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange,
-    PolicyViolation, SpendPolicyRecord, TransferTerms, TransitionRefused, U256,
+    check_recipient, evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain,
+    CursorPosition, Custody, EvmAddress, FeeQuote, IdempotencyKey, IntentEvent, IntentId,
+    IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange, PolicyViolation, TransferTerms,
+    TransitionRefused, U256,
 };
 use ports::{
-    Admission, AdmissionError, AgentStore, ExecutionQueue, IntentAdmission, IntentFilter,
-    IntentLedger, IntentSweeper, NewAgent, NewTransferIntent, NewWallet, TransitionError,
+    Admission, AdmissionContext, AdmissionError, AdmissionRefusal, AdmissionWindows, AgentStore,
+    ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, NewAgent,
+    NewTransferIntent, NewWallet, Settlement, SignedTransfer, SubmissionClaim, SubmissionError,
+    TransitionError,
 };
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
 use test_support::TestDatabase;
@@ -90,23 +94,56 @@ fn send(agent: AgentId, value: &str, key: Option<&str>) -> NewTransferIntent {
             amount: amount(value),
         },
         token_address: usdc().token_address,
-        idempotency_key: key.map(str::to_owned),
+        idempotency_key: key.map(|key| IdempotencyKey::parse(key).expect("valid key")),
     }
 }
 
-/// The production check: the domain's policy evaluation.
+const WINDOWS: AdmissionWindows = AdmissionWindows {
+    spend: DAY,
+    idempotency_key: DAY,
+};
+
+/// The production check: the domain's recipient rule and policy evaluation.
 fn policy_check(
     recipient: EvmAddress,
     value: AtomicAmount,
-) -> impl Fn(&SpendPolicyRecord, U256) -> Result<(), PolicyViolation> {
-    move |policy, held| {
-        evaluate_transfer(&policy.limits, &policy.allowlist, &recipient, value, held)
+) -> impl Fn(&AdmissionContext<'_>) -> Result<(), AdmissionRefusal> {
+    move |context| {
+        check_recipient(
+            &recipient,
+            context.wallet_address,
+            usdc().token_address.as_ref(),
+        )
+        .map_err(AdmissionRefusal::Recipient)?;
+        evaluate_transfer(
+            &context.policy.limits,
+            &context.policy.allowlist,
+            &recipient,
+            value,
+            context.held,
+        )
+        .map_err(AdmissionRefusal::Policy)
     }
 }
 
 async fn admit(fixture: &Fixture, intent: NewTransferIntent) -> Result<Admission, AdmissionError> {
     let check = policy_check(intent.terms.recipient, intent.terms.amount);
-    fixture.intents.admit(intent, DAY, &check).await
+    fixture.intents.admit(intent, WINDOWS, &check).await
+}
+
+/// Runs `sql` on the test database, e.g. to move stored times as a moved clock would.
+async fn execute(fixture: &Fixture, sql: &str) {
+    let mut connection = AsyncPgConnection::establish(fixture.database.url())
+        .await
+        .expect("connect");
+    connection.batch_execute(sql).await.expect(sql);
+}
+
+fn created(admission: Result<Admission, AdmissionError>) -> domain::TransferIntentRecord {
+    match admission.expect("admitted") {
+        Admission::Created(intent) => intent,
+        replayed => panic!("expected a new intent, got {replayed:?}"),
+    }
 }
 
 async fn set_daily(fixture: &Fixture, agent: AgentId, daily: &str) {
@@ -173,7 +210,7 @@ async fn the_daily_limit_counts_held_intents_and_releases_rejected_ones() {
     };
     let refused = admit(&fixture, send(agent, "5", None)).await;
     assert!(
-        matches!(refused, Err(AdmissionError::Refused(PolicyViolation::ExceedsDailyMax { available, .. })) if available == U256::from(4)),
+        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsDailyMax { available, .. }))) if available == U256::from(4)),
         "{refused:?}"
     );
     fixture
@@ -255,7 +292,7 @@ async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
             tokio::spawn(async move {
                 let intent = send(agent, "1", None);
                 let check = policy_check(intent.terms.recipient, intent.terms.amount);
-                intents.admit(intent, DAY, &check).await
+                intents.admit(intent, WINDOWS, &check).await
             })
         })
         .collect();
@@ -263,7 +300,9 @@ async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
     for task in tasks {
         match task.await.expect("task") {
             Ok(Admission::Created(_)) => admitted += 1,
-            Err(AdmissionError::Refused(PolicyViolation::ExceedsDailyMax { .. })) => {}
+            Err(AdmissionError::Refused(AdmissionRefusal::Policy(
+                PolicyViolation::ExceedsDailyMax { .. },
+            ))) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -280,18 +319,18 @@ async fn concurrent_first_uses_of_one_key_make_one_intent() {
             tokio::spawn(async move {
                 let intent = send(agent, "2", Some("same"));
                 let check = policy_check(intent.terms.recipient, intent.terms.amount);
-                intents
-                    .admit(intent, DAY, &check)
-                    .await
-                    .expect("admitted or replayed")
+                intents.admit(intent, WINDOWS, &check).await
             })
         })
         .collect();
     let mut ids = Vec::new();
     for task in tasks {
-        ids.push(match task.await.expect("task") {
-            Admission::Created(intent) | Admission::Replayed(intent) => intent.id,
-        });
+        match task.await.expect("task") {
+            Ok(Admission::Created(intent) | Admission::Replayed(intent)) => ids.push(intent.id),
+            // Arrived while the first was being admitted: turned away at once, not queued.
+            Err(AdmissionError::KeyInFlight) => {}
+            other => panic!("unexpected {other:?}"),
+        }
     }
     ids.dedup();
     assert_eq!(ids.len(), 1);
@@ -416,7 +455,6 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
 
 #[tokio::test]
 async fn only_intents_pending_past_their_time_expire_and_release_their_amount() {
-    use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 12, true).await;
     set_daily(&fixture, agent, "10").await;
@@ -443,16 +481,14 @@ async fn only_intents_pending_past_their_time_expire_and_release_their_amount() 
         .transition(old_confirmed.id, IntentEvent::Confirm, None)
         .await
         .expect("confirmed");
-    let mut connection = AsyncPgConnection::establish(fixture.database.url())
-        .await
-        .expect("connect");
-    connection
-        .batch_execute(&format!(
+    execute(
+        &fixture,
+        &format!(
             "UPDATE transfer_intents SET created_at = now() - interval '2 hours' WHERE id IN ('{}', '{}')",
             old_pending.id, old_confirmed.id
-        ))
-        .await
-        .expect("back-date");
+        ),
+    )
+    .await;
     let expired = fixture
         .intents
         .expire_pending(Duration::from_secs(3600), 100)
@@ -487,20 +523,31 @@ async fn only_intents_pending_past_their_time_expire_and_release_their_amount() 
         .is_empty());
 }
 
-fn signed_for(claim: &ports::SubmissionClaim, nonce: u64) -> ports::SignedTransfer {
-    ports::SignedTransfer {
+const MARKET: FeeQuote = FeeQuote {
+    max_fee_per_gas: 1_000,
+    max_priority_fee_per_gas: 100,
+};
+
+fn signed_for(claim: &SubmissionClaim, nonce: u64, fees: FeeQuote) -> SignedTransfer {
+    SignedTransfer {
         from: claim.wallet_address,
         token: claim.intent.token_address.expect("token"),
         to: claim.intent.recipient,
         amount: claim.intent.amount.value(),
         nonce,
-        raw: vec![0x02, nonce as u8],
-        hash: format!("0x{:064x}", u128::from(nonce) + 1),
+        fees,
+        raw: vec![0x02, nonce as u8, fees.max_fee_per_gas as u8],
+        hash: format!(
+            "0x{}{:016x}{:016x}",
+            claim.intent.id.0.simple(),
+            fees.max_fee_per_gas,
+            nonce
+        ),
     }
 }
 
 /// Leases the oldest confirmed intent for 30 s, if one is free.
-async fn claim_next(fixture: &Fixture) -> Option<ports::SubmissionClaim> {
+async fn claim_next(fixture: &Fixture) -> Option<SubmissionClaim> {
     fixture
         .intents
         .claim_confirmed(Duration::from_secs(30))
@@ -509,12 +556,7 @@ async fn claim_next(fixture: &Fixture) -> Option<ports::SubmissionClaim> {
 }
 
 async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> IntentId {
-    let Admission::Created(intent) = admit(fixture, send(agent, "1", None))
-        .await
-        .expect("admitted")
-    else {
-        panic!()
-    };
+    let intent = created(admit(fixture, send(agent, "1", None)).await);
     fixture
         .intents
         .transition(intent.id, IntentEvent::Confirm, None)
@@ -523,99 +565,405 @@ async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> IntentId {
     intent.id
 }
 
+/// Claims the next confirmed intent, assigns it a nonce as the chain counts `chain_next`, and
+/// records its first transaction; returns the claim and the transaction.
+async fn submit_next(fixture: &Fixture, chain_next: u64) -> (SubmissionClaim, SignedTransfer) {
+    let claim = claim_next(fixture).await.expect("a confirmed intent");
+    let nonce = fixture
+        .intents
+        .assign_nonce(claim.intent.id, claim.lease, chain_next)
+        .await
+        .expect("assigned");
+    let transfer = signed_for(&claim, nonce, MARKET);
+    fixture
+        .intents
+        .record_attempt(
+            claim.intent.id,
+            Some(claim.lease),
+            &transfer,
+            Duration::ZERO,
+        )
+        .await
+        .expect("recorded");
+    (claim, transfer)
+}
+
 #[tokio::test]
 async fn a_claim_is_exclusive_and_recording_keeps_the_exact_transaction() {
-    use ports::SubmissionError;
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 13, true).await;
     let id = confirmed_intent(&fixture, agent).await;
     let claim = claim_next(&fixture).await.expect("one");
     assert_eq!(
-        (claim.intent.id, claim.in_flight, claim.next_nonce),
-        (id, 0, None)
+        (claim.intent.id, claim.nonce, claim.agent_active),
+        (id, None, true)
     );
     assert_eq!(claim.sealed_key, vec![13]);
     assert!(claim_next(&fixture).await.is_none(), "leased");
-    let stranger = fixture
+    let stranger = LeaseId(Uuid::new_v4());
+    assert_eq!(
+        fixture.intents.assign_nonce(id, stranger, 0).await,
+        Err(SubmissionError::LeaseLost(id))
+    );
+    let nonce = fixture
         .intents
-        .record_submission(id, LeaseId(Uuid::new_v4()), &signed_for(&claim, 0))
-        .await;
-    assert_eq!(stranger, Err(SubmissionError::LeaseLost(id)));
-    let transfer = signed_for(&claim, 0);
+        .assign_nonce(id, claim.lease, 0)
+        .await
+        .expect("assigned");
+    assert_eq!(nonce, 0);
+    let transfer = signed_for(&claim, nonce, MARKET);
+    assert_eq!(
+        fixture
+            .intents
+            .record_attempt(id, Some(stranger), &transfer, Duration::ZERO)
+            .await,
+        Err(SubmissionError::LeaseLost(id))
+    );
     let submitted = fixture
         .intents
-        .record_submission(id, claim.lease, &transfer)
+        .record_attempt(id, Some(claim.lease), &transfer, Duration::ZERO)
         .await
         .expect("recorded");
     assert_eq!(
         (submitted.status, submitted.tx_hash.as_deref()),
         (IntentStatus::Submitted, Some(transfer.hash.as_str()))
     );
-    let pending = fixture.intents.submitted(10).await.expect("submitted");
-    assert_eq!(pending.len(), 1);
+    let due = fixture.intents.due_submitted(10).await.expect("due");
+    assert_eq!(due.len(), 1);
     assert_eq!(
-        pending[0].transfer, transfer,
+        (due[0].nonce, due[0].attempts.clone()),
+        (0, vec![transfer]),
         "the very bytes that were signed, for any re-broadcast"
     );
 }
 
 #[tokio::test]
-async fn a_lapsed_claim_passes_to_another_executor_and_a_taken_nonce_is_refused() {
-    use ports::SubmissionError;
+async fn nonces_of_one_wallet_are_distinct_and_consecutive_whoever_assigns_them() {
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 14, true).await;
+    for _ in 0..12 {
+        confirmed_intent(&fixture, agent).await;
+    }
+    let tasks: Vec<_> = (0..12)
+        .map(|_| {
+            let intents = fixture.intents.clone();
+            tokio::spawn(async move {
+                let claim = intents
+                    .claim_confirmed(Duration::from_secs(30))
+                    .await
+                    .expect("claim")
+                    .expect("one each");
+                // The chain's count lags behind: the wallet's own record is the authority.
+                intents
+                    .assign_nonce(claim.intent.id, claim.lease, 3)
+                    .await
+                    .expect("assigned")
+            })
+        })
+        .collect();
+    let mut nonces = Vec::new();
+    for task in tasks {
+        nonces.push(task.await.expect("task"));
+    }
+    nonces.sort_unstable();
+    assert_eq!(nonces, (3..15).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn a_reclaimed_intent_keeps_its_nonce_and_a_failure_before_sending_gives_the_last_back() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 15, true).await;
     let first = confirmed_intent(&fixture, agent).await;
+    let lapsed = claim_next(&fixture).await.expect("one");
+    let nonce = fixture
+        .intents
+        .assign_nonce(first, lapsed.lease, 0)
+        .await
+        .expect("assigned");
+    // The executor died before recording and its lease ran out; another one takes the intent.
+    execute(
+        &fixture,
+        &format!("UPDATE transfer_intents SET lease_until = now() - interval '1 second' WHERE id = '{first}'"),
+    )
+    .await;
+    let retaken = claim_next(&fixture)
+        .await
+        .expect("the lapsed claim is free");
+    assert_eq!((retaken.intent.id, retaken.nonce), (first, Some(nonce)));
+    assert_eq!(
+        fixture.intents.assign_nonce(first, retaken.lease, 9).await,
+        Ok(nonce),
+        "the nonce assigned before, whatever the chain says now"
+    );
+    let failed = fixture
+        .intents
+        .settle(first, Settlement::Failed("cannot sign".into()))
+        .await
+        .expect("failed");
+    assert_eq!(failed.status, IntentStatus::Failed);
     let second = confirmed_intent(&fixture, agent).await;
-    let lapsed = fixture
-        .intents
-        .claim_confirmed(Duration::ZERO)
-        .await
-        .expect("claim")
-        .expect("one");
-    assert_eq!(lapsed.intent.id, first);
-    let retaken = claim_next(&fixture).await.expect("again");
-    assert_eq!(retaken.intent.id, first, "a lapsed lease is free again");
+    let claim = claim_next(&fixture).await.expect("second");
+    assert_eq!(claim.intent.id, second);
+    assert_eq!(
+        fixture.intents.assign_nonce(second, claim.lease, 0).await,
+        Ok(nonce),
+        "the failed intent's nonce was the wallet's last, so it was given back"
+    );
+}
+
+#[tokio::test]
+async fn a_replacement_keeps_the_nonce_and_any_of_the_transactions_settles_the_intent() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 16, true).await;
+    let id = confirmed_intent(&fixture, agent).await;
+    let (claim, first) = submit_next(&fixture, 0).await;
+    let better = FeeQuote {
+        max_fee_per_gas: 1_200,
+        max_priority_fee_per_gas: 120,
+    };
     assert_eq!(
         fixture
             .intents
-            .record_submission(first, lapsed.lease, &signed_for(&lapsed, 0))
+            .record_attempt(id, None, &signed_for(&claim, 1, better), Duration::ZERO)
             .await,
-        Err(SubmissionError::LeaseLost(first))
+        Err(SubmissionError::WrongNonce {
+            intent: id,
+            owned: 0,
+            offered: 1
+        })
+    );
+    let replacement = signed_for(&claim, 0, better);
+    fixture
+        .intents
+        .record_attempt(id, None, &replacement, Duration::ZERO)
+        .await
+        .expect("replacement recorded");
+    fixture
+        .intents
+        .record_broadcast(&first.hash, Some("rate limited".into()))
+        .await
+        .expect("noted");
+    let attempts = fixture.intents.attempts(id).await.expect("attempts");
+    assert_eq!(
+        attempts
+            .iter()
+            .map(|a| (a.transfer.hash.clone(), a.broadcasts, a.last_error.clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            (replacement.hash.clone(), 0, None),
+            (first.hash.clone(), 1, Some("rate limited".into()))
+        ],
+        "newest first, with how each broadcast went"
+    );
+    let executed = fixture
+        .intents
+        .settle(
+            id,
+            Settlement::Executed {
+                tx_hash: first.hash.clone(),
+            },
+        )
+        .await
+        .expect("settled");
+    assert_eq!(
+        (executed.status, executed.tx_hash),
+        (IntentStatus::Executed, Some(first.hash)),
+        "the transaction that was mined, even if it was not the newest"
+    );
+}
+
+#[tokio::test]
+async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
+    let fixture = fixture().await;
+    let stuck = new_agent(&fixture, 17, true).await;
+    let other = new_agent(&fixture, 18, true).await;
+    for _ in 0..3 {
+        confirmed_intent(&fixture, stuck).await;
+    }
+    let mut stuck_ids = Vec::new();
+    for nonce in 0..3 {
+        stuck_ids.push(submit_next(&fixture, nonce).await.0.intent.id);
+    }
+    let fresh = confirmed_intent(&fixture, other).await;
+    submit_next(&fixture, 0).await;
+    // The stuck wallet's intents were looked at and put off; the other one is due now.
+    for id in &stuck_ids {
+        fixture
+            .intents
+            .reschedule(*id, Duration::from_secs(3600), false)
+            .await
+            .expect("rescheduled");
+    }
+    let due = fixture.intents.due_submitted(2).await.expect("due");
+    assert_eq!(
+        due.iter().map(|d| d.intent.id).collect::<Vec<_>>(),
+        vec![fresh],
+        "a wallet's stuck intents never stand in the way of another's"
+    );
+    assert!(
+        fixture
+            .intents
+            .due_submitted(2)
+            .await
+            .expect("due")
+            .is_empty(),
+        "an intent being looked at is held back from other executors"
     );
     fixture
         .intents
-        .record_submission(first, retaken.lease, &signed_for(&retaken, 0))
+        .reschedule(fresh, Duration::ZERO, true)
         .await
-        .expect("recorded");
-    let next = claim_next(&fixture).await.expect("second");
-    assert_eq!(
-        (next.intent.id, next.in_flight, next.next_nonce),
-        (second, 1, Some(1))
+        .expect("rescheduled");
+    let again = fixture.intents.due_submitted(2).await.expect("due");
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].checks, 1);
+    assert!(again[0].nonce_used_for.is_some(), "first seen used now");
+}
+
+#[tokio::test]
+async fn the_window_counts_an_executed_intent_from_when_its_money_moved() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 19, true).await;
+    set_daily(&fixture, agent, "10").await;
+    let id = confirmed_intent(&fixture, agent).await;
+    let (_, transfer) = submit_next(&fixture, 0).await;
+    // The intent was created 23 hours ago and executed only now.
+    execute(
+        &fixture,
+        &format!("UPDATE transfer_intents SET created_at = now() - interval '23 hours' WHERE id = '{id}'"),
+    )
+    .await;
+    fixture
+        .intents
+        .settle(
+            id,
+            Settlement::Executed {
+                tx_hash: transfer.hash,
+            },
+        )
+        .await
+        .expect("executed");
+    // Two hours on (the database clock moved): created 25 hours ago, executed 2 hours ago.
+    execute(
+        &fixture,
+        &format!(
+            "UPDATE transfer_intents SET created_at = created_at - interval '2 hours', \
+             executed_at = executed_at - interval '2 hours' WHERE id = '{id}'"
+        ),
+    )
+    .await;
+    let refused = admit(&fixture, send(agent, "10", None)).await;
+    assert!(
+        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsDailyMax { available, .. }))) if available == U256::from(9)),
+        "the 1 that left 2 hours ago still counts: {refused:?}"
     );
+    execute(
+        &fixture,
+        &format!("UPDATE transfer_intents SET executed_at = now() - interval '25 hours' WHERE id = '{id}'"),
+    )
+    .await;
+    assert!(
+        admit(&fixture, send(agent, "10", None)).await.is_ok(),
+        "24 hours after the money moved, its amount is free again"
+    );
+}
+
+#[tokio::test]
+async fn a_pending_intent_holds_its_amount_however_old_it_is() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 20, true).await;
+    set_daily(&fixture, agent, "10").await;
+    let old = created(admit(&fixture, send(agent, "6", None)).await);
+    execute(
+        &fixture,
+        &format!(
+            "UPDATE transfer_intents SET created_at = now() - interval '30 hours' WHERE id = '{}'",
+            old.id
+        ),
+    )
+    .await;
+    assert!(
+        admit(&fixture, send(agent, "5", None)).await.is_err(),
+        "its money may still move"
+    );
+}
+
+#[tokio::test]
+async fn an_idempotency_key_expires_and_may_then_be_used_afresh() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 21, true).await;
+    let original = created(admit(&fixture, send(agent, "3", Some("daily-rent"))).await);
+    execute(
+        &fixture,
+        &format!(
+            "UPDATE transfer_intents SET created_at = now() - interval '25 hours' WHERE id = '{}'",
+            original.id
+        ),
+    )
+    .await;
+    let again = created(admit(&fixture, send(agent, "4", Some("daily-rent"))).await);
+    assert_ne!(again.id, original.id);
     assert_eq!(
         fixture
             .intents
-            .record_submission(second, next.lease, &signed_for(&next, 0))
-            .await,
-        Err(SubmissionError::NonceTaken(0))
+            .find(original.id)
+            .await
+            .expect("read")
+            .expect("kept")
+            .idempotency_key,
+        None,
+        "the expired key moved to the new intent"
     );
-    let again = claim_next(&fixture).await.expect("released");
-    assert_eq!(
-        again.intent.id, second,
-        "a refused recording releases the claim at once"
-    );
-    fixture
-        .intents
-        .record_submission(second, again.lease, &signed_for(&again, 1))
+}
+
+#[tokio::test]
+async fn a_second_use_of_a_key_being_admitted_is_turned_away_at_once() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 22, true).await;
+    // Another transaction holds the key's lock, as a first request in progress would.
+    let mut holder = AsyncPgConnection::establish(fixture.database.url())
         .await
-        .expect("recorded");
+        .expect("connect");
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('{}' || ':' || 'busy-key', 0))",
+            agent.0
+        ))
+        .await
+        .expect("lock taken");
+    assert_eq!(
+        admit(&fixture, send(agent, "1", Some("busy-key"))).await,
+        Err(AdmissionError::KeyInFlight)
+    );
+    holder.batch_execute("COMMIT").await.expect("released");
+    assert!(admit(&fixture, send(agent, "1", Some("busy-key")))
+        .await
+        .is_ok());
+}
+
+#[tokio::test]
+async fn recipients_that_only_lose_money_are_refused_inside_the_wallets_section() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 23, true).await;
+    let own = NewTransferIntent {
+        terms: TransferTerms {
+            recipient: address(23),
+            ..send(agent, "1", None).terms
+        },
+        ..send(agent, "1", None)
+    };
+    assert_eq!(
+        admit(&fixture, own).await,
+        Err(AdmissionError::Refused(AdmissionRefusal::Recipient(
+            domain::RecipientRefused::OwnWallet
+        )))
+    );
 }
 
 #[tokio::test]
 async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_wait() {
-    use ports::Settlement;
     let fixture = fixture().await;
-    let agent = new_agent(&fixture, 15, true).await;
+    let agent = new_agent(&fixture, 24, true).await;
     assert_eq!(
         fixture.intents.oldest_confirmed_wait().await.expect("lag"),
         None
@@ -636,15 +984,15 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
         .expect("exists");
     let confirmed_at = confirmed.confirmed_at.expect("stamped on confirmation");
     assert!(confirmed_at >= confirmed.created_at);
-    let claim = claim_next(&fixture).await.expect("one");
-    fixture
-        .intents
-        .record_submission(id, claim.lease, &signed_for(&claim, 0))
-        .await
-        .expect("recorded");
+    let (_, transfer) = submit_next(&fixture, 0).await;
     let executed = fixture
         .intents
-        .settle(id, Settlement::Executed)
+        .settle(
+            id,
+            Settlement::Executed {
+                tx_hash: transfer.hash,
+            },
+        )
         .await
         .expect("settled");
     assert_eq!(executed.status, IntentStatus::Executed);

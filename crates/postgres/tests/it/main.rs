@@ -2,5 +2,6 @@
 
 mod agents;
 mod intents;
+mod limits;
 mod migrations;
 mod wallet_keys;

@@ -1,0 +1,82 @@
+//! `RateLimiter` on PostgreSQL: one token bucket row per agent and action, shared by every server
+//! instance; the domain's `RateLimit::take` does the arithmetic under the row's lock.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::Double;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::{AgentId, RateDecision, RateLimit};
+use ports::{RateLimiter, StoreError};
+
+use crate::database::Database;
+use crate::errors::TxError;
+use crate::schema::rate_limit_buckets;
+
+pub struct PgRateLimiter {
+    database: Database,
+}
+
+impl PgRateLimiter {
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+async fn take_locked(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    action: &'static str,
+    limit: RateLimit,
+) -> Result<RateDecision, TxError<StoreError>> {
+    // A new bucket starts full; creating it first gives concurrent first requests a row to queue
+    // on, so none of them counts a full bucket twice.
+    diesel::insert_into(rate_limit_buckets::table)
+        .values((
+            rate_limit_buckets::agent_id.eq(agent.0),
+            rate_limit_buckets::action.eq(action),
+            rate_limit_buckets::tokens.eq(f64::from(limit.burst)),
+        ))
+        .on_conflict_do_nothing()
+        .execute(connection)
+        .await?;
+    let (tokens, elapsed) = rate_limit_buckets::table
+        .find((agent.0, action))
+        .select((
+            rate_limit_buckets::tokens,
+            sql::<Double>("EXTRACT(EPOCH FROM now() - rate_limit_buckets.updated_at)::float8"),
+        ))
+        .for_update()
+        .first::<(f64, f64)>(connection)
+        .await?;
+    let elapsed = Duration::try_from_secs_f64(elapsed.max(0.0)).unwrap_or(Duration::MAX);
+    let (tokens, decision) = limit.take(tokens, elapsed);
+    diesel::update(rate_limit_buckets::table.find((agent.0, action)))
+        .set((
+            rate_limit_buckets::tokens.eq(tokens),
+            rate_limit_buckets::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(connection)
+        .await?;
+    Ok(decision)
+}
+
+#[async_trait]
+impl RateLimiter for PgRateLimiter {
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn take(
+        &self,
+        agent: AgentId,
+        action: &'static str,
+        limit: RateLimit,
+    ) -> Result<RateDecision, StoreError> {
+        self.database
+            .in_transaction(|connection| {
+                async move { take_locked(connection, agent, action, limit).await }.scope_boxed()
+            })
+            .await
+    }
+}
