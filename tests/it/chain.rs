@@ -143,6 +143,41 @@ impl Anvil {
             .await;
     }
 
+    /// Stops mining: transactions wait in the pool until `mine` or `resume_mining`.
+    pub async fn hold_mining(&self) {
+        self.rpc("evm_setAutomine", json!([false])).await;
+    }
+
+    pub async fn resume_mining(&self) {
+        self.rpc("evm_setAutomine", json!([true])).await;
+        self.rpc("evm_mine", json!([])).await;
+    }
+
+    /// Waits (with a deadline) until the node knows the transaction, mined or not.
+    pub async fn wait_for_pool(&self, hash: &str) {
+        let started = Instant::now();
+        while self
+            .rpc("eth_getTransactionByHash", json!([hash]))
+            .await
+            .is_null()
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{hash} never reached the node"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// How many transactions of `sender` are mined.
+    pub async fn mined_nonce(&self, sender: &str) -> u64 {
+        let count = self
+            .rpc("eth_getTransactionCount", json!([sender, "latest"]))
+            .await;
+        u64::from_str_radix(count.as_str().expect("hex").trim_start_matches("0x"), 16)
+            .expect("a count")
+    }
+
     pub async fn token_balance(&self, token: &str, owner: &str) -> U256 {
         let call = balanceOfCall {
             owner: owner.parse::<Address>().expect("address"),

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{agentctl, create_agent};
+use crate::harness::{agentctl, agentctl_with, create_agent};
 use test_support::TestDatabase;
 
 #[tokio::test]
@@ -208,5 +208,41 @@ async fn a_closed_stdout_is_an_error_on_stderr_not_a_panic() {
     assert!(
         stderr.contains("writing the output failed") && !stderr.contains("panicked"),
         "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn without_the_master_key_of_the_stored_wallets_no_wallet_is_sealed() {
+    const MASTER_KEY: &str = "3333333333333333333333333333333333333333333333333333333333333333";
+    let database = TestDatabase::new().await;
+    agentctl_with(
+        &database,
+        &[("WALLET_MASTER_KEY", MASTER_KEY)],
+        &["agents", "create", "--wallet"],
+    )
+    .await
+    .json();
+    // Run without WALLET_MASTER_KEY: the sandbox key does not open the wallet stored above.
+    let refused = agentctl(&database, &["agents", "create", "--wallet"]).await;
+    assert!(!refused.success, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("WALLET_MASTER_KEY") && !refused.stderr.contains(MASTER_KEY),
+        "{}",
+        refused.stderr
+    );
+    let agents = agentctl(&database, &["agents", "list"]).await.json();
+    assert_eq!(agents.as_array().expect("list").len(), 1, "{agents}");
+    // Off the sandbox chain there is no default key at all.
+    let refused = agentctl_with(
+        &database,
+        &[("EVM_RPC_URL", "http://127.0.0.1:1")],
+        &["agents", "list"],
+    )
+    .await;
+    assert!(!refused.success, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("WALLET_MASTER_KEY"),
+        "{}",
+        refused.stderr
     );
 }

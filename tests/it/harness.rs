@@ -141,8 +141,13 @@ impl Server {
         read(request.send().await.expect("request")).await
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+    /// Asks the server to stop, as a service manager does.
+    pub fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
     }
 
     /// Waits for the process to exit by itself and returns whether it exited successfully.

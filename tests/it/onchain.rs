@@ -1,22 +1,35 @@
 //! The wallet on a real EVM chain (anvil): balances over JSON-RPC, and confirmed transfers that
 //! the executor signs, broadcasts and settles by their receipts.
 
+use std::time::{Duration, Instant};
+
+use alloy_primitives::U256;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::chain::Anvil;
-use crate::harness::{agentctl_with, read, Server};
-use crate::wallet::FAST_EXECUTOR;
+use crate::faulty_node::FaultyNode;
+use crate::harness::{agentctl_with, CliOutput, Server};
+use crate::wallet::{post_send, FAST_EXECUTOR, UNLIMITED_SENDS};
 
 const MASTER_KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const CURSOR_SECRET: &str = "cursor secret of the on-chain tests, 32+ chars";
-const RECIPIENT: &str = "0x000000000000000000000000000000000000dEaD";
+pub(crate) const RECIPIENT: &str = "0x000000000000000000000000000000000000dEaD";
 
-struct OnChain {
-    anvil: Anvil,
-    token: String,
-    database: TestDatabase,
-    server: Server,
+/// A chain for one test: anvil with the test token, a faulty node in front of it (passing
+/// everything through until told otherwise), and a database for the servers and agentctl.
+pub(crate) struct OnChain {
+    pub anvil: Anvil,
+    pub node: FaultyNode,
+    pub token: String,
+    pub database: TestDatabase,
+}
+
+/// A wallet agent: its key, id and wallet address.
+pub(crate) struct Payer {
+    pub key: String,
+    pub id: String,
+    pub address: String,
 }
 
 /// The settings of a server and of agentctl on the chain at `rpc_url` with the token `token`.
@@ -30,74 +43,105 @@ fn chain_settings<'a>(rpc_url: &'a str, token: &'a str) -> Vec<(&'a str, &'a str
 }
 
 impl OnChain {
-    fn env(&self) -> Vec<(&str, &str)> {
-        chain_settings(&self.anvil.url, &self.token)
-    }
-
-    async fn start() -> OnChain {
+    pub async fn start() -> OnChain {
         let anvil = Anvil::start().await;
         let token = anvil.deploy_token().await;
-        let database = TestDatabase::new().await;
-        let mut settings = chain_settings(&anvil.url, &token);
-        settings.push(FAST_EXECUTOR);
-        let server = Server::start_on(&database, &settings).await;
+        let node = FaultyNode::start(&anvil.url).await;
         OnChain {
             anvil,
+            node,
             token,
-            database,
-            server,
+            database: TestDatabase::new().await,
         }
     }
 
-    /// A new agent with a wallet; returns its key and wallet address.
-    async fn wallet_agent(&self) -> (String, String) {
-        let created = agentctl_with(
-            &self.database,
-            &self.env(),
-            &["agents", "create", "--wallet"],
-        )
-        .await
-        .json();
-        let key = created["agent_key"].as_str().expect("key").to_owned();
-        let address = created["agent"]["wallet"]["address"]
-            .as_str()
-            .expect("address")
-            .to_owned();
-        (key, address)
+    /// What agentctl needs besides the database.
+    pub fn env(&self) -> Vec<(&str, &str)> {
+        chain_settings(&self.node.url, &self.token)
     }
 
-    async fn send_and_confirm(&self, key: &str, amount: &str) -> Value {
-        let response = self
-            .server
-            .client
-            .post(self.server.url("/v1/wallet/send"))
-            .bearer_auth(key)
-            .json(&json!({"to": RECIPIENT, "amount_atomic": amount}))
-            .send()
-            .await
-            .expect("send");
-        let (status, intent) = read(response).await;
-        assert_eq!(status, 200, "{intent}");
-        let id = intent["id"].as_str().expect("id");
-        agentctl_with(&self.database, &self.env(), &["intents", "confirm", id])
+    /// A server talking to the chain through the faulty node, executing quickly and looking
+    /// again at unsettled transfers within a second; `extra` settings override these.
+    pub async fn server(&self, extra: &[(&str, &str)]) -> Server {
+        let mut settings = self.env();
+        settings.extend([
+            FAST_EXECUTOR,
+            ("EVM_RPC_TIMEOUT_MS", "1000"),
+            ("EXECUTOR_RETRY_BASE_MS", "100"),
+            ("EXECUTOR_RETRY_CAP_SECS", "1"),
+        ]);
+        settings.extend_from_slice(&UNLIMITED_SENDS);
+        settings.extend_from_slice(extra);
+        Server::start_on(&self.database, &settings).await
+    }
+
+    pub async fn agentctl(&self, args: &[&str]) -> CliOutput {
+        agentctl_with(&self.database, &self.env(), args).await
+    }
+
+    /// A new agent with a wallet holding `tokens` (atomic units) and gas for its transfers.
+    pub async fn payer(&self, tokens: u64) -> Payer {
+        let created = self
+            .agentctl(&["agents", "create", "--wallet"])
             .await
             .json();
-        let started = std::time::Instant::now();
+        let payer = Payer {
+            key: created["agent_key"].as_str().expect("key").to_owned(),
+            id: created["agent"]["id"].as_str().expect("id").to_owned(),
+            address: created["agent"]["wallet"]["address"]
+                .as_str()
+                .expect("address")
+                .to_owned(),
+        };
+        if tokens > 0 {
+            self.anvil.mint(&self.token, &payer.address, tokens).await;
+        }
+        self.anvil
+            .set_eth(&payer.address, 1_000_000_000_000_000_000)
+            .await;
+        payer
+    }
+
+    /// Sends `amount` to `to` as the payer and returns the intent's id.
+    pub async fn send(&self, server: &Server, payer: &Payer, to: &str, amount: &str) -> String {
+        let (status, intent) = post_send(
+            server,
+            &payer.key,
+            json!({"to": to, "amount_atomic": amount}),
+        )
+        .await;
+        assert_eq!(status, 200, "{intent}");
+        intent["id"].as_str().expect("id").to_owned()
+    }
+
+    pub async fn confirm(&self, id: &str) -> Value {
+        self.agentctl(&["intents", "confirm", id]).await.json()
+    }
+
+    /// The intent as the operator sees it, with every transaction sent for it.
+    pub async fn show(&self, id: &str) -> Value {
+        self.agentctl(&["intents", "show", id]).await.json()
+    }
+
+    /// Waits (with a deadline) until the intent is executed or failed, and returns it.
+    pub async fn settled(&self, id: &str) -> Value {
+        self.reaching(id, &["executed", "failed"], Duration::from_secs(30))
+            .await
+    }
+
+    /// Waits until the intent's status is one of `statuses`, for at most `deadline`.
+    pub async fn reaching(&self, id: &str, statuses: &[&str], deadline: Duration) -> Value {
+        let started = Instant::now();
         loop {
-            let (_, page) = self
-                .server
-                .get("/v1/wallet/intents?limit=1", Some(key))
-                .await;
-            let intent = page["items"][0].clone();
-            if ["executed", "failed"].contains(&intent["status"].as_str().unwrap_or_default()) {
+            let intent = self.show(id).await;
+            if statuses.contains(&intent["status"].as_str().unwrap_or_default()) {
                 return intent;
             }
             assert!(
-                started.elapsed() < std::time::Duration::from_secs(30),
-                "never settled: {intent}\n{}",
-                self.server.logs()
+                started.elapsed() < deadline,
+                "never reached {statuses:?}: {intent}"
             );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 }
@@ -105,13 +149,13 @@ impl OnChain {
 #[tokio::test]
 async fn balances_are_read_from_the_chain() {
     let chain = OnChain::start().await;
-    let (key, address) = chain.wallet_agent().await;
-    chain.anvil.mint(&chain.token, &address, 5_000_000).await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(5_000_000).await;
     chain
         .anvil
-        .set_eth(&address, 1_500_000_000_000_000_000)
+        .set_eth(&payer.address, 1_500_000_000_000_000_000)
         .await;
-    let (status, balance) = chain.server.get("/v1/wallet/balance", Some(&key)).await;
+    let (status, balance) = server.get("/v1/wallet/balance", Some(&payer.key)).await;
     assert_eq!(status, 200, "{balance}");
     assert_eq!(balance["assets"][0]["amount_atomic"], "1500000000000000000");
     assert_eq!(balance["assets"][0]["formatted_amount"], "1.5");
@@ -123,36 +167,35 @@ async fn balances_are_read_from_the_chain() {
 #[tokio::test]
 async fn a_confirmed_transfer_is_executed_on_chain() {
     let chain = OnChain::start().await;
-    let (key, address) = chain.wallet_agent().await;
-    chain.anvil.mint(&chain.token, &address, 5_000_000).await;
-    chain
-        .anvil
-        .set_eth(&address, 1_000_000_000_000_000_000)
-        .await;
-    let intent = chain.send_and_confirm(&key, "1250000").await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(5_000_000).await;
+    let id = chain.send(&server, &payer, RECIPIENT, "1250000").await;
+    chain.confirm(&id).await;
+    let intent = chain.settled(&id).await;
     assert_eq!(intent["status"], "executed", "{intent}");
     let hash = intent["tx_hash"].as_str().expect("tx_hash");
     assert_eq!(chain.anvil.receipt(hash).await["status"], "0x1");
     assert_eq!(
         chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-        alloy_primitives::U256::from(1_250_000u64)
+        U256::from(1_250_000u64)
     );
     assert_eq!(
-        chain.anvil.token_balance(&chain.token, &address).await,
-        alloy_primitives::U256::from(3_750_000u64)
+        chain
+            .anvil
+            .token_balance(&chain.token, &payer.address)
+            .await,
+        U256::from(3_750_000u64)
     );
 }
 
 #[tokio::test]
 async fn a_transfer_beyond_the_token_balance_reverts_and_fails_with_a_reason() {
     let chain = OnChain::start().await;
-    let (key, address) = chain.wallet_agent().await;
-    chain.anvil.mint(&chain.token, &address, 100).await;
-    chain
-        .anvil
-        .set_eth(&address, 1_000_000_000_000_000_000)
-        .await;
-    let intent = chain.send_and_confirm(&key, "1000").await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(100).await;
+    let id = chain.send(&server, &payer, RECIPIENT, "1000").await;
+    chain.confirm(&id).await;
+    let intent = chain.settled(&id).await;
     assert_eq!(intent["status"], "failed", "{intent}");
     assert!(
         intent["failure_reason"]
@@ -166,8 +209,11 @@ async fn a_transfer_beyond_the_token_balance_reverts_and_fails_with_a_reason() {
         .expect("the reverted transaction is on record");
     assert_eq!(chain.anvil.receipt(hash).await["status"], "0x0");
     assert_eq!(
-        chain.anvil.token_balance(&chain.token, &address).await,
-        alloy_primitives::U256::from(100u64)
+        chain
+            .anvil
+            .token_balance(&chain.token, &payer.address)
+            .await,
+        U256::from(100u64)
     );
 }
 

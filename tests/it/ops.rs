@@ -232,11 +232,7 @@ async fn a_missing_required_setting_stops_start_up_naming_it() {
 #[tokio::test]
 async fn sigterm_stops_the_server_and_its_background_jobs_gracefully() {
     let (mut server, _database) = Server::start().await;
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &server.pid().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
+    server.terminate();
     assert!(
         server.wait_for_exit(Duration::from_secs(30)).await,
         "clean exit:\n{}",

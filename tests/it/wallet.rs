@@ -7,12 +7,12 @@ use test_support::TestDatabase;
 
 const NO_WALLET: &str = "No wallet provisioned for this agent";
 /// USDC on Base, the token the sandbox wallets hold.
-const USDC_TOKEN: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+pub(crate) const USDC_TOKEN: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 /// A mixed-case address with a valid EIP-55 checksum (the EIP's own example).
-const RECIPIENT: &str = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+pub(crate) const RECIPIENT: &str = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
 const OTHER_RECIPIENT: &str = "0x1111111111111111111111111111111111111111";
 /// Sends as fast and as many at once as a test needs, when the test is not about those limits.
-const UNLIMITED_SENDS: [(&str, &str); 3] = [
+pub(crate) const UNLIMITED_SENDS: [(&str, &str); 3] = [
     ("SEND_RATE_PER_MINUTE", "100000"),
     ("SEND_BURST", "1000"),
     ("SEND_CONCURRENCY_PER_AGENT", "100"),
@@ -32,20 +32,30 @@ pub(crate) async fn post_send(server: &Server, key: &str, body: Value) -> (u16, 
     read(response).await
 }
 
+/// Sends `amount_atomic` to `RECIPIENT` as the agent.
+pub(crate) async fn send_amount(server: &Server, key: &str, amount_atomic: &str) -> (u16, Value) {
+    post_send(
+        server,
+        key,
+        json!({"to": RECIPIENT, "amount_atomic": amount_atomic}),
+    )
+    .await
+}
+
 /// `agentctl policy set` of the agent with these flags.
-async fn set_policy(database: &TestDatabase, agent_id: &str, flags: &[&str]) {
+pub(crate) async fn set_policy(database: &TestDatabase, agent_id: &str, flags: &[&str]) {
     let mut args = vec!["policy", "set", agent_id];
     args.extend_from_slice(flags);
     agentctl(database, &args).await.json();
 }
 
 /// The address of the agent's wallet, as the API shows it.
-async fn address_of(server: &Server, key: &str) -> String {
+pub(crate) async fn address_of(server: &Server, key: &str) -> String {
     let (_, wallet) = server.get("/v1/wallet/address", Some(key)).await;
     wallet["address"].as_str().expect("address").to_owned()
 }
 
-async fn wallet_agent(database: &TestDatabase) -> (String, String) {
+pub(crate) async fn wallet_agent(database: &TestDatabase) -> (String, String) {
     let (key, agent) = create_agent(database, &["--wallet"]).await;
     (key, agent["id"].as_str().expect("id").to_owned())
 }
@@ -343,12 +353,7 @@ async fn policy_violations_are_403_naming_the_rule() {
     )
     .await
     .json();
-    let (status, error) = post_send(
-        &server,
-        &key,
-        json!({"to": RECIPIENT, "amount_atomic": "101"}),
-    )
-    .await;
+    let (status, error) = send_amount(&server, &key, "101").await;
     assert_eq!(status, 403);
     assert!(
         error["detail"]
@@ -357,22 +362,8 @@ async fn policy_violations_are_403_naming_the_rule() {
             .contains("per-transaction maximum of 100"),
         "{error}"
     );
-    assert_eq!(
-        post_send(
-            &server,
-            &key,
-            json!({"to": RECIPIENT, "amount_atomic": "100"})
-        )
-        .await
-        .0,
-        200
-    );
-    let (status, error) = post_send(
-        &server,
-        &key,
-        json!({"to": RECIPIENT, "amount_atomic": "60"}),
-    )
-    .await;
+    assert_eq!(send_amount(&server, &key, "100").await.0, 200);
+    let (status, error) = send_amount(&server, &key, "60").await;
     assert_eq!(status, 403);
     let detail = error["detail"].as_str().expect("detail");
     assert!(
@@ -380,12 +371,7 @@ async fn policy_violations_are_403_naming_the_rule() {
         "{detail}"
     );
     set_policy(&database, &id, &["--allow", OTHER_RECIPIENT]).await;
-    let (status, error) = post_send(
-        &server,
-        &key,
-        json!({"to": RECIPIENT, "amount_atomic": "1"}),
-    )
-    .await;
+    let (status, error) = send_amount(&server, &key, "1").await;
     assert_eq!(status, 403);
     assert!(
         error["detail"]
@@ -411,22 +397,8 @@ async fn a_rejected_intent_releases_its_amount() {
     let (server, database) = Server::start().await;
     let (key, id) = wallet_agent(&database).await;
     set_policy(&database, &id, &["--max-daily", "10"]).await;
-    let (_, intent) = post_send(
-        &server,
-        &key,
-        json!({"to": RECIPIENT, "amount_atomic": "10"}),
-    )
-    .await;
-    assert_eq!(
-        post_send(
-            &server,
-            &key,
-            json!({"to": RECIPIENT, "amount_atomic": "1"})
-        )
-        .await
-        .0,
-        403
-    );
+    let (_, intent) = send_amount(&server, &key, "10").await;
+    assert_eq!(send_amount(&server, &key, "1").await.0, 403);
     let rejected = agentctl(
         &database,
         &[
@@ -446,16 +418,7 @@ async fn a_rejected_intent_releases_its_amount() {
         ),
         (json!("rejected"), json!("no"))
     );
-    assert_eq!(
-        post_send(
-            &server,
-            &key,
-            json!({"to": RECIPIENT, "amount_atomic": "10"})
-        )
-        .await
-        .0,
-        200
-    );
+    assert_eq!(send_amount(&server, &key, "10").await.0, 200);
 }
 
 #[tokio::test]
@@ -666,36 +629,17 @@ async fn intents_left_pending_expire_and_release_their_amount() {
     .await;
     let (key, id) = wallet_agent(&database).await;
     set_policy(&database, &id, &["--max-daily", "10"]).await;
-    let (_, intent) = post_send(
-        &server,
-        &key,
-        json!({"to": RECIPIENT, "amount_atomic": "10"}),
-    )
-    .await;
+    let (_, intent) = send_amount(&server, &key, "10").await;
     let expired = newest_intent_reaching(&server, &key, &["expired"]).await;
     assert_eq!(expired["id"], intent["id"]);
-    assert_eq!(
-        post_send(
-            &server,
-            &key,
-            json!({"to": RECIPIENT, "amount_atomic": "10"})
-        )
-        .await
-        .0,
-        200
-    );
+    assert_eq!(send_amount(&server, &key, "10").await.0, 200);
 }
 
 #[tokio::test]
 async fn agentctl_expires_intents_pending_longer_than_asked() {
     let (server, database) = Server::start().await;
     let (key, _) = wallet_agent(&database).await;
-    let (_, intent) = post_send(
-        &server,
-        &key,
-        json!({"to": RECIPIENT, "amount_atomic": "1"}),
-    )
-    .await;
+    let (_, intent) = send_amount(&server, &key, "1").await;
     let kept = agentctl(&database, &["intents", "expire"]).await.json();
     assert_eq!(
         kept,
@@ -809,13 +753,7 @@ async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
         "the reverted transaction is on record"
     );
     assert_eq!(
-        post_send(
-            &server,
-            &key,
-            json!({"to": RECIPIENT, "amount_atomic": "100"})
-        )
-        .await
-        .0,
+        send_amount(&server, &key, "100").await.0,
         200,
         "the failed amount was released"
     );

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
@@ -168,6 +168,38 @@ impl TestDatabase {
     pub fn url(&self) -> &str {
         &self.url
     }
+
+    async fn connection(&self) -> AsyncPgConnection {
+        AsyncPgConnection::establish(&self.url)
+            .await
+            .unwrap_or_else(|error| panic!("connecting to {}: {error}", self.name))
+    }
+
+    /// Runs `sql` on this database, e.g. to move recorded times back as a clock moving on would.
+    pub async fn execute(&self, sql: &str) {
+        self.connection()
+            .await
+            .batch_execute(sql)
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error}"));
+    }
+
+    /// Runs `sql` in a transaction left open, e.g. to hold a row lock, until the value is dropped.
+    pub async fn hold(&self, sql: &str) -> HeldTransaction {
+        let mut connection = self.connection().await;
+        connection
+            .batch_execute(&format!("BEGIN; {sql}"))
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error}"));
+        HeldTransaction {
+            _connection: connection,
+        }
+    }
+}
+
+/// An open transaction; dropping it closes its connection, which rolls it back.
+pub struct HeldTransaction {
+    _connection: AsyncPgConnection,
 }
 
 impl Drop for TestDatabase {
