@@ -16,19 +16,39 @@ use_local_database DATABASE_URL agent_runtime_bench
 echo "bench: building release binaries" >&2
 cargo build --release --bins --locked
 
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-log="$(mktemp -t agent-runtime-bench.XXXXXX.log)"
+logs=()
+servers=()
+trap 'for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -f "${logs[@]}" "$keys_file" "$single_key_file"' EXIT
 keys_file="$(mktemp -t agent-runtime-bench-keys.XXXXXX)"
 single_key_file="$(mktemp -t agent-runtime-bench-key.XXXXXX)"
-BIND_ADDR="127.0.0.1:$port" target/release/agent-runtime >"$log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log" "$keys_file" "$single_key_file"' EXIT
 
-for _ in $(seq 1 300); do
-  if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then break; fi
-  kill -0 "$server" 2>/dev/null || { cat "$log" >&2; exit 1; }
-  sleep 0.1
-done
+# Starts a release server with the given settings on a free port and sets `started_url` once it
+# answers (not printed: a command substitution would lose the process to a subshell).
+start_server() {
+  local port log
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+  log="$(mktemp -t agent-runtime-bench.XXXXXX.log)"
+  env "$@" BIND_ADDR="127.0.0.1:$port" target/release/agent-runtime >"$log" 2>&1 &
+  servers+=("$!")
+  logs+=("$log")
+  for _ in $(seq 1 300); do
+    if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
+      started_url="http://127.0.0.1:$port"
+      return
+    fi
+    kill -0 "${servers[-1]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "bench: the server did not answer" >&2
+  exit 1
+}
+
+# Throughput figures with the send limits out of the way; the flood figure with the defaults.
+start_server SEND_RATE_PER_MINUTE=100000000 SEND_BURST=100000 SEND_CONCURRENCY_PER_AGENT=1000
+unlimited_url="$started_url"
+unlimited_pid="${servers[-1]}"
+start_server
+defaults_url="$started_url"
 
 create_key() {
   target/release/agentctl agents create --label bench "$@" 2>/dev/null \
@@ -39,25 +59,40 @@ echo "bench: creating 100 agents with wallets" >&2
 for _ in $(seq 1 100); do create_key --wallet >>"$keys_file"; done
 create_key --wallet >"$single_key_file"
 
-# One scenario: warm up, measure, print one line of figures. Extra arguments go to wrk.
-scenario() {
-  local name="$1" path="$2"
-  shift 2
-  wrk -t2 -c"$connections" -d3s "$@" "http://127.0.0.1:$port$path" >/dev/null
-  local out
-  out="$(wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "http://127.0.0.1:$port$path")"
+# The figures of one wrk run's output, on one line.
+figures() {
+  local name="$1" out="$2"
   local rps p50 p99 non2xx
   rps="$(awk '/^Requests\/sec/ {print $2}' <<<"$out")"
   p50="$(awk '$1 == "50%" {print $2}' <<<"$out")"
   p99="$(awk '$1 == "99%" {print $2}' <<<"$out")"
   non2xx="$(awk '/Non-2xx/ {print $NF}' <<<"$out")"
-  printf '%-40s %10s req/s   p50 %8s   p99 %8s   non-2xx %s\n' "$name" "$rps" "$p50" "$p99" "${non2xx:-0}"
+  printf '%-52s %10s req/s   p50 %8s   p99 %8s   non-2xx %s\n' "$name" "$rps" "$p50" "$p99" "${non2xx:-0}"
+}
+
+# One scenario: warm up, measure, print one line of figures. Extra arguments go to wrk.
+scenario() {
+  local name="$1" url="$2"
+  shift 2
+  wrk -t2 -c"$connections" -d3s "$@" "$url" >/dev/null
+  figures "$name" "$(wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "$url")"
 }
 
 echo
 echo "agent-runtime bench: wrk, 2 threads, $connections connections, ${duration}s per scenario, $(nproc) cores"
-scenario "GET /v1/agents/me" "/v1/agents/me" -H "Authorization: Bearer $key"
-BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets" "/v1/wallet/send" -s scripts/bench-send.lua
-BENCH_KEYS="$single_key_file" scenario "POST /v1/wallet/send, one wallet" "/v1/wallet/send" -s scripts/bench-send.lua
-rss_kib="$(awk '/VmHWM/ {print $2}' "/proc/$server/status")"
+scenario "GET /v1/agents/me" "$unlimited_url/v1/agents/me" -H "Authorization: Bearer $key"
+BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets" "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+BENCH_KEYS="$single_key_file" scenario "POST /v1/wallet/send, one wallet" "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+# One agent floods send on a server with the default limits while another agent reads /me.
+flood_log="$(mktemp -t agent-runtime-bench-flood.XXXXXX)"
+logs+=("$flood_log")
+BENCH_KEYS="$single_key_file" wrk -t1 -c"$connections" -d"$((duration + 3))s" --latency -s scripts/bench-send.lua "$defaults_url/v1/wallet/send" >"$flood_log" &
+flood=$!
+# The flood runs alone for its first seconds, so /me is measured against a flood in full swing.
+sleep 2
+figures "GET /v1/agents/me, another agent flooding send" \
+  "$(wrk -t1 -c"$connections" -d"${duration}s" --latency -H "Authorization: Bearer $key" "$defaults_url/v1/agents/me")"
+wait "$flood"
+figures "  the flood: POST /v1/wallet/send, default limits" "$(cat "$flood_log")"
+rss_kib="$(awk '/VmHWM/ {print $2}' "/proc/$unlimited_pid/status")"
 echo "server peak RSS: $((rss_kib / 1024)) MiB ($rss_kib KiB)"
