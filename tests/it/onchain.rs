@@ -60,8 +60,8 @@ impl OnChain {
         chain_settings(&self.node.url, &self.token)
     }
 
-    /// A server talking to the chain through the faulty node, executing quickly and looking
-    /// again at unsettled transfers within a second; `extra` settings override these.
+    /// A server talking to the chain through the faulty node, executing quickly, looking again at
+    /// unsettled transfers within a second; `extra` settings override these.
     pub async fn server(&self, extra: &[(&str, &str)]) -> Server {
         let mut settings = self.env();
         settings.extend([
@@ -69,6 +69,8 @@ impl OnChain {
             ("EVM_RPC_TIMEOUT_MS", "1000"),
             ("EXECUTOR_RETRY_BASE_MS", "100"),
             ("EXECUTOR_RETRY_CAP_SECS", "1"),
+            // A killed server's claims and looks lapse within the tests' deadlines.
+            ("EXECUTOR_LEASE_SECS", "5"),
         ]);
         settings.extend_from_slice(&UNLIMITED_SENDS);
         settings.extend_from_slice(extra);

@@ -28,7 +28,8 @@ use ports::{
 pub struct ExecutorSettings {
     /// Gas limit of an ERC-20 transfer; a fixed cap keeps a reverting transfer observable on chain.
     pub gas_limit: u64,
-    /// How long a claim on a confirmed intent lasts before another executor may take it.
+    /// How long a claim on a confirmed intent, or a look at a submitted one, holds it from other
+    /// executors; after a crash, the intent waits this long.
     pub lease: Duration,
     /// How many due submitted intents one pass looks at.
     pub follow_batch: usize,
@@ -247,7 +248,11 @@ impl Executor {
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
         let mut outcome = FollowOutcome::default();
-        for submitted in self.queue.due_submitted(self.settings.follow_batch).await? {
+        for submitted in self
+            .queue
+            .due_submitted(self.settings.follow_batch, self.settings.lease)
+            .await?
+        {
             let id = submitted.intent.id;
             if let Err(error) = self.follow(&submitted, &mut outcome).await {
                 tracing::warn!(intent_id = %id, %error, "following a submitted transfer failed; looking again later");
@@ -664,7 +669,9 @@ mod tests {
 
     fn due(list: Vec<SubmittedIntent>) -> MockExecutionQueue {
         let mut queue = MockExecutionQueue::new();
-        queue.expect_due_submitted().return_once(move |_| Ok(list));
+        queue
+            .expect_due_submitted()
+            .return_once(move |_, _| Ok(list));
         queue
     }
 

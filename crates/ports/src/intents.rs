@@ -254,8 +254,13 @@ pub trait ExecutionQueue: Send + Sync {
         error: Option<String>,
     ) -> Result<(), StoreError>;
 
-    /// Submitted intents whose next look is due, the most overdue first.
-    async fn due_submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError>;
+    /// Submitted intents whose next look is due, the most overdue first, held back from other
+    /// executors for `look_for` (until rescheduled or settled, or a crashed look lapses).
+    async fn due_submitted(
+        &self,
+        limit: usize,
+        look_for: Duration,
+    ) -> Result<Vec<SubmittedIntent>, StoreError>;
 
     /// Puts the next look at the intent `after` from now; `nonce_used` notes (once) that its
     /// nonce was seen used without a receipt of its own.

@@ -275,6 +275,7 @@ impl IntentConfig {
             },
             replace_after: seconds("EXECUTOR_REPLACE_AFTER_SECS", defaults.replace_after)?,
             nonce_grace: seconds("EXECUTOR_NONCE_GRACE_SECS", defaults.nonce_grace)?,
+            lease: seconds("EXECUTOR_LEASE_SECS", defaults.lease)?.max(Duration::from_secs(1)),
             ..defaults
         };
         let per_minute: u32 = env.parsed("SEND_RATE_PER_MINUTE", 600)?;

@@ -427,9 +427,6 @@ async fn due_locked(
     Ok(submitted)
 }
 
-/// How long a look at due intents holds them back from other executors.
-const LOOK_LEASE: Duration = Duration::from_secs(60);
-
 #[async_trait]
 impl ExecutionQueue for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
@@ -513,10 +510,14 @@ impl ExecutionQueue for PgIntentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn due_submitted(&self, limit: usize) -> Result<Vec<SubmittedIntent>, StoreError> {
+    async fn due_submitted(
+        &self,
+        limit: usize,
+        look_for: Duration,
+    ) -> Result<Vec<SubmittedIntent>, StoreError> {
         self.database
             .in_transaction(|connection| {
-                async move { due_locked(connection, limit, LOOK_LEASE).await }.scope_boxed()
+                async move { due_locked(connection, limit, look_for).await }.scope_boxed()
             })
             .await
     }

@@ -19,6 +19,8 @@ use test_support::TestDatabase;
 use uuid::Uuid;
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+/// How long a look at due intents holds them back from other executors.
+const LOOK: Duration = Duration::from_secs(60);
 
 struct Fixture {
     database: TestDatabase,
@@ -628,7 +630,7 @@ async fn a_claim_is_exclusive_and_recording_keeps_the_exact_transaction() {
         (submitted.status, submitted.tx_hash.as_deref()),
         (IntentStatus::Submitted, Some(transfer.hash.as_str()))
     );
-    let due = fixture.intents.due_submitted(10).await.expect("due");
+    let due = fixture.intents.due_submitted(10, LOOK).await.expect("due");
     assert_eq!(due.len(), 1);
     assert_eq!(
         (due[0].nonce, due[0].attempts.clone()),
@@ -794,7 +796,7 @@ async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
             .await
             .expect("rescheduled");
     }
-    let due = fixture.intents.due_submitted(2).await.expect("due");
+    let due = fixture.intents.due_submitted(2, LOOK).await.expect("due");
     assert_eq!(
         due.iter().map(|d| d.intent.id).collect::<Vec<_>>(),
         vec![fresh],
@@ -803,7 +805,7 @@ async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
     assert!(
         fixture
             .intents
-            .due_submitted(2)
+            .due_submitted(2, LOOK)
             .await
             .expect("due")
             .is_empty(),
@@ -814,7 +816,7 @@ async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
         .reschedule(fresh, Duration::ZERO, true)
         .await
         .expect("rescheduled");
-    let again = fixture.intents.due_submitted(2).await.expect("due");
+    let again = fixture.intents.due_submitted(2, LOOK).await.expect("due");
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].checks, 1);
     assert!(again[0].nonce_used_for.is_some(), "first seen used now");
