@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 
 use crate::faulty_node::BroadcastFault;
-use crate::harness::Server;
+use crate::harness::{amount_of, Server};
 use crate::onchain::{OnChain, Payer, RECIPIENT};
 use crate::wallet::post_send;
 
@@ -74,11 +74,7 @@ async fn a_refused_broadcast_is_sent_again_so_later_transfers_are_not_wedged_beh
         attempts(&refused)[0]["broadcasts"].as_u64() >= Some(2),
         "the refused transaction was sent again: {refused}"
     );
-    assert_eq!(chain.anvil.mined_nonce(&payer.address).await, 2);
-    assert_eq!(
-        chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-        U256::from(300u64)
-    );
+    chain.assert_paid(&payer, 2, 300).await;
 }
 
 #[tokio::test]
@@ -120,11 +116,7 @@ async fn settlement_reaches_every_wallet_behind_a_hundred_and_five_stuck_intents
         all.iter().all(|intent| intent["status"] == "executed"),
         "{all:?}"
     );
-    assert_eq!(chain.anvil.mined_nonce(&stuck.address).await, 105);
-    assert_eq!(
-        chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-        U256::from(112u64)
-    );
+    chain.assert_paid(&stuck, 105, 112).await;
 }
 
 #[tokio::test]
@@ -149,11 +141,7 @@ async fn a_broadcast_that_errs_after_sending_settles_by_its_receipt_and_is_never
         paid += 1000;
         let shown = chain.show(&id).await;
         assert_eq!(attempts(&shown).len(), 1, "{shown}");
-        assert_eq!(chain.anvil.mined_nonce(&payer.address).await, 1);
-        assert_eq!(
-            chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-            U256::from(paid)
-        );
+        chain.assert_paid(&payer, 1, paid).await;
         let (status, body) = post_send(
             &server,
             &payer.key,
@@ -228,11 +216,7 @@ async fn an_unmined_transfer_is_sent_again_with_backoff_then_replaced_with_a_hig
         .map(|attempt| &attempt["tx_hash"])
         .collect();
     assert!(hashes.contains(&&settled["tx_hash"]), "{settled}");
-    assert_eq!(chain.anvil.mined_nonce(&payer.address).await, 1);
-    assert_eq!(
-        chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-        U256::from(40u64)
-    );
+    chain.assert_paid(&payer, 1, 40).await;
 }
 
 #[tokio::test]
@@ -258,11 +242,7 @@ async fn a_server_killed_between_recording_and_broadcasting_sends_the_recorded_t
         "the recorded transaction was sent, not a new one"
     );
     assert_eq!(attempts(&chain.show(&id).await).len(), 1);
-    assert_eq!(chain.anvil.mined_nonce(&payer.address).await, 1);
-    assert_eq!(
-        chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-        U256::from(250u64)
-    );
+    chain.assert_paid(&payer, 1, 250).await;
 }
 
 #[tokio::test]
@@ -283,11 +263,7 @@ async fn a_server_killed_between_broadcasting_and_the_receipt_settles_it_once_af
     assert_eq!(settled["status"], "executed", "{settled}");
     assert_eq!(settled["tx_hash"], hash.as_str());
     assert_eq!(attempts(&chain.show(&id).await).len(), 1);
-    assert_eq!(chain.anvil.mined_nonce(&payer.address).await, 1);
-    assert_eq!(
-        chain.anvil.token_balance(&chain.token, RECIPIENT).await,
-        U256::from(300u64)
-    );
+    chain.assert_paid(&payer, 1, 300).await;
 }
 
 /// What a run of many transfers over several instances came to.
@@ -368,16 +344,7 @@ async fn transfers_through_faults(instances: usize) -> Run {
         all.len(),
         "every transfer has its own transaction"
     );
-    let executed_sum: u64 = all
-        .iter()
-        .map(|intent| {
-            intent["amount_atomic"]
-                .as_str()
-                .expect("amount")
-                .parse::<u64>()
-                .expect("a number")
-        })
-        .sum();
+    let executed_sum: u64 = all.iter().map(amount_of).sum();
     assert_eq!(
         chain.anvil.token_balance(&chain.token, RECIPIENT).await,
         U256::from(executed_sum),

@@ -223,6 +223,40 @@ pub async fn agentctl_with(
     }
 }
 
+/// The intent as `agentctl intents show` prints it once its status is one of `statuses`, waiting
+/// at most `deadline`.
+pub async fn intent_reaching(
+    database: &TestDatabase,
+    env: &[(&str, &str)],
+    id: &str,
+    statuses: &[&str],
+    deadline: Duration,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let intent = agentctl_with(database, env, &["intents", "show", id])
+            .await
+            .json();
+        if statuses.contains(&intent["status"].as_str().unwrap_or_default()) {
+            return intent;
+        }
+        assert!(
+            started.elapsed() < deadline,
+            "never reached {statuses:?}: {intent}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// An intent's `amount_atomic`, as a number.
+pub fn amount_of(intent: &Value) -> u64 {
+    intent["amount_atomic"]
+        .as_str()
+        .expect("amount_atomic")
+        .parse()
+        .expect("an integer amount")
+}
+
 /// Creates an agent with `agentctl agents create` and returns (key, agent JSON).
 pub async fn create_agent(database: &TestDatabase, flags: &[&str]) -> (String, Value) {
     let mut args = vec!["agents", "create"];

@@ -1,7 +1,7 @@
 //! The wallet on a real EVM chain (anvil): balances over JSON-RPC, and confirmed transfers that
 //! the executor signs, broadcasts and settles by their receipts.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use alloy_primitives::U256;
 use serde_json::{json, Value};
@@ -9,7 +9,7 @@ use test_support::TestDatabase;
 
 use crate::chain::Anvil;
 use crate::faulty_node::FaultyNode;
-use crate::harness::{agentctl_with, CliOutput, Server};
+use crate::harness::{agentctl_with, intent_reaching, CliOutput, Server};
 use crate::wallet::{post_send, FAST_EXECUTOR, UNLIMITED_SENDS};
 
 const MASTER_KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
@@ -131,20 +131,19 @@ impl OnChain {
             .await
     }
 
+    /// Asserts that the payer's wallet has mined `transactions` transactions and that
+    /// `RECIPIENT` holds `received` tokens: what moved on chain, counted by the chain itself.
+    pub async fn assert_paid(&self, payer: &Payer, transactions: u64, received: u64) {
+        assert_eq!(self.anvil.mined_nonce(&payer.address).await, transactions);
+        assert_eq!(
+            self.anvil.token_balance(&self.token, RECIPIENT).await,
+            U256::from(received)
+        );
+    }
+
     /// Waits until the intent's status is one of `statuses`, for at most `deadline`.
     pub async fn reaching(&self, id: &str, statuses: &[&str], deadline: Duration) -> Value {
-        let started = Instant::now();
-        loop {
-            let intent = self.show(id).await;
-            if statuses.contains(&intent["status"].as_str().unwrap_or_default()) {
-                return intent;
-            }
-            assert!(
-                started.elapsed() < deadline,
-                "never reached {statuses:?}: {intent}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        intent_reaching(&self.database, &self.env(), id, statuses, deadline).await
     }
 }
 

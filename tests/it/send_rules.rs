@@ -2,12 +2,12 @@
 //! one transfer and a day may move, an agent still active and the policy in force at
 //! confirmation, and idempotency keys that expire, say when they replay and never wait.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl, read, Server};
+use crate::harness::{agentctl, intent_reaching, read, Server};
 use crate::wallet::{
     address_of, confirmed_send, post_send, send_amount, set_policy, settled_intent, wallet_agent,
     FAST_EXECUTOR, RECIPIENT, USDC_TOKEN,
@@ -19,18 +19,7 @@ const API_ONLY: (&str, &str) = ("EXECUTOR_ENABLED", "false");
 
 /// The intent as the operator sees it once its status is one of `statuses`, within a deadline.
 async fn operator_sees(database: &TestDatabase, id: &str, statuses: &[&str]) -> Value {
-    let started = Instant::now();
-    loop {
-        let intent = agentctl(database, &["intents", "show", id]).await.json();
-        if statuses.contains(&intent["status"].as_str().unwrap_or_default()) {
-            return intent;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "never reached {statuses:?}: {intent}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    intent_reaching(database, &[], id, statuses, Duration::from_secs(20)).await
 }
 
 /// A send's status, its `Idempotent-Replayed` header and its body.

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{agentctl, create_agent, read, Server};
+use crate::harness::{agentctl, amount_of, create_agent, read, Server};
 use test_support::TestDatabase;
 
 const NO_WALLET: &str = "No wallet provisioned for this agent";
@@ -556,13 +556,7 @@ async fn sixty_concurrent_sends_over_two_instances_admit_exactly_the_daily_limit
         .as_array()
         .expect("intents")
         .iter()
-        .map(|intent| {
-            intent["amount_atomic"]
-                .as_str()
-                .expect("amount")
-                .parse::<u64>()
-                .expect("integer")
-        })
+        .map(amount_of)
         .sum();
     assert_eq!(reserved, 10000);
 }

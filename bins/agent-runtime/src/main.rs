@@ -48,14 +48,16 @@ fn main() -> ExitCode {
     let env = Environment::from_process();
     let outcome = match cli.command.unwrap_or(Command::Serve) {
         Command::Openapi { markdown } => {
-            let document = ApiDoc::openapi()
-                .to_pretty_json()
-                .expect("the API description serializes");
+            let document = ApiDoc::openapi();
             if markdown {
-                let value = serde_json::from_str(&document).expect("utoipa writes valid JSON");
+                let value =
+                    serde_json::to_value(&document).expect("the API description serializes");
                 print!("{}", http_api::render_api_page(&value));
             } else {
-                println!("{document}");
+                let json = document
+                    .to_pretty_json()
+                    .expect("the API description serializes");
+                println!("{json}");
             }
             Ok(())
         }

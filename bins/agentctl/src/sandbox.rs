@@ -30,10 +30,9 @@ pub async fn run(context: &Context, command: SandboxCommand) -> anyhow::Result<V
     } = command;
     let holder = EvmAddress::parse(&address).with_context(|| format!("address {address:?}"))?;
     let amount = AtomicAmount::parse(&amount).with_context(|| format!("amount {amount:?}"))?;
-    if ChainConfig::from_env(&context.env)
+    if !ChainConfig::from_env(&context.env)
         .context("configuration")?
-        .rpc_url
-        .is_some()
+        .is_sandbox()
     {
         anyhow::bail!(
             "sandbox fund credits the sandbox chain only; EVM_RPC_URL names a real chain"

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use domain::{
-    evaluate_transfer, AgentId, AgentKey, AgentProfile, IntentEvent, IntentId, IntentStatus, Label,
-    PolicyAsset, PolicyChange, PolicyViolation, SpendPolicyRecord, TransferIntentRecord,
+    evaluate_transfer, AgentId, AgentKey, AgentProfile, IntentEvent, IntentId, Label, PolicyAsset,
+    PolicyChange, PolicyViolation, SpendPolicyRecord, TransferIntentRecord, TransitionRefused,
 };
 use ports::{
     AgentStore, AttemptRecord, Conflict, InboxProvisioner, IntentFilter, IntentLedger, KeyVault,
@@ -78,7 +78,7 @@ pub enum ConfirmError {
     #[error("the intent breaks the spend policy in force: {0}; confirm with --force to execute it anyway")]
     Policy(PolicyViolation),
     #[error(transparent)]
-    Transition(TransitionError),
+    Refused(#[from] TransitionRefused),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -88,7 +88,7 @@ impl From<TransitionError> for ConfirmError {
         match error {
             TransitionError::NotFound(id) => Self::NotFound(id),
             TransitionError::Store(store) => Self::Store(store),
-            refused @ TransitionError::Refused(_) => Self::Transition(refused),
+            TransitionError::Refused(refused) => Self::Refused(refused),
         }
     }
 }
@@ -345,6 +345,8 @@ impl ControlPlane {
             .find(id)
             .await?
             .ok_or(ConfirmError::NotFound(id))?;
+        // Only a pending intent can be confirmed: say so before judging it.
+        intent.status.apply(IntentEvent::Confirm)?;
         let profile = self
             .store
             .profile(intent.agent_id)
@@ -353,7 +355,7 @@ impl ControlPlane {
         if !profile.agent.is_active {
             return Err(ConfirmError::AgentInactive(id));
         }
-        let policy = profile
+        let (limits, allowlist) = profile
             .wallet
             .and_then(|wallet| wallet.spend_policy)
             .map(|policy| (policy.limits, policy.allowlist))
@@ -362,14 +364,11 @@ impl ControlPlane {
             .intents
             .held_in_window(intent.wallet_id, DAILY_WINDOW)
             .await?;
-        // A pending intent holds its own amount already: judge it as if it came now.
-        let held_by_others = match intent.status {
-            IntentStatus::PendingConfirmation => held.saturating_sub(intent.amount.value()),
-            _ => held,
-        };
+        // The pending intent holds its own amount already: judge it as if it came now.
+        let held_by_others = held.saturating_sub(intent.amount.value());
         let policy_verdict = evaluate_transfer(
-            &policy.0,
-            &policy.1,
+            &limits,
+            &allowlist,
             &intent.recipient,
             intent.amount,
             held_by_others,
@@ -412,7 +411,7 @@ mod tests {
     use domain::{
         AgentKeyHash, AgentRecord, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber,
     };
-    use domain::{AtomicAmount, SpendLimits, SpendPolicyRecord, WalletRecord, U256};
+    use domain::{AtomicAmount, IntentStatus, SpendLimits, SpendPolicyRecord, WalletRecord, U256};
     use mockall::predicate::eq;
     use ports::{
         MockAgentStore, MockInboxProvisioner, MockIntentLedger, MockKeyVault,

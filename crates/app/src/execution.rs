@@ -12,7 +12,7 @@
 //! the intent stays submitted, is sent again with backoff, and is replaced by a better-paying
 //! transaction when it stays unmined too long. `failed` means the money did not and will not move.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use domain::{
@@ -106,6 +106,8 @@ pub struct Executor {
     chain: Arc<dyn ChainWriter>,
     vault: Arc<dyn KeyVault>,
     settings: ExecutorSettings,
+    /// The chain's id, asked once: it never changes under a running process.
+    chain_id: OnceLock<u64>,
 }
 
 impl Executor {
@@ -120,7 +122,16 @@ impl Executor {
             chain,
             vault,
             settings,
+            chain_id: OnceLock::new(),
         }
+    }
+
+    async fn chain_id(&self) -> Result<u64, ChainError> {
+        if let Some(id) = self.chain_id.get() {
+            return Ok(*id);
+        }
+        let id = self.chain.chain_id().await?;
+        Ok(*self.chain_id.get_or_init(|| id))
     }
 
     /// Submits the oldest confirmed intent, if there is one, and says what became of it.
@@ -154,7 +165,7 @@ impl Executor {
                 .fail_unsent(intent, "the intent names no token contract".into())
                 .await;
         };
-        let chain_id = self.chain.chain_id().await?;
+        let chain_id = self.chain_id().await?;
         let fees = self.chain.fee_quote().await?;
         let nonce = match claim.nonce {
             Some(nonce) => nonce,
@@ -329,7 +340,7 @@ impl Executor {
     ) -> Result<SignedTransfer, ExecutionError> {
         let fees = replacement_fees(newest.fees, self.chain.fee_quote().await?);
         let call = TransferCall {
-            chain_id: self.chain.chain_id().await?,
+            chain_id: self.chain_id().await?,
             nonce: submitted.nonce,
             token: newest.token,
             to: newest.to,

@@ -172,14 +172,22 @@ impl WalletService {
         }
     }
 
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn wallet(&self, agent: AgentId) -> Result<WalletRecord, WalletError> {
+    /// The agent's wallet, or the error that says it has none.
+    async fn require_wallet<E: From<StoreError> + From<NotProvisioned>>(
+        &self,
+        agent: AgentId,
+    ) -> Result<WalletRecord, E> {
         Ok(self
             .stores
             .agents
             .wallet(agent)
             .await?
             .ok_or(NotProvisioned::Wallet)?)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn wallet(&self, agent: AgentId) -> Result<WalletRecord, WalletError> {
+        self.require_wallet(agent).await
     }
 
     /// The policy in force; a wallet without a stored policy has no limits.
@@ -199,12 +207,7 @@ impl WalletService {
     /// Native and token balances, both read from the chain now: never a cached figure.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn balances(&self, agent: AgentId) -> Result<WalletBalances, BalanceError> {
-        let wallet = self
-            .stores
-            .agents
-            .wallet(agent)
-            .await?
-            .ok_or(NotProvisioned::Wallet)?;
+        let wallet = self.require_wallet::<BalanceError>(agent).await?;
         let native = wallet.chain.native_asset();
         let mut assets = vec![AssetBalance {
             asset: native,
@@ -318,11 +321,7 @@ impl WalletService {
             .map(|cursor| self.cursors.decode(&scope, cursor))
             .transpose()
             .map_err(|_| ListIntentsError::InvalidCursor)?;
-        self.stores
-            .agents
-            .wallet(agent)
-            .await?
-            .ok_or(NotProvisioned::Wallet)?;
+        self.require_wallet::<ListIntentsError>(agent).await?;
         // One more than asked tells whether another page follows.
         let mut items = self.stores.ledger.page(agent, after, limit + 1).await?;
         let next_cursor = if items.len() > limit {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use alloy_primitives::{Address, Bytes, TxHash};
 use alloy_provider::{Provider, RootProvider};
-use alloy_rpc_types_eth::TransactionRequest;
+use alloy_rpc_types_eth::{BlockId, TransactionRequest};
 use alloy_sol_types::{sol, SolCall};
 use async_trait::async_trait;
 use domain::{EvmAddress, FeeQuote, U256};
@@ -76,6 +76,22 @@ impl RpcChain {
         }
     }
 
+    /// How many transactions `sender` has sent as of `block` (pending or latest).
+    async fn transaction_count(
+        &self,
+        sender: &EvmAddress,
+        block: BlockId,
+    ) -> Result<u64, ChainError> {
+        Ok(self
+            .within(
+                self.provider
+                    .get_transaction_count(address(sender))
+                    .block_id(block)
+                    .into_future(),
+            )
+            .await?)
+    }
+
     async fn call(&self, token: &EvmAddress, input: Vec<u8>) -> Result<Bytes, ChainError> {
         let request = TransactionRequest::default()
             .to(address(token))
@@ -133,26 +149,12 @@ impl ChainWriter for RpcChain {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn pending_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
-        Ok(self
-            .within(
-                self.provider
-                    .get_transaction_count(address(sender))
-                    .pending()
-                    .into_future(),
-            )
-            .await?)
+        self.transaction_count(sender, BlockId::pending()).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn mined_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
-        Ok(self
-            .within(
-                self.provider
-                    .get_transaction_count(address(sender))
-                    .latest()
-                    .into_future(),
-            )
-            .await?)
+        self.transaction_count(sender, BlockId::latest()).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -283,12 +283,16 @@ pub fn rejected(failures: impl IntoIterator<Item = Option<ValidationItem>>) -> A
 }
 
 /// A body field that failed a domain rule, in pydantic's `value_error` shape.
-pub fn value_error(field: &str, input: &str, reason: impl std::fmt::Display) -> ValidationItem {
+pub fn value_error(
+    field: &str,
+    input: impl Into<Value>,
+    reason: impl std::fmt::Display,
+) -> ValidationItem {
     ValidationItem::new(
         "value_error",
         vec![json!("body"), json!(field)],
         format!("Value error, {reason}"),
-        json!(input),
+        input.into(),
     )
 }
 

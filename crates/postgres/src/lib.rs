@@ -2,6 +2,7 @@
 //! deadpool connection pool, and the embedded migrations.
 
 mod agents;
+mod clock;
 mod database;
 mod errors;
 mod intents;

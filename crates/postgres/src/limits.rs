@@ -1,10 +1,7 @@
 //! `RateLimiter` on PostgreSQL: one token bucket row per agent and action, shared by every server
 //! instance; the domain's `RateLimit::take` does the arithmetic under the row's lock.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
-use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Double;
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -12,6 +9,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{AgentId, RateDecision, RateLimit};
 use ports::{RateLimiter, StoreError};
 
+use crate::clock::{duration_from_secs, seconds_since};
 use crate::database::Database;
 use crate::errors::TxError;
 use crate::schema::rate_limit_buckets;
@@ -47,13 +45,12 @@ async fn take_locked(
         .find((agent.0, action))
         .select((
             rate_limit_buckets::tokens,
-            sql::<Double>("EXTRACT(EPOCH FROM now() - rate_limit_buckets.updated_at)::float8"),
+            seconds_since::<Double>("rate_limit_buckets.updated_at"),
         ))
         .for_update()
         .first::<(f64, f64)>(connection)
         .await?;
-    let elapsed = Duration::try_from_secs_f64(elapsed.max(0.0)).unwrap_or(Duration::MAX);
-    let (tokens, decision) = limit.take(tokens, elapsed);
+    let (tokens, decision) = limit.take(tokens, duration_from_secs(elapsed));
     diesel::update(rate_limit_buckets::table.find((agent.0, action)))
         .set((
             rate_limit_buckets::tokens.eq(tokens),

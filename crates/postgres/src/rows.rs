@@ -216,17 +216,26 @@ fn amount_from_numeric(stored: &BigDecimal) -> Result<AtomicAmount, StoreError> 
 }
 
 /// A non-negative integral NUMERIC (an amount or a sum of amounts) as a 256-bit integer.
-pub(crate) fn u256_from_numeric(stored: &BigDecimal) -> Result<U256, StoreError> {
+/// The decimal digits of a stored integer (NUMERIC with scale 0).
+pub(crate) fn integer_digits(stored: &BigDecimal) -> String {
     let (digits, _) = stored.with_scale(0).as_bigint_and_exponent();
-    U256::from_str_radix(&digits.to_string(), 10)
+    digits.to_string()
+}
+
+pub(crate) fn u256_from_numeric(stored: &BigDecimal) -> Result<U256, StoreError> {
+    U256::from_str_radix(&integer_digits(stored), 10)
         .map_err(|error| corrupt(format!("amount {stored}: {error}")))
 }
 
 /// A sum of amounts as a 256-bit integer, `U256::MAX` when it does not fit: a total too large to
 /// count is still larger than any limit.
 pub(crate) fn u256_saturating_from_numeric(sum: &BigDecimal) -> U256 {
-    let (digits, _) = sum.with_scale(0).as_bigint_and_exponent();
-    U256::from_str_radix(&digits.to_string(), 10).unwrap_or(U256::MAX)
+    U256::from_str_radix(&integer_digits(sum), 10).unwrap_or(U256::MAX)
+}
+
+/// A row count for `LIMIT`.
+pub(crate) fn row_limit(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 pub(crate) fn allowlist_column(allowlist: &Allowlist) -> Option<Vec<String>> {

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::database::Database;
 use crate::errors::from_diesel;
-use crate::rows::parse_address;
+use crate::rows::{parse_address, row_limit};
 use crate::schema::wallets;
 
 pub struct PgWalletKeyStore {
@@ -34,7 +34,7 @@ impl WalletKeyStore for PgWalletKeyStore {
         let rows: Vec<(Uuid, String, Vec<u8>)> = wallets::table
             .filter(wallets::id.gt(after.map_or(Uuid::nil(), |wallet| wallet.0)))
             .order(wallets::id)
-            .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+            .limit(row_limit(limit))
             .select((wallets::id, wallets::address, wallets::sealed_key))
             .load(&mut connection)
             .await

@@ -98,29 +98,32 @@ impl DatabaseConfig {
                 reason: "must be a postgres:// or postgresql:// URL".into(),
             });
         }
-        let max_size: usize = env.parsed("DATABASE_POOL_SIZE", PoolSettings::default().max_size)?;
+        let defaults = PoolSettings::default();
+        let millis = |name: &'static str, default: Duration| -> Result<Duration, ConfigError> {
+            let default = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
+            Ok(Duration::from_millis(
+                env.parsed::<u64>(name, default)?.max(1),
+            ))
+        };
+        let max_size: usize = env.parsed("DATABASE_POOL_SIZE", defaults.max_size)?;
         if max_size == 0 {
             return Err(ConfigError::Invalid {
                 name: "DATABASE_POOL_SIZE",
                 reason: "must be at least 1".into(),
             });
         }
-        let timeout_secs: u64 = env.parsed(
-            "DATABASE_TIMEOUT_SECS",
-            PoolSettings::default().acquire_timeout.as_secs(),
-        )?;
+        let timeout_secs: u64 =
+            env.parsed("DATABASE_TIMEOUT_SECS", defaults.acquire_timeout.as_secs())?;
         Ok(Self {
             url: SecretString::from(url.to_owned()),
             pool: PoolSettings {
                 max_size,
                 acquire_timeout: Duration::from_secs(timeout_secs.max(1)),
-                statement_timeout: Duration::from_millis(
-                    env.parsed::<u64>("DATABASE_STATEMENT_TIMEOUT_MS", 10_000)?
-                        .max(1),
-                ),
-                lock_timeout: Duration::from_millis(
-                    env.parsed::<u64>("DATABASE_LOCK_TIMEOUT_MS", 2_000)?.max(1),
-                ),
+                statement_timeout: millis(
+                    "DATABASE_STATEMENT_TIMEOUT_MS",
+                    defaults.statement_timeout,
+                )?,
+                lock_timeout: millis("DATABASE_LOCK_TIMEOUT_MS", defaults.lock_timeout)?,
             },
             migrate_on_start: env.flag("MIGRATE_ON_START", true)?,
         })
@@ -205,6 +208,11 @@ pub struct ChainConfig {
 }
 
 impl ChainConfig {
+    /// Whether wallets live on the sandbox chain (no `EVM_RPC_URL`).
+    pub fn is_sandbox(&self) -> bool {
+        self.rpc_url.is_none()
+    }
+
     /// What the start-up banner says of the chain; never the URL, which may carry an API token.
     pub fn describe(&self) -> &'static str {
         match self.rpc_url {
@@ -384,7 +392,7 @@ impl ServerConfig {
             }
         };
         let chain = ChainConfig::from_env(env)?;
-        let cursors = CursorSecrets::from_env(env, chain.rpc_url.is_none())?;
+        let cursors = CursorSecrets::from_env(env, chain.is_sandbox())?;
         let metrics_token = match env.get("METRICS_TOKEN") {
             Some(token) if token.len() < MIN_METRICS_TOKEN_LEN => {
                 return Err(ConfigError::Invalid {

@@ -9,7 +9,6 @@ use api_types::{
 };
 use app::{BalanceError, ListIntentsError, SendError, SendRequest, WalletError};
 use domain::{AtomicAmount, EvmAddress, IdempotencyKey, IdempotencyKeyError};
-use serde_json::json;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
@@ -45,18 +44,14 @@ impl From<SendError> for ApiError {
             SendError::Unsupported { asset, chain } => ApiError::BadRequest(format!(
                 "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
             )),
-            SendError::TooLarge(too_large) => rejected([Some(ValidationItem::new(
-                "value_error",
-                vec![json!("body"), json!("amount_atomic")],
-                format!("Value error, {too_large}"),
+            SendError::TooLarge(too_large) => rejected([Some(value_error(
+                "amount_atomic",
                 serde_json::Value::Null,
+                too_large,
             ))]),
-            SendError::Recipient(refused) => rejected([Some(ValidationItem::new(
-                "value_error",
-                vec![json!("body"), json!("to")],
-                format!("Value error, {refused}"),
-                serde_json::Value::Null,
-            ))]),
+            SendError::Recipient(refused) => {
+                rejected([Some(value_error("to", serde_json::Value::Null, refused))])
+            }
             SendError::KeyInFlight => ApiError::Conflict(
                 "Idempotency key conflict: a request with this key is still in progress; retry \
                  once it has finished"
@@ -150,9 +145,9 @@ fn parse_key(raw: &str) -> Result<IdempotencyKey, ValidationItem> {
 
 /// The send as the use case takes it, or every field that is wrong.
 fn parse_send(body: WalletSendRequest) -> Result<SendRequest, ApiError> {
-    let to = EvmAddress::parse(&body.to).map_err(|e| value_error("to", &body.to, e));
+    let to = EvmAddress::parse(&body.to).map_err(|e| value_error("to", body.to.as_str(), e));
     let amount = AtomicAmount::parse(&body.amount_atomic)
-        .map_err(|e| value_error("amount_atomic", &body.amount_atomic, e));
+        .map_err(|e| value_error("amount_atomic", body.amount_atomic.as_str(), e));
     let key = body.idempotency_key.as_deref().map(parse_key).transpose();
     match (to, amount, key) {
         (Ok(to), Ok(amount), Ok(idempotency_key)) => Ok(SendRequest {

@@ -15,7 +15,8 @@ use ports::{
 };
 use uuid::Uuid;
 
-use super::{held_in_window, intent_record, interval, PgIntentStore};
+use super::{held_in_window, intent_record, PgIntentStore};
+use crate::clock::interval;
 use crate::errors::TxError;
 use crate::rows::{
     address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,

@@ -20,9 +20,10 @@ use ports::{
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{intent_record, interval, row_limit, transition_locked, PgIntentStore};
+use super::{intent_record, transition_locked, PgIntentStore};
+use crate::clock::{duration_from_secs, interval, seconds_since};
 use crate::errors::{corrupt, from_diesel, TxError};
-use crate::rows::{parse_address, TransferIntentRow};
+use crate::rows::{integer_digits, parse_address, row_limit, TransferIntentRow};
 use crate::schema::{agents, transfer_attempts, transfer_intents, wallets};
 
 fn nonce_column(nonce: u64) -> Result<i64, StoreError> {
@@ -38,16 +39,9 @@ fn fee_column(fee: u128) -> BigDecimal {
 }
 
 fn fee_value(stored: &BigDecimal) -> Result<u128, StoreError> {
-    let (digits, _) = stored.with_scale(0).as_bigint_and_exponent();
-    digits
-        .to_string()
+    integer_digits(stored)
         .parse()
         .map_err(|_| corrupt(format!("fee {stored} out of range")))
-}
-
-/// Seconds (from an SQL interval in seconds) as a duration; negative ones are none.
-fn seconds(value: f64) -> Duration {
-    Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::MAX)
 }
 
 /// One recorded transaction, as stored.
@@ -65,11 +59,11 @@ pub(super) struct AttemptRow {
 }
 
 impl AttemptRow {
-    fn transfer(
+    pub(super) fn into_record(
         self,
         intent: &TransferIntentRecord,
         from: &str,
-    ) -> Result<(SignedTransfer, u32, Option<String>), StoreError> {
+    ) -> Result<AttemptRecord, StoreError> {
         let token = intent.token_address.ok_or_else(|| {
             corrupt(format!(
                 "intent {} has a transaction but no token",
@@ -89,23 +83,10 @@ impl AttemptRow {
             raw: self.raw_transaction,
             hash: self.tx_hash,
         };
-        Ok((
-            transfer,
-            u32::try_from(self.broadcasts).unwrap_or_default(),
-            self.last_error,
-        ))
-    }
-
-    pub(super) fn into_record(
-        self,
-        intent: &TransferIntentRecord,
-        from: &str,
-    ) -> Result<AttemptRecord, StoreError> {
-        let (transfer, broadcasts, last_error) = self.transfer(intent, from)?;
         Ok(AttemptRecord {
             transfer,
-            broadcasts,
-            last_error,
+            broadcasts: u32::try_from(self.broadcasts).unwrap_or_default(),
+            last_error: self.last_error,
         })
     }
 }
@@ -157,11 +138,12 @@ async fn claim_locked(
     }))
 }
 
-/// The intent under its row lock, if `lease` still holds it.
-async fn leased_intent(
+/// The intent and its nonce under the intent's row lock; given a `lease`, only while that lease
+/// still holds the intent.
+async fn locked_intent(
     connection: &mut AsyncPgConnection,
     id: IntentId,
-    lease: LeaseId,
+    lease: Option<LeaseId>,
 ) -> Result<(TransferIntentRecord, Option<i64>), TxError<SubmissionError>> {
     let row: Option<(TransferIntentRow, Option<i64>, Option<Uuid>, bool)> = transfer_intents::table
         .find(id.0)
@@ -178,7 +160,7 @@ async fn leased_intent(
     let Some((row, nonce, held_by, lease_live)) = row else {
         return Err(TxError::Abort(TransitionError::NotFound(id).into()));
     };
-    if held_by != Some(lease.0) || !lease_live {
+    if lease.is_some_and(|lease| held_by != Some(lease.0) || !lease_live) {
         return Err(TxError::Abort(SubmissionError::LeaseLost(id)));
     }
     Ok((intent_record(row)?, nonce))
@@ -190,7 +172,7 @@ async fn assign_locked(
     lease: LeaseId,
     chain_next: u64,
 ) -> Result<u64, TxError<SubmissionError>> {
-    let (intent, assigned) = leased_intent(connection, id, lease).await?;
+    let (intent, assigned) = locked_intent(connection, id, Some(lease)).await?;
     if let Some(nonce) = assigned {
         return nonce_value(nonce).map_err(TxError::store);
     }
@@ -220,20 +202,7 @@ async fn record_locked(
     attempt: &SignedTransfer,
     first_look: Duration,
 ) -> Result<TransferIntentRecord, TxError<SubmissionError>> {
-    let (intent, nonce) = match lease {
-        Some(lease) => leased_intent(connection, id, lease).await?,
-        None => {
-            let row: Option<(TransferIntentRow, Option<i64>)> = transfer_intents::table
-                .find(id.0)
-                .select((TransferIntentRow::as_select(), transfer_intents::nonce))
-                .for_update()
-                .first(connection)
-                .await
-                .optional()?;
-            let (row, nonce) = row.ok_or(TxError::Abort(TransitionError::NotFound(id).into()))?;
-            (intent_record(row)?, nonce)
-        }
-    };
+    let (intent, nonce) = locked_intent(connection, id, lease).await?;
     let owned = nonce
         .map(nonce_value)
         .transpose()
@@ -372,9 +341,7 @@ async fn due_locked(
             TransferIntentRow::as_select(),
             transfer_intents::nonce,
             transfer_intents::checks,
-            sql::<Nullable<Double>>(
-                "EXTRACT(EPOCH FROM now() - transfer_intents.nonce_used_seen_at)::float8",
-            ),
+            seconds_since::<Nullable<Double>>("transfer_intents.nonce_used_seen_at"),
             wallets::address,
             wallets::sealed_key,
         ))
@@ -384,7 +351,7 @@ async fn due_locked(
         .filter(transfer_attempts::intent_id.eq_any(&due))
         .select((
             AttemptRow::as_select(),
-            sql::<Double>("EXTRACT(EPOCH FROM now() - transfer_attempts.created_at)::float8"),
+            seconds_since::<Double>("transfer_attempts.created_at"),
         ))
         .order(transfer_attempts::created_at.desc())
         .load(connection)
@@ -400,7 +367,7 @@ async fn due_locked(
     for (row, nonce, checks, nonce_used_for, address, sealed_key) in rows {
         let intent = intent_record::<StoreError>(row)?;
         let recorded = by_intent.remove(&intent.id.0).unwrap_or_default();
-        let newest_attempt_age = <[_]>::first(&recorded).map(|(_, age)| seconds(*age));
+        let newest_attempt_age = <[_]>::first(&recorded).map(|(_, age)| duration_from_secs(*age));
         let (Some(nonce), Some(newest_attempt_age)) = (nonce, newest_attempt_age) else {
             return Err(TxError::store(corrupt(format!(
                 "submitted intent {} lacks its nonce or transactions",
@@ -409,7 +376,11 @@ async fn due_locked(
         };
         let attempts = recorded
             .into_iter()
-            .map(|(attempt, _)| attempt.transfer(&intent, &address).map(|(t, _, _)| t))
+            .map(|(attempt, _)| {
+                attempt
+                    .into_record(&intent, &address)
+                    .map(|recorded| recorded.transfer)
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(TxError::store)?;
         submitted.push(SubmittedIntent {
@@ -419,7 +390,7 @@ async fn due_locked(
             attempts,
             newest_attempt_age,
             checks: u32::try_from(checks).unwrap_or_default(),
-            nonce_used_for: nonce_used_for.map(seconds),
+            nonce_used_for: nonce_used_for.map(duration_from_secs),
             intent,
         });
     }
@@ -569,12 +540,12 @@ impl ExecutionQueue for PgIntentStore {
         let mut connection = self.database.connection().await?;
         let waited: Option<f64> = transfer_intents::table
             .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
-            .select(sql::<Nullable<Double>>(
-                "EXTRACT(EPOCH FROM now() - min(transfer_intents.confirmed_at))::float8",
+            .select(seconds_since::<Nullable<Double>>(
+                "min(transfer_intents.confirmed_at)",
             ))
             .first(&mut connection)
             .await
             .map_err(from_diesel)?;
-        Ok(waited.map(seconds))
+        Ok(waited.map(duration_from_secs))
     }
 }

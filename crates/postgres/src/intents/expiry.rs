@@ -11,9 +11,10 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{IntentEvent, IntentStatus, TransferIntentRecord};
 use ports::{IntentSweeper, StoreError};
 
-use super::{intent_record, interval, row_limit, PgIntentStore};
+use super::{intent_record, PgIntentStore};
+use crate::clock::interval;
 use crate::errors::{corrupt, TxError};
-use crate::rows::TransferIntentRow;
+use crate::rows::{row_limit, TransferIntentRow};
 use crate::schema::transfer_intents;
 
 async fn expire_locked(

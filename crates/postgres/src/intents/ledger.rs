@@ -11,9 +11,9 @@ use ports::{AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionErr
 use time::OffsetDateTime;
 
 use super::execution::AttemptRow;
-use super::{held_in_window, row_limit, transition_locked, PgIntentStore};
+use super::{held_in_window, transition_locked, PgIntentStore};
 use crate::errors::{corrupt, from_diesel};
-use crate::rows::TransferIntentRow;
+use crate::rows::{row_limit, TransferIntentRow};
 use crate::schema::{transfer_attempts, transfer_intents, wallets};
 
 fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
@@ -121,22 +121,20 @@ impl IntentLedger for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let rows: Vec<(AttemptRow, String)> = transfer_attempts::table
+        let rows: Vec<(AttemptRow, TransferIntentRow, String)> = transfer_attempts::table
             .inner_join(transfer_intents::table.inner_join(wallets::table))
             .filter(transfer_attempts::intent_id.eq(id.0))
-            .select((AttemptRow::as_select(), wallets::address))
+            .select((
+                AttemptRow::as_select(),
+                TransferIntentRow::as_select(),
+                wallets::address,
+            ))
             .order(transfer_attempts::created_at.desc())
             .load(&mut connection)
             .await
             .map_err(from_diesel)?;
-        let intent = self.find(id).await?;
         rows.into_iter()
-            .map(|(row, from)| {
-                let intent = intent
-                    .as_ref()
-                    .ok_or_else(|| corrupt(format!("attempt of a missing intent {id}")))?;
-                row.into_record(intent, &from)
-            })
+            .map(|(attempt, intent, from)| attempt.into_record(&intent.into_record()?, &from))
             .collect()
     }
 

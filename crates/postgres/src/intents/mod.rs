@@ -10,7 +10,6 @@ mod ledger;
 use std::time::Duration;
 
 use bigdecimal::BigDecimal;
-use diesel::data_types::PgInterval;
 use diesel::prelude::*;
 use diesel::sql_types::{Interval, Nullable, Numeric, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -18,6 +17,7 @@ use domain::{IntentEvent, IntentId, IntentStatus, TransferIntentRecord, WalletId
 use ports::{StoreError, TransitionError};
 use time::OffsetDateTime;
 
+use crate::clock::interval;
 use crate::database::Database;
 use crate::errors::TxError;
 use crate::rows::{u256_saturating_from_numeric, TransferIntentRow};
@@ -39,25 +39,13 @@ fn intent_record<E: From<StoreError>>(
     row.into_record().map_err(TxError::store)
 }
 
-/// A span as a PostgreSQL interval, for comparisons with `now()`.
-fn interval(span: Duration) -> PgInterval {
-    PgInterval::from_microseconds(i64::try_from(span.as_micros()).unwrap_or(i64::MAX))
-}
-
-fn row_limit(limit: usize) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
-}
-
-/// Statuses of intents whose money may still move.
+/// Statuses of intents whose money may still move: every one no event has ended.
 fn open_statuses() -> Vec<&'static str> {
-    [
-        IntentStatus::PendingConfirmation,
-        IntentStatus::Confirmed,
-        IntentStatus::Submitted,
-    ]
-    .into_iter()
-    .map(IntentStatus::as_str)
-    .collect()
+    IntentStatus::ALL
+        .into_iter()
+        .filter(|status| !status.is_terminal())
+        .map(IntentStatus::as_str)
+        .collect()
 }
 
 #[derive(QueryableByName)]
