@@ -52,6 +52,11 @@ impl EmailAddress {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The part after the `@`, lower-case.
+    pub fn domain(&self) -> &str {
+        self.0.rsplit_once('@').map_or("", |(_, domain)| domain)
+    }
 }
 
 impl fmt::Display for EmailAddress {

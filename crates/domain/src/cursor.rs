@@ -24,6 +24,17 @@ pub struct CursorPosition {
     pub id: Uuid,
 }
 
+impl CursorPosition {
+    /// The position of a row created at `created_at`, to the microsecond PostgreSQL keeps.
+    pub fn of(created_at: time::OffsetDateTime, id: Uuid) -> Self {
+        let micros = created_at.unix_timestamp_nanos() / 1000;
+        Self {
+            created_at_micros: i64::try_from(micros).unwrap_or(i64::MAX),
+            id,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("Invalid cursor")]
 pub struct InvalidCursor;

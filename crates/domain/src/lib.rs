@@ -4,8 +4,10 @@
 pub mod agent;
 pub mod amount;
 pub mod asset;
+pub mod codes;
 pub mod contact;
 pub mod cursor;
+pub mod email;
 pub mod evm_address;
 pub mod execution;
 #[cfg(any(test, feature = "test-fixtures"))]
@@ -25,11 +27,17 @@ pub use agent::{
 };
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
+pub use codes::extract_verification_codes;
 pub use contact::{
     EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,
     PhoneNumberRecord,
 };
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
+pub use email::{
+    check_custom_header, reply_references, reply_subject, request_fingerprint, AttachmentMeta,
+    DeliveryRetry, EmailDirection, EmailMessageRecord, EmailStatus, HeaderRefused,
+    MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS, SENSITIVE_HEADERS,
+};
 pub use evm_address::{EvmAddress, EvmAddressError};
 pub use execution::{replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt};
 pub use ids::{

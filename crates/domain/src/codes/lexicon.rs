@@ -1,0 +1,139 @@
+//! The cue each token of a message gives, and look-ups in the word lists.
+
+use std::borrow::Cow;
+
+use super::scan::{Kind, Token};
+use super::words::{
+    BLOCKERS, CJK_BLOCKERS, CJK_KEYWORDS, CJK_UNITS, CODE_WORDS, CONNECTIVES, CURRENCIES, KEYWORDS,
+    LONGEST_WORD_BYTES, MONTHS, NEG_COMPOUND_STEMS, NEG_FOLLOWERS, NEG_QUALIFIERS,
+    NUMBER_ABBREVIATIONS, UNITS, YEAR_WORDS,
+};
+
+/// What a word says about a number near it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cue {
+    /// "code", "OTP", "验证码": the number is probably a verification code.
+    Keyword,
+    /// "order", "tracking", "phone", "promo code": the number is something else.
+    Blocker,
+}
+
+fn listed(list: &[&str], word: &str) -> bool {
+    list.binary_search(&word).is_ok()
+}
+
+pub(super) fn is_unit(word: &str) -> bool {
+    listed(UNITS, word) || listed(CURRENCIES, word)
+}
+
+pub(super) fn is_currency(word: &str) -> bool {
+    listed(CURRENCIES, word)
+}
+
+pub(super) fn is_cjk_unit(c: char) -> bool {
+    CJK_UNITS.contains(&c)
+}
+
+pub(super) fn is_month(word: &str) -> bool {
+    listed(MONTHS, word)
+}
+
+pub(super) fn is_year_word(word: &str) -> bool {
+    listed(YEAR_WORDS, word)
+}
+
+pub(super) fn is_number_abbreviation(word: &str) -> bool {
+    listed(NUMBER_ABBREVIATIONS, word)
+}
+
+/// The cue of every token of `text`.
+pub(super) fn cues(text: &str, tokens: &[Token]) -> Vec<Option<Cue>> {
+    let mut cues = vec![None; tokens.len()];
+    for (i, token) in tokens.iter().enumerate() {
+        match token.kind {
+            Kind::Cjk => mark_cjk(text, tokens, i, &mut cues),
+            Kind::Alnum | Kind::Word => cues[i] = word_cue(text, tokens, i),
+            Kind::Digits => {}
+        }
+    }
+    cues
+}
+
+/// Marks the characters of the CJK keywords and blockers starting at token `i`.
+fn mark_cjk(text: &str, tokens: &[Token], i: usize, cues: &mut [Option<Cue>]) {
+    let rest = &text[tokens[i].start..];
+    for (list, cue) in [(CJK_BLOCKERS, Cue::Blocker), (CJK_KEYWORDS, Cue::Keyword)] {
+        for word in list.iter().filter(|word| rest.starts_with(**word)) {
+            // Every character of a CJK word is one token, so the word covers as many tokens.
+            let end = (i + word.chars().count()).min(cues.len());
+            for slot in &mut cues[i..end] {
+                if *slot != Some(Cue::Blocker) {
+                    *slot = Some(cue);
+                }
+            }
+        }
+    }
+}
+
+/// `word` in lowercase, copied only when it has capitals: most words in a message have none.
+pub(super) fn lowercase(word: &str) -> Cow<'_, str> {
+    if word.chars().any(char::is_uppercase) {
+        Cow::Owned(word.chars().flat_map(char::to_lowercase).collect())
+    } else {
+        Cow::Borrowed(word)
+    }
+}
+
+fn lowercase_token<'t>(text: &'t str, token: &Token) -> Option<Cow<'t, str>> {
+    let word = &text[token.start..token.end];
+    (word.len() <= LONGEST_WORD_BYTES && token.kind != Kind::Digits).then(|| lowercase(word))
+}
+
+fn word_cue(text: &str, tokens: &[Token], i: usize) -> Option<Cue> {
+    let word = lowercase_token(text, &tokens[i])?;
+    if listed(BLOCKERS, &word) {
+        return Some(Cue::Blocker);
+    }
+    if listed(KEYWORDS, &word) || word.ends_with("passwort") || word.ends_with("password") {
+        return Some(Cue::Keyword);
+    }
+    // German compounds: "Bestellnummer", "Sendungsnummer", "Telefonnummer".
+    if word.ends_with("nummer") {
+        return Some(Cue::Blocker);
+    }
+    let negative = if listed(CODE_WORDS, &word) {
+        qualified_away(text, tokens, i)
+    } else {
+        let stem = word
+            .strip_suffix("codes")
+            .or_else(|| word.strip_suffix("code"))?;
+        negative_stem(stem)
+    };
+    Some(if negative { Cue::Blocker } else { Cue::Keyword })
+}
+
+/// Whether the first half of a compound like "Gutscheincode" makes it something else.
+fn negative_stem(stem: &str) -> bool {
+    // German joins compounds with an "s": "Buchungscode".
+    let unjoined = stem.strip_suffix('s').unwrap_or(stem);
+    [stem, unjoined]
+        .into_iter()
+        .any(|stem| listed(NEG_QUALIFIERS, stem) || listed(NEG_COMPOUND_STEMS, stem))
+}
+
+/// Whether the word before or after the "code" noun at token `i` makes it something else:
+/// "zip code", "código postal", "code de réduction".
+fn qualified_away(text: &str, tokens: &[Token], i: usize) -> bool {
+    let word_at = |j: usize| tokens.get(j).and_then(|token| lowercase_token(text, token));
+    let before = i.checked_sub(1).and_then(word_at);
+    if before.is_some_and(|word| listed(NEG_QUALIFIERS, &word)) {
+        return true;
+    }
+    match word_at(i + 1) {
+        Some(next) if listed(CONNECTIVES, &next) => {
+            word_at(i + 2).is_some_and(|word| listed(NEG_FOLLOWERS, &word))
+        }
+        Some(next) => listed(NEG_FOLLOWERS, &next),
+        None => false,
+    }
+}

@@ -1,0 +1,280 @@
+//! Verification codes in the text of a message (mail or SMS).
+//!
+//! One extractor serves email (`verification_codes`) and SMS (`parsed_code`, its first code).
+//!
+//! * **Shapes.** 4 to 8 digits, maybe in equal groups joined by one space or dash (`385 920`,
+//!   `123-456`, `12 34 56`) or behind a one- or two-letter label and a dash (`G-123456`,
+//!   `FB-12345`); or 4 to 8 letters and digits, with at least one of each (`A7B2KQ`, `X9-K2P`).
+//!   Codes come back the way they are typed into one input box: separators and labels dropped.
+//!   So `G-123456` gives `123456`: the `G-` only names Google, whose field takes six digits.
+//! * **Keywords.** A keyword ("code", "OTP", "PIN", "código", "Bestätigungscode", "验证码"...)
+//!   a few tokens before a candidate, or after it in the same sentence ("123456 is your
+//!   code"), anchors it. 6 to 8 plain digits are codes even without one: most codes have six
+//!   digits, while shorter numbers are too often years, postcodes, house numbers or counts.
+//!   4 or 5 digits, grouped digits and letters-with-digits need a keyword; a year-like number
+//!   (1900-2099) or an 8-digit date needs one right next to it ("Your code is 2026"). When any
+//!   candidate is anchored, the others are taken for footer noise and dropped.
+//! * **Exclusions.** A run that is not code-shaped as a whole gives nothing, so no part of a
+//!   phone number (`+1 415 555 0100`, `0800 123 456`), a date (`2026-11-22`) or a tracking
+//!   number is a code. Nor is a number glued by `.`, `,`, `:` or `/` to another (`1,299.00`,
+//!   `22/11/2026`, `12:30`), after `+`, `#`, `№`, `©`, "No." or a currency, before `%`, a unit
+//!   or a currency (`49 USD`, `1500 mg`), inside a URL or email address, or right after a
+//!   blocker ("Order", "tracking number", "Ref:", "call", "promo code", "订单", "尾号"...).
+//! * **Ranking.** Anchored codes first, the closest to their keyword first (in coarse steps);
+//!   then 6 digits, then 4 or 8, then 5 or 7, then letters-with-digits; then text order.
+
+mod candidate;
+#[cfg(test)]
+mod corpus;
+mod lexicon;
+mod scan;
+mod words;
+
+use std::cmp::Reverse;
+use std::collections::HashSet;
+
+use candidate::{Candidate, Shape};
+use scan::Scan;
+
+/// A year-like number needs its keyword this close: "code is 2026", "2026 is your code".
+const YEAR_REACH: Reach = Reach {
+    before: 1,
+    after: 3,
+    standalone: false,
+};
+/// Letters with digits need a keyword close by: words like `COVID19` or `MP4` are about.
+const ALNUM_REACH: usize = 3;
+
+/// The verification codes found in `text`, most likely first, without duplicates.
+pub fn extract_verification_codes(text: &str) -> Vec<String> {
+    let scan = Scan::new(text);
+    let mut found: Vec<Found> = candidate::candidates(&scan)
+        .into_iter()
+        .filter_map(|candidate| judge(&scan, candidate))
+        .collect();
+    if found.iter().any(|found| found.distance.is_some()) {
+        found.retain(|found| found.distance.is_some());
+    }
+    // Stable: equal ranks keep the order of the text.
+    found.sort_by_key(Found::rank);
+    let mut seen = HashSet::new();
+    found
+        .into_iter()
+        .map(|found| found.code)
+        .filter(|code| seen.insert(code.clone()))
+        .collect()
+}
+
+/// A candidate judged to be a code.
+struct Found {
+    code: String,
+    /// Tokens between the code and its keyword, if it has one.
+    distance: Option<usize>,
+    likelihood: u8,
+}
+
+impl Found {
+    fn rank(&self) -> (usize, Reverse<u8>) {
+        // "code: 4821" and "code is 4821" are equally close: only coarse steps count.
+        let closeness = self.distance.map_or(usize::MAX, |distance| distance / 3);
+        (closeness, Reverse(self.likelihood))
+    }
+}
+
+/// How far a keyword may be for a candidate, and whether the candidate may do without one.
+struct Reach {
+    before: usize,
+    after: usize,
+    standalone: bool,
+}
+
+fn reach(candidate: &Candidate, alone: bool) -> Reach {
+    if candidate.is_year_like() || candidate.is_compact_date() {
+        return YEAR_REACH;
+    }
+    match candidate.shape {
+        Shape::Digits { len, grouped } => Reach {
+            before: usize::MAX,
+            after: usize::MAX,
+            standalone: !grouped && len >= 6,
+        },
+        // Alone on its line under the sentence that announces it, as emails show codes.
+        Shape::Alphanumeric { lowercase: false } => Reach {
+            before: if alone { usize::MAX } else { ALNUM_REACH },
+            after: ALNUM_REACH,
+            standalone: false,
+        },
+        // Lowercase words with digits are common ("mp3s", "4g"): only right after a keyword.
+        Shape::Alphanumeric { lowercase: true } => Reach {
+            before: 1,
+            after: 2,
+            standalone: false,
+        },
+    }
+}
+
+/// How likely a code of this shape is; 6 digits are the most common.
+fn likelihood(shape: Shape) -> u8 {
+    match shape {
+        Shape::Digits { len: 6, .. } => 3,
+        Shape::Digits { len: 4 | 8, .. } => 2,
+        Shape::Digits { .. } => 1,
+        Shape::Alphanumeric { .. } => 0,
+    }
+}
+
+fn judge(scan: &Scan, candidate: Candidate) -> Option<Found> {
+    let (first, last) = (candidate.first, candidate.last);
+    if scan.in_link(first, last)
+        || candidate::excluded(scan, first, last)
+        || (candidate.is_year_like() && candidate::dated(scan, first, last))
+    {
+        return None;
+    }
+    let alone = scan.alone_on_line(first, last);
+    let before = scan.look_back(first, alone);
+    let after = scan.look_ahead(last);
+    let reach = reach(&candidate, alone);
+    let distance = [
+        before.keyword.filter(|&distance| distance <= reach.before),
+        after.keyword.filter(|&distance| distance <= reach.after),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    let unanchored_refused = distance.is_none() && (after.blocked || !reach.standalone);
+    if before.blocked || unanchored_refused {
+        return None;
+    }
+    Some(Found {
+        likelihood: likelihood(candidate.shape),
+        code: candidate.code,
+        distance,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::corpus::CORPUS;
+    use super::*;
+
+    fn codes(text: &str) -> Vec<String> {
+        extract_verification_codes(text)
+    }
+
+    #[test]
+    fn the_corpus_gives_exactly_the_expected_codes() {
+        let failures: Vec<String> = CORPUS
+            .iter()
+            .filter(|(text, expected)| codes(text) != *expected)
+            .map(|(text, expected)| {
+                format!(
+                    "{text:?}\n  expected {expected:?}\n  got      {:?}",
+                    codes(text)
+                )
+            })
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "{} of {} messages:\n{}",
+            failures.len(),
+            CORPUS.len(),
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_corpus_is_large_and_varied() {
+        let without = CORPUS.iter().filter(|(_, codes)| codes.is_empty()).count();
+        assert!(CORPUS.len() - without >= 80, "messages with a code");
+        assert!(without >= 20, "messages without a code");
+    }
+
+    #[test]
+    fn six_to_eight_digits_stand_alone_but_four_or_five_need_a_keyword() {
+        assert_eq!(codes("482913"), ["482913"]);
+        assert_eq!(codes("Use 7392041 to sign in"), ["7392041"]);
+        assert_eq!(codes("73920418"), ["73920418"]);
+        assert!(codes("4829").is_empty());
+        assert!(codes("Meet me at 48291 Ocean Drive").is_empty());
+        assert_eq!(codes("Code 4829"), ["4829"]);
+        assert_eq!(codes("48291 is your code"), ["48291"]);
+        assert!(codes("123456789").is_empty(), "nine digits are too many");
+        assert!(codes("Code 123").is_empty(), "three digits are too few");
+    }
+
+    #[test]
+    fn grouped_digits_are_joined_and_need_a_keyword() {
+        assert_eq!(codes("Your code: 123-456"), ["123456"]);
+        assert_eq!(codes("Your code: 385 920"), ["385920"]);
+        assert_eq!(codes("Your code: 12 34 56"), ["123456"]);
+        assert_eq!(codes("Your code: 1234 5678"), ["12345678"]);
+        assert!(codes("Population 385 920").is_empty());
+        assert!(codes("Your code: 123 4567").is_empty(), "unequal groups");
+    }
+
+    #[test]
+    fn a_prefixed_code_gives_the_digits_a_user_types() {
+        assert_eq!(
+            codes("G-123456 is your Google verification code."),
+            ["123456"]
+        );
+        assert_eq!(codes("FB-12345 is your Facebook code"), ["12345"]);
+        assert!(codes("See ticket PROJ-1234").is_empty());
+    }
+
+    #[test]
+    fn a_year_is_a_code_only_right_next_to_a_keyword() {
+        assert_eq!(codes("Your code is 2026"), ["2026"]);
+        assert_eq!(codes("2026 is your Lyft code"), ["2026"]);
+        assert!(codes("© 2026 Acme. Your code was sent earlier.").is_empty());
+        assert!(codes("Your code changed in 2025").is_empty());
+        assert!(codes("The code of conduct was updated in Nov 2025").is_empty());
+    }
+
+    #[test]
+    fn anchored_codes_come_first_and_push_out_the_rest() {
+        assert_eq!(codes("48291357\nYour code is 4829"), ["4829"]);
+        assert_eq!(codes("Numbers 48291357 and 482913"), ["482913", "48291357"]);
+        assert_eq!(
+            codes("Your PIN is 4821 and your passcode is 582913"),
+            ["582913", "4821"]
+        );
+    }
+
+    #[test]
+    fn a_large_body_is_read_in_one_pass() {
+        let paragraph = "Hi, your order 12345678 shipped on 2026-11-22 at 12:30 for $12.99. \
+                         Call +1 415 555 0100. 您的验证码是482913。 Code: X9-K2P\n";
+        let text = paragraph.repeat(1_000_000 / paragraph.len() + 1);
+        assert_eq!(codes(&text), ["482913", "X9K2P"]);
+        let lines = "1234567\n".repeat(130_000);
+        assert_eq!(codes(&lines), ["1234567"]);
+        let one_long_run = "12 ".repeat(350_000);
+        assert!(codes(&one_long_run).is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_gives_distinct_code_shaped_strings(text in any::<String>()) {
+            let found = codes(&text);
+            let distinct: HashSet<&String> = found.iter().collect();
+            prop_assert_eq!(distinct.len(), found.len());
+            for code in &found {
+                prop_assert!((4..=8).contains(&code.len()));
+                prop_assert!(code.bytes().all(|b| b.is_ascii_alphanumeric()));
+            }
+        }
+
+        #[test]
+        fn code_like_text_never_panics(
+            text in r"([0-9]{1,9}|[A-Za-z]{1,6}|code|验证码|[ \-:./#+\n@$%]){0,40}"
+        ) {
+            let found = codes(&text);
+            let distinct: HashSet<&String> = found.iter().collect();
+            prop_assert_eq!(distinct.len(), found.len());
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! A message cut into tokens, with the cue of each token, the links in it, and walks from a
+//! candidate to the nearest cue.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::lexicon::{self, Cue};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// ASCII digits only.
+    Digits,
+    /// ASCII letters, maybe with digits.
+    Alnum,
+    /// Any other run of letters and digits: accents, Cyrillic...
+    Word,
+    /// One Chinese, Japanese or Korean character: those scripts do not separate words.
+    Cjk,
+}
+
+/// A run of letters or digits; the text between two tokens (spaces, punctuation) is a gap.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Token {
+    pub start: usize,
+    pub end: usize,
+    pub kind: Kind,
+}
+
+/// A keyword within this many tokens of a candidate anchors it.
+const REACH_BEFORE: usize = 8;
+/// ...or within this many when the candidate sits alone on its line, the way emails show a
+/// code under the paragraph that announces it.
+const REACH_BEFORE_ALONE: usize = 30;
+const REACH_AFTER: usize = 6;
+/// A blocker rules out a number only this close to it ("Order #12345678").
+const BLOCKER_REACH: usize = 3;
+
+/// The cues found on one side of a candidate.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Look {
+    /// How many tokens lie between the candidate and the nearest keyword.
+    pub keyword: Option<usize>,
+    /// A blocker is close enough to claim the candidate.
+    pub blocked: bool,
+}
+
+pub(super) struct Scan<'t> {
+    text: &'t str,
+    pub tokens: Vec<Token>,
+    cues: Vec<Option<Cue>>,
+    links: Vec<Range<usize>>,
+}
+
+impl<'t> Scan<'t> {
+    pub fn new(text: &'t str) -> Self {
+        let tokens = tokenize(text);
+        let cues = lexicon::cues(text, &tokens);
+        Scan {
+            text,
+            tokens,
+            cues,
+            links: links(text),
+        }
+    }
+
+    pub fn word(&self, i: usize) -> &'t str {
+        let token = self.tokens[i];
+        &self.text[token.start..token.end]
+    }
+
+    pub fn lowercase_word(&self, i: usize) -> Cow<'t, str> {
+        lexicon::lowercase(self.word(i))
+    }
+
+    /// The text between token `i - 1` (or the start) and token `i`.
+    pub fn gap_before(&self, i: usize) -> &'t str {
+        let start = i
+            .checked_sub(1)
+            .map_or(0, |previous| self.tokens[previous].end);
+        &self.text[start..self.tokens[i].start]
+    }
+
+    /// The text between token `i` and token `i + 1` (or the end).
+    pub fn gap_after(&self, i: usize) -> &'t str {
+        let end = self
+            .tokens
+            .get(i + 1)
+            .map_or(self.text.len(), |next| next.start);
+        &self.text[self.tokens[i].end..end]
+    }
+
+    fn has_digit(&self, i: usize) -> bool {
+        match self.tokens[i].kind {
+            Kind::Digits => true,
+            Kind::Alnum => self.word(i).bytes().any(|b| b.is_ascii_digit()),
+            Kind::Word | Kind::Cjk => false,
+        }
+    }
+
+    /// Whether tokens `first..=last` overlap a URL or an email address.
+    pub fn in_link(&self, first: usize, last: usize) -> bool {
+        let (start, end) = (self.tokens[first].start, self.tokens[last].end);
+        let next = self.links.partition_point(|link| link.end <= start);
+        self.links.get(next).is_some_and(|link| link.start < end)
+    }
+
+    /// Whether tokens `first..=last` are the only ones on their line.
+    pub fn alone_on_line(&self, first: usize, last: usize) -> bool {
+        let starts_line = first == 0 || self.gap_before(first).contains('\n');
+        let ends_line = last + 1 == self.tokens.len() || self.gap_after(last).contains('\n');
+        starts_line && ends_line
+    }
+
+    /// The nearest cue before token `first`, walking back over newlines but not over the end
+    /// of a sentence. A candidate alone on its line is read with the paragraph above it: the
+    /// walk goes farther and across sentences, and a keyword in the sentence of a blocker
+    /// wins over it ("the code you need to log in to account ana:").
+    pub fn look_back(&self, first: usize, alone: bool) -> Look {
+        let reach = if alone {
+            REACH_BEFORE_ALONE
+        } else {
+            REACH_BEFORE
+        };
+        let mut look = Look::default();
+        let mut digits_between = false;
+        for (distance, i) in (0..first).rev().enumerate().take(reach + 1) {
+            // The token right before may be an abbreviation ("Ref. 4455667"), so the walk
+            // stops only at sentence ends farther back.
+            if distance > 0 && (look.blocked || !alone) && ends_sentence(self.gap_after(i)) {
+                break;
+            }
+            match self.cues[i] {
+                Some(Cue::Keyword) => {
+                    look.keyword = Some(distance);
+                    look.blocked = false;
+                    break;
+                }
+                // A blocker names the number right after it, not one past another number.
+                Some(Cue::Blocker) if distance <= BLOCKER_REACH && !digits_between => {
+                    look.blocked = true;
+                    if !alone {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            digits_between |= self.has_digit(i);
+        }
+        look
+    }
+
+    /// The cues after token `last` in the same sentence and line. A keyword anywhere in reach
+    /// wins over a blocker: qualifiers come before the noun ("4821 is your account code").
+    pub fn look_ahead(&self, last: usize) -> Look {
+        let mut look = Look::default();
+        let mut digits_between = false;
+        for (distance, i) in (last + 1..self.tokens.len())
+            .enumerate()
+            .take(REACH_AFTER + 1)
+        {
+            let gap = self.gap_before(i);
+            if ends_sentence(gap) || gap.contains('\n') {
+                break;
+            }
+            match self.cues[i] {
+                Some(Cue::Keyword) => {
+                    look.keyword = Some(distance);
+                    look.blocked = false;
+                    break;
+                }
+                Some(Cue::Blocker) if distance <= BLOCKER_REACH && !digits_between => {
+                    look.blocked = true;
+                }
+                _ => {}
+            }
+            digits_between |= self.has_digit(i);
+        }
+        look
+    }
+}
+
+fn ends_sentence(gap: &str) -> bool {
+    gap.contains(['.', '!', '?', '…', '。', '！', '？'])
+}
+
+/// Letters of the scripts written without spaces between words.
+pub(super) fn is_cjk_letter(c: char) -> bool {
+    c.is_alphanumeric()
+        && matches!(c,
+            '\u{1100}'..='\u{11FF}'      // Hangul Jamo
+            | '\u{3040}'..='\u{30FF}'    // Hiragana, Katakana
+            | '\u{3130}'..='\u{318F}'    // Hangul compatibility Jamo
+            | '\u{31F0}'..='\u{31FF}'    // Katakana extensions
+            | '\u{3400}'..='\u{4DBF}'    // CJK extension A
+            | '\u{4E00}'..='\u{9FFF}'    // CJK unified ideographs
+            | '\u{AC00}'..='\u{D7AF}'    // Hangul syllables
+            | '\u{F900}'..='\u{FAFF}'    // CJK compatibility ideographs
+            | '\u{FF66}'..='\u{FF9F}'    // Halfwidth Katakana
+            | '\u{20000}'..='\u{2FFFF}') // CJK extensions B and later
+}
+
+fn kind_of(word: &str) -> Kind {
+    if word.bytes().all(|b| b.is_ascii_digit()) {
+        Kind::Digits
+    } else if word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Kind::Alnum
+    } else {
+        Kind::Word
+    }
+}
+
+fn tokenize(text: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        let mut end = start + c.len_utf8();
+        if is_cjk_letter(c) {
+            tokens.push(Token {
+                start,
+                end,
+                kind: Kind::Cjk,
+            });
+        } else if c.is_alphanumeric() {
+            while let Some((at, next)) =
+                chars.next_if(|&(_, next)| next.is_alphanumeric() && !is_cjk_letter(next))
+            {
+                end = at + next.len_utf8();
+            }
+            tokens.push(Token {
+                start,
+                end,
+                kind: kind_of(&text[start..end]),
+            });
+        }
+    }
+    tokens
+}
+
+/// Characters a URL or an email address can hold, as written in running text.
+fn is_link_char(c: char) -> bool {
+    c.is_ascii_graphic() && !matches!(c, '<' | '>' | '"' | '\'' | '(' | ')' | '[' | ']' | '`')
+}
+
+fn looks_like_link(chunk: &str) -> bool {
+    chunk.contains("://")
+        || chunk.contains('@')
+        || chunk
+            .get(..4)
+            .is_some_and(|head| head.eq_ignore_ascii_case("www."))
+}
+
+/// The byte ranges of the URLs and email addresses of `text`, in order.
+fn links(text: &str) -> Vec<Range<usize>> {
+    let mut links = Vec::new();
+    let mut start = 0;
+    // The end of the text closes the last chunk as a space would.
+    let ends = text
+        .char_indices()
+        .filter(|&(_, c)| !is_link_char(c))
+        .chain([(text.len(), ' ')]);
+    for (end, c) in ends {
+        if looks_like_link(&text[start..end]) {
+            links.push(start..end);
+        }
+        start = end + c.len_utf8();
+    }
+    links
+}

@@ -1,0 +1,433 @@
+//! Email messages and the rules of sending them: recipient and size limits, the custom headers an
+//! agent may not set, and how a reply is threaded onto the message it answers.
+
+use std::fmt;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+
+use crate::{AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule};
+
+/// At most this many recipients over `to`, `cc` and `bcc` together.
+pub const MAX_RECIPIENTS: usize = 20;
+
+/// The largest `body_text` accepted, in bytes of UTF-8 (256 KiB).
+pub const MAX_BODY_TEXT_BYTES: usize = 256 * 1024;
+
+/// Headers an agent may not set through `headers`, compared case-insensitively, with why: each is
+/// written by the service or the provider, and letting a caller set it would forge the sender,
+/// add recipients the limits never saw, break threading or the message's structure, or fake the
+/// trace and signatures receivers judge the mail by. `ARC-` names are refused as a prefix.
+pub const SENSITIVE_HEADERS: &[(&str, &str)] = &[
+    ("from", "the sender is the agent's inbox"),
+    ("sender", "the sender is the agent's inbox"),
+    ("reply-to", "reply_to is unavailable"),
+    ("return-path", "bounces go to the provider's address"),
+    ("to", "recipients are given in to, cc and bcc"),
+    ("cc", "recipients are given in to, cc and bcc"),
+    ("bcc", "recipients are given in to, cc and bcc"),
+    ("subject", "the subject is given in subject"),
+    ("message-id", "the service names every message it sends"),
+    ("in-reply-to", "threading is set by the reply route"),
+    ("references", "threading is set by the reply route"),
+    ("date", "the date is the time of sending"),
+    (
+        "mime-version",
+        "the message's structure is built by the service",
+    ),
+    (
+        "content-type",
+        "the message's structure is built by the service",
+    ),
+    (
+        "content-transfer-encoding",
+        "the message's structure is built by the service",
+    ),
+    ("dkim-signature", "signatures are added by the provider"),
+    ("received", "trace headers are added by mail servers"),
+];
+
+/// The prefix of the ARC headers (`ARC-Seal`, `ARC-Message-Signature`, ...), refused like the
+/// signatures they carry.
+const ARC_PREFIX: &str = "arc-";
+
+/// Why a custom header is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderRefused {
+    #[error("header names must be 1 to 76 printable ASCII characters without ':' or spaces")]
+    BadName,
+    #[error("header {0:?} contains a line break (CR or LF)")]
+    LineBreak(String),
+    #[error("header {name:?} may not be set: {reason}")]
+    Sensitive { name: String, reason: &'static str },
+}
+
+/// Checks one custom header: a token name, no CR or LF anywhere, and not a sensitive header.
+pub fn check_custom_header(name: &str, value: &str) -> Result<(), HeaderRefused> {
+    if name.contains(['\r', '\n']) || value.contains(['\r', '\n']) {
+        return Err(HeaderRefused::LineBreak(name.to_owned()));
+    }
+    let token = !name.is_empty()
+        && name.len() <= 76
+        && name.bytes().all(|b| b.is_ascii_graphic() && b != b':');
+    if !token {
+        return Err(HeaderRefused::BadName);
+    }
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with(ARC_PREFIX) {
+        return Err(HeaderRefused::Sensitive {
+            name: name.to_owned(),
+            reason: "signatures are added by the provider",
+        });
+    }
+    match SENSITIVE_HEADERS
+        .iter()
+        .find(|(sensitive, _)| *sensitive == lower)
+    {
+        Some((_, reason)) => Err(HeaderRefused::Sensitive {
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The subject of a reply: `Re: ` before the original's, unless it already starts with a reply
+/// prefix (`Re:`, `RE:`, `re :`...), so a long exchange does not grow `Re: Re: Re:`.
+pub fn reply_subject(original: Option<&str>) -> String {
+    let original = original.unwrap_or_default().trim();
+    let already = original
+        .get(..2)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("re"))
+        && original[2..].trim_start().starts_with(':');
+    if already {
+        original.to_owned()
+    } else if original.is_empty() {
+        "Re:".to_owned()
+    } else {
+        format!("Re: {original}")
+    }
+}
+
+/// The `References` of a reply (RFC 5322 3.6.4): the original's references, else its
+/// `In-Reply-To`, followed by the original's own Message-ID.
+pub fn reply_references(
+    original_references: &[String],
+    original_in_reply_to: Option<&str>,
+    original_message_id: Option<&str>,
+) -> Vec<String> {
+    let mut references: Vec<String> = if original_references.is_empty() {
+        original_in_reply_to
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
+    } else {
+        original_references.to_vec()
+    };
+    if let Some(id) = original_message_id {
+        if !references.iter().any(|known| known == id) {
+            references.push(id.to_owned());
+        }
+    }
+    references
+}
+
+/// SHA-256 of a request's fields, each length-prefixed so no two different requests share one:
+/// what an idempotency key is bound to.
+pub fn request_fingerprint<'a>(fields: impl IntoIterator<Item = &'a str>) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for field in fields {
+        hasher.update((field.len() as u64).to_be_bytes());
+        hasher.update(field.as_bytes());
+    }
+    hasher.finalize().into()
+}
+
+/// How the outbox retries a message the provider could not take: waits doubling on the
+/// schedule, until the message has waited `give_up_after` since it was accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryRetry {
+    pub schedule: RetrySchedule,
+    pub give_up_after: Duration,
+}
+
+impl DeliveryRetry {
+    /// The wait before the next attempt after `attempts` failed ones, or `None` when the
+    /// message is too old to try again.
+    pub fn after_transient(&self, attempts: u32, age: Duration) -> Option<Duration> {
+        (age < self.give_up_after).then(|| self.schedule.delay(attempts.saturating_sub(1)))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EmailDirection {
+    Inbound,
+    Outbound,
+}
+
+impl EmailDirection {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Inbound => "inbound",
+            Self::Outbound => "outbound",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "inbound" => Some(Self::Inbound),
+            "outbound" => Some(Self::Outbound),
+            _ => None,
+        }
+    }
+}
+
+/// Where a message stands. Outbound: `queued` when accepted, then `sent` once the provider took
+/// it, or `failed` when the provider refused it for good (the reason is kept). Inbound: `received`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EmailStatus {
+    Queued,
+    Sent,
+    Failed,
+    Received,
+}
+
+impl EmailStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Sent => "sent",
+            Self::Failed => "failed",
+            Self::Received => "received",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "queued" => Some(Self::Queued),
+            "sent" => Some(Self::Sent),
+            "failed" => Some(Self::Failed),
+            "received" => Some(Self::Received),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for EmailStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What is known of an attachment; its content is not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentMeta {
+    pub filename: Option<String>,
+    pub content_type: String,
+    pub size: u64,
+    pub content_id: Option<String>,
+}
+
+/// A stored message of an inbox, inbound or outbound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailMessageRecord {
+    pub id: EmailMessageId,
+    pub inbox_id: EmailInboxId,
+    pub agent_id: AgentId,
+    pub direction: EmailDirection,
+    pub status: EmailStatus,
+    /// Messages of one conversation share it: a reply takes the thread of what it answers.
+    pub thread_id: EmailMessageId,
+    pub provider_message_id: Option<String>,
+    /// The RFC 5322 Message-ID, with its angle brackets.
+    pub internet_message_id: Option<String>,
+    pub in_reply_to: Option<String>,
+    pub references: Vec<String>,
+    pub subject: Option<String>,
+    pub from: Option<String>,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub bcc: Vec<String>,
+    pub reply_to: Vec<String>,
+    pub text: Option<String>,
+    pub html: Option<String>,
+    pub attachments: Vec<AttachmentMeta>,
+    /// Header names and values in the order they came; a name may repeat.
+    pub headers: Vec<(String, String)>,
+    pub verification_codes: Vec<String>,
+    /// Why the provider refused an outbound message for good.
+    pub failure_reason: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub received_at: Option<OffsetDateTime>,
+    pub sent_at: Option<OffsetDateTime>,
+}
+
+impl EmailMessageRecord {
+    /// Where a reply to it goes: the sender of an inbound message, when that is a usable address.
+    /// `None` for outbound messages and for inbound ones without a usable sender.
+    pub fn reply_recipient(&self) -> Option<EmailAddress> {
+        if self.direction != EmailDirection::Inbound {
+            return None;
+        }
+        self.from
+            .as_deref()
+            .and_then(|a| EmailAddress::parse(a).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sensitive_header_is_refused_whatever_its_case() {
+        for name in [
+            "From",
+            "TO",
+            "cc",
+            "Bcc",
+            "Subject",
+            "Reply-To",
+            "Sender",
+            "Return-Path",
+            "Message-ID",
+            "Date",
+            "MIME-Version",
+            "Content-Type",
+            "Content-Transfer-Encoding",
+            "DKIM-Signature",
+            "ARC-Seal",
+            "arc-authentication-results",
+            "Received",
+            "In-Reply-To",
+            "References",
+        ] {
+            assert!(
+                matches!(
+                    check_custom_header(name, "x"),
+                    Err(HeaderRefused::Sensitive { .. })
+                ),
+                "{name}"
+            );
+        }
+        assert_eq!(check_custom_header("X-Campaign", "spring"), Ok(()));
+        assert_eq!(
+            check_custom_header("List-Unsubscribe", "<mailto:u@x.io>"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn line_breaks_in_names_or_values_are_refused() {
+        for (name, value) in [
+            ("X-A", "one\r\nBcc: victim@example.com"),
+            ("X-A", "one\ntwo"),
+            ("X-A", "one\rtwo"),
+            ("X-A\r\nBcc", "x"),
+        ] {
+            assert!(
+                matches!(
+                    check_custom_header(name, value),
+                    Err(HeaderRefused::LineBreak(_))
+                ),
+                "{name:?}: {value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn header_names_must_be_tokens() {
+        for bad in ["", "X A", "X:A", "Ünicode", &"x".repeat(77)] {
+            assert_eq!(
+                check_custom_header(bad, "v"),
+                Err(HeaderRefused::BadName),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn reply_subjects_get_one_prefix() {
+        assert_eq!(reply_subject(Some("Your order")), "Re: Your order");
+        assert_eq!(reply_subject(Some("Re: Your order")), "Re: Your order");
+        assert_eq!(reply_subject(Some("RE: Your order")), "RE: Your order");
+        assert_eq!(reply_subject(Some("re : x")), "re : x");
+        assert_eq!(reply_subject(Some("Regarding x")), "Re: Regarding x");
+        assert_eq!(reply_subject(None), "Re:");
+        assert_eq!(reply_subject(Some("  ")), "Re:");
+    }
+
+    #[test]
+    fn reply_references_extend_the_chain_with_the_original() {
+        let chain = vec!["<a@x>".to_owned(), "<b@x>".to_owned()];
+        assert_eq!(
+            reply_references(&chain, Some("<b@x>"), Some("<c@x>")),
+            vec!["<a@x>", "<b@x>", "<c@x>"]
+        );
+        assert_eq!(
+            reply_references(&[], Some("<b@x>"), Some("<c@x>")),
+            vec!["<b@x>", "<c@x>"]
+        );
+        assert_eq!(reply_references(&[], None, Some("<c@x>")), vec!["<c@x>"]);
+        assert_eq!(reply_references(&[], None, None), Vec::<String>::new());
+        assert_eq!(
+            reply_references(&["<c@x>".to_owned()], None, Some("<c@x>")),
+            vec!["<c@x>"]
+        );
+    }
+
+    #[test]
+    fn fingerprints_tell_field_boundaries_apart() {
+        assert_eq!(
+            request_fingerprint(["a", "b"]),
+            request_fingerprint(["a", "b"])
+        );
+        assert_ne!(
+            request_fingerprint(["ab", ""]),
+            request_fingerprint(["a", "b"])
+        );
+        assert_ne!(request_fingerprint(["a"]), request_fingerprint(["a", ""]));
+    }
+
+    #[test]
+    fn transient_failures_are_retried_with_growing_waits_until_the_message_is_too_old() {
+        let retry = DeliveryRetry {
+            schedule: RetrySchedule {
+                base: Duration::from_secs(2),
+                cap: Duration::from_secs(60),
+            },
+            give_up_after: Duration::from_secs(3600),
+        };
+        let young = Duration::from_secs(10);
+        assert_eq!(
+            retry.after_transient(1, young),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            retry.after_transient(2, young),
+            Some(Duration::from_secs(4))
+        );
+        assert_eq!(
+            retry.after_transient(30, young),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(retry.after_transient(2, Duration::from_secs(3600)), None);
+    }
+
+    #[test]
+    fn statuses_and_directions_round_trip() {
+        for status in [
+            EmailStatus::Queued,
+            EmailStatus::Sent,
+            EmailStatus::Failed,
+            EmailStatus::Received,
+        ] {
+            assert_eq!(EmailStatus::parse(status.as_str()), Some(status));
+        }
+        for direction in [EmailDirection::Inbound, EmailDirection::Outbound] {
+            assert_eq!(EmailDirection::parse(direction.as_str()), Some(direction));
+        }
+        assert_eq!(EmailDirection::parse("sideways"), None);
+    }
+}
