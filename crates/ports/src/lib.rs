@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod chain;
+pub mod email;
 pub mod errors;
 pub mod health;
 pub mod intents;
@@ -14,6 +15,12 @@ pub use agents::{AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet}
 pub use chain::{
     BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer,
     TransferCall,
+};
+pub use email::{
+    AcceptError, Acceptance, ClaimedEmail, Delivery, DeliveryError, EmailIdempotency, EmailOutbox,
+    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundParseError, InboundParser,
+    Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, OutboxQueue, SendThrottle,
+    SignatureError, WebhookSignature, WebhookVerifier,
 };
 pub use errors::{Conflict, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
@@ -34,6 +41,11 @@ pub use wallet_keys::{SealedKeyRecord, WalletKeyStore};
 pub use agents::MockAgentStore;
 #[cfg(feature = "mock")]
 pub use chain::{MockChainClient, MockChainWriter};
+#[cfg(feature = "mock")]
+pub use email::{
+    MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundParser, MockMailbox,
+    MockOutboxQueue, MockWebhookVerifier,
+};
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]

@@ -1,0 +1,312 @@
+//! Email: the provider that delivers outbound mail, what inbound mail parses into, the check of
+//! the provider's webhook signatures, and the stores of the outbox and the mailbox.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use domain::{
+    AgentId, AttachmentMeta, CursorPosition, EmailAddress, EmailDirection, EmailInboxId,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, LeaseId, RateLimit,
+    SponsorId,
+};
+
+use crate::StoreError;
+
+/// A message as handed to the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundEmail {
+    /// Also the idempotency key at providers that take one: a second hand-off of the same
+    /// message is recognised there instead of mailed again.
+    pub message_id: EmailMessageId,
+    pub from: EmailAddress,
+    pub to: Vec<EmailAddress>,
+    pub cc: Vec<EmailAddress>,
+    pub bcc: Vec<EmailAddress>,
+    pub subject: String,
+    pub text: String,
+    /// Custom headers, already checked against the sensitive list.
+    pub headers: Vec<(String, String)>,
+    /// The Message-ID header, `<...@domain>`, fixed when the message was accepted.
+    pub internet_message_id: String,
+    pub in_reply_to: Option<String>,
+    pub references: Vec<String>,
+}
+
+/// The provider took the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The provider's id of the message.
+    pub provider_message_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeliveryError {
+    /// The provider could not be reached, or asked to come back later: try again.
+    #[error("provider unavailable: {0}")]
+    Transient(String),
+    /// The provider refused the message and would refuse it again.
+    #[error("provider refused the message: {0}")]
+    Refused(String),
+}
+
+/// Hands outbound mail to an email provider.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait EmailSender: Send + Sync {
+    /// The provider's name, stored with what it delivers (`sandbox`, `smtp`, `resend`).
+    fn provider(&self) -> &'static str;
+
+    async fn send(&self, email: &OutboundEmail) -> Result<Delivery, DeliveryError>;
+}
+
+/// An inbound message as the provider delivered it, parsed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InboundEmail {
+    /// The provider's id of the message, when its payload carries one.
+    pub provider_message_id: Option<String>,
+    /// The Message-ID header, with its angle brackets.
+    pub internet_message_id: Option<String>,
+    pub in_reply_to: Option<String>,
+    pub references: Vec<String>,
+    pub subject: Option<String>,
+    /// The sender's address (without a display name).
+    pub from: Option<String>,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub reply_to: Vec<String>,
+    /// Addresses the message was delivered to that the headers may not show (`Delivered-To`,
+    /// `X-Original-To`, the provider's envelope recipients): routing looks at these too.
+    pub envelope_to: Vec<String>,
+    pub text: Option<String>,
+    pub html: Option<String>,
+    pub attachments: Vec<AttachmentMeta>,
+    /// Header names and decoded values in the order they came.
+    pub headers: Vec<(String, String)>,
+}
+
+/// How an inbound webhook's body is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InboundFormat {
+    /// A raw RFC 5322 message.
+    Raw,
+    /// The provider's JSON event.
+    ProviderJson,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unreadable inbound message: {0}")]
+pub struct InboundParseError(pub String);
+
+/// Reads inbound mail: MIME of any charset and transfer encoding, or the provider's JSON.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait InboundParser: Send + Sync {
+    fn parse(&self, format: InboundFormat, body: &[u8]) -> Result<InboundEmail, InboundParseError>;
+}
+
+/// The signature headers of a webhook (Standard Webhooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookSignature<'a> {
+    /// `webhook-id`: the same on every redelivery of one event.
+    pub id: &'a str,
+    /// `webhook-timestamp`: Unix seconds when it was signed.
+    pub timestamp: &'a str,
+    /// `webhook-signature`: space-separated `v1,<base64>` signatures.
+    pub signatures: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error("the webhook signature headers are missing or malformed")]
+    Malformed,
+    #[error("the webhook timestamp is outside the tolerance")]
+    Stale,
+    #[error("no webhook signature matches")]
+    Mismatch,
+}
+
+/// Checks that a webhook comes from the provider.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait WebhookVerifier: Send + Sync {
+    /// Accepts when one of the signatures matches one of the active secrets and the timestamp
+    /// is within the tolerance of `now_unix`.
+    fn verify<'a>(
+        &self,
+        signature: WebhookSignature<'a>,
+        body: &[u8],
+        now_unix: i64,
+    ) -> Result<(), SignatureError>;
+}
+
+/// What an idempotency key of a send is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailIdempotency {
+    pub key: IdempotencyKey,
+    /// SHA-256 of the request as the agent sent it: another body under the same key is a 409.
+    pub fingerprint: [u8; 32],
+    /// How long the key answers retries.
+    pub ttl: Duration,
+}
+
+/// A message an agent sends, ready to be accepted into the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOutboundEmail {
+    pub id: EmailMessageId,
+    pub agent_id: AgentId,
+    pub inbox_id: EmailInboxId,
+    pub thread_id: EmailMessageId,
+    pub internet_message_id: String,
+    pub in_reply_to: Option<String>,
+    pub references: Vec<String>,
+    pub from: EmailAddress,
+    pub to: Vec<EmailAddress>,
+    pub cc: Vec<EmailAddress>,
+    pub bcc: Vec<EmailAddress>,
+    pub subject: String,
+    pub text: String,
+    pub headers: Vec<(String, String)>,
+    pub idempotency: Option<EmailIdempotency>,
+}
+
+/// The sponsor's shared send rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendThrottle {
+    pub sponsor: SponsorId,
+    pub limit: RateLimit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acceptance {
+    Accepted(EmailMessageRecord),
+    /// The idempotency key was used before for the same request: the original message.
+    Replayed(EmailMessageRecord),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AcceptError {
+    #[error("the sponsor's send rate is exhausted; retry after {retry_after:?}")]
+    Throttled { retry_after: Duration },
+    #[error("idempotency key already used by message {original} for a different request")]
+    IdempotencyMismatch { original: EmailMessageId },
+    #[error("a request with this idempotency key is in progress")]
+    KeyInFlight,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where accepted mail waits for its hand-off to the provider.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait EmailOutbox: Send + Sync {
+    /// In one transaction: replays the message of a live idempotency key (or refuses the key),
+    /// takes one send from the sponsor's bucket, and stores the message `queued`. A throttled or
+    /// refused send stores nothing.
+    async fn accept(
+        &self,
+        message: NewOutboundEmail,
+        throttle: SendThrottle,
+    ) -> Result<Acceptance, AcceptError>;
+}
+
+/// A queued message claimed for one hand-off attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedEmail {
+    pub email: OutboundEmail,
+    pub lease: LeaseId,
+    /// Hand-off attempts so far, this one included.
+    pub attempts: u32,
+    /// How long ago the message was accepted.
+    pub age: Duration,
+}
+
+/// The outbox's worker side: claims due messages and records how their hand-off went. Every
+/// record is refused (`false`) when the claim's lease has passed to another worker.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait OutboxQueue: Send + Sync {
+    /// The oldest due queued message no one holds, leased to the caller for `lease`.
+    async fn claim_due(&self, lease: Duration) -> Result<Option<ClaimedEmail>, StoreError>;
+
+    async fn record_sent(
+        &self,
+        id: EmailMessageId,
+        lease: LeaseId,
+        delivery: &Delivery,
+    ) -> Result<bool, StoreError>;
+
+    /// Keeps the message queued, due again after `retry_after`.
+    async fn record_retry(
+        &self,
+        id: EmailMessageId,
+        lease: LeaseId,
+        error: &str,
+        retry_after: Duration,
+    ) -> Result<bool, StoreError>;
+
+    async fn record_failed(
+        &self,
+        id: EmailMessageId,
+        lease: LeaseId,
+        reason: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// How long the oldest due message has waited; `None` when none is due.
+    async fn oldest_due_wait(&self) -> Result<Option<Duration>, StoreError>;
+}
+
+/// Reads of an agent's inbox.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait Mailbox: Send + Sync {
+    /// Whether mail may be sent from `domain`.
+    async fn domain_verified(&self, domain: &str) -> Result<bool, StoreError>;
+
+    /// Messages of the inbox, newest first (created_at, then id, descending), after `after`.
+    /// Bodies longer than `preview_chars` are cut to that many characters.
+    async fn page(
+        &self,
+        inbox: EmailInboxId,
+        direction: Option<EmailDirection>,
+        after: Option<CursorPosition>,
+        limit: usize,
+        preview_chars: usize,
+    ) -> Result<Vec<EmailMessageRecord>, StoreError>;
+
+    /// A message of the inbox, in full.
+    async fn message(
+        &self,
+        inbox: EmailInboxId,
+        id: EmailMessageId,
+    ) -> Result<Option<EmailMessageRecord>, StoreError>;
+}
+
+/// An inbound message for one inbox, ready to be stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewInboundEmail {
+    pub id: EmailMessageId,
+    pub agent_id: AgentId,
+    pub inbox_id: EmailInboxId,
+    /// The key a redelivery is recognised by, within the inbox.
+    pub provider_message_id: String,
+    pub email: InboundEmail,
+    pub verification_codes: Vec<String>,
+}
+
+/// Where inbound mail is stored.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait InboundMailStore: Send + Sync {
+    /// The inboxes (with their agents) at any of these addresses, compared case-insensitively.
+    async fn inboxes_at(
+        &self,
+        addresses: &[EmailAddress],
+    ) -> Result<Vec<(AgentId, EmailInboxRecord)>, StoreError>;
+
+    /// Stores the message `received`, in the thread of the first stored message of the inbox it
+    /// answers (by In-Reply-To, then References), else in a thread of its own. A message whose
+    /// provider id the inbox already holds is not stored again: returns the stored one and
+    /// `false`.
+    async fn store_inbound(
+        &self,
+        message: NewInboundEmail,
+    ) -> Result<(EmailMessageRecord, bool), StoreError>;
+}
