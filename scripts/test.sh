@@ -8,6 +8,9 @@ need_command jq jq "the README walkthrough's test"
 # anvil, for the tests on a real EVM chain.
 ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}"
 export ANVIL_BIN
+# aiosmtpd, the SMTP server of the email tests.
+SMTP_PYTHON="${SMTP_PYTHON:-$(scripts/smtp-tools.sh)}"
+export SMTP_PYTHON
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
 # The black-box tests spawn these binaries, so they must be current.
 cargo build --workspace --bins --locked
