@@ -18,7 +18,9 @@ use crate::rows::{
     address_column, allowlist_column, numeric_column, AgentRow, EmailInboxRow, PhoneNumberRow,
     SpendPolicyRow, WalletRow,
 };
-use crate::schema::{agents, email_inboxes, phone_numbers, spend_policies, sponsors, wallets};
+use crate::schema::{
+    agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors, wallets,
+};
 
 pub struct PgAgentStore {
     database: Database,
@@ -126,6 +128,17 @@ async fn insert_agent(
                 email_inboxes::address.eq(inbox.address.as_str()),
                 email_inboxes::provider.eq(&inbox.provider),
             ))
+            .execute(connection)
+            .await?;
+        // Inboxes are handed out on the domain the service is configured to serve, so a domain
+        // seen first here starts verified; one an operator unverified stays so.
+        let domain = inbox.address.domain().to_owned();
+        diesel::insert_into(email_domains::table)
+            .values((
+                email_domains::name.eq(domain),
+                email_domains::verified_at.eq(diesel::dsl::now),
+            ))
+            .on_conflict_do_nothing()
             .execute(connection)
             .await?;
     }

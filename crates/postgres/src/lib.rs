@@ -4,6 +4,7 @@
 mod agents;
 mod clock;
 mod database;
+mod email;
 mod errors;
 mod intents;
 mod limits;
@@ -15,6 +16,7 @@ mod wallet_keys;
 
 pub use agents::PgAgentStore;
 pub use database::{Database, PoolSettings};
+pub use email::{PgEmailStore, PgSandboxMailer, SandboxMail};
 pub use intents::PgIntentStore;
 pub use limits::PgRateLimiter;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};

@@ -8,10 +8,10 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{AgentId, RateDecision, RateLimit};
 use ports::{RateLimiter, StoreError};
+use uuid::Uuid;
 
 use crate::clock::{duration_from_secs, seconds_since};
 use crate::database::Database;
-use crate::errors::TxError;
 use crate::schema::rate_limit_buckets;
 
 pub struct PgRateLimiter {
@@ -24,17 +24,19 @@ impl PgRateLimiter {
     }
 }
 
-async fn take_locked(
+/// Takes one request of `action` from the bucket of `subject` (an agent or a sponsor), inside the
+/// caller's transaction: the bucket's row stays locked until it ends.
+pub(crate) async fn take_locked(
     connection: &mut AsyncPgConnection,
-    agent: AgentId,
+    subject: Uuid,
     action: &'static str,
     limit: RateLimit,
-) -> Result<RateDecision, TxError<StoreError>> {
+) -> Result<RateDecision, diesel::result::Error> {
     // A new bucket starts full; creating it first gives concurrent first requests a row to queue
     // on, so none of them counts a full bucket twice.
     diesel::insert_into(rate_limit_buckets::table)
         .values((
-            rate_limit_buckets::agent_id.eq(agent.0),
+            rate_limit_buckets::subject_id.eq(subject),
             rate_limit_buckets::action.eq(action),
             rate_limit_buckets::tokens.eq(f64::from(limit.burst)),
         ))
@@ -42,7 +44,7 @@ async fn take_locked(
         .execute(connection)
         .await?;
     let (tokens, elapsed) = rate_limit_buckets::table
-        .find((agent.0, action))
+        .find((subject, action))
         .select((
             rate_limit_buckets::tokens,
             seconds_since::<Double>("rate_limit_buckets.updated_at"),
@@ -51,7 +53,7 @@ async fn take_locked(
         .first::<(f64, f64)>(connection)
         .await?;
     let (tokens, decision) = limit.take(tokens, duration_from_secs(elapsed));
-    diesel::update(rate_limit_buckets::table.find((agent.0, action)))
+    diesel::update(rate_limit_buckets::table.find((subject, action)))
         .set((
             rate_limit_buckets::tokens.eq(tokens),
             rate_limit_buckets::updated_at.eq(diesel::dsl::now),
@@ -72,7 +74,8 @@ impl RateLimiter for PgRateLimiter {
     ) -> Result<RateDecision, StoreError> {
         self.database
             .in_transaction(|connection| {
-                async move { take_locked(connection, agent, action, limit).await }.scope_boxed()
+                async move { Ok(take_locked(connection, agent.0, action, limit).await?) }
+                    .scope_boxed()
             })
             .await
     }

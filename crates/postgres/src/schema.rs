@@ -118,8 +118,8 @@ diesel::table! {
 }
 
 diesel::table! {
-    rate_limit_buckets (agent_id, action) {
-        agent_id -> Uuid,
+    rate_limit_buckets (subject_id, action) {
+        subject_id -> Uuid,
         action -> Text,
         tokens -> Double,
         updated_at -> Timestamptz,
@@ -148,7 +148,70 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    email_domains (name) {
+        name -> Text,
+        verified_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    email_messages (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        inbox_id -> Uuid,
+        direction -> Text,
+        status -> Text,
+        thread_id -> Uuid,
+        provider_message_id -> Nullable<Text>,
+        internet_message_id -> Nullable<Text>,
+        in_reply_to -> Nullable<Text>,
+        reference_ids -> Array<Text>,
+        subject -> Nullable<Text>,
+        from_address -> Nullable<Text>,
+        to_addresses -> Array<Text>,
+        cc_addresses -> Array<Text>,
+        bcc_addresses -> Array<Text>,
+        reply_to_addresses -> Array<Text>,
+        body_text -> Nullable<Text>,
+        body_html -> Nullable<Text>,
+        attachments -> Jsonb,
+        headers -> Jsonb,
+        verification_codes -> Array<Text>,
+        idempotency_key -> Nullable<Text>,
+        request_fingerprint -> Nullable<Bytea>,
+        attempts -> Integer,
+        next_attempt_at -> Nullable<Timestamptz>,
+        lease_id -> Nullable<Uuid>,
+        lease_until -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        received_at -> Nullable<Timestamptz>,
+        sent_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    sandbox_email_outbox (provider_message_id) {
+        provider_message_id -> Uuid,
+        message_id -> Uuid,
+        internet_message_id -> Text,
+        from_address -> Text,
+        to_addresses -> Array<Text>,
+        cc_addresses -> Array<Text>,
+        bcc_addresses -> Array<Text>,
+        subject -> Text,
+        body_text -> Text,
+        in_reply_to -> Nullable<Text>,
+        reference_ids -> Array<Text>,
+        headers -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(agents -> sponsors (sponsor_id));
+diesel::joinable!(email_messages -> email_inboxes (inbox_id));
 diesel::joinable!(transfer_intents -> agents (agent_id));
 diesel::joinable!(transfer_intents -> wallets (wallet_id));
 diesel::joinable!(phone_numbers -> agents (agent_id));
@@ -162,6 +225,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     agents,
     phone_numbers,
     email_inboxes,
+    email_messages,
     wallets,
     spend_policies,
     transfer_intents,

@@ -1,0 +1,101 @@
+//! `Mailbox`: keyset pages of an inbox (never OFFSET, so page 10,000 costs what page 1 does) and
+//! single messages, both scoped to the inbox so no agent reads another's mail.
+
+use async_trait::async_trait;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Integer, Nullable, Text};
+use diesel_async::RunQueryDsl;
+use domain::{CursorPosition, EmailDirection, EmailInboxId, EmailMessageId, EmailMessageRecord};
+use ports::{Mailbox, StoreError};
+use time::OffsetDateTime;
+
+use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
+use crate::errors::{corrupt, from_diesel};
+use crate::rows::row_limit;
+use crate::schema::{email_domains, email_messages};
+
+fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
+        .map_err(|_| corrupt("cursor time out of range"))
+}
+
+#[async_trait]
+impl Mailbox for PgEmailStore {
+    async fn domain_verified(&self, domain: &str) -> Result<bool, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let verified = email_domains::table
+            .find(domain.to_ascii_lowercase())
+            .select(email_domains::verified_at.is_not_null())
+            .first::<bool>(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        Ok(verified.unwrap_or(false))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn page(
+        &self,
+        inbox: EmailInboxId,
+        direction: Option<EmailDirection>,
+        after: Option<CursorPosition>,
+        limit: usize,
+        preview_chars: usize,
+    ) -> Result<Vec<EmailMessageRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let preview = i32::try_from(preview_chars).unwrap_or(i32::MAX);
+        let mut query = email_messages::table
+            .filter(email_messages::inbox_id.eq(inbox.0))
+            .select((
+                MessageRow::as_select(),
+                sql::<Nullable<Text>>("left(email_messages.body_text, ")
+                    .bind::<Integer, _>(preview)
+                    .sql(")"),
+                sql::<Nullable<Text>>("left(email_messages.body_html, ")
+                    .bind::<Integer, _>(preview)
+                    .sql(")"),
+            ))
+            .order((email_messages::created_at.desc(), email_messages::id.desc()))
+            .limit(row_limit(limit))
+            .into_boxed();
+        if let Some(direction) = direction {
+            query = query.filter(email_messages::direction.eq(direction.as_str()));
+        }
+        if let Some(position) = after {
+            let created_at = position_time(&position)?;
+            query = query.filter(
+                email_messages::created_at
+                    .lt(created_at)
+                    .or(email_messages::created_at
+                        .eq(created_at)
+                        .and(email_messages::id.lt(position.id))),
+            );
+        }
+        let rows: Vec<MessageWithBodies> =
+            query.load(&mut connection).await.map_err(from_diesel)?;
+        rows.into_iter().map(message_record).collect()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn message(
+        &self,
+        inbox: EmailInboxId,
+        id: EmailMessageId,
+    ) -> Result<Option<EmailMessageRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let row = email_messages::table
+            .find(id.0)
+            .filter(email_messages::inbox_id.eq(inbox.0))
+            .select((
+                MessageRow::as_select(),
+                email_messages::body_text,
+                email_messages::body_html,
+            ))
+            .first::<MessageWithBodies>(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        row.map(message_record).transpose()
+    }
+}

@@ -1,0 +1,199 @@
+//! Email on PostgreSQL: one `PgEmailStore` behind the outbox, the outbox worker's queue, the
+//! mailbox reads and the inbound store, one module per port; and the sandbox provider's side.
+
+mod inbound;
+mod mailbox;
+mod outbox;
+mod queue;
+mod sandbox;
+
+pub use sandbox::{PgSandboxMailer, SandboxMail};
+
+use diesel::prelude::*;
+use domain::{
+    AgentId, AttachmentMeta, EmailAddress, EmailDirection, EmailInboxId, EmailMessageId,
+    EmailMessageRecord, EmailStatus,
+};
+use ports::StoreError;
+use serde_json::{json, Value};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::database::Database;
+use crate::errors::corrupt;
+use crate::schema::email_messages;
+
+pub struct PgEmailStore {
+    database: Database,
+}
+
+impl PgEmailStore {
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+/// Every column of a message but its two bodies, which pages read cut short and a message read
+/// in full.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = email_messages, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct MessageRow {
+    id: Uuid,
+    agent_id: Uuid,
+    inbox_id: Uuid,
+    direction: String,
+    status: String,
+    thread_id: Uuid,
+    provider_message_id: Option<String>,
+    internet_message_id: Option<String>,
+    in_reply_to: Option<String>,
+    reference_ids: Vec<String>,
+    subject: Option<String>,
+    from_address: Option<String>,
+    to_addresses: Vec<String>,
+    cc_addresses: Vec<String>,
+    bcc_addresses: Vec<String>,
+    reply_to_addresses: Vec<String>,
+    attachments: Value,
+    headers: Value,
+    verification_codes: Vec<String>,
+    last_error: Option<String>,
+    created_at: OffsetDateTime,
+    received_at: Option<OffsetDateTime>,
+    sent_at: Option<OffsetDateTime>,
+}
+
+/// A message's row and its bodies, as one query reads them.
+pub(crate) type MessageWithBodies = (MessageRow, Option<String>, Option<String>);
+
+pub(crate) fn message_record(
+    (row, text, html): MessageWithBodies,
+) -> Result<EmailMessageRecord, StoreError> {
+    let direction = EmailDirection::parse(&row.direction)
+        .ok_or_else(|| corrupt(format!("email direction {:?}", row.direction)))?;
+    let status = EmailStatus::parse(&row.status)
+        .ok_or_else(|| corrupt(format!("email status {:?}", row.status)))?;
+    Ok(EmailMessageRecord {
+        id: EmailMessageId(row.id),
+        inbox_id: EmailInboxId(row.inbox_id),
+        agent_id: AgentId(row.agent_id),
+        direction,
+        status,
+        thread_id: EmailMessageId(row.thread_id),
+        provider_message_id: row.provider_message_id,
+        internet_message_id: row.internet_message_id,
+        in_reply_to: row.in_reply_to,
+        references: row.reference_ids,
+        subject: row.subject,
+        from: row.from_address,
+        to: row.to_addresses,
+        cc: row.cc_addresses,
+        bcc: row.bcc_addresses,
+        reply_to: row.reply_to_addresses,
+        text,
+        html,
+        attachments: attachments_from_column(&row.attachments)?,
+        headers: headers_from_column(&row.headers)?,
+        verification_codes: row.verification_codes,
+        // The last error of a queued message is a passing one; only a failed message has a reason.
+        failure_reason: row.last_error.filter(|_| status == EmailStatus::Failed),
+        created_at: row.created_at,
+        received_at: row.received_at,
+        sent_at: row.sent_at,
+    })
+}
+
+pub(crate) fn address_texts(list: &[EmailAddress]) -> Vec<String> {
+    list.iter()
+        .map(|address| address.as_str().to_owned())
+        .collect()
+}
+
+pub(crate) fn headers_column(headers: &[(String, String)]) -> Value {
+    Value::Array(
+        headers
+            .iter()
+            .map(|(name, value)| json!([name, value]))
+            .collect(),
+    )
+}
+
+pub(crate) fn headers_from_column(column: &Value) -> Result<Vec<(String, String)>, StoreError> {
+    let pairs = column
+        .as_array()
+        .ok_or_else(|| corrupt("email headers are not an array"))?;
+    pairs
+        .iter()
+        .map(|pair| match pair.as_array().map(Vec::as_slice) {
+            Some([Value::String(name), Value::String(value)]) => Ok((name.clone(), value.clone())),
+            _ => Err(corrupt("an email header is not a [name, value] pair")),
+        })
+        .collect()
+}
+
+pub(crate) fn attachments_column(attachments: &[AttachmentMeta]) -> Value {
+    Value::Array(
+        attachments
+            .iter()
+            .map(|attachment| {
+                json!({
+                    "filename": attachment.filename,
+                    "content_type": attachment.content_type,
+                    "size": attachment.size,
+                    "content_id": attachment.content_id,
+                })
+            })
+            .collect(),
+    )
+}
+
+fn attachments_from_column(column: &Value) -> Result<Vec<AttachmentMeta>, StoreError> {
+    let items = column
+        .as_array()
+        .ok_or_else(|| corrupt("email attachments are not an array"))?;
+    items
+        .iter()
+        .map(|item| {
+            let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
+            Ok(AttachmentMeta {
+                filename: text("filename"),
+                content_type: text("content_type")
+                    .ok_or_else(|| corrupt("an attachment has no content type"))?,
+                size: item
+                    .get("size")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| corrupt("an attachment has no size"))?,
+                content_id: text("content_id"),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_and_attachments_survive_their_columns() {
+        let headers = vec![
+            ("Received".to_owned(), "a".to_owned()),
+            ("Received".to_owned(), "b".to_owned()),
+            ("X-Ünïcode".to_owned(), "✓".to_owned()),
+        ];
+        assert_eq!(
+            headers_from_column(&headers_column(&headers)).expect("pairs"),
+            headers
+        );
+        let attachments = vec![AttachmentMeta {
+            filename: Some("a.pdf".into()),
+            content_type: "application/pdf".into(),
+            size: 10,
+            content_id: None,
+        }];
+        assert_eq!(
+            attachments_from_column(&attachments_column(&attachments)).expect("items"),
+            attachments
+        );
+        assert!(headers_from_column(&json!([["only-a-name"]])).is_err());
+    }
+}
