@@ -9,7 +9,7 @@ use actix_web::{web, App, HttpServer};
 use http_api::{ApiState, Metrics};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
-use runtime::jobs::{ExecutorJob, ExpiryJob, Stopper, Supervisor};
+use runtime::jobs::{ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor};
 use runtime::wiring;
 use secrecy::ExposeSecret;
 use tokio::signal::unix::{signal, SignalKind};
@@ -48,6 +48,14 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     } else {
         tracing::info!("EXECUTOR_ENABLED=false: confirmed intents are left to other instances");
     }
+    if config.email.outbox_enabled {
+        jobs.spawn(
+            OutboxJob(wiring::outbox_worker(&database, &config.email)?),
+            config.email.outbox_interval,
+        );
+    } else {
+        tracing::info!("EMAIL_OUTBOX_ENABLED=false: queued mail is left to other instances");
+    }
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),
         wallets: wiring::wallet_service(
@@ -57,6 +65,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             &config.intents,
             config.cursors.codec(),
         ),
+        email: wiring::email_service(&database, &config.email, config.cursors.codec())?,
         database: Arc::new(database),
         metrics: Metrics::new(registry),
         metrics_token: config
@@ -77,6 +86,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         tracing::info!(
             %address,
             chain = config.chain.describe(),
+            email = config.email.describe(),
             "agent-runtime {} serving on http://{address} (API description at /docs)",
             env!("CARGO_PKG_VERSION"),
         );

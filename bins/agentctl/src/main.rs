@@ -3,6 +3,7 @@
 //! command group.
 
 mod agents;
+mod codes;
 mod intents;
 mod policy;
 mod sandbox;
@@ -14,7 +15,10 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use app::ControlPlane;
 use clap::{Parser, Subcommand};
-use runtime::config::{DatabaseConfig, Environment, ProvisioningConfig};
+use domain::CursorCodec;
+use runtime::config::{
+    ChainConfig, CursorSecrets, DatabaseConfig, Environment, ProvisioningConfig,
+};
 use runtime::wiring::{self, Database};
 use serde_json::{json, Value};
 
@@ -51,6 +55,9 @@ enum Command {
     /// Act on the sandbox providers.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
+    /// Verification codes in text, as inbound mail and SMS get them.
+    #[command(subcommand)]
+    Codes(codes::CodesCommand),
     /// Maintain wallet keys.
     #[command(subcommand)]
     Wallets(wallets::WalletsCommand),
@@ -67,6 +74,14 @@ pub struct Context {
 impl Context {
     fn provisioning(&self) -> anyhow::Result<ProvisioningConfig> {
         ProvisioningConfig::from_env(&self.env).context("configuration")
+    }
+
+    /// The codec the server signs cursors with: the email service needs one, even here.
+    fn cursor_codec(&self) -> anyhow::Result<CursorCodec> {
+        let chain = ChainConfig::from_env(&self.env).context("configuration")?;
+        Ok(CursorSecrets::from_env(&self.env, chain.is_sandbox())
+            .context("configuration")?
+            .codec())
     }
 
     async fn database(&self) -> anyhow::Result<Database> {
@@ -115,11 +130,17 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<Value> {
+    // The only command without a database.
+    let command = match cli.command {
+        Command::Codes(command) => return codes::run(command),
+        other => other,
+    };
     let env = Environment::from_process();
     let mut database = DatabaseConfig::from_env(&env).context("configuration")?;
     database.migrate_on_start &= !cli.no_migrate;
     let context = Context { env, database };
-    match cli.command {
+    match command {
+        Command::Codes(command) => codes::run(command),
         Command::Migrate => Ok(json!({ "applied": wiring::migrate(&context.database).await? })),
         Command::Agents(command) => agents::run(&context, command).await,
         Command::Policy(command) => policy::run(&context, command).await,

@@ -1,11 +1,13 @@
 //! `agentctl sandbox`: act on the sandbox providers of `make run`.
 
 use anyhow::Context as _;
+use api_types::EmailMessageOut;
 use clap::Subcommand;
-use domain::{Asset, AtomicAmount, EvmAddress};
-use runtime::config::ChainConfig;
+use domain::{Asset, AtomicAmount, EmailAddress, EvmAddress};
+use runtime::config::{ChainConfig, EmailConfig};
 use runtime::wiring;
 use serde_json::{json, Value};
+use uuid::Uuid;
 
 use crate::{Context, ATOMIC_UNITS};
 
@@ -20,16 +22,67 @@ pub enum SandboxCommand {
         #[arg(long)]
         native: bool,
     },
+    /// Deliver an inbound mail through the same ingestion a provider's webhook goes through.
+    Email {
+        /// The inbox address it is for.
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        subject: String,
+        /// The plain-text body.
+        #[arg(long)]
+        text: String,
+        /// The Message-ID of the mail it answers, to land in that mail's thread.
+        #[arg(long)]
+        in_reply_to: Option<String>,
+    },
+    /// Show the mail the sandbox email provider was handed, newest first.
+    Outbox {
+        /// Only mail to this address (To, Cc or Bcc).
+        #[arg(long)]
+        to: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
 }
 
 pub async fn run(context: &Context, command: SandboxCommand) -> anyhow::Result<Value> {
-    let SandboxCommand::Fund {
-        address,
-        amount,
-        native,
-    } = command;
-    let holder = EvmAddress::parse(&address).with_context(|| format!("address {address:?}"))?;
-    let amount = AtomicAmount::parse(&amount).with_context(|| format!("amount {amount:?}"))?;
+    match command {
+        SandboxCommand::Fund {
+            address,
+            amount,
+            native,
+        } => fund(context, &address, &amount, native).await,
+        SandboxCommand::Email {
+            to,
+            from,
+            subject,
+            text,
+            in_reply_to,
+        } => {
+            let mail = InboundMail {
+                to: &to,
+                from: &from,
+                subject: &subject,
+                text: &text,
+                in_reply_to: in_reply_to.as_deref(),
+            };
+            email(context, mail).await
+        }
+        SandboxCommand::Outbox { to, limit } => outbox(context, to.as_deref(), limit).await,
+    }
+}
+
+async fn fund(
+    context: &Context,
+    address: &str,
+    amount: &str,
+    native: bool,
+) -> anyhow::Result<Value> {
+    let holder = EvmAddress::parse(address).with_context(|| format!("address {address:?}"))?;
+    let amount = AtomicAmount::parse(amount).with_context(|| format!("amount {amount:?}"))?;
     if !ChainConfig::from_env(&context.env)
         .context("configuration")?
         .is_sandbox()
@@ -51,4 +104,99 @@ pub async fn run(context: &Context, command: SandboxCommand) -> anyhow::Result<V
         "token_address": token.map(|t| t.to_string()),
         "balance_atomic": balance.to_string(),
     }))
+}
+
+/// An inbound mail as typed on the command line.
+struct InboundMail<'a> {
+    to: &'a str,
+    from: &'a str,
+    subject: &'a str,
+    text: &'a str,
+    in_reply_to: Option<&'a str>,
+}
+
+impl InboundMail<'_> {
+    /// The mail as a provider would deliver it: RFC 5322 with UTF-8 headers (RFC 6532).
+    fn to_rfc5322(&self, message_id: &str) -> anyhow::Result<String> {
+        for (name, value) in [
+            ("--to", self.to),
+            ("--from", self.from),
+            ("--subject", self.subject),
+        ] {
+            anyhow::ensure!(
+                !value.contains(['\r', '\n']),
+                "{name} must be a single line"
+            );
+        }
+        let date = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc2822)
+            .context("formatting the date")?;
+        let mut raw = format!(
+            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {date}\r\nMessage-ID: {message_id}\r\n",
+            self.from, self.to, self.subject
+        );
+        if let Some(parent) = self.in_reply_to {
+            anyhow::ensure!(
+                !parent.contains(['\r', '\n']),
+                "--in-reply-to must be a single line"
+            );
+            raw.push_str(&format!(
+                "In-Reply-To: {parent}\r\nReferences: {parent}\r\n"
+            ));
+        }
+        raw.push_str(
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\
+             Content-Transfer-Encoding: 8bit\r\n\r\n",
+        );
+        raw.push_str(&self.text.replace("\r\n", "\n").replace('\n', "\r\n"));
+        Ok(raw)
+    }
+}
+
+async fn email(context: &Context, mail: InboundMail<'_>) -> anyhow::Result<Value> {
+    EmailAddress::parse(mail.to).with_context(|| format!("--to {:?}", mail.to))?;
+    EmailAddress::parse(mail.from).with_context(|| format!("--from {:?}", mail.from))?;
+    let delivery = Uuid::now_v7();
+    let raw = mail.to_rfc5322(&format!("<{delivery}@sandbox.agent-runtime.test>"))?;
+    let config = EmailConfig::from_env(&context.env).context("configuration")?;
+    let cursors = context.cursor_codec()?;
+    let service = wiring::email_service(&context.database().await?, &config, cursors)?;
+    let report = service
+        .receive_raw(raw.as_bytes(), &format!("sandbox-{delivery}"))
+        .await?;
+    if report.stored.is_empty() {
+        anyhow::bail!("no inbox of this service has the address {}", mail.to);
+    }
+    Ok(json!({
+        "delivered": report.stored.iter().map(EmailMessageOut::from).collect::<Vec<_>>(),
+    }))
+}
+
+async fn outbox(context: &Context, to: Option<&str>, limit: usize) -> anyhow::Result<Value> {
+    let mailer = wiring::sandbox_mailer(&context.database().await?);
+    let mail = mailer.outbox(to, limit.clamp(1, 1000)).await?;
+    Ok(Value::Array(
+        mail.iter()
+            .map(|mail| {
+                json!({
+                    "provider_message_id": mail.provider_message_id,
+                    "message_id": mail.message_id,
+                    "internet_message_id": mail.internet_message_id,
+                    "from": mail.from,
+                    "to": mail.to,
+                    "cc": mail.cc,
+                    "bcc": mail.bcc,
+                    "subject": mail.subject,
+                    "text": mail.text,
+                    "in_reply_to": mail.in_reply_to,
+                    "references": mail.references,
+                    "headers": mail.headers,
+                    "received_at": mail
+                        .received_at
+                        .format(&time::format_description::well_known::Rfc3339)
+                        .unwrap_or_default(),
+                })
+            })
+            .collect(),
+    ))
 }

@@ -3,9 +3,14 @@
 //! API accepts. Built from the domain's records only; serde and utoipa, no transport.
 
 mod agents;
+mod email;
 mod wallet;
 
 pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
+pub use email::{
+    AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest,
+    EmailSendResponse, ParsedDataOut,
+};
 pub use wallet::{
     SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
     WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,

@@ -3,10 +3,13 @@
 
 pub mod agents;
 pub mod control_plane;
+pub mod email;
 pub mod errors;
 pub mod execution;
 pub mod expiry;
 pub mod key_rotation;
+pub mod outbox;
+mod paging;
 pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
@@ -15,10 +18,15 @@ pub use control_plane::{
     CreateAgentError, IssuedKey, PolicyError,
 };
 
+pub use email::{
+    EmailPorts, EmailService, IngestError, IngestReport, MailPage, ReadMailError, SendMail,
+    SendMailError, PREVIEW_CHARS, TRANSACTIONAL,
+};
 pub use errors::NotProvisioned;
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
+pub use outbox::{HandOff, OutboxSettings, OutboxWorker};
 pub use wallet::{
     BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,
     WalletService, WalletStores, DAILY_WINDOW, IDEMPOTENCY_KEY_TTL,

@@ -17,6 +17,7 @@ use ports::{
 };
 use uuid::Uuid;
 
+use crate::paging::into_page;
 use crate::NotProvisioned;
 
 /// The rolling window of the daily limit.
@@ -322,21 +323,10 @@ impl WalletService {
             .transpose()
             .map_err(|_| ListIntentsError::InvalidCursor)?;
         self.require_wallet::<ListIntentsError>(agent).await?;
-        // One more than asked tells whether another page follows.
-        let mut items = self.stores.ledger.page(agent, after, limit + 1).await?;
-        let next_cursor = if items.len() > limit {
-            items.truncate(limit);
-            items.last().map(|last| {
-                let micros = last.created_at.unix_timestamp_nanos() / 1000;
-                let position = CursorPosition {
-                    created_at_micros: i64::try_from(micros).unwrap_or(i64::MAX),
-                    id: last.id.0,
-                };
-                self.cursors.encode(&scope, position)
-            })
-        } else {
-            None
-        };
+        let fetched = self.stores.ledger.page(agent, after, limit + 1).await?;
+        let (items, next_cursor) = into_page(fetched, limit, &self.cursors, &scope, |last| {
+            CursorPosition::of(last.created_at, last.id.0)
+        });
         Ok(IntentPage { items, next_cursor })
     }
 }

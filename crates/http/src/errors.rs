@@ -61,6 +61,9 @@ pub struct ValidationErrorBody {
 pub enum ApiError {
     #[error("Invalid agent key")]
     InvalidKey,
+    /// A credential other than the agent key is missing or wrong, e.g. a webhook's signature (401).
+    #[error("{0}")]
+    Unauthorized(String),
     /// A business rule refused the request (400).
     #[error("{0}")]
     BadRequest(String),
@@ -93,7 +96,7 @@ pub enum ApiError {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            Self::InvalidKey => StatusCode::UNAUTHORIZED,
+            Self::InvalidKey | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
@@ -130,6 +133,7 @@ impl ResponseError for ApiError {
                 tracing::error!(%cause, "internal error");
             }
             Self::BadRequest(_)
+            | Self::Unauthorized(_)
             | Self::Forbidden(_)
             | Self::NotFound
             | Self::Conflict(_)

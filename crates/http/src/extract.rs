@@ -37,28 +37,40 @@ impl<T> FromRequest for JsonBody<T> {
 impl<T: DeserializeOwned> JsonBody<T> {
     /// Reads at most `MAX_JSON_BODY_BYTES` and deserializes them, or says what is wrong in a 422.
     pub async fn read(self) -> Result<T, ApiError> {
-        let body_error = |reason: String| {
-            ApiError::Validation(vec![ValidationItem::new(
-                "value_error",
-                vec![json!("body")],
-                format!("Value error, {reason}"),
-                Value::Null,
-            )])
-        };
-        let bytes = to_bytes_limited(BodyStream::new(self.payload), MAX_JSON_BODY_BYTES)
-            .await
-            .map_err(|_| body_error(format!("body must be at most {MAX_JSON_BODY_BYTES} bytes")))?
-            .map_err(|error| body_error(format!("could not read the request body: {error}")))?;
-        parse_json_body(&bytes)
+        self.read_at_most(MAX_JSON_BODY_BYTES).await
+    }
+
+    /// Like `read`, for a route whose fields have limits of their own above the default body
+    /// limit: their 422 should name the field, not the body.
+    pub async fn read_at_most(self, max_bytes: usize) -> Result<T, ApiError> {
+        let bytes = read_payload(self.payload, max_bytes).await?;
+        parse_json_body(&bytes, max_bytes)
     }
 }
 
-fn parse_json_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    if bytes.len() > MAX_JSON_BODY_BYTES {
+/// At most `max_bytes` of a request body, or a 422 on the body.
+pub async fn read_payload(payload: Payload, max_bytes: usize) -> Result<Vec<u8>, ApiError> {
+    let body_error = |reason: String| {
+        ApiError::Validation(vec![ValidationItem::new(
+            "value_error",
+            vec![json!("body")],
+            format!("Value error, {reason}"),
+            Value::Null,
+        )])
+    };
+    let bytes = to_bytes_limited(BodyStream::new(payload), max_bytes)
+        .await
+        .map_err(|_| body_error(format!("body must be at most {max_bytes} bytes")))?
+        .map_err(|error| body_error(format!("could not read the request body: {error}")))?;
+    Ok(bytes.to_vec())
+}
+
+fn parse_json_body<T: DeserializeOwned>(bytes: &[u8], max_bytes: usize) -> Result<T, ApiError> {
+    if bytes.len() > max_bytes {
         return Err(ApiError::Validation(vec![ValidationItem::new(
             "value_error",
             vec![json!("body")],
-            format!("Value error, body must be at most {MAX_JSON_BODY_BYTES} bytes"),
+            format!("Value error, body must be at most {max_bytes} bytes"),
             Value::Null,
         )]));
     }
@@ -341,6 +353,10 @@ mod tests {
         count: Option<u32>,
     }
 
+    fn parse_json_body_default(bytes: &[u8]) -> Result<Sample, ApiError> {
+        parse_json_body(bytes, MAX_JSON_BODY_BYTES)
+    }
+
     fn items(result: Result<Sample, ApiError>) -> Vec<Value> {
         match result {
             Err(ApiError::Validation(items)) => items
@@ -353,7 +369,7 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_located_in_the_body_with_the_whole_input() {
-        let got = items(parse_json_body(br#"{"to": ["a@b.co"]}"#));
+        let got = items(parse_json_body_default(br#"{"to": ["a@b.co"]}"#));
         assert_eq!(
             got,
             vec![
@@ -364,7 +380,9 @@ mod tests {
 
     #[test]
     fn a_wrong_type_inside_a_list_is_located_by_index() {
-        let got = items(parse_json_body(br#"{"to": ["a@b.co", 5], "subject": "s"}"#));
+        let got = items(parse_json_body_default(
+            br#"{"to": ["a@b.co", 5], "subject": "s"}"#,
+        ));
         assert_eq!(
             got,
             vec![
@@ -375,7 +393,7 @@ mod tests {
 
     #[test]
     fn malformed_json_is_a_json_invalid_item_with_its_position() {
-        let got = items(parse_json_body(br#"{"to": "#));
+        let got = items(parse_json_body_default(br#"{"to": "#));
         assert_eq!(got[0]["type"], "json_invalid");
         assert_eq!(got[0]["loc"], json!(["body", 7]));
         assert_eq!(got[0]["msg"], "JSON decode error");
@@ -384,7 +402,7 @@ mod tests {
 
     #[test]
     fn an_empty_body_is_a_missing_body() {
-        let got = items(parse_json_body(b""));
+        let got = items(parse_json_body_default(b""));
         assert_eq!(
             got,
             vec![
@@ -395,14 +413,14 @@ mod tests {
 
     #[test]
     fn a_body_that_is_not_an_object_says_so() {
-        let got = items(parse_json_body(b"[1]"));
+        let got = items(parse_json_body_default(b"[1]"));
         assert_eq!(got[0]["type"], "model_attributes_type");
         assert_eq!(got[0]["loc"], json!(["body"]));
     }
 
     #[test]
     fn unknown_fields_are_refused_when_the_dto_denies_them() {
-        let got = items(parse_json_body(
+        let got = items(parse_json_body_default(
             br#"{"to": [], "subject": "s", "extra": 1}"#,
         ));
         assert_eq!(got[0]["type"], "extra_forbidden");
@@ -457,6 +475,9 @@ mod tests {
     #[test]
     fn an_oversized_body_is_refused() {
         let body = vec![b' '; MAX_JSON_BODY_BYTES + 1];
-        assert_eq!(items(parse_json_body(&body))[0]["loc"], json!(["body"]));
+        assert_eq!(
+            items(parse_json_body_default(&body))[0]["loc"],
+            json!(["body"])
+        );
     }
 }

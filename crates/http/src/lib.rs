@@ -44,6 +44,18 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::GET, "/v1/agents/me", |route| {
         route.to(routes::agents::me)
     }),
+    Endpoint::new(Method::GET, "/v1/email/inbox", |route| {
+        route.to(routes::email::inbox)
+    }),
+    Endpoint::new(Method::GET, "/v1/email/messages/{message_id}", |route| {
+        route.to(routes::email::message)
+    }),
+    Endpoint::new(Method::POST, "/v1/email/send", |route| {
+        route.to(routes::email::send)
+    }),
+    Endpoint::new(Method::POST, "/v1/email/reply/{message_id}", |route| {
+        route.to(routes::email::reply)
+    }),
     Endpoint::new(Method::GET, "/v1/wallet/address", |route| {
         route.to(routes::wallet::address)
     }),
@@ -67,9 +79,13 @@ const API: &[Endpoint] = &[
     }),
 ];
 
-/// Served beside the API and deliberately left out of its description: the Prometheus text and
-/// the description itself (its page, `/docs`, is served by utoipa-redoc).
+/// Served beside the API and deliberately left out of its description: the Prometheus text, the
+/// description itself (its page, `/docs`, is served by utoipa-redoc), and the providers'
+/// webhooks, which agents never call.
 const OUTSIDE_THE_API: &[Endpoint] = &[
+    Endpoint::new(Method::POST, "/webhooks/email/inbound", |route| {
+        route.to(routes::webhooks::inbound_email)
+    }),
     Endpoint::new(Method::GET, "/metrics", |route| {
         route.to(routes::ops::metrics)
     }),

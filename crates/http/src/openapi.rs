@@ -6,9 +6,10 @@ use utoipa::{Modify, OpenApi};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 use api_types::{
-    AgentResponse, EmailInboxOut, PhoneNumberOut, SpendPolicyOut, SpendPolicyResponse,
-    TransferIntentOut, TransferIntentPage, WalletAddressResponse, WalletAssetBalance,
-    WalletBalanceResponse, WalletOut, WalletSendRequest,
+    AgentResponse, AttachmentOut, EmailInboxOut, EmailInboxPage, EmailMessageOut,
+    EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut, PhoneNumberOut,
+    SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
+    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
 };
 
 #[derive(OpenApi)]
@@ -20,6 +21,10 @@ use api_types::{
     ),
     paths(
         routes::agents::me,
+        routes::email::send,
+        routes::email::reply,
+        routes::email::inbox,
+        routes::email::message,
         routes::wallet::address,
         routes::wallet::policy,
         routes::wallet::balance,
@@ -32,6 +37,13 @@ use api_types::{
         AgentResponse,
         PhoneNumberOut,
         EmailInboxOut,
+        EmailMessageOut,
+        AttachmentOut,
+        ParsedDataOut,
+        EmailSendRequest,
+        EmailReplyRequest,
+        EmailSendResponse,
+        EmailInboxPage,
         WalletOut,
         SpendPolicyOut,
         WalletAddressResponse,
@@ -48,6 +60,7 @@ use api_types::{
     modifiers(&BearerSecurity),
     tags(
         (name = "agents", description = "The calling agent"),
+        (name = "email", description = "The agent's inbox: send and reply through a durable outbox, read inbound and outbound mail"),
         (name = "wallet", description = "The agent's wallet on Base: balances, spend policy, transfer intents"),
         (name = "operations", description = "Liveness and readiness probes")
     )

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, WalletService};
+use app::{AgentService, EmailService, WalletService};
 use ports::DatabaseHealth;
 
 use crate::telemetry::Metrics;
@@ -10,6 +10,7 @@ use crate::telemetry::Metrics;
 pub struct ApiState {
     pub agents: AgentService,
     pub wallets: WalletService,
+    pub email: EmailService,
     pub database: Arc<dyn DatabaseHealth>,
     pub metrics: Metrics,
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use app::{ExecutorSettings, SendLimits};
-use domain::{CursorCodec, EvmAddress, RateLimit, RetrySchedule};
+use app::{ExecutorSettings, OutboxSettings, SendLimits};
+use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
+use email::{ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier};
 use evm::MasterKey;
 use postgres_store::PoolSettings;
 use secrecy::{ExposeSecret, SecretString};
@@ -313,6 +314,163 @@ impl IntentConfig {
     }
 }
 
+/// Which provider delivers outbound mail, with its validated settings.
+#[derive(Debug, Clone)]
+pub enum EmailProvider {
+    /// Kept in PostgreSQL, readable with `agentctl sandbox outbox`: the default of `make run`.
+    Sandbox,
+    Smtp(SmtpSettings),
+    Resend(ResendSettings),
+}
+
+/// Settings of email: the provider, the inbound webhook's secrets, the sponsor-wide send rate,
+/// and how the outbox retries.
+pub struct EmailConfig {
+    pub provider: EmailProvider,
+    /// The Standard Webhooks secrets inbound mail is signed with; several during a rotation.
+    /// Empty: the inbound webhook refuses everything.
+    pub webhook_secrets: Vec<SecretString>,
+    /// The send rate every sponsor's agents share.
+    pub sponsor_rate: RateLimit,
+    /// Whether this instance hands queued mail to the provider at all.
+    pub outbox_enabled: bool,
+    /// How often the outbox looks for due mail.
+    pub outbox_interval: Duration,
+    pub outbox: OutboxSettings,
+}
+
+impl EmailConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let millis = |name: &'static str, default: u64| -> Result<Duration, ConfigError> {
+            Ok(Duration::from_millis(
+                env.parsed::<u64>(name, default)?.max(1),
+            ))
+        };
+        let provider = match env.get("EMAIL_PROVIDER").unwrap_or("sandbox") {
+            "sandbox" => EmailProvider::Sandbox,
+            "smtp" => EmailProvider::Smtp(smtp_settings(
+                env,
+                millis("EMAIL_SMTP_TIMEOUT_MS", 30_000)?,
+            )?),
+            "resend" => {
+                let invalid = |reason: String| ConfigError::Invalid {
+                    name: "RESEND_API_KEY",
+                    reason,
+                };
+                let key = SecretString::from(env.required("RESEND_API_KEY")?.to_owned());
+                let settings = ResendSettings::new(key, millis("RESEND_TIMEOUT_MS", 30_000)?)
+                    .map_err(|error| invalid(error.to_string()))?;
+                let settings = match env.get("RESEND_BASE_URL") {
+                    None => settings,
+                    Some(url) => {
+                        settings
+                            .with_base_url(url)
+                            .map_err(|error| ConfigError::Invalid {
+                                name: "RESEND_BASE_URL",
+                                reason: error.to_string(),
+                            })?
+                    }
+                };
+                EmailProvider::Resend(settings)
+            }
+            other => {
+                return Err(ConfigError::Invalid {
+                    name: "EMAIL_PROVIDER",
+                    reason: format!("expected sandbox, smtp or resend, got {other:?}"),
+                })
+            }
+        };
+        let webhook_secrets: Vec<SecretString> = env
+            .get("EMAIL_WEBHOOK_SECRETS")
+            .unwrap_or_default()
+            .split([',', ' '])
+            .filter(|secret| !secret.is_empty())
+            .map(|secret| SecretString::from(secret.to_owned()))
+            .collect();
+        if !webhook_secrets.is_empty() {
+            StandardWebhookVerifier::new(webhook_secrets.iter().cloned()).map_err(|error| {
+                ConfigError::Invalid {
+                    name: "EMAIL_WEBHOOK_SECRETS",
+                    reason: error.to_string(),
+                }
+            })?;
+        }
+        let per_minute: u32 = env.parsed("EMAIL_SEND_RATE_PER_MINUTE", 120)?;
+        let burst: u32 = env.parsed("EMAIL_SEND_BURST", 20)?;
+        if burst == 0 {
+            return Err(ConfigError::Invalid {
+                name: "EMAIL_SEND_BURST",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let seconds = |name: &'static str, default: u64| -> Result<Duration, ConfigError> {
+            Ok(Duration::from_secs(
+                env.parsed::<u64>(name, default)?.max(1),
+            ))
+        };
+        Ok(Self {
+            provider,
+            webhook_secrets,
+            sponsor_rate: RateLimit { per_minute, burst },
+            outbox_enabled: env.flag("EMAIL_OUTBOX_ENABLED", true)?,
+            outbox_interval: millis("EMAIL_OUTBOX_INTERVAL_MS", 500)?,
+            outbox: OutboxSettings {
+                lease: seconds("EMAIL_OUTBOX_LEASE_SECS", 120)?,
+                retry: DeliveryRetry {
+                    schedule: RetrySchedule {
+                        base: millis("EMAIL_RETRY_BASE_MS", 2_000)?,
+                        cap: seconds("EMAIL_RETRY_CAP_SECS", 300)?,
+                    },
+                    give_up_after: seconds("EMAIL_GIVE_UP_AFTER_SECS", 3 * 24 * 60 * 60)?,
+                },
+            },
+        })
+    }
+
+    /// What the start-up banner says of the provider; never a credential.
+    pub fn describe(&self) -> &'static str {
+        match self.provider {
+            EmailProvider::Sandbox => "sandbox (agentctl sandbox outbox)",
+            EmailProvider::Smtp(_) => "SMTP relay (EMAIL_SMTP_HOST)",
+            EmailProvider::Resend(_) => "Resend API",
+        }
+    }
+}
+
+fn smtp_settings(env: &Environment, timeout: Duration) -> Result<SmtpSettings, ConfigError> {
+    let invalid = |name: &'static str| {
+        move |error: email::InvalidSmtpSettings| ConfigError::Invalid {
+            name,
+            reason: error.to_string(),
+        }
+    };
+    let host = env.required("EMAIL_SMTP_HOST")?;
+    let security: SmtpSecurity = env
+        .get("EMAIL_SMTP_SECURITY")
+        .unwrap_or("starttls")
+        .parse()
+        .map_err(invalid("EMAIL_SMTP_SECURITY"))?;
+    let default_port = match security {
+        SmtpSecurity::Tls => 465,
+        SmtpSecurity::StartTls => 587,
+        SmtpSecurity::None => 25,
+    };
+    let port: u16 = env.parsed("EMAIL_SMTP_PORT", default_port)?;
+    let credentials = match (
+        env.get("EMAIL_SMTP_USERNAME"),
+        env.get("EMAIL_SMTP_PASSWORD"),
+    ) {
+        (None, None) => None,
+        (Some(username), Some(password)) => {
+            Some((username.to_owned(), SecretString::from(password.to_owned())))
+        }
+        (Some(_), None) => return Err(ConfigError::Missing("EMAIL_SMTP_PASSWORD")),
+        (None, Some(_)) => return Err(ConfigError::Missing("EMAIL_SMTP_USERNAME")),
+    };
+    SmtpSettings::new(host, port, security, credentials, timeout)
+        .map_err(invalid("EMAIL_SMTP_HOST"))
+}
+
 /// Derivation input of the sandbox cursor secret: cursors are tamper-evident, not confidential,
 /// and every query is scoped to the caller, so a well-known secret is acceptable on the sandbox.
 const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret v1";
@@ -327,7 +485,7 @@ pub struct CursorSecrets {
 }
 
 impl CursorSecrets {
-    fn from_env(env: &Environment, sandbox_chain: bool) -> Result<Self, ConfigError> {
+    pub fn from_env(env: &Environment, sandbox_chain: bool) -> Result<Self, ConfigError> {
         let secret = |name: &'static str| match env.get(name) {
             Some(secret) if secret.len() < MIN_CURSOR_SECRET_LEN => Err(ConfigError::Invalid {
                 name,
@@ -367,6 +525,7 @@ pub struct ServerConfig {
     pub provisioning: ProvisioningConfig,
     pub intents: IntentConfig,
     pub chain: ChainConfig,
+    pub email: EmailConfig,
     pub cursors: CursorSecrets,
     /// When set, `/metrics` requires it as a bearer token.
     pub metrics_token: Option<SecretString>,
@@ -409,6 +568,7 @@ impl ServerConfig {
             cursors,
             metrics_token,
             chain,
+            email: EmailConfig::from_env(env)?,
             bind_addr: env.parsed(
                 "BIND_ADDR",
                 DEFAULT_BIND_ADDR.parse().expect("valid default"),

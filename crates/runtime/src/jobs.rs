@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::{Executor, IntentExpiry, SubmitOutcome};
+use app::{Executor, HandOff, IntentExpiry, OutboxWorker, SubmitOutcome};
 use async_trait::async_trait;
 use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
 use tokio::task::JoinHandle;
@@ -28,6 +28,7 @@ pub trait Job: Send + Sync + 'static {
 pub struct JobMetrics {
     ticks: IntCounterVec,
     intents: IntCounterVec,
+    emails: IntCounterVec,
     last_success: GaugeVec,
     queue_lag: GaugeVec,
 }
@@ -43,6 +44,14 @@ impl JobMetrics {
                 "job_intents_total",
                 "Transfer intents handled by background jobs, by job and outcome \
                  (claimed, submitted, released, executed, failed, expired)",
+            ),
+            &["job", "outcome"],
+        )?;
+        let emails = IntCounterVec::new(
+            Opts::new(
+                "job_emails_total",
+                "Outbound mail handed to the provider by the outbox, by outcome \
+                 (sent, retrying, failed, lease_lost)",
             ),
             &["job", "outcome"],
         )?;
@@ -63,11 +72,13 @@ impl JobMetrics {
         )?;
         registry.register(Box::new(ticks.clone()))?;
         registry.register(Box::new(intents.clone()))?;
+        registry.register(Box::new(emails.clone()))?;
         registry.register(Box::new(last_success.clone()))?;
         registry.register(Box::new(queue_lag.clone()))?;
         Ok(Self {
             ticks,
             intents,
+            emails,
             last_success,
             queue_lag,
         })
@@ -77,6 +88,10 @@ impl JobMetrics {
         self.intents
             .with_label_values(&[job, outcome])
             .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    pub fn count_email(&self, job: &str, outcome: &str) {
+        self.emails.with_label_values(&[job, outcome]).inc();
     }
 
     pub fn set_queue_lag(&self, job: &str, lag: Duration) {
@@ -235,6 +250,35 @@ impl Job for ExpiryJob {
             );
         }
         metrics.count_intents(self.name(), "expired", expired.len());
+        Ok(())
+    }
+}
+
+/// Hands queued mail to the provider, one message at a time, until none is due. Every instance
+/// runs it; leases keep two from sending one message.
+pub struct OutboxJob(pub OutboxWorker);
+
+#[async_trait]
+impl Job for OutboxJob {
+    fn name(&self) -> &'static str {
+        "outbox"
+    }
+
+    async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
+        let name = self.name();
+        while !stop.is_cancelled() {
+            let Some(outcome) = self.0.deliver_next().await? else {
+                break;
+            };
+            let outcome = match outcome {
+                HandOff::Sent => "sent",
+                HandOff::Retrying(_) => "retrying",
+                HandOff::Failed => "failed",
+                HandOff::LeaseLost => "lease_lost",
+            };
+            metrics.count_email(name, outcome);
+        }
+        metrics.set_queue_lag(name, self.0.queue_lag().await?);
         Ok(())
     }
 }

@@ -3,20 +3,25 @@
 use std::sync::Arc;
 
 use app::{
-    AgentService, ControlPlane, ControlPlanePorts, Executor, IntentExpiry, WalletKeyRotation,
-    WalletService, WalletStores,
+    AgentService, ControlPlane, ControlPlanePorts, EmailPorts, EmailService, Executor,
+    IntentExpiry, OutboxWorker, WalletKeyRotation, WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
-use email::SandboxInboxProvisioner;
+use email::{
+    MailParserInbound, ResendSender, SandboxInboxProvisioner, SmtpSender, StandardWebhookVerifier,
+};
 use evm::{LocalKeyVault, RpcChain};
-use ports::{AgentStore, ChainClient, ChainWriter};
+use ports::{AgentStore, ChainClient, ChainWriter, EmailSender, WebhookVerifier};
 pub use postgres_store::Database;
 use postgres_store::{
-    PgAgentStore, PgIntentStore, PgRateLimiter, PgSandboxChain, PgWalletKeyStore,
+    PgAgentStore, PgEmailStore, PgIntentStore, PgRateLimiter, PgSandboxChain, PgSandboxMailer,
+    PgWalletKeyStore,
 };
 use sms::SandboxNumberProvisioner;
 
-use crate::config::{ChainConfig, DatabaseConfig, IntentConfig, ProvisioningConfig};
+use crate::config::{
+    ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
+};
 
 /// Applies every pending migration and returns the versions applied.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<Vec<String>> {
@@ -117,6 +122,52 @@ pub fn wallet_key_rotation(database: &Database, config: &ProvisioningConfig) -> 
 
 pub fn intent_expiry(database: &Database, config: &IntentConfig) -> IntentExpiry {
     IntentExpiry::new(intent_store(database), config.pending_ttl)
+}
+
+/// Email for agents: the outbox, the inbox, and inbound mail through the provider's webhook.
+pub fn email_service(
+    database: &Database,
+    config: &EmailConfig,
+    cursors: CursorCodec,
+) -> anyhow::Result<EmailService> {
+    let store = Arc::new(PgEmailStore::new(database.clone()));
+    let verifier: Option<Arc<dyn WebhookVerifier>> = match config.webhook_secrets.is_empty() {
+        true => None,
+        false => Some(Arc::new(StandardWebhookVerifier::new(
+            config.webhook_secrets.iter().cloned(),
+        )?)),
+    };
+    Ok(EmailService::new(
+        EmailPorts {
+            agents: agent_store(database),
+            mailbox: store.clone(),
+            outbox: store.clone(),
+            inbound: store,
+            parser: Arc::new(MailParserInbound),
+            verifier,
+        },
+        cursors,
+        config.sponsor_rate,
+    ))
+}
+
+/// The worker that hands queued mail to the configured provider.
+pub fn outbox_worker(database: &Database, config: &EmailConfig) -> anyhow::Result<OutboxWorker> {
+    let sender: Arc<dyn EmailSender> = match &config.provider {
+        EmailProvider::Sandbox => Arc::new(sandbox_mailer(database)),
+        EmailProvider::Smtp(settings) => Arc::new(SmtpSender::new(settings.clone())?),
+        EmailProvider::Resend(settings) => Arc::new(ResendSender::new(settings.clone())?),
+    };
+    Ok(OutboxWorker::new(
+        Arc::new(PgEmailStore::new(database.clone())),
+        sender,
+        config.outbox,
+    ))
+}
+
+/// The sandbox email provider, for operators reading what it was handed.
+pub fn sandbox_mailer(database: &Database) -> PgSandboxMailer {
+    PgSandboxMailer::new(database.clone())
 }
 
 /// The sandbox chain, for operators crediting sandbox balances.

@@ -1,0 +1,823 @@
+//! The runtime side of email: sending and replying through the outbox, reading the inbox, and
+//! taking in the mail the provider delivers.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use domain::{
+    extract_verification_codes, reply_references, reply_subject, request_fingerprint, AgentId,
+    CursorCodec, CursorPosition, EmailAddress, EmailDirection, EmailInboxRecord, EmailMessageId,
+    EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
+};
+use ports::{
+    AcceptError, Acceptance, AgentStore, EmailIdempotency, EmailOutbox, InboundEmail,
+    InboundFormat, InboundMailStore, InboundParseError, InboundParser, Mailbox, NewInboundEmail,
+    NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
+};
+use uuid::Uuid;
+
+use crate::paging::into_page;
+use crate::NotProvisioned;
+
+/// The only category mail may be sent in.
+pub const TRANSACTIONAL: &str = "transactional";
+
+/// How much of each body an inbox page carries; a message read returns them in full.
+pub const PREVIEW_CHARS: usize = 4096;
+
+/// How long an idempotency key of a send answers retries, as for wallet sends.
+pub const EMAIL_IDEMPOTENCY_KEY_TTL: Duration = crate::IDEMPOTENCY_KEY_TTL;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SendMailError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    #[error("category {0:?} is not supported: only transactional mail can be sent")]
+    Category(String),
+    #[error("{0} is unavailable")]
+    Unavailable(&'static str),
+    #[error("the sending domain {0} is not verified")]
+    DomainNotVerified(String),
+    #[error("source message not found")]
+    SourceNotFound,
+    #[error("the source message is not a replyable inbound message")]
+    NotReplyable,
+    #[error("the sponsor's send rate is exhausted")]
+    Throttled,
+    #[error("idempotency key already used by message {original} for a different request")]
+    IdempotencyMismatch { original: EmailMessageId },
+    #[error("a request with this idempotency key is in progress")]
+    KeyInFlight,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadMailError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    #[error("Invalid cursor")]
+    InvalidCursor,
+    #[error("message not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The inbound webhook has no secret to check signatures with.
+    #[error("the inbound email webhook is not configured")]
+    NotConfigured,
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+    #[error(transparent)]
+    Unreadable(#[from] InboundParseError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A new message as the agent wrote it, its fields already valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendMail {
+    pub to: Vec<EmailAddress>,
+    pub cc: Vec<EmailAddress>,
+    pub bcc: Vec<EmailAddress>,
+    pub subject: String,
+    pub text: String,
+    /// Custom headers, each already checked against the sensitive list.
+    pub headers: Vec<(String, String)>,
+    pub category: Option<String>,
+    /// Given at all (even empty): the fields the service does not offer.
+    pub reply_to_given: bool,
+    pub html_given: bool,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailPage {
+    pub items: Vec<EmailMessageRecord>,
+    pub next_cursor: Option<String>,
+}
+
+/// What one inbound delivery came to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IngestReport {
+    /// The messages stored, one per inbox the mail was addressed to.
+    pub stored: Vec<EmailMessageRecord>,
+    /// Inboxes that already held this message (a redelivery).
+    pub duplicates: usize,
+}
+
+/// The ports the email service works through.
+pub struct EmailPorts {
+    pub agents: Arc<dyn AgentStore>,
+    pub mailbox: Arc<dyn Mailbox>,
+    pub outbox: Arc<dyn EmailOutbox>,
+    pub inbound: Arc<dyn InboundMailStore>,
+    pub parser: Arc<dyn InboundParser>,
+    /// `None` when no webhook secret is configured: every webhook is then refused.
+    pub verifier: Option<Arc<dyn WebhookVerifier>>,
+}
+
+pub struct EmailService {
+    ports: EmailPorts,
+    cursors: CursorCodec,
+    /// The send rate every sponsor's agents share.
+    sponsor_rate: RateLimit,
+}
+
+fn inbox_scope(agent: AgentId) -> String {
+    format!("email-inbox:{agent}")
+}
+
+impl EmailService {
+    pub fn new(ports: EmailPorts, cursors: CursorCodec, sponsor_rate: RateLimit) -> Self {
+        Self {
+            ports,
+            cursors,
+            sponsor_rate,
+        }
+    }
+
+    /// The agent's inbox and sponsor, or the error that says it has no inbox.
+    async fn require_inbox<E: From<StoreError> + From<NotProvisioned>>(
+        &self,
+        agent: AgentId,
+    ) -> Result<(EmailInboxRecord, SponsorId), E> {
+        let profile = self.ports.agents.profile(agent).await?;
+        let (inbox, sponsor) = profile
+            .and_then(|profile| Some((profile.email_inbox?, profile.agent.sponsor_id)))
+            .ok_or(NotProvisioned::EmailInbox)?;
+        Ok((inbox, sponsor))
+    }
+
+    /// Accepts a new message into the outbox, `queued`; the outbox job hands it to the provider.
+    /// Returns the message and whether it is an earlier one replayed for the same key.
+    #[tracing::instrument(level = "debug", skip(self, mail), fields(recipients = mail.to.len() + mail.cc.len() + mail.bcc.len()))]
+    pub async fn send(
+        &self,
+        agent: AgentId,
+        mail: SendMail,
+    ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        if let Some(category) = mail.category.as_deref().filter(|c| *c != TRANSACTIONAL) {
+            return Err(SendMailError::Category(category.to_owned()));
+        }
+        if mail.reply_to_given {
+            return Err(SendMailError::Unavailable("reply_to"));
+        }
+        if mail.html_given {
+            return Err(SendMailError::Unavailable("body_html"));
+        }
+        let (inbox, sponsor) = self.require_inbox::<SendMailError>(agent).await?;
+        self.require_verified_domain(&inbox).await?;
+        let fingerprint = send_fingerprint(&mail);
+        let id = EmailMessageId(Uuid::now_v7());
+        let message = NewOutboundEmail {
+            id,
+            agent_id: agent,
+            inbox_id: inbox.id,
+            thread_id: id,
+            internet_message_id: internet_message_id(id, &inbox.address),
+            in_reply_to: None,
+            references: Vec::new(),
+            from: inbox.address,
+            to: mail.to,
+            cc: mail.cc,
+            bcc: mail.bcc,
+            subject: mail.subject,
+            text: mail.text,
+            headers: mail.headers,
+            idempotency: mail.idempotency_key.map(|key| EmailIdempotency {
+                key,
+                fingerprint,
+                ttl: EMAIL_IDEMPOTENCY_KEY_TTL,
+            }),
+        };
+        self.accept(message, sponsor).await
+    }
+
+    /// Replies to an inbound message of the agent's inbox: to its sender, `Re:` its subject, in
+    /// its thread, with `In-Reply-To` and `References` taken from it.
+    #[tracing::instrument(level = "debug", skip(self, text, idempotency_key))]
+    pub async fn reply(
+        &self,
+        agent: AgentId,
+        source: &str,
+        text: String,
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let (inbox, sponsor) = self.require_inbox::<SendMailError>(agent).await?;
+        let source_id = source
+            .parse::<EmailMessageId>()
+            .map_err(|_| SendMailError::SourceNotFound)?;
+        let original = self
+            .ports
+            .mailbox
+            .message(inbox.id, source_id)
+            .await?
+            .ok_or(SendMailError::SourceNotFound)?;
+        let recipient = original
+            .reply_recipient()
+            .ok_or(SendMailError::NotReplyable)?;
+        self.require_verified_domain(&inbox).await?;
+        let fingerprint = request_fingerprint(["reply", source, &text]);
+        let id = EmailMessageId(Uuid::now_v7());
+        let message = NewOutboundEmail {
+            id,
+            agent_id: agent,
+            inbox_id: inbox.id,
+            thread_id: original.thread_id,
+            internet_message_id: internet_message_id(id, &inbox.address),
+            in_reply_to: original.internet_message_id.clone(),
+            references: reply_references(
+                &original.references,
+                original.in_reply_to.as_deref(),
+                original.internet_message_id.as_deref(),
+            ),
+            from: inbox.address,
+            to: vec![recipient],
+            cc: Vec::new(),
+            bcc: Vec::new(),
+            subject: reply_subject(original.subject.as_deref()),
+            text,
+            headers: Vec::new(),
+            idempotency: idempotency_key.map(|key| EmailIdempotency {
+                key,
+                fingerprint,
+                ttl: EMAIL_IDEMPOTENCY_KEY_TTL,
+            }),
+        };
+        self.accept(message, sponsor).await
+    }
+
+    async fn require_verified_domain(&self, inbox: &EmailInboxRecord) -> Result<(), SendMailError> {
+        let domain = inbox.address.domain();
+        match self.ports.mailbox.domain_verified(domain).await? {
+            true => Ok(()),
+            false => Err(SendMailError::DomainNotVerified(domain.to_owned())),
+        }
+    }
+
+    async fn accept(
+        &self,
+        message: NewOutboundEmail,
+        sponsor: SponsorId,
+    ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let throttle = SendThrottle {
+            sponsor,
+            limit: self.sponsor_rate,
+        };
+        match self.ports.outbox.accept(message, throttle).await {
+            Ok(Acceptance::Accepted(message)) => Ok((message, false)),
+            Ok(Acceptance::Replayed(message)) => Ok((message, true)),
+            Err(AcceptError::Throttled { .. }) => Err(SendMailError::Throttled),
+            Err(AcceptError::IdempotencyMismatch { original }) => {
+                Err(SendMailError::IdempotencyMismatch { original })
+            }
+            Err(AcceptError::KeyInFlight) => Err(SendMailError::KeyInFlight),
+            Err(AcceptError::Store(store)) => Err(store.into()),
+        }
+    }
+
+    /// One page of the agent's inbox, newest first; bodies cut to `PREVIEW_CHARS`.
+    #[tracing::instrument(level = "debug", skip(self, cursor))]
+    pub async fn inbox(
+        &self,
+        agent: AgentId,
+        direction: Option<EmailDirection>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<MailPage, ReadMailError> {
+        let scope = inbox_scope(agent);
+        let after = cursor
+            .map(|cursor| self.cursors.decode(&scope, cursor))
+            .transpose()
+            .map_err(|_| ReadMailError::InvalidCursor)?;
+        let (inbox, _) = self.require_inbox::<ReadMailError>(agent).await?;
+        let fetched = self
+            .ports
+            .mailbox
+            .page(inbox.id, direction, after, limit + 1, PREVIEW_CHARS)
+            .await?;
+        let (items, next_cursor) = into_page(fetched, limit, &self.cursors, &scope, |last| {
+            CursorPosition::of(last.created_at, last.id.0)
+        });
+        Ok(MailPage { items, next_cursor })
+    }
+
+    /// A message of the agent's inbox in full. Any id that is not one (malformed, unknown, of
+    /// another inbox) is the same "not found", so nothing tells another agent's ids exist.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn message(
+        &self,
+        agent: AgentId,
+        id: &str,
+    ) -> Result<EmailMessageRecord, ReadMailError> {
+        let (inbox, _) = self.require_inbox::<ReadMailError>(agent).await?;
+        let id = id
+            .parse::<EmailMessageId>()
+            .map_err(|_| ReadMailError::NotFound)?;
+        self.ports
+            .mailbox
+            .message(inbox.id, id)
+            .await?
+            .ok_or(ReadMailError::NotFound)
+    }
+
+    /// Takes in a webhook from the provider: checks its signature, parses the body and stores
+    /// the mail in the inboxes it is addressed to.
+    #[tracing::instrument(level = "debug", skip_all, fields(webhook_id = signature.id, bytes = body.len()))]
+    pub async fn receive_webhook(
+        &self,
+        signature: WebhookSignature<'_>,
+        format: InboundFormat,
+        body: &[u8],
+    ) -> Result<IngestReport, IngestError> {
+        let verifier = self
+            .ports
+            .verifier
+            .as_ref()
+            .ok_or(IngestError::NotConfigured)?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| {
+                i64::try_from(since.as_secs()).unwrap_or(i64::MAX)
+            });
+        verifier.verify(signature, body, now)?;
+        let email = self.ports.parser.parse(format, body)?;
+        Ok(self.ingest(email, signature.id).await?)
+    }
+
+    /// Takes in a raw RFC 5322 message delivered without a webhook (the sandbox provider's
+    /// inbound mail), through the same parsing and storing as a webhook.
+    pub async fn receive_raw(
+        &self,
+        raw: &[u8],
+        delivery_id: &str,
+    ) -> Result<IngestReport, IngestError> {
+        let email = self.ports.parser.parse(InboundFormat::Raw, raw)?;
+        Ok(self.ingest(email, delivery_id).await?)
+    }
+
+    /// Stores `email` once in each inbox it is addressed to. Its key against redelivery is the
+    /// provider's id, else its Message-ID (the same message by RFC 5322's definition), else the
+    /// delivery's own id.
+    async fn ingest(
+        &self,
+        email: InboundEmail,
+        delivery_id: &str,
+    ) -> Result<IngestReport, StoreError> {
+        let mut recipients: Vec<EmailAddress> = Vec::new();
+        for candidate in email.to.iter().chain(&email.cc).chain(&email.envelope_to) {
+            if let Ok(address) = EmailAddress::parse(candidate.trim()) {
+                if !recipients
+                    .iter()
+                    .any(|known| known.as_str().eq_ignore_ascii_case(address.as_str()))
+                {
+                    recipients.push(address);
+                }
+            }
+        }
+        let inboxes = self.ports.inbound.inboxes_at(&recipients).await?;
+        if inboxes.is_empty() {
+            tracing::info!(
+                recipients = recipients.len(),
+                "inbound mail for no inbox of this service; dropped"
+            );
+            return Ok(IngestReport::default());
+        }
+        let provider_message_id = email
+            .provider_message_id
+            .clone()
+            .or_else(|| email.internet_message_id.clone())
+            .unwrap_or_else(|| delivery_id.to_owned());
+        let searched = format!(
+            "{}\n{}",
+            email.subject.as_deref().unwrap_or_default(),
+            email.text.as_deref().unwrap_or_default()
+        );
+        let verification_codes = extract_verification_codes(&searched);
+        let mut report = IngestReport::default();
+        for (agent, inbox) in inboxes {
+            let message = NewInboundEmail {
+                id: EmailMessageId(Uuid::now_v7()),
+                agent_id: agent,
+                inbox_id: inbox.id,
+                provider_message_id: provider_message_id.clone(),
+                email: email.clone(),
+                verification_codes: verification_codes.clone(),
+            };
+            match self.ports.inbound.store_inbound(message).await? {
+                (stored, true) => report.stored.push(stored),
+                (_, false) => report.duplicates += 1,
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// The Message-ID of a message the service sends: its own id at the inbox's domain.
+fn internet_message_id(id: EmailMessageId, from: &EmailAddress) -> String {
+    format!("<{}@{}>", id.0, from.domain())
+}
+
+/// What an idempotency key of a send is bound to: every field the agent gave.
+fn send_fingerprint(mail: &SendMail) -> [u8; 32] {
+    let mut fields: Vec<&str> = vec!["send", &mail.subject, &mail.text];
+    for (label, list) in [("to", &mail.to), ("cc", &mail.cc), ("bcc", &mail.bcc)] {
+        fields.push(label);
+        fields.extend(list.iter().map(EmailAddress::as_str));
+    }
+    fields.push("headers");
+    for (name, value) in &mail.headers {
+        fields.push(name);
+        fields.push(value);
+    }
+    fields.push(mail.category.as_deref().unwrap_or(TRANSACTIONAL));
+    request_fingerprint(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{AgentProfile, AgentRecord, EmailInboxId, EmailStatus};
+    use ports::{
+        MockAgentStore, MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox,
+        MockWebhookVerifier,
+    };
+    use time::OffsetDateTime;
+
+    const RATE: RateLimit = RateLimit {
+        per_minute: 60,
+        burst: 10,
+    };
+
+    fn address(text: &str) -> EmailAddress {
+        EmailAddress::parse(text).expect("valid address")
+    }
+
+    fn inbox() -> EmailInboxRecord {
+        EmailInboxRecord {
+            id: EmailInboxId(Uuid::from_u128(1)),
+            address: address("agent@inbox.example.com"),
+            provider: "sandbox".into(),
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn profile(with_inbox: bool) -> AgentProfile {
+        AgentProfile {
+            agent: AgentRecord::fixture(),
+            phone_number: None,
+            email_inbox: with_inbox.then(inbox),
+            wallet: None,
+        }
+    }
+
+    fn record(direction: EmailDirection, from: Option<&str>) -> EmailMessageRecord {
+        EmailMessageRecord {
+            id: EmailMessageId(Uuid::from_u128(5)),
+            inbox_id: inbox().id,
+            agent_id: AgentRecord::fixture().id,
+            direction,
+            status: EmailStatus::Received,
+            thread_id: EmailMessageId(Uuid::from_u128(4)),
+            provider_message_id: Some("p".into()),
+            internet_message_id: Some("<b@x>".into()),
+            in_reply_to: Some("<a@x>".into()),
+            references: vec!["<a@x>".into()],
+            subject: Some("Re: Plans".into()),
+            from: from.map(str::to_owned),
+            to: vec!["agent@inbox.example.com".into()],
+            cc: Vec::new(),
+            bcc: Vec::new(),
+            reply_to: Vec::new(),
+            text: Some("t".into()),
+            html: None,
+            attachments: Vec::new(),
+            headers: Vec::new(),
+            verification_codes: Vec::new(),
+            failure_reason: None,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            received_at: Some(OffsetDateTime::UNIX_EPOCH),
+            sent_at: None,
+        }
+    }
+
+    struct Mocks {
+        agents: MockAgentStore,
+        mailbox: MockMailbox,
+        outbox: MockEmailOutbox,
+        inbound: MockInboundMailStore,
+        parser: MockInboundParser,
+        verifier: Option<MockWebhookVerifier>,
+    }
+
+    impl Mocks {
+        fn new() -> Self {
+            Self {
+                agents: MockAgentStore::new(),
+                mailbox: MockMailbox::new(),
+                outbox: MockEmailOutbox::new(),
+                inbound: MockInboundMailStore::new(),
+                parser: MockInboundParser::new(),
+                verifier: None,
+            }
+        }
+
+        fn with_inbox(mut self, verified: bool) -> Self {
+            self.agents
+                .expect_profile()
+                .returning(|_| Ok(Some(profile(true))));
+            self.mailbox
+                .expect_domain_verified()
+                .returning(move |_| Ok(verified));
+            self
+        }
+
+        fn service(self) -> EmailService {
+            let verifier = self
+                .verifier
+                .map(|verifier| Arc::new(verifier) as Arc<dyn WebhookVerifier>);
+            EmailService::new(
+                EmailPorts {
+                    agents: Arc::new(self.agents),
+                    mailbox: Arc::new(self.mailbox),
+                    outbox: Arc::new(self.outbox),
+                    inbound: Arc::new(self.inbound),
+                    parser: Arc::new(self.parser),
+                    verifier,
+                },
+                CursorCodec::new(b"test-secret-test-secret-test-secret"),
+                RATE,
+            )
+        }
+    }
+
+    fn mail() -> SendMail {
+        SendMail {
+            to: vec![address("bob@example.com")],
+            cc: Vec::new(),
+            bcc: Vec::new(),
+            subject: "Hello".into(),
+            text: "Hi".into(),
+            headers: Vec::new(),
+            category: None,
+            reply_to_given: false,
+            html_given: false,
+            idempotency_key: None,
+        }
+    }
+
+    fn agent() -> AgentId {
+        AgentRecord::fixture().id
+    }
+
+    #[tokio::test]
+    async fn a_send_is_accepted_with_its_own_thread_and_message_id_under_the_sponsors_rate() {
+        let mut mocks = Mocks::new().with_inbox(true);
+        mocks
+            .outbox
+            .expect_accept()
+            .withf(|message, throttle| {
+                message.thread_id == message.id
+                    && message.internet_message_id
+                        == format!("<{}@inbox.example.com>", message.id.0)
+                    && message.from.as_str() == "agent@inbox.example.com"
+                    && throttle.sponsor == AgentRecord::fixture().sponsor_id
+                    && throttle.limit == RATE
+            })
+            .times(1)
+            .returning(|_, _| Ok(Acceptance::Accepted(record(EmailDirection::Outbound, None))));
+        let (_, replayed) = mocks.service().send(agent(), mail()).await.expect("sent");
+        assert!(!replayed);
+    }
+
+    #[tokio::test]
+    async fn unsupported_sends_are_refused_before_anything_is_stored() {
+        for (change, expected) in [
+            (
+                SendMail {
+                    category: Some("marketing".into()),
+                    ..mail()
+                },
+                "category",
+            ),
+            (
+                SendMail {
+                    reply_to_given: true,
+                    ..mail()
+                },
+                "reply_to",
+            ),
+            (
+                SendMail {
+                    html_given: true,
+                    ..mail()
+                },
+                "body_html",
+            ),
+        ] {
+            let mut mocks = Mocks::new();
+            mocks.outbox.expect_accept().never();
+            let error = mocks
+                .service()
+                .send(agent(), change)
+                .await
+                .expect_err("refused");
+            assert!(error.to_string().contains(expected), "{error}");
+        }
+        let mut unverified = Mocks::new().with_inbox(false);
+        unverified.outbox.expect_accept().never();
+        assert!(matches!(
+            unverified.service().send(agent(), mail()).await,
+            Err(SendMailError::DomainNotVerified(domain)) if domain == "inbox.example.com"
+        ));
+        let mut no_inbox = Mocks::new();
+        no_inbox
+            .agents
+            .expect_profile()
+            .returning(|_| Ok(Some(profile(false))));
+        assert!(matches!(
+            no_inbox.service().send(agent(), mail()).await,
+            Err(SendMailError::NotProvisioned(NotProvisioned::EmailInbox))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_reply_answers_the_sender_in_the_original_thread() {
+        let mut mocks = Mocks::new().with_inbox(true);
+        mocks.mailbox.expect_message().returning(|_, _| {
+            Ok(Some(record(
+                EmailDirection::Inbound,
+                Some("alice@example.org"),
+            )))
+        });
+        mocks
+            .outbox
+            .expect_accept()
+            .withf(|message, _| {
+                message.to == vec![address("alice@example.org")]
+                    && message.subject == "Re: Plans"
+                    && message.thread_id == EmailMessageId(Uuid::from_u128(4))
+                    && message.in_reply_to.as_deref() == Some("<b@x>")
+                    && message.references == vec!["<a@x>".to_owned(), "<b@x>".to_owned()]
+            })
+            .times(1)
+            .returning(|_, _| Ok(Acceptance::Accepted(record(EmailDirection::Outbound, None))));
+        let source = Uuid::from_u128(5).to_string();
+        mocks
+            .service()
+            .reply(agent(), &source, "Sure".into(), None)
+            .await
+            .expect("replied");
+    }
+
+    #[tokio::test]
+    async fn only_inbound_mail_with_a_sender_can_be_answered() {
+        for original in [
+            record(EmailDirection::Outbound, Some("alice@example.org")),
+            record(EmailDirection::Inbound, None),
+            record(EmailDirection::Inbound, Some("not an address")),
+        ] {
+            let mut mocks = Mocks::new().with_inbox(true);
+            mocks
+                .mailbox
+                .expect_message()
+                .return_once(move |_, _| Ok(Some(original)));
+            mocks.outbox.expect_accept().never();
+            let source = Uuid::from_u128(5).to_string();
+            assert!(matches!(
+                mocks
+                    .service()
+                    .reply(agent(), &source, "x".into(), None)
+                    .await,
+                Err(SendMailError::NotReplyable)
+            ));
+        }
+        let mut unknown = Mocks::new().with_inbox(true);
+        unknown.mailbox.expect_message().never();
+        assert!(matches!(
+            unknown
+                .service()
+                .reply(agent(), "not-a-uuid", "x".into(), None)
+                .await,
+            Err(SendMailError::SourceNotFound)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_throttled_send_is_reported_as_such() {
+        let mut mocks = Mocks::new().with_inbox(true);
+        mocks.outbox.expect_accept().returning(|_, _| {
+            Err(AcceptError::Throttled {
+                retry_after: Duration::from_secs(3),
+            })
+        });
+        assert!(matches!(
+            mocks.service().send(agent(), mail()).await,
+            Err(SendMailError::Throttled)
+        ));
+    }
+
+    fn inbound_to(addresses: &[&str]) -> InboundEmail {
+        InboundEmail {
+            internet_message_id: Some("<m@x>".into()),
+            subject: Some("Your code".into()),
+            from: Some("alice@example.org".into()),
+            to: addresses.iter().map(|a| (*a).to_owned()).collect(),
+            text: Some("Use 482913 to sign in".into()),
+            ..InboundEmail::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bad_signature_is_refused_before_the_body_is_parsed() {
+        let mut mocks = Mocks::new();
+        let mut verifier = MockWebhookVerifier::new();
+        verifier
+            .expect_verify()
+            .returning(|_, _, _| Err(SignatureError::Mismatch));
+        mocks.verifier = Some(verifier);
+        mocks.parser.expect_parse().never();
+        mocks.inbound.expect_store_inbound().never();
+        let signature = WebhookSignature {
+            id: "msg_1",
+            timestamp: "1",
+            signatures: "v1,x",
+        };
+        assert!(matches!(
+            mocks
+                .service()
+                .receive_webhook(signature, InboundFormat::Raw, b"x")
+                .await,
+            Err(IngestError::Signature(SignatureError::Mismatch))
+        ));
+        let unconfigured = Mocks::new().service();
+        assert!(matches!(
+            unconfigured
+                .receive_webhook(signature, InboundFormat::Raw, b"x")
+                .await,
+            Err(IngestError::NotConfigured)
+        ));
+    }
+
+    #[tokio::test]
+    async fn inbound_mail_is_stored_once_per_addressed_inbox_keyed_by_its_message_id() {
+        let mut mocks = Mocks::new();
+        mocks.parser.expect_parse().returning(|_, _| {
+            Ok(inbound_to(&[
+                "Agent@Inbox.example.com",
+                "stranger@example.net",
+            ]))
+        });
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .withf(|addresses| addresses.len() == 2)
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        mocks
+            .inbound
+            .expect_store_inbound()
+            .withf(|message| {
+                message.provider_message_id == "<m@x>"
+                    && message.inbox_id == inbox().id
+                    && message.verification_codes
+                        == extract_verification_codes("Your code\nUse 482913 to sign in")
+            })
+            .times(1)
+            .returning(|_| {
+                Ok((
+                    record(EmailDirection::Inbound, Some("alice@example.org")),
+                    true,
+                ))
+            });
+        let report = mocks
+            .service()
+            .receive_raw(b"raw", "delivery-1")
+            .await
+            .expect("ingested");
+        assert_eq!(report.stored.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn mail_for_no_inbox_is_dropped_without_an_error() {
+        let mut mocks = Mocks::new();
+        mocks
+            .parser
+            .expect_parse()
+            .returning(|_, _| Ok(inbound_to(&["nobody@example.net"])));
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .returning(|_| Ok(Vec::new()));
+        mocks.inbound.expect_store_inbound().never();
+        let report = mocks
+            .service()
+            .receive_raw(b"raw", "delivery-1")
+            .await
+            .expect("no error");
+        assert_eq!(report, IngestReport::default());
+    }
+}
