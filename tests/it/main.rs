@@ -3,7 +3,9 @@
 mod auth;
 mod chain;
 mod cli;
+mod email;
 mod exactly_once;
+mod fake_mail_api;
 mod faulty_node;
 mod harness;
 mod me;
