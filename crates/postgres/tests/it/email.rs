@@ -1,0 +1,442 @@
+use std::time::Duration;
+
+use domain::{
+    AgentProfile, EmailAddress, EmailDirection, EmailMessageId, EmailStatus, IdempotencyKey,
+    RateLimit,
+};
+use ports::{
+    AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
+    InboundMailStore, Mailbox, NewInboundEmail, NewOutboundEmail, OutboxQueue, SendThrottle,
+};
+use postgres_store::{Database, PgEmailStore, PoolSettings};
+use test_support::TestDatabase;
+use uuid::Uuid;
+
+use crate::agents::{full_agent, store};
+
+const ROOMY: RateLimit = RateLimit {
+    per_minute: 600,
+    burst: 100,
+};
+
+fn email_store(database: &TestDatabase) -> PgEmailStore {
+    PgEmailStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+}
+
+async fn agent_with_inbox(database: &TestDatabase, seed: u8) -> AgentProfile {
+    store(database)
+        .create(full_agent(seed))
+        .await
+        .expect("created")
+}
+
+fn address(text: &str) -> EmailAddress {
+    EmailAddress::parse(text).expect("valid address")
+}
+
+fn outbound(profile: &AgentProfile, to: &str) -> NewOutboundEmail {
+    let inbox = profile.email_inbox.as_ref().expect("inbox");
+    let id = EmailMessageId(Uuid::now_v7());
+    NewOutboundEmail {
+        id,
+        agent_id: profile.agent.id,
+        inbox_id: inbox.id,
+        thread_id: id,
+        internet_message_id: format!("<{}@inbox.test>", id.0),
+        in_reply_to: None,
+        references: Vec::new(),
+        from: inbox.address.clone(),
+        to: vec![address(to)],
+        cc: Vec::new(),
+        bcc: Vec::new(),
+        subject: "Hello".into(),
+        text: "Hi".into(),
+        headers: vec![("X-Tag".into(), "a".into())],
+        idempotency: None,
+    }
+}
+
+fn throttle(profile: &AgentProfile, limit: RateLimit) -> SendThrottle {
+    SendThrottle {
+        sponsor: profile.agent.sponsor_id,
+        limit,
+    }
+}
+
+fn inbound(profile: &AgentProfile, provider_id: &str, email: InboundEmail) -> NewInboundEmail {
+    NewInboundEmail {
+        id: EmailMessageId(Uuid::now_v7()),
+        agent_id: profile.agent.id,
+        inbox_id: profile.email_inbox.as_ref().expect("inbox").id,
+        provider_message_id: provider_id.into(),
+        email,
+        verification_codes: vec!["482913".into()],
+    }
+}
+
+#[tokio::test]
+async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 41).await;
+    let emails = email_store(&database);
+    let message = outbound(&profile, "bob@example.com");
+    let Acceptance::Accepted(stored) = emails
+        .accept(message.clone(), throttle(&profile, ROOMY))
+        .await
+        .expect("accepted")
+    else {
+        panic!("a new message")
+    };
+    assert_eq!(stored.status, EmailStatus::Queued);
+    assert_eq!(stored.direction, EmailDirection::Outbound);
+    assert!(stored.sent_at.is_some());
+
+    let claimed = emails
+        .claim_due(Duration::from_secs(60))
+        .await
+        .expect("claimed")
+        .expect("one due");
+    assert_eq!(claimed.email.message_id, message.id);
+    assert_eq!(claimed.email.to, message.to);
+    assert_eq!(claimed.email.headers, message.headers);
+    assert_eq!(
+        claimed.email.internet_message_id,
+        message.internet_message_id
+    );
+    assert_eq!(claimed.attempts, 1);
+    assert!(
+        emails
+            .claim_due(Duration::from_secs(60))
+            .await
+            .expect("claimed")
+            .is_none(),
+        "a leased message is no one else's"
+    );
+    let delivery = Delivery {
+        provider_message_id: "p-1".into(),
+    };
+    assert!(emails
+        .record_sent(message.id, claimed.lease, &delivery)
+        .await
+        .expect("recorded"));
+    let sent = emails
+        .message(stored.inbox_id, message.id)
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(sent.status, EmailStatus::Sent);
+    assert_eq!(sent.provider_message_id.as_deref(), Some("p-1"));
+}
+
+#[tokio::test]
+async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothing() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 42).await;
+    let emails = email_store(&database);
+    let message = outbound(&profile, "bob@example.com");
+    emails
+        .accept(message.clone(), throttle(&profile, ROOMY))
+        .await
+        .expect("accepted");
+    let first = emails
+        .claim_due(Duration::from_millis(1))
+        .await
+        .expect("claimed")
+        .expect("due");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = emails
+        .claim_due(Duration::from_secs(60))
+        .await
+        .expect("claimed")
+        .expect("the lease expired");
+    assert_eq!(second.attempts, 2);
+    let delivery = Delivery {
+        provider_message_id: "late".into(),
+    };
+    assert!(!emails
+        .record_sent(message.id, first.lease, &delivery)
+        .await
+        .expect("refused"));
+    assert!(emails
+        .record_retry(message.id, second.lease, "503", Duration::from_secs(3600))
+        .await
+        .expect("recorded"));
+    assert!(
+        emails
+            .claim_due(Duration::from_secs(60))
+            .await
+            .expect("claimed")
+            .is_none(),
+        "not due before its wait"
+    );
+    let queued = emails
+        .message(second_inbox(&profile), message.id)
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(queued.status, EmailStatus::Queued);
+    assert_eq!(queued.failure_reason, None, "a passing error is no reason");
+}
+
+fn second_inbox(profile: &AgentProfile) -> domain::EmailInboxId {
+    profile.email_inbox.as_ref().expect("inbox").id
+}
+
+#[tokio::test]
+async fn a_failed_message_keeps_its_reason() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 43).await;
+    let emails = email_store(&database);
+    let message = outbound(&profile, "bob@example.com");
+    emails
+        .accept(message.clone(), throttle(&profile, ROOMY))
+        .await
+        .expect("accepted");
+    let claimed = emails
+        .claim_due(Duration::from_secs(60))
+        .await
+        .expect("claimed")
+        .expect("due");
+    assert!(emails
+        .record_failed(message.id, claimed.lease, "550 no such user")
+        .await
+        .expect("recorded"));
+    let failed = emails
+        .message(second_inbox(&profile), message.id)
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(failed.status, EmailStatus::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some("550 no such user"));
+}
+
+#[tokio::test]
+async fn concurrent_workers_never_claim_one_message_twice() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 44).await;
+    let emails = std::sync::Arc::new(email_store(&database));
+    for n in 0..20 {
+        emails
+            .accept(
+                outbound(&profile, &format!("r{n}@example.com")),
+                throttle(&profile, ROOMY),
+            )
+            .await
+            .expect("accepted");
+    }
+    let workers = (0..4).map(|_| {
+        let emails = emails.clone();
+        tokio::spawn(async move {
+            let mut claimed = Vec::new();
+            while let Some(message) = emails
+                .claim_due(Duration::from_secs(60))
+                .await
+                .expect("claimed")
+            {
+                claimed.push(message.email.message_id);
+            }
+            claimed
+        })
+    });
+    let mut all: Vec<EmailMessageId> = Vec::new();
+    for worker in workers {
+        all.extend(worker.await.expect("worker"));
+    }
+    let count = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!((count, all.len()), (20, 20));
+}
+
+#[tokio::test]
+async fn a_throttled_or_refused_send_stores_nothing_and_a_key_replays_its_message() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 45).await;
+    let emails = email_store(&database);
+    let one = RateLimit {
+        per_minute: 1,
+        burst: 1,
+    };
+    let key = EmailIdempotency {
+        key: IdempotencyKey::parse("k-1").expect("key"),
+        fingerprint: [1; 32],
+        ttl: Duration::from_secs(3600),
+    };
+    let first = NewOutboundEmail {
+        idempotency: Some(key.clone()),
+        ..outbound(&profile, "bob@example.com")
+    };
+    let Acceptance::Accepted(original) = emails
+        .accept(first, throttle(&profile, one))
+        .await
+        .expect("accepted")
+    else {
+        panic!("new")
+    };
+    let retry = NewOutboundEmail {
+        idempotency: Some(key.clone()),
+        ..outbound(&profile, "bob@example.com")
+    };
+    assert_eq!(
+        emails.accept(retry, throttle(&profile, one)).await,
+        Ok(Acceptance::Replayed(original.clone())),
+        "a replay spends nothing from the exhausted bucket"
+    );
+    let other_body = NewOutboundEmail {
+        idempotency: Some(EmailIdempotency {
+            fingerprint: [2; 32],
+            ..key
+        }),
+        ..outbound(&profile, "bob@example.com")
+    };
+    assert_eq!(
+        emails.accept(other_body, throttle(&profile, one)).await,
+        Err(AcceptError::IdempotencyMismatch {
+            original: original.id
+        })
+    );
+    assert!(matches!(
+        emails
+            .accept(
+                outbound(&profile, "carol@example.com"),
+                throttle(&profile, one)
+            )
+            .await,
+        Err(AcceptError::Throttled { .. })
+    ));
+    let page = emails
+        .page(second_inbox(&profile), None, None, 10, 100)
+        .await
+        .expect("page");
+    assert_eq!(page.len(), 1, "only the first send was stored");
+}
+
+#[tokio::test]
+async fn inbound_mail_is_stored_once_and_joins_the_thread_it_answers() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 46).await;
+    let emails = email_store(&database);
+    let inbox_address = profile.email_inbox.as_ref().expect("inbox").address.clone();
+    let found = emails
+        .inboxes_at(&[
+            address(&inbox_address.as_str().to_uppercase()),
+            address("x@elsewhere.test"),
+        ])
+        .await
+        .expect("found");
+    assert_eq!(found.len(), 1, "addresses compare case-insensitively");
+
+    let first = InboundEmail {
+        internet_message_id: Some("<a@example.org>".into()),
+        subject: Some("Plans".into()),
+        from: Some("alice@example.org".into()),
+        to: vec![inbox_address.as_str().into()],
+        text: Some("Lunch?".into()),
+        headers: vec![
+            ("Received".into(), "one".into()),
+            ("Received".into(), "two".into()),
+        ],
+        ..InboundEmail::default()
+    };
+    let (stored, new) = emails
+        .store_inbound(inbound(&profile, "p-a", first.clone()))
+        .await
+        .expect("stored");
+    assert!(new);
+    assert_eq!(stored.status, EmailStatus::Received);
+    assert_eq!(stored.thread_id, stored.id);
+    assert_eq!(stored.verification_codes, vec!["482913"]);
+    assert_eq!(stored.headers.len(), 2);
+    let (again, new) = emails
+        .store_inbound(inbound(&profile, "p-a", first))
+        .await
+        .expect("stored");
+    assert!(!new);
+    assert_eq!(again.id, stored.id);
+
+    let answer = InboundEmail {
+        internet_message_id: Some("<c@example.org>".into()),
+        in_reply_to: Some("<unknown@example.org>".into()),
+        references: vec!["<a@example.org>".into(), "<unknown@example.org>".into()],
+        ..InboundEmail::default()
+    };
+    let (threaded, _) = emails
+        .store_inbound(inbound(&profile, "p-c", answer))
+        .await
+        .expect("stored");
+    assert_eq!(threaded.thread_id, stored.thread_id);
+}
+
+#[tokio::test]
+async fn pages_are_newest_first_by_direction_and_cut_bodies_to_the_preview() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 47).await;
+    let emails = email_store(&database);
+    for n in 0..3 {
+        emails
+            .accept(
+                NewOutboundEmail {
+                    text: "x".repeat(50),
+                    ..outbound(&profile, &format!("r{n}@example.com"))
+                },
+                throttle(&profile, ROOMY),
+            )
+            .await
+            .expect("accepted");
+    }
+    emails
+        .store_inbound(inbound(
+            &profile,
+            "p-1",
+            InboundEmail {
+                text: Some("é".repeat(50)),
+                ..InboundEmail::default()
+            },
+        ))
+        .await
+        .expect("stored");
+    let inbox = second_inbox(&profile);
+    let all = emails.page(inbox, None, None, 10, 10).await.expect("page");
+    assert_eq!(all.len(), 4);
+    assert!(all
+        .windows(2)
+        .all(|pair| (pair[0].created_at, pair[0].id) > (pair[1].created_at, pair[1].id)));
+    assert_eq!(all[0].text.as_deref(), Some("é".repeat(10).as_str()));
+    let after = domain::CursorPosition::of(all[1].created_at, all[1].id.0);
+    let rest = emails
+        .page(inbox, None, Some(after), 10, 10)
+        .await
+        .expect("page");
+    assert_eq!(
+        rest.iter().map(|m| m.id).collect::<Vec<_>>(),
+        all[2..].iter().map(|m| m.id).collect::<Vec<_>>()
+    );
+    let outbound_only = emails
+        .page(inbox, Some(EmailDirection::Outbound), None, 10, 10)
+        .await
+        .expect("page");
+    assert_eq!(outbound_only.len(), 3);
+    let full = emails
+        .message(inbox, all[0].id)
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(full.text.as_deref(), Some("é".repeat(50).as_str()));
+}
+
+#[tokio::test]
+async fn the_inbox_domain_starts_verified_and_others_do_not() {
+    let database = TestDatabase::new().await;
+    agent_with_inbox(&database, 48).await;
+    let emails = email_store(&database);
+    assert!(emails.domain_verified("inbox.test").await.expect("read"));
+    assert!(emails.domain_verified("INBOX.test").await.expect("read"));
+    assert!(!emails
+        .domain_verified("elsewhere.test")
+        .await
+        .expect("read"));
+    database
+        .execute("UPDATE email_domains SET verified_at = NULL WHERE name = 'inbox.test'")
+        .await;
+    assert!(!emails.domain_verified("inbox.test").await.expect("read"));
+}
