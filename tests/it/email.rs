@@ -878,3 +878,106 @@ async fn agentctl_delivers_sandbox_mail_through_ingestion_with_its_codes() {
     assert!(!nobody.success);
     assert!(nobody.stderr.contains("no inbox"), "{}", nobody.stderr);
 }
+
+#[tokio::test]
+async fn a_key_whose_first_send_is_still_in_flight_is_409_at_once() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[("DATABASE_LOCK_TIMEOUT_MS", "20000")]).await;
+    let (key, _) = email_agent(&database, "acme").await;
+    // A first send makes the sponsor's bucket; holding its row makes the next sends wait there,
+    // one of them holding the idempotency key.
+    assert_eq!(
+        send(&server, &key, plain("a@example.com")).await.status,
+        200
+    );
+    let bucket = database
+        .hold("SELECT * FROM rate_limit_buckets FOR UPDATE")
+        .await;
+    let body = plain("keyed@example.com");
+    let keyed = |server: &Server| {
+        let request = server
+            .client
+            .post(server.url("/v1/email/send"))
+            .bearer_auth(&key)
+            .header("Idempotency-Key", "invoice-7")
+            .json(&body);
+        tokio::spawn(async move { read(request.send().await.expect("request")).await })
+    };
+    let mut sends = vec![keyed(&server), keyed(&server)];
+    let (first_done, index, _) = futures_util::future::select_all(sends.iter_mut()).await;
+    let (status, detail) = first_done.expect("send task");
+    assert_eq!(status, 409, "{detail}");
+    drop(bucket);
+    let (status, sent) = sends.remove(1 - index).await.expect("send task");
+    assert_eq!(status, 200, "{sent}");
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_message_with_an_attachment_comes_in_through_the_webhook() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, address) = email_agent(&database, "acme").await;
+    let attachment = vec![b'A'; 7 * 1024 * 1024];
+    let encoded: Vec<String> = base64_lines(&attachment);
+    let mail = format!(
+        "From: scanner@example.org\r\nTo: {address}\r\nSubject: Scan\r\nMessage-ID: <scan-1@example.org>\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n\
+         --b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThe scan is attached.\r\n\
+         --b1\r\nContent-Type: application/pdf; name=\"scan.pdf\"\r\n\
+         Content-Disposition: attachment; filename=\"scan.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\n\
+         {}\r\n--b1--\r\n",
+        encoded.join("\r\n")
+    );
+    assert!(mail.len() > 9_500_000, "{}", mail.len());
+    let (status, stored) = webhook_signed(
+        &server,
+        SECRET,
+        "msg_big",
+        now(),
+        "message/rfc822",
+        mail.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{stored}");
+    let id = stored["stored"][0].as_str().expect("stored id");
+    let (_, message) = get(&server, &format!("/v1/email/messages/{id}"), &key).await;
+    assert_eq!(message["text"], "The scan is attached.");
+    let attachments = message["attachments"].as_array().expect("attachments");
+    assert_eq!(attachments.len(), 1);
+    assert_eq!(attachments[0]["filename"], "scan.pdf");
+    assert_eq!(attachments[0]["content_type"], "application/pdf");
+    assert_eq!(attachments[0]["size"], attachment.len());
+}
+
+/// Base64 in the 76-character lines of MIME.
+fn base64_lines(bytes: &[u8]) -> Vec<String> {
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+    text.as_bytes()
+        .chunks(76)
+        .map(|line| String::from_utf8_lossy(line).into_owned())
+        .collect()
+}
+
+#[test]
+fn agentctl_extracts_codes_from_stdin_without_a_database() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(crate::harness::binary("agentctl"))
+        .env_clear()
+        .args(["codes", "extract"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all("您的验证码是 385920，5分钟内有效。".as_bytes())
+        .expect("write");
+    let output = child.wait_with_output().expect("agentctl");
+    assert!(output.status.success());
+    let codes: Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(codes, json!(["385920"]));
+}
