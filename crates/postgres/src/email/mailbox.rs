@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Nullable, Text};
+use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use domain::{CursorPosition, EmailDirection, EmailInboxId, EmailMessageId, EmailMessageRecord};
 use ports::{Mailbox, StoreError};
@@ -63,13 +63,14 @@ impl Mailbox for PgEmailStore {
             query = query.filter(email_messages::direction.eq(direction.as_str()));
         }
         if let Some(position) = after {
-            let created_at = position_time(&position)?;
+            // A row comparison, which PostgreSQL turns into a bound on the page index: the same
+            // condition spelt with OR is a filter over every row before the page.
             query = query.filter(
-                email_messages::created_at
-                    .lt(created_at)
-                    .or(email_messages::created_at
-                        .eq(created_at)
-                        .and(email_messages::id.lt(position.id))),
+                sql::<Bool>("(email_messages.created_at, email_messages.id) < (")
+                    .bind::<Timestamptz, _>(position_time(&position)?)
+                    .sql(", ")
+                    .bind::<SqlUuid, _>(position.id)
+                    .sql(")"),
             );
         }
         let rows: Vec<MessageWithBodies> =

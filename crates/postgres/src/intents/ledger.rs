@@ -1,7 +1,9 @@
 //! `IntentLedger`: the agent's keyset pages, the operator's listing, and decisions on intents.
 
 use async_trait::async_trait;
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::{
@@ -55,12 +57,14 @@ impl IntentLedger for PgIntentStore {
                 let created_at = position_time(&position)?;
                 transfer_intents::table
                     .filter(transfer_intents::agent_id.eq(agent.0))
+                    // A row comparison bounds the index scan; the same condition spelt with OR
+                    // would filter every row before the page.
                     .filter(
-                        transfer_intents::created_at.lt(created_at).or(
-                            transfer_intents::created_at
-                                .eq(created_at)
-                                .and(transfer_intents::id.lt(position.id)),
-                        ),
+                        sql::<Bool>("(transfer_intents.created_at, transfer_intents.id) < (")
+                            .bind::<Timestamptz, _>(created_at)
+                            .sql(", ")
+                            .bind::<SqlUuid, _>(position.id)
+                            .sql(")"),
                     )
                     .select(TransferIntentRow::as_select())
                     .order(newest_first)
