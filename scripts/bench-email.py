@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Helpers of `make bench` for email (standard library only).
+
+  bench-email.py webhooks ADDRESS SECRET COUNT FILE
+      COUNT distinct inbound mails to ADDRESS, signed per Standard Webhooks with SECRET, one
+      request a line for scripts/bench-webhook.lua: id, timestamp, signature, body (CRLF as \\r\\n).
+  bench-email.py walk BASE_URL KEY PAGES LIMIT
+      Follows next_cursor through PAGES pages of LIMIT messages and prints the last page's cursor.
+"""
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import sys
+import time
+import urllib.parse
+
+
+def webhooks(address, secret, count, path):
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    now = int(time.time())
+    with open(path, "w") as out:
+        for n in range(count):
+            body = (
+                f"From: Sender <sender{n}@bench.example>\r\nTo: {address}\r\n"
+                f"Subject: Your code {n}\r\nMessage-ID: <bench-{now}-{n}@bench.example>\r\n"
+                "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+                f"Your verification code is {100000 + n % 900000}.\r\n"
+            )
+            webhook_id = f"msg_bench_{now}_{n}"
+            signed = f"{webhook_id}.{now}.{body}".encode()
+            signature = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+            escaped = body.replace("\r\n", "\\r\\n")
+            out.write(f"{webhook_id}\t{now}\tv1,{signature}\t{escaped}\n")
+
+
+def walk(base_url, key, pages, limit):
+    url = urllib.parse.urlparse(base_url)
+    connection = http.client.HTTPConnection(url.hostname, url.port)
+    cursor = None
+    for _ in range(pages - 1):
+        path = f"/v1/email/inbox?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
+        connection.request("GET", path, headers={"Authorization": f"Bearer {key}"})
+        page = json.loads(connection.getresponse().read())
+        cursor = page["next_cursor"]
+        if cursor is None:
+            sys.exit(f"bench-email: the inbox ended before page {pages}")
+    print(cursor)
+
+
+if __name__ == "__main__":
+    command, *args = sys.argv[1:]
+    if command == "webhooks":
+        webhooks(args[0], args[1], int(args[2]), args[3])
+    elif command == "walk":
+        walk(args[0], args[1], int(args[2]), int(args[3]))
+    else:
+        sys.exit(__doc__)
