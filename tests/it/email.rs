@@ -273,6 +273,15 @@ async fn invalid_sends_are_422_pointing_at_the_field() {
         assert_eq!(locs(&refused.body), vec![json!(["body", "headers", name])]);
     }
 
+    let injected = send(
+        &server,
+        &key,
+        json!({"to": ["a@example.com"], "subject": "Hi\r\nBcc: victim@example.com", "body_text": "b"}),
+    )
+    .await;
+    assert_eq!(injected.status, 422);
+    assert_eq!(locs(&injected.body), vec![json!(["body", "subject"])]);
+
     let no_recipient = send(
         &server,
         &key,

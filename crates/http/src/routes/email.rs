@@ -187,6 +187,14 @@ fn parse_send(body: EmailSendRequest, key: Option<IdempotencyKey>) -> Result<Sen
             );
         }
     }
+    if body.subject.contains(['\r', '\n']) {
+        failures.push(ValidationItem::new(
+            "value_error",
+            body_loc(&[json!("subject")]),
+            "Value error, the subject is a header: it must not contain CR or LF",
+            json!(body.subject),
+        ));
+    }
     failures.extend(check_body_text(&body.body_text));
     let headers: Vec<(String, String)> = body.headers.unwrap_or_default().into_iter().collect();
     for (name, value) in &headers {
