@@ -68,12 +68,20 @@ enum Command {
 /// What every command group reads: the environment and the database settings.
 pub struct Context {
     env: Environment,
-    database: DatabaseConfig,
+    /// `--no-migrate`: skip pending migrations whatever MIGRATE_ON_START says.
+    no_migrate: bool,
 }
 
 impl Context {
     fn provisioning(&self) -> anyhow::Result<ProvisioningConfig> {
         ProvisioningConfig::from_env(&self.env).context("configuration")
+    }
+
+    /// Read when a command needs the database, so commands without one run without it.
+    fn database_config(&self) -> anyhow::Result<DatabaseConfig> {
+        let mut config = DatabaseConfig::from_env(&self.env).context("configuration")?;
+        config.migrate_on_start &= !self.no_migrate;
+        Ok(config)
     }
 
     /// The codec the server signs cursors with: the email service needs one, even here.
@@ -85,7 +93,7 @@ impl Context {
     }
 
     async fn database(&self) -> anyhow::Result<Database> {
-        wiring::open_database(&self.database).await
+        wiring::open_database(&self.database_config()?).await
     }
 
     async fn control_plane(&self) -> anyhow::Result<ControlPlane> {
@@ -130,18 +138,15 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<Value> {
-    // The only command without a database.
-    let command = match cli.command {
-        Command::Codes(command) => return codes::run(command),
-        other => other,
+    let context = Context {
+        env: Environment::from_process(),
+        no_migrate: cli.no_migrate,
     };
-    let env = Environment::from_process();
-    let mut database = DatabaseConfig::from_env(&env).context("configuration")?;
-    database.migrate_on_start &= !cli.no_migrate;
-    let context = Context { env, database };
-    match command {
+    match cli.command {
         Command::Codes(command) => codes::run(command),
-        Command::Migrate => Ok(json!({ "applied": wiring::migrate(&context.database).await? })),
+        Command::Migrate => Ok(json!({
+            "applied": wiring::migrate(&context.database_config()?).await?
+        })),
         Command::Agents(command) => agents::run(&context, command).await,
         Command::Policy(command) => policy::run(&context, command).await,
         Command::Intents(command) => intents::run(&context, command).await,

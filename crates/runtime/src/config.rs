@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use app::{ExecutorSettings, OutboxSettings, SendLimits};
 use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
-use email::{ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier};
+use email::{
+    InvalidSmtpSettings, ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier,
+};
 use evm::MasterKey;
 use postgres_store::PoolSettings;
 use secrecy::{ExposeSecret, SecretString};
@@ -438,18 +440,25 @@ impl EmailConfig {
 }
 
 fn smtp_settings(env: &Environment, timeout: Duration) -> Result<SmtpSettings, ConfigError> {
-    let invalid = |name: &'static str| {
-        move |error: email::InvalidSmtpSettings| ConfigError::Invalid {
-            name,
-            reason: error.to_string(),
-        }
+    // Each refusal of the settings names the variable that carries the fault.
+    let invalid = |error: InvalidSmtpSettings| ConfigError::Invalid {
+        name: match error {
+            InvalidSmtpSettings::Host(_) | InvalidSmtpSettings::Tls(_) => "EMAIL_SMTP_HOST",
+            InvalidSmtpSettings::Port => "EMAIL_SMTP_PORT",
+            InvalidSmtpSettings::Security(_) | InvalidSmtpSettings::CredentialsInClear => {
+                "EMAIL_SMTP_SECURITY"
+            }
+            InvalidSmtpSettings::Timeout => "EMAIL_SMTP_TIMEOUT_MS",
+            InvalidSmtpSettings::Username => "EMAIL_SMTP_USERNAME",
+        },
+        reason: error.to_string(),
     };
     let host = env.required("EMAIL_SMTP_HOST")?;
     let security: SmtpSecurity = env
         .get("EMAIL_SMTP_SECURITY")
         .unwrap_or("starttls")
         .parse()
-        .map_err(invalid("EMAIL_SMTP_SECURITY"))?;
+        .map_err(invalid)?;
     let default_port = match security {
         SmtpSecurity::Tls => 465,
         SmtpSecurity::StartTls => 587,
@@ -467,8 +476,7 @@ fn smtp_settings(env: &Environment, timeout: Duration) -> Result<SmtpSettings, C
         (Some(_), None) => return Err(ConfigError::Missing("EMAIL_SMTP_PASSWORD")),
         (None, Some(_)) => return Err(ConfigError::Missing("EMAIL_SMTP_USERNAME")),
     };
-    SmtpSettings::new(host, port, security, credentials, timeout)
-        .map_err(invalid("EMAIL_SMTP_HOST"))
+    SmtpSettings::new(host, port, security, credentials, timeout).map_err(invalid)
 }
 
 /// Derivation input of the sandbox cursor secret: cursors are tamper-evident, not confidential,
@@ -794,6 +802,82 @@ mod tests {
             documented, read,
             ".env.example documents exactly what the configuration reads"
         );
+    }
+
+    #[test]
+    fn each_email_provider_needs_its_own_settings_and_names_a_bad_one() {
+        let email = |pairs: &[(&str, &str)]| {
+            EmailConfig::from_env(&Environment::from_pairs(pairs.iter().copied()))
+        };
+        assert!(matches!(
+            email(&[]).map(|config| config.provider),
+            Ok(EmailProvider::Sandbox)
+        ));
+        assert!(matches!(
+            email(&[
+                ("EMAIL_PROVIDER", "smtp"),
+                ("EMAIL_SMTP_HOST", "smtp.example.com")
+            ])
+            .map(|config| config.provider),
+            Ok(EmailProvider::Smtp(_))
+        ));
+        assert!(matches!(
+            email(&[("EMAIL_PROVIDER", "resend"), ("RESEND_API_KEY", "re_123")])
+                .map(|config| config.provider),
+            Ok(EmailProvider::Resend(_))
+        ));
+        let smtp = ("EMAIL_PROVIDER", "smtp");
+        let host = ("EMAIL_SMTP_HOST", "smtp.example.com");
+        for (pairs, named) in [
+            (vec![("EMAIL_PROVIDER", "carrier-pigeon")], "EMAIL_PROVIDER"),
+            (
+                vec![smtp, host, ("EMAIL_SMTP_SECURITY", "maybe")],
+                "EMAIL_SMTP_SECURITY",
+            ),
+            (
+                vec![smtp, host, ("EMAIL_SMTP_PORT", "0")],
+                "EMAIL_SMTP_PORT",
+            ),
+            (
+                vec![
+                    smtp,
+                    host,
+                    ("EMAIL_SMTP_SECURITY", "none"),
+                    ("EMAIL_SMTP_USERNAME", "u"),
+                    ("EMAIL_SMTP_PASSWORD", "p"),
+                ],
+                "EMAIL_SMTP_SECURITY",
+            ),
+            (
+                vec![
+                    ("EMAIL_PROVIDER", "resend"),
+                    ("RESEND_API_KEY", "re_1"),
+                    ("RESEND_BASE_URL", "ftp://x"),
+                ],
+                "RESEND_BASE_URL",
+            ),
+            (
+                vec![("EMAIL_WEBHOOK_SECRETS", "whsec_!!!")],
+                "EMAIL_WEBHOOK_SECRETS",
+            ),
+            (vec![("EMAIL_SEND_BURST", "0")], "EMAIL_SEND_BURST"),
+        ] {
+            let error = email(&pairs).err();
+            assert!(
+                matches!(error, Some(ConfigError::Invalid { name, .. }) if name == named),
+                "{named}: {error:?}"
+            );
+        }
+        for (pairs, missing) in [
+            (vec![smtp], "EMAIL_SMTP_HOST"),
+            (vec![("EMAIL_PROVIDER", "resend")], "RESEND_API_KEY"),
+            (
+                vec![smtp, host, ("EMAIL_SMTP_USERNAME", "u")],
+                "EMAIL_SMTP_PASSWORD",
+            ),
+        ] {
+            assert_eq!(email(&pairs).err(), Some(ConfigError::Missing(missing)));
+        }
     }
 
     #[test]
