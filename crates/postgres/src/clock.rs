@@ -6,6 +6,11 @@ use std::time::Duration;
 use diesel::data_types::PgInterval;
 use diesel::dsl::sql;
 use diesel::expression::{SqlLiteral, TypedExpressionType};
+use domain::CursorPosition;
+use ports::StoreError;
+use time::OffsetDateTime;
+
+use crate::errors::corrupt;
 
 /// A span as a PostgreSQL interval, for comparisons with `now()`.
 pub(crate) fn interval(span: Duration) -> PgInterval {
@@ -21,4 +26,10 @@ pub(crate) fn seconds_since<ST: TypedExpressionType>(expression: &str) -> SqlLit
 /// Seconds read from SQL as a duration; negative ones are none.
 pub(crate) fn duration_from_secs(seconds: f64) -> Duration {
     Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(Duration::MAX)
+}
+
+/// The creation time a page cursor points at, as the timestamp its keyset compares.
+pub(crate) fn cursor_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
+        .map_err(|_| corrupt("cursor time out of range"))
 }

@@ -8,17 +8,12 @@ use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlU
 use diesel_async::RunQueryDsl;
 use domain::{CursorPosition, EmailDirection, EmailInboxId, EmailMessageId, EmailMessageRecord};
 use ports::{Mailbox, StoreError};
-use time::OffsetDateTime;
 
 use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
-use crate::errors::{corrupt, from_diesel};
+use crate::clock::cursor_time;
+use crate::errors::from_diesel;
 use crate::rows::row_limit;
 use crate::schema::{email_domains, email_messages};
-
-fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
-        .map_err(|_| corrupt("cursor time out of range"))
-}
 
 #[async_trait]
 impl Mailbox for PgEmailStore {
@@ -67,7 +62,7 @@ impl Mailbox for PgEmailStore {
             // condition spelt with OR is a filter over every row before the page.
             query = query.filter(
                 sql::<Bool>("(email_messages.created_at, email_messages.id) < (")
-                    .bind::<Timestamptz, _>(position_time(&position)?)
+                    .bind::<Timestamptz, _>(cursor_time(&position)?)
                     .sql(", ")
                     .bind::<SqlUuid, _>(position.id)
                     .sql(")"),

@@ -10,18 +10,13 @@ use domain::{
     AgentId, CursorPosition, IntentEvent, IntentId, TransferIntentRecord, WalletId, U256,
 };
 use ports::{AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
-use time::OffsetDateTime;
 
 use super::execution::AttemptRow;
 use super::{held_in_window, transition_locked, PgIntentStore};
-use crate::errors::{corrupt, from_diesel};
+use crate::clock::cursor_time;
+use crate::errors::from_diesel;
 use crate::rows::{row_limit, TransferIntentRow};
 use crate::schema::{transfer_attempts, transfer_intents, wallets};
-
-fn position_time(position: &CursorPosition) -> Result<OffsetDateTime, StoreError> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(position.created_at_micros) * 1000)
-        .map_err(|_| corrupt("cursor time out of range"))
-}
 
 fn records(rows: Vec<TransferIntentRow>) -> Result<Vec<TransferIntentRecord>, StoreError> {
     rows.into_iter()
@@ -54,7 +49,7 @@ impl IntentLedger for PgIntentStore {
                     .await
             }
             Some(position) => {
-                let created_at = position_time(&position)?;
+                let created_at = cursor_time(&position)?;
                 transfer_intents::table
                     .filter(transfer_intents::agent_id.eq(agent.0))
                     // A row comparison bounds the index scan; the same condition spelt with OR
