@@ -160,13 +160,14 @@ impl DeliveryRetry {
     }
 }
 
+/// Which way a message went, mail or SMS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EmailDirection {
+pub enum Direction {
     Inbound,
     Outbound,
 }
 
-impl EmailDirection {
+impl Direction {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Inbound => "inbound",
@@ -235,7 +236,7 @@ pub struct EmailMessageRecord {
     pub id: EmailMessageId,
     pub inbox_id: EmailInboxId,
     pub agent_id: AgentId,
-    pub direction: EmailDirection,
+    pub direction: Direction,
     pub status: EmailStatus,
     /// Messages of one conversation share it: a reply takes the thread of what it answers.
     pub thread_id: EmailMessageId,
@@ -267,7 +268,7 @@ impl EmailMessageRecord {
     /// Where a reply to it goes: the sender of an inbound message, when that is a usable address.
     /// `None` for outbound messages and for inbound ones without a usable sender.
     pub fn reply_recipient(&self) -> Option<EmailAddress> {
-        if self.direction != EmailDirection::Inbound {
+        if self.direction != Direction::Inbound {
             return None;
         }
         self.from
@@ -425,9 +426,9 @@ mod tests {
         ] {
             assert_eq!(EmailStatus::parse(status.as_str()), Some(status));
         }
-        for direction in [EmailDirection::Inbound, EmailDirection::Outbound] {
-            assert_eq!(EmailDirection::parse(direction.as_str()), Some(direction));
+        for direction in [Direction::Inbound, Direction::Outbound] {
+            assert_eq!(Direction::parse(direction.as_str()), Some(direction));
         }
-        assert_eq!(EmailDirection::parse("sideways"), None);
+        assert_eq!(Direction::parse("sideways"), None);
     }
 }

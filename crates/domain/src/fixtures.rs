@@ -7,8 +7,9 @@ use uuid::Uuid;
 
 use crate::{
     AgentId, AgentKeyHash, AgentProfile, AgentRecord, Allowlist, Asset, AtomicAmount, Chain,
-    Custody, EvmAddress, IntentId, IntentStatus, PolicyAsset, SpendLimits, SpendPolicyId,
-    SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId, WalletRecord, WalletStatus,
+    Custody, EvmAddress, IntentId, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord,
+    PolicyAsset, SpendLimits, SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord,
+    WalletId, WalletRecord, WalletStatus,
 };
 
 /// 2026-11-22T00:00:00Z: a fixed moment, so fixtures compare equal.
@@ -97,6 +98,18 @@ impl AgentProfile {
             phone_number: None,
             email_inbox: None,
             wallet: None,
+        }
+    }
+}
+
+impl PhoneNumberRecord {
+    pub fn fixture() -> Self {
+        Self {
+            id: PhoneNumberId(Uuid::from_u128(0x0192_0000_0000_7000_8000_0000_0000_0601)),
+            number: PhoneNumber::parse("+15550100123").expect("a valid number"),
+            country_iso2: Some("US".into()),
+            provider: "sandbox".into(),
+            created_at: moment(),
         }
     }
 }

@@ -16,6 +16,8 @@ pub mod ids;
 pub mod intent;
 pub mod limits;
 pub mod policy;
+pub mod service_name;
+pub mod sms;
 pub mod transfer;
 pub mod wallet;
 
@@ -35,8 +37,8 @@ pub use contact::{
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
     check_custom_header, reply_references, reply_subject, request_fingerprint, AttachmentMeta,
-    DeliveryRetry, EmailDirection, EmailMessageRecord, EmailStatus, HeaderRefused,
-    MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    DeliveryRetry, Direction, EmailMessageRecord, EmailStatus, HeaderRefused, MAX_BODY_TEXT_BYTES,
+    MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use evm_address::{EvmAddress, EvmAddressError};
 pub use execution::{replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt};
@@ -51,6 +53,8 @@ pub use limits::{RateDecision, RateLimit};
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
 };
+pub use service_name::{matches_service, recognise_service};
+pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};
 pub use transfer::{
     check_recipient, check_transfer_amount, IdempotencyKey, IdempotencyKeyError, RecipientRefused,
     TransferTooLarge, MAX_IDEMPOTENCY_KEY_CHARS, MAX_TRANSFER_ATOMIC,
