@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AttachmentMeta, CursorPosition, EmailAddress, EmailDirection, EmailInboxId,
+    AgentId, AttachmentMeta, CursorPosition, EmailAddress, Direction, EmailInboxId,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, LeaseId, RateLimit,
     SponsorId,
 };
@@ -265,7 +265,7 @@ pub trait Mailbox: Send + Sync {
     async fn page(
         &self,
         inbox: EmailInboxId,
-        direction: Option<EmailDirection>,
+        direction: Option<Direction>,
         after: Option<CursorPosition>,
         limit: usize,
         preview_chars: usize,

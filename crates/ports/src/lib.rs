@@ -8,7 +8,9 @@ pub mod errors;
 pub mod health;
 pub mod intents;
 pub mod limits;
+pub mod notifications;
 pub mod provisioning;
+pub mod sms;
 pub mod wallet_keys;
 
 pub use agents::{AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet};
@@ -31,9 +33,13 @@ pub use intents::{
     SubmittedIntent, TransitionError,
 };
 pub use limits::RateLimiter;
+pub use notifications::{inbound_topic, Notifications, Wakeup};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
+};
+pub use sms::{
+    NewSms, NumberReleaser, ProviderSms, SmsFlow, SmsProvider, SmsStore, SmsWebhookVerifier,
 };
 pub use wallet_keys::{SealedKeyRecord, WalletKeyStore};
 
@@ -53,6 +59,10 @@ pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, Moc
 #[cfg(feature = "mock")]
 pub use limits::MockRateLimiter;
 #[cfg(feature = "mock")]
+pub use notifications::MockNotifications;
+#[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
+#[cfg(feature = "mock")]
+pub use sms::{MockNumberReleaser, MockSmsProvider, MockSmsStore, MockSmsWebhookVerifier};
 #[cfg(feature = "mock")]
 pub use wallet_keys::MockWalletKeyStore;

@@ -1,49 +1,12 @@
-//! SMS provider adapters of agent-runtime. For now: the sandbox provider's number provisioning.
+//! SMS provider adapters of agent-runtime: Twilio's messages and numbers over its REST API, the
+//! check of Twilio's webhook signatures, and the sandbox provider's number provisioning.
 
-use async_trait::async_trait;
-use domain::PhoneNumber;
-use ports::{NumberProvisioner, ProviderError, ProvisionedNumber};
-use rand::Rng;
+mod sandbox_numbers;
+mod signature;
+mod twilio;
 
-pub const SANDBOX_PROVIDER: &str = "sandbox";
-
-/// Draws numbers from the North American 555 exchange, which is reserved for fiction and tests.
-/// A drawn number may already belong to another agent; the store's uniqueness rule catches that
-/// and the caller draws again.
-#[derive(Default)]
-pub struct SandboxNumberProvisioner;
-
-#[async_trait]
-impl NumberProvisioner for SandboxNumberProvisioner {
-    async fn provision_number(&self) -> Result<ProvisionedNumber, ProviderError> {
-        let subscriber: u32 = rand::thread_rng().gen_range(0..10_000_000);
-        let candidate = format!("+1555{subscriber:07}");
-        let number = PhoneNumber::parse(&candidate)
-            .map_err(|error| ProviderError::Refused(format!("{candidate}: {error}")))?;
-        Ok(ProvisionedNumber {
-            number,
-            country_iso2: Some("US".to_owned()),
-            provider: SANDBOX_PROVIDER.to_owned(),
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn sandbox_numbers_are_us_555_numbers_in_e164() {
-        let provisioned = SandboxNumberProvisioner
-            .provision_number()
-            .await
-            .expect("provisioned");
-        let number = provisioned.number.as_str();
-        assert!(
-            number.starts_with("+1555") && number.len() == 12,
-            "{number}"
-        );
-        assert_eq!(provisioned.country_iso2.as_deref(), Some("US"));
-        assert_eq!(provisioned.provider, "sandbox");
-    }
-}
+pub use sandbox_numbers::{SandboxNumberProvisioner, SANDBOX_PROVIDER};
+pub use signature::{sign, InvalidTwilioAuthToken, TwilioSignatureVerifier};
+pub use twilio::{
+    InvalidTwilioSettings, TwilioClient, TwilioSettings, TWILIO_BASE_URL, TWILIO_PROVIDER,
+};

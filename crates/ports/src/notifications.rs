@@ -1,0 +1,25 @@
+//! Wake-ups across instances: a change committed on any instance reaches the waiters of every
+//! instance, without a database connection per waiter.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// Resolves when its topic is notified on any instance, or when the hub lost its connection and
+/// got it back (notifications may have been missed meanwhile: whoever waits should look again).
+pub type Wakeup = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait Notifications: Send + Sync {
+    /// Registers at once: a notification published after this call wakes the returned future
+    /// however late it is polled. Subscribe before looking, and no wake-up falls between the look
+    /// and the wait.
+    fn subscribe(&self, topic: &str) -> Wakeup;
+
+    /// Whether the hub is listening now; while it is not, a missing wake-up proves nothing.
+    fn is_listening(&self) -> bool;
+}
+
+/// The topic of new inbound messages (SMS and mail) of an agent.
+pub fn inbound_topic(agent: domain::AgentId) -> String {
+    format!("inbound:{agent}")
+}
