@@ -210,7 +210,48 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    sms_messages (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        phone_number_id -> Uuid,
+        direction -> Text,
+        provider -> Text,
+        provider_message_id -> Text,
+        source -> Text,
+        from_number -> Text,
+        to_number -> Text,
+        body -> Text,
+        parsed_code -> Nullable<Text>,
+        service_name -> Nullable<Text>,
+        provider_received_at -> Nullable<Timestamptz>,
+        seen_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sms_code_waits (agent_id, request_id) {
+        agent_id -> Uuid,
+        request_id -> Text,
+        message_id -> Uuid,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sandbox_sms (sid) {
+        sid -> Text,
+        from_number -> Text,
+        to_number -> Text,
+        body -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(agents -> sponsors (sponsor_id));
+diesel::joinable!(sms_messages -> phone_numbers (phone_number_id));
+diesel::joinable!(sms_code_waits -> sms_messages (message_id));
 diesel::joinable!(email_messages -> email_inboxes (inbox_id));
 diesel::joinable!(transfer_intents -> agents (agent_id));
 diesel::joinable!(transfer_intents -> wallets (wallet_id));
@@ -224,6 +265,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     sponsors,
     agents,
     phone_numbers,
+    sms_messages,
+    sms_code_waits,
     email_inboxes,
     email_messages,
     wallets,

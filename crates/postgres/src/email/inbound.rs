@@ -7,7 +7,7 @@ use diesel::sql_types::Text;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, EmailAddress, EmailDirection, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
+    AgentId, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
     EmailStatus,
 };
 use ports::{InboundMailStore, NewInboundEmail, StoreError};
@@ -29,7 +29,7 @@ async fn stored(
 ) -> Result<Option<EmailMessageRecord>, TxError<StoreError>> {
     let row = email_messages::table
         .filter(email_messages::inbox_id.eq(message.inbox_id.0))
-        .filter(email_messages::direction.eq(EmailDirection::Inbound.as_str()))
+        .filter(email_messages::direction.eq(Direction::Inbound.as_str()))
         .filter(email_messages::provider_message_id.eq(&message.provider_message_id))
         .select((
             MessageRow::as_select(),
@@ -89,7 +89,7 @@ async fn store_locked(
             email_messages::id.eq(message.id.0),
             email_messages::agent_id.eq(message.agent_id.0),
             email_messages::inbox_id.eq(message.inbox_id.0),
-            email_messages::direction.eq(EmailDirection::Inbound.as_str()),
+            email_messages::direction.eq(Direction::Inbound.as_str()),
             email_messages::status.eq(EmailStatus::Received.as_str()),
             email_messages::thread_id.eq(thread.0),
             email_messages::provider_message_id.eq(&message.provider_message_id),

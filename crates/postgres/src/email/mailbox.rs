@@ -6,7 +6,7 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
-use domain::{CursorPosition, EmailDirection, EmailInboxId, EmailMessageId, EmailMessageRecord};
+use domain::{CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord};
 use ports::{Mailbox, StoreError};
 
 use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
@@ -33,7 +33,7 @@ impl Mailbox for PgEmailStore {
     async fn page(
         &self,
         inbox: EmailInboxId,
-        direction: Option<EmailDirection>,
+        direction: Option<Direction>,
         after: Option<CursorPosition>,
         limit: usize,
         preview_chars: usize,

@@ -11,7 +11,7 @@ pub use sandbox::{PgSandboxMailer, SandboxMail};
 
 use diesel::prelude::*;
 use domain::{
-    AgentId, AttachmentMeta, EmailAddress, EmailDirection, EmailInboxId, EmailMessageId,
+    AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailMessageId,
     EmailMessageRecord, EmailStatus,
 };
 use ports::StoreError;
@@ -69,7 +69,7 @@ pub(crate) type MessageWithBodies = (MessageRow, Option<String>, Option<String>)
 pub(crate) fn message_record(
     (row, text, html): MessageWithBodies,
 ) -> Result<EmailMessageRecord, StoreError> {
-    let direction = EmailDirection::parse(&row.direction)
+    let direction = Direction::parse(&row.direction)
         .ok_or_else(|| corrupt(format!("email direction {:?}", row.direction)))?;
     let status = EmailStatus::parse(&row.status)
         .ok_or_else(|| corrupt(format!("email status {:?}", row.status)))?;

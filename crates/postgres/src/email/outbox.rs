@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{EmailDirection, EmailMessageId, EmailStatus, RateDecision};
+use domain::{Direction, EmailMessageId, EmailStatus, RateDecision};
 use ports::{AcceptError, Acceptance, EmailOutbox, NewOutboundEmail, SendThrottle};
 
 use super::{
@@ -116,7 +116,7 @@ async fn accept_locked(
             email_messages::id.eq(id),
             email_messages::agent_id.eq(message.agent_id.0),
             email_messages::inbox_id.eq(message.inbox_id.0),
-            email_messages::direction.eq(EmailDirection::Outbound.as_str()),
+            email_messages::direction.eq(Direction::Outbound.as_str()),
             email_messages::status.eq(EmailStatus::Queued.as_str()),
             email_messages::thread_id.eq(message.thread_id.0),
             email_messages::internet_message_id.eq(&message.internet_message_id),

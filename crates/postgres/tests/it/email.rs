@@ -1,8 +1,7 @@
 use std::time::Duration;
 
 use domain::{
-    AgentProfile, EmailAddress, EmailDirection, EmailMessageId, EmailStatus, IdempotencyKey,
-    RateLimit,
+    AgentProfile, Direction, EmailAddress, EmailMessageId, EmailStatus, IdempotencyKey, RateLimit,
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
@@ -88,7 +87,7 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
         panic!("a new message")
     };
     assert_eq!(stored.status, EmailStatus::Queued);
-    assert_eq!(stored.direction, EmailDirection::Outbound);
+    assert_eq!(stored.direction, Direction::Outbound);
     assert!(stored.sent_at.is_some());
 
     let claimed = emails
@@ -412,7 +411,7 @@ async fn pages_are_newest_first_by_direction_and_cut_bodies_to_the_preview() {
         all[2..].iter().map(|m| m.id).collect::<Vec<_>>()
     );
     let outbound_only = emails
-        .page(inbox, Some(EmailDirection::Outbound), None, 10, 10)
+        .page(inbox, Some(Direction::Outbound), None, 10, 10)
         .await
         .expect("page");
     assert_eq!(outbound_only.len(), 3);

@@ -1,0 +1,155 @@
+//! The notification hub: one `LISTEN` connection per instance, fanned out in memory. A change
+//! commits with `pg_notify(CHANNEL, topic)`; every instance's hub wakes the waiters of that topic.
+//! diesel-async 0.5 has no notification API, so the listener is a plain tokio-postgres connection
+//! (the driver diesel-async itself runs on).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use ports::{Notifications, Wakeup};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_postgres::{AsyncMessage, NoTls};
+
+/// The one channel every topic is published on; the payload is the topic.
+pub const CHANNEL: &str = "agent_runtime_events";
+
+/// Topics without a waiter are dropped once there are this many, so the map stays bounded.
+const SWEEP_ABOVE: usize = 4096;
+const RECONNECT_FIRST: Duration = Duration::from_millis(100);
+const RECONNECT_CAP: Duration = Duration::from_secs(5);
+
+struct Hub {
+    /// A generation counter per topic: a waiter wakes when it moves.
+    topics: Mutex<HashMap<String, watch::Sender<u64>>>,
+    /// Moves at every (re)connection: notifications may have been missed, so everyone looks again.
+    epoch: watch::Sender<u64>,
+    listening: AtomicBool,
+}
+
+impl Hub {
+    fn wake(&self, topic: &str) {
+        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(sender) = topics.get(topic) {
+            if sender.receiver_count() == 0 {
+                topics.remove(topic);
+            } else {
+                sender.send_modify(|generation| *generation += 1);
+            }
+        }
+    }
+
+    fn wake_everyone(&self) {
+        self.epoch.send_modify(|epoch| *epoch += 1);
+    }
+}
+
+/// The hub of one instance. Dropping it stops its listener.
+pub struct PgNotificationHub {
+    hub: Arc<Hub>,
+    listener: JoinHandle<()>,
+}
+
+impl PgNotificationHub {
+    /// Starts listening on `database_url` in the background; until the connection is up (and
+    /// whenever it is lost), `is_listening` is false and the hub keeps reconnecting.
+    pub fn start(database_url: &str) -> Self {
+        let hub = Arc::new(Hub {
+            topics: Mutex::new(HashMap::new()),
+            epoch: watch::Sender::new(0),
+            listening: AtomicBool::new(false),
+        });
+        let listener = tokio::spawn(listen(database_url.to_owned(), hub.clone()));
+        Self { hub, listener }
+    }
+}
+
+impl Drop for PgNotificationHub {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+impl Notifications for PgNotificationHub {
+    fn subscribe(&self, topic: &str) -> Wakeup {
+        let mut topics = self
+            .hub
+            .topics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if topics.len() > SWEEP_ABOVE {
+            topics.retain(|_, sender| sender.receiver_count() > 0);
+        }
+        // Both receivers start at the current generation: only a later change wakes them.
+        let mut topic_changed = topics
+            .entry(topic.to_owned())
+            .or_insert_with(|| watch::Sender::new(0))
+            .subscribe();
+        let mut reconnected = self.hub.epoch.subscribe();
+        Box::pin(async move {
+            tokio::select! {
+                _ = topic_changed.changed() => {}
+                _ = reconnected.changed() => {}
+            }
+        })
+    }
+
+    fn is_listening(&self) -> bool {
+        self.hub.listening.load(Ordering::Acquire)
+    }
+}
+
+/// Keeps one listening connection up for as long as the hub lives.
+async fn listen(database_url: String, hub: Arc<Hub>) {
+    let mut wait = RECONNECT_FIRST;
+    loop {
+        match listen_once(&database_url, &hub).await {
+            Ok(()) => wait = RECONNECT_FIRST,
+            Err(error) => tracing::warn!(%error, retry_in = ?wait, "notification listener down"),
+        }
+        hub.listening.store(false, Ordering::Release);
+        // Whatever was published while no one listened is lost: everyone looks again.
+        hub.wake_everyone();
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RECONNECT_CAP);
+    }
+}
+
+/// One connection's life: connect, `LISTEN`, fan out until the connection ends.
+async fn listen_once(database_url: &str, hub: &Hub) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = tokio_postgres::connect(database_url, NoTls).await?;
+    let (messages, mut received) = mpsc::unbounded_channel();
+    // The connection must be polled for the client to work at all; its messages come out here.
+    let driver = tokio::spawn(async move {
+        let mut stream =
+            futures_util::stream::poll_fn(move |context| connection.poll_message(context));
+        while let Some(message) = stream.next().await {
+            match message {
+                Ok(message) => {
+                    if messages.send(message).is_err() {
+                        break;
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "notification connection failed");
+                    break;
+                }
+            }
+        }
+    });
+    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    hub.listening.store(true, Ordering::Release);
+    hub.wake_everyone();
+    tracing::info!(channel = CHANNEL, "notification listener connected");
+    while let Some(message) = received.recv().await {
+        if let AsyncMessage::Notification(notification) = message {
+            hub.wake(notification.payload());
+        }
+    }
+    driver.abort();
+    tracing::warn!("notification connection closed");
+    Ok(())
+}
