@@ -56,6 +56,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     } else {
         tracing::info!("EMAIL_OUTBOX_ENABLED=false: queued mail is left to other instances");
     }
+    let notifications = wiring::notification_hub(&config.database);
     let state = web::Data::new(ApiState {
         agents: wiring::agent_service(&database),
         wallets: wiring::wallet_service(
@@ -66,6 +67,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             config.cursors.codec(),
         ),
         email: wiring::email_service(&database, &config.email, config.cursors.codec())?,
+        sms: wiring::sms_service(&database, notifications, &config.sms)?,
         database: Arc::new(database),
         metrics: Metrics::new(registry),
         metrics_token: config
@@ -73,10 +75,11 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             .as_ref()
             .map(|token| token.expose_secret().to_owned()),
     });
+    let app_state = state.clone();
     let server = HttpServer::new(move || {
         App::new()
             .wrap(from_fn(http_api::telemetry_middleware))
-            .configure(http_api::configure(state.clone()))
+            .configure(http_api::configure(app_state.clone()))
     })
     .shutdown_timeout(config.shutdown_timeout.as_secs())
     .disable_signals()
@@ -87,21 +90,23 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             %address,
             chain = config.chain.describe(),
             email = config.email.describe(),
+            sms = config.sms.describe(),
             "agent-runtime {} serving on http://{address} (API description at /docs)",
             env!("CARGO_PKG_VERSION"),
         );
     }
     let server = server.run();
-    actix_web::rt::spawn(stop_on_signal(server.handle(), jobs.stopper()));
+    actix_web::rt::spawn(stop_on_signal(server.handle(), jobs.stopper(), state));
     server.await?;
     jobs.stop().await;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// On SIGTERM or SIGINT (Ctrl-C): the jobs finish the step in hand and stop; the server stops
-/// accepting and lets requests in flight finish within `SHUTDOWN_TIMEOUT_SECS`.
-async fn stop_on_signal(server: ServerHandle, jobs: Stopper) {
+/// On SIGTERM or SIGINT (Ctrl-C): the jobs finish the step in hand and stop; waits for codes are
+/// answered 408 at once; the server stops accepting and lets requests in flight finish within
+/// `SHUTDOWN_TIMEOUT_SECS`.
+async fn stop_on_signal(server: ServerHandle, jobs: Stopper, state: web::Data<ApiState>) {
     let (Ok(mut terminate), Ok(mut interrupt)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
@@ -118,5 +123,6 @@ async fn stop_on_signal(server: ServerHandle, jobs: Stopper) {
         "shutting down: finishing requests and job steps in hand"
     );
     jobs.stop();
+    state.sms.shut_down();
     server.stop(true).await;
 }

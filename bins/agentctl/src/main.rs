@@ -17,7 +17,7 @@ use app::ControlPlane;
 use clap::{Parser, Subcommand};
 use domain::CursorCodec;
 use runtime::config::{
-    ChainConfig, CursorSecrets, DatabaseConfig, Environment, ProvisioningConfig,
+    ChainConfig, CursorSecrets, DatabaseConfig, Environment, ProvisioningConfig, SmsConfig,
 };
 use runtime::wiring::{self, Database};
 use serde_json::{json, Value};
@@ -78,7 +78,7 @@ impl Context {
     }
 
     /// Read when a command needs the database, so commands without one run without it.
-    fn database_config(&self) -> anyhow::Result<DatabaseConfig> {
+    pub(crate) fn database_config(&self) -> anyhow::Result<DatabaseConfig> {
         let mut config = DatabaseConfig::from_env(&self.env).context("configuration")?;
         config.migrate_on_start &= !self.no_migrate;
         Ok(config)
@@ -98,10 +98,8 @@ impl Context {
 
     async fn control_plane(&self) -> anyhow::Result<ControlPlane> {
         let provisioning = self.provisioning()?;
-        Ok(wiring::control_plane(
-            &self.database().await?,
-            &provisioning,
-        ))
+        let sms = SmsConfig::from_env(&self.env).context("configuration")?;
+        wiring::control_plane(&self.database().await?, &provisioning, &sms)
     }
 }
 

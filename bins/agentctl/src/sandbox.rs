@@ -2,9 +2,10 @@
 
 use anyhow::Context as _;
 use api_types::EmailMessageOut;
+use app::Delivered;
 use clap::Subcommand;
-use domain::{Asset, AtomicAmount, EmailAddress, EvmAddress};
-use runtime::config::{ChainConfig, EmailConfig};
+use domain::{Asset, AtomicAmount, EmailAddress, EvmAddress, PhoneNumber, SmsSource};
+use runtime::config::{ChainConfig, EmailConfig, SmsConfig, SmsProviderConfig};
 use runtime::wiring;
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -37,6 +38,17 @@ pub enum SandboxCommand {
         /// The Message-ID of the mail it answers, to land in that mail's thread.
         #[arg(long)]
         in_reply_to: Option<String>,
+    },
+    /// Deliver an SMS to a number at the sandbox provider, through the same inbound path as the
+    /// provider's webhook; waits for a code on any server wake up.
+    Sms {
+        /// The agent's number (E.164).
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        body: String,
     },
     /// Show the mail the sandbox email provider was handed, newest first.
     Outbox {
@@ -72,6 +84,7 @@ pub async fn run(context: &Context, command: SandboxCommand) -> anyhow::Result<V
             email(context, mail).await
         }
         SandboxCommand::Outbox { to, limit } => outbox(context, to.as_deref(), limit).await,
+        SandboxCommand::Sms { to, from, body } => sms(context, &to, &from, &body).await,
     }
 }
 
@@ -199,4 +212,33 @@ async fn outbox(context: &Context, to: Option<&str>, limit: usize) -> anyhow::Re
             })
             .collect(),
     ))
+}
+
+async fn sms(context: &Context, to: &str, from: &str, body: &str) -> anyhow::Result<Value> {
+    let to = PhoneNumber::parse(to).with_context(|| format!("--to {to:?}"))?;
+    let from = PhoneNumber::parse(from).with_context(|| format!("--from {from:?}"))?;
+    let config = SmsConfig::from_env(&context.env).context("configuration")?;
+    if !matches!(config.provider, SmsProviderConfig::Sandbox) {
+        anyhow::bail!(
+            "sandbox sms delivers to the sandbox provider only; SMS_PROVIDER names another"
+        );
+    }
+    let database = context.database().await?;
+    let message = wiring::sandbox_sms(&database)
+        .receive(&from, &to, body)
+        .await?;
+    let provider_message_id = message.provider_message_id.clone();
+    let hub = wiring::notification_hub(&context.database_config()?);
+    let service = wiring::sms_service(&database, hub, &config)?;
+    let delivered = match service.receive(message, SmsSource::Sandbox).await? {
+        Delivered::Stored => "stored",
+        Delivered::Duplicate => "duplicate",
+        Delivered::Unrouted => anyhow::bail!("no agent of this service has the number {to}"),
+    };
+    Ok(json!({
+        "delivered": delivered,
+        "provider_message_id": provider_message_id,
+        "to": to.as_str(),
+        "from": from.as_str(),
+    }))
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use domain::{AttachmentMeta, EmailDirection, EmailMessageRecord};
+use domain::{AttachmentMeta, Direction, EmailMessageRecord};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -94,7 +94,7 @@ fn header_object(headers: &[(String, String)]) -> BTreeMap<String, String> {
 
 impl From<&EmailMessageRecord> for EmailMessageOut {
     fn from(message: &EmailMessageRecord) -> Self {
-        let inbound = message.direction == EmailDirection::Inbound;
+        let inbound = message.direction == Direction::Inbound;
         Self {
             id: message.id.to_string(),
             direction: message.direction.as_str().to_owned(),

@@ -4,12 +4,16 @@
 
 mod agents;
 mod email;
+mod sms;
 mod wallet;
 
 pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
 pub use email::{
     AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest,
     EmailSendResponse, ParsedDataOut,
+};
+pub use sms::{
+    PhoneNumberResponse, SmsMessageOut, SmsRawPayload, VerificationCodeResponse, WaitForCodeRequest,
 };
 pub use wallet::{
     SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,

@@ -9,8 +9,8 @@ use domain::{
 };
 use ports::{
     AgentStore, AttemptRecord, Conflict, InboxProvisioner, IntentFilter, IntentLedger, KeyVault,
-    NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, ProviderError,
-    StoreError, TransitionError, WalletKeyStore,
+    NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, NumberProvisioner, NumberReleaser,
+    ProviderError, StoreError, TransitionError, WalletKeyStore,
 };
 use uuid::Uuid;
 
@@ -126,6 +126,8 @@ pub struct ControlPlanePorts {
     pub wallet_keys: Arc<dyn WalletKeyStore>,
     pub inboxes: Arc<dyn InboxProvisioner>,
     pub numbers: Arc<dyn NumberProvisioner>,
+    /// Gives a deactivated agent's number back to its provider.
+    pub releaser: Arc<dyn NumberReleaser>,
     pub vault: Arc<dyn KeyVault>,
 }
 
@@ -135,6 +137,7 @@ pub struct ControlPlane {
     wallet_keys: Arc<dyn WalletKeyStore>,
     inboxes: Arc<dyn InboxProvisioner>,
     numbers: Arc<dyn NumberProvisioner>,
+    releaser: Arc<dyn NumberReleaser>,
     vault: Arc<dyn KeyVault>,
     policy_asset: PolicyAsset,
 }
@@ -147,6 +150,7 @@ impl ControlPlane {
             wallet_keys: ports.wallet_keys,
             inboxes: ports.inboxes,
             numbers: ports.numbers,
+            releaser: ports.releaser,
             vault: ports.vault,
             policy_asset,
         }
@@ -261,7 +265,15 @@ impl ControlPlane {
         if !self.store.deactivate(id).await? {
             return Err(AgentLookupError::NotFound(id));
         }
-        self.show_agent(id).await
+        let profile = self.show_agent(id).await?;
+        // The agent is deactivated whatever the provider says; a number it keeps costs money, so
+        // a failed release is said loudly for the operator to finish by hand.
+        if let Some(phone) = &profile.phone_number {
+            if let Err(error) = self.releaser.release_number(&phone.number).await {
+                tracing::warn!(%error, number = %phone.number, "could not release the deactivated agent's number at its provider; release it by hand");
+            }
+        }
+        Ok(profile)
     }
 
     /// Issues a new key for the agent; the old key stops working at once.
@@ -411,12 +423,15 @@ mod tests {
     use domain::{
         AgentKeyHash, AgentRecord, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber,
     };
-    use domain::{AtomicAmount, IntentStatus, SpendLimits, SpendPolicyRecord, WalletRecord, U256};
+    use domain::{
+        AtomicAmount, IntentStatus, PhoneNumberRecord, SpendLimits, SpendPolicyRecord,
+        WalletRecord, U256,
+    };
     use mockall::predicate::eq;
     use ports::{
         MockAgentStore, MockInboxProvisioner, MockIntentLedger, MockKeyVault,
-        MockNumberProvisioner, MockWalletKeyStore, ProvisionedInbox, ProvisionedNumber,
-        SealedKeyRecord, SealedWalletKey,
+        MockNumberProvisioner, MockNumberReleaser, MockWalletKeyStore, ProvisionedInbox,
+        ProvisionedNumber, SealedKeyRecord, SealedWalletKey,
     };
     use std::sync::Mutex;
 
@@ -455,6 +470,7 @@ mod tests {
                 wallet_keys: Arc::new(wallet_keys),
                 inboxes: Arc::new(inboxes),
                 numbers: Arc::new(numbers),
+                releaser: Arc::new(MockNumberReleaser::new()),
                 vault: Arc::new(vault),
             },
             usdc(),
@@ -470,6 +486,7 @@ mod tests {
                 wallet_keys: Arc::new(MockWalletKeyStore::new()),
                 inboxes: Arc::new(MockInboxProvisioner::new()),
                 numbers: Arc::new(MockNumberProvisioner::new()),
+                releaser: Arc::new(MockNumberReleaser::new()),
                 vault: Arc::new(MockKeyVault::new()),
             },
             usdc(),
@@ -789,6 +806,7 @@ mod tests {
                 wallet_keys: Arc::new(wallet_keys),
                 inboxes: Arc::new(MockInboxProvisioner::new()),
                 numbers: Arc::new(MockNumberProvisioner::new()),
+                releaser: Arc::new(MockNumberReleaser::new()),
                 vault: Arc::new(vault),
             },
             usdc(),
@@ -890,5 +908,44 @@ mod tests {
             forced.policy_verdict,
             Err(PolicyViolation::ExceedsDailyMax { .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn deactivating_an_agent_gives_its_number_back_and_a_failed_release_does_not_undo_it() {
+        for release in [
+            Ok(()),
+            Err(ProviderError::Unavailable("twilio down".into())),
+        ] {
+            let profile = AgentProfile {
+                phone_number: Some(PhoneNumberRecord::fixture()),
+                ..AgentProfile::fixture()
+            };
+            let id = profile.agent.id;
+            let number = PhoneNumberRecord::fixture().number;
+            let mut store = MockAgentStore::new();
+            store.expect_deactivate().times(1).returning(|_| Ok(true));
+            store
+                .expect_profile()
+                .returning(move |_| Ok(Some(profile.clone())));
+            let mut releaser = MockNumberReleaser::new();
+            releaser
+                .expect_release_number()
+                .withf(move |released| *released == number)
+                .times(1)
+                .return_once(move |_| release);
+            let plane = ControlPlane::new(
+                ControlPlanePorts {
+                    agents: Arc::new(store),
+                    intents: Arc::new(MockIntentLedger::new()),
+                    wallet_keys: Arc::new(MockWalletKeyStore::new()),
+                    inboxes: Arc::new(MockInboxProvisioner::new()),
+                    numbers: Arc::new(MockNumberProvisioner::new()),
+                    releaser: Arc::new(releaser),
+                    vault: Arc::new(MockKeyVault::new()),
+                },
+                usdc(),
+            );
+            assert!(plane.deactivate_agent(id).await.is_ok());
+        }
     }
 }

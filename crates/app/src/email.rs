@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use domain::{
     extract_verification_codes, reply_references, reply_subject, request_fingerprint, AgentId,
-    CursorCodec, CursorPosition, EmailAddress, EmailDirection, EmailInboxRecord, EmailMessageId,
+    CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId,
     EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
 };
 use ports::{
@@ -285,7 +285,7 @@ impl EmailService {
     pub async fn inbox(
         &self,
         agent: AgentId,
-        direction: Option<EmailDirection>,
+        direction: Option<Direction>,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<MailPage, ReadMailError> {
@@ -475,7 +475,7 @@ mod tests {
         }
     }
 
-    fn record(direction: EmailDirection, from: Option<&str>) -> EmailMessageRecord {
+    fn record(direction: Direction, from: Option<&str>) -> EmailMessageRecord {
         EmailMessageRecord {
             id: EmailMessageId(Uuid::from_u128(5)),
             inbox_id: inbox().id,
@@ -589,7 +589,7 @@ mod tests {
                     && throttle.limit == RATE
             })
             .times(1)
-            .returning(|_, _| Ok(Acceptance::Accepted(record(EmailDirection::Outbound, None))));
+            .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));
         let (_, replayed) = mocks.service().send(agent(), mail()).await.expect("sent");
         assert!(!replayed);
     }
@@ -648,12 +648,10 @@ mod tests {
     #[tokio::test]
     async fn a_reply_answers_the_sender_in_the_original_thread() {
         let mut mocks = Mocks::new().with_inbox(true);
-        mocks.mailbox.expect_message().returning(|_, _| {
-            Ok(Some(record(
-                EmailDirection::Inbound,
-                Some("alice@example.org"),
-            )))
-        });
+        mocks
+            .mailbox
+            .expect_message()
+            .returning(|_, _| Ok(Some(record(Direction::Inbound, Some("alice@example.org")))));
         mocks
             .outbox
             .expect_accept()
@@ -665,7 +663,7 @@ mod tests {
                     && message.references == vec!["<a@x>".to_owned(), "<b@x>".to_owned()]
             })
             .times(1)
-            .returning(|_, _| Ok(Acceptance::Accepted(record(EmailDirection::Outbound, None))));
+            .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));
         let source = Uuid::from_u128(5).to_string();
         mocks
             .service()
@@ -677,9 +675,9 @@ mod tests {
     #[tokio::test]
     async fn only_inbound_mail_with_a_sender_can_be_answered() {
         for original in [
-            record(EmailDirection::Outbound, Some("alice@example.org")),
-            record(EmailDirection::Inbound, None),
-            record(EmailDirection::Inbound, Some("not an address")),
+            record(Direction::Outbound, Some("alice@example.org")),
+            record(Direction::Inbound, None),
+            record(Direction::Inbound, Some("not an address")),
         ] {
             let mut mocks = Mocks::new().with_inbox(true);
             mocks
@@ -787,12 +785,7 @@ mod tests {
                         == extract_verification_codes("Your code\nUse 482913 to sign in")
             })
             .times(1)
-            .returning(|_| {
-                Ok((
-                    record(EmailDirection::Inbound, Some("alice@example.org")),
-                    true,
-                ))
-            });
+            .returning(|_| Ok((record(Direction::Inbound, Some("alice@example.org")), true)));
         let report = mocks
             .service()
             .receive_raw(b"raw", "delivery-1")

@@ -7,9 +7,11 @@ pub mod email;
 pub mod errors;
 pub mod execution;
 pub mod expiry;
+mod in_flight;
 pub mod key_rotation;
 pub mod outbox;
 mod paging;
+pub mod sms;
 pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
@@ -27,6 +29,10 @@ pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, S
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use outbox::{HandOff, OutboxSettings, OutboxWorker};
+pub use sms::{
+    CodeWait, Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsWebhook, SmsWebhookError,
+    WaitError,
+};
 pub use wallet::{
     BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,
     WalletService, WalletStores, DAILY_WINDOW, IDEMPOTENCY_KEY_TTL,

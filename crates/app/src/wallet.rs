@@ -1,7 +1,6 @@
 //! The runtime side of the wallet: address, policy, balances, transfer intents.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
@@ -17,6 +16,7 @@ use ports::{
 };
 use uuid::Uuid;
 
+use crate::in_flight::InFlight;
 use crate::paging::into_page;
 use crate::NotProvisioned;
 
@@ -99,43 +99,6 @@ pub struct SendRequest {
 pub struct IntentPage {
     pub items: Vec<TransferIntentRecord>,
     pub next_cursor: Option<String>,
-}
-
-/// Sends each agent has in progress on this instance.
-#[derive(Default)]
-struct InFlight(Mutex<HashMap<AgentId, usize>>);
-
-/// One send in progress; dropping it frees its place.
-struct InFlightSlot<'a> {
-    counts: &'a InFlight,
-    agent: AgentId,
-}
-
-impl InFlight {
-    fn enter(&self, agent: AgentId, most: usize) -> Option<InFlightSlot<'_>> {
-        let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = counts.entry(agent).or_default();
-        if *count >= most {
-            return None;
-        }
-        *count += 1;
-        Some(InFlightSlot {
-            counts: self,
-            agent,
-        })
-    }
-}
-
-impl Drop for InFlightSlot<'_> {
-    fn drop(&mut self) {
-        let mut counts = self.counts.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = counts.get_mut(&self.agent) {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&self.agent);
-            }
-        }
-    }
 }
 
 /// The stores a wallet service reads and writes.
@@ -605,29 +568,6 @@ mod tests {
                 .await,
             Err(SendError::RateLimited { retry_after }) if retry_after == Duration::from_millis(1500)
         ));
-    }
-
-    #[test]
-    fn an_agent_gets_only_so_many_sends_in_progress_at_once() {
-        let in_flight = InFlight::default();
-        let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
-        let first = in_flight.enter(agent, 2).expect("room");
-        let second = in_flight.enter(agent, 2).expect("room");
-        assert!(in_flight.enter(agent, 2).is_none(), "full");
-        assert!(
-            in_flight.enter(other, 2).is_some(),
-            "other agents unaffected"
-        );
-        drop(first);
-        assert!(
-            in_flight.enter(agent, 2).is_some(),
-            "a finished send frees its place"
-        );
-        drop(second);
-        assert!(
-            in_flight.0.lock().expect("lock").is_empty(),
-            "idle agents are forgotten"
-        );
     }
 
     #[tokio::test]

@@ -77,6 +77,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("Method Not Allowed")]
     MethodNotAllowed,
+    /// A wait ended without what it waited for (408).
+    #[error("{0}")]
+    RequestTimeout(String),
     /// Too many requests: the client may retry after `retry_after` (429 with `Retry-After`).
     #[error("{detail}")]
     TooManyRequests {
@@ -102,6 +105,7 @@ impl ResponseError for ApiError {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -137,7 +141,8 @@ impl ResponseError for ApiError {
             | Self::Forbidden(_)
             | Self::NotFound
             | Self::Conflict(_)
-            | Self::MethodNotAllowed => {}
+            | Self::MethodNotAllowed
+            | Self::RequestTimeout(_) => {}
         }
         response.json(ErrorBody {
             detail: self.to_string(),

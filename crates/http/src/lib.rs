@@ -56,6 +56,15 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::POST, "/v1/email/reply/{message_id}", |route| {
         route.to(routes::email::reply)
     }),
+    Endpoint::new(Method::GET, "/v1/sms/number", |route| {
+        route.to(routes::sms::number)
+    }),
+    Endpoint::new(Method::GET, "/v1/sms/messages", |route| {
+        route.to(routes::sms::messages)
+    }),
+    Endpoint::new(Method::POST, "/v1/sms/wait-for-code", |route| {
+        route.to(routes::sms::wait_for_code)
+    }),
     Endpoint::new(Method::GET, "/v1/wallet/address", |route| {
         route.to(routes::wallet::address)
     }),
@@ -85,6 +94,9 @@ const API: &[Endpoint] = &[
 const OUTSIDE_THE_API: &[Endpoint] = &[
     Endpoint::new(Method::POST, "/webhooks/email/inbound", |route| {
         route.to(routes::webhooks::inbound_email)
+    }),
+    Endpoint::new(Method::POST, "/webhooks/sms/twilio", |route| {
+        route.to(routes::webhooks::twilio_sms)
     }),
     Endpoint::new(Method::GET, "/metrics", |route| {
         route.to(routes::ops::metrics)

@@ -8,7 +8,8 @@ use crate::routes;
 use api_types::{
     AgentResponse, AttachmentOut, EmailInboxOut, EmailInboxPage, EmailMessageOut,
     EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut, PhoneNumberOut,
-    SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
+    PhoneNumberResponse, SmsMessageOut, SmsRawPayload, SpendPolicyOut, SpendPolicyResponse,
+    TransferIntentOut, TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest,
     WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
 };
 
@@ -25,6 +26,9 @@ use api_types::{
         routes::email::reply,
         routes::email::inbox,
         routes::email::message,
+        routes::sms::number,
+        routes::sms::messages,
+        routes::sms::wait_for_code,
         routes::wallet::address,
         routes::wallet::policy,
         routes::wallet::balance,
@@ -44,6 +48,11 @@ use api_types::{
         EmailReplyRequest,
         EmailSendResponse,
         EmailInboxPage,
+        PhoneNumberResponse,
+        SmsMessageOut,
+        SmsRawPayload,
+        VerificationCodeResponse,
+        WaitForCodeRequest,
         WalletOut,
         SpendPolicyOut,
         WalletAddressResponse,
@@ -60,6 +69,7 @@ use api_types::{
     modifiers(&BearerSecurity),
     tags(
         (name = "agents", description = "The calling agent"),
+        (name = "sms", description = "The agent's receive-only number: its messages, and waiting for a verification code"),
         (name = "email", description = "The agent's inbox: send and reply through a durable outbox, read inbound and outbound mail"),
         (name = "wallet", description = "The agent's wallet on Base: balances, spend policy, transfer intents"),
         (name = "operations", description = "Liveness and readiness probes")

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, EmailService, WalletService};
+use app::{AgentService, EmailService, SmsService, WalletService};
 use ports::DatabaseHealth;
 
 use crate::telemetry::Metrics;
@@ -11,6 +11,7 @@ pub struct ApiState {
     pub agents: AgentService,
     pub wallets: WalletService,
     pub email: EmailService,
+    pub sms: SmsService,
     pub database: Arc<dyn DatabaseHealth>,
     pub metrics: Metrics,
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.

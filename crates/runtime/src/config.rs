@@ -14,6 +14,8 @@ use evm::MasterKey;
 use postgres_store::PoolSettings;
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
+use sms::{InvalidTwilioSettings, TwilioSettings};
+use url::Url;
 
 pub const DEFAULT_BIND_ADDR: &str = "127.0.0.1:8080";
 /// USDC on Base mainnet.
@@ -479,6 +481,127 @@ fn smtp_settings(env: &Environment, timeout: Duration) -> Result<SmtpSettings, C
     SmtpSettings::new(host, port, security, credentials, timeout).map_err(invalid)
 }
 
+/// Which provider holds the agents' numbers and their messages.
+#[derive(Debug, Clone)]
+pub enum SmsProviderConfig {
+    /// Kept in PostgreSQL; `agentctl sandbox sms` delivers to it. The default of `make run`.
+    Sandbox,
+    /// Twilio, with the credentials that also check its webhook's signatures.
+    Twilio {
+        settings: Box<TwilioSettings>,
+        auth_token: SecretString,
+    },
+}
+
+/// Settings of SMS: the provider, the public URL its webhook is reached at, and the cap on one
+/// agent's concurrent waits for a code.
+pub struct SmsConfig {
+    pub provider: SmsProviderConfig,
+    /// The service's public base URL, `https://agents.example.com`: Twilio signs the URL it posts
+    /// to, and numbers bought for agents point their webhook there.
+    pub public_base_url: Option<String>,
+    pub waiters_per_agent: usize,
+}
+
+/// Where Twilio posts inbound SMS, under the public base URL.
+pub const TWILIO_WEBHOOK_PATH: &str = "/webhooks/sms/twilio";
+
+impl SmsConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let public_base_url = match env.get("SMS_PUBLIC_BASE_URL") {
+            None => None,
+            Some(raw) => {
+                let parsed = Url::parse(raw).ok().filter(|url| {
+                    matches!(url.scheme(), "http" | "https")
+                        && url.has_host()
+                        && url.query().is_none()
+                });
+                if parsed.is_none() {
+                    return Err(ConfigError::Invalid {
+                        name: "SMS_PUBLIC_BASE_URL",
+                        reason: "must be an http:// or https:// URL without a query".into(),
+                    });
+                }
+                Some(raw.trim_end_matches('/').to_owned())
+            }
+        };
+        let provider = match env.get("SMS_PROVIDER").unwrap_or("sandbox") {
+            "sandbox" => SmsProviderConfig::Sandbox,
+            "twilio" => {
+                let base = public_base_url
+                    .as_deref()
+                    .ok_or(ConfigError::Missing("SMS_PUBLIC_BASE_URL"))?;
+                twilio_settings(env, base)?
+            }
+            other => {
+                return Err(ConfigError::Invalid {
+                    name: "SMS_PROVIDER",
+                    reason: format!("expected sandbox or twilio, got {other:?}"),
+                })
+            }
+        };
+        let waiters_per_agent: usize = env.parsed("SMS_WAITERS_PER_AGENT", 20)?;
+        if waiters_per_agent == 0 {
+            return Err(ConfigError::Invalid {
+                name: "SMS_WAITERS_PER_AGENT",
+                reason: "must be at least 1".into(),
+            });
+        }
+        Ok(Self {
+            provider,
+            public_base_url,
+            waiters_per_agent,
+        })
+    }
+
+    /// What the start-up banner says of the provider; never a credential.
+    pub fn describe(&self) -> &'static str {
+        match self.provider {
+            SmsProviderConfig::Sandbox => "sandbox (agentctl sandbox sms)",
+            SmsProviderConfig::Twilio { .. } => "Twilio",
+        }
+    }
+}
+
+fn twilio_settings(
+    env: &Environment,
+    public_base_url: &str,
+) -> Result<SmsProviderConfig, ConfigError> {
+    let invalid = |error: InvalidTwilioSettings| ConfigError::Invalid {
+        name: match error {
+            InvalidTwilioSettings::AccountSid(_) => "TWILIO_ACCOUNT_SID",
+            InvalidTwilioSettings::AuthToken => "TWILIO_AUTH_TOKEN",
+            InvalidTwilioSettings::Country(_) => "TWILIO_NUMBER_COUNTRY",
+            InvalidTwilioSettings::Timeout => "TWILIO_TIMEOUT_MS",
+            InvalidTwilioSettings::SmsWebhookUrl(_) => "SMS_PUBLIC_BASE_URL",
+            _ => "TWILIO_BASE_URL",
+        },
+        reason: error.to_string(),
+    };
+    let account_sid = env.required("TWILIO_ACCOUNT_SID")?.to_owned();
+    let auth_token = SecretString::from(env.required("TWILIO_AUTH_TOKEN")?.to_owned());
+    let webhook =
+        Url::parse(&format!("{public_base_url}{TWILIO_WEBHOOK_PATH}")).map_err(|error| {
+            ConfigError::Invalid {
+                name: "SMS_PUBLIC_BASE_URL",
+                reason: error.to_string(),
+            }
+        })?;
+    let timeout = Duration::from_millis(env.parsed::<u64>("TWILIO_TIMEOUT_MS", 10_000)?.max(1));
+    let mut settings =
+        TwilioSettings::new(account_sid, auth_token.clone(), webhook, timeout).map_err(invalid)?;
+    if let Some(url) = env.get("TWILIO_BASE_URL") {
+        settings = settings.with_base_url(url).map_err(invalid)?;
+    }
+    if let Some(country) = env.get("TWILIO_NUMBER_COUNTRY") {
+        settings = settings.with_country(country).map_err(invalid)?;
+    }
+    Ok(SmsProviderConfig::Twilio {
+        settings: Box::new(settings),
+        auth_token,
+    })
+}
+
 /// Derivation input of the sandbox cursor secret: cursors are tamper-evident, not confidential,
 /// and every query is scoped to the caller, so a well-known secret is acceptable on the sandbox.
 const SANDBOX_CURSOR_SECRET_SEED: &[u8] = b"agent-runtime sandbox cursor secret v1";
@@ -534,6 +657,7 @@ pub struct ServerConfig {
     pub intents: IntentConfig,
     pub chain: ChainConfig,
     pub email: EmailConfig,
+    pub sms: SmsConfig,
     pub cursors: CursorSecrets,
     /// When set, `/metrics` requires it as a bearer token.
     pub metrics_token: Option<SecretString>,
@@ -577,6 +701,7 @@ impl ServerConfig {
             metrics_token,
             chain,
             email: EmailConfig::from_env(env)?,
+            sms: SmsConfig::from_env(env)?,
             bind_addr: env.parsed(
                 "BIND_ADDR",
                 DEFAULT_BIND_ADDR.parse().expect("valid default"),

@@ -4,23 +4,28 @@ use std::sync::Arc;
 
 use app::{
     AgentService, ControlPlane, ControlPlanePorts, EmailPorts, EmailService, Executor,
-    IntentExpiry, OutboxWorker, WalletKeyRotation, WalletService, WalletStores,
+    IntentExpiry, OutboxWorker, SmsPorts, SmsService, SmsWebhook, WalletKeyRotation, WalletService,
+    WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
 use email::{
     MailParserInbound, ResendSender, SandboxInboxProvisioner, SmtpSender, StandardWebhookVerifier,
 };
 use evm::{LocalKeyVault, RpcChain};
-use ports::{AgentStore, ChainClient, ChainWriter, EmailSender, WebhookVerifier};
+use ports::{
+    AgentStore, ChainClient, ChainWriter, EmailSender, Notifications, NumberProvisioner,
+    NumberReleaser, SmsProvider, WebhookVerifier,
+};
 pub use postgres_store::Database;
 use postgres_store::{
-    PgAgentStore, PgEmailStore, PgIntentStore, PgRateLimiter, PgSandboxChain, PgSandboxMailer,
-    PgWalletKeyStore,
+    PgAgentStore, PgEmailStore, PgIntentStore, PgNotificationHub, PgRateLimiter, PgSandboxChain,
+    PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore,
 };
-use sms::SandboxNumberProvisioner;
+use sms::{SandboxNumberProvisioner, TwilioClient, TwilioSignatureVerifier};
 
 use crate::config::{
     ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
+    SmsConfig, SmsProviderConfig,
 };
 
 /// Applies every pending migration and returns the versions applied.
@@ -170,23 +175,86 @@ pub fn sandbox_mailer(database: &Database) -> PgSandboxMailer {
     PgSandboxMailer::new(database.clone())
 }
 
+/// The instance's notification hub: one listening connection, started here.
+pub fn notification_hub(config: &DatabaseConfig) -> Arc<PgNotificationHub> {
+    Arc::new(PgNotificationHub::start(config.url()))
+}
+
+/// SMS for agents: the number's history synced from the provider, inbound messages from its
+/// webhook, and waits for codes woken through `notifications`.
+pub fn sms_service(
+    database: &Database,
+    notifications: Arc<dyn Notifications>,
+    config: &SmsConfig,
+) -> anyhow::Result<SmsService> {
+    let (provider, webhook): (Arc<dyn SmsProvider>, Option<SmsWebhook>) = match &config.provider {
+        SmsProviderConfig::Sandbox => (Arc::new(sandbox_sms(database)), None),
+        SmsProviderConfig::Twilio {
+            settings,
+            auth_token,
+        } => {
+            let webhook = config.public_base_url.clone().map(|public_base_url| {
+                anyhow::Ok(SmsWebhook {
+                    verifier: Arc::new(TwilioSignatureVerifier::new(auth_token.clone())?),
+                    public_base_url,
+                })
+            });
+            (
+                Arc::new(TwilioClient::new(settings.as_ref().clone())?),
+                webhook.transpose()?,
+            )
+        }
+    };
+    Ok(SmsService::new(
+        SmsPorts {
+            agents: agent_store(database),
+            store: Arc::new(PgSmsStore::new(database.clone())),
+            provider,
+            notifications,
+            webhook,
+        },
+        config.waiters_per_agent,
+    ))
+}
+
+/// The sandbox SMS provider, for operators delivering sandbox messages.
+pub fn sandbox_sms(database: &Database) -> PgSandboxSms {
+    PgSandboxSms::new(database.clone())
+}
+
 /// The sandbox chain, for operators crediting sandbox balances.
 pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
     PgSandboxChain::new(database.clone())
 }
 
-pub fn control_plane(database: &Database, config: &ProvisioningConfig) -> ControlPlane {
-    ControlPlane::new(
+pub fn control_plane(
+    database: &Database,
+    config: &ProvisioningConfig,
+    sms: &SmsConfig,
+) -> anyhow::Result<ControlPlane> {
+    let (numbers, releaser): (Arc<dyn NumberProvisioner>, Arc<dyn NumberReleaser>) =
+        match &sms.provider {
+            SmsProviderConfig::Sandbox => (
+                Arc::new(SandboxNumberProvisioner),
+                Arc::new(SandboxNumberProvisioner),
+            ),
+            SmsProviderConfig::Twilio { settings, .. } => {
+                let twilio = Arc::new(TwilioClient::new(settings.as_ref().clone())?);
+                (twilio.clone(), twilio)
+            }
+        };
+    Ok(ControlPlane::new(
         ControlPlanePorts {
             agents: agent_store(database),
             intents: intent_store(database),
             wallet_keys: Arc::new(PgWalletKeyStore::new(database.clone())),
             inboxes: Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
-            numbers: Arc::new(SandboxNumberProvisioner),
+            numbers,
+            releaser,
             vault: key_vault(config),
         },
         usdc(config),
-    )
+    ))
 }
 
 /// Refuses a master key that does not open the wallets already stored: a server or CLI with the

@@ -8,7 +8,7 @@ use api_types::{
 };
 use app::{ReadMailError, SendMail, SendMailError};
 use domain::{
-    check_custom_header, EmailAddress, EmailDirection, EmailMessageRecord, IdempotencyKey,
+    check_custom_header, Direction, EmailAddress, EmailMessageRecord, IdempotencyKey,
     MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
 };
 use serde_json::{json, Value};
@@ -342,7 +342,7 @@ pub async fn inbox(
     let limit = query.integer("limit", 20, 1, 100);
     let direction = match query.get("direction") {
         None => Ok(None),
-        Some(raw) => EmailDirection::parse(raw).map(Some).ok_or_else(|| {
+        Some(raw) => Direction::parse(raw).map(Some).ok_or_else(|| {
             ValidationItem::new(
                 "enum",
                 vec![json!("query"), json!("direction")],

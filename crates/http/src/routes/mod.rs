@@ -4,5 +4,6 @@ pub mod agents;
 pub mod email;
 pub mod fallback;
 pub mod ops;
+pub mod sms;
 pub mod wallet;
 pub mod webhooks;

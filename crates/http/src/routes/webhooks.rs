@@ -4,7 +4,7 @@
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::web::{self, Payload};
 use actix_web::{HttpRequest, HttpResponse};
-use app::IngestError;
+use app::{Delivered, IngestError, SmsWebhookError};
 use ports::{InboundFormat, WebhookSignature};
 use serde_json::json;
 
@@ -14,6 +14,28 @@ use crate::state::ApiState;
 
 /// The largest inbound message taken: providers cap mail at 25 to 40 MB with its encoding.
 const MAX_INBOUND_BYTES: usize = 40 * 1024 * 1024;
+
+/// The empty TwiML answer Twilio expects: nothing to send back.
+const EMPTY_TWIML: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response></Response>";
+
+/// Twilio's form posts are small; a larger body is not Twilio's.
+const MAX_TWILIO_BYTES: usize = 64 * 1024;
+
+impl From<SmsWebhookError> for ApiError {
+    fn from(error: SmsWebhookError) -> Self {
+        match error {
+            SmsWebhookError::NotConfigured => ApiError::Unavailable {
+                detail: "Inbound SMS webhook is not configured",
+                cause: "TWILIO_AUTH_TOKEN or SMS_PUBLIC_BASE_URL is not set".into(),
+            },
+            SmsWebhookError::BadSignature => {
+                ApiError::Forbidden("Invalid X-Twilio-Signature".into())
+            }
+            missing @ SmsWebhookError::Missing(_) => ApiError::BadRequest(missing.to_string()),
+            SmsWebhookError::Store(store) => store.into(),
+        }
+    }
+}
 
 impl From<IngestError> for ApiError {
     fn from(error: IngestError) -> Self {
@@ -80,4 +102,36 @@ pub async fn inbound_email(
         "stored": stored,
         "duplicates": report.duplicates,
     })))
+}
+
+/// Inbound SMS from Twilio: form-encoded, signed with `X-Twilio-Signature` over the public URL
+/// (`SMS_PUBLIC_BASE_URL` and the path) and the sorted parameters; a bad signature is 403.
+/// Stored once per `MessageSid` and routed by `To`; answered with empty TwiML, also for a number
+/// that is not ours (logged), so Twilio does not retry.
+pub async fn twilio_sms(
+    request: HttpRequest,
+    state: web::Data<ApiState>,
+    payload: Payload,
+) -> Result<HttpResponse, ApiError> {
+    let body = read_payload(payload.into_inner(), MAX_TWILIO_BYTES).await?;
+    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
+        .map_err(|error| ApiError::BadRequest(format!("The body is not a form: {error}")))?;
+    let path_and_query = request
+        .uri()
+        .path_and_query()
+        .map_or(request.path(), |path| path.as_str());
+    let delivered = state
+        .sms
+        .receive_webhook(
+            path_and_query,
+            &params,
+            header(&request, "x-twilio-signature"),
+        )
+        .await?;
+    if delivered == Delivered::Unrouted {
+        tracing::info!("Twilio delivered an SMS for a number that is not ours");
+    }
+    Ok(HttpResponse::Ok()
+        .content_type("text/xml; charset=utf-8")
+        .body(EMPTY_TWIML))
 }

@@ -1,0 +1,461 @@
+//! The runtime side of SMS: the number, its history synced from the provider, inbound messages
+//! from the provider's webhook, and the wait for a verification code.
+//!
+//! A wait holds no database connection while it waits: it subscribes to the agent's inbound topic
+//! on the notification hub *before* it looks at the stored messages, so a message committed
+//! between the look and the wait still wakes it, on whichever instance it arrived.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use domain::{
+    extract_verification_codes, matches_service, recognise_service, AgentId, Direction,
+    PhoneNumber, PhoneNumberRecord, SmsMessageId, SmsMessageRecord, SmsSource, SYNC_WINDOW,
+};
+use futures_util::future::{BoxFuture, FutureExt, Shared};
+use ports::{
+    inbound_topic, AgentStore, NewSms, Notifications, ProviderSms, SmsFlow, SmsProvider, SmsStore,
+    SmsWebhookVerifier, StoreError,
+};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::in_flight::InFlight;
+use crate::NotProvisioned;
+
+/// How many unseen messages a wait looks through for one matching its service.
+const UNSEEN_LOOKED_AT: usize = 50;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SmsError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WaitError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    /// No new message came within the timeout (or the server is shutting down).
+    #[error("no verification code arrived in time")]
+    TimedOut,
+    #[error("too many waits of this agent at once")]
+    TooManyWaiters,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SmsWebhookError {
+    /// The inbound webhook has no credentials to check signatures with.
+    #[error("the inbound SMS webhook is not configured")]
+    NotConfigured,
+    #[error("invalid webhook signature")]
+    BadSignature,
+    #[error("the webhook lacks {0}")]
+    Missing(&'static str),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A wait for a code, as the agent asked for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeWait {
+    /// Empty: any message.
+    pub service_name: String,
+    pub timeout: Duration,
+    pub request_id: Option<String>,
+}
+
+/// A page of the history and whether it reflects the provider now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmsHistory {
+    pub messages: Vec<SmsMessageRecord>,
+    /// False when the provider could not be reached: the stored state is served as it is.
+    pub synced: bool,
+}
+
+/// What an inbound delivery came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivered {
+    Stored,
+    /// The message was stored before (a redelivery).
+    Duplicate,
+    /// No number of this service is the recipient.
+    Unrouted,
+}
+
+pub struct SmsPorts {
+    pub agents: Arc<dyn AgentStore>,
+    pub store: Arc<dyn SmsStore>,
+    pub provider: Arc<dyn SmsProvider>,
+    pub notifications: Arc<dyn Notifications>,
+    /// `None` when no webhook credentials are configured: every webhook is then refused.
+    pub webhook: Option<SmsWebhook>,
+}
+
+/// How the provider's webhook is checked.
+pub struct SmsWebhook {
+    pub verifier: Arc<dyn SmsWebhookVerifier>,
+    /// The service's public base URL (`https://agents.example.com`): the provider signs the URL it
+    /// posted to, which a proxy in front of the service hides from it.
+    pub public_base_url: String,
+}
+
+type SharedSync = Shared<BoxFuture<'static, Result<bool, StoreError>>>;
+type SharedWait = Shared<BoxFuture<'static, Result<SmsMessageRecord, WaitError>>>;
+
+pub struct SmsService {
+    ports: Arc<SmsPorts>,
+    waiters_per_agent: usize,
+    waiting: InFlight,
+    /// Syncs in progress, by number: concurrent ones share one provider call.
+    syncs: Mutex<HashMap<domain::PhoneNumberId, SharedSync>>,
+    /// Waits in progress with a request id: a retry that arrives meanwhile joins the first.
+    waits: Mutex<HashMap<(AgentId, String), SharedWait>>,
+    shutdown: watch::Sender<bool>,
+}
+
+impl SmsService {
+    pub fn new(ports: SmsPorts, waiters_per_agent: usize) -> Self {
+        Self {
+            ports: Arc::new(ports),
+            waiters_per_agent,
+            waiting: InFlight::default(),
+            syncs: Mutex::new(HashMap::new()),
+            waits: Mutex::new(HashMap::new()),
+            shutdown: watch::Sender::new(false),
+        }
+    }
+
+    /// Ends every wait at once with a timeout, so a stopping server answers them instead of
+    /// dropping them.
+    pub fn shut_down(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    async fn require_number<E: From<StoreError> + From<NotProvisioned>>(
+        &self,
+        agent: AgentId,
+    ) -> Result<PhoneNumberRecord, E> {
+        Ok(self
+            .number(agent)
+            .await?
+            .ok_or(NotProvisioned::PhoneNumber)?)
+    }
+
+    /// The agent's number; `None` when it has none.
+    pub async fn number(&self, agent: AgentId) -> Result<Option<PhoneNumberRecord>, StoreError> {
+        let profile = self.ports.agents.profile(agent).await?;
+        Ok(profile.and_then(|profile| profile.phone_number))
+    }
+
+    /// Syncs the newest provider messages, then one page of the stored history, newest first.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn messages(
+        &self,
+        agent: AgentId,
+        direction: Option<Direction>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SmsHistory, SmsError> {
+        let number = self.require_number::<SmsError>(agent).await?;
+        let synced = self.sync(agent, &number).await?;
+        let messages = self
+            .ports
+            .store
+            .page(number.id, direction, limit, offset)
+            .await?;
+        Ok(SmsHistory { messages, synced })
+    }
+
+    /// One provider call per number however many callers ask at once; false when the provider
+    /// could not be reached.
+    async fn sync(&self, agent: AgentId, number: &PhoneNumberRecord) -> Result<bool, StoreError> {
+        let shared = {
+            let mut syncs = self.syncs.lock().unwrap_or_else(PoisonError::into_inner);
+            syncs
+                .entry(number.id)
+                .or_insert_with(|| {
+                    sync_once(self.ports.clone(), agent, number.clone())
+                        .boxed()
+                        .shared()
+                })
+                .clone()
+        };
+        let result = shared.clone().await;
+        let mut syncs = self.syncs.lock().unwrap_or_else(PoisonError::into_inner);
+        if syncs
+            .get(&number.id)
+            .is_some_and(|current| current.ptr_eq(&shared))
+        {
+            syncs.remove(&number.id);
+        }
+        result
+    }
+
+    /// The newest unseen message (of `service_name`, when given), marked seen; else waits for one
+    /// until the timeout. With a request id, a retry returns what the first wait returned.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn wait_for_code(
+        &self,
+        agent: AgentId,
+        wait: CodeWait,
+    ) -> Result<SmsMessageRecord, WaitError> {
+        let number = self.require_number::<WaitError>(agent).await?;
+        let Some(request_id) = wait.request_id.clone() else {
+            return self.wait_alone(agent, number, wait).await;
+        };
+        if let Some(done) = self.ports.store.wait_result(agent, &request_id).await? {
+            return Ok(done);
+        }
+        let key = (agent, request_id);
+        // The first of a request id's waits takes a place among the agent's waiters and holds it
+        // while it waits; a retry that joins it takes none.
+        let (shared, _slot) = {
+            let mut waits = self.waits.lock().unwrap_or_else(PoisonError::into_inner);
+            match waits.get(&key) {
+                Some(running) => (running.clone(), None),
+                None => {
+                    let slot = self
+                        .waiting
+                        .enter(agent, self.waiters_per_agent)
+                        .ok_or(WaitError::TooManyWaiters)?;
+                    let future = wait_for(
+                        self.ports.clone(),
+                        agent,
+                        number,
+                        wait,
+                        self.shutdown.subscribe(),
+                    )
+                    .boxed()
+                    .shared();
+                    waits.insert(key.clone(), future.clone());
+                    (future, Some(slot))
+                }
+            }
+        };
+        let result = shared.clone().await;
+        let mut waits = self.waits.lock().unwrap_or_else(PoisonError::into_inner);
+        if waits
+            .get(&key)
+            .is_some_and(|current| current.ptr_eq(&shared))
+        {
+            waits.remove(&key);
+        }
+        result
+    }
+
+    async fn wait_alone(
+        &self,
+        agent: AgentId,
+        number: PhoneNumberRecord,
+        wait: CodeWait,
+    ) -> Result<SmsMessageRecord, WaitError> {
+        let _slot = self
+            .waiting
+            .enter(agent, self.waiters_per_agent)
+            .ok_or(WaitError::TooManyWaiters)?;
+        wait_for(
+            self.ports.clone(),
+            agent,
+            number,
+            wait,
+            self.shutdown.subscribe(),
+        )
+        .await
+    }
+
+    /// Takes in a message the provider delivered (its webhook, or the sandbox): stored once, and
+    /// the agent's waiters woken on every instance.
+    #[tracing::instrument(level = "debug", skip_all, fields(provider_message_id = %message.provider_message_id))]
+    pub async fn receive(
+        &self,
+        message: ProviderSms,
+        source: SmsSource,
+    ) -> Result<Delivered, StoreError> {
+        let Ok(to) = PhoneNumber::parse(&message.to) else {
+            tracing::info!("inbound SMS for a malformed number; dropped");
+            return Ok(Delivered::Unrouted);
+        };
+        let Some((agent, number)) = self.ports.store.number_owner(&to).await? else {
+            tracing::info!("inbound SMS for no number of this service; dropped");
+            return Ok(Delivered::Unrouted);
+        };
+        let provider = self.ports.provider.name();
+        let stored = self
+            .ports
+            .store
+            .store(vec![new_sms(agent, &number, provider, message, source)])
+            .await?;
+        Ok(match stored {
+            0 => Delivered::Duplicate,
+            _ => Delivered::Stored,
+        })
+    }
+
+    /// Takes in the provider's webhook: checks the signature over the public URL it was posted
+    /// to (`path_and_query` under the public base URL) and its form parameters, then stores the
+    /// message.
+    pub async fn receive_webhook(
+        &self,
+        path_and_query: &str,
+        params: &[(String, String)],
+        signature: &str,
+    ) -> Result<Delivered, SmsWebhookError> {
+        let webhook = self
+            .ports
+            .webhook
+            .as_ref()
+            .ok_or(SmsWebhookError::NotConfigured)?;
+        let url = format!(
+            "{}{path_and_query}",
+            webhook.public_base_url.trim_end_matches('/')
+        );
+        if !webhook.verifier.verify(&url, params, signature) {
+            return Err(SmsWebhookError::BadSignature);
+        }
+        let param = |name: &'static str| {
+            params
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+                .ok_or(SmsWebhookError::Missing(name))
+        };
+        let message = ProviderSms {
+            provider_message_id: param("MessageSid")?,
+            flow: SmsFlow::Inbound,
+            from: param("From")?,
+            to: param("To")?,
+            body: param("Body").unwrap_or_default(),
+            received_at: None,
+        };
+        Ok(self.receive(message, SmsSource::Webhook).await?)
+    }
+}
+
+fn new_sms(
+    agent: AgentId,
+    number: &PhoneNumberRecord,
+    provider: &str,
+    message: ProviderSms,
+    source: SmsSource,
+) -> NewSms {
+    let direction = match message.flow {
+        SmsFlow::Inbound => Direction::Inbound,
+        SmsFlow::Outbound => Direction::Outbound,
+    };
+    NewSms {
+        id: SmsMessageId(Uuid::now_v7()),
+        agent_id: agent,
+        phone_number_id: number.id,
+        direction,
+        provider: provider.to_owned(),
+        provider_message_id: message.provider_message_id,
+        source,
+        parsed_code: extract_verification_codes(&message.body).into_iter().next(),
+        service_name: recognise_service(&message.body),
+        from: message.from,
+        to: message.to,
+        body: message.body,
+        provider_received_at: message
+            .received_at
+            .as_deref()
+            .and_then(|at| OffsetDateTime::parse(at, &Rfc3339).ok()),
+    }
+}
+
+/// Brings the newest provider messages of the number into the store; false when the provider
+/// could not be reached (the stored state stands).
+async fn sync_once(
+    ports: Arc<SmsPorts>,
+    agent: AgentId,
+    number: PhoneNumberRecord,
+) -> Result<bool, StoreError> {
+    let recent = match ports
+        .provider
+        .recent_messages(&number.number, SYNC_WINDOW)
+        .await
+    {
+        Ok(recent) => recent,
+        Err(error) => {
+            tracing::warn!(%error, "SMS provider unreachable; serving the stored messages");
+            return Ok(false);
+        }
+    };
+    let provider = ports.provider.name();
+    let messages = recent
+        .into_iter()
+        .map(|message| new_sms(agent, &number, provider, message, SmsSource::Sync))
+        .collect();
+    ports.store.store(messages).await?;
+    Ok(true)
+}
+
+/// The wait itself: look, then sleep until woken, the deadline or shutdown; look again.
+async fn wait_for(
+    ports: Arc<SmsPorts>,
+    agent: AgentId,
+    number: PhoneNumberRecord,
+    wait: CodeWait,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<SmsMessageRecord, WaitError> {
+    let deadline = tokio::time::Instant::now() + wait.timeout;
+    // A message only the provider has yet (no webhook reached us) counts too.
+    if let Err(error) = sync_once(ports.clone(), agent, number.clone()).await {
+        tracing::warn!(%error, "could not sync before waiting");
+    }
+    let topic = inbound_topic(agent);
+    loop {
+        let woken = ports.notifications.subscribe(&topic);
+        if let Some(found) = take_newest_unseen(&ports, agent, &number, &wait).await? {
+            return Ok(found);
+        }
+        if *shutdown.borrow() {
+            return Err(WaitError::TimedOut);
+        }
+        tokio::select! {
+            () = woken => {}
+            () = tokio::time::sleep_until(deadline) => return Err(WaitError::TimedOut),
+            _ = shutdown.changed() => return Err(WaitError::TimedOut),
+        }
+    }
+}
+
+/// The newest unseen message of the wanted service, marked seen for this wait; `None` when there
+/// is none (or other waits took each one first).
+async fn take_newest_unseen(
+    ports: &SmsPorts,
+    agent: AgentId,
+    number: &PhoneNumberRecord,
+    wait: &CodeWait,
+) -> Result<Option<SmsMessageRecord>, StoreError> {
+    if let Some(request_id) = &wait.request_id {
+        if let Some(done) = ports.store.wait_result(agent, request_id).await? {
+            return Ok(Some(done));
+        }
+    }
+    let unseen = ports.store.unseen(number.id, UNSEEN_LOOKED_AT).await?;
+    for message in unseen {
+        if !matches_service(
+            &message.body,
+            message.service_name.as_deref(),
+            &wait.service_name,
+        ) {
+            continue;
+        }
+        if let Some(seen) = ports
+            .store
+            .mark_seen(message.id, agent, wait.request_id.clone())
+            .await?
+        {
+            return Ok(Some(seen));
+        }
+    }
+    Ok(None)
+}

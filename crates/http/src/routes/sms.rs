@@ -1,0 +1,193 @@
+//! `/v1/sms`: the number, its messages, and the wait for a verification code.
+
+use actix_web::http::header::HeaderName;
+use actix_web::web::{self, Json};
+use actix_web::HttpResponse;
+use api_types::{PhoneNumberResponse, SmsMessageOut, VerificationCodeResponse, WaitForCodeRequest};
+use app::{CodeWait, SmsError, WaitError};
+use domain::{Direction, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
+use serde_json::json;
+
+use crate::auth::AuthenticatedAgent;
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
+use crate::extract::{rejected, string_length, JsonBody, QueryParams};
+use crate::state::ApiState;
+
+/// Says whether `GET /v1/sms/messages` reflects the provider now (`synced`) or, the provider
+/// being unreachable, only what was stored before (`stale`).
+const SMS_SYNC: HeaderName = HeaderName::from_static("x-sms-sync");
+
+impl From<SmsError> for ApiError {
+    fn from(error: SmsError) -> Self {
+        match error {
+            SmsError::NotProvisioned(missing) => missing.into(),
+            SmsError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<WaitError> for ApiError {
+    fn from(error: WaitError) -> Self {
+        match error {
+            WaitError::NotProvisioned(missing) => missing.into(),
+            WaitError::TimedOut => ApiError::RequestTimeout(
+                "No new SMS with a verification code arrived before the timeout".into(),
+            ),
+            WaitError::TooManyWaiters => ApiError::TooManyRequests {
+                detail: "Too many waits for a code from this agent at once; retry later".into(),
+                retry_after: std::time::Duration::from_secs(1),
+            },
+            WaitError::Store(store) => store.into(),
+        }
+    }
+}
+
+/// The agent's phone number; `null` when it has none.
+#[utoipa::path(get, path = "/v1/sms/number", tag = "sms", operation_id = "get_sms_number",
+    security(("HTTPBearer" = [])),
+    responses(
+        (status = 200, description = "The number, or null", body = Option<PhoneNumberResponse>),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn number(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+) -> Result<Json<Option<PhoneNumberResponse>>, ApiError> {
+    let number = state.sms.number(agent.0).await?;
+    Ok(Json(number.map(|number| PhoneNumberResponse {
+        number: number.number.as_str().to_owned(),
+        country_iso2: number.country_iso2,
+        provider: number.provider,
+    })))
+}
+
+fn direction_param(query: &QueryParams) -> Result<Option<Direction>, ValidationItem> {
+    match query.get("direction") {
+        None => Ok(None),
+        Some(raw) => Direction::parse(raw).map(Some).ok_or_else(|| {
+            ValidationItem::new(
+                "enum",
+                vec![json!("query"), json!("direction")],
+                "Input should be 'inbound' or 'outbound'",
+                json!(raw),
+            )
+            .with_ctx(json!({"expected": "'inbound' or 'outbound'"}))
+        }),
+    }
+}
+
+/// The number's messages, newest first, as a bare array.
+///
+/// The newest 100 messages at the provider are synced in first (stored once each, however often
+/// or concurrently this runs); then `offset` and `limit` apply to the stored messages. When the
+/// provider cannot be reached, the stored messages are served and `X-Sms-Sync: stale` says so
+/// (`synced` otherwise).
+#[utoipa::path(get, path = "/v1/sms/messages", tag = "sms", operation_id = "list_sms_messages",
+    security(("HTTPBearer" = [])),
+    params(
+        ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 0, maximum = 100),
+        ("offset" = Option<i64>, Query, description = "Messages to skip; 0 when omitted", minimum = 0),
+        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted"),
+    ),
+    responses(
+        (status = 200, description = "The messages", body = Vec<SmsMessageOut>,
+            headers(("X-Sms-Sync" = String, description = "`synced`, or `stale` when the provider was unreachable"))),
+        (status = 400, description = "No phone number provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn messages(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    // The spec sets no minimum here (it does for the inbox and intents): limit=0 is an empty page.
+    let limit = query.integer("limit", 20, 0, 100);
+    let offset = query.integer("offset", 0, 0, u32::MAX);
+    let direction = direction_param(&query);
+    let (limit, offset, direction) = match (limit, offset, direction) {
+        (Ok(limit), Ok(offset), Ok(direction)) => (limit, offset, direction),
+        (limit, offset, direction) => {
+            return Err(rejected([limit.err(), offset.err(), direction.err()]))
+        }
+    };
+    let history = state
+        .sms
+        .messages(agent.0, direction, limit as usize, offset as usize)
+        .await?;
+    let sync = if history.synced { "synced" } else { "stale" };
+    Ok(HttpResponse::Ok().insert_header((SMS_SYNC, sync)).json(
+        history
+            .messages
+            .iter()
+            .map(SmsMessageOut::from)
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// The wait as the use case takes it, or every field that is wrong.
+fn parse_wait(body: WaitForCodeRequest) -> Result<CodeWait, ApiError> {
+    let loc = vec![json!("body"), json!("timeout")];
+    let timeout = if body.timeout < 0 {
+        Err(ValidationItem::new(
+            "greater_than_equal",
+            loc,
+            "Input should be greater than or equal to 0",
+            json!(body.timeout),
+        )
+        .with_ctx(json!({"ge": 0})))
+    } else if body.timeout > i64::from(MAX_WAIT_SECS) {
+        Err(ValidationItem::new(
+            "less_than_equal",
+            loc,
+            format!("Input should be less than or equal to {MAX_WAIT_SECS}"),
+            json!(body.timeout),
+        )
+        .with_ctx(json!({"le": MAX_WAIT_SECS})))
+    } else {
+        Ok(body.timeout.unsigned_abs())
+    };
+    let request_id = match &body.request_id {
+        Some(id) => string_length("request_id", id, 0, MAX_REQUEST_ID_CHARS),
+        None => Ok(()),
+    };
+    match (timeout, request_id) {
+        (Ok(seconds), Ok(())) => Ok(CodeWait {
+            service_name: body.service_name,
+            timeout: std::time::Duration::from_secs(seconds),
+            request_id: body.request_id,
+        }),
+        (timeout, request_id) => Err(rejected([timeout.err(), request_id.err()])),
+    }
+}
+
+/// Waits for a verification code by SMS.
+///
+/// The newest message no wait has returned yet (of `service_name`, when given) is returned at
+/// once and counts as seen; otherwise the call blocks until one arrives, on any instance, or
+/// `timeout` seconds pass (408). With `request_id`, a retry returns what the first call returned,
+/// and one made while the first still waits joins it.
+#[utoipa::path(post, path = "/v1/sms/wait-for-code", tag = "sms", operation_id = "wait_for_sms_code",
+    security(("HTTPBearer" = [])),
+    request_body = WaitForCodeRequest,
+    responses(
+        (status = 200, description = "The code and its message", body = VerificationCodeResponse),
+        (status = 400, description = "No phone number provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 408, description = "No new SMS before the timeout", body = ErrorBody),
+        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 429, description = "Too many waits of this agent at once", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn wait_for_code(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    body: JsonBody<WaitForCodeRequest>,
+) -> Result<Json<VerificationCodeResponse>, ApiError> {
+    let wait = parse_wait(body.read().await?)?;
+    let request_id = wait.request_id.clone();
+    let message = state.sms.wait_for_code(agent.0, wait).await?;
+    Ok(Json(VerificationCodeResponse::new(&message, request_id)))
+}
