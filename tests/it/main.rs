@@ -15,5 +15,6 @@ mod protection;
 mod rotation;
 mod routing;
 mod send_rules;
+mod sms;
 mod walkthrough;
 mod wallet;

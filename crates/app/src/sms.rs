@@ -6,21 +6,21 @@
 //! between the look and the wait still wakes it, on whichever instance it arrived.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use domain::{
     extract_verification_codes, matches_service, recognise_service, AgentId, Direction,
     PhoneNumber, PhoneNumberRecord, SmsMessageId, SmsMessageRecord, SmsSource, SYNC_WINDOW,
 };
-use futures_util::future::{BoxFuture, FutureExt, Shared};
+use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared};
 use ports::{
     inbound_topic, AgentStore, NewSms, Notifications, ProviderSms, SmsFlow, SmsProvider, SmsStore,
-    SmsWebhookVerifier, StoreError,
+    SmsWebhookVerifier, StoreError, Timer,
 };
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
-use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::in_flight::InFlight;
@@ -28,6 +28,9 @@ use crate::NotProvisioned;
 
 /// How many unseen messages a wait looks through for one matching its service.
 const UNSEEN_LOOKED_AT: usize = 50;
+
+/// The topic every wait of this instance also listens to, notified here at shutdown.
+const SHUTDOWN_TOPIC: &str = "instance:shutdown";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SmsError {
@@ -95,6 +98,7 @@ pub struct SmsPorts {
     pub store: Arc<dyn SmsStore>,
     pub provider: Arc<dyn SmsProvider>,
     pub notifications: Arc<dyn Notifications>,
+    pub timer: Arc<dyn Timer>,
     /// `None` when no webhook credentials are configured: every webhook is then refused.
     pub webhook: Option<SmsWebhook>,
 }
@@ -118,7 +122,7 @@ pub struct SmsService {
     syncs: Mutex<HashMap<domain::PhoneNumberId, SharedSync>>,
     /// Waits in progress with a request id: a retry that arrives meanwhile joins the first.
     waits: Mutex<HashMap<(AgentId, String), SharedWait>>,
-    shutdown: watch::Sender<bool>,
+    shutting_down: Arc<AtomicBool>,
 }
 
 impl SmsService {
@@ -129,14 +133,15 @@ impl SmsService {
             waiting: InFlight::default(),
             syncs: Mutex::new(HashMap::new()),
             waits: Mutex::new(HashMap::new()),
-            shutdown: watch::Sender::new(false),
+            shutting_down: Arc::new(AtomicBool::new(false)),
         }
     }
 
     /// Ends every wait at once with a timeout, so a stopping server answers them instead of
     /// dropping them.
     pub fn shut_down(&self) {
-        self.shutdown.send_replace(true);
+        self.shutting_down.store(true, Ordering::Release);
+        self.ports.notifications.notify_here(SHUTDOWN_TOPIC);
     }
 
     async fn require_number<E: From<StoreError> + From<NotProvisioned>>(
@@ -231,7 +236,7 @@ impl SmsService {
                         agent,
                         number,
                         wait,
-                        self.shutdown.subscribe(),
+                        self.shutting_down.clone(),
                     )
                     .boxed()
                     .shared();
@@ -266,7 +271,7 @@ impl SmsService {
             agent,
             number,
             wait,
-            self.shutdown.subscribe(),
+            self.shutting_down.clone(),
         )
         .await
     }
@@ -403,9 +408,10 @@ async fn wait_for(
     agent: AgentId,
     number: PhoneNumberRecord,
     wait: CodeWait,
-    mut shutdown: watch::Receiver<bool>,
+    shutting_down: Arc<AtomicBool>,
 ) -> Result<SmsMessageRecord, WaitError> {
-    let deadline = tokio::time::Instant::now() + wait.timeout;
+    let deadline = Instant::now() + wait.timeout;
+    let mut stopping = ports.notifications.subscribe(SHUTDOWN_TOPIC);
     // A message only the provider has yet (no webhook reached us) counts too.
     if let Err(error) = sync_once(ports.clone(), agent, number.clone()).await {
         tracing::warn!(%error, "could not sync before waiting");
@@ -416,13 +422,22 @@ async fn wait_for(
         if let Some(found) = take_newest_unseen(&ports, agent, &number, &wait).await? {
             return Ok(found);
         }
-        if *shutdown.borrow() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || shutting_down.load(Ordering::Acquire) {
             return Err(WaitError::TimedOut);
         }
-        tokio::select! {
-            () = woken => {}
-            () = tokio::time::sleep_until(deadline) => return Err(WaitError::TimedOut),
-            _ = shutdown.changed() => return Err(WaitError::TimedOut),
+        let time_up = ports.timer.sleep(left);
+        match select(woken, select(time_up, &mut stopping)).await {
+            Either::Left(_) => {}
+            Either::Right((Either::Left(_), _)) => return Err(WaitError::TimedOut),
+            // The hub also wakes every subscription when it reconnects: only a real shutdown
+            // ends the wait; otherwise listen for it again and look once more.
+            Either::Right((Either::Right(_), _)) => {
+                if shutting_down.load(Ordering::Acquire) {
+                    return Err(WaitError::TimedOut);
+                }
+                stopping = ports.notifications.subscribe(SHUTDOWN_TOPIC);
+            }
         }
     }
 }

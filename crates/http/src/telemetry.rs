@@ -27,6 +27,7 @@ pub struct Metrics {
     requests: IntCounterVec,
     latency: HistogramVec,
     pool: IntGaugeVec,
+    in_flight: IntGaugeVec,
 }
 
 impl Metrics {
@@ -58,10 +59,19 @@ impl Metrics {
             &["state"],
         )
         .expect("valid metric");
+        let in_flight = IntGaugeVec::new(
+            Opts::new(
+                "http_requests_in_flight",
+                "HTTP requests being served, by route (long waits for codes among them)",
+            ),
+            &["route"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
             Box::new(pool.clone()),
+            Box::new(in_flight.clone()),
         ] {
             registry
                 .register(collector)
@@ -72,6 +82,7 @@ impl Metrics {
             requests,
             latency,
             pool,
+            in_flight,
         }
     }
 
@@ -102,6 +113,23 @@ impl Metrics {
             .encode(&self.registry.gather(), &mut buffer)
             .expect("text encoding to memory cannot fail");
         String::from_utf8(buffer).expect("the text encoder writes UTF-8")
+    }
+}
+
+/// One request counted in `http_requests_in_flight` until it is dropped, answered or not.
+struct InFlightRequest(prometheus::IntGauge);
+
+impl InFlightRequest {
+    fn start(metrics: &Metrics, route: &str) -> Self {
+        let gauge = metrics.in_flight.with_label_values(&[route]);
+        gauge.inc();
+        Self(gauge)
+    }
+}
+
+impl Drop for InFlightRequest {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 
@@ -144,6 +172,9 @@ pub async fn middleware(
         .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
     let state = request.app_data::<web::Data<ApiState>>().cloned();
     let span = tracing::info_span!("request", %request_id, %method, %route);
+    let _in_flight = state
+        .as_ref()
+        .map(|state| InFlightRequest::start(&state.metrics, &route));
     let mut response = next.call(request).instrument(span.clone()).await?;
     let status = response.status().as_u16();
     let elapsed = started.elapsed();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AttachmentMeta, CursorPosition, EmailAddress, Direction, EmailInboxId,
+    AgentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, LeaseId, RateLimit,
     SponsorId,
 };

@@ -33,7 +33,7 @@ pub use intents::{
     SubmittedIntent, TransitionError,
 };
 pub use limits::RateLimiter;
-pub use notifications::{inbound_topic, Notifications, Wakeup};
+pub use notifications::{inbound_topic, Notifications, Timer, Wakeup};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
@@ -59,7 +59,7 @@ pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, Moc
 #[cfg(feature = "mock")]
 pub use limits::MockRateLimiter;
 #[cfg(feature = "mock")]
-pub use notifications::MockNotifications;
+pub use notifications::{MockNotifications, MockTimer};
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
 #[cfg(feature = "mock")]

@@ -15,8 +15,18 @@ pub trait Notifications: Send + Sync {
     /// and the wait.
     fn subscribe(&self, topic: &str) -> Wakeup;
 
+    /// Wakes this instance's waiters of `topic` at once, without going through the database:
+    /// e.g. every wait at shutdown.
+    fn notify_here(&self, topic: &str);
+
     /// Whether the hub is listening now; while it is not, a missing wake-up proves nothing.
     fn is_listening(&self) -> bool;
+}
+
+/// Sleeps, for use cases that wait without an async runtime of their own.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait Timer: Send + Sync {
+    fn sleep(&self, duration: std::time::Duration) -> Wakeup;
 }
 
 /// The topic of new inbound messages (SMS and mail) of an agent.

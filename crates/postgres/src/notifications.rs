@@ -97,6 +97,10 @@ impl Notifications for PgNotificationHub {
         })
     }
 
+    fn notify_here(&self, topic: &str) {
+        self.hub.wake(topic);
+    }
+
     fn is_listening(&self) -> bool {
         self.hub.listening.load(Ordering::Acquire)
     }

@@ -4,4 +4,5 @@
 
 pub mod config;
 pub mod jobs;
+mod timer;
 pub mod wiring;

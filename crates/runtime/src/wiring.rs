@@ -27,6 +27,7 @@ use crate::config::{
     ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
     SmsConfig, SmsProviderConfig,
 };
+use crate::timer::TokioTimer;
 
 /// Applies every pending migration and returns the versions applied.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<Vec<String>> {
@@ -211,6 +212,7 @@ pub fn sms_service(
             store: Arc::new(PgSmsStore::new(database.clone())),
             provider,
             notifications,
+            timer: Arc::new(TokioTimer),
             webhook,
         },
         config.waiters_per_agent,

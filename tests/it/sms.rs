@@ -1,0 +1,679 @@
+//! `/v1/sms` and the Twilio webhook, black-box: the number, the synced history, waits for codes
+//! woken across instances through the notification hub, request ids, and the hub surviving the
+//! loss of its connection.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+use test_support::TestDatabase;
+
+use crate::harness::{agentctl, create_agent, read, Server};
+
+const TOKEN: &str = "twilio-auth-token-of-the-tests";
+const PUBLIC: &str = "http://sms.agent-runtime.test";
+const WEBHOOK: &str = "/webhooks/sms/twilio";
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A server that takes Twilio's webhooks; Twilio's API itself is unreachable (port 9), so every
+/// sync finds the provider down and serves what is stored.
+async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
+    let mut settings = vec![
+        ("SMS_PROVIDER", "twilio"),
+        ("SMS_PUBLIC_BASE_URL", PUBLIC),
+        ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
+        ("TWILIO_AUTH_TOKEN", TOKEN),
+        ("TWILIO_BASE_URL", "http://127.0.0.1:9"),
+        ("TWILIO_TIMEOUT_MS", "2000"),
+    ];
+    settings.extend_from_slice(extra);
+    Server::start_on(database, &settings).await
+}
+
+/// An agent with a number: its key and the number.
+async fn phone_agent(database: &TestDatabase) -> (String, String) {
+    let (key, agent) = create_agent(database, &["--phone"]).await;
+    let number = agent["phone_number"]["number"]
+        .as_str()
+        .expect("a number")
+        .to_owned();
+    (key, number)
+}
+
+fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, String)> {
+    [
+        ("MessageSid", sid),
+        ("AccountSid", "AC0123456789abcdef0123456789abcdef"),
+        ("From", from),
+        ("To", to),
+        ("Body", body),
+        ("NumMedia", "0"),
+    ]
+    .iter()
+    .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+    .collect()
+}
+
+/// Posts Twilio's form to the server, signed with `token`.
+async fn twilio_webhook(
+    server: &Server,
+    token: &str,
+    params: &[(String, String)],
+) -> reqwest::Response {
+    let signature = sms::sign(token, &format!("{PUBLIC}{WEBHOOK}"), params);
+    server
+        .client
+        .post(server.url(WEBHOOK))
+        .header("X-Twilio-Signature", signature)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(params).expect("a form"))
+        .send()
+        .await
+        .expect("request")
+}
+
+async fn deliver(server: &Server, sid: &str, to: &str, body: &str) {
+    let response =
+        twilio_webhook(server, TOKEN, &twilio_params(sid, "+15550009999", to, body)).await;
+    assert_eq!(response.status().as_u16(), 200);
+}
+
+async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
+    let response = server
+        .client
+        .post(server.url("/v1/sms/wait-for-code"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    read(response).await
+}
+
+/// Waits until `count` waits for a code are being served by `server` (its in-flight gauge), so
+/// what the test does next happens while they wait.
+async fn waiting_for(server: &Server, count: usize) {
+    let line = format!("http_requests_in_flight{{route=\"/v1/sms/wait-for-code\"}} {count}");
+    let started = Instant::now();
+    loop {
+        let metrics = server
+            .client
+            .get(server.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        if metrics.lines().any(|l| l == line) {
+            // Served is not yet subscribed: the wait looks once before it sleeps, a few queries.
+            return;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "never {count} waits: {metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_number_is_shown_or_null_and_its_history_is_an_array_of_provider_records() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let (status, shown) = server.get("/v1/sms/number", Some(&key)).await;
+    assert_eq!(status, 200);
+    assert_eq!(shown["number"], number.as_str());
+    assert_eq!(shown["provider"], "sandbox");
+    assert_eq!(shown["country_iso2"], "US");
+    let (no_phone, _) = create_agent(&database, &[]).await;
+    let (status, none) = server.get("/v1/sms/number", Some(&no_phone)).await;
+    assert_eq!((status, none), (200, Value::Null));
+
+    let sent = agentctl(
+        &database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            &number,
+            "--from",
+            "+15550001111",
+            "--body",
+            "[Uber] Your code is 4821. Never share it.",
+        ],
+    )
+    .await
+    .json();
+    assert_eq!(sent["delivered"], "stored");
+    let response = server
+        .client
+        .get(server.url("/v1/sms/messages"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(
+        response
+            .headers()
+            .get("x-sms-sync")
+            .and_then(|v| v.to_str().ok()),
+        Some("synced")
+    );
+    let (status, messages) = read(response).await;
+    assert_eq!(status, 200);
+    let messages = messages.as_array().expect("a bare array");
+    assert_eq!(messages.len(), 1);
+    let message = &messages[0];
+    assert_eq!(message["direction"], "inbound");
+    assert_eq!(message["to_number"], number.as_str());
+    let payload = &message["raw_payload"];
+    for field in [
+        "source",
+        "provider_message_id",
+        "from_number",
+        "to_number",
+        "raw_message",
+        "parsed_code",
+        "provider_received_at",
+        "service_name",
+    ] {
+        assert!(payload.get(field).is_some(), "{field} in {payload}");
+    }
+    assert_eq!(payload["parsed_code"], "4821");
+    assert_eq!(payload["service_name"], "Uber");
+    assert_eq!(payload["source"], "sandbox");
+
+    for (path, status) in [
+        ("/v1/sms/messages?limit=101", 422),
+        ("/v1/sms/messages?offset=-1", 422),
+        ("/v1/sms/messages?direction=up", 422),
+        ("/v1/sms/messages?direction=outbound", 200),
+        ("/v1/sms/messages?offset=1", 200),
+    ] {
+        assert_eq!(server.get(path, Some(&key)).await.0, status, "{path}");
+    }
+    assert_eq!(server.get("/v1/sms/messages", Some(&no_phone)).await.0, 400);
+    let (status, _) = wait(&server, &no_phone, json!({"timeout": 0})).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn a_sync_brings_the_providers_messages_in_once_however_often_it_runs() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    // Messages the provider holds but never delivered by webhook.
+    database
+        .execute(&format!(
+            "INSERT INTO sandbox_sms (sid, from_number, to_number, body) \
+             SELECT 'SMsync' || n, '+15550002222', '{number}', 'Your code is ' || (100000 + n) \
+             FROM generate_series(1, 120) AS n"
+        ))
+        .await;
+    let reads =
+        join_all((0..8).map(|_| server.get("/v1/sms/messages?limit=100", Some(&key)))).await;
+    for (status, page) in &reads {
+        assert_eq!(*status, 200);
+        assert_eq!(page.as_array().expect("array").len(), 100);
+    }
+    let (_, rest) = server
+        .get("/v1/sms/messages?limit=100&offset=100", Some(&key))
+        .await;
+    assert_eq!(
+        rest.as_array().expect("array").len(),
+        0,
+        "the sync window is the newest 100, each stored once"
+    );
+    let first = &reads[0].1[0];
+    assert_eq!(first["raw_payload"]["source"], "sync");
+}
+
+#[tokio::test]
+async fn a_wait_returns_an_unseen_code_at_once_blocks_for_a_new_one_and_times_out() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let (status, timed_out) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(status, 408, "{timed_out}");
+    assert!(timed_out["detail"].is_string());
+
+    agentctl(
+        &database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            &number,
+            "--from",
+            "+15550001111",
+            "--body",
+            "Your Google verification code is 385920",
+        ],
+    )
+    .await
+    .json();
+    let (status, code) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(status, 200, "{code}");
+    assert_eq!(code["code"], "385920");
+    assert_eq!(code["from_number"], "+15550001111");
+    assert!(code["received_at"].is_string());
+    let (status, _) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(status, 408, "a returned message is seen");
+
+    let started = Instant::now();
+    let waiting = {
+        let (server_url, client, key) = (
+            server.url("/v1/sms/wait-for-code"),
+            server.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(server_url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 20}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for(&server, 1).await;
+    agentctl(
+        &database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            &number,
+            "--from",
+            "+15550001111",
+            "--body",
+            "Use 482913 to sign in to Slack",
+        ],
+    )
+    .await
+    .json();
+    let (status, code) = waiting.await.expect("wait");
+    assert_eq!(status, 200, "{code}");
+    assert_eq!(code["code"], "482913");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "woken, not timed out"
+    );
+
+    let (status, _) = wait(&server, &key, json!({"timeout": 1})).await;
+    assert_eq!(status, 408);
+}
+
+#[tokio::test]
+async fn a_wait_takes_only_its_service_and_invalid_waits_are_422() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    for body in [
+        "Your Google verification code is 111111",
+        "[Uber] Your code is 2222",
+    ] {
+        agentctl(
+            &database,
+            &[
+                "sandbox",
+                "sms",
+                "--to",
+                &number,
+                "--from",
+                "+15550001111",
+                "--body",
+                body,
+            ],
+        )
+        .await
+        .json();
+    }
+    let (status, google) = wait(
+        &server,
+        &key,
+        json!({"timeout": 0, "service_name": "google"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(google["code"], "111111");
+    let (status, _) = wait(
+        &server,
+        &key,
+        json!({"timeout": 0, "service_name": "PayPal"}),
+    )
+    .await;
+    assert_eq!(status, 408);
+    let (status, uber) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!((status, uber["code"].clone()), (200, json!("2222")));
+
+    for (body, loc) in [
+        (json!({"timeout": 301}), json!(["body", "timeout"])),
+        (json!({"timeout": -1}), json!(["body", "timeout"])),
+        (json!({"timeout": "soon"}), json!(["body", "timeout"])),
+        (
+            json!({"request_id": "r".repeat(129)}),
+            json!(["body", "request_id"]),
+        ),
+    ] {
+        let (status, refused) = wait(&server, &key, body.clone()).await;
+        assert_eq!(status, 422, "{body}: {refused}");
+        assert_eq!(refused["detail"][0]["loc"], loc, "{refused}");
+    }
+    let (status, _) = wait(
+        &server,
+        &key,
+        json!({"timeout": 0, "request_id": "r".repeat(128)}),
+    )
+    .await;
+    assert_eq!(status, 408, "128 characters are allowed");
+}
+
+#[tokio::test]
+async fn a_request_id_returns_the_same_code_again_and_a_retry_joins_the_wait_in_progress() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let first = {
+        let (url, client, key) = (
+            server.url("/v1/sms/wait-for-code"),
+            server.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 20, "request_id": "signup-1"}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for(&server, 1).await;
+    let retry = {
+        let (url, client, key) = (
+            server.url("/v1/sms/wait-for-code"),
+            server.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 20, "request_id": "signup-1"}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for(&server, 2).await;
+    agentctl(
+        &database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            &number,
+            "--from",
+            "+15550001111",
+            "--body",
+            "Your code is 731904",
+        ],
+    )
+    .await
+    .json();
+    let (first, retry) = (first.await.expect("wait"), retry.await.expect("wait"));
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert_eq!(first, retry, "the retry joined the first wait");
+    assert_eq!(first.1["request_id"], "signup-1");
+    let (status, later) = wait(
+        &server,
+        &key,
+        json!({"timeout": 0, "request_id": "signup-1"}),
+    )
+    .await;
+    assert_eq!((status, later["code"].clone()), (200, json!("731904")));
+}
+
+#[tokio::test]
+async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatures_are_403() {
+    let database = TestDatabase::new().await;
+    let waiting_on = twilio_server(&database, &[]).await;
+    let arriving_on = twilio_server(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let waiting = {
+        let (url, client, key) = (
+            waiting_on.url("/v1/sms/wait-for-code"),
+            waiting_on.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 20}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for(&waiting_on, 1).await;
+    let params = twilio_params(
+        "SM0001",
+        "+15550003333",
+        &number,
+        "Your verification code is 640213",
+    );
+    let forged = twilio_webhook(&arriving_on, "not-the-token", &params).await;
+    assert_eq!(forged.status().as_u16(), 403);
+    let delivered = twilio_webhook(&arriving_on, TOKEN, &params).await;
+    assert_eq!(delivered.status().as_u16(), 200);
+    assert!(delivered
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/xml")));
+    assert!(delivered
+        .text()
+        .await
+        .expect("body")
+        .contains("<Response></Response>"));
+    let (status, code) = waiting.await.expect("wait");
+    assert_eq!(status, 200, "{code}");
+    assert_eq!(code["code"], "640213");
+    let again = twilio_webhook(&arriving_on, TOKEN, &params).await;
+    assert_eq!(
+        again.status().as_u16(),
+        200,
+        "a redelivery is accepted and stored once"
+    );
+    let response = waiting_on
+        .client
+        .get(waiting_on.url("/v1/sms/messages"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(
+        response
+            .headers()
+            .get("x-sms-sync")
+            .and_then(|v| v.to_str().ok()),
+        Some("stale"),
+        "Twilio's API is unreachable: the stored state is served"
+    );
+    let (_, messages) = read(response).await;
+    assert_eq!(messages.as_array().expect("array").len(), 1);
+    let stranger = twilio_webhook(
+        &arriving_on,
+        TOKEN,
+        &twilio_params("SM0002", "+15550003333", "+15559990000", "hi"),
+    )
+    .await;
+    assert_eq!(
+        stranger.status().as_u16(),
+        200,
+        "a number not ours is answered, not retried"
+    );
+}
+
+#[tokio::test]
+async fn a_thousand_waits_of_a_hundred_agents_each_wake_for_their_own_sms_only() {
+    let database = TestDatabase::new().await;
+    let server = twilio_server(&database, &[("DATABASE_POOL_SIZE", "16")]).await;
+    let agents: Vec<(String, String)> = join_all((0..100).map(|_| phone_agent(&database))).await;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("client");
+    let waits: Vec<_> = agents
+        .iter()
+        .flat_map(|(key, number)| (0..10).map(move |n| (key.clone(), number.clone(), n)))
+        .map(|(key, number, n)| {
+            let (client, url) = (client.clone(), server.url("/v1/sms/wait-for-code"));
+            tokio::spawn(async move {
+                let response = client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 120, "request_id": format!("w{n}")}))
+                    .send()
+                    .await
+                    .expect("request");
+                (number, read(response).await)
+            })
+        })
+        .collect();
+    waiting_for(&server, 1000).await;
+    let deliveries = agents
+        .iter()
+        .enumerate()
+        .flat_map(|(a, (_, number))| (0..10).map(move |n| (a, n, number.clone())));
+    for chunk in deliveries.collect::<Vec<_>>().chunks(50) {
+        join_all(chunk.iter().map(|(a, n, number)| {
+            let body = format!("Your code is {}", 100_000 + a * 10 + n);
+            let sid = format!("SM{a:03}{n:02}");
+            let server = &server;
+            async move { deliver(server, &sid, number, &body).await }
+        }))
+        .await;
+    }
+    let started = Instant::now();
+    let mut codes: Vec<String> = Vec::new();
+    for waited in waits {
+        let (number, (status, code)) = waited.await.expect("wait");
+        assert_eq!(status, 200, "{number}: {code}");
+        let found: usize = code["code"]
+            .as_str()
+            .expect("code")
+            .parse()
+            .expect("digits");
+        let agent = (found - 100_000) / 10;
+        assert_eq!(agents[agent].1, number, "woken by its own agent's SMS");
+        codes.push(code["code"].as_str().expect("code").to_owned());
+    }
+    assert!(started.elapsed() < DEADLINE);
+    codes.sort();
+    codes.dedup();
+    assert_eq!(codes.len(), 1000, "each SMS went to exactly one wait");
+}
+
+#[tokio::test]
+async fn waits_survive_the_listener_connection_being_killed() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let waiting = {
+        let (url, client, key) = (
+            server.url("/v1/sms/wait-for-code"),
+            server.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 30}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for(&server, 1).await;
+    database
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+        )
+        .await;
+    server
+        .wait_for_logs(|logs| logs.matches("notification listener connected").count() >= 2)
+        .await;
+    agentctl(
+        &database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            &number,
+            "--from",
+            "+15550001111",
+            "--body",
+            "Your code is 902113",
+        ],
+    )
+    .await
+    .json();
+    let (status, code) = waiting.await.expect("wait");
+    assert_eq!(status, 200, "{code}");
+    assert_eq!(code["code"], "902113");
+}
+
+#[tokio::test]
+async fn a_stopping_server_answers_its_waits_with_408() {
+    let database = TestDatabase::new().await;
+    let mut server = Server::start_on(&database, &[]).await;
+    let (key, _) = phone_agent(&database).await;
+    let waiting = {
+        let (url, client, key) = (
+            server.url("/v1/sms/wait-for-code"),
+            server.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 300}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for(&server, 1).await;
+    server.terminate();
+    let (status, answer) = waiting.await.expect("wait");
+    assert_eq!(status, 408, "{answer}");
+    assert!(server.wait_for_exit(Duration::from_secs(10)).await);
+}
