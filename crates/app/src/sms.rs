@@ -474,3 +474,262 @@ async fn take_newest_unseen(
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{AgentProfile, AgentRecord, PhoneNumberRecord};
+    use ports::{
+        MockAgentStore, MockNotifications, MockSmsProvider, MockSmsStore, MockTimer, Wakeup,
+    };
+
+    fn pending() -> Wakeup {
+        Box::pin(std::future::pending())
+    }
+
+    fn ready() -> Wakeup {
+        Box::pin(std::future::ready(()))
+    }
+
+    fn message(id: u128, body: &str) -> SmsMessageRecord {
+        SmsMessageRecord {
+            id: SmsMessageId(Uuid::from_u128(id)),
+            agent_id: AgentRecord::fixture().id,
+            phone_number_id: PhoneNumberRecord::fixture().id,
+            direction: Direction::Inbound,
+            provider: "sandbox".into(),
+            provider_message_id: format!("SM{id}"),
+            source: SmsSource::Webhook,
+            from: "+15550001111".into(),
+            to: PhoneNumberRecord::fixture().number.as_str().into(),
+            body: body.into(),
+            parsed_code: extract_verification_codes(body).into_iter().next(),
+            service_name: recognise_service(body),
+            provider_received_at: None,
+            seen_at: None,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    struct Mocks {
+        store: MockSmsStore,
+        notifications: MockNotifications,
+        timer: MockTimer,
+    }
+
+    impl Mocks {
+        fn new() -> Self {
+            let mut notifications = MockNotifications::new();
+            notifications.expect_notify_here().return_const(());
+            Self {
+                store: MockSmsStore::new(),
+                notifications,
+                timer: MockTimer::new(),
+            }
+        }
+
+        fn service(self) -> SmsService {
+            let mut agents = MockAgentStore::new();
+            agents.expect_profile().returning(|_| {
+                Ok(Some(AgentProfile {
+                    phone_number: Some(PhoneNumberRecord::fixture()),
+                    ..AgentProfile::fixture()
+                }))
+            });
+            let mut provider = MockSmsProvider::new();
+            provider.expect_name().return_const("sandbox");
+            provider
+                .expect_recent_messages()
+                .returning(|_, _| Ok(Vec::new()));
+            let mut store = self.store;
+            store
+                .expect_store()
+                .returning(|messages| Ok(messages.len()));
+            SmsService::new(
+                SmsPorts {
+                    agents: Arc::new(agents),
+                    store: Arc::new(store),
+                    provider: Arc::new(provider),
+                    notifications: Arc::new(self.notifications),
+                    timer: Arc::new(self.timer),
+                    webhook: None,
+                },
+                2,
+            )
+        }
+    }
+
+    fn wait(service_name: &str, seconds: u64, request_id: Option<&str>) -> CodeWait {
+        CodeWait {
+            service_name: service_name.into(),
+            timeout: Duration::from_secs(seconds),
+            request_id: request_id.map(str::to_owned),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_newest_unseen_message_of_the_wanted_service_is_taken_for_the_request() {
+        let mut mocks = Mocks::new();
+        mocks
+            .notifications
+            .expect_subscribe()
+            .returning(|_| pending());
+        mocks.store.expect_wait_result().returning(|_, _| Ok(None));
+        mocks.store.expect_unseen().returning(|_, _| {
+            Ok(vec![
+                message(2, "[Uber] Your code is 2222"),
+                message(1, "Your Google verification code is 111111"),
+            ])
+        });
+        mocks
+            .store
+            .expect_mark_seen()
+            .withf(|id, _, request_id| {
+                *id == SmsMessageId(Uuid::from_u128(1)) && request_id.as_deref() == Some("r-1")
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(Some(message(1, "Your Google verification code is 111111"))));
+        let found = mocks
+            .service()
+            .wait_for_code(AgentRecord::fixture().id, wait("google", 30, Some("r-1")))
+            .await
+            .expect("found");
+        assert_eq!(found.parsed_code.as_deref(), Some("111111"));
+    }
+
+    #[tokio::test]
+    async fn a_zero_timeout_looks_once_and_never_sleeps() {
+        let mut mocks = Mocks::new();
+        mocks
+            .notifications
+            .expect_subscribe()
+            .returning(|_| pending());
+        mocks
+            .store
+            .expect_unseen()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        mocks.timer.expect_sleep().never();
+        assert!(matches!(
+            mocks
+                .service()
+                .wait_for_code(AgentRecord::fixture().id, wait("", 0, None))
+                .await,
+            Err(WaitError::TimedOut)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_wake_up_makes_the_wait_look_again_and_a_lost_race_looks_on() {
+        let mut mocks = Mocks::new();
+        // The inbound topic wakes at once; the shutdown topic never does.
+        mocks.notifications.expect_subscribe().returning(|topic| {
+            if topic == SHUTDOWN_TOPIC {
+                pending()
+            } else {
+                ready()
+            }
+        });
+        mocks.timer.expect_sleep().returning(|_| pending());
+        let mut looks = 0;
+        mocks.store.expect_unseen().times(3).returning(move |_, _| {
+            looks += 1;
+            Ok(match looks {
+                1 => Vec::new(),
+                _ => vec![message(7, "Your code is 777777")],
+            })
+        });
+        let mut marks = 0;
+        mocks
+            .store
+            .expect_mark_seen()
+            .times(2)
+            .returning(move |_, _, _| {
+                marks += 1;
+                // Another wait takes the first one it finds.
+                Ok((marks == 2).then(|| message(7, "Your code is 777777")))
+            });
+        let found = mocks
+            .service()
+            .wait_for_code(AgentRecord::fixture().id, wait("", 30, None))
+            .await
+            .expect("found");
+        assert_eq!(found.parsed_code.as_deref(), Some("777777"));
+    }
+
+    #[tokio::test]
+    async fn a_request_id_already_answered_is_answered_the_same_without_looking() {
+        let mut mocks = Mocks::new();
+        mocks
+            .store
+            .expect_wait_result()
+            .returning(|_, _| Ok(Some(message(3, "Your code is 333333"))));
+        mocks.store.expect_unseen().never();
+        let found = mocks
+            .service()
+            .wait_for_code(AgentRecord::fixture().id, wait("", 30, Some("r-3")))
+            .await
+            .expect("found");
+        assert_eq!(found.id, SmsMessageId(Uuid::from_u128(3)));
+    }
+
+    #[tokio::test]
+    async fn shutting_down_answers_a_wait_as_timed_out() {
+        let mut mocks = Mocks::new();
+        mocks
+            .notifications
+            .expect_subscribe()
+            .returning(|_| pending());
+        mocks.store.expect_unseen().returning(|_, _| Ok(Vec::new()));
+        let service = mocks.service();
+        service.shut_down();
+        assert!(matches!(
+            service
+                .wait_for_code(AgentRecord::fixture().id, wait("", 300, None))
+                .await,
+            Err(WaitError::TimedOut)
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_sms_for_no_number_of_ours_is_dropped_and_one_for_ours_stored_with_its_code() {
+        let mut mocks = Mocks::new();
+        mocks.store.expect_number_owner().returning(|number| {
+            Ok((number == &PhoneNumberRecord::fixture().number)
+                .then(|| (AgentRecord::fixture().id, PhoneNumberRecord::fixture())))
+        });
+        let service = mocks.service();
+        let sms = |to: &str| ProviderSms {
+            provider_message_id: "SM1".into(),
+            flow: SmsFlow::Inbound,
+            from: "+15550001111".into(),
+            to: to.into(),
+            body: "[Uber] Your code is 4821".into(),
+            received_at: None,
+        };
+        assert_eq!(
+            service
+                .receive(sms("+15559990000"), SmsSource::Webhook)
+                .await
+                .expect("ok"),
+            Delivered::Unrouted
+        );
+        assert_eq!(
+            service
+                .receive(sms("not a number"), SmsSource::Webhook)
+                .await
+                .expect("ok"),
+            Delivered::Unrouted
+        );
+        assert_eq!(
+            service
+                .receive(
+                    sms(PhoneNumberRecord::fixture().number.as_str()),
+                    SmsSource::Webhook
+                )
+                .await
+                .expect("ok"),
+            Delivered::Stored
+        );
+    }
+}
