@@ -5,4 +5,5 @@ mod email;
 mod intents;
 mod limits;
 mod migrations;
+mod sms;
 mod wallet_keys;
