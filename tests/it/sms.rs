@@ -93,7 +93,11 @@ async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
 /// Waits until `count` waits for a code are being served by `server` (its in-flight gauge), so
 /// what the test does next happens while they wait.
 async fn waiting_for(server: &Server, count: usize) {
-    let line = format!("http_requests_in_flight{{route=\"/v1/sms/wait-for-code\"}} {count}");
+    waiting_for_route(server, "/v1/sms/wait-for-code", count).await;
+}
+
+async fn waiting_for_route(server: &Server, route: &str, count: usize) {
+    let line = format!("http_requests_in_flight{{route=\"{route}\"}} {count}");
     let started = Instant::now();
     loop {
         let metrics = server
@@ -106,7 +110,6 @@ async fn waiting_for(server: &Server, count: usize) {
             .await
             .expect("text");
         if metrics.lines().any(|l| l == line) {
-            // Served is not yet subscribed: the wait looks once before it sleeps, a few queries.
             return;
         }
         assert!(
@@ -676,4 +679,161 @@ async fn a_stopping_server_answers_its_waits_with_408() {
     let (status, answer) = waiting.await.expect("wait");
     assert_eq!(status, 408, "{answer}");
     assert!(server.wait_for_exit(Duration::from_secs(10)).await);
+}
+
+async fn wait_any(server: &Server, key: &str, body: Value) -> (u16, Value) {
+    let response = server
+        .client
+        .post(server.url("/v1/codes/wait"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    read(response).await
+}
+
+async fn sandbox_mail(database: &TestDatabase, to: &str, subject: &str, text: &str) -> Value {
+    agentctl(
+        database,
+        &[
+            "sandbox",
+            "email",
+            "--to",
+            to,
+            "--from",
+            "noreply@service.example",
+            "--subject",
+            subject,
+            "--text",
+            text,
+        ],
+    )
+    .await
+    .json()
+}
+
+#[tokio::test]
+async fn one_wait_takes_the_newest_code_of_sms_or_mail_and_wakes_for_either() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, agent) = create_agent(&database, &["--phone", "--email"]).await;
+    let number = agent["phone_number"]["number"]
+        .as_str()
+        .expect("number")
+        .to_owned();
+    let address = agent["email_inbox"]["address"]
+        .as_str()
+        .expect("address")
+        .to_owned();
+
+    sandbox_mail(
+        &database,
+        &address,
+        "Your Acme sign-in code",
+        "Use 583920 to sign in.",
+    )
+    .await;
+    let (status, mail) =
+        wait_any(&server, &key, json!({"timeout": 0, "request_id": "any-1"})).await;
+    assert_eq!(status, 200, "{mail}");
+    assert_eq!(mail["channel"], "email");
+    assert_eq!(mail["code"], "583920");
+    assert_eq!(mail["from"], "noreply@service.example");
+    let (_, again) = wait_any(&server, &key, json!({"timeout": 0, "request_id": "any-1"})).await;
+    assert_eq!(again, mail, "a request id answers the same");
+
+    agentctl(
+        &database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            &number,
+            "--from",
+            "+15550001111",
+            "--body",
+            "Your code is 112233",
+        ],
+    )
+    .await
+    .json();
+    let (status, sms) = wait_any(&server, &key, json!({"timeout": 0, "channels": ["email"]})).await;
+    assert_eq!(status, 408, "only mail was asked for: {sms}");
+    let (status, sms) = wait_any(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(
+        (status, sms["channel"].clone(), sms["code"].clone()),
+        (200, json!("sms"), json!("112233"))
+    );
+    let (status, _) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(
+        status, 408,
+        "an SMS taken by one wait is seen for the other route too"
+    );
+
+    let waiting = {
+        let (url, client, key) = (
+            server.url("/v1/codes/wait"),
+            server.client.clone(),
+            key.clone(),
+        );
+        tokio::spawn(async move {
+            read(
+                client
+                    .post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"timeout": 20}))
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await
+        })
+    };
+    waiting_for_route(&server, "/v1/codes/wait", 1).await;
+    sandbox_mail(
+        &database,
+        &address,
+        "Verify your email",
+        "Your verification code: 904412",
+    )
+    .await;
+    let (status, woken) = waiting.await.expect("wait");
+    assert_eq!(status, 200, "{woken}");
+    assert_eq!(
+        (woken["channel"].clone(), woken["code"].clone()),
+        (json!("email"), json!("904412"))
+    );
+}
+
+#[tokio::test]
+async fn a_wait_over_channels_the_agent_lacks_is_400_and_unknown_channels_are_422() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (phone_only, _) = create_agent(&database, &["--phone"]).await;
+    let (neither, _) = create_agent(&database, &[]).await;
+    let (status, refused) = wait_any(
+        &server,
+        &phone_only,
+        json!({"timeout": 0, "channels": ["email"]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    let (status, _) = wait_any(&server, &neither, json!({"timeout": 0})).await;
+    assert_eq!(status, 400);
+    let (status, refused) = wait_any(
+        &server,
+        &phone_only,
+        json!({"timeout": 0, "channels": ["sms", "fax"]}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(refused["detail"][0]["loc"], json!(["body", "channels", 1]));
+    let (status, _) = wait_any(
+        &server,
+        &phone_only,
+        json!({"timeout": 0, "channels": ["sms"]}),
+    )
+    .await;
+    assert_eq!(status, 408);
 }

@@ -67,7 +67,8 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             config.cursors.codec(),
         ),
         email: wiring::email_service(&database, &config.email, config.cursors.codec())?,
-        sms: wiring::sms_service(&database, notifications, &config.sms)?,
+        sms: wiring::sms_service(&database, notifications.clone(), &config.sms)?,
+        codes: wiring::code_service(&database, notifications, &config.sms),
         database: Arc::new(database),
         metrics: Metrics::new(registry),
         metrics_token: config
@@ -124,5 +125,6 @@ async fn stop_on_signal(server: ServerHandle, jobs: Stopper, state: web::Data<Ap
     );
     jobs.stop();
     state.sms.shut_down();
+    state.codes.shut_down();
     server.stop(true).await;
 }

@@ -13,7 +13,8 @@ pub use email::{
     EmailSendResponse, ParsedDataOut,
 };
 pub use sms::{
-    PhoneNumberResponse, SmsMessageOut, SmsRawPayload, VerificationCodeResponse, WaitForCodeRequest,
+    CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,
+    VerificationCodeResponse, WaitForCodeRequest,
 };
 pub use wallet::{
     SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,

@@ -1,6 +1,6 @@
 //! SMS: the agent's number, its messages, and the answer to a wait for a code.
 
-use domain::{SmsMessageRecord, MAX_WAIT_SECS};
+use domain::{EmailMessageRecord, SmsMessageRecord, MAX_WAIT_SECS};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -111,4 +111,65 @@ pub struct WaitForCodeRequest {
     /// wait with that id still in progress.
     #[serde(default)]
     pub request_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CodesWaitRequest {
+    /// Only a message from this service (e.g. `Google`); empty for any.
+    #[serde(default)]
+    pub service_name: String,
+    /// Seconds to wait, 0 to 300; 0 looks once.
+    #[serde(default = "default_timeout")]
+    #[schema(default = default_timeout, minimum = 0, maximum = 300)]
+    pub timeout: i64,
+    /// At most 128 characters: a retry with the same id returns the same result.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// `sms`, `email`, or both; every channel the agent has when omitted.
+    #[serde(default)]
+    pub channels: Option<Vec<String>>,
+}
+
+/// A verification code that arrived by SMS or by mail.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CodeOut {
+    /// `sms` or `email`.
+    pub channel: String,
+    /// The id of the SMS or the mail, as its own routes show it.
+    pub message_id: String,
+    /// The code found; null when the message holds none.
+    pub code: Option<String>,
+    /// The sender: a phone number or an email address.
+    pub from: Option<String>,
+    /// The SMS text, or the mail's subject.
+    pub raw_message: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub request_id: Option<String>,
+}
+
+impl CodeOut {
+    pub fn from_sms(message: &SmsMessageRecord, request_id: Option<String>) -> Self {
+        Self {
+            channel: "sms".into(),
+            message_id: message.id.to_string(),
+            code: message.parsed_code.clone(),
+            from: Some(message.from.clone()),
+            raw_message: message.body.clone(),
+            received_at: message.provider_received_at.unwrap_or(message.created_at),
+            request_id,
+        }
+    }
+
+    pub fn from_email(message: &EmailMessageRecord, request_id: Option<String>) -> Self {
+        Self {
+            channel: "email".into(),
+            message_id: message.id.to_string(),
+            code: message.verification_codes.first().cloned(),
+            from: message.from.clone(),
+            raw_message: message.subject.clone().unwrap_or_default(),
+            received_at: message.received_at.unwrap_or(message.created_at),
+            request_id,
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! operation returns its own error enum, which the transport maps to a status and a detail.
 
 pub mod agents;
+pub mod codes;
 pub mod control_plane;
 pub mod email;
 pub mod errors;
@@ -12,9 +13,11 @@ pub mod key_rotation;
 pub mod outbox;
 mod paging;
 pub mod sms;
+mod waiting;
 pub mod wallet;
 
 pub use agents::{AgentService, AuthError, ProfileError};
+pub use codes::{ChannelsWait, CodeChannel, CodePorts, CodeService, FoundCode};
 pub use control_plane::{
     AgentLookupError, ConfirmError, Confirmation, ControlPlane, ControlPlanePorts, CreateAgent,
     CreateAgentError, IssuedKey, PolicyError,

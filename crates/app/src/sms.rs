@@ -5,16 +5,15 @@
 //! on the notification hub *before* it looks at the stored messages, so a message committed
 //! between the look and the wait still wakes it, on whichever instance it arrived.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use domain::{
     extract_verification_codes, matches_service, recognise_service, AgentId, Direction,
-    PhoneNumber, PhoneNumberRecord, SmsMessageId, SmsMessageRecord, SmsSource, SYNC_WINDOW,
+    PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId, SmsMessageRecord, SmsSource,
+    SYNC_WINDOW,
 };
-use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared};
+use futures_util::future::FutureExt;
 use ports::{
     inbound_topic, AgentStore, NewSms, Notifications, ProviderSms, SmsFlow, SmsProvider, SmsStore,
     SmsWebhookVerifier, StoreError, Timer,
@@ -24,13 +23,11 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::in_flight::InFlight;
+use crate::waiting::{look_until_found, Joined, Shutdown};
 use crate::NotProvisioned;
 
 /// How many unseen messages a wait looks through for one matching its service.
 const UNSEEN_LOOKED_AT: usize = 50;
-
-/// The topic every wait of this instance also listens to, notified here at shutdown.
-const SHUTDOWN_TOPIC: &str = "instance:shutdown";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SmsError {
@@ -111,18 +108,15 @@ pub struct SmsWebhook {
     pub public_base_url: String,
 }
 
-type SharedSync = Shared<BoxFuture<'static, Result<bool, StoreError>>>;
-type SharedWait = Shared<BoxFuture<'static, Result<SmsMessageRecord, WaitError>>>;
-
 pub struct SmsService {
     ports: Arc<SmsPorts>,
     waiters_per_agent: usize,
     waiting: InFlight,
     /// Syncs in progress, by number: concurrent ones share one provider call.
-    syncs: Mutex<HashMap<domain::PhoneNumberId, SharedSync>>,
+    syncs: Joined<PhoneNumberId, Result<bool, StoreError>>,
     /// Waits in progress with a request id: a retry that arrives meanwhile joins the first.
-    waits: Mutex<HashMap<(AgentId, String), SharedWait>>,
-    shutting_down: Arc<AtomicBool>,
+    waits: Joined<(AgentId, String), Result<SmsMessageRecord, WaitError>>,
+    shutdown: Arc<Shutdown>,
 }
 
 impl SmsService {
@@ -131,17 +125,16 @@ impl SmsService {
             ports: Arc::new(ports),
             waiters_per_agent,
             waiting: InFlight::default(),
-            syncs: Mutex::new(HashMap::new()),
-            waits: Mutex::new(HashMap::new()),
-            shutting_down: Arc::new(AtomicBool::new(false)),
+            syncs: Joined::default(),
+            waits: Joined::default(),
+            shutdown: Arc::default(),
         }
     }
 
     /// Ends every wait at once with a timeout, so a stopping server answers them instead of
     /// dropping them.
     pub fn shut_down(&self) {
-        self.shutting_down.store(true, Ordering::Release);
-        self.ports.notifications.notify_here(SHUTDOWN_TOPIC);
+        self.shutdown.begin(self.ports.notifications.as_ref());
     }
 
     async fn require_number<E: From<StoreError> + From<NotProvisioned>>(
@@ -182,26 +175,10 @@ impl SmsService {
     /// One provider call per number however many callers ask at once; false when the provider
     /// could not be reached.
     async fn sync(&self, agent: AgentId, number: &PhoneNumberRecord) -> Result<bool, StoreError> {
-        let shared = {
-            let mut syncs = self.syncs.lock().unwrap_or_else(PoisonError::into_inner);
-            syncs
-                .entry(number.id)
-                .or_insert_with(|| {
-                    sync_once(self.ports.clone(), agent, number.clone())
-                        .boxed()
-                        .shared()
-                })
-                .clone()
-        };
-        let result = shared.clone().await;
-        let mut syncs = self.syncs.lock().unwrap_or_else(PoisonError::into_inner);
-        if syncs
-            .get(&number.id)
-            .is_some_and(|current| current.ptr_eq(&shared))
-        {
-            syncs.remove(&number.id);
-        }
-        result
+        let (ports, owned) = (self.ports.clone(), number.clone());
+        self.syncs
+            .run(number.id, move || sync_once(ports, agent, owned).boxed())
+            .await
     }
 
     /// The newest unseen message (of `service_name`, when given), marked seen; else waits for one
@@ -222,38 +199,20 @@ impl SmsService {
         let key = (agent, request_id);
         // The first of a request id's waits takes a place among the agent's waiters and holds it
         // while it waits; a retry that joins it takes none.
-        let (shared, _slot) = {
-            let mut waits = self.waits.lock().unwrap_or_else(PoisonError::into_inner);
-            match waits.get(&key) {
-                Some(running) => (running.clone(), None),
-                None => {
-                    let slot = self
-                        .waiting
-                        .enter(agent, self.waiters_per_agent)
-                        .ok_or(WaitError::TooManyWaiters)?;
-                    let future = wait_for(
-                        self.ports.clone(),
-                        agent,
-                        number,
-                        wait,
-                        self.shutting_down.clone(),
-                    )
-                    .boxed()
-                    .shared();
-                    waits.insert(key.clone(), future.clone());
-                    (future, Some(slot))
-                }
-            }
+        let _slot = match self.waits.is_running(&key) {
+            true => None,
+            false => Some(
+                self.waiting
+                    .enter(agent, self.waiters_per_agent)
+                    .ok_or(WaitError::TooManyWaiters)?,
+            ),
         };
-        let result = shared.clone().await;
-        let mut waits = self.waits.lock().unwrap_or_else(PoisonError::into_inner);
-        if waits
-            .get(&key)
-            .is_some_and(|current| current.ptr_eq(&shared))
-        {
-            waits.remove(&key);
-        }
-        result
+        let (ports, shutdown) = (self.ports.clone(), self.shutdown.clone());
+        self.waits
+            .run(key, move || {
+                wait_for(ports, agent, number, wait, shutdown).boxed()
+            })
+            .await
     }
 
     async fn wait_alone(
@@ -271,7 +230,7 @@ impl SmsService {
             agent,
             number,
             wait,
-            self.shutting_down.clone(),
+            self.shutdown.clone(),
         )
         .await
     }
@@ -402,44 +361,28 @@ async fn sync_once(
     Ok(true)
 }
 
-/// The wait itself: look, then sleep until woken, the deadline or shutdown; look again.
+/// The wait itself: a sync, then looks until a message is found, the timeout or shutdown.
 async fn wait_for(
     ports: Arc<SmsPorts>,
     agent: AgentId,
     number: PhoneNumberRecord,
     wait: CodeWait,
-    shutting_down: Arc<AtomicBool>,
+    shutdown: Arc<Shutdown>,
 ) -> Result<SmsMessageRecord, WaitError> {
-    let deadline = Instant::now() + wait.timeout;
-    let mut stopping = ports.notifications.subscribe(SHUTDOWN_TOPIC);
     // A message only the provider has yet (no webhook reached us) counts too.
     if let Err(error) = sync_once(ports.clone(), agent, number.clone()).await {
         tracing::warn!(%error, "could not sync before waiting");
     }
-    let topic = inbound_topic(agent);
-    loop {
-        let woken = ports.notifications.subscribe(&topic);
-        if let Some(found) = take_newest_unseen(&ports, agent, &number, &wait).await? {
-            return Ok(found);
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || shutting_down.load(Ordering::Acquire) {
-            return Err(WaitError::TimedOut);
-        }
-        let time_up = ports.timer.sleep(left);
-        match select(woken, select(time_up, &mut stopping)).await {
-            Either::Left(_) => {}
-            Either::Right((Either::Left(_), _)) => return Err(WaitError::TimedOut),
-            // The hub also wakes every subscription when it reconnects: only a real shutdown
-            // ends the wait; otherwise listen for it again and look once more.
-            Either::Right((Either::Right(_), _)) => {
-                if shutting_down.load(Ordering::Acquire) {
-                    return Err(WaitError::TimedOut);
-                }
-                stopping = ports.notifications.subscribe(SHUTDOWN_TOPIC);
-            }
-        }
-    }
+    let found = look_until_found(
+        ports.notifications.as_ref(),
+        ports.timer.as_ref(),
+        &inbound_topic(agent),
+        wait.timeout,
+        &shutdown,
+        || take_newest_unseen(&ports, agent, &number, &wait),
+    )
+    .await?;
+    found.ok_or(WaitError::TimedOut)
 }
 
 /// The newest unseen message of the wanted service, marked seen for this wait; `None` when there
@@ -624,7 +567,7 @@ mod tests {
         let mut mocks = Mocks::new();
         // The inbound topic wakes at once; the shutdown topic never does.
         mocks.notifications.expect_subscribe().returning(|topic| {
-            if topic == SHUTDOWN_TOPIC {
+            if topic == crate::waiting::SHUTDOWN_TOPIC {
                 pending()
             } else {
                 ready()

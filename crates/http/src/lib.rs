@@ -65,6 +65,9 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::POST, "/v1/sms/wait-for-code", |route| {
         route.to(routes::sms::wait_for_code)
     }),
+    Endpoint::new(Method::POST, "/v1/codes/wait", |route| {
+        route.to(routes::sms::wait_any_channel)
+    }),
     Endpoint::new(Method::GET, "/v1/wallet/address", |route| {
         route.to(routes::wallet::address)
     }),

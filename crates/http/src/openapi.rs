@@ -6,11 +6,12 @@ use utoipa::{Modify, OpenApi};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 use api_types::{
-    AgentResponse, AttachmentOut, EmailInboxOut, EmailInboxPage, EmailMessageOut,
-    EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut, PhoneNumberOut,
-    PhoneNumberResponse, SmsMessageOut, SmsRawPayload, SpendPolicyOut, SpendPolicyResponse,
-    TransferIntentOut, TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest,
-    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
+    AgentResponse, AttachmentOut, CodeOut, CodesWaitRequest, EmailInboxOut, EmailInboxPage,
+    EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut,
+    PhoneNumberOut, PhoneNumberResponse, SmsMessageOut, SmsRawPayload, SpendPolicyOut,
+    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
+    WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
+    WalletOut, WalletSendRequest,
 };
 
 #[derive(OpenApi)]
@@ -29,6 +30,7 @@ use api_types::{
         routes::sms::number,
         routes::sms::messages,
         routes::sms::wait_for_code,
+        routes::sms::wait_any_channel,
         routes::wallet::address,
         routes::wallet::policy,
         routes::wallet::balance,
@@ -53,6 +55,8 @@ use api_types::{
         SmsRawPayload,
         VerificationCodeResponse,
         WaitForCodeRequest,
+        CodesWaitRequest,
+        CodeOut,
         WalletOut,
         SpendPolicyOut,
         WalletAddressResponse,

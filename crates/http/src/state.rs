@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, EmailService, SmsService, WalletService};
+use app::{AgentService, CodeService, EmailService, SmsService, WalletService};
 use ports::DatabaseHealth;
 
 use crate::telemetry::Metrics;
@@ -12,6 +12,7 @@ pub struct ApiState {
     pub wallets: WalletService,
     pub email: EmailService,
     pub sms: SmsService,
+    pub codes: CodeService,
     pub database: Arc<dyn DatabaseHealth>,
     pub metrics: Metrics,
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.

@@ -310,3 +310,31 @@ pub trait InboundMailStore: Send + Sync {
         message: NewInboundEmail,
     ) -> Result<(EmailMessageRecord, bool), StoreError>;
 }
+
+/// Verification codes of inbound mail, for waits for a code.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait EmailCodes: Send + Sync {
+    /// Inbound mail of the inbox with codes no wait has returned yet, newest first.
+    async fn unseen_codes(
+        &self,
+        inbox: EmailInboxId,
+        limit: usize,
+    ) -> Result<Vec<EmailMessageRecord>, StoreError>;
+
+    /// Marks the mail's codes seen for a wait (and binds `request_id` to it), unless another wait
+    /// got it first: then `None`.
+    async fn take_codes(
+        &self,
+        id: EmailMessageId,
+        agent: AgentId,
+        request_id: Option<String>,
+    ) -> Result<Option<EmailMessageRecord>, StoreError>;
+
+    /// The mail an earlier wait with this request id returned.
+    async fn code_wait_result(
+        &self,
+        agent: AgentId,
+        request_id: &str,
+    ) -> Result<Option<EmailMessageRecord>, StoreError>;
+}

@@ -19,10 +19,10 @@ pub use chain::{
     TransferCall,
 };
 pub use email::{
-    AcceptError, Acceptance, ClaimedEmail, Delivery, DeliveryError, EmailIdempotency, EmailOutbox,
-    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundParseError, InboundParser,
-    Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, OutboxQueue, SendThrottle,
-    SignatureError, WebhookSignature, WebhookVerifier,
+    AcceptError, Acceptance, ClaimedEmail, Delivery, DeliveryError, EmailCodes, EmailIdempotency,
+    EmailOutbox, EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundParseError,
+    InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, OutboxQueue,
+    SendThrottle, SignatureError, WebhookSignature, WebhookVerifier,
 };
 pub use errors::{Conflict, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
@@ -49,8 +49,8 @@ pub use agents::MockAgentStore;
 pub use chain::{MockChainClient, MockChainWriter};
 #[cfg(feature = "mock")]
 pub use email::{
-    MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundParser, MockMailbox,
-    MockOutboxQueue, MockWebhookVerifier,
+    MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundParser,
+    MockMailbox, MockOutboxQueue, MockWebhookVerifier,
 };
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;

@@ -189,6 +189,7 @@ diesel::table! {
         created_at -> Timestamptz,
         received_at -> Nullable<Timestamptz>,
         sent_at -> Nullable<Timestamptz>,
+        code_seen_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -231,9 +232,10 @@ diesel::table! {
 }
 
 diesel::table! {
-    sms_code_waits (agent_id, request_id) {
+    code_waits (agent_id, request_id) {
         agent_id -> Uuid,
         request_id -> Text,
+        channel -> Text,
         message_id -> Uuid,
         created_at -> Timestamptz,
     }
@@ -251,7 +253,6 @@ diesel::table! {
 
 diesel::joinable!(agents -> sponsors (sponsor_id));
 diesel::joinable!(sms_messages -> phone_numbers (phone_number_id));
-diesel::joinable!(sms_code_waits -> sms_messages (message_id));
 diesel::joinable!(email_messages -> email_inboxes (inbox_id));
 diesel::joinable!(transfer_intents -> agents (agent_id));
 diesel::joinable!(transfer_intents -> wallets (wallet_id));
@@ -266,7 +267,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     agents,
     phone_numbers,
     sms_messages,
-    sms_code_waits,
+    code_waits,
     email_inboxes,
     email_messages,
     wallets,

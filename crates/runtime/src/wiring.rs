@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use app::{
-    AgentService, ControlPlane, ControlPlanePorts, EmailPorts, EmailService, Executor,
-    IntentExpiry, OutboxWorker, SmsPorts, SmsService, SmsWebhook, WalletKeyRotation, WalletService,
-    WalletStores,
+    AgentService, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
+    EmailService, Executor, IntentExpiry, OutboxWorker, SmsPorts, SmsService, SmsWebhook,
+    WalletKeyRotation, WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
 use email::{
@@ -217,6 +217,24 @@ pub fn sms_service(
         },
         config.waiters_per_agent,
     ))
+}
+
+/// Waits for a code over SMS and mail at once, on the same hub as the SMS waits.
+pub fn code_service(
+    database: &Database,
+    notifications: Arc<dyn Notifications>,
+    config: &SmsConfig,
+) -> CodeService {
+    CodeService::new(
+        CodePorts {
+            agents: agent_store(database),
+            sms: Arc::new(PgSmsStore::new(database.clone())),
+            email: Arc::new(PgEmailStore::new(database.clone())),
+            notifications,
+            timer: Arc::new(TokioTimer),
+        },
+        config.waiters_per_agent,
+    )
 }
 
 /// The sandbox SMS provider, for operators delivering sandbox messages.

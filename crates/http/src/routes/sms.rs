@@ -3,8 +3,11 @@
 use actix_web::http::header::HeaderName;
 use actix_web::web::{self, Json};
 use actix_web::HttpResponse;
-use api_types::{PhoneNumberResponse, SmsMessageOut, VerificationCodeResponse, WaitForCodeRequest};
-use app::{CodeWait, SmsError, WaitError};
+use api_types::{
+    CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, VerificationCodeResponse,
+    WaitForCodeRequest,
+};
+use app::{ChannelsWait, CodeChannel, CodeWait, FoundCode, SmsError, WaitError};
 use domain::{Direction, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
 use serde_json::json;
 
@@ -129,6 +132,20 @@ pub async fn messages(
 
 /// The wait as the use case takes it, or every field that is wrong.
 fn parse_wait(body: WaitForCodeRequest) -> Result<CodeWait, ApiError> {
+    wait_fields(body.service_name, body.timeout, body.request_id).map_err(rejected)
+}
+
+/// The fields every wait for a code has, or a 422 item for each that is wrong.
+fn wait_fields(
+    service_name: String,
+    timeout: i64,
+    request_id: Option<String>,
+) -> Result<CodeWait, Vec<Option<ValidationItem>>> {
+    let body = WaitForCodeRequest {
+        service_name,
+        timeout,
+        request_id,
+    };
     let loc = vec![json!("body"), json!("timeout")];
     let timeout = if body.timeout < 0 {
         Err(ValidationItem::new(
@@ -159,7 +176,7 @@ fn parse_wait(body: WaitForCodeRequest) -> Result<CodeWait, ApiError> {
             timeout: std::time::Duration::from_secs(seconds),
             request_id: body.request_id,
         }),
-        (timeout, request_id) => Err(rejected([timeout.err(), request_id.err()])),
+        (timeout, request_id) => Err(vec![timeout.err(), request_id.err()]),
     }
 }
 
@@ -190,4 +207,65 @@ pub async fn wait_for_code(
     let request_id = wait.request_id.clone();
     let message = state.sms.wait_for_code(agent.0, wait).await?;
     Ok(Json(VerificationCodeResponse::new(&message, request_id)))
+}
+
+/// Waits for a verification code by SMS or by mail, whichever comes first.
+///
+/// Beyond the spec: sign-up flows send a code by SMS or by mail. Takes the body of
+/// `wait-for-code` plus `channels` (`sms`, `email`, or both; every channel the agent has when
+/// omitted) and answers with the newest unseen code from any of them, with its `channel` and the
+/// message's id; the same seen, `request_id`, `timeout` and 408 rules.
+#[utoipa::path(post, path = "/v1/codes/wait", tag = "sms", operation_id = "wait_for_code_any_channel",
+    security(("HTTPBearer" = [])),
+    request_body = CodesWaitRequest,
+    responses(
+        (status = 200, description = "The code and where it came from", body = CodeOut),
+        (status = 400, description = "A channel asked for is not provisioned, or none is", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 408, description = "No new code before the timeout", body = ErrorBody),
+        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 429, description = "Too many waits of this agent at once", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn wait_any_channel(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    body: JsonBody<CodesWaitRequest>,
+) -> Result<Json<CodeOut>, ApiError> {
+    let body = body.read().await?;
+    let channels = body.channels.map(|names| {
+        names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| {
+                CodeChannel::parse(name).ok_or_else(|| {
+                    ValidationItem::new(
+                        "enum",
+                        vec![json!("body"), json!("channels"), json!(index)],
+                        "Input should be 'sms' or 'email'",
+                        json!(name),
+                    )
+                    .with_ctx(json!({"expected": "'sms' or 'email'"}))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let wait = wait_fields(body.service_name, body.timeout, body.request_id);
+    let (wait, channels) = match (wait, channels.transpose()) {
+        (Ok(wait), Ok(channels)) => (wait, channels),
+        (wait, channels) => {
+            let mut items = wait.err().unwrap_or_default();
+            items.push(channels.err());
+            return Err(rejected(items));
+        }
+    };
+    let request_id = wait.request_id.clone();
+    let found = state
+        .codes
+        .wait(agent.0, ChannelsWait { wait, channels })
+        .await?;
+    Ok(Json(match &found {
+        FoundCode::Sms(message) => CodeOut::from_sms(message, request_id),
+        FoundCode::Email(message) => CodeOut::from_email(message, request_id),
+    }))
 }

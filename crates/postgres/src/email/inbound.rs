@@ -10,13 +10,14 @@ use domain::{
     AgentId, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
     EmailStatus,
 };
-use ports::{InboundMailStore, NewInboundEmail, StoreError};
+use ports::{inbound_topic, InboundMailStore, NewInboundEmail, StoreError};
 use uuid::Uuid;
 
 use super::{
     attachments_column, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
 };
 use crate::errors::{from_diesel, TxError};
+use crate::notifications::CHANNEL;
 use crate::rows::EmailInboxRow;
 use crate::schema::{email_inboxes, email_messages};
 
@@ -119,7 +120,15 @@ async fn store_locked(
         .await
         .optional()?;
     match inserted {
-        Some(row) => Ok((message_record(row).map_err(TxError::store)?, true)),
+        Some(row) => {
+            // Waits for a code of the agent wake on every instance when this commits.
+            diesel::sql_query("SELECT pg_notify($1, $2)")
+                .bind::<Text, _>(CHANNEL)
+                .bind::<Text, _>(inbound_topic(message.agent_id))
+                .execute(connection)
+                .await?;
+            Ok((message_record(row).map_err(TxError::store)?, true))
+        }
         None => stored(connection, message)
             .await?
             .map(|earlier| (earlier, false))

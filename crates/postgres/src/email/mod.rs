@@ -1,6 +1,7 @@
 //! Email on PostgreSQL: one `PgEmailStore` behind the outbox, the outbox worker's queue, the
 //! mailbox reads and the inbound store, one module per port; and the sandbox provider's side.
 
+mod codes;
 mod inbound;
 mod mailbox;
 mod outbox;

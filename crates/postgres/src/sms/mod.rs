@@ -22,7 +22,10 @@ use crate::database::Database;
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::notifications::CHANNEL;
 use crate::rows::{row_limit, PhoneNumberRow};
-use crate::schema::{phone_numbers, sms_code_waits, sms_messages};
+use crate::schema::{code_waits, phone_numbers, sms_messages};
+
+/// The channel of SMS answers in `code_waits`.
+const SMS_CHANNEL: &str = "sms";
 
 pub struct PgSmsStore {
     database: Database,
@@ -167,11 +170,12 @@ async fn mark_seen_locked(
     .optional()?
     .ok_or(TxError::Abort(NotSeen::Taken))?;
     if let Some(request_id) = request_id {
-        let bound = diesel::insert_into(sms_code_waits::table)
+        let bound = diesel::insert_into(code_waits::table)
             .values((
-                sms_code_waits::agent_id.eq(agent.0),
-                sms_code_waits::request_id.eq(request_id),
-                sms_code_waits::message_id.eq(id.0),
+                code_waits::agent_id.eq(agent.0),
+                code_waits::request_id.eq(request_id),
+                code_waits::channel.eq(SMS_CHANNEL),
+                code_waits::message_id.eq(id.0),
             ))
             .on_conflict_do_nothing()
             .execute(connection)
@@ -282,10 +286,11 @@ impl SmsStore for PgSmsStore {
         request_id: &str,
     ) -> Result<Option<SmsMessageRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let row = sms_code_waits::table
-            .inner_join(sms_messages::table)
-            .filter(sms_code_waits::agent_id.eq(agent.0))
-            .filter(sms_code_waits::request_id.eq(request_id))
+        let row = sms_messages::table
+            .inner_join(code_waits::table.on(code_waits::message_id.eq(sms_messages::id)))
+            .filter(code_waits::agent_id.eq(agent.0))
+            .filter(code_waits::request_id.eq(request_id))
+            .filter(code_waits::channel.eq(SMS_CHANNEL))
             .select(SmsRow::as_select())
             .first(&mut connection)
             .await
