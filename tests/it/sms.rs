@@ -90,6 +90,21 @@ async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
     read(response).await
 }
 
+/// A wait for a code (on `route`) running in the background, answered later.
+fn spawn_wait(
+    server: &Server,
+    route: &str,
+    key: &str,
+    body: Value,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let request = server
+        .client
+        .post(server.url(route))
+        .bearer_auth(key)
+        .json(&body);
+    tokio::spawn(async move { read(request.send().await.expect("request")).await })
+}
+
 /// Waits until `count` waits for a code are being served by `server` (its in-flight gauge), so
 /// what the test does next happens while they wait.
 async fn waiting_for(server: &Server, count: usize) {
@@ -266,25 +281,12 @@ async fn a_wait_returns_an_unseen_code_at_once_blocks_for_a_new_one_and_times_ou
     assert_eq!(status, 408, "a returned message is seen");
 
     let started = Instant::now();
-    let waiting = {
-        let (server_url, client, key) = (
-            server.url("/v1/sms/wait-for-code"),
-            server.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(server_url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 20}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let waiting = spawn_wait(
+        &server,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 20}),
+    );
     waiting_for(&server, 1).await;
     agentctl(
         &database,
@@ -383,45 +385,19 @@ async fn a_request_id_returns_the_same_code_again_and_a_retry_joins_the_wait_in_
     let database = TestDatabase::new().await;
     let server = Server::start_on(&database, &[]).await;
     let (key, number) = phone_agent(&database).await;
-    let first = {
-        let (url, client, key) = (
-            server.url("/v1/sms/wait-for-code"),
-            server.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 20, "request_id": "signup-1"}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let first = spawn_wait(
+        &server,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 20, "request_id": "signup-1"}),
+    );
     waiting_for(&server, 1).await;
-    let retry = {
-        let (url, client, key) = (
-            server.url("/v1/sms/wait-for-code"),
-            server.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 20, "request_id": "signup-1"}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let retry = spawn_wait(
+        &server,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 20, "request_id": "signup-1"}),
+    );
     waiting_for(&server, 2).await;
     agentctl(
         &database,
@@ -457,25 +433,12 @@ async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatu
     let waiting_on = twilio_server(&database, &[]).await;
     let arriving_on = twilio_server(&database, &[]).await;
     let (key, number) = phone_agent(&database).await;
-    let waiting = {
-        let (url, client, key) = (
-            waiting_on.url("/v1/sms/wait-for-code"),
-            waiting_on.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 20}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let waiting = spawn_wait(
+        &waiting_on,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 20}),
+    );
     waiting_for(&waiting_on, 1).await;
     let params = twilio_params(
         "SM0001",
@@ -601,25 +564,12 @@ async fn waits_survive_the_listener_connection_being_killed() {
     let database = TestDatabase::new().await;
     let server = Server::start_on(&database, &[]).await;
     let (key, number) = phone_agent(&database).await;
-    let waiting = {
-        let (url, client, key) = (
-            server.url("/v1/sms/wait-for-code"),
-            server.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 30}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let waiting = spawn_wait(
+        &server,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 30}),
+    );
     waiting_for(&server, 1).await;
     database
         .execute(
@@ -655,25 +605,12 @@ async fn a_stopping_server_answers_its_waits_with_408() {
     let database = TestDatabase::new().await;
     let mut server = Server::start_on(&database, &[]).await;
     let (key, _) = phone_agent(&database).await;
-    let waiting = {
-        let (url, client, key) = (
-            server.url("/v1/sms/wait-for-code"),
-            server.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 300}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let waiting = spawn_wait(
+        &server,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 300}),
+    );
     waiting_for(&server, 1).await;
     server.terminate();
     let (status, answer) = waiting.await.expect("wait");
@@ -771,25 +708,7 @@ async fn one_wait_takes_the_newest_code_of_sms_or_mail_and_wakes_for_either() {
         "an SMS taken by one wait is seen for the other route too"
     );
 
-    let waiting = {
-        let (url, client, key) = (
-            server.url("/v1/codes/wait"),
-            server.client.clone(),
-            key.clone(),
-        );
-        tokio::spawn(async move {
-            read(
-                client
-                    .post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"timeout": 20}))
-                    .send()
-                    .await
-                    .expect("request"),
-            )
-            .await
-        })
-    };
+    let waiting = spawn_wait(&server, "/v1/codes/wait", &key, json!({"timeout": 20}));
     waiting_for_route(&server, "/v1/codes/wait", 1).await;
     sandbox_mail(
         &database,

@@ -12,9 +12,8 @@ use futures_util::future::FutureExt;
 use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
 use time::OffsetDateTime;
 
-use crate::in_flight::InFlight;
 use crate::sms::{CodeWait, WaitError};
-use crate::waiting::{look_until_found, Joined, Shutdown};
+use crate::waiting::{look_until_found, Shutdown, Waits};
 use crate::NotProvisioned;
 
 /// How many unseen messages of each channel a look goes through.
@@ -68,10 +67,7 @@ pub struct CodePorts {
 
 pub struct CodeService {
     ports: Arc<CodePorts>,
-    waiters_per_agent: usize,
-    waiting: InFlight,
-    waits: Joined<(AgentId, String), Result<FoundCode, WaitError>>,
-    shutdown: Arc<Shutdown>,
+    waits: Waits<FoundCode>,
 }
 
 /// What a wait looks through: the agent's number and inbox, where asked for.
@@ -85,16 +81,13 @@ impl CodeService {
     pub fn new(ports: CodePorts, waiters_per_agent: usize) -> Self {
         Self {
             ports: Arc::new(ports),
-            waiters_per_agent,
-            waiting: InFlight::default(),
-            waits: Joined::default(),
-            shutdown: Arc::default(),
+            waits: Waits::new(waiters_per_agent),
         }
     }
 
     /// Ends every wait at once with a timeout.
     pub fn shut_down(&self) {
-        self.shutdown.begin(self.ports.notifications.as_ref());
+        self.waits.shut_down(self.ports.notifications.as_ref());
     }
 
     /// The channels asked for, each provisioned; or every provisioned one when none is named.
@@ -132,32 +125,9 @@ impl CodeService {
     pub async fn wait(&self, agent: AgentId, wait: ChannelsWait) -> Result<FoundCode, WaitError> {
         let sources = self.sources(agent, wait.channels.as_deref()).await?;
         let wait = wait.wait;
-        let Some(request_id) = wait.request_id.clone() else {
-            let _slot = self
-                .waiting
-                .enter(agent, self.waiters_per_agent)
-                .ok_or(WaitError::TooManyWaiters)?;
-            return wait_for(
-                self.ports.clone(),
-                agent,
-                sources,
-                wait,
-                self.shutdown.clone(),
-            )
-            .await;
-        };
-        let key = (agent, request_id);
-        let _slot = match self.waits.is_running(&key) {
-            true => None,
-            false => Some(
-                self.waiting
-                    .enter(agent, self.waiters_per_agent)
-                    .ok_or(WaitError::TooManyWaiters)?,
-            ),
-        };
-        let (ports, shutdown) = (self.ports.clone(), self.shutdown.clone());
+        let ports = self.ports.clone();
         self.waits
-            .run(key, move || {
+            .run(agent, wait.request_id.clone(), move |shutdown| {
                 wait_for(ports, agent, sources, wait, shutdown).boxed()
             })
             .await

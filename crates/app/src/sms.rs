@@ -22,8 +22,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::in_flight::InFlight;
-use crate::waiting::{look_until_found, Joined, Shutdown};
+use crate::waiting::{look_until_found, Joined, Shutdown, Waits};
 use crate::NotProvisioned;
 
 /// How many unseen messages a wait looks through for one matching its service.
@@ -110,31 +109,24 @@ pub struct SmsWebhook {
 
 pub struct SmsService {
     ports: Arc<SmsPorts>,
-    waiters_per_agent: usize,
-    waiting: InFlight,
     /// Syncs in progress, by number: concurrent ones share one provider call.
     syncs: Joined<PhoneNumberId, Result<bool, StoreError>>,
-    /// Waits in progress with a request id: a retry that arrives meanwhile joins the first.
-    waits: Joined<(AgentId, String), Result<SmsMessageRecord, WaitError>>,
-    shutdown: Arc<Shutdown>,
+    waits: Waits<SmsMessageRecord>,
 }
 
 impl SmsService {
     pub fn new(ports: SmsPorts, waiters_per_agent: usize) -> Self {
         Self {
             ports: Arc::new(ports),
-            waiters_per_agent,
-            waiting: InFlight::default(),
             syncs: Joined::default(),
-            waits: Joined::default(),
-            shutdown: Arc::default(),
+            waits: Waits::new(waiters_per_agent),
         }
     }
 
     /// Ends every wait at once with a timeout, so a stopping server answers them instead of
     /// dropping them.
     pub fn shut_down(&self) {
-        self.shutdown.begin(self.ports.notifications.as_ref());
+        self.waits.shut_down(self.ports.notifications.as_ref());
     }
 
     async fn require_number<E: From<StoreError> + From<NotProvisioned>>(
@@ -190,49 +182,17 @@ impl SmsService {
         wait: CodeWait,
     ) -> Result<SmsMessageRecord, WaitError> {
         let number = self.require_number::<WaitError>(agent).await?;
-        let Some(request_id) = wait.request_id.clone() else {
-            return self.wait_alone(agent, number, wait).await;
-        };
-        if let Some(done) = self.ports.store.wait_result(agent, &request_id).await? {
-            return Ok(done);
+        if let Some(request_id) = &wait.request_id {
+            if let Some(done) = self.ports.store.wait_result(agent, request_id).await? {
+                return Ok(done);
+            }
         }
-        let key = (agent, request_id);
-        // The first of a request id's waits takes a place among the agent's waiters and holds it
-        // while it waits; a retry that joins it takes none.
-        let _slot = match self.waits.is_running(&key) {
-            true => None,
-            false => Some(
-                self.waiting
-                    .enter(agent, self.waiters_per_agent)
-                    .ok_or(WaitError::TooManyWaiters)?,
-            ),
-        };
-        let (ports, shutdown) = (self.ports.clone(), self.shutdown.clone());
+        let ports = self.ports.clone();
         self.waits
-            .run(key, move || {
+            .run(agent, wait.request_id.clone(), move |shutdown| {
                 wait_for(ports, agent, number, wait, shutdown).boxed()
             })
             .await
-    }
-
-    async fn wait_alone(
-        &self,
-        agent: AgentId,
-        number: PhoneNumberRecord,
-        wait: CodeWait,
-    ) -> Result<SmsMessageRecord, WaitError> {
-        let _slot = self
-            .waiting
-            .enter(agent, self.waiters_per_agent)
-            .ok_or(WaitError::TooManyWaiters)?;
-        wait_for(
-            self.ports.clone(),
-            agent,
-            number,
-            wait,
-            self.shutdown.clone(),
-        )
-        .await
     }
 
     /// Takes in a message the provider delivered (its webhook, or the sandbox): stored once, and

@@ -5,11 +5,15 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use domain::AgentId;
 use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared};
 use ports::{Notifications, Timer};
+
+use crate::in_flight::InFlight;
+use crate::sms::WaitError;
 
 /// The topic every wait of this instance also listens to, notified here at shutdown.
 pub(crate) const SHUTDOWN_TOPIC: &str = "instance:shutdown";
@@ -113,5 +117,56 @@ impl<K: Eq + Hash + Clone, T: Clone> Joined<K, T> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .contains_key(key)
+    }
+}
+
+/// The waits of one kind on this instance: capped per agent, joined by request id, and ended
+/// together at shutdown.
+pub(crate) struct Waits<T: Clone> {
+    per_agent: usize,
+    in_progress: InFlight,
+    joined: Joined<(AgentId, String), Result<T, WaitError>>,
+    shutdown: Arc<Shutdown>,
+}
+
+impl<T: Clone> Waits<T> {
+    pub(crate) fn new(per_agent: usize) -> Self {
+        Self {
+            per_agent,
+            in_progress: InFlight::default(),
+            joined: Joined::default(),
+            shutdown: Arc::default(),
+        }
+    }
+
+    /// Ends every wait at once.
+    pub(crate) fn shut_down(&self, notifications: &dyn Notifications) {
+        self.shutdown.begin(notifications);
+    }
+
+    /// Runs the wait `start` makes, holding one of the agent's places while it runs; a wait with
+    /// the request id of one in progress joins it instead, taking no place, and gets its result.
+    pub(crate) async fn run(
+        &self,
+        agent: AgentId,
+        request_id: Option<String>,
+        start: impl FnOnce(Arc<Shutdown>) -> BoxFuture<'static, Result<T, WaitError>>,
+    ) -> Result<T, WaitError> {
+        let place = || {
+            self.in_progress
+                .enter(agent, self.per_agent)
+                .ok_or(WaitError::TooManyWaiters)
+        };
+        let shutdown = self.shutdown.clone();
+        let Some(request_id) = request_id else {
+            let _place = place()?;
+            return start(shutdown).await;
+        };
+        let key = (agent, request_id);
+        let _place = match self.joined.is_running(&key) {
+            true => None,
+            false => Some(place()?),
+        };
+        self.joined.run(key, move || start(shutdown)).await
     }
 }
