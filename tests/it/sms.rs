@@ -78,6 +78,25 @@ async fn deliver(server: &Server, sid: &str, to: &str, body: &str) {
     assert_eq!(response.status().as_u16(), 200);
 }
 
+/// An SMS from +15550001111 to `to`, delivered at the sandbox provider by `agentctl`.
+async fn sandbox_sms(database: &TestDatabase, to: &str, body: &str) -> Value {
+    agentctl(
+        database,
+        &[
+            "sandbox",
+            "sms",
+            "--to",
+            to,
+            "--from",
+            "+15550001111",
+            "--body",
+            body,
+        ],
+    )
+    .await
+    .json()
+}
+
 async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
     let response = server
         .client
@@ -149,21 +168,12 @@ async fn the_number_is_shown_or_null_and_its_history_is_an_array_of_provider_rec
     let (status, none) = server.get("/v1/sms/number", Some(&no_phone)).await;
     assert_eq!((status, none), (200, Value::Null));
 
-    let sent = agentctl(
+    let sent = sandbox_sms(
         &database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            &number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "[Uber] Your code is 4821. Never share it.",
-        ],
+        &number,
+        "[Uber] Your code is 4821. Never share it.",
     )
-    .await
-    .json();
+    .await;
     assert_eq!(sent["delivered"], "stored");
     let response = server
         .client
@@ -257,21 +267,12 @@ async fn a_wait_returns_an_unseen_code_at_once_blocks_for_a_new_one_and_times_ou
     assert_eq!(status, 408, "{timed_out}");
     assert!(timed_out["detail"].is_string());
 
-    agentctl(
+    sandbox_sms(
         &database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            &number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "Your Google verification code is 385920",
-        ],
+        &number,
+        "Your Google verification code is 385920",
     )
-    .await
-    .json();
+    .await;
     let (status, code) = wait(&server, &key, json!({"timeout": 0})).await;
     assert_eq!(status, 200, "{code}");
     assert_eq!(code["code"], "385920");
@@ -288,21 +289,7 @@ async fn a_wait_returns_an_unseen_code_at_once_blocks_for_a_new_one_and_times_ou
         json!({"timeout": 20}),
     );
     waiting_for(&server, 1).await;
-    agentctl(
-        &database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            &number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "Use 482913 to sign in to Slack",
-        ],
-    )
-    .await
-    .json();
+    sandbox_sms(&database, &number, "Use 482913 to sign in to Slack").await;
     let (status, code) = waiting.await.expect("wait");
     assert_eq!(status, 200, "{code}");
     assert_eq!(code["code"], "482913");
@@ -324,21 +311,7 @@ async fn a_wait_takes_only_its_service_and_invalid_waits_are_422() {
         "Your Google verification code is 111111",
         "[Uber] Your code is 2222",
     ] {
-        agentctl(
-            &database,
-            &[
-                "sandbox",
-                "sms",
-                "--to",
-                &number,
-                "--from",
-                "+15550001111",
-                "--body",
-                body,
-            ],
-        )
-        .await
-        .json();
+        sandbox_sms(&database, &number, body).await;
     }
     let (status, google) = wait(
         &server,
@@ -399,21 +372,7 @@ async fn a_request_id_returns_the_same_code_again_and_a_retry_joins_the_wait_in_
         json!({"timeout": 20, "request_id": "signup-1"}),
     );
     waiting_for(&server, 2).await;
-    agentctl(
-        &database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            &number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "Your code is 731904",
-        ],
-    )
-    .await
-    .json();
+    sandbox_sms(&database, &number, "Your code is 731904").await;
     let (first, retry) = (first.await.expect("wait"), retry.await.expect("wait"));
     assert_eq!(first.0, 200, "{}", first.1);
     assert_eq!(first, retry, "the retry joined the first wait");
@@ -580,21 +539,7 @@ async fn waits_survive_the_listener_connection_being_killed() {
     server
         .wait_for_logs(|logs| logs.matches("notification listener connected").count() >= 2)
         .await;
-    agentctl(
-        &database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            &number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "Your code is 902113",
-        ],
-    )
-    .await
-    .json();
+    sandbox_sms(&database, &number, "Your code is 902113").await;
     let (status, code) = waiting.await.expect("wait");
     assert_eq!(status, 200, "{code}");
     assert_eq!(code["code"], "902113");
@@ -680,21 +625,7 @@ async fn one_wait_takes_the_newest_code_of_sms_or_mail_and_wakes_for_either() {
     let (_, again) = wait_any(&server, &key, json!({"timeout": 0, "request_id": "any-1"})).await;
     assert_eq!(again, mail, "a request id answers the same");
 
-    agentctl(
-        &database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            &number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "Your code is 112233",
-        ],
-    )
-    .await
-    .json();
+    sandbox_sms(&database, &number, "Your code is 112233").await;
     let (status, sms) = wait_any(&server, &key, json!({"timeout": 0, "channels": ["email"]})).await;
     assert_eq!(status, 408, "only mail was asked for: {sms}");
     let (status, sms) = wait_any(&server, &key, json!({"timeout": 0})).await;

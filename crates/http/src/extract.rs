@@ -289,6 +289,24 @@ impl QueryParams {
     }
 }
 
+impl QueryParams {
+    /// The `direction` filter of message listings: `inbound`, `outbound`, or absent.
+    pub fn direction(&self) -> Result<Option<domain::Direction>, ValidationItem> {
+        match self.get("direction") {
+            None => Ok(None),
+            Some(raw) => domain::Direction::parse(raw).map(Some).ok_or_else(|| {
+                ValidationItem::new(
+                    "enum",
+                    vec![json!("query"), json!("direction")],
+                    "Input should be 'inbound' or 'outbound'",
+                    json!(raw),
+                )
+                .with_ctx(json!({"expected": "'inbound' or 'outbound'"}))
+            }),
+        }
+    }
+}
+
 /// Every failure among a request's checks as one 422, so the caller learns them all at once.
 pub fn rejected(failures: impl IntoIterator<Item = Option<ValidationItem>>) -> ApiError {
     ApiError::Validation(failures.into_iter().flatten().collect())

@@ -8,8 +8,8 @@ use api_types::{
 };
 use app::{ReadMailError, SendMail, SendMailError};
 use domain::{
-    check_custom_header, Direction, EmailAddress, EmailMessageRecord, IdempotencyKey,
-    MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
+    check_custom_header, EmailAddress, EmailMessageRecord, IdempotencyKey, MAX_BODY_TEXT_BYTES,
+    MAX_RECIPIENTS,
 };
 use serde_json::{json, Value};
 
@@ -340,18 +340,7 @@ pub async fn inbox(
     query: QueryParams,
 ) -> Result<Json<EmailInboxPage>, ApiError> {
     let limit = query.integer("limit", 20, 1, 100);
-    let direction = match query.get("direction") {
-        None => Ok(None),
-        Some(raw) => Direction::parse(raw).map(Some).ok_or_else(|| {
-            ValidationItem::new(
-                "enum",
-                vec![json!("query"), json!("direction")],
-                "Input should be 'inbound' or 'outbound'",
-                json!(raw),
-            )
-            .with_ctx(json!({"expected": "'inbound' or 'outbound'"}))
-        }),
-    };
+    let direction = query.direction();
     let (limit, direction) = match (limit, direction) {
         (Ok(limit), Ok(direction)) => (limit, direction),
         (limit, direction) => return Err(rejected([limit.err(), direction.err()])),

@@ -8,7 +8,7 @@ use api_types::{
     WaitForCodeRequest,
 };
 use app::{ChannelsWait, CodeChannel, CodeWait, FoundCode, SmsError, WaitError};
-use domain::{Direction, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
+use domain::{MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
 use serde_json::json;
 
 use crate::auth::AuthenticatedAgent;
@@ -65,21 +65,6 @@ pub async fn number(
     })))
 }
 
-fn direction_param(query: &QueryParams) -> Result<Option<Direction>, ValidationItem> {
-    match query.get("direction") {
-        None => Ok(None),
-        Some(raw) => Direction::parse(raw).map(Some).ok_or_else(|| {
-            ValidationItem::new(
-                "enum",
-                vec![json!("query"), json!("direction")],
-                "Input should be 'inbound' or 'outbound'",
-                json!(raw),
-            )
-            .with_ctx(json!({"expected": "'inbound' or 'outbound'"}))
-        }),
-    }
-}
-
 /// The number's messages, newest first, as a bare array.
 ///
 /// The newest 100 messages at the provider are synced in first (stored once each, however often
@@ -109,7 +94,7 @@ pub async fn messages(
     // The spec sets no minimum here (it does for the inbox and intents): limit=0 is an empty page.
     let limit = query.integer("limit", 20, 0, 100);
     let offset = query.integer("offset", 0, 0, u32::MAX);
-    let direction = direction_param(&query);
+    let direction = query.direction();
     let (limit, offset, direction) = match (limit, offset, direction) {
         (Ok(limit), Ok(offset), Ok(direction)) => (limit, offset, direction),
         (limit, offset, direction) => {
