@@ -97,6 +97,24 @@ async fn sandbox_sms(database: &TestDatabase, to: &str, body: &str) -> Value {
     .json()
 }
 
+/// `GET /v1/sms/messages`: its `X-Sms-Sync`, status and body.
+async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
+    let response = server
+        .client
+        .get(server.url("/v1/sms/messages"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("request");
+    let sync = response
+        .headers()
+        .get("x-sms-sync")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let (status, body) = read(response).await;
+    (sync, status, body)
+}
+
 async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
     let response = server
         .client
@@ -175,21 +193,8 @@ async fn the_number_is_shown_or_null_and_its_history_is_an_array_of_provider_rec
     )
     .await;
     assert_eq!(sent["delivered"], "stored");
-    let response = server
-        .client
-        .get(server.url("/v1/sms/messages"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(
-        response
-            .headers()
-            .get("x-sms-sync")
-            .and_then(|v| v.to_str().ok()),
-        Some("synced")
-    );
-    let (status, messages) = read(response).await;
+    let (sync, status, messages) = history(&server, &key).await;
+    assert_eq!(sync.as_deref(), Some("synced"));
     assert_eq!(status, 200);
     let messages = messages.as_array().expect("a bare array");
     assert_eq!(messages.len(), 1);
@@ -428,22 +433,12 @@ async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatu
         200,
         "a redelivery is accepted and stored once"
     );
-    let response = waiting_on
-        .client
-        .get(waiting_on.url("/v1/sms/messages"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .expect("request");
+    let (sync, _, messages) = history(&waiting_on, &key).await;
     assert_eq!(
-        response
-            .headers()
-            .get("x-sms-sync")
-            .and_then(|v| v.to_str().ok()),
+        sync.as_deref(),
         Some("stale"),
         "Twilio's API is unreachable: the stored state is served"
     );
-    let (_, messages) = read(response).await;
     assert_eq!(messages.as_array().expect("array").len(), 1);
     let stranger = twilio_webhook(
         &arriving_on,

@@ -110,7 +110,7 @@ pub struct SmsWebhook {
 pub struct SmsService {
     ports: Arc<SmsPorts>,
     /// Syncs in progress, by number: concurrent ones share one provider call.
-    syncs: Joined<PhoneNumberId, Result<bool, StoreError>>,
+    syncs: Arc<Syncs>,
     waits: Waits<SmsMessageRecord>,
 }
 
@@ -118,7 +118,7 @@ impl SmsService {
     pub fn new(ports: SmsPorts, waiters_per_agent: usize) -> Self {
         Self {
             ports: Arc::new(ports),
-            syncs: Joined::default(),
+            syncs: Arc::default(),
             waits: Waits::new(waiters_per_agent),
         }
     }
@@ -164,13 +164,8 @@ impl SmsService {
         Ok(SmsHistory { messages, synced })
     }
 
-    /// One provider call per number however many callers ask at once; false when the provider
-    /// could not be reached.
     async fn sync(&self, agent: AgentId, number: &PhoneNumberRecord) -> Result<bool, StoreError> {
-        let (ports, owned) = (self.ports.clone(), number.clone());
-        self.syncs
-            .run(number.id, move || sync_once(ports, agent, owned).boxed())
-            .await
+        sync(&self.ports, &self.syncs, agent, number).await
     }
 
     /// The newest unseen message (of `service_name`, when given), marked seen; else waits for one
@@ -187,10 +182,10 @@ impl SmsService {
                 return Ok(done);
             }
         }
-        let ports = self.ports.clone();
+        let (ports, syncs) = (self.ports.clone(), self.syncs.clone());
         self.waits
             .run(agent, wait.request_id.clone(), move |shutdown| {
-                wait_for(ports, agent, number, wait, shutdown).boxed()
+                wait_for(ports, syncs, agent, number, wait, shutdown).boxed()
             })
             .await
     }
@@ -294,6 +289,23 @@ fn new_sms(
     }
 }
 
+/// Syncs in progress, by number.
+type Syncs = Joined<PhoneNumberId, Result<bool, StoreError>>;
+
+/// One provider call per number however many callers (reads and waits) ask at once; false when
+/// the provider could not be reached.
+async fn sync(
+    ports: &Arc<SmsPorts>,
+    syncs: &Syncs,
+    agent: AgentId,
+    number: &PhoneNumberRecord,
+) -> Result<bool, StoreError> {
+    let (ports, owned) = (ports.clone(), number.clone());
+    syncs
+        .run(number.id, move || sync_once(ports, agent, owned).boxed())
+        .await
+}
+
 /// Brings the newest provider messages of the number into the store; false when the provider
 /// could not be reached (the stored state stands).
 async fn sync_once(
@@ -324,13 +336,14 @@ async fn sync_once(
 /// The wait itself: a sync, then looks until a message is found, the timeout or shutdown.
 async fn wait_for(
     ports: Arc<SmsPorts>,
+    syncs: Arc<Syncs>,
     agent: AgentId,
     number: PhoneNumberRecord,
     wait: CodeWait,
     shutdown: Arc<Shutdown>,
 ) -> Result<SmsMessageRecord, WaitError> {
     // A message only the provider has yet (no webhook reached us) counts too.
-    if let Err(error) = sync_once(ports.clone(), agent, number.clone()).await {
+    if let Err(error) = sync(&ports, &syncs, agent, &number).await {
         tracing::warn!(%error, "could not sync before waiting");
     }
     let found = look_until_found(

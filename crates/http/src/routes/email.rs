@@ -1,6 +1,5 @@
 //! `/v1/email`: send and reply through the outbox, the inbox and single messages.
 
-use actix_web::http::header::HeaderName;
 use actix_web::web::{self, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
@@ -18,8 +17,6 @@ use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::state::ApiState;
 
-/// Set on the answer to a send that replayed the message its idempotency key made before.
-const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// The JSON body limit of send and reply: far above `body_text`'s own limit even with every
@@ -225,11 +222,7 @@ fn parse_send(body: EmailSendRequest, key: Option<IdempotencyKey>) -> Result<Sen
 }
 
 fn sent(message: &EmailMessageRecord, replayed: bool) -> HttpResponse {
-    let mut response = HttpResponse::Ok();
-    if replayed {
-        response.insert_header((IDEMPOTENT_REPLAYED, "true"));
-    }
-    response.json(EmailSendResponse {
+    super::ok_replayed_if(replayed).json(EmailSendResponse {
         status: "sent".into(),
         data: message.into(),
     })

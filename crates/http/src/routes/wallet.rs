@@ -1,6 +1,5 @@
 //! `/v1/wallet`: address, policy, balance, transfer intents.
 
-use actix_web::http::header::HeaderName;
 use actix_web::web::{self, Json};
 use actix_web::HttpResponse;
 use api_types::{
@@ -14,9 +13,6 @@ use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
 use crate::state::ApiState;
-
-/// Set on the answer to a send that replayed the intent its idempotency key made before.
-const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
 impl From<WalletError> for ApiError {
     fn from(error: WalletError) -> Self {
@@ -192,11 +188,7 @@ pub async fn send(
 ) -> Result<HttpResponse, ApiError> {
     let request = parse_send(body.read().await?)?;
     let (intent, replayed) = state.wallets.send(agent.0, request).await?;
-    let mut response = HttpResponse::Ok();
-    if replayed {
-        response.insert_header((IDEMPOTENT_REPLAYED, "true"));
-    }
-    Ok(response.json(TransferIntentOut::from(&intent)))
+    Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }
 
 /// The agent's transfer intents, newest first, a page at a time.
