@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::fake_mail_api::FakeMailApi;
-use crate::harness::{agentctl, create_agent, read, Server};
+use crate::harness::{agentctl, create_agent, header, read, Server};
 
 const SECRET: &str = "whsec_dGVzdC1zZWNyZXQtb2YtdGhlLWluYm91bmQtd2ViaG9vaw==";
 const ROTATED_IN: &str = "whsec_YW5vdGhlci1zZWNyZXQtZm9yLXRoZS1yb3RhdGlvbg==";
@@ -60,13 +60,7 @@ async fn post(
         request = request.header("Idempotency-Key", idempotency_key);
     }
     let response = request.send().await.expect("request");
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned)
-    };
+    let header = |name: &str| header(&response, name);
     let replayed = header("idempotent-replayed").as_deref() == Some("true");
     let retry_after = header("retry-after");
     let (status, body) = read(response).await;

@@ -175,6 +175,15 @@ impl Drop for Server {
     }
 }
 
+/// A response header's value, when it is text.
+pub fn header(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
 pub async fn read(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let body = response.text().await.expect("body");

@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl, create_agent, read, Server};
+use crate::harness::{agentctl, create_agent, header, read, Server};
 
 const TOKEN: &str = "twilio-auth-token-of-the-tests";
 const PUBLIC: &str = "http://sms.agent-runtime.test";
@@ -106,11 +106,7 @@ async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
         .send()
         .await
         .expect("request");
-    let sync = response
-        .headers()
-        .get("x-sms-sync")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
+    let sync = header(&response, "x-sms-sync");
     let (status, body) = read(response).await;
     (sync, status, body)
 }
@@ -681,4 +677,169 @@ async fn a_wait_over_channels_the_agent_lacks_is_400_and_unknown_channels_are_42
     )
     .await;
     assert_eq!(status, 408);
+}
+
+/// One request on a connection of its own (served by the lean stack when it is a wait) or, with
+/// `warmed`, on a connection that served a health check first (so actix-web serves it): status,
+/// the headers that matter, and the body.
+async fn answer_on(
+    server: &Server,
+    warmed: bool,
+    route: &str,
+    key: &str,
+    body: &str,
+) -> (u16, Option<String>, Option<String>, Value) {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(usize::from(warmed))
+        .build()
+        .expect("client");
+    if warmed {
+        let health = client.get(server.url("/healthz")).send().await;
+        assert_eq!(health.expect("health").status().as_u16(), 200);
+    }
+    let response = client
+        .post(server.url(route))
+        .bearer_auth(key)
+        .header("content-type", "application/json")
+        .header("x-request-id", "same-on-both-stacks")
+        .body(body.to_owned())
+        .send()
+        .await
+        .expect("request");
+    let header = |name: &str| header(&response, name);
+    let closed = header("connection").filter(|value| value.eq_ignore_ascii_case("close"));
+    assert_eq!(
+        header("x-request-id").as_deref(),
+        Some("same-on-both-stacks")
+    );
+    let shape = header("content-type")
+        .zip(header("www-authenticate"))
+        .map_or_else(
+            || header("content-type"),
+            |(content, challenge)| Some(format!("{content}; {challenge}")),
+        );
+    let (status, body) = read(response).await;
+    (status, closed, shape, body)
+}
+
+#[tokio::test]
+async fn a_wait_opening_its_connection_gets_the_same_answers_from_the_lean_stack() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let (no_phone, _) = create_agent(&database, &[]).await;
+    sandbox_sms(&database, &number, "Your Google code is 135790").await;
+    let cases = [
+        (
+            "/v1/sms/wait-for-code",
+            key.as_str(),
+            r#"{"timeout": 0, "request_id": "one"}"#,
+        ),
+        ("/v1/sms/wait-for-code", key.as_str(), r#"{"timeout": 0}"#),
+        (
+            "/v1/sms/wait-for-code",
+            "ark_not-a-key",
+            r#"{"timeout": 0}"#,
+        ),
+        (
+            "/v1/sms/wait-for-code",
+            key.as_str(),
+            r#"{"timeout": 301, "request_id": 7}"#,
+        ),
+        ("/v1/sms/wait-for-code", key.as_str(), r#"{"timeout": "#),
+        ("/v1/sms/wait-for-code", key.as_str(), "[]"),
+        (
+            "/v1/sms/wait-for-code",
+            no_phone.as_str(),
+            r#"{"timeout": 0}"#,
+        ),
+        (
+            "/v1/codes/wait",
+            key.as_str(),
+            r#"{"timeout": 0, "request_id": "one"}"#,
+        ),
+        ("/v1/codes/wait", key.as_str(), r#"{"channels": ["fax"]}"#),
+        ("/v1/codes/wait", no_phone.as_str(), r#"{"timeout": 0}"#),
+    ];
+    let mut statuses = Vec::new();
+    for (route, key, body) in cases {
+        let (status, closed, shape, lean) = answer_on(&server, false, route, key, body).await;
+        assert_eq!(
+            closed.as_deref(),
+            Some("close"),
+            "{route} {body}: the lean stack"
+        );
+        let (full_status, _, full_shape, full) = answer_on(&server, true, route, key, body).await;
+        assert_eq!(
+            (status, shape, lean),
+            (full_status, full_shape, full),
+            "{route} {body}"
+        );
+        statuses.push(status);
+    }
+    assert_eq!(statuses, [200, 408, 401, 422, 422, 422, 400, 200, 422, 400]);
+}
+
+#[tokio::test]
+async fn a_wait_whose_request_line_arrives_in_pieces_is_served() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    sandbox_sms(&database, &number, "Your code is 424242").await;
+    let address = server.base_url.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    let body = r#"{"timeout": 0}"#;
+    let request = format!(
+        "POST /v1/sms/wait-for-code HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (first, rest) = request.split_at(9);
+    stream.write_all(first.as_bytes()).await.expect("write");
+    stream.flush().await.expect("flush");
+    // The server must wait for more of the line before it chooses a stack.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stream.write_all(rest.as_bytes()).await.expect("write");
+    let mut answer = String::new();
+    tokio::time::timeout(DEADLINE, stream.read_to_string(&mut answer))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("424242"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_client_hanging_up_ends_its_wait_and_frees_its_place() {
+    use tokio::io::AsyncWriteExt;
+
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[("SMS_WAITERS_PER_AGENT", "2")]).await;
+    let (key, _) = phone_agent(&database).await;
+    let address = server.base_url.trim_start_matches("http://");
+    let body = r#"{"timeout": 300}"#;
+    let request = format!(
+        "POST /v1/sms/wait-for-code HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut waits = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(address)
+            .await
+            .expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        waits.push(stream);
+    }
+    waiting_for(&server, 2).await;
+    let (status, _) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(status, 429, "two waits are the agent's limit");
+    drop(waits);
+    waiting_for(&server, 0).await;
+    let (status, _) = wait(&server, &key, json!({"timeout": 0})).await;
+    assert_eq!(status, 408, "the places of the waits that hung up are free");
 }

@@ -1,11 +1,18 @@
 //! `agent-runtime serve`: the HTTP API and the background jobs, stopped together on a signal.
 
 use std::net::{SocketAddr, TcpListener};
+use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
-use actix_web::dev::ServerHandle;
+use actix_http::HttpService;
+use actix_server::{Server, ServerHandle};
+use actix_service::{fn_factory, fn_service, map_config, Service, ServiceFactory};
+use actix_web::dev::AppConfig;
 use actix_web::middleware::from_fn;
-use actix_web::{web, App, HttpServer};
+use actix_web::rt::net::TcpStream;
+use actix_web::{web, App};
+use http_api::long_poll;
 use http_api::{ApiState, Metrics};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
@@ -76,32 +83,80 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             .as_ref()
             .map(|token| token.expose_secret().to_owned()),
     });
-    let app_state = state.clone();
-    let server = HttpServer::new(move || {
-        App::new()
-            .wrap(from_fn(http_api::telemetry_middleware))
-            .configure(http_api::configure(app_state.clone()))
-    })
-    .shutdown_timeout(config.shutdown_timeout.as_secs())
-    .disable_signals()
-    .listen(listener)
-    .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
-    for address in server.addrs() {
-        tracing::info!(
-            %address,
-            chain = config.chain.describe(),
-            email = config.email.describe(),
-            sms = config.sms.describe(),
-            "agent-runtime {} serving on http://{address} (API description at /docs)",
-            env!("CARGO_PKG_VERSION"),
-        );
-    }
-    let server = server.run();
+    let address = listener.local_addr()?;
+    let server = http_server(listener, state.clone(), config.shutdown_timeout)
+        .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
+    tracing::info!(
+        %address,
+        chain = config.chain.describe(),
+        email = config.email.describe(),
+        sms = config.sms.describe(),
+        "agent-runtime {} serving on http://{address} (API description at /docs)",
+        env!("CARGO_PKG_VERSION"),
+    );
     actix_web::rt::spawn(stop_on_signal(server.handle(), jobs.stopper(), state));
     server.await?;
     jobs.stop().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The HTTP server: each new connection goes to actix-web, unless it opens with a whole, plain
+/// wait for a code, which `long_poll` serves lean (decision 0029).
+fn http_server(
+    listener: TcpListener,
+    state: web::Data<ApiState>,
+    shutdown_timeout: Duration,
+) -> std::io::Result<Server> {
+    let local_addr = listener.local_addr()?;
+    let builder = Server::build();
+    let stopping = builder.graceful_shutdown_signal();
+    Ok(builder
+        .shutdown_timeout(shutdown_timeout.as_secs())
+        .disable_signals()
+        .listen("agent-runtime", listener, move || {
+            let app_state = state.clone();
+            let stopping = stopping.clone();
+            // actix-web's HttpServer, which this replaces, with its defaults: idle connections
+            // close as soon as a graceful stop begins.
+            let full_stack = HttpService::build()
+                .graceful_shutdown_signal(move || {
+                    let stopping = stopping.clone();
+                    async move { stopping.notified().await }
+                })
+                .client_request_timeout(long_poll::REQUEST_HEAD_TIMEOUT)
+                .client_disconnect_timeout(Duration::from_secs(1))
+                .local_addr(local_addr)
+                .finish(map_config(
+                    App::new()
+                        .wrap(from_fn(http_api::telemetry_middleware))
+                        .configure(http_api::configure(app_state)),
+                    |_| AppConfig::default(),
+                ))
+                .tcp();
+            let state = state.clone();
+            fn_factory(move || {
+                let full_stack = full_stack.new_service(());
+                let state = state.clone();
+                async move {
+                    let full_stack = Rc::new(full_stack.await?);
+                    Ok::<_, ()>(fn_service(move |mut stream: TcpStream| {
+                        let full_stack = Rc::clone(&full_stack);
+                        let state = state.clone();
+                        async move {
+                            match long_poll::take_wait(&mut stream).await {
+                                Some(wait) => {
+                                    long_poll::serve_wait(stream, wait, state).await;
+                                    Ok(())
+                                }
+                                None => full_stack.call(stream).await,
+                            }
+                        }
+                    }))
+                }
+            })
+        })?
+        .run())
 }
 
 /// On SIGTERM or SIGINT (Ctrl-C): the jobs finish the step in hand and stop; waits for codes are

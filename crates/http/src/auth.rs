@@ -44,11 +44,17 @@ impl From<AuthError> for ApiError {
 
 /// The credential of an `Authorization: Bearer ...` header; the scheme is case-insensitive.
 pub(crate) fn bearer_token(request: &HttpRequest) -> Option<String> {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
+    bearer_credential(
+        request
+            .headers()
+            .get(header::AUTHORIZATION)?
+            .to_str()
+            .ok()?,
+    )
+}
+
+/// The credential of an `Authorization` header's value, when its scheme is Bearer.
+pub(crate) fn bearer_credential(value: &str) -> Option<String> {
     let (scheme, credential) = value.trim().split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")

@@ -50,29 +50,39 @@ impl<T: DeserializeOwned> JsonBody<T> {
 
 /// At most `max_bytes` of a request body, or a 422 on the body.
 pub async fn read_payload(payload: Payload, max_bytes: usize) -> Result<Vec<u8>, ApiError> {
-    let body_error = |reason: String| {
-        ApiError::Validation(vec![ValidationItem::new(
-            "value_error",
-            vec![json!("body")],
-            format!("Value error, {reason}"),
-            Value::Null,
-        )])
-    };
     let bytes = to_bytes_limited(BodyStream::new(payload), max_bytes)
         .await
-        .map_err(|_| body_error(format!("body must be at most {max_bytes} bytes")))?
-        .map_err(|error| body_error(format!("could not read the request body: {error}")))?;
+        .map_err(|_| body_too_large(max_bytes))?
+        .map_err(|error| body_unreadable(&error))?;
     Ok(bytes.to_vec())
 }
 
-fn parse_json_body<T: DeserializeOwned>(bytes: &[u8], max_bytes: usize) -> Result<T, ApiError> {
+fn body_error(reason: String) -> ApiError {
+    ApiError::Validation(vec![ValidationItem::new(
+        "value_error",
+        vec![json!("body")],
+        format!("Value error, {reason}"),
+        Value::Null,
+    )])
+}
+
+/// The 422 of a body over `max_bytes`.
+pub(crate) fn body_too_large(max_bytes: usize) -> ApiError {
+    body_error(format!("body must be at most {max_bytes} bytes"))
+}
+
+/// The 422 of a body the connection failed to deliver.
+pub(crate) fn body_unreadable(error: &dyn std::fmt::Display) -> ApiError {
+    body_error(format!("could not read the request body: {error}"))
+}
+
+/// Deserializes a JSON body of at most `max_bytes`, or says what is wrong in a 422.
+pub(crate) fn parse_json_body<T: DeserializeOwned>(
+    bytes: &[u8],
+    max_bytes: usize,
+) -> Result<T, ApiError> {
     if bytes.len() > max_bytes {
-        return Err(ApiError::Validation(vec![ValidationItem::new(
-            "value_error",
-            vec![json!("body")],
-            format!("Value error, body must be at most {max_bytes} bytes"),
-            Value::Null,
-        )]));
+        return Err(body_too_large(max_bytes));
     }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::Validation(vec![ValidationItem::new(

@@ -6,6 +6,7 @@ mod api_page;
 mod auth;
 mod errors;
 mod extract;
+pub mod long_poll;
 mod openapi;
 mod routes;
 mod state;

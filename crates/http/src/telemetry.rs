@@ -7,7 +7,6 @@ use std::time::Instant;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::web;
 use prometheus::{
@@ -135,56 +134,88 @@ impl Drop for InFlightRequest {
 
 /// The method as a metrics label: any request may carry any method, so labels come from a closed
 /// set and the rest fold into `other`, keeping `/metrics` and its memory bounded.
-fn method_label(method: &Method) -> &'static str {
-    const KNOWN: [Method; 7] = [
-        Method::GET,
-        Method::POST,
-        Method::PUT,
-        Method::PATCH,
-        Method::DELETE,
-        Method::HEAD,
-        Method::OPTIONS,
-    ];
+fn method_label(method: &str) -> &'static str {
+    const KNOWN: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
     KNOWN
-        .iter()
+        .into_iter()
         .find(|known| *known == method)
-        .map_or("other", Method::as_str)
+        .unwrap_or("other")
 }
 
-fn request_id(request: &ServiceRequest) -> String {
-    request
-        .headers()
-        .get(&REQUEST_ID)
-        .and_then(|value| value.to_str().ok())
+/// The caller's request id when it is sane, a new UUID otherwise.
+fn request_id(presented: Option<&str>) -> String {
+    presented
         .filter(|id| !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_graphic()))
         .map_or_else(|| Uuid::new_v4().to_string(), str::to_owned)
+}
+
+/// One request's id, span, in-flight count, metrics and log line, whichever HTTP stack serves it.
+pub(crate) struct RequestTelemetry {
+    started: Instant,
+    request_id: String,
+    method: &'static str,
+    route: String,
+    span: tracing::Span,
+    _in_flight: Option<InFlightRequest>,
+}
+
+impl RequestTelemetry {
+    /// `route` is the matched pattern, never the raw path, so labels stay bounded.
+    pub(crate) fn start(
+        metrics: Option<&Metrics>,
+        method: &str,
+        route: String,
+        presented_request_id: Option<&str>,
+    ) -> Self {
+        let request_id = request_id(presented_request_id);
+        let method = method_label(method);
+        let span = tracing::info_span!("request", %request_id, %method, %route);
+        Self {
+            started: Instant::now(),
+            _in_flight: metrics.map(|metrics| InFlightRequest::start(metrics, &route)),
+            request_id,
+            method,
+            route,
+            span,
+        }
+    }
+
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// Counts the answer and logs it; returns the request id for the response's header.
+    pub(crate) fn finish(self, metrics: Option<&Metrics>, status: u16) -> String {
+        let elapsed = self.started.elapsed();
+        if let Some(metrics) = metrics {
+            metrics.observe(self.method, &self.route, status, elapsed.as_secs_f64());
+        }
+        let latency_ms = elapsed.as_secs_f64() * 1000.0;
+        self.span
+            .in_scope(|| tracing::info!(status, latency_ms, "request finished"));
+        self.request_id
+    }
 }
 
 pub async fn middleware(
     request: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let request_id = request_id(&request);
-    let method = method_label(request.method());
     let route = request
         .match_pattern()
         .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
     let state = request.app_data::<web::Data<ApiState>>().cloned();
-    let span = tracing::info_span!("request", %request_id, %method, %route);
-    let _in_flight = state
-        .as_ref()
-        .map(|state| InFlightRequest::start(&state.metrics, &route));
-    let mut response = next.call(request).instrument(span.clone()).await?;
-    let status = response.status().as_u16();
-    let elapsed = started.elapsed();
-    if let Some(state) = state {
-        state
-            .metrics
-            .observe(method, &route, status, elapsed.as_secs_f64());
-    }
-    let latency_ms = elapsed.as_secs_f64() * 1000.0;
-    span.in_scope(|| tracing::info!(status, latency_ms, "request finished"));
+    let metrics = state.as_ref().map(|state| &state.metrics);
+    let presented = request
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|value| value.to_str().ok());
+    let telemetry = RequestTelemetry::start(metrics, request.method().as_str(), route, presented);
+    let mut response = next
+        .call(request)
+        .instrument(telemetry.span().clone())
+        .await?;
+    let request_id = telemetry.finish(metrics, response.status().as_u16());
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID, value);
     }

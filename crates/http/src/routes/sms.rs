@@ -8,7 +8,7 @@ use api_types::{
     WaitForCodeRequest,
 };
 use app::{ChannelsWait, CodeChannel, CodeWait, FoundCode, SmsError, WaitError};
-use domain::{MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
+use domain::{AgentId, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
 use serde_json::json;
 
 use crate::auth::AuthenticatedAgent;
@@ -188,10 +188,21 @@ pub async fn wait_for_code(
     agent: AuthenticatedAgent,
     body: JsonBody<WaitForCodeRequest>,
 ) -> Result<Json<VerificationCodeResponse>, ApiError> {
-    let wait = parse_wait(body.read().await?)?;
+    answer_wait_for_code(&state, agent.0, body.read().await?)
+        .await
+        .map(Json)
+}
+
+/// `wait-for-code` once the agent is known and the body read, whichever HTTP stack serves it.
+pub(crate) async fn answer_wait_for_code(
+    state: &ApiState,
+    agent: AgentId,
+    body: WaitForCodeRequest,
+) -> Result<VerificationCodeResponse, ApiError> {
+    let wait = parse_wait(body)?;
     let request_id = wait.request_id.clone();
-    let message = state.sms.wait_for_code(agent.0, wait).await?;
-    Ok(Json(VerificationCodeResponse::new(&message, request_id)))
+    let message = state.sms.wait_for_code(agent, wait).await?;
+    Ok(VerificationCodeResponse::new(&message, request_id))
 }
 
 /// Waits for a verification code by SMS or by mail, whichever comes first.
@@ -217,7 +228,17 @@ pub async fn wait_any_channel(
     agent: AuthenticatedAgent,
     body: JsonBody<CodesWaitRequest>,
 ) -> Result<Json<CodeOut>, ApiError> {
-    let body = body.read().await?;
+    answer_wait_any_channel(&state, agent.0, body.read().await?)
+        .await
+        .map(Json)
+}
+
+/// `/v1/codes/wait` once the agent is known and the body read, whichever HTTP stack serves it.
+pub(crate) async fn answer_wait_any_channel(
+    state: &ApiState,
+    agent: AgentId,
+    body: CodesWaitRequest,
+) -> Result<CodeOut, ApiError> {
     let channels = body.channels.map(|names| {
         names
             .iter()
@@ -247,10 +268,10 @@ pub async fn wait_any_channel(
     let request_id = wait.request_id.clone();
     let found = state
         .codes
-        .wait(agent.0, ChannelsWait { wait, channels })
+        .wait(agent, ChannelsWait { wait, channels })
         .await?;
-    Ok(Json(match &found {
+    Ok(match &found {
         FoundCode::Sms(message) => CodeOut::from_sms(message, request_id),
         FoundCode::Email(message) => CodeOut::from_email(message, request_id),
-    }))
+    })
 }
