@@ -1,6 +1,7 @@
 //! `IntentAdmission`: the wallet row's lock makes every check-and-insert of one wallet run alone,
 //! whichever server instance handles the request; an advisory lock on the idempotency key turns
-//! a concurrent second use of a key away at once instead of queueing it.
+//! a concurrent second use of a key away at once instead of queueing it. The wallet's spend
+//! totals are locked last, as every other writer of them does (`window`), so none deadlocks.
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
@@ -15,7 +16,8 @@ use ports::{
 };
 use uuid::Uuid;
 
-use super::{held_in_window, intent_record, PgIntentStore};
+use super::window::hold_window;
+use super::{intent_record, PgIntentStore};
 use crate::clock::interval;
 use crate::errors::TxError;
 use crate::rows::{
@@ -107,7 +109,7 @@ async fn admit_locked(
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,
-        held: held_in_window(connection, wallet, windows.spend).await?,
+        held: hold_window(connection, wallet, windows.spend).await?,
     };
     check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
     let terms = &intent.terms;
