@@ -58,10 +58,12 @@ async fn admit_locked(
             return Err(TxError::Abort(AdmissionError::KeyInFlight));
         }
     }
+    // Not FOR UPDATE: that would also block the foreign-key checks on the wallet that a change of
+    // its spend totals makes, while this waits for the totals.
     let Some((wallet_id, address)) = wallets::table
         .filter(wallets::agent_id.eq(intent.agent_id.0))
         .select((wallets::id, wallets::address))
-        .for_update()
+        .for_no_key_update()
         .first::<(Uuid, String)>(connection)
         .await
         .optional()?

@@ -80,7 +80,7 @@ pub(super) async fn hold_window<E: From<StoreError>>(
     wallet_spend_totals::table
         .find(wallet.0)
         .select(wallet_spend_totals::wallet_id)
-        .for_update()
+        .for_no_key_update()
         .first::<Uuid>(connection)
         .await
         .optional()?;
