@@ -16,7 +16,7 @@ use ports::{
 };
 use uuid::Uuid;
 
-use super::window::hold_window;
+use super::window::move_expiry_and_read_held;
 use super::{intent_record, PgIntentStore};
 use crate::clock::interval;
 use crate::errors::TxError;
@@ -111,7 +111,7 @@ async fn admit_locked(
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,
-        held: hold_window(connection, wallet, windows.spend).await?,
+        held: move_expiry_and_read_held(connection, wallet, windows.spend).await?,
     };
     check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
     let terms = &intent.terms;

@@ -1,7 +1,8 @@
 //! What a wallet's intents hold in its spend window, from the wallet's running totals
 //! (`wallet_spend_totals`, kept by triggers on every change of an intent): the open sum, and the
-//! executed sum for an expiry point that admission moves to the window's start. Either costs the
-//! same however many intents the window holds.
+//! executed sum for an expiry point that admission moves to the window's start. However many
+//! intents the window holds, a reading reads none but those executed between that point and the
+//! window's start.
 
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ pub(super) async fn held_in_window<E: From<StoreError>>(
 /// The same amount as `held_in_window`, after moving the totals' expiry point to the window's
 /// start, so the executed intents that aged out since the last move are read once and never
 /// again. Locks the totals until the transaction ends: take it after every other lock.
-pub(super) async fn hold_window<E: From<StoreError>>(
+pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
     connection: &mut AsyncPgConnection,
     wallet: WalletId,
     window: Duration,
