@@ -103,6 +103,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    wallet_spend_totals (wallet_id) {
+        wallet_id -> Uuid,
+        open_atomic -> Numeric,
+        executed_atomic -> Numeric,
+        executed_expired_through -> Timestamptz,
+    }
+}
+
+diesel::table! {
     transfer_attempts (tx_hash) {
         tx_hash -> Text,
         intent_id -> Uuid,
@@ -260,6 +269,7 @@ diesel::joinable!(phone_numbers -> agents (agent_id));
 diesel::joinable!(email_inboxes -> agents (agent_id));
 diesel::joinable!(wallets -> agents (agent_id));
 diesel::joinable!(spend_policies -> wallets (wallet_id));
+diesel::joinable!(wallet_spend_totals -> wallets (wallet_id));
 diesel::joinable!(transfer_attempts -> transfer_intents (intent_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -273,5 +283,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     wallets,
     spend_policies,
     transfer_intents,
+    wallet_spend_totals,
     transfer_attempts,
 );

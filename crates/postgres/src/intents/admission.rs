@@ -1,6 +1,7 @@
 //! `IntentAdmission`: the wallet row's lock makes every check-and-insert of one wallet run alone,
 //! whichever server instance handles the request; an advisory lock on the idempotency key turns
-//! a concurrent second use of a key away at once instead of queueing it.
+//! a concurrent second use of a key away at once instead of queueing it. The wallet's spend
+//! totals are locked last, as every other writer of them does (`window`), so none deadlocks.
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
@@ -15,7 +16,8 @@ use ports::{
 };
 use uuid::Uuid;
 
-use super::{held_in_window, intent_record, PgIntentStore};
+use super::window::move_expiry_and_read_held;
+use super::{intent_record, PgIntentStore};
 use crate::clock::interval;
 use crate::errors::TxError;
 use crate::rows::{
@@ -56,10 +58,12 @@ async fn admit_locked(
             return Err(TxError::Abort(AdmissionError::KeyInFlight));
         }
     }
+    // Not FOR UPDATE: that would also block the foreign-key checks on the wallet that a change of
+    // its spend totals makes, while this waits for the totals.
     let Some((wallet_id, address)) = wallets::table
         .filter(wallets::agent_id.eq(intent.agent_id.0))
         .select((wallets::id, wallets::address))
-        .for_update()
+        .for_no_key_update()
         .first::<(Uuid, String)>(connection)
         .await
         .optional()?
@@ -107,7 +111,7 @@ async fn admit_locked(
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,
-        held: held_in_window(connection, wallet, windows.spend).await?,
+        held: move_expiry_and_read_held(connection, wallet, windows.spend).await?,
     };
     check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
     let terms = &intent.terms;
@@ -145,5 +149,190 @@ impl IntentAdmission for PgIntentStore {
                 async move { admit_locked(connection, &intent, windows, check).await }.scope_boxed()
             })
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The cost of a send counted in rows of `transfer_intents` read, which no machine's speed
+    //! changes.
+
+    use std::time::Duration;
+
+    use diesel::sql_types::BigInt;
+    use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+    use domain::{
+        AgentId, AgentKey, Asset, AtomicAmount, Chain, Custody, EvmAddress, IntentId, Label,
+        PolicyAsset, TransferTerms, U256,
+    };
+    use ports::{AdmissionRefusal, AgentStore, NewAgent, NewWallet, StoreError};
+    use test_support::TestDatabase;
+
+    use super::*;
+    use crate::intents::window::held_in_window;
+    use crate::{Database, PgAgentStore, PoolSettings};
+
+    const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+    const WINDOWS: AdmissionWindows = AdmissionWindows {
+        spend: DAY,
+        idempotency_key: DAY,
+    };
+
+    fn usdc() -> PolicyAsset {
+        PolicyAsset::usdc_on_base(EvmAddress::from_bytes([0xaa; 20]))
+    }
+
+    async fn new_agent(agents: &PgAgentStore, seed: u8) -> (AgentId, WalletId) {
+        let id = AgentId(Uuid::now_v7());
+        let profile = agents
+            .create(NewAgent {
+                id,
+                sponsor: "acme".into(),
+                label: Some(Label::parse("payer").expect("valid")),
+                key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
+                phone_number: None,
+                email_inbox: None,
+                wallet: Some(NewWallet {
+                    provider: "local".into(),
+                    chain: Chain::Base,
+                    address: EvmAddress::from_bytes([seed; 20]),
+                    custody: Custody::SelfCustodial,
+                    sealed_key: vec![seed],
+                    policy_asset: usdc(),
+                }),
+            })
+            .await
+            .expect("agent");
+        (id, profile.wallet.expect("a wallet").id)
+    }
+
+    fn send(agent: AgentId) -> NewTransferIntent {
+        NewTransferIntent {
+            id: IntentId(Uuid::now_v7()),
+            agent_id: agent,
+            terms: TransferTerms {
+                asset: Asset::Usdc,
+                chain: Chain::Base,
+                recipient: EvmAddress::from_bytes([0x22; 20]),
+                amount: AtomicAmount::parse("1").expect("valid"),
+            },
+            token_address: usdc().token_address,
+            idempotency_key: None,
+        }
+    }
+
+    fn allow(_: &AdmissionContext<'_>) -> Result<(), AdmissionRefusal> {
+        Ok(())
+    }
+
+    #[derive(QueryableByName)]
+    struct Read {
+        #[diesel(sql_type = BigInt)]
+        rows: i64,
+    }
+
+    /// The rows of `transfer_intents` this connection has read by any scan of the table or of one
+    /// of its indexes, since its counts were last flushed to the statistics (never inside a
+    /// transaction).
+    async fn intents_read(
+        connection: &mut AsyncPgConnection,
+    ) -> Result<i64, diesel::result::Error> {
+        let read: Read = diesel::sql_query(
+            "SELECT ((SELECT seq_tup_read FROM pg_stat_xact_user_tables \
+                      WHERE relname = 'transfer_intents') \
+                   + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) \
+                      FROM pg_index WHERE indrelid = 'transfer_intents'::regclass))::bigint AS rows",
+        )
+        .get_result(connection)
+        .await?;
+        Ok(read.rows)
+    }
+
+    /// Admits a send of the agent and commits it; returns the intents it read.
+    async fn send_reading(connection: &mut AsyncPgConnection, agent: AgentId) -> i64 {
+        connection
+            .transaction::<_, TxError<AdmissionError>, _>(|connection| {
+                async move {
+                    let before = intents_read(connection).await?;
+                    admit_locked(connection, &send(agent), WINDOWS, &allow).await?;
+                    // The totals count the new intent at commit: now, so that it is counted too.
+                    connection
+                        .batch_execute("SET CONSTRAINTS ALL IMMEDIATE")
+                        .await?;
+                    Ok(intents_read(connection).await? - before)
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(TxError::into_error)
+            .expect("admitted")
+    }
+
+    /// What the wallet holds as the ledger reads it, and the intents that reading read.
+    async fn held_reading(connection: &mut AsyncPgConnection, wallet: WalletId) -> (U256, i64) {
+        connection
+            .transaction::<_, TxError<StoreError>, _>(|connection| {
+                async move {
+                    let before = intents_read(connection).await?;
+                    let held = held_in_window(connection, wallet, DAY).await?;
+                    Ok((held, intents_read(connection).await? - before))
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(TxError::into_error)
+            .expect("read")
+    }
+
+    #[tokio::test]
+    async fn a_send_reads_each_intent_that_left_the_window_once_and_no_other() {
+        let database = TestDatabase::new().await;
+        let pool = Database::connect(database.url(), PoolSettings::default()).expect("pool");
+        let agents = PgAgentStore::new(pool);
+        let (quiet, quiet_wallet) = new_agent(&agents, 1).await;
+        let (busy, busy_wallet) = new_agent(&agents, 2).await;
+        let mut connection = AsyncPgConnection::establish(database.url())
+            .await
+            .expect("connect");
+        // 5,000 open and 5,000 executed in the window, and 1,000 executed before it, which the
+        // new wallet's totals count until a send moves them past.
+        connection
+            .batch_execute(&format!(
+                "INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, \
+                 recipient_address, amount_atomic, tx_hash, nonce, executed_at) \
+                 SELECT gen_random_uuid(), '{busy}', '{busy_wallet}', \
+                 CASE WHEN n <= 5000 THEN 'pending_confirmation' ELSE 'executed' END, \
+                 'USDC', 'base', '0x2222222222222222222222222222222222222222', 1, \
+                 '0x' || md5(n::text), n, \
+                 CASE WHEN n <= 5000 THEN NULL \
+                      WHEN n <= 10000 THEN now() - n * interval '1 second' \
+                      ELSE now() - interval '25 hours' - n * interval '1 second' END \
+                 FROM generate_series(1, 11000) AS n; \
+                 ANALYZE transfer_intents"
+            ))
+            .await
+            .expect("seeded");
+        let quiet_first = send_reading(&mut connection, quiet).await;
+        let busy_first = send_reading(&mut connection, busy).await;
+        assert_eq!(
+            (quiet_first, busy_first),
+            (0, 1000),
+            "the first send takes the intents executed before the window out of the totals"
+        );
+        let quiet_send = send_reading(&mut connection, quiet).await;
+        let busy_send = send_reading(&mut connection, busy).await;
+        assert_eq!(
+            (quiet_send, busy_send),
+            (0, 0),
+            "then a send reads no intent, with 10,000 in the window as with none"
+        );
+        assert_eq!(
+            (
+                held_reading(&mut connection, quiet_wallet).await,
+                held_reading(&mut connection, busy_wallet).await
+            ),
+            ((U256::from(2), 0), (U256::from(10_002), 0)),
+            "nor does the ledger's reading of the held amount"
+        );
     }
 }

@@ -35,9 +35,15 @@ async fn expire_locked(
         .skip_locked()
         .load(connection)
         .await?;
+    let mut stale = stale
+        .into_iter()
+        .map(intent_record::<StoreError>)
+        .collect::<Result<Vec<_>, _>>()?;
+    // Each change locks its wallet's spend totals at commit, in the order made: wallet by wallet,
+    // as every sweeper does, so two sweepers never wait for each other's totals.
+    stale.sort_by_key(|intent| intent.wallet_id.0);
     let mut expired = Vec::with_capacity(stale.len());
-    for row in stale {
-        let intent = intent_record::<StoreError>(row)?;
+    for intent in stale {
         let next = intent
             .status
             .apply(IntentEvent::Expire)

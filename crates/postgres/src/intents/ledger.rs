@@ -12,9 +12,10 @@ use domain::{
 use ports::{AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
 
 use super::execution::AttemptRow;
-use super::{held_in_window, transition_locked, PgIntentStore};
+use super::window::held_in_window;
+use super::{transition_locked, PgIntentStore};
 use crate::clock::cursor_time;
-use crate::errors::from_diesel;
+use crate::errors::{from_diesel, TxError};
 use crate::rows::{row_limit, TransferIntentRow};
 use crate::schema::{transfer_attempts, transfer_intents, wallets};
 
@@ -114,7 +115,7 @@ impl IntentLedger for PgIntentStore {
         let mut connection = self.database.connection().await?;
         held_in_window(&mut connection, wallet, window)
             .await
-            .map_err(from_diesel)
+            .map_err(TxError::into_error)
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -1,26 +1,24 @@
 //! Transfer intents on PostgreSQL: one `PgIntentStore` behind the four narrow ports, one module
-//! per port. Every rule that orders work (windows, leases, expiry, checks, confirmation and
-//! execution times) reads the database clock, so instances with drifting clocks agree.
+//! per port, and the spend window that admission and the ledger share (`window`). Every rule
+//! that orders work (windows, leases, expiry, checks, confirmation and execution times) reads the
+//! database clock, so instances with drifting clocks agree.
 
 mod admission;
 mod execution;
 mod expiry;
 mod ledger;
+mod window;
 
-use std::time::Duration;
-
-use bigdecimal::BigDecimal;
 use diesel::prelude::*;
-use diesel::sql_types::{Interval, Nullable, Numeric, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentEvent, IntentId, IntentStatus, TransferIntentRecord, WalletId, U256};
+use domain::{IntentEvent, IntentId, TransferIntentRecord};
 use ports::{StoreError, TransitionError};
 use time::OffsetDateTime;
 
-use crate::clock::interval;
 use crate::database::Database;
 use crate::errors::TxError;
-use crate::rows::{u256_saturating_from_numeric, TransferIntentRow};
+use crate::rows::TransferIntentRow;
 use crate::schema::transfer_intents;
 
 pub struct PgIntentStore {
@@ -37,45 +35,6 @@ fn intent_record<E: From<StoreError>>(
     row: TransferIntentRow,
 ) -> Result<TransferIntentRecord, TxError<E>> {
     row.into_record().map_err(TxError::store)
-}
-
-/// Statuses of intents whose money may still move: every one no event has ended.
-fn open_statuses() -> Vec<&'static str> {
-    IntentStatus::ALL
-        .into_iter()
-        .filter(|status| !status.is_terminal())
-        .map(IntentStatus::as_str)
-        .collect()
-}
-
-#[derive(QueryableByName)]
-struct Held {
-    #[diesel(sql_type = Nullable<Numeric>)]
-    held: Option<BigDecimal>,
-}
-
-/// What the wallet's intents hold in a spend window of `window` ending now: every intent whose
-/// money may still move, and every executed one whose money moved within the window. So no
-/// window of that length ever sees more leave the wallet than the sums admitted allow.
-async fn held_in_window(
-    connection: &mut AsyncPgConnection,
-    wallet: WalletId,
-    window: Duration,
-) -> Result<U256, diesel::result::Error> {
-    let held: Held = diesel::sql_query(
-        "SELECT sum(amount_atomic) AS held FROM transfer_intents \
-         WHERE wallet_id = $1 AND (status = ANY($2) \
-         OR (status = 'executed' AND executed_at > now() - $3))",
-    )
-    .bind::<SqlUuid, _>(wallet.0)
-    .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(open_statuses())
-    .bind::<Interval, _>(interval(window))
-    .get_result(connection)
-    .await?;
-    Ok(held
-        .held
-        .as_ref()
-        .map_or(U256::ZERO, u256_saturating_from_numeric))
 }
 
 /// What a transition changes beside the status; `None` leaves a column as it is.

@@ -1,12 +1,13 @@
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use domain::{
     check_recipient, evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain,
     CursorPosition, Custody, EvmAddress, FeeQuote, IdempotencyKey, IntentEvent, IntentId,
-    IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange, PolicyViolation, TransferTerms,
-    TransitionRefused, U256,
+    IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange, PolicyViolation, RecipientRefused,
+    TransferTerms, TransitionRefused, WalletId, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionRefusal, AdmissionWindows, AgentStore,
@@ -1010,4 +1011,493 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
         fixture.intents.oldest_confirmed_wait().await.expect("lag"),
         None
     );
+}
+
+async fn wallet_of(fixture: &Fixture, agent: AgentId) -> WalletId {
+    fixture
+        .agents
+        .wallet(agent)
+        .await
+        .expect("read")
+        .expect("a wallet")
+        .id
+}
+
+#[derive(diesel::QueryableByName)]
+struct Sum {
+    #[diesel(sql_type = Text)]
+    held: String,
+}
+
+/// What the wallet's intents hold in a window of `window` by a scan of all of them, as the store
+/// summed it before it kept running totals: the figure every reading of the totals must equal.
+async fn scanned_held(fixture: &Fixture, wallet: WalletId, window: Duration) -> U256 {
+    let open: Vec<&str> = IntentStatus::ALL
+        .into_iter()
+        .filter(|status| !status.is_terminal())
+        .map(IntentStatus::as_str)
+        .collect();
+    let mut connection = AsyncPgConnection::establish(fixture.database.url())
+        .await
+        .expect("connect");
+    let sum: Sum = diesel::sql_query(
+        "SELECT coalesce(sum(amount_atomic), 0)::text AS held FROM transfer_intents \
+         WHERE wallet_id = $1 AND (status = ANY($2) \
+         OR (status = 'executed' AND executed_at > now() - make_interval(secs => $3)))",
+    )
+    .bind::<SqlUuid, _>(wallet.0)
+    .bind::<Array<Text>, _>(open)
+    .bind::<Double, _>(window.as_secs_f64())
+    .get_result(&mut connection)
+    .await
+    .expect("scan");
+    U256::from_str_radix(&sum.held, 10).expect("an integer")
+}
+
+/// What admission sees the wallet hold in a window of `window`; the send is refused, so nothing
+/// it did is kept.
+async fn admission_held(fixture: &Fixture, agent: AgentId, window: Duration) -> U256 {
+    let seen = Arc::new(Mutex::new(None));
+    let look = {
+        let seen = seen.clone();
+        move |context: &AdmissionContext<'_>| {
+            *seen.lock().expect("not poisoned") = Some(context.held);
+            Err(AdmissionRefusal::Recipient(RecipientRefused::OwnWallet))
+        }
+    };
+    let windows = AdmissionWindows {
+        spend: window,
+        ..WINDOWS
+    };
+    assert!(matches!(
+        fixture
+            .intents
+            .admit(send(agent, "1", None), windows, &look)
+            .await,
+        Err(AdmissionError::Refused(_))
+    ));
+    let held = *seen.lock().expect("not poisoned");
+    held.expect("admission looked")
+}
+
+/// Checks that a scan of the window, the ledger and admission all see `expected` held in a
+/// window of `window`.
+async fn assert_held_in(fixture: &Fixture, agent: AgentId, window: Duration, expected: u64) {
+    let wallet = wallet_of(fixture, agent).await;
+    let expected = U256::from(expected);
+    assert_eq!(
+        scanned_held(fixture, wallet, window).await,
+        expected,
+        "the scan, {window:?}"
+    );
+    assert_eq!(
+        fixture
+            .intents
+            .held_in_window(wallet, window)
+            .await
+            .expect("held"),
+        expected,
+        "the ledger, {window:?}"
+    );
+    assert_eq!(
+        admission_held(fixture, agent, window).await,
+        expected,
+        "admission, {window:?}"
+    );
+}
+
+async fn assert_held(fixture: &Fixture, agent: AgentId, expected: u64) {
+    assert_held_in(fixture, agent, DAY, expected).await;
+}
+
+/// Admits a send of `value` judged in a spend window of `window`, which moves the wallet's
+/// running totals to that window.
+async fn admit_within(fixture: &Fixture, agent: AgentId, value: &str, window: Duration) {
+    let intent = send(agent, value, None);
+    let check = policy_check(intent.terms.recipient, intent.terms.amount);
+    let windows = AdmissionWindows {
+        spend: window,
+        ..WINDOWS
+    };
+    created(fixture.intents.admit(intent, windows, &check).await);
+}
+
+/// Stores `count` intents of the agent's wallet straight into the table, `amount` each, in
+/// `status`, executed (when they are) at the SQL time `executed_at` (`n` counts them from 1).
+async fn seed_intents(
+    fixture: &Fixture,
+    agent: AgentId,
+    count: u32,
+    status: IntentStatus,
+    amount: u64,
+    executed_at: &str,
+) {
+    let executed_at = match status {
+        IntentStatus::Executed => executed_at,
+        _ => "NULL",
+    };
+    execute(
+        fixture,
+        &format!(
+            "INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, \
+             recipient_address, amount_atomic, tx_hash, nonce, executed_at) \
+             SELECT gen_random_uuid(), wallets.agent_id, wallets.id, '{status}', 'USDC', 'base', \
+             '0x2222222222222222222222222222222222222263', {amount}, \
+             '0x' || md5(random()::text), n, {executed_at} \
+             FROM wallets, generate_series(1, {count}) AS n WHERE wallets.agent_id = '{agent}'",
+            status = status.as_str(),
+        ),
+    )
+    .await;
+}
+
+#[derive(diesel::QueryableByName)]
+struct Totals {
+    #[diesel(sql_type = Text)]
+    open: String,
+    #[diesel(sql_type = Text)]
+    executed: String,
+}
+
+/// The wallet's running totals as stored: the open sum and the executed sum.
+async fn stored_totals(fixture: &Fixture, agent: AgentId) -> (String, String) {
+    let mut connection = AsyncPgConnection::establish(fixture.database.url())
+        .await
+        .expect("connect");
+    let totals: Totals = diesel::sql_query(
+        "SELECT open_atomic::text AS open, executed_atomic::text AS executed \
+         FROM wallet_spend_totals JOIN wallets ON wallets.id = wallet_id WHERE agent_id = $1",
+    )
+    .bind::<SqlUuid, _>(agent.0)
+    .get_result(&mut connection)
+    .await
+    .expect("every wallet has totals");
+    (totals.open, totals.executed)
+}
+
+#[tokio::test]
+async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 30, true).await;
+    assert_held(&fixture, agent, 0).await;
+    let mut admitted = Vec::new();
+    for (value, held) in [("1", 1), ("10", 11), ("100", 111), ("1000", 1111)] {
+        admitted.push(created(admit(&fixture, send(agent, value, None)).await).id);
+        assert_held(&fixture, agent, held).await;
+    }
+    let [one, ten, hundred, thousand] = admitted[..] else {
+        panic!("four intents")
+    };
+    fixture
+        .intents
+        .transition(one, IntentEvent::Confirm, None)
+        .await
+        .expect("confirmed");
+    assert_held(&fixture, agent, 1111).await;
+    fixture
+        .intents
+        .transition(ten, IntentEvent::Reject, Some("no".into()))
+        .await
+        .expect("rejected");
+    assert_held(&fixture, agent, 1101).await;
+    execute(
+        &fixture,
+        &format!("UPDATE transfer_intents SET created_at = now() - interval '2 hours' WHERE id = '{hundred}'"),
+    )
+    .await;
+    let expired = fixture
+        .intents
+        .expire_pending(Duration::from_secs(3600), 10)
+        .await
+        .expect("expired");
+    assert_eq!(expired.len(), 1);
+    assert_held(&fixture, agent, 1001).await;
+    let (claim, transfer) = submit_next(&fixture, 0).await;
+    assert_eq!(claim.intent.id, one);
+    assert_held(&fixture, agent, 1001).await;
+    fixture
+        .intents
+        .settle(
+            one,
+            Settlement::Executed {
+                tx_hash: transfer.hash,
+            },
+        )
+        .await
+        .expect("executed");
+    assert_held(&fixture, agent, 1001).await;
+    fixture
+        .intents
+        .transition(thousand, IntentEvent::Confirm, None)
+        .await
+        .expect("confirmed");
+    submit_next(&fixture, 1).await;
+    fixture
+        .intents
+        .settle(thousand, Settlement::Failed("reverted".into()))
+        .await
+        .expect("failed");
+    assert_held(&fixture, agent, 1).await;
+    execute(
+        &fixture,
+        &format!("UPDATE transfer_intents SET executed_at = now() - interval '25 hours' WHERE id = '{one}'"),
+    )
+    .await;
+    assert_held(&fixture, agent, 0).await;
+    admit_within(&fixture, agent, "7", DAY).await;
+    assert_held(&fixture, agent, 7).await;
+    assert_eq!(
+        stored_totals(&fixture, agent).await,
+        ("7".into(), "0".into())
+    );
+}
+
+#[tokio::test]
+async fn executed_intents_leave_the_window_as_they_age_and_return_when_their_time_moves_back() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 31, true).await;
+    for (amount, hours_ago) in [(1, 1), (10, 10), (100, 20), (1000, 23), (10_000, 30)] {
+        let executed_at = format!("now() - interval '{hours_ago} hours'");
+        seed_intents(
+            &fixture,
+            agent,
+            1,
+            IntentStatus::Executed,
+            amount,
+            &executed_at,
+        )
+        .await;
+    }
+    assert_held(&fixture, agent, 1111).await;
+    admit_within(&fixture, agent, "2", DAY).await;
+    assert_held(&fixture, agent, 1113).await;
+    let age = |hours: u32| {
+        format!("UPDATE transfer_intents SET executed_at = executed_at - interval '{hours} hours' WHERE status = 'executed'")
+    };
+    // Two hours on: the 1000 executed 23 hours ago is 25 hours old.
+    execute(&fixture, &age(2)).await;
+    assert_held(&fixture, agent, 113).await;
+    admit_within(&fixture, agent, "2", DAY).await;
+    assert_held(&fixture, agent, 115).await;
+    // Three more: the 100 is out too.
+    execute(&fixture, &age(3)).await;
+    admit_within(&fixture, agent, "2", DAY).await;
+    assert_held(&fixture, agent, 17).await;
+    assert_eq!(
+        stored_totals(&fixture, agent).await,
+        ("6".into(), "11".into()),
+        "what aged out was taken out of the totals"
+    );
+    // An execution time moved from before the window's start into it counts again.
+    execute(
+        &fixture,
+        "UPDATE transfer_intents SET executed_at = now() - interval '1 hour' WHERE amount_atomic = 1000",
+    )
+    .await;
+    assert_held(&fixture, agent, 1017).await;
+}
+
+#[tokio::test]
+async fn a_change_of_window_counts_exactly_what_the_new_window_holds() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 32, true).await;
+    for (amount, hours_ago) in [(1, 1), (10, 5), (100, 20), (1000, 30), (10_000, 50)] {
+        let executed_at = format!("now() - interval '{hours_ago} hours'");
+        seed_intents(
+            &fixture,
+            agent,
+            1,
+            IntentStatus::Executed,
+            amount,
+            &executed_at,
+        )
+        .await;
+    }
+    let hours = |hours: u64| Duration::from_secs(hours * 3600);
+    assert_held_in(&fixture, agent, DAY, 111).await;
+    // A shorter window moves the totals forward, a longer one back; reading either moves nothing.
+    admit_within(&fixture, agent, "100000", hours(2)).await;
+    assert_held_in(&fixture, agent, hours(2), 100_001).await;
+    assert_held_in(&fixture, agent, DAY, 100_111).await;
+    admit_within(&fixture, agent, "200000", hours(48)).await;
+    assert_held_in(&fixture, agent, hours(48), 301_111).await;
+    assert_held_in(&fixture, agent, hours(72), 311_111).await;
+    assert_held_in(&fixture, agent, DAY, 300_111).await;
+    assert_held_in(&fixture, agent, hours(2), 300_001).await;
+    admit_within(&fixture, agent, "1", DAY).await;
+    assert_held_in(&fixture, agent, DAY, 300_112).await;
+}
+
+#[tokio::test]
+async fn open_intents_and_recent_executions_hold_their_amount_and_no_other_status_does() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 33, true).await;
+    let mut expected = 0;
+    for (power, status) in (0u32..).zip(IntentStatus::ALL) {
+        let amount = 10u64.pow(power);
+        seed_intents(&fixture, agent, 1, status, amount, "now()").await;
+        if !status.is_terminal() || status == IntentStatus::Executed {
+            expected += amount;
+        }
+    }
+    assert_eq!(expected, 1111, "pending, confirmed, submitted and executed");
+    assert_held(&fixture, agent, expected).await;
+}
+
+#[tokio::test]
+async fn ten_thousand_intents_in_the_window_leave_the_held_amount_exact() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 34, true).await;
+    set_daily(&fixture, agent, "20000").await;
+    seed_intents(
+        &fixture,
+        agent,
+        5000,
+        IntentStatus::PendingConfirmation,
+        1,
+        "",
+    )
+    .await;
+    seed_intents(&fixture, agent, 2500, IntentStatus::Submitted, 1, "").await;
+    let within = "now() - n * interval '30 seconds'";
+    seed_intents(&fixture, agent, 2500, IntentStatus::Executed, 2, within).await;
+    let aged_out = "now() - interval '25 hours' - n * interval '1 second'";
+    seed_intents(&fixture, agent, 1000, IntentStatus::Executed, 3, aged_out).await;
+    seed_intents(&fixture, agent, 1000, IntentStatus::Rejected, 4, "").await;
+    assert_held(&fixture, agent, 12_500).await;
+    let refused = admit(&fixture, send(agent, "7501", None)).await;
+    assert!(
+        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsDailyMax { available, .. }))) if available == U256::from(7500)),
+        "{refused:?}"
+    );
+    created(admit(&fixture, send(agent, "7500", None)).await);
+    assert_held(&fixture, agent, 20_000).await;
+    assert_eq!(
+        stored_totals(&fixture, agent).await,
+        ("15000".into(), "5000".into())
+    );
+    assert!(admit(&fixture, send(agent, "1", None)).await.is_err());
+}
+
+#[tokio::test]
+async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 35, true).await;
+    set_daily(&fixture, agent, "60").await;
+    let mut earlier = Vec::new();
+    for _ in 0..30 {
+        earlier.push(created(admit(&fixture, send(agent, "1", None)).await).id);
+    }
+    // Ten of them wait past their time; ten are judged by an operator while sends arrive.
+    let stale: Vec<String> = earlier[..10].iter().map(|id| format!("'{id}'")).collect();
+    execute(
+        &fixture,
+        &format!(
+            "UPDATE transfer_intents SET created_at = now() - interval '2 hours' WHERE id IN ({})",
+            stale.join(", ")
+        ),
+    )
+    .await;
+    let mut tasks = Vec::new();
+    for _ in 0..40 {
+        let intents = fixture.intents.clone();
+        tasks.push(tokio::spawn(async move {
+            let intent = send(agent, "1", None);
+            let check = policy_check(intent.terms.recipient, intent.terms.amount);
+            matches!(
+                intents.admit(intent, WINDOWS, &check).await,
+                Ok(Admission::Created(_))
+            )
+        }));
+    }
+    for (index, id) in earlier[10..20].iter().copied().enumerate() {
+        let intents = fixture.intents.clone();
+        tasks.push(tokio::spawn(async move {
+            let event = match index % 2 {
+                0 => IntentEvent::Reject,
+                _ => IntentEvent::Confirm,
+            };
+            intents.transition(id, event, None).await.expect("moved");
+            false
+        }));
+    }
+    for _ in 0..2 {
+        let intents = fixture.intents.clone();
+        tasks.push(tokio::spawn(async move {
+            intents
+                .expire_pending(Duration::from_secs(3600), 5)
+                .await
+                .expect("swept");
+            false
+        }));
+    }
+    let mut admitted = 0;
+    for task in tasks {
+        admitted += u64::from(task.await.expect("task"));
+    }
+    let wallet = wallet_of(&fixture, agent).await;
+    let scanned = scanned_held(&fixture, wallet, DAY).await;
+    assert!(scanned <= U256::from(60), "{scanned} held of 60");
+    assert_eq!(
+        fixture
+            .intents
+            .held_in_window(wallet, DAY)
+            .await
+            .expect("held"),
+        scanned
+    );
+    assert_eq!(admission_held(&fixture, agent, DAY).await, scanned);
+    assert!(admitted > 0);
+}
+
+#[tokio::test]
+async fn concurrent_sweeps_over_many_wallets_never_wait_for_each_other() {
+    let fixture = fixture().await;
+    let mut agents = Vec::new();
+    for seed in 40..48 {
+        let agent = new_agent(&fixture, seed, true).await;
+        seed_intents(
+            &fixture,
+            agent,
+            25,
+            IntentStatus::PendingConfirmation,
+            1,
+            "",
+        )
+        .await;
+        agents.push(agent);
+    }
+    // Stale in an order that interleaves the wallets differently in every batch.
+    execute(
+        &fixture,
+        "UPDATE transfer_intents SET created_at = now() - interval '2 hours' - random() * interval '1 hour'",
+    )
+    .await;
+    let sweeps: Vec<_> = (0..4)
+        .map(|_| {
+            let intents = fixture.intents.clone();
+            tokio::spawn(async move {
+                let mut expired = 0;
+                loop {
+                    let batch = intents
+                        .expire_pending(Duration::from_secs(3600), 20)
+                        .await
+                        .expect("swept");
+                    if batch.is_empty() {
+                        return expired;
+                    }
+                    expired += batch.len();
+                }
+            })
+        })
+        .collect();
+    let mut expired = 0;
+    for sweep in sweeps {
+        expired += sweep.await.expect("sweep");
+    }
+    assert_eq!(expired, 200);
+    for agent in agents {
+        assert_held(&fixture, agent, 0).await;
+        assert_eq!(stored_totals(&fixture, agent).await.0, "0");
+    }
 }
