@@ -1,10 +1,44 @@
 //! The 401 rule: a missing, malformed, unknown, deactivated or rotated key is refused alike.
 
+use std::time::{Duration, Instant};
+
 use serde_json::json;
+use test_support::TestDatabase;
 
 use crate::harness::{agentctl, create_agent, read, Server};
 
 const INVALID: &str = "Invalid agent key";
+/// How soon a change to an agent reaches the key caches of every instance.
+const PROPAGATION: Duration = Duration::from_secs(1);
+
+/// Polls `GET /v1/agents/me` with `key` on every server until it is refused, for at most
+/// `PROPAGATION` since the call.
+async fn refused_within_a_second(servers: &[&Server], key: &str) {
+    answered_within_a_second(servers, key, |status, _| status == 401).await;
+}
+
+async fn answered_within_a_second(
+    servers: &[&Server],
+    key: &str,
+    expected: impl Fn(u16, &serde_json::Value) -> bool,
+) {
+    let changed = Instant::now();
+    for server in servers {
+        loop {
+            let (status, me) = server.get("/v1/agents/me", Some(key)).await;
+            if expected(status, &me) {
+                break;
+            }
+            assert!(
+                changed.elapsed() < PROPAGATION,
+                "{} still answers {status} {me} after {:?}",
+                server.base_url,
+                changed.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
 
 async fn status_with_header(
     server: &Server,
@@ -68,7 +102,7 @@ async fn a_well_formed_but_unknown_key_is_401() {
 }
 
 #[tokio::test]
-async fn a_deactivated_agents_key_stops_working_at_once() {
+async fn a_deactivated_agents_key_stops_working_within_a_second() {
     let (server, database) = Server::start().await;
     let (key, agent) = create_agent(&database, &[]).await;
     assert_eq!(server.get("/v1/agents/me", Some(&key)).await.0, 200);
@@ -77,6 +111,7 @@ async fn a_deactivated_agents_key_stops_working_at_once() {
         .await
         .json();
     assert_eq!(shown["is_active"], false);
+    refused_within_a_second(&[&server], &key).await;
     assert_eq!(
         server.get("/v1/agents/me", Some(&key)).await,
         (401, json!({"detail": INVALID}))
@@ -84,7 +119,7 @@ async fn a_deactivated_agents_key_stops_working_at_once() {
 }
 
 #[tokio::test]
-async fn a_rotated_key_replaces_the_old_one_at_once() {
+async fn a_rotated_key_replaces_the_old_one_within_a_second() {
     let (server, database) = Server::start().await;
     let (old_key, agent) = create_agent(&database, &[]).await;
     let id = agent["id"].as_str().expect("id");
@@ -94,6 +129,7 @@ async fn a_rotated_key_replaces_the_old_one_at_once() {
     let new_key = rotated["agent_key"].as_str().expect("new key");
     assert_ne!(new_key, old_key);
     assert_eq!(rotated["agent"]["id"], agent["id"]);
+    refused_within_a_second(&[&server], &old_key).await;
     assert_eq!(
         server.get("/v1/agents/me", Some(&old_key)).await,
         (401, json!({"detail": INVALID}))
@@ -114,4 +150,56 @@ async fn keys_never_appear_in_the_logs() {
         .wait_for_logs(|logs| logs.matches("request finished").count() >= 2)
         .await;
     assert!(!logs.contains(&key[4..]), "a key leaked into the logs");
+}
+
+#[tokio::test]
+async fn changes_to_an_agent_reach_the_key_caches_of_every_instance_within_a_second() {
+    let database = TestDatabase::new().await;
+    let first = Server::start_on(&database, &[]).await;
+    let second = Server::start_on(&database, &[]).await;
+    let (key, agent) = create_agent(&database, &["--wallet"]).await;
+    let id = agent["id"].as_str().expect("id");
+    for server in [&first, &second] {
+        for _ in 0..2 {
+            assert_eq!(server.get("/v1/agents/me", Some(&key)).await.0, 200);
+        }
+    }
+    agentctl(&database, &["policy", "set", id, "--max-per-tx", "7"]).await;
+    answered_within_a_second(&[&first, &second], &key, |status, me| {
+        status == 200 && me["wallet"]["spend_policy"]["max_per_tx_atomic"] == "7"
+    })
+    .await;
+    let rotated = agentctl(&database, &["agents", "rotate-key", id])
+        .await
+        .json();
+    let new_key = rotated["agent_key"].as_str().expect("new key");
+    refused_within_a_second(&[&first, &second], &key).await;
+    for server in [&first, &second] {
+        assert_eq!(server.get("/v1/agents/me", Some(new_key)).await.0, 200);
+    }
+    agentctl(&database, &["agents", "deactivate", id]).await;
+    refused_within_a_second(&[&first, &second], new_key).await;
+}
+
+#[tokio::test]
+async fn while_the_listener_is_down_keys_are_checked_against_the_database() {
+    let (server, database) = Server::start().await;
+    let (key, agent) = create_agent(&database, &[]).await;
+    assert_eq!(server.get("/v1/agents/me", Some(&key)).await.0, 200);
+    database
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+        )
+        .await;
+    agentctl(
+        &database,
+        &["agents", "deactivate", agent["id"].as_str().expect("id")],
+    )
+    .await;
+    refused_within_a_second(&[&server], &key).await;
+    server
+        .wait_for_logs(|logs| logs.matches("notification listener connected").count() >= 2)
+        .await;
+    assert_eq!(server.get("/v1/agents/me", Some(&key)).await.0, 401);
 }

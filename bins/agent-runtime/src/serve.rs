@@ -64,8 +64,10 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         tracing::info!("EMAIL_OUTBOX_ENABLED=false: queued mail is left to other instances");
     }
     let notifications = wiring::notification_hub(&config.database);
+    let (agents, auth_cache_follower) = wiring::agent_service(&database, notifications.clone());
+    actix_web::rt::spawn(auth_cache_follower);
     let state = web::Data::new(ApiState {
-        agents: wiring::agent_service(&database),
+        agents,
         wallets: wiring::wallet_service(
             &database,
             &chain,

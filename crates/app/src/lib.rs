@@ -2,6 +2,7 @@
 //! operation returns its own error enum, which the transport maps to a status and a detail.
 
 pub mod agents;
+pub mod auth_cache;
 pub mod codes;
 pub mod control_plane;
 pub mod email;
@@ -16,7 +17,8 @@ pub mod sms;
 mod waiting;
 pub mod wallet;
 
-pub use agents::{AgentService, AuthError, ProfileError};
+pub use agents::{AgentService, AuthError};
+pub use auth_cache::AuthCache;
 pub use codes::{ChannelsWait, CodeChannel, CodePorts, CodeService, FoundCode};
 pub use control_plane::{
     AgentLookupError, ConfirmError, Confirmation, ControlPlane, ControlPlanePorts, CreateAgent,

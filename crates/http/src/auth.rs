@@ -4,16 +4,21 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
 use app::AuthError;
-use domain::AgentId;
+use domain::{AgentId, AgentProfile};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use crate::errors::ApiError;
 use crate::state::ApiState;
 
-/// The agent the request's key belongs to. Extracting it is what authenticates a route.
-#[derive(Debug, Clone, Copy)]
-pub struct AuthenticatedAgent(pub AgentId);
+/// The agent the request's key belongs to, with its profile. Extracting it is what
+/// authenticates a route.
+#[derive(Debug, Clone)]
+pub struct AuthenticatedAgent {
+    pub id: AgentId,
+    pub profile: Arc<AgentProfile>,
+}
 
 impl FromRequest for AuthenticatedAgent {
     type Error = ApiError;
@@ -26,9 +31,11 @@ impl FromRequest for AuthenticatedAgent {
             let state =
                 state.ok_or_else(|| ApiError::Internal("ApiState not registered".into()))?;
             let presented = presented.ok_or(ApiError::InvalidKey)?;
-            Ok(AuthenticatedAgent(
-                state.agents.authenticate(&presented).await?,
-            ))
+            let profile = state.agents.authenticate(&presented).await?;
+            Ok(AuthenticatedAgent {
+                id: profile.agent.id,
+                profile,
+            })
         })
     }
 }

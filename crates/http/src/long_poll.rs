@@ -238,7 +238,7 @@ async fn wait(state: &ApiState, request: WaitRequest) -> Result<Vec<u8>, ApiErro
         .as_deref()
         .and_then(bearer_credential)
         .ok_or(ApiError::InvalidKey)?;
-    let agent = state.agents.authenticate(&presented).await?;
+    let agent = state.agents.authenticate(&presented).await?.agent.id;
     let answer = match request.route {
         SMS_WAIT => {
             let body = parse_json_body(&request.body, MAX_JSON_BODY_BYTES)?;

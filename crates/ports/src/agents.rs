@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AgentKeyHash, AgentProfile, AgentRecord, Chain, Custody, EmailAddress, EvmAddress,
-    Label, PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, WalletRecord,
+    AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
+    PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, WalletRecord,
 };
 
 use crate::StoreError;
@@ -50,11 +50,11 @@ pub trait AgentStore: Send + Sync {
     /// Creates the agent, its sponsor if new, and its resources, all or nothing.
     async fn create(&self, agent: NewAgent) -> Result<AgentProfile, StoreError>;
 
-    /// The active agent whose key has this hash.
-    async fn find_active_by_key_hash(
+    /// The profile of the active agent whose key has this hash, in one round trip.
+    async fn active_profile_by_key_hash(
         &self,
         hash: &AgentKeyHash,
-    ) -> Result<Option<AgentRecord>, StoreError>;
+    ) -> Result<Option<AgentProfile>, StoreError>;
 
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError>;
 

@@ -33,7 +33,7 @@ pub use intents::{
     SubmittedIntent, TransitionError,
 };
 pub use limits::RateLimiter;
-pub use notifications::{inbound_topic, Notifications, Timer, Wakeup};
+pub use notifications::{inbound_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,

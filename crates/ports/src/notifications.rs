@@ -29,6 +29,10 @@ pub trait Timer: Send + Sync {
     fn sleep(&self, duration: std::time::Duration) -> Wakeup;
 }
 
+/// The topic published on commit of every change to what an agent profile holds (the agent, its
+/// key, number, inbox, wallet or spend policy), by database triggers, whichever path changes it.
+pub const AGENT_PROFILES_TOPIC: &str = "agent-profiles";
+
 /// The topic of new inbound messages (SMS and mail) of an agent.
 pub fn inbound_topic(agent: domain::AgentId) -> String {
     format!("inbound:{agent}")

@@ -6,8 +6,7 @@ use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, AgentKeyHash, AgentProfile, AgentRecord, PolicyAsset, PolicyChange, SpendPolicyRecord,
-    WalletRecord,
+    AgentId, AgentKeyHash, AgentProfile, PolicyAsset, PolicyChange, SpendPolicyRecord, WalletRecord,
 };
 use ports::{AgentStore, NewAgent, StoreError};
 use uuid::Uuid;
@@ -243,20 +242,19 @@ impl AgentStore for PgAgentStore {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn find_active_by_key_hash(
+    async fn active_profile_by_key_hash(
         &self,
         hash: &AgentKeyHash,
-    ) -> Result<Option<AgentRecord>, StoreError> {
+    ) -> Result<Option<AgentProfile>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let row = agents::table
+        let row: Option<ProfileRow> = profiles!()
             .filter(agents::key_hash.eq(hash.as_bytes().as_slice()))
             .filter(agents::is_active.eq(true))
-            .select(AgentRow::as_select())
             .first(&mut connection)
             .await
             .optional()
             .map_err(from_diesel)?;
-        row.map(AgentRow::into_record).transpose()
+        row.map(into_profile).transpose()
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

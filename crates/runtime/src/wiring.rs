@@ -1,9 +1,11 @@
 //! Builds the adapters and hands them to the use cases: the only place where they meet.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use app::{
-    AgentService, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
+    AgentService, AuthCache, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
     EmailService, Executor, IntentExpiry, OutboxWorker, SmsPorts, SmsService, SmsWebhook,
     WalletKeyRotation, WalletService, WalletStores,
 };
@@ -46,8 +48,23 @@ pub async fn open_database(config: &DatabaseConfig) -> anyhow::Result<Database> 
     Database::connect(config.url(), config.pool)
 }
 
-pub fn agent_service(database: &Database) -> AgentService {
-    AgentService::new(agent_store(database))
+/// Keys that authenticated are kept in memory, emptied on every profile change (decision 0030).
+const AUTH_CACHE_CAPACITY: usize = 100_000;
+/// The longest an authenticated key is trusted without reading it again, should the hub's
+/// connection die unnoticed.
+const AUTH_CACHE_MAX_AGE: Duration = Duration::from_secs(60);
+
+/// Agents' authentication with its cache, and the future that keeps the cache true: spawn it.
+pub fn agent_service(
+    database: &Database,
+    notifications: Arc<dyn Notifications>,
+) -> (AgentService, impl Future<Output = ()> + Send) {
+    let (cache, follower) =
+        AuthCache::start(notifications, AUTH_CACHE_CAPACITY, AUTH_CACHE_MAX_AGE);
+    (
+        AgentService::new(agent_store(database)).with_cache(cache),
+        follower,
+    )
 }
 
 /// USDC on Base, at the configured token contract: the asset wallets send and policies govern.

@@ -1,22 +1,10 @@
 //! `/v1/agents`.
 
-use actix_web::web::{self, Json};
+use actix_web::web::Json;
 use api_types::AgentResponse;
-use app::ProfileError;
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::{ApiError, ErrorBody};
-use crate::state::ApiState;
-
-impl From<ProfileError> for ApiError {
-    fn from(error: ProfileError) -> Self {
-        match error {
-            // Deleted between authentication and this read: the key no longer opens anything.
-            ProfileError::NotFound => ApiError::InvalidKey,
-            ProfileError::Store(store) => store.into(),
-        }
-    }
-}
+use crate::errors::ErrorBody;
 
 /// The calling agent with its provisioned resources; the first call to verify a key.
 #[utoipa::path(
@@ -31,9 +19,6 @@ impl From<ProfileError> for ApiError {
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     )
 )]
-pub async fn me(
-    state: web::Data<ApiState>,
-    agent: AuthenticatedAgent,
-) -> Result<Json<AgentResponse>, ApiError> {
-    Ok(Json((&state.agents.profile(agent.0).await?).into()))
+pub async fn me(agent: AuthenticatedAgent) -> Json<AgentResponse> {
+    Json(agent.profile.as_ref().into())
 }

@@ -5,8 +5,14 @@ use domain::{
     EmailAddress, EvmAddress, Label, PhoneNumber, PolicyAsset, PolicyChange, SpendLimits,
     WalletStatus,
 };
-use ports::{AgentStore, Conflict, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, StoreError};
-use postgres_store::{Database, PgAgentStore, PoolSettings};
+use std::time::Duration;
+
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use ports::{
+    AgentStore, Conflict, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, Notifications,
+    StoreError, AGENT_PROFILES_TOPIC,
+};
+use postgres_store::{Database, PgAgentStore, PgNotificationHub, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
@@ -130,13 +136,13 @@ async fn lookup_by_key_hash_finds_only_active_agents() {
     let new = bare_agent(3);
     store.create(new.clone()).await.expect("created");
     let found = store
-        .find_active_by_key_hash(&key(3).hash())
+        .active_profile_by_key_hash(&key(3).hash())
         .await
         .expect("query");
-    assert_eq!(found.map(|agent| agent.id), Some(new.id));
+    assert_eq!(found.map(|profile| profile.agent.id), Some(new.id));
     assert_eq!(
         store
-            .find_active_by_key_hash(&key(4).hash())
+            .active_profile_by_key_hash(&key(4).hash())
             .await
             .expect("query"),
         None
@@ -145,7 +151,7 @@ async fn lookup_by_key_hash_finds_only_active_agents() {
     assert!(store.deactivate(new.id).await.expect("twice is harmless"));
     assert_eq!(
         store
-            .find_active_by_key_hash(&key(3).hash())
+            .active_profile_by_key_hash(&key(3).hash())
             .await
             .expect("query"),
         None
@@ -177,13 +183,13 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
         .expect("replaced"));
     assert_eq!(
         store
-            .find_active_by_key_hash(&key(5).hash())
+            .active_profile_by_key_hash(&key(5).hash())
             .await
             .expect("query"),
         None
     );
     assert!(store
-        .find_active_by_key_hash(&key(6).hash())
+        .active_profile_by_key_hash(&key(6).hash())
         .await
         .expect("query")
         .is_some());
@@ -349,8 +355,88 @@ async fn an_unreachable_database_is_reported_unavailable() {
     .expect("pool builds lazily");
     let store = PgAgentStore::new(pool);
     let error = store
-        .find_active_by_key_hash(&AgentKeyHash([0; 32]))
+        .active_profile_by_key_hash(&AgentKeyHash([0; 32]))
         .await
         .expect_err("unavailable");
     assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+}
+
+/// A hub listening on `database`.
+pub(crate) async fn listening_hub(database: &TestDatabase) -> PgNotificationHub {
+    let hub = PgNotificationHub::start(database.url());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !hub.is_listening() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the hub never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    hub
+}
+
+#[tokio::test]
+async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let new = full_agent(14);
+    store.create(new.clone()).await.expect("created");
+    let hub = listening_hub(&database).await;
+    let mut connection = AsyncPgConnection::establish(database.url())
+        .await
+        .expect("connect");
+
+    let nonce = hub.subscribe(AGENT_PROFILES_TOPIC);
+    connection
+        .batch_execute("UPDATE wallets SET next_nonce = 7")
+        .await
+        .expect("nonce moved");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), nonce)
+            .await
+            .is_err(),
+        "a nonce is no part of a profile"
+    );
+    let policy = PolicyChange {
+        max_per_tx: Some(Some(amount("5"))),
+        ..PolicyChange::default()
+    };
+    wakes_profiles(&hub, "policy", async {
+        store
+            .update_policy(new.id, usdc(), policy)
+            .await
+            .expect("set");
+    })
+    .await;
+    wakes_profiles(&hub, "key", async {
+        store
+            .replace_key_hash(new.id, key(15).hash())
+            .await
+            .expect("replaced");
+    })
+    .await;
+    wakes_profiles(&hub, "number", async {
+        connection
+            .batch_execute("UPDATE phone_numbers SET country_iso2 = 'CA'")
+            .await
+            .expect("moved");
+    })
+    .await;
+    wakes_profiles(&hub, "deactivation", async {
+        store.deactivate(new.id).await.expect("deactivated");
+    })
+    .await;
+}
+
+/// Makes `change` and waits for the profiles topic to wake a subscription taken before it.
+async fn wakes_profiles(
+    hub: &PgNotificationHub,
+    change: &str,
+    made: impl std::future::Future<Output = ()>,
+) {
+    let woken = hub.subscribe(AGENT_PROFILES_TOPIC);
+    made.await;
+    tokio::time::timeout(Duration::from_secs(10), woken)
+        .await
+        .unwrap_or_else(|_| panic!("the {change} change woke no one"));
 }

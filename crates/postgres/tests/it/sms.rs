@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use domain::{AgentProfile, Direction, SmsMessageId, SmsSource};
 use ports::{inbound_topic, AgentStore, NewSms, Notifications, SmsStore};
-use postgres_store::{Database, PgNotificationHub, PgSmsStore, PoolSettings};
+use postgres_store::{Database, PgSmsStore, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
@@ -108,15 +108,7 @@ async fn a_stored_inbound_message_wakes_the_agents_subscription_through_the_hub(
         .create(full_agent(62))
         .await
         .expect("created");
-    let hub = PgNotificationHub::start(database.url());
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !hub.is_listening() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the hub never listened"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let hub = crate::agents::listening_hub(&database).await;
     let other = hub.subscribe(&inbound_topic(domain::AgentId(Uuid::now_v7())));
     let woken = hub.subscribe(&inbound_topic(profile.agent.id));
     sms_store(&database)

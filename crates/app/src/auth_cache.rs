@@ -1,0 +1,237 @@
+//! The profiles of keys that authenticated, kept in memory so that a request learns its agent
+//! without a database round trip (decision 0030).
+//!
+//! Every change to what a profile holds publishes `AGENT_PROFILES_TOPIC` when it commits, on any
+//! instance and by any path (database triggers), and the cache empties when the hub wakes it. The
+//! cache is trusted only while the hub listens: a hub that lost its connection may have missed a
+//! change, so lookups go to the database until it is back, and its return wakes the cache to
+//! empty too. Only keys that authenticated are kept, at most `capacity` of them, so unknown keys
+//! cannot grow it; an entry older than `max_age` is read again, a bound on staleness should the
+//! hub's connection die unnoticed.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use domain::{AgentKeyHash, AgentProfile};
+use ports::{Notifications, Wakeup, AGENT_PROFILES_TOPIC};
+
+pub struct AuthCache {
+    notifications: Arc<dyn Notifications>,
+    capacity: usize,
+    max_age: Duration,
+    entries: RwLock<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    /// Counts the times the cache emptied; a load that saw another count may be stale.
+    generation: u64,
+    by_key: HashMap<AgentKeyHash, Cached>,
+}
+
+struct Cached {
+    profile: Arc<AgentProfile>,
+    loaded_at: Instant,
+}
+
+/// What the cache was when a load from the database began.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadTicket(u64);
+
+impl AuthCache {
+    /// The cache, and the future that empties it on every change: spawn it. It subscribes here,
+    /// before any entry can be stored, so no change falls before the first wake-up.
+    pub fn start(
+        notifications: Arc<dyn Notifications>,
+        capacity: usize,
+        max_age: Duration,
+    ) -> (Arc<Self>, impl Future<Output = ()> + Send) {
+        let first = notifications.subscribe(AGENT_PROFILES_TOPIC);
+        let cache = Arc::new(Self {
+            notifications,
+            capacity,
+            max_age,
+            entries: RwLock::default(),
+        });
+        (
+            Arc::clone(&cache),
+            empty_on_changes(Arc::downgrade(&cache), first),
+        )
+    }
+
+    /// The cached profile of `key`, when the cache can be trusted and holds a fresh one.
+    pub fn get(&self, key: &AgentKeyHash) -> Option<Arc<AgentProfile>> {
+        if !self.notifications.is_listening() {
+            return None;
+        }
+        let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
+        let cached = entries.by_key.get(key)?;
+        (cached.loaded_at.elapsed() < self.max_age).then(|| Arc::clone(&cached.profile))
+    }
+
+    /// Take before loading from the database, and give back to `insert`.
+    pub fn ticket(&self) -> LoadTicket {
+        LoadTicket(
+            self.entries
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .generation,
+        )
+    }
+
+    /// Keeps `profile`, unless the cache emptied since `ticket` (the load may predate a change)
+    /// or cannot be trusted now. A full cache makes room by dropping another entry.
+    pub fn insert(&self, key: AgentKeyHash, profile: Arc<AgentProfile>, ticket: LoadTicket) {
+        if !self.notifications.is_listening() {
+            return;
+        }
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        if entries.generation != ticket.0 || self.capacity == 0 {
+            return;
+        }
+        if entries.by_key.len() >= self.capacity && !entries.by_key.contains_key(&key) {
+            let dropped = entries.by_key.keys().next().copied();
+            if let Some(dropped) = dropped {
+                entries.by_key.remove(&dropped);
+            }
+        }
+        let loaded_at = Instant::now();
+        entries.by_key.insert(key, Cached { profile, loaded_at });
+    }
+
+    /// How many keys are kept.
+    pub fn len(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_key
+            .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn empty(&self) {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        entries.generation += 1;
+        entries.by_key.clear();
+    }
+}
+
+/// Empties the cache on every wake-up, subscribing again before emptying so that a change
+/// committed meanwhile wakes it once more. Ends when the cache is dropped.
+async fn empty_on_changes(cache: Weak<AuthCache>, mut woken: Wakeup) {
+    loop {
+        woken.await;
+        let Some(cache) = cache.upgrade() else {
+            return;
+        };
+        woken = cache.notifications.subscribe(AGENT_PROFILES_TOPIC);
+        cache.empty();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{AgentId, AgentRecord};
+    use ports::MockNotifications;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use uuid::Uuid;
+
+    fn profile() -> Arc<AgentProfile> {
+        Arc::new(AgentProfile {
+            agent: AgentRecord {
+                id: AgentId(Uuid::now_v7()),
+                ..AgentRecord::fixture()
+            },
+            phone_number: None,
+            email_inbox: None,
+            wallet: None,
+        })
+    }
+
+    fn hub(listening: Arc<AtomicBool>) -> MockNotifications {
+        let mut hub = MockNotifications::new();
+        hub.expect_subscribe()
+            .returning(|_| Box::pin(std::future::pending()));
+        hub.expect_is_listening()
+            .returning(move || listening.load(Ordering::SeqCst));
+        hub
+    }
+
+    fn new_cache(capacity: usize, max_age: Duration) -> (Arc<AuthCache>, Arc<AtomicBool>) {
+        let listening = Arc::new(AtomicBool::new(true));
+        let (cache, _) = AuthCache::start(Arc::new(hub(listening.clone())), capacity, max_age);
+        (cache, listening)
+    }
+
+    const KEY: AgentKeyHash = AgentKeyHash([1; 32]);
+
+    #[test]
+    fn a_stored_profile_is_served_while_the_hub_listens_and_not_after() {
+        let (cache, listening) = new_cache(10, Duration::from_secs(60));
+        let stored = profile();
+        cache.insert(KEY, stored.clone(), cache.ticket());
+        assert_eq!(cache.get(&KEY), Some(stored));
+        listening.store(false, Ordering::SeqCst);
+        assert_eq!(cache.get(&KEY), None, "not trusted without the hub");
+        cache.insert(AgentKeyHash([2; 32]), profile(), cache.ticket());
+        assert_eq!(cache.len(), 1, "nothing stored without the hub");
+    }
+
+    #[test]
+    fn a_load_that_began_before_the_cache_emptied_is_not_kept() {
+        let (cache, _) = new_cache(10, Duration::from_secs(60));
+        let ticket = cache.ticket();
+        cache.empty();
+        cache.insert(KEY, profile(), ticket);
+        assert_eq!(cache.get(&KEY), None);
+        cache.insert(KEY, profile(), cache.ticket());
+        assert!(cache.get(&KEY).is_some());
+    }
+
+    #[test]
+    fn the_cache_holds_at_most_its_capacity_and_old_entries_are_read_again() {
+        let (cache, _) = new_cache(3, Duration::from_secs(60));
+        for seed in 0..10 {
+            cache.insert(AgentKeyHash([seed; 32]), profile(), cache.ticket());
+        }
+        assert_eq!(cache.len(), 3);
+        let (aged, _) = new_cache(3, Duration::ZERO);
+        aged.insert(KEY, profile(), aged.ticket());
+        assert_eq!(aged.get(&KEY), None);
+    }
+
+    #[tokio::test]
+    async fn every_wake_up_empties_the_cache_and_subscribes_again_first() {
+        let (wake, woken) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let woken = Arc::new(tokio::sync::Mutex::new(woken));
+        let mut hub = MockNotifications::new();
+        hub.expect_subscribe()
+            .withf(|topic| topic == AGENT_PROFILES_TOPIC)
+            .returning(move |_| {
+                let woken = Arc::clone(&woken);
+                Box::pin(async move {
+                    woken.lock().await.recv().await;
+                })
+            });
+        hub.expect_is_listening().return_const(true);
+        let (cache, follower) = AuthCache::start(Arc::new(hub), 10, Duration::from_secs(60));
+        let follower = tokio::spawn(follower);
+        for round in 0..3 {
+            cache.insert(KEY, profile(), cache.ticket());
+            assert_eq!(cache.len(), 1, "round {round}");
+            wake.send(()).expect("follower listens");
+            while !cache.is_empty() {
+                tokio::task::yield_now().await;
+            }
+        }
+        drop(cache);
+        wake.send(()).expect("follower listens");
+        follower.await.expect("the follower ends with its cache");
+    }
+}
