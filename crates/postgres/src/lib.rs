@@ -7,6 +7,7 @@ mod database;
 mod email;
 mod errors;
 mod intents;
+mod keyset;
 mod limits;
 mod migrate;
 mod notifications;

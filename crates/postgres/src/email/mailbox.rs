@@ -2,18 +2,21 @@
 //! single messages, both scoped to the inbox so no agent reads another's mail.
 
 use async_trait::async_trait;
-use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use domain::{CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord};
 use ports::{Mailbox, StoreError};
 
 use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
-use crate::clock::cursor_time;
 use crate::errors::from_diesel;
+use crate::keyset::before;
 use crate::rows::row_limit;
 use crate::schema::{email_domains, email_messages};
+
+// The first characters of a body, for previews; a function of diesel's, so the page's statement
+// is prepared once and reused.
+diesel::define_sql_function!(fn left(text: Nullable<Text>, characters: Integer) -> Nullable<Text>);
 
 #[async_trait]
 impl Mailbox for PgEmailStore {
@@ -44,12 +47,8 @@ impl Mailbox for PgEmailStore {
             .filter(email_messages::inbox_id.eq(inbox.0))
             .select((
                 MessageRow::as_select(),
-                sql::<Nullable<Text>>("left(email_messages.body_text, ")
-                    .bind::<Integer, _>(preview)
-                    .sql(")"),
-                sql::<Nullable<Text>>("left(email_messages.body_html, ")
-                    .bind::<Integer, _>(preview)
-                    .sql(")"),
+                left(email_messages::body_text, preview),
+                left(email_messages::body_html, preview),
             ))
             .order((email_messages::created_at.desc(), email_messages::id.desc()))
             .limit(row_limit(limit))
@@ -58,15 +57,11 @@ impl Mailbox for PgEmailStore {
             query = query.filter(email_messages::direction.eq(direction.as_str()));
         }
         if let Some(position) = after {
-            // A row comparison, which PostgreSQL turns into a bound on the page index: the same
-            // condition spelt with OR is a filter over every row before the page.
-            query = query.filter(
-                sql::<Bool>("(email_messages.created_at, email_messages.id) < (")
-                    .bind::<Timestamptz, _>(cursor_time(&position)?)
-                    .sql(", ")
-                    .bind::<SqlUuid, _>(position.id)
-                    .sql(")"),
-            );
+            query = query.filter(before(
+                email_messages::created_at,
+                email_messages::id,
+                &position,
+            )?);
         }
         let rows: Vec<MessageWithBodies> =
             query.load(&mut connection).await.map_err(from_diesel)?;

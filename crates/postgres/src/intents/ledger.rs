@@ -1,9 +1,7 @@
 //! `IntentLedger`: the agent's keyset pages, the operator's listing, and decisions on intents.
 
 use async_trait::async_trait;
-use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::{
@@ -14,8 +12,8 @@ use ports::{AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionErr
 use super::execution::AttemptRow;
 use super::window::held_in_window;
 use super::{transition_locked, PgIntentStore};
-use crate::clock::cursor_time;
 use crate::errors::{from_diesel, TxError};
+use crate::keyset::before;
 use crate::rows::{row_limit, TransferIntentRow};
 use crate::schema::{transfer_attempts, transfer_intents, wallets};
 
@@ -50,18 +48,14 @@ impl IntentLedger for PgIntentStore {
                     .await
             }
             Some(position) => {
-                let created_at = cursor_time(&position)?;
+                let after = before(
+                    transfer_intents::created_at,
+                    transfer_intents::id,
+                    &position,
+                )?;
                 transfer_intents::table
                     .filter(transfer_intents::agent_id.eq(agent.0))
-                    // A row comparison bounds the index scan; the same condition spelt with OR
-                    // would filter every row before the page.
-                    .filter(
-                        sql::<Bool>("(transfer_intents.created_at, transfer_intents.id) < (")
-                            .bind::<Timestamptz, _>(created_at)
-                            .sql(", ")
-                            .bind::<SqlUuid, _>(position.id)
-                            .sql(")"),
-                    )
+                    .filter(after)
                     .select(TransferIntentRow::as_select())
                     .order(newest_first)
                     .limit(row_limit(limit))
