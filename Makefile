@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test lint bench openapi contracts agentctl db-stop check
+.PHONY: run test lint bench profile openapi contracts agentctl db-stop check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -21,6 +21,10 @@ lint:
 ## bench: load figures of the release server (requests/s, p50, p99, peak RSS)
 bench:
 	@scripts/bench.sh
+
+## profile: flame graphs of the release server under each load scenario (target/profile/)
+profile:
+	@scripts/profile.sh
 
 ## openapi: regenerate the committed API description and its readable page after a contract change
 openapi:

@@ -4,8 +4,9 @@
   bench-email.py webhooks ADDRESS SECRET COUNT FILE
       COUNT distinct inbound mails to ADDRESS, signed per Standard Webhooks with SECRET, one
       request a line for scripts/bench-webhook.lua: id, timestamp, signature, body (CRLF as \\r\\n).
-  bench-email.py walk BASE_URL KEY PAGES LIMIT
-      Follows next_cursor through PAGES pages of LIMIT messages and prints the last page's cursor.
+  bench-email.py walk BASE_URL KEY PATH PAGES LIMIT
+      Follows next_cursor of the listing at PATH (the inbox, or the wallet's intents) through
+      PAGES pages of LIMIT items and prints the last page's cursor.
 """
 import base64
 import hashlib
@@ -35,17 +36,17 @@ def webhooks(address, secret, count, path):
             out.write(f"{webhook_id}\t{now}\tv1,{signature}\t{escaped}\n")
 
 
-def walk(base_url, key, pages, limit):
+def walk(base_url, key, listing, pages, limit):
     url = urllib.parse.urlparse(base_url)
     connection = http.client.HTTPConnection(url.hostname, url.port)
     cursor = None
     for _ in range(pages - 1):
-        path = f"/v1/email/inbox?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
+        path = f"{listing}?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
         connection.request("GET", path, headers={"Authorization": f"Bearer {key}"})
         page = json.loads(connection.getresponse().read())
         cursor = page["next_cursor"]
         if cursor is None:
-            sys.exit(f"bench-email: the inbox ended before page {pages}")
+            sys.exit(f"bench-email: {listing} ended before page {pages}")
     print(cursor)
 
 
@@ -54,6 +55,6 @@ if __name__ == "__main__":
     if command == "webhooks":
         webhooks(args[0], args[1], int(args[2]), args[3])
     elif command == "walk":
-        walk(args[0], args[1], int(args[2]), int(args[3]))
+        walk(args[0], args[1], args[2], int(args[3]), int(args[4]))
     else:
         sys.exit(__doc__)
