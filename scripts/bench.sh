@@ -204,7 +204,7 @@ million_agent="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM agents WHERE label
 if [[ -z "$million_agent" ]]; then
   million_agent="$(target/release/agentctl agents create --label bench-million --email --wallet 2>/dev/null | json_field '["agent"]["id"]')"
 fi
-if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM email_messages WHERE agent_id = '$million_agent' LIMIT 1) AS any")" == 0 ]]; then
+if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM email_messages WHERE agent_id = '$million_agent' LIMIT 1) AS seeded_rows")" == 0 ]]; then
   echo "bench: seeding an inbox of 1,000,000 messages (once per bench database)" >&2
   psql -q "$DATABASE_URL" -v agent="$million_agent" <<'SQL'
 INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
@@ -220,7 +220,7 @@ WHERE inbox.agent_id = :'agent';
 ANALYZE email_messages;
 SQL
 fi
-if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM transfer_intents WHERE agent_id = '$million_agent' LIMIT 1) AS any")" == 0 ]]; then
+if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM transfer_intents WHERE agent_id = '$million_agent' LIMIT 1) AS seeded_rows")" == 0 ]]; then
   echo "bench: seeding a wallet of 1,000,000 intents (once per bench database)" >&2
   # Old, rejected intents hold nothing in any spend window, so the running totals' trigger has
   # nothing to count: it is skipped for the seed (replica role), which it would slow tenfold.
@@ -312,7 +312,7 @@ while kill -0 "$soak" 2>/dev/null; do
 done
 figures "mixed load, ${soak_secs}s soak" "$(cat "$soak_rate_log")"
 soak_growth="$(python3 scripts/bench-table.py growth <"$soak_samples")"
-printf '%-56s %s\n' "soak RSS, first minute -> last minute (KiB, ratio)" "$soak_growth"
+printf '%-56s %s\n' "soak RSS, second minute -> last minute (MiB, ratio)" "$soak_growth"
 row "soak RSS MiB: last minute / first minute" \
   "$(awk '{print $2}' <<<"$soak_growth")" "$(awk '{print $1}' <<<"$soak_growth")" max 1.05
 
