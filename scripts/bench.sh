@@ -313,7 +313,7 @@ done
 figures "mixed load, ${soak_secs}s soak" "$(cat "$soak_rate_log")"
 soak_growth="$(python3 scripts/bench-table.py growth <"$soak_samples")"
 printf '%-56s %s\n' "soak RSS, second minute -> last minute (MiB, ratio)" "$soak_growth"
-row "soak RSS MiB: last minute / first minute" \
+row "soak RSS MiB: last minute / second minute" \
   "$(awk '{print $2}' <<<"$soak_growth")" "$(awk '{print $1}' <<<"$soak_growth")" max 1.05
 
 # --- SMS: waits for a code ------------------------------------------------------------------------
