@@ -111,16 +111,18 @@ async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
     (sync, status, body)
 }
 
-async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
-    let response = server
+/// A wait for a code on `route`: its request, ready to send.
+fn wait_request(server: &Server, route: &str, key: &str, body: &Value) -> reqwest::RequestBuilder {
+    server
         .client
-        .post(server.url("/v1/sms/wait-for-code"))
+        .post(server.url(route))
         .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    read(response).await
+        .json(body)
+}
+
+async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
+    let request = wait_request(server, "/v1/sms/wait-for-code", key, &body);
+    read(request.send().await.expect("request")).await
 }
 
 /// A wait for a code (on `route`) running in the background, answered later.
@@ -130,11 +132,7 @@ fn spawn_wait(
     key: &str,
     body: Value,
 ) -> tokio::task::JoinHandle<(u16, Value)> {
-    let request = server
-        .client
-        .post(server.url(route))
-        .bearer_auth(key)
-        .json(&body);
+    let request = wait_request(server, route, key, &body);
     tokio::spawn(async move { read(request.send().await.expect("request")).await })
 }
 
@@ -555,15 +553,8 @@ async fn a_stopping_server_answers_its_waits_with_408() {
 }
 
 async fn wait_any(server: &Server, key: &str, body: Value) -> (u16, Value) {
-    let response = server
-        .client
-        .post(server.url("/v1/codes/wait"))
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    read(response).await
+    let request = wait_request(server, "/v1/codes/wait", key, &body);
+    read(request.send().await.expect("request")).await
 }
 
 async fn sandbox_mail(database: &TestDatabase, to: &str, subject: &str, text: &str) -> Value {

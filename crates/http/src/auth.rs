@@ -16,8 +16,13 @@ use crate::state::ApiState;
 /// authenticates a route.
 #[derive(Debug, Clone)]
 pub struct AuthenticatedAgent {
-    pub id: AgentId,
     pub profile: Arc<AgentProfile>,
+}
+
+impl AuthenticatedAgent {
+    pub fn id(&self) -> AgentId {
+        self.profile.agent.id
+    }
 }
 
 impl FromRequest for AuthenticatedAgent {
@@ -31,10 +36,8 @@ impl FromRequest for AuthenticatedAgent {
             let state =
                 state.ok_or_else(|| ApiError::Internal("ApiState not registered".into()))?;
             let presented = presented.ok_or(ApiError::InvalidKey)?;
-            let profile = state.agents.authenticate(&presented).await?;
             Ok(AuthenticatedAgent {
-                id: profile.agent.id,
-                profile,
+                profile: state.agents.authenticate(&presented).await?,
             })
         })
     }

@@ -57,7 +57,7 @@ pub async fn number(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<Option<PhoneNumberResponse>>, ApiError> {
-    let number = state.sms.number(agent.id).await?;
+    let number = state.sms.number(agent.id()).await?;
     Ok(Json(number.map(|number| PhoneNumberResponse {
         number: number.number.as_str().to_owned(),
         country_iso2: number.country_iso2,
@@ -103,7 +103,7 @@ pub async fn messages(
     };
     let history = state
         .sms
-        .messages(agent.id, direction, limit as usize, offset as usize)
+        .messages(agent.id(), direction, limit as usize, offset as usize)
         .await?;
     let sync = if history.synced { "synced" } else { "stale" };
     Ok(HttpResponse::Ok().insert_header((SMS_SYNC, sync)).json(
@@ -188,7 +188,7 @@ pub async fn wait_for_code(
     agent: AuthenticatedAgent,
     body: JsonBody<WaitForCodeRequest>,
 ) -> Result<Json<VerificationCodeResponse>, ApiError> {
-    answer_wait_for_code(&state, agent.id, body.read().await?)
+    answer_wait_for_code(&state, agent.id(), body.read().await?)
         .await
         .map(Json)
 }
@@ -228,7 +228,7 @@ pub async fn wait_any_channel(
     agent: AuthenticatedAgent,
     body: JsonBody<CodesWaitRequest>,
 ) -> Result<Json<CodeOut>, ApiError> {
-    answer_wait_any_channel(&state, agent.id, body.read().await?)
+    answer_wait_any_channel(&state, agent.id(), body.read().await?)
         .await
         .map(Json)
 }

@@ -91,7 +91,7 @@ pub async fn address(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<WalletAddressResponse>, ApiError> {
-    Ok(Json((&state.wallets.wallet(agent.id).await?).into()))
+    Ok(Json((&state.wallets.wallet(agent.id()).await?).into()))
 }
 
 /// The spend policy in force; `null` where a rule is not configured.
@@ -107,7 +107,7 @@ pub async fn policy(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<SpendPolicyResponse>, ApiError> {
-    Ok(Json((&state.wallets.policy(agent.id).await?).into()))
+    Ok(Json((&state.wallets.policy(agent.id()).await?).into()))
 }
 
 /// Native and USDC balances, read from the chain at the time of the call.
@@ -123,7 +123,7 @@ pub async fn balance(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<WalletBalanceResponse>, ApiError> {
-    Ok(Json((&state.wallets.balances(agent.id).await?).into()))
+    Ok(Json((&state.wallets.balances(agent.id()).await?).into()))
 }
 
 /// The idempotency key, or pydantic's words for what is wrong with it.
@@ -187,7 +187,7 @@ pub async fn send(
     body: JsonBody<WalletSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let request = parse_send(body.read().await?)?;
-    let (intent, replayed) = state.wallets.send(agent.id, request).await?;
+    let (intent, replayed) = state.wallets.send(agent.id(), request).await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }
 
@@ -218,7 +218,7 @@ pub async fn intents(
         .map_err(|item| rejected([Some(item)]))?;
     let page = state
         .wallets
-        .intents(agent.id, query.get("cursor"), limit as usize)
+        .intents(agent.id(), query.get("cursor"), limit as usize)
         .await?;
     Ok(Json(TransferIntentPage {
         items: page.items.iter().map(TransferIntentOut::from).collect(),

@@ -129,14 +129,7 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
 
 #[tokio::test]
 async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothing() {
-    let database = TestDatabase::new().await;
-    let profile = agent_with_inbox(&database, 42).await;
-    let emails = email_store(&database);
-    let message = outbound(&profile, "bob@example.com");
-    emails
-        .accept(message.clone(), throttle(&profile, ROOMY))
-        .await
-        .expect("accepted");
+    let (_database, profile, emails, message) = accepted_outbound(42).await;
     let first = emails
         .claim_due(Duration::from_millis(1))
         .await
@@ -169,7 +162,7 @@ async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothi
         "not due before its wait"
     );
     let queued = emails
-        .message(second_inbox(&profile), message.id)
+        .message(inbox_of(&profile), message.id)
         .await
         .expect("read")
         .expect("found");
@@ -177,20 +170,28 @@ async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothi
     assert_eq!(queued.failure_reason, None, "a passing error is no reason");
 }
 
-fn second_inbox(profile: &AgentProfile) -> domain::EmailInboxId {
+fn inbox_of(profile: &AgentProfile) -> domain::EmailInboxId {
     profile.email_inbox.as_ref().expect("inbox").id
 }
 
-#[tokio::test]
-async fn a_failed_message_keeps_its_reason() {
+/// A fresh database with an agent (by `seed`) whose mail to bob@example.com was accepted.
+async fn accepted_outbound(
+    seed: u8,
+) -> (TestDatabase, AgentProfile, PgEmailStore, NewOutboundEmail) {
     let database = TestDatabase::new().await;
-    let profile = agent_with_inbox(&database, 43).await;
+    let profile = agent_with_inbox(&database, seed).await;
     let emails = email_store(&database);
     let message = outbound(&profile, "bob@example.com");
     emails
         .accept(message.clone(), throttle(&profile, ROOMY))
         .await
         .expect("accepted");
+    (database, profile, emails, message)
+}
+
+#[tokio::test]
+async fn a_failed_message_keeps_its_reason() {
+    let (_database, profile, emails, message) = accepted_outbound(43).await;
     let claimed = emails
         .claim_due(Duration::from_secs(60))
         .await
@@ -201,7 +202,7 @@ async fn a_failed_message_keeps_its_reason() {
         .await
         .expect("recorded"));
     let failed = emails
-        .message(second_inbox(&profile), message.id)
+        .message(inbox_of(&profile), message.id)
         .await
         .expect("read")
         .expect("found");
@@ -304,7 +305,7 @@ async fn a_throttled_or_refused_send_stores_nothing_and_a_key_replays_its_messag
         Err(AcceptError::Throttled { .. })
     ));
     let page = emails
-        .page(second_inbox(&profile), None, None, 10, 100)
+        .page(inbox_of(&profile), None, None, 10, 100)
         .await
         .expect("page");
     assert_eq!(page.len(), 1, "only the first send was stored");
@@ -394,7 +395,7 @@ async fn pages_are_newest_first_by_direction_and_cut_bodies_to_the_preview() {
         ))
         .await
         .expect("stored");
-    let inbox = second_inbox(&profile);
+    let inbox = inbox_of(&profile);
     let all = emails.page(inbox, None, None, 10, 10).await.expect("page");
     assert_eq!(all.len(), 4);
     assert!(all
