@@ -6,13 +6,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use domain::{
     extract_verification_codes, reply_references, reply_subject, request_fingerprint, AgentId,
-    CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId,
-    EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
+    AgentProfile, CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord,
+    EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
 };
 use ports::{
-    AcceptError, Acceptance, AgentStore, EmailIdempotency, EmailOutbox, InboundEmail,
-    InboundFormat, InboundMailStore, InboundParseError, InboundParser, Mailbox, NewInboundEmail,
-    NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
+    AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
+    InboundMailStore, InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail,
+    SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
 };
 use uuid::Uuid;
 
@@ -111,7 +111,6 @@ pub struct IngestReport {
 
 /// The ports the email service works through.
 pub struct EmailPorts {
-    pub agents: Arc<dyn AgentStore>,
     pub mailbox: Arc<dyn Mailbox>,
     pub outbox: Arc<dyn EmailOutbox>,
     pub inbound: Arc<dyn InboundMailStore>,
@@ -131,6 +130,17 @@ fn inbox_scope(agent: AgentId) -> String {
     format!("email-inbox:{agent}")
 }
 
+/// The inbox and sponsor of the authenticated agent, or the error that says it has no inbox. The
+/// profile is the one the request authenticated with, kept as fresh as authentication itself
+/// (decision 0030), so no use case reads it again.
+fn inbox_of(profile: &AgentProfile) -> Result<(&EmailInboxRecord, SponsorId), NotProvisioned> {
+    let inbox = profile
+        .email_inbox
+        .as_ref()
+        .ok_or(NotProvisioned::EmailInbox)?;
+    Ok((inbox, profile.agent.sponsor_id))
+}
+
 impl EmailService {
     pub fn new(ports: EmailPorts, cursors: CursorCodec, sponsor_rate: RateLimit) -> Self {
         Self {
@@ -140,24 +150,12 @@ impl EmailService {
         }
     }
 
-    /// The agent's inbox and sponsor, or the error that says it has no inbox.
-    async fn require_inbox<E: From<StoreError> + From<NotProvisioned>>(
-        &self,
-        agent: AgentId,
-    ) -> Result<(EmailInboxRecord, SponsorId), E> {
-        let profile = self.ports.agents.profile(agent).await?;
-        let (inbox, sponsor) = profile
-            .and_then(|profile| Some((profile.email_inbox?, profile.agent.sponsor_id)))
-            .ok_or(NotProvisioned::EmailInbox)?;
-        Ok((inbox, sponsor))
-    }
-
     /// Accepts a new message into the outbox, `queued`; the outbox job hands it to the provider.
     /// Returns the message and whether it is an earlier one replayed for the same key.
-    #[tracing::instrument(level = "debug", skip(self, mail), fields(recipients = mail.to.len() + mail.cc.len() + mail.bcc.len()))]
+    #[tracing::instrument(level = "debug", skip(self, profile, mail), fields(agent = %profile.agent.id, recipients = mail.to.len() + mail.cc.len() + mail.bcc.len()))]
     pub async fn send(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         mail: SendMail,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
         if let Some(category) = mail.category.as_deref().filter(|c| *c != TRANSACTIONAL) {
@@ -169,19 +167,19 @@ impl EmailService {
         if mail.html_given {
             return Err(SendMailError::Unavailable("body_html"));
         }
-        let (inbox, sponsor) = self.require_inbox::<SendMailError>(agent).await?;
-        self.require_verified_domain(&inbox).await?;
+        let (inbox, sponsor) = inbox_of(profile)?;
+        self.require_verified_domain(inbox).await?;
         let fingerprint = send_fingerprint(&mail);
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
-            agent_id: agent,
+            agent_id: profile.agent.id,
             inbox_id: inbox.id,
             thread_id: id,
             internet_message_id: internet_message_id(id, &inbox.address),
             in_reply_to: None,
             references: Vec::new(),
-            from: inbox.address,
+            from: inbox.address.clone(),
             to: mail.to,
             cc: mail.cc,
             bcc: mail.bcc,
@@ -199,15 +197,15 @@ impl EmailService {
 
     /// Replies to an inbound message of the agent's inbox: to its sender, `Re:` its subject, in
     /// its thread, with `In-Reply-To` and `References` taken from it.
-    #[tracing::instrument(level = "debug", skip(self, text, idempotency_key))]
+    #[tracing::instrument(level = "debug", skip(self, profile, text, idempotency_key), fields(agent = %profile.agent.id))]
     pub async fn reply(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         source: &str,
         text: String,
         idempotency_key: Option<IdempotencyKey>,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
-        let (inbox, sponsor) = self.require_inbox::<SendMailError>(agent).await?;
+        let (inbox, sponsor) = inbox_of(profile)?;
         let source_id = source
             .parse::<EmailMessageId>()
             .map_err(|_| SendMailError::SourceNotFound)?;
@@ -220,12 +218,12 @@ impl EmailService {
         let recipient = original
             .reply_recipient()
             .ok_or(SendMailError::NotReplyable)?;
-        self.require_verified_domain(&inbox).await?;
+        self.require_verified_domain(inbox).await?;
         let fingerprint = request_fingerprint(["reply", source, &text]);
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
-            agent_id: agent,
+            agent_id: profile.agent.id,
             inbox_id: inbox.id,
             thread_id: original.thread_id,
             internet_message_id: internet_message_id(id, &inbox.address),
@@ -235,7 +233,7 @@ impl EmailService {
                 original.in_reply_to.as_deref(),
                 original.internet_message_id.as_deref(),
             ),
-            from: inbox.address,
+            from: inbox.address.clone(),
             to: vec![recipient],
             cc: Vec::new(),
             bcc: Vec::new(),
@@ -281,20 +279,20 @@ impl EmailService {
     }
 
     /// One page of the agent's inbox, newest first; bodies cut to `PREVIEW_CHARS`.
-    #[tracing::instrument(level = "debug", skip(self, cursor))]
+    #[tracing::instrument(level = "debug", skip(self, profile, cursor), fields(agent = %profile.agent.id))]
     pub async fn inbox(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         direction: Option<Direction>,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<MailPage, ReadMailError> {
-        let scope = inbox_scope(agent);
+        let scope = inbox_scope(profile.agent.id);
         let after = cursor
             .map(|cursor| self.cursors.decode(&scope, cursor))
             .transpose()
             .map_err(|_| ReadMailError::InvalidCursor)?;
-        let (inbox, _) = self.require_inbox::<ReadMailError>(agent).await?;
+        let (inbox, _) = inbox_of(profile)?;
         let fetched = self
             .ports
             .mailbox
@@ -308,13 +306,13 @@ impl EmailService {
 
     /// A message of the agent's inbox in full. Any id that is not one (malformed, unknown, of
     /// another inbox) is the same "not found", so nothing tells another agent's ids exist.
-    #[tracing::instrument(level = "debug", skip(self))]
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
     pub async fn message(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         id: &str,
     ) -> Result<EmailMessageRecord, ReadMailError> {
-        let (inbox, _) = self.require_inbox::<ReadMailError>(agent).await?;
+        let (inbox, _) = inbox_of(profile)?;
         let id = id
             .parse::<EmailMessageId>()
             .map_err(|_| ReadMailError::NotFound)?;
@@ -441,10 +439,9 @@ fn send_fingerprint(mail: &SendMail) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentProfile, AgentRecord, EmailInboxId, EmailStatus};
+    use domain::{AgentRecord, EmailInboxId, EmailStatus};
     use ports::{
-        MockAgentStore, MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox,
-        MockWebhookVerifier,
+        MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox, MockWebhookVerifier,
     };
     use time::OffsetDateTime;
 
@@ -506,7 +503,6 @@ mod tests {
     }
 
     struct Mocks {
-        agents: MockAgentStore,
         mailbox: MockMailbox,
         outbox: MockEmailOutbox,
         inbound: MockInboundMailStore,
@@ -517,7 +513,6 @@ mod tests {
     impl Mocks {
         fn new() -> Self {
             Self {
-                agents: MockAgentStore::new(),
                 mailbox: MockMailbox::new(),
                 outbox: MockEmailOutbox::new(),
                 inbound: MockInboundMailStore::new(),
@@ -527,9 +522,6 @@ mod tests {
         }
 
         fn with_inbox(mut self, verified: bool) -> Self {
-            self.agents
-                .expect_profile()
-                .returning(|_| Ok(Some(profile(true))));
             self.mailbox
                 .expect_domain_verified()
                 .returning(move |_| Ok(verified));
@@ -542,7 +534,6 @@ mod tests {
                 .map(|verifier| Arc::new(verifier) as Arc<dyn WebhookVerifier>);
             EmailService::new(
                 EmailPorts {
-                    agents: Arc::new(self.agents),
                     mailbox: Arc::new(self.mailbox),
                     outbox: Arc::new(self.outbox),
                     inbound: Arc::new(self.inbound),
@@ -570,10 +561,6 @@ mod tests {
         }
     }
 
-    fn agent() -> AgentId {
-        AgentRecord::fixture().id
-    }
-
     #[tokio::test]
     async fn a_send_is_accepted_with_its_own_thread_and_message_id_under_the_sponsors_rate() {
         let mut mocks = Mocks::new().with_inbox(true);
@@ -590,7 +577,11 @@ mod tests {
             })
             .times(1)
             .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));
-        let (_, replayed) = mocks.service().send(agent(), mail()).await.expect("sent");
+        let (_, replayed) = mocks
+            .service()
+            .send(&profile(true), mail())
+            .await
+            .expect("sent");
         assert!(!replayed);
     }
 
@@ -623,7 +614,7 @@ mod tests {
             mocks.outbox.expect_accept().never();
             let error = mocks
                 .service()
-                .send(agent(), change)
+                .send(&profile(true), change)
                 .await
                 .expect_err("refused");
             assert!(error.to_string().contains(expected), "{error}");
@@ -631,16 +622,13 @@ mod tests {
         let mut unverified = Mocks::new().with_inbox(false);
         unverified.outbox.expect_accept().never();
         assert!(matches!(
-            unverified.service().send(agent(), mail()).await,
+            unverified.service().send(&profile(true), mail()).await,
             Err(SendMailError::DomainNotVerified(domain)) if domain == "inbox.example.com"
         ));
         let mut no_inbox = Mocks::new();
-        no_inbox
-            .agents
-            .expect_profile()
-            .returning(|_| Ok(Some(profile(false))));
+        no_inbox.outbox.expect_accept().never();
         assert!(matches!(
-            no_inbox.service().send(agent(), mail()).await,
+            no_inbox.service().send(&profile(false), mail()).await,
             Err(SendMailError::NotProvisioned(NotProvisioned::EmailInbox))
         ));
     }
@@ -667,7 +655,7 @@ mod tests {
         let source = Uuid::from_u128(5).to_string();
         mocks
             .service()
-            .reply(agent(), &source, "Sure".into(), None)
+            .reply(&profile(true), &source, "Sure".into(), None)
             .await
             .expect("replied");
     }
@@ -689,7 +677,7 @@ mod tests {
             assert!(matches!(
                 mocks
                     .service()
-                    .reply(agent(), &source, "x".into(), None)
+                    .reply(&profile(true), &source, "x".into(), None)
                     .await,
                 Err(SendMailError::NotReplyable)
             ));
@@ -699,7 +687,7 @@ mod tests {
         assert!(matches!(
             unknown
                 .service()
-                .reply(agent(), "not-a-uuid", "x".into(), None)
+                .reply(&profile(true), "not-a-uuid", "x".into(), None)
                 .await,
             Err(SendMailError::SourceNotFound)
         ));
@@ -714,7 +702,7 @@ mod tests {
             })
         });
         assert!(matches!(
-            mocks.service().send(agent(), mail()).await,
+            mocks.service().send(&profile(true), mail()).await,
             Err(SendMailError::Throttled)
         ));
     }

@@ -4,15 +4,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    check_recipient, check_transfer_amount, evaluate_transfer, AgentId, Asset, AssetBalance,
-    AtomicAmount, Chain, CursorCodec, CursorPosition, EvmAddress, IdempotencyKey, IntentId,
-    PolicyAsset, PolicyViolation, RateDecision, RateLimit, RecipientRefused, SpendPolicyRecord,
+    check_recipient, check_transfer_amount, evaluate_transfer, AgentId, AgentProfile, Asset,
+    AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition, EvmAddress, IdempotencyKey,
+    IntentId, PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
     TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
 };
 use ports::{
-    Admission, AdmissionContext, AdmissionError, AdmissionRefusal, AdmissionWindows, AgentStore,
-    ChainClient, ChainError, IntentAdmission, IntentLedger, NewTransferIntent, RateLimiter,
-    StoreError,
+    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
+    ChainClient, ChainError, IntentAdmission, IntentLedger, NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
 
@@ -106,7 +105,6 @@ pub struct WalletStores {
     pub agents: Arc<dyn AgentStore>,
     pub admission: Arc<dyn IntentAdmission>,
     pub ledger: Arc<dyn IntentLedger>,
-    pub limiter: Arc<dyn RateLimiter>,
 }
 
 pub struct WalletService {
@@ -222,14 +220,6 @@ impl WalletService {
             .ok_or(SendError::RateLimited {
                 retry_after: Duration::from_secs(1),
             })?;
-        let decision = self
-            .stores
-            .limiter
-            .take(agent, "wallet_send", self.limits.rate)
-            .await?;
-        if let RateDecision::Limited { retry_after } = decision {
-            return Err(SendError::RateLimited { retry_after });
-        }
         let intent = NewTransferIntent {
             id: IntentId(Uuid::now_v7()),
             agent_id: agent,
@@ -250,11 +240,12 @@ impl WalletService {
             )
             .map_err(AdmissionRefusal::Policy)
         };
-        let windows = AdmissionWindows {
+        let limits = AdmissionLimits {
             spend: DAILY_WINDOW,
             idempotency_key: IDEMPOTENCY_KEY_TTL,
+            rate: self.limits.rate,
         };
-        match self.stores.admission.admit(intent, windows, &check).await {
+        match self.stores.admission.admit(intent, limits, &check).await {
             Ok(Admission::Created(intent)) => Ok((intent, false)),
             Ok(Admission::Replayed(intent)) => Ok((intent, true)),
             Err(AdmissionError::NoWallet) => Err(NotProvisioned::Wallet.into()),
@@ -268,24 +259,31 @@ impl WalletService {
                 Err(SendError::IdempotencyMismatch { original })
             }
             Err(AdmissionError::KeyInFlight) => Err(SendError::KeyInFlight),
+            Err(AdmissionError::RateLimited { retry_after }) => {
+                Err(SendError::RateLimited { retry_after })
+            }
             Err(AdmissionError::Store(store)) => Err(store.into()),
         }
     }
 
-    /// One page of the agent's intents, newest first.
-    #[tracing::instrument(level = "debug", skip(self, cursor))]
+    /// One page of the agent's intents, newest first. Whether the agent has a wallet is read from
+    /// the profile it authenticated with, so a page costs one query.
+    #[tracing::instrument(level = "debug", skip(self, profile, cursor), fields(agent = %profile.agent.id))]
     pub async fn intents(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<IntentPage, ListIntentsError> {
+        let agent = profile.agent.id;
         let scope = format!("intents:{agent}");
         let after = cursor
             .map(|cursor| self.cursors.decode(&scope, cursor))
             .transpose()
             .map_err(|_| ListIntentsError::InvalidCursor)?;
-        self.require_wallet::<ListIntentsError>(agent).await?;
+        if profile.wallet.is_none() {
+            return Err(NotProvisioned::Wallet.into());
+        }
         let fetched = self.stores.ledger.page(agent, after, limit + 1).await?;
         let (items, next_cursor) = into_page(fetched, limit, &self.cursors, &scope, |last| {
             CursorPosition::of(last.created_at, last.id.0)
@@ -297,10 +295,8 @@ impl WalletService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{SpendLimits, TransferIntentRecord, U256};
-    use ports::{
-        MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger, MockRateLimiter,
-    };
+    use domain::{AgentRecord, SpendLimits, TransferIntentRecord, U256};
+    use ports::{MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
 
     const LIMITS: SendLimits = SendLimits {
         rate: RateLimit {
@@ -309,14 +305,6 @@ mod tests {
         },
         concurrent_per_agent: 2,
     };
-
-    fn allowing() -> MockRateLimiter {
-        let mut limiter = MockRateLimiter::new();
-        limiter
-            .expect_take()
-            .returning(|_, _, _| Ok(RateDecision::Allowed));
-        limiter
-    }
 
     fn token() -> PolicyAsset {
         PolicyAsset::usdc_on_base(EvmAddress::from_bytes([0xaa; 20]))
@@ -336,22 +324,11 @@ mod tests {
         ledger: MockIntentLedger,
         chain: MockChainClient,
     ) -> WalletService {
-        service_limited(agents, admission, ledger, chain, allowing())
-    }
-
-    fn service_limited(
-        agents: MockAgentStore,
-        admission: MockIntentAdmission,
-        ledger: MockIntentLedger,
-        chain: MockChainClient,
-        limiter: MockRateLimiter,
-    ) -> WalletService {
         WalletService::new(
             WalletStores {
                 agents: Arc::new(agents),
                 admission: Arc::new(admission),
                 ledger: Arc::new(ledger),
-                limiter: Arc::new(limiter),
             },
             Arc::new(chain),
             CursorCodec::new(b"test secret"),
@@ -450,12 +427,13 @@ mod tests {
         admission
             .expect_admit()
             .times(1)
-            .returning(|new, windows, check| {
+            .returning(|new, limits, check| {
                 assert_eq!(
-                    windows,
-                    AdmissionWindows {
+                    limits,
+                    AdmissionLimits {
                         spend: DAILY_WINDOW,
-                        idempotency_key: IDEMPOTENCY_KEY_TTL
+                        idempotency_key: IDEMPOTENCY_KEY_TTL,
+                        rate: LIMITS.rate,
                     }
                 );
                 assert_eq!(
@@ -543,41 +521,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn over_the_rate_a_send_is_limited_before_it_reaches_the_wallet() {
-        let mut limiter = MockRateLimiter::new();
-        limiter
-            .expect_take()
-            .withf(|_, action, limit| action == "wallet_send" && *limit == LIMITS.rate)
-            .returning(|_, _, _| {
-                Ok(RateDecision::Limited {
-                    retry_after: Duration::from_millis(1500),
-                })
-            });
-        let mut admission = MockIntentAdmission::new();
-        admission.expect_admit().never();
-        let service = service_limited(
-            MockAgentStore::new(),
-            admission,
-            MockIntentLedger::new(),
-            MockChainClient::new(),
-            limiter,
-        );
-        assert!(matches!(
-            service
-                .send(AgentId(Uuid::now_v7()), request("USDC", "base"))
-                .await,
-            Err(SendError::RateLimited { retry_after }) if retry_after == Duration::from_millis(1500)
-        ));
-    }
-
-    #[tokio::test]
     async fn admission_outcomes_map_to_send_outcomes() {
         let original = IntentId(Uuid::now_v7());
         let mut admission = MockIntentAdmission::new();
         let mut calls = 0;
         admission
             .expect_admit()
-            .times(5)
+            .times(6)
             .returning(move |new, _, _| {
                 calls += 1;
                 match calls {
@@ -585,6 +535,9 @@ mod tests {
                     2 => Err(AdmissionError::NoWallet),
                     3 => Err(AdmissionError::IdempotencyMismatch { original }),
                     4 => Err(AdmissionError::KeyInFlight),
+                    5 => Err(AdmissionError::RateLimited {
+                        retry_after: Duration::from_millis(1500),
+                    }),
                     _ => Err(AdmissionError::Refused(AdmissionRefusal::Policy(
                         PolicyViolation::RecipientNotAllowlisted {
                             recipient: new.terms.recipient,
@@ -612,15 +565,32 @@ mod tests {
         ));
         assert!(matches!(
             service.send(agent, request("USDC", "base")).await,
+            Err(SendError::RateLimited { retry_after }) if retry_after == Duration::from_millis(1500)
+        ));
+        assert!(matches!(
+            service.send(agent, request("USDC", "base")).await,
             Err(SendError::Policy(
                 PolicyViolation::RecipientNotAllowlisted { .. }
             ))
         ));
     }
 
+    fn profile_with(wallet: Option<WalletRecord>) -> AgentProfile {
+        AgentProfile {
+            agent: AgentRecord {
+                id: AgentId(Uuid::now_v7()),
+                ..AgentRecord::fixture()
+            },
+            phone_number: None,
+            email_inbox: None,
+            wallet,
+        }
+    }
+
     #[tokio::test]
     async fn pages_carry_a_cursor_only_when_more_follow_and_it_reads_back() {
-        let agent = AgentId(Uuid::now_v7());
+        let profile = profile_with(Some(WalletRecord::fixture()));
+        let agent = profile.agent.id;
         let mut ledger = MockIntentLedger::new();
         ledger.expect_page().returning(move |_, after, limit| {
             let count = if after.is_some() { 1 } else { limit };
@@ -633,16 +603,20 @@ mod tests {
                 .collect())
         });
         let service = reading(Some(WalletRecord::fixture()), ledger);
-        let first = service.intents(agent, None, 2).await.expect("page");
+        let first = service.intents(&profile, None, 2).await.expect("page");
         assert_eq!(first.items.len(), 2);
         let cursor = first.next_cursor.expect("more follow");
         let second = service
-            .intents(agent, Some(&cursor), 2)
+            .intents(&profile, Some(&cursor), 2)
             .await
             .expect("page");
         assert_eq!((second.items.len(), second.next_cursor), (1, None));
         let elsewhere = service
-            .intents(AgentId(Uuid::now_v7()), Some(&cursor), 2)
+            .intents(
+                &profile_with(Some(WalletRecord::fixture())),
+                Some(&cursor),
+                2,
+            )
             .await;
         assert!(
             matches!(elsewhere, Err(ListIntentsError::InvalidCursor)),
@@ -652,14 +626,23 @@ mod tests {
 
     #[tokio::test]
     async fn a_garbage_cursor_is_invalid_and_no_wallet_is_said() {
-        let service = reading(None, MockIntentLedger::new());
-        let agent = AgentId(Uuid::now_v7());
+        let mut ledger = MockIntentLedger::new();
+        ledger.expect_page().never();
+        let service = reading(None, ledger);
+        let walletless = profile_with(None);
+        let agent = walletless.agent.id;
         assert!(matches!(
-            service.intents(agent, Some("nope"), 5).await,
+            service
+                .intents(
+                    &profile_with(Some(WalletRecord::fixture())),
+                    Some("nope"),
+                    5
+                )
+                .await,
             Err(ListIntentsError::InvalidCursor)
         ));
         assert!(matches!(
-            service.intents(agent, None, 5).await,
+            service.intents(&walletless, None, 5).await,
             Err(ListIntentsError::NotProvisioned(NotProvisioned::Wallet))
         ));
         assert!(matches!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::{
     AgentId, CursorPosition, EvmAddress, IdempotencyKey, IntentEvent, IntentId, IntentStatus,
-    LeaseId, PolicyViolation, RecipientRefused, SpendPolicyRecord, TransferIntentRecord,
+    LeaseId, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord, TransferIntentRecord,
     TransferTerms, TransitionRefused, WalletId, U256,
 };
 
@@ -22,13 +22,16 @@ pub struct NewTransferIntent {
     pub idempotency_key: Option<IdempotencyKey>,
 }
 
-/// How long what admission looks back at lasts.
+/// How long what admission looks back at lasts, and how often an agent may send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AdmissionWindows {
+pub struct AdmissionLimits {
     /// The rolling window of the daily limit.
     pub spend: Duration,
     /// How long an idempotency key answers retries; after it, the key may be used afresh.
     pub idempotency_key: Duration,
+    /// The agent's send rate, shared by every server instance. Every send that reaches admission
+    /// takes a token, whatever its outcome, but one whose idempotency key is in flight.
+    pub rate: RateLimit,
 }
 
 /// What the admission check sees, inside the wallet's critical section.
@@ -73,6 +76,9 @@ pub enum AdmissionError {
     /// Another request with the same idempotency key is being admitted right now.
     #[error("a request with this idempotency key is in progress")]
     KeyInFlight,
+    /// The agent's send rate is spent for now.
+    #[error("too many sends; retry after {retry_after:?}")]
+    RateLimited { retry_after: Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -98,14 +104,15 @@ pub struct IntentFilter {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait IntentAdmission: Send + Sync {
-    /// In one critical section per wallet (across all server instances): replays an earlier
-    /// intent with the same live idempotency key, or sums what the wallet's intents hold in the
-    /// spend window, runs `check`, and stores the intent if it passes. A second request with a
-    /// key that is being admitted right now is refused at once.
+    /// In one critical section per wallet (across all server instances): takes a token of the
+    /// agent's send rate, then replays an earlier intent with the same live idempotency key, or
+    /// sums what the wallet's intents hold in the spend window, runs `check`, and stores the
+    /// intent if it passes. A second request with a key that is being admitted right now is
+    /// refused at once.
     async fn admit(
         &self,
         intent: NewTransferIntent,
-        windows: AdmissionWindows,
+        limits: AdmissionLimits,
         check: &AdmissionCheck,
     ) -> Result<Admission, AdmissionError>;
 }

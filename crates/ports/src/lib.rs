@@ -7,7 +7,6 @@ pub mod email;
 pub mod errors;
 pub mod health;
 pub mod intents;
-pub mod limits;
 pub mod notifications;
 pub mod provisioning;
 pub mod sms;
@@ -27,12 +26,11 @@ pub use email::{
 pub use errors::{Conflict, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
-    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionRefusal,
-    AdmissionWindows, AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger,
-    IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
-    SubmittedIntent, TransitionError,
+    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
+    AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper,
+    NewTransferIntent, Settlement, SubmissionClaim, SubmissionError, SubmittedIntent,
+    TransitionError,
 };
-pub use limits::RateLimiter;
 pub use notifications::{inbound_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
@@ -56,8 +54,6 @@ pub use email::{
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]
 pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, MockIntentSweeper};
-#[cfg(feature = "mock")]
-pub use limits::MockRateLimiter;
 #[cfg(feature = "mock")]
 pub use notifications::{MockNotifications, MockTimer};
 #[cfg(feature = "mock")]

@@ -20,8 +20,8 @@ use ports::{
 };
 pub use postgres_store::Database;
 use postgres_store::{
-    PgAgentStore, PgEmailStore, PgIntentStore, PgNotificationHub, PgRateLimiter, PgSandboxChain,
-    PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore,
+    PgAgentStore, PgEmailStore, PgIntentStore, PgNotificationHub, PgSandboxChain, PgSandboxMailer,
+    PgSandboxSms, PgSmsStore, PgWalletKeyStore,
 };
 use sms::{SandboxNumberProvisioner, TwilioClient, TwilioSignatureVerifier};
 
@@ -111,7 +111,6 @@ pub fn wallet_service(
             agents: agent_store(database),
             admission: store.clone(),
             ledger: store,
-            limiter: Arc::new(PgRateLimiter::new(database.clone())),
         },
         chain.reader.clone(),
         cursors,
@@ -162,7 +161,6 @@ pub fn email_service(
     };
     Ok(EmailService::new(
         EmailPorts {
-            agents: agent_store(database),
             mailbox: store.clone(),
             outbox: store.clone(),
             inbound: store,

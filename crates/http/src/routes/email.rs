@@ -262,7 +262,7 @@ pub async fn send(
     let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
     let key = key.map_err(|item| rejected([Some(item)]))?;
     let mail = parse_send(body, key)?;
-    let (message, replayed) = state.email.send(agent.id(), mail).await?;
+    let (message, replayed) = state.email.send(&agent.profile, mail).await?;
     Ok(sent(&message, replayed))
 }
 
@@ -304,7 +304,7 @@ pub async fn reply(
     }
     let (message, replayed) = state
         .email
-        .reply(agent.id(), &source.into_inner(), body.body_text, key)
+        .reply(&agent.profile, &source.into_inner(), body.body_text, key)
         .await?;
     Ok(sent(&message, replayed))
 }
@@ -340,7 +340,12 @@ pub async fn inbox(
     };
     let page = state
         .email
-        .inbox(agent.id(), direction, query.get("cursor"), limit as usize)
+        .inbox(
+            &agent.profile,
+            direction,
+            query.get("cursor"),
+            limit as usize,
+        )
         .await?;
     Ok(Json(EmailInboxPage {
         items: page.items.iter().map(EmailMessageOut::from).collect(),
@@ -364,6 +369,9 @@ pub async fn message(
     agent: AuthenticatedAgent,
     id: Path<String>,
 ) -> Result<Json<EmailMessageOut>, ApiError> {
-    let message = state.email.message(agent.id(), &id.into_inner()).await?;
+    let message = state
+        .email
+        .message(&agent.profile, &id.into_inner())
+        .await?;
     Ok(Json((&message).into()))
 }

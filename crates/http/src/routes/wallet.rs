@@ -218,7 +218,7 @@ pub async fn intents(
         .map_err(|item| rejected([Some(item)]))?;
     let page = state
         .wallets
-        .intents(agent.id(), query.get("cursor"), limit as usize)
+        .intents(&agent.profile, query.get("cursor"), limit as usize)
         .await?;
     Ok(Json(TransferIntentPage {
         items: page.items.iter().map(TransferIntentOut::from).collect(),

@@ -1,7 +1,8 @@
 //! `IntentAdmission`: the wallet row's lock makes every check-and-insert of one wallet run alone,
 //! whichever server instance handles the request; an advisory lock on the idempotency key turns
-//! a concurrent second use of a key away at once instead of queueing it. The wallet's spend
-//! totals are locked last, as every other writer of them does (`window`), so none deadlocks.
+//! a concurrent second use of a key away at once instead of queueing it. The agent's send bucket
+//! is taken in the same transaction, between the two. The wallet's spend totals are locked last,
+//! as every other writer of them does (`window`), so none deadlocks.
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
@@ -9,9 +10,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentStatus, WalletId};
+use domain::{IntentStatus, RateDecision, WalletId};
 use ports::{
-    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionWindows, IntentAdmission,
+    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
     NewTransferIntent,
 };
 use uuid::Uuid;
@@ -20,10 +21,15 @@ use super::window::move_expiry_and_read_held;
 use super::{intent_record, PgIntentStore};
 use crate::clock::interval;
 use crate::errors::TxError;
+use crate::limits::take_locked;
+use crate::prepared::Prepared;
 use crate::rows::{
     address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,
 };
 use crate::schema::{spend_policies, transfer_intents, wallets};
+
+/// The bucket of an agent's sends.
+const SEND_ACTION: &str = "wallet_send";
 
 #[derive(QueryableByName)]
 struct Granted {
@@ -37,11 +43,13 @@ async fn lock_key(
     intent: &NewTransferIntent,
     key: &str,
 ) -> Result<bool, diesel::result::Error> {
-    let granted: Granted = diesel::sql_query(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0)) AS granted",
+    let granted: Granted = Prepared(
+        diesel::sql_query(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0)) AS granted",
+        )
+        .bind::<SqlUuid, _>(intent.agent_id.0)
+        .bind::<Text, _>(key),
     )
-    .bind::<SqlUuid, _>(intent.agent_id.0)
-    .bind::<Text, _>(key)
     .get_result(connection)
     .await?;
     Ok(granted.granted)
@@ -50,13 +58,17 @@ async fn lock_key(
 async fn admit_locked(
     connection: &mut AsyncPgConnection,
     intent: &NewTransferIntent,
-    windows: AdmissionWindows,
+    limits: AdmissionLimits,
     check: &AdmissionCheck,
 ) -> Result<Admission, TxError<AdmissionError>> {
     if let Some(key) = &intent.idempotency_key {
         if !lock_key(connection, intent, key.as_str()).await? {
             return Err(TxError::Abort(AdmissionError::KeyInFlight));
         }
+    }
+    let decision = take_locked(connection, intent.agent_id.0, SEND_ACTION, limits.rate).await?;
+    if let RateDecision::Limited { retry_after } = decision {
+        return Err(TxError::Abort(AdmissionError::RateLimited { retry_after }));
     }
     // Not FOR UPDATE: that would also block the foreign-key checks on the wallet that a change of
     // its spend totals makes, while this waits for the totals.
@@ -73,14 +85,17 @@ async fn admit_locked(
     let wallet = WalletId(wallet_id);
     if let Some(key) = &intent.idempotency_key {
         let key_live = sql::<Bool>("transfer_intents.created_at > now() - ")
-            .bind::<Interval, _>(interval(windows.idempotency_key));
-        let earlier = transfer_intents::table
-            .filter(transfer_intents::agent_id.eq(intent.agent_id.0))
-            .filter(transfer_intents::idempotency_key.eq(key.as_str()))
-            .select((TransferIntentRow::as_select(), key_live))
-            .first(connection)
-            .await
-            .optional()?;
+            .bind::<Interval, _>(interval(limits.idempotency_key));
+        let earlier = Prepared(
+            transfer_intents::table
+                .filter(transfer_intents::agent_id.eq(intent.agent_id.0))
+                .filter(transfer_intents::idempotency_key.eq(key.as_str()))
+                .select((TransferIntentRow::as_select(), key_live))
+                .limit(1),
+        )
+        .get_result(connection)
+        .await
+        .optional()?;
         match earlier {
             Some((earlier, true)) => {
                 let earlier = intent_record(earlier)?;
@@ -111,7 +126,7 @@ async fn admit_locked(
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,
-        held: move_expiry_and_read_held(connection, wallet, windows.spend).await?,
+        held: move_expiry_and_read_held(connection, wallet, limits.spend).await?,
     };
     check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
     let terms = &intent.terms;
@@ -141,14 +156,27 @@ impl IntentAdmission for PgIntentStore {
     async fn admit(
         &self,
         intent: NewTransferIntent,
-        windows: AdmissionWindows,
+        limits: AdmissionLimits,
         check: &AdmissionCheck,
     ) -> Result<Admission, AdmissionError> {
         self.database
             .in_transaction(|connection| {
-                async move { admit_locked(connection, &intent, windows, check).await }.scope_boxed()
+                async move {
+                    match admit_locked(connection, &intent, limits, check).await {
+                        // A refused send commits: the token it took stays taken, so refusals
+                        // count against the rate as acceptances do.
+                        Err(TxError::Abort(refused))
+                            if !matches!(refused, AdmissionError::Store(_)) =>
+                        {
+                            Ok(Err(refused))
+                        }
+                        admitted => admitted.map(Ok),
+                    }
+                }
+                .scope_boxed()
             })
             .await
+            .and_then(|outcome| outcome)
     }
 }
 
@@ -163,7 +191,7 @@ mod tests {
     use diesel_async::{AsyncConnection, SimpleAsyncConnection};
     use domain::{
         AgentId, AgentKey, Asset, AtomicAmount, Chain, Custody, EvmAddress, IntentId, Label,
-        PolicyAsset, TransferTerms, U256,
+        PolicyAsset, RateLimit, TransferTerms, U256,
     };
     use ports::{AdmissionRefusal, AgentStore, NewAgent, NewWallet, StoreError};
     use test_support::TestDatabase;
@@ -173,9 +201,13 @@ mod tests {
     use crate::{Database, PgAgentStore, PoolSettings};
 
     const DAY: Duration = Duration::from_secs(24 * 60 * 60);
-    const WINDOWS: AdmissionWindows = AdmissionWindows {
+    const LIMITS: AdmissionLimits = AdmissionLimits {
         spend: DAY,
         idempotency_key: DAY,
+        rate: RateLimit {
+            per_minute: 1_000_000,
+            burst: 1_000_000,
+        },
     };
 
     fn usdc() -> PolicyAsset {
@@ -254,7 +286,7 @@ mod tests {
             .transaction::<_, TxError<AdmissionError>, _>(|connection| {
                 async move {
                     let before = intents_read(connection).await?;
-                    admit_locked(connection, &send(agent), WINDOWS, &allow).await?;
+                    admit_locked(connection, &send(agent), LIMITS, &allow).await?;
                     // The totals count the new intent at commit: now, so that it is counted too.
                     connection
                         .batch_execute("SET CONSTRAINTS ALL IMMEDIATE")

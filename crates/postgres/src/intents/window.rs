@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use crate::clock::interval;
 use crate::errors::{corrupt, TxError};
+use crate::prepared::Prepared;
 use crate::rows::u256_saturating_from_numeric;
 use crate::schema::wallet_spend_totals;
 
@@ -56,12 +57,14 @@ pub(super) async fn held_in_window<E: From<StoreError>>(
     wallet: WalletId,
     window: Duration,
 ) -> Result<U256, TxError<E>> {
-    let held: Option<Held> = diesel::sql_query(format!(
-        "SELECT totals.open_atomic + {EXECUTED_IN_WINDOW} AS held \
-         FROM wallet_spend_totals AS totals WHERE totals.wallet_id = $1"
-    ))
-    .bind::<SqlUuid, _>(wallet.0)
-    .bind::<Interval, _>(interval(window))
+    let held: Option<Held> = Prepared(
+        diesel::sql_query(format!(
+            "SELECT totals.open_atomic + {EXECUTED_IN_WINDOW} AS held \
+             FROM wallet_spend_totals AS totals WHERE totals.wallet_id = $1"
+        ))
+        .bind::<SqlUuid, _>(wallet.0)
+        .bind::<Interval, _>(interval(window)),
+    )
     .get_result(connection)
     .await
     .optional()?;
@@ -85,14 +88,16 @@ pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
         .first::<Uuid>(connection)
         .await
         .optional()?;
-    let held: Option<Held> = diesel::sql_query(format!(
-        "UPDATE wallet_spend_totals AS totals \
-         SET executed_atomic = {EXECUTED_IN_WINDOW}, executed_expired_through = now() - $2 \
-         WHERE totals.wallet_id = $1 \
-         RETURNING totals.open_atomic + totals.executed_atomic AS held"
-    ))
-    .bind::<SqlUuid, _>(wallet.0)
-    .bind::<Interval, _>(interval(window))
+    let held: Option<Held> = Prepared(
+        diesel::sql_query(format!(
+            "UPDATE wallet_spend_totals AS totals \
+             SET executed_atomic = {EXECUTED_IN_WINDOW}, executed_expired_through = now() - $2 \
+             WHERE totals.wallet_id = $1 \
+             RETURNING totals.open_atomic + totals.executed_atomic AS held"
+        ))
+        .bind::<SqlUuid, _>(wallet.0)
+        .bind::<Interval, _>(interval(window)),
+    )
     .get_result(connection)
     .await
     .optional()?;

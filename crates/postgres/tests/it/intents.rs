@@ -6,11 +6,11 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use domain::{
     check_recipient, evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain,
     CursorPosition, Custody, EvmAddress, FeeQuote, IdempotencyKey, IntentEvent, IntentId,
-    IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange, PolicyViolation, RecipientRefused,
-    TransferTerms, TransitionRefused, WalletId, U256,
+    IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange, PolicyViolation, RateLimit,
+    RecipientRefused, TransferTerms, TransitionRefused, WalletId, U256,
 };
 use ports::{
-    Admission, AdmissionContext, AdmissionError, AdmissionRefusal, AdmissionWindows, AgentStore,
+    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
     ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, NewAgent,
     NewTransferIntent, NewWallet, Settlement, SignedTransfer, SubmissionClaim, SubmissionError,
     TransitionError,
@@ -101,9 +101,14 @@ fn send(agent: AgentId, value: &str, key: Option<&str>) -> NewTransferIntent {
     }
 }
 
-const WINDOWS: AdmissionWindows = AdmissionWindows {
+/// Admission's limits, with a send rate no test but the rate's own reaches.
+const LIMITS: AdmissionLimits = AdmissionLimits {
     spend: DAY,
     idempotency_key: DAY,
+    rate: RateLimit {
+        per_minute: 1_000_000,
+        burst: 1_000_000,
+    },
 };
 
 /// The production check: the domain's recipient rule and policy evaluation.
@@ -131,7 +136,7 @@ fn policy_check(
 
 async fn admit(fixture: &Fixture, intent: NewTransferIntent) -> Result<Admission, AdmissionError> {
     let check = policy_check(intent.terms.recipient, intent.terms.amount);
-    fixture.intents.admit(intent, WINDOWS, &check).await
+    fixture.intents.admit(intent, LIMITS, &check).await
 }
 
 /// Runs `sql` on the test database, e.g. to move stored times as a moved clock would.
@@ -295,7 +300,7 @@ async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
             tokio::spawn(async move {
                 let intent = send(agent, "1", None);
                 let check = policy_check(intent.terms.recipient, intent.terms.amount);
-                intents.admit(intent, WINDOWS, &check).await
+                intents.admit(intent, LIMITS, &check).await
             })
         })
         .collect();
@@ -322,7 +327,7 @@ async fn concurrent_first_uses_of_one_key_make_one_intent() {
             tokio::spawn(async move {
                 let intent = send(agent, "2", Some("same"));
                 let check = policy_check(intent.terms.recipient, intent.terms.amount);
-                intents.admit(intent, WINDOWS, &check).await
+                intents.admit(intent, LIMITS, &check).await
             })
         })
         .collect();
@@ -1065,14 +1070,14 @@ async fn admission_held(fixture: &Fixture, agent: AgentId, window: Duration) -> 
             Err(AdmissionRefusal::Recipient(RecipientRefused::OwnWallet))
         }
     };
-    let windows = AdmissionWindows {
+    let limits = AdmissionLimits {
         spend: window,
-        ..WINDOWS
+        ..LIMITS
     };
     assert!(matches!(
         fixture
             .intents
-            .admit(send(agent, "1", None), windows, &look)
+            .admit(send(agent, "1", None), limits, &look)
             .await,
         Err(AdmissionError::Refused(_))
     ));
@@ -1115,11 +1120,11 @@ async fn assert_held(fixture: &Fixture, agent: AgentId, expected: u64) {
 async fn admit_within(fixture: &Fixture, agent: AgentId, value: &str, window: Duration) {
     let intent = send(agent, value, None);
     let check = policy_check(intent.terms.recipient, intent.terms.amount);
-    let windows = AdmissionWindows {
+    let limits = AdmissionLimits {
         spend: window,
-        ..WINDOWS
+        ..LIMITS
     };
-    created(fixture.intents.admit(intent, windows, &check).await);
+    created(fixture.intents.admit(intent, limits, &check).await);
 }
 
 /// Stores `count` intents of the agent's wallet straight into the table, `amount` each, in
@@ -1405,7 +1410,7 @@ async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
             let intent = send(agent, "1", None);
             let check = policy_check(intent.terms.recipient, intent.terms.amount);
             matches!(
-                intents.admit(intent, WINDOWS, &check).await,
+                intents.admit(intent, LIMITS, &check).await,
                 Ok(Admission::Created(_))
             )
         }));
@@ -1500,4 +1505,69 @@ async fn concurrent_sweeps_over_many_wallets_never_wait_for_each_other() {
         assert_held(&fixture, agent, 0).await;
         assert_eq!(stored_totals(&fixture, agent).await.0, "0");
     }
+}
+
+#[tokio::test]
+async fn every_answered_send_takes_a_token_of_its_agents_bucket_and_past_the_burst_none_is_stored()
+{
+    let fixture = fixture().await;
+    let (one, two) = (
+        new_agent(&fixture, 71, true).await,
+        new_agent(&fixture, 72, true).await,
+    );
+    let limits = AdmissionLimits {
+        rate: RateLimit {
+            per_minute: 60,
+            burst: 3,
+        },
+        ..LIMITS
+    };
+    let allow = |_: &AdmissionContext<'_>| Ok(());
+    let refuse = |_: &AdmissionContext<'_>| {
+        Err(AdmissionRefusal::Policy(
+            PolicyViolation::RecipientNotAllowlisted {
+                recipient: address(99),
+            },
+        ))
+    };
+    let first = created(
+        fixture
+            .intents
+            .admit(send(one, "1", Some("k1")), limits, &allow)
+            .await,
+    );
+    assert!(matches!(
+        fixture
+            .intents
+            .admit(send(one, "1", None), limits, &refuse)
+            .await,
+        Err(AdmissionError::Refused(_))
+    ));
+    assert!(matches!(
+        fixture.intents.admit(send(one, "1", Some("k1")), limits, &allow).await,
+        Ok(Admission::Replayed(replayed)) if replayed.id == first.id
+    ));
+    match fixture
+        .intents
+        .admit(send(one, "1", None), limits, &allow)
+        .await
+    {
+        Err(AdmissionError::RateLimited { retry_after }) => assert!(
+            retry_after > Duration::ZERO && retry_after <= Duration::from_secs(1),
+            "one token a second comes back: {retry_after:?}"
+        ),
+        other => panic!("a created, a refused and a replayed send spent the burst: {other:?}"),
+    }
+    let page = fixture.intents.page(one, None, 10).await.expect("page");
+    assert_eq!(
+        page.iter().map(|intent| intent.id).collect::<Vec<_>>(),
+        vec![first.id],
+        "neither the refused nor the limited send stored anything"
+    );
+    created(
+        fixture
+            .intents
+            .admit(send(two, "1", None), limits, &allow)
+            .await,
+    );
 }

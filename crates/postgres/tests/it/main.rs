@@ -3,7 +3,6 @@
 mod agents;
 mod email;
 mod intents;
-mod limits;
 mod migrations;
 mod sms;
 mod wallet_keys;
