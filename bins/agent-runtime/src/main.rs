@@ -88,12 +88,17 @@ fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Logs go to stdout through a writer thread, so request workers never wait on the write. The
-/// writer blocks rather than drops when it falls behind: no log line is lost. Dropping the
-/// returned guard flushes what is still queued.
+/// writer blocks rather than drops when it falls behind: no log line is lost. It writes what has
+/// queued up in one system call and flushes whenever the queue runs dry, so no line waits for
+/// more to come (one write per line cost a fifth of a database read's CPU, decision 0035).
+/// Dropping the returned guard flushes what is still queued.
 fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
-        .finish(std::io::stdout());
+        .finish(std::io::BufWriter::with_capacity(
+            64 * 1024,
+            std::io::stdout(),
+        ));
     // PostgreSQL NOTICEs (e.g. "relation already exists, skipping" at every migration check) are
     // chatter, not events; RUST_LOG can still ask for them.
     let filter = EnvFilter::try_from_default_env()

@@ -1,6 +1,7 @@
 //! `agent-runtime serve`: the HTTP API and the background jobs, stopped together on a signal.
 
 use std::net::{SocketAddr, TcpListener};
+use std::num::NonZeroUsize;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,8 +32,17 @@ fn listen(bind_addr: SocketAddr) -> anyhow::Result<TcpListener> {
     })
 }
 
-pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+/// The HTTP workers: one per core, as actix-web's own default.
+fn http_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     let listener = listen(config.bind_addr)?;
+    let workers = http_workers();
+    // A pool per worker: the connections a worker uses are driven by its own thread, with no
+    // wake-up of another thread for each query (decision 0035).
+    config.database.pool.shards = workers;
     let database = wiring::open_database(&config.database).await?;
     wiring::check_master_key(&database, &config.provisioning).await?;
     let registry = Registry::new();
@@ -86,7 +96,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             .map(|token| token.expose_secret().to_owned()),
     });
     let address = listener.local_addr()?;
-    let server = http_server(listener, state.clone(), config.shutdown_timeout)
+    let server = http_server(listener, workers, state.clone(), config.shutdown_timeout)
         .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
     tracing::info!(
         %address,
@@ -107,6 +117,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
 /// wait for a code, which `long_poll` serves lean (decision 0029).
 fn http_server(
     listener: TcpListener,
+    workers: usize,
     state: web::Data<ApiState>,
     shutdown_timeout: Duration,
 ) -> std::io::Result<Server> {
@@ -114,6 +125,7 @@ fn http_server(
     let builder = Server::build();
     let stopping = builder.graceful_shutdown_signal();
     Ok(builder
+        .workers(workers)
         .shutdown_timeout(shutdown_timeout.as_secs())
         .disable_signals()
         .listen("agent-runtime", listener, move || {

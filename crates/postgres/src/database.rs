@@ -1,5 +1,7 @@
 //! The connection pool and the database health port.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,6 +28,9 @@ pub struct PoolSettings {
     /// The longest a statement may wait for a row lock (`lock_timeout`), e.g. a send for its
     /// wallet's lock; after it the operation answers "busy".
     pub lock_timeout: Duration,
+    /// Pools the connections are split into: each thread draws from one, so a connection's IO
+    /// runs on the thread of the requests that use it (decision 0035). One per HTTP worker.
+    pub shards: usize,
 }
 
 impl Default for PoolSettings {
@@ -35,57 +40,79 @@ impl Default for PoolSettings {
             acquire_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(10),
             lock_timeout: Duration::from_secs(2),
+            shards: 1,
         }
     }
 }
 
-/// A pool of connections to one PostgreSQL database. Cheap to clone.
+/// Pools of connections to one PostgreSQL database. Cheap to clone.
 #[derive(Clone)]
 pub struct Database {
-    pool: Pool<AsyncPgConnection>,
+    shards: Arc<[Pool<AsyncPgConnection>]>,
+}
+
+/// The shard of the threads that have used a database, handed out in turn.
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static THREAD_SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How every connection is opened and checked: `timeouts` set on it first.
+fn manager_config(timeouts: String) -> ManagerConfig<AsyncPgConnection> {
+    let mut config = ManagerConfig::default();
+    // No `SELECT 1` on every checkout (the default, `Verified`): it doubled the round trips
+    // of a one-query request (decision 0031). A connection found broken by a query is marked
+    // so and dropped when returned; a dead one costs that one request a 503.
+    config.recycling_method = RecyclingMethod::Fast;
+    config.custom_setup = Box::new(move |url| {
+        let timeouts = timeouts.clone();
+        async move {
+            let mut connection = AsyncPgConnection::establish(url).await?;
+            connection
+                .batch_execute(&timeouts)
+                .await
+                .map_err(|error| diesel::ConnectionError::BadConnection(error.to_string()))?;
+            Ok(connection)
+        }
+        .boxed()
+    });
+    config
 }
 
 impl Database {
-    /// Builds the pool; connections open lazily, so this succeeds while the database is down.
+    /// Builds the pools; connections open lazily, so this succeeds while the database is down.
     pub fn connect(database_url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
         let timeouts = format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
             settings.statement_timeout.as_millis(),
             settings.lock_timeout.as_millis()
         );
-        let mut config = ManagerConfig::default();
-        // No `SELECT 1` on every checkout (the default, `Verified`): it doubled the round trips
-        // of a one-query request (decision 0031). A connection found broken by a query is marked
-        // so and dropped when returned; a dead one costs that one request a 503.
-        config.recycling_method = RecyclingMethod::Fast;
-        config.custom_setup = Box::new(move |url| {
-            let timeouts = timeouts.clone();
-            async move {
-                let mut connection = AsyncPgConnection::establish(url).await?;
-                connection
-                    .batch_execute(&timeouts)
-                    .await
-                    .map_err(|error| diesel::ConnectionError::BadConnection(error.to_string()))?;
-                Ok(connection)
-            }
-            .boxed()
-        });
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-            database_url,
-            config,
-        );
-        let pool = Pool::builder(manager)
-            .max_size(settings.max_size)
-            .wait_timeout(Some(settings.acquire_timeout))
-            .create_timeout(Some(settings.acquire_timeout))
-            .recycle_timeout(Some(settings.acquire_timeout))
-            .runtime(Runtime::Tokio1)
-            .build()?;
-        Ok(Self { pool })
+        let shards = settings.shards.max(1);
+        let per_shard = (settings.max_size / shards).max(1);
+        let shards = (0..shards)
+            .map(|_| {
+                let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+                    database_url,
+                    manager_config(timeouts.clone()),
+                );
+                Pool::builder(manager)
+                    .max_size(per_shard)
+                    .wait_timeout(Some(settings.acquire_timeout))
+                    .create_timeout(Some(settings.acquire_timeout))
+                    .recycle_timeout(Some(settings.acquire_timeout))
+                    .runtime(Runtime::Tokio1)
+                    .build()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            shards: shards.into(),
+        })
     }
 
     pub(crate) async fn connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
-        self.pool.get().await.map_err(from_pool)
+        let shard = THREAD_SHARD.with(|shard| *shard) % self.shards.len();
+        self.shards[shard].get().await.map_err(from_pool)
     }
 
     /// Runs `work` in one transaction on a pooled connection. `TxError::Abort(e)` rolls back and
@@ -121,12 +148,55 @@ impl DatabaseHealth for Database {
     }
 
     fn pool_usage(&self) -> PoolUsage {
-        let status = self.pool.status();
-        PoolUsage {
-            max_size: status.max_size,
-            open: status.size,
-            idle: status.available,
-            waiting: status.waiting,
-        }
+        self.shards.iter().map(Pool::status).fold(
+            PoolUsage {
+                max_size: 0,
+                open: 0,
+                idle: 0,
+                waiting: 0,
+            },
+            |usage, status| PoolUsage {
+                max_size: usage.max_size + status.max_size,
+                open: usage.open + status.size,
+                idle: usage.idle + status.available,
+                waiting: usage.waiting + status.waiting,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use test_support::TestDatabase;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_thread_draws_from_its_own_shard_and_usage_counts_every_shard() {
+        let database = TestDatabase::new().await;
+        let sharded = Database::connect(
+            database.url(),
+            PoolSettings {
+                max_size: 4,
+                shards: 2,
+                acquire_timeout: Duration::from_millis(200),
+                ..PoolSettings::default()
+            },
+        )
+        .expect("pools");
+        let first = sharded.connection().await.expect("a connection");
+        let second = sharded.connection().await.expect("a connection");
+        assert!(
+            matches!(sharded.connection().await, Err(StoreError::Unavailable(_))),
+            "this thread's shard holds two of the four connections"
+        );
+        let usage = sharded.pool_usage();
+        assert_eq!(
+            (usage.max_size, usage.open, usage.idle),
+            (4, 2, 0),
+            "usage counts both shards"
+        );
+        drop((first, second));
+        assert_eq!(sharded.pool_usage().idle, 2);
     }
 }

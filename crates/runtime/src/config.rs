@@ -129,6 +129,7 @@ impl DatabaseConfig {
                     defaults.statement_timeout,
                 )?,
                 lock_timeout: millis("DATABASE_LOCK_TIMEOUT_MS", defaults.lock_timeout)?,
+                shards: defaults.shards,
             },
             migrate_on_start: env.flag("MIGRATE_ON_START", true)?,
         })
