@@ -13,6 +13,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use futures_util::FutureExt;
 use ports::{DatabaseHealth, PoolUsage, StoreError};
 
+use crate::connector::Connector;
 use crate::errors::{from_diesel, from_pool, TxError};
 
 #[derive(Debug, Clone, Copy)]
@@ -47,7 +48,7 @@ pub struct Database {
 
 impl Database {
     /// Builds the pool; connections open lazily, so this succeeds while the database is down.
-    pub fn connect(database_url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
+    pub fn connect(connector: &Connector, settings: PoolSettings) -> anyhow::Result<Self> {
         let timeouts = format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
             settings.statement_timeout.as_millis(),
@@ -58,10 +59,13 @@ impl Database {
         // of a one-query request (decision 0031). A connection found broken by a query is marked
         // so and dropped when returned; a dead one costs that one request a 503.
         config.recycling_method = RecyclingMethod::Fast;
-        config.custom_setup = Box::new(move |url| {
+        let connector = connector.clone();
+        // Connections open through the connector, with its TLS; the manager's URL goes unused.
+        config.custom_setup = Box::new(move |_unused_url| {
+            let connector = connector.clone();
             let timeouts = timeouts.clone();
             async move {
-                let mut connection = AsyncPgConnection::establish(url).await?;
+                let mut connection = connector.open().await?;
                 connection
                     .batch_execute(&timeouts)
                     .await
@@ -70,10 +74,8 @@ impl Database {
             }
             .boxed()
         });
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-            database_url,
-            config,
-        );
+        let manager =
+            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config("", config);
         let pool = Pool::builder(manager)
             .max_size(settings.max_size)
             .wait_timeout(Some(settings.acquire_timeout))

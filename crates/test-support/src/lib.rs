@@ -2,14 +2,16 @@
 //! migrated once per set of migrations, and dropped when the test ends.
 //!
 //! The server used is `TEST_DATABASE_URL` (any database on it; it must allow CREATE DATABASE),
-//! else the project-local cluster that `scripts/local-pg.sh` starts.
+//! else the project-local cluster that `scripts/local-pg.sh` starts. Connections open through
+//! `postgres_store::Connector`, so the URL's TLS settings apply to them as to the service's.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use postgres_store::Connector;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
@@ -65,8 +67,13 @@ fn database_url(name: &str) -> String {
     }
 }
 
+fn connector(url: &str) -> Connector {
+    Connector::from_url(url).unwrap_or_else(|error| panic!("the test server's URL: {error}"))
+}
+
 async fn admin_connection() -> AsyncPgConnection {
-    AsyncPgConnection::establish(server_url())
+    connector(server_url())
+        .open()
         .await
         .unwrap_or_else(|error| panic!("connecting to the test server: {error}"))
 }
@@ -125,7 +132,7 @@ async fn template() -> &'static str {
                 )
                 .await;
                 execute_with_retry(&mut admin, &format!("CREATE DATABASE {building}")).await;
-                postgres_store::run_migrations(&database_url(&building))
+                postgres_store::run_migrations(&connector(&database_url(&building)))
                     .await
                     .expect("migrating the template");
                 execute_with_retry(
@@ -169,8 +176,15 @@ impl TestDatabase {
         &self.url
     }
 
-    async fn connection(&self) -> AsyncPgConnection {
-        AsyncPgConnection::establish(&self.url)
+    /// The connector of `url()`, as the service builds it.
+    pub fn connector(&self) -> Connector {
+        connector(&self.url)
+    }
+
+    /// A connection of the test's own to this database.
+    pub async fn connection(&self) -> AsyncPgConnection {
+        self.connector()
+            .open()
             .await
             .unwrap_or_else(|error| panic!("connecting to {}: {error}", self.name))
     }

@@ -16,7 +16,7 @@ async fn a_bucket_allows_its_burst_then_says_when_to_come_back_and_is_per_agent(
     agents.create(one).await.expect("created");
     agents.create(two).await.expect("created");
     let limiter = PgRateLimiter::new(
-        Database::connect(database.url(), PoolSettings::default()).expect("pool"),
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
     );
     let limit = RateLimit {
         per_minute: 60,

@@ -9,7 +9,9 @@ use uuid::Uuid;
 use crate::agents::{full_agent, store};
 
 fn sms_store(database: &TestDatabase) -> PgSmsStore {
-    PgSmsStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+    PgSmsStore::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    )
 }
 
 fn inbound(profile: &AgentProfile, sid: &str, body: &str) -> NewSms {
