@@ -6,4 +6,5 @@ mod intents;
 mod limits;
 mod migrations;
 mod sms;
+mod tls;
 mod wallet_keys;
