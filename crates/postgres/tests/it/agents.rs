@@ -363,9 +363,9 @@ async fn an_unreachable_database_is_reported_unavailable() {
     assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
 }
 
-/// A hub listening on `database`.
-pub(crate) async fn listening_hub(database: &TestDatabase) -> PgNotificationHub {
-    let hub = PgNotificationHub::start(database.connector());
+/// A hub listening through `connector`.
+pub(crate) async fn listening_hub(connector: Connector) -> PgNotificationHub {
+    let hub = PgNotificationHub::start(connector);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !hub.is_listening() {
         assert!(
@@ -383,7 +383,7 @@ async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
     let store = store(&database);
     let new = full_agent(14);
     store.create(new.clone()).await.expect("created");
-    let hub = listening_hub(&database).await;
+    let hub = listening_hub(database.connector()).await;
     let mut connection = database.connection().await;
 
     let nonce = hub.subscribe(AGENT_PROFILES_TOPIC);

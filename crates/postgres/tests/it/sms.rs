@@ -110,7 +110,7 @@ async fn a_stored_inbound_message_wakes_the_agents_subscription_through_the_hub(
         .create(full_agent(62))
         .await
         .expect("created");
-    let hub = crate::agents::listening_hub(&database).await;
+    let hub = crate::agents::listening_hub(database.connector()).await;
     let other = hub.subscribe(&inbound_topic(domain::AgentId(Uuid::now_v7())));
     let woken = hub.subscribe(&inbound_topic(profile.agent.id));
     sms_store(&database)

@@ -3,13 +3,14 @@
 
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use diesel::sql_types::Bool;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use ports::{DatabaseHealth, Notifications};
-use postgres_store::{Connector, Database, PgNotificationHub, PoolSettings, NOTIFICATION_CHANNEL};
+use ports::DatabaseHealth;
+use postgres_store::{Connector, Database, PoolSettings, NOTIFICATION_CHANNEL};
 use test_support::{server_ca, TestDatabase};
+
+use crate::agents::listening_hub;
 use url::Url;
 use uuid::Uuid;
 
@@ -159,15 +160,8 @@ async fn the_pool_the_migrations_and_the_notification_hub_connect_over_verified_
     assert!(applied.is_empty(), "the template was migrated: {applied:?}");
     let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
     pool.ping().await.expect("a round trip through the pool");
-    let hub = PgNotificationHub::start(connector);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !hub.is_listening() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the hub never listened"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Held until the sessions are read: dropping a hub closes its connection.
+    let _hub = listening_hub(connector).await;
 
     let sessions = database.sessions().await;
     let listen = format!("LISTEN {NOTIFICATION_CHANNEL}");
