@@ -2,12 +2,18 @@
 # Starts (or reuses) a project-local PostgreSQL cluster under .data/ and prints a connection URL.
 #
 #   scripts/local-pg.sh [DATABASE]   ensure the cluster runs and DATABASE exists (default
-#                                    agent_runtime); print postgres://.../DATABASE on stdout
+#                                    agent_runtime); print postgres://.../DATABASE?sslmode=disable
+#                                    on stdout
 #   scripts/local-pg.sh stop         stop the cluster
 #
 # Uses the machine's PostgreSQL binaries, installing Debian's `postgresql` package when they are
 # missing and this runs as root. The cluster listens on 127.0.0.1 only, on a port of its own
 # (kept in .data/pg.port), with trust authentication: it is for development and tests only.
+#
+# It also accepts TLS, with a certificate for 127.0.0.1 and localhost signed by an authority made
+# for it, whose certificate is .data/pg-ca.pem (for sslmode=verify-full&sslrootcert=...). The URL
+# printed asks for plain connections: without sslmode, clients would encrypt (libpq's default is
+# prefer), which loopback does not need and which would change what the benchmarks measure.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +21,7 @@ data="$root/.data"
 cluster="$data/pg"
 port_file="$data/pg.port"
 lock="$data/pg.lock"
+ca_file="$data/pg-ca.pem"
 
 say() { echo "local-pg: $*" >&2; }
 
@@ -45,6 +52,16 @@ as_pg() {
     runuser -u postgres -- "$@"
   else
     "$@"
+  fi
+}
+
+# Installs a file into the cluster for the server's user: PostgreSQL refuses a key that another
+# user owns or that others may read.
+install_for_pg() {
+  if [[ "$(id -u)" == 0 ]]; then
+    install -o postgres -g postgres "$@"
+  else
+    install "$@"
   fi
 }
 
@@ -100,12 +117,63 @@ ensure_cluster() {
   exit 1
 }
 
+psql_admin() {
+  "$bin_dir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres "$@"
+}
+
+# The certificate is made once per cluster, also for a cluster created before TLS was; TLS is
+# switched on with ALTER SYSTEM and a reload, so a cluster that is already running takes it too.
+ensure_tls() {
+  if [[ ! -f "$cluster/server.crt" ]]; then
+    if ! command -v openssl >/dev/null; then
+      if [[ "$(id -u)" != 0 ]]; then
+        say "openssl is needed for the cluster's TLS certificate (apt-get install openssl)"
+        exit 1
+      fi
+      say "installing Debian's openssl package"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >&2
+    fi
+    say "generating the cluster's TLS certificate (127.0.0.1, localhost) and its authority"
+    local work
+    work="$(mktemp -d)"
+    # The authority's key signs this one certificate and is deleted with $work.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+      -subj "/CN=agent-runtime local PostgreSQL authority" \
+      -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+      -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
+    printf '%s\n' "subjectAltName = IP:127.0.0.1, DNS:localhost" \
+      "basicConstraints = critical, CA:FALSE" "keyUsage = critical, digitalSignature" \
+      "extendedKeyUsage = serverAuth" >"$work/server.ext"
+    openssl x509 -req -in "$work/server.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" \
+      -set_serial "0x$(openssl rand -hex 16)" -days 3650 -extfile "$work/server.ext" \
+      -out "$work/server.crt" 2>/dev/null
+    install_for_pg -m 0600 "$work/server.key" "$cluster/server.key"
+    install_for_pg -m 0644 "$work/ca.crt" "$cluster/ca.crt"
+    install_for_pg -m 0644 "$work/server.crt" "$cluster/server.crt"
+    rm -rf "$work"
+  fi
+  # Replaced whole, never rewritten in place: a test may be reading it.
+  if ! cmp -s "$cluster/ca.crt" "$ca_file"; then
+    cp "$cluster/ca.crt" "$ca_file.new"
+    mv "$ca_file.new" "$ca_file"
+  fi
+  if [[ "$(psql_admin -Atc 'SHOW ssl')" == on ]]; then return; fi
+  psql_admin -q -c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
+  for _ in $(seq 1 100); do
+    if [[ "$(psql_admin -Atc 'SHOW ssl')" == on ]]; then return; fi
+    sleep 0.1
+  done
+  say "the cluster did not take TLS on; see $cluster/server.log"
+  exit 1
+}
+
 ensure_database() {
   local name="$1"
   local exists
-  exists="$("$bin_dir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = '$name'")"
+  exists="$(psql_admin -Atc "SELECT 1 FROM pg_database WHERE datname = '$name'")"
   if [[ "$exists" != 1 ]]; then
-    "$bin_dir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE \"$name\"" >&2 || true
+    psql_admin -qc "CREATE DATABASE \"$name\"" >&2 || true
   fi
 }
 
@@ -122,5 +190,6 @@ mkdir -p "$data"
 exec 9>"$lock"
 flock 9
 ensure_cluster
+ensure_tls
 ensure_database "$database"
-echo "postgres://postgres@127.0.0.1:$port/$database"
+echo "postgres://postgres@127.0.0.1:$port/$database?sslmode=disable"

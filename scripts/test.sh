@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # `make test`: the whole suite against a real PostgreSQL. Without TEST_DATABASE_URL the
 # project-local cluster is started (and PostgreSQL installed when missing and running as root).
+# The TLS tests need TEST_DATABASE_CA, the authority of the server's certificate, beside a
+# TEST_DATABASE_URL of your own; the project-local cluster's is set here.
 set -euo pipefail
 # The SMS tests hold a thousand waiting requests open at once: allow the open files they need.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-use_local_database TEST_DATABASE_URL postgres
+if [[ -z "${TEST_DATABASE_URL:-}" ]]; then
+  use_local_database TEST_DATABASE_URL postgres
+  export TEST_DATABASE_CA="$root/.data/pg-ca.pem"
+fi
 need_command jq jq "the README walkthrough's test"
 # anvil, for the tests on a real EVM chain.
 ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}"

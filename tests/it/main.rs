@@ -16,5 +16,6 @@ mod rotation;
 mod routing;
 mod send_rules;
 mod sms;
+mod tls;
 mod walkthrough;
 mod wallet;

@@ -15,6 +15,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use futures_util::FutureExt;
 use ports::{DatabaseHealth, PoolUsage, StoreError};
 
+use crate::connector::Connector;
 use crate::errors::{from_diesel, from_pool, TxError};
 
 #[derive(Debug, Clone, Copy)]
@@ -58,17 +59,20 @@ thread_local! {
     static THREAD_SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed);
 }
 
-/// How every connection is opened and checked: `timeouts` set on it first.
-fn manager_config(timeouts: String) -> ManagerConfig<AsyncPgConnection> {
+/// How every connection is opened, through `connector` with its TLS, and checked: `timeouts`
+/// set on it first.
+fn manager_config(connector: Connector, timeouts: String) -> ManagerConfig<AsyncPgConnection> {
     let mut config = ManagerConfig::default();
     // No `SELECT 1` on every checkout (the default, `Verified`): it doubled the round trips
     // of a one-query request (decision 0031). A connection found broken by a query is marked
     // so and dropped when returned; a dead one costs that one request a 503.
     config.recycling_method = RecyclingMethod::Fast;
-    config.custom_setup = Box::new(move |url| {
+    // The manager's URL goes unused: the connector holds it.
+    config.custom_setup = Box::new(move |_unused_url| {
+        let connector = connector.clone();
         let timeouts = timeouts.clone();
         async move {
-            let mut connection = AsyncPgConnection::establish(url).await?;
+            let mut connection = connector.open().await?;
             connection
                 .batch_execute(&timeouts)
                 .await
@@ -82,7 +86,7 @@ fn manager_config(timeouts: String) -> ManagerConfig<AsyncPgConnection> {
 
 impl Database {
     /// Builds the pools; connections open lazily, so this succeeds while the database is down.
-    pub fn connect(database_url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
+    pub fn connect(connector: &Connector, settings: PoolSettings) -> anyhow::Result<Self> {
         let timeouts = format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
             settings.statement_timeout.as_millis(),
@@ -93,8 +97,8 @@ impl Database {
         let shards = (0..shards)
             .map(|_| {
                 let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-                    database_url,
-                    manager_config(timeouts.clone()),
+                    "",
+                    manager_config(connector.clone(), timeouts.clone()),
                 );
                 Pool::builder(manager)
                     .max_size(per_shard)
@@ -174,8 +178,10 @@ mod tests {
     #[tokio::test]
     async fn a_thread_draws_from_its_own_shard_and_usage_counts_every_shard() {
         let database = TestDatabase::new().await;
+        // This crate's own `Connector`: test-support's is of the crate as a dependency.
+        let connector = Connector::from_url(database.url()).expect("the test database's URL");
         let sharded = Database::connect(
-            database.url(),
+            &connector,
             PoolSettings {
                 max_size: 4,
                 shards: 2,

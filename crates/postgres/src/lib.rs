@@ -3,6 +3,7 @@
 
 mod agents;
 mod clock;
+mod connector;
 mod database;
 mod email;
 mod errors;
@@ -16,9 +17,11 @@ mod rows;
 mod sandbox_chain;
 mod schema;
 mod sms;
+mod tls;
 mod wallet_keys;
 
 pub use agents::PgAgentStore;
+pub use connector::{Connector, InvalidDatabaseUrl};
 pub use database::{Database, PoolSettings};
 pub use email::{PgEmailStore, PgSandboxMailer, SandboxMail};
 pub use intents::PgIntentStore;

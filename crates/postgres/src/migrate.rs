@@ -2,10 +2,12 @@
 //! instances starting at once migrate exactly once.
 
 use anyhow::Context;
-use diesel::{Connection, RunQueryDsl};
+use diesel::RunQueryDsl;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::connector::Connector;
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 
@@ -16,11 +18,15 @@ const MIGRATION_LOCK_KEY: i64 = 0x6167_656e_7472_756e;
 pub const MIGRATIONS_FINGERPRINT: &str = env!("MIGRATIONS_FINGERPRINT");
 
 /// Applies every pending migration and returns the versions it applied.
-pub async fn run_migrations(database_url: &str) -> anyhow::Result<Vec<String>> {
-    let database_url = database_url.to_owned();
+pub async fn run_migrations(connector: &Connector) -> anyhow::Result<Vec<String>> {
+    let connection = connector
+        .open()
+        .await
+        .context("connecting to the database to migrate it")?;
+    // diesel's migration harness is synchronous: it runs on a blocking thread, through a wrapper
+    // that waits on the async connection.
     tokio::task::spawn_blocking(move || {
-        let mut connection = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&database_url)
-            .context("connecting to the database to migrate it")?;
+        let mut connection = AsyncConnectionWrapper::<AsyncPgConnection>::from(connection);
         diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK_KEY})"))
             .execute(&mut connection)
             .context("taking the migration lock")?;

@@ -12,7 +12,9 @@ use futures_util::StreamExt;
 use ports::{Notifications, Wakeup};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+
+use crate::connector::{with_causes, Connector};
 
 /// The one channel every topic is published on; the payload is the topic.
 pub const CHANNEL: &str = "agent_runtime_events";
@@ -54,15 +56,15 @@ pub struct PgNotificationHub {
 }
 
 impl PgNotificationHub {
-    /// Starts listening on `database_url` in the background; until the connection is up (and
+    /// Starts listening through `connector` in the background; until the connection is up (and
     /// whenever it is lost), `is_listening` is false and the hub keeps reconnecting.
-    pub fn start(database_url: &str) -> Self {
+    pub fn start(connector: Connector) -> Self {
         let hub = Arc::new(Hub {
             topics: Mutex::new(HashMap::new()),
             epoch: watch::Sender::new(0),
             listening: AtomicBool::new(false),
         });
-        let listener = tokio::spawn(listen(database_url.to_owned(), hub.clone()));
+        let listener = tokio::spawn(listen(connector, hub.clone()));
         Self { hub, listener }
     }
 }
@@ -107,12 +109,16 @@ impl Notifications for PgNotificationHub {
 }
 
 /// Keeps one listening connection up for as long as the hub lives.
-async fn listen(database_url: String, hub: Arc<Hub>) {
+async fn listen(connector: Connector, hub: Arc<Hub>) {
     let mut wait = RECONNECT_FIRST;
     loop {
-        match listen_once(&database_url, &hub).await {
+        match listen_once(&connector, &hub).await {
             Ok(()) => wait = RECONNECT_FIRST,
-            Err(error) => tracing::warn!(%error, retry_in = ?wait, "notification listener down"),
+            Err(error) => tracing::warn!(
+                error = %with_causes(&error),
+                retry_in = ?wait,
+                "notification listener down"
+            ),
         }
         hub.listening.store(false, Ordering::Release);
         // Whatever was published while no one listened is lost: everyone looks again.
@@ -123,8 +129,8 @@ async fn listen(database_url: String, hub: Arc<Hub>) {
 }
 
 /// One connection's life: connect, `LISTEN`, fan out until the connection ends.
-async fn listen_once(database_url: &str, hub: &Hub) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(database_url, NoTls).await?;
+async fn listen_once(connector: &Connector, hub: &Hub) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = connector.open_client().await?;
     let (messages, mut received) = mpsc::unbounded_channel();
     // The connection must be polled for the client to work at all; its messages come out here.
     let driver = tokio::spawn(async move {
@@ -138,7 +144,7 @@ async fn listen_once(database_url: &str, hub: &Hub) -> Result<(), tokio_postgres
                     }
                 }
                 Err(error) => {
-                    tracing::warn!(%error, "notification connection failed");
+                    tracing::warn!(error = %with_causes(&error), "notification connection failed");
                     break;
                 }
             }

@@ -39,7 +39,7 @@ impl<Q: Query> Query for Prepared<Q> {
 mod tests {
     use diesel::prelude::*;
     use diesel::sql_types::{BigInt, Text};
-    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    use diesel_async::{AsyncPgConnection, RunQueryDsl};
     use test_support::TestDatabase;
 
     use super::*;
@@ -65,9 +65,7 @@ mod tests {
     #[tokio::test]
     async fn a_wrapped_statement_is_prepared_once_and_reused_and_a_bare_one_never_kept() {
         let database = TestDatabase::new().await;
-        let mut connection = AsyncPgConnection::establish(database.url())
-            .await
-            .expect("connect");
+        let mut connection = database.connection().await;
         let wrapped = "SELECT $1::text || 'wrapped' AS greeting";
         let bare = "SELECT $1::text || 'bare' AS greeting";
         for run in 0..3 {

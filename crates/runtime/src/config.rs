@@ -11,7 +11,7 @@ use email::{
     InvalidSmtpSettings, ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier,
 };
 use evm::MasterKey;
-use postgres_store::PoolSettings;
+use postgres_store::{Connector, PoolSettings};
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use sms::{InvalidTwilioSettings, TwilioSettings};
@@ -89,7 +89,8 @@ impl Environment {
 
 /// Settings every process that touches the database needs.
 pub struct DatabaseConfig {
-    pub url: SecretString,
+    /// `DATABASE_URL` read, with the files its TLS settings name.
+    pub connector: Connector,
     pub pool: PoolSettings,
     pub migrate_on_start: bool,
 }
@@ -103,6 +104,10 @@ impl DatabaseConfig {
                 reason: "must be a postgres:// or postgresql:// URL".into(),
             });
         }
+        let connector = Connector::from_url(url).map_err(|error| ConfigError::Invalid {
+            name: "DATABASE_URL",
+            reason: error.to_string(),
+        })?;
         let defaults = PoolSettings::default();
         let millis = |name: &'static str, default: Duration| -> Result<Duration, ConfigError> {
             let default = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
@@ -120,7 +125,7 @@ impl DatabaseConfig {
         let timeout_secs: u64 =
             env.parsed("DATABASE_TIMEOUT_SECS", defaults.acquire_timeout.as_secs())?;
         Ok(Self {
-            url: SecretString::from(url.to_owned()),
+            connector,
             pool: PoolSettings {
                 max_size,
                 acquire_timeout: Duration::from_secs(timeout_secs.max(1)),
@@ -713,12 +718,6 @@ impl ServerConfig {
     }
 }
 
-impl DatabaseConfig {
-    pub fn url(&self) -> &str {
-        self.url.expose_secret()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1007,13 +1006,29 @@ mod tests {
     }
 
     #[test]
-    fn the_secret_url_does_not_print() {
-        let config = DatabaseConfig::from_env(&Environment::from_pairs([(
-            "DATABASE_URL",
-            "postgres://u:hunter2@h/d",
-        )]))
-        .expect("valid");
-        assert!(!format!("{:?}", config.url).contains("hunter2"));
+    fn a_bad_tls_setting_is_named_and_the_password_never_printed() {
+        for (url, setting) in [
+            (
+                "postgres://u:hunter2@h/d?sslmode=verify-everything",
+                "sslmode",
+            ),
+            (
+                "postgres://u:hunter2@h/d?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+                "sslrootcert /nonexistent/ca.pem",
+            ),
+            ("postgres://u:hunter2@h/d?sslmode=verify-ca", "sslrootcert"),
+            ("postgres://u:hunter2@h/d?sslcert=client.pem", "sslcert"),
+        ] {
+            let error = DatabaseConfig::from_env(&Environment::from_pairs([("DATABASE_URL", url)]))
+                .err()
+                .unwrap_or_else(|| panic!("{url} was accepted"));
+            let message = error.to_string();
+            assert!(
+                message.starts_with("DATABASE_URL is invalid: ") && message.contains(setting),
+                "{message}"
+            );
+            assert!(!message.contains("hunter2"), "{message}");
+        }
     }
 
     #[test]

@@ -33,7 +33,7 @@ use crate::timer::TokioTimer;
 
 /// Applies every pending migration and returns the versions applied.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<Vec<String>> {
-    let applied = postgres_store::run_migrations(config.url()).await?;
+    let applied = postgres_store::run_migrations(&config.connector).await?;
     if !applied.is_empty() {
         tracing::info!(?applied, "applied migrations");
     }
@@ -45,7 +45,7 @@ pub async fn open_database(config: &DatabaseConfig) -> anyhow::Result<Database> 
     if config.migrate_on_start {
         migrate(config).await?;
     }
-    Database::connect(config.url(), config.pool)
+    Database::connect(&config.connector, config.pool)
 }
 
 /// Keys that authenticated are kept in memory, emptied on every profile change (decision 0030).
@@ -193,7 +193,7 @@ pub fn sandbox_mailer(database: &Database) -> PgSandboxMailer {
 
 /// The instance's notification hub: one listening connection, started here.
 pub fn notification_hub(config: &DatabaseConfig) -> Arc<PgNotificationHub> {
-    Arc::new(PgNotificationHub::start(config.url()))
+    Arc::new(PgNotificationHub::start(config.connector.clone()))
 }
 
 /// SMS for agents: the number's history synced from the provider, inbound messages from its

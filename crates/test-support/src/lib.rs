@@ -2,15 +2,19 @@
 //! migrated once per set of migrations, and dropped when the test ends.
 //!
 //! The server used is `TEST_DATABASE_URL` (any database on it; it must allow CREATE DATABASE),
-//! else the project-local cluster that `scripts/local-pg.sh` starts.
+//! else the project-local cluster that `scripts/local-pg.sh` starts. Connections open through
+//! `postgres_store::Connector`, so the URL's TLS settings apply to them as to the service's.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel::sql_types::{Bool, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use postgres_store::Connector;
 use tokio::sync::OnceCell;
+use url::form_urlencoded;
 use uuid::Uuid;
 
 /// Advisory lock key that serialises template creation across test processes.
@@ -50,6 +54,21 @@ pub fn server_url() -> &'static str {
     })
 }
 
+/// The PEM file of the authority that signed the test server's certificate: `TEST_DATABASE_CA`,
+/// else, on the project-local cluster, the one `scripts/local-pg.sh` generated.
+pub fn server_ca() -> PathBuf {
+    if let Some(path) = std::env::var_os("TEST_DATABASE_CA") {
+        return PathBuf::from(path);
+    }
+    assert!(
+        std::env::var_os("TEST_DATABASE_URL").is_none(),
+        "TEST_DATABASE_URL is set without TEST_DATABASE_CA, the PEM file of the authority that \
+         signed that server's certificate: the TLS tests need both"
+    );
+    server_url();
+    workspace_root().join(".data/pg-ca.pem")
+}
+
 /// The URL of database `name` on the test server.
 fn database_url(name: &str) -> String {
     let base = server_url();
@@ -65,8 +84,13 @@ fn database_url(name: &str) -> String {
     }
 }
 
+fn connector(url: &str) -> Connector {
+    Connector::from_url(url).unwrap_or_else(|error| panic!("the test server's URL: {error}"))
+}
+
 async fn admin_connection() -> AsyncPgConnection {
-    AsyncPgConnection::establish(server_url())
+    connector(server_url())
+        .open()
         .await
         .unwrap_or_else(|error| panic!("connecting to the test server: {error}"))
 }
@@ -125,7 +149,7 @@ async fn template() -> &'static str {
                 )
                 .await;
                 execute_with_retry(&mut admin, &format!("CREATE DATABASE {building}")).await;
-                postgres_store::run_migrations(&database_url(&building))
+                postgres_store::run_migrations(&connector(&database_url(&building)))
                     .await
                     .expect("migrating the template");
                 execute_with_retry(
@@ -169,10 +193,42 @@ impl TestDatabase {
         &self.url
     }
 
-    async fn connection(&self) -> AsyncPgConnection {
-        AsyncPgConnection::establish(&self.url)
+    /// `url()` with these TLS settings (`sslmode`, `sslrootcert`) in place of the server URL's own.
+    pub fn url_with_tls(&self, settings: &[(&str, &str)]) -> String {
+        let (base, query) = self.url.split_once('?').unwrap_or((&self.url, ""));
+        let mut kept = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+            if name != "sslmode" && name != "sslrootcert" {
+                kept.append_pair(&name, &value);
+            }
+        }
+        format!("{base}?{}", kept.extend_pairs(settings).finish())
+    }
+
+    /// The connector of `url()`, as the service builds it.
+    pub fn connector(&self) -> Connector {
+        connector(&self.url)
+    }
+
+    /// A connection of the test's own to this database.
+    pub async fn connection(&self) -> AsyncPgConnection {
+        self.connector()
+            .open()
             .await
             .unwrap_or_else(|error| panic!("connecting to {}: {error}", self.name))
+    }
+
+    /// Every other client session on this database, as PostgreSQL sees it.
+    pub async fn sessions(&self) -> Vec<Session> {
+        diesel::sql_query(
+            "SELECT coalesce(activity.query, '') AS last_query, tls.ssl AS encrypted \
+             FROM pg_stat_activity AS activity JOIN pg_stat_ssl AS tls USING (pid) \
+             WHERE activity.datname = current_database() AND activity.pid <> pg_backend_pid() \
+             AND activity.backend_type = 'client backend'",
+        )
+        .load(&mut self.connection().await)
+        .await
+        .unwrap_or_else(|error| panic!("reading the sessions of {}: {error}", self.name))
     }
 
     /// Runs `sql` on this database, e.g. to move recorded times back as a clock moving on would.
@@ -195,6 +251,17 @@ impl TestDatabase {
             _connection: connection,
         }
     }
+}
+
+/// A client session of a test database.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct Session {
+    /// The statement it ran last (`LISTEN ...` for a notification hub's).
+    #[diesel(sql_type = Text)]
+    pub last_query: String,
+    /// Whether its connection is encrypted (`pg_stat_ssl.ssl`).
+    #[diesel(sql_type = Bool)]
+    pub encrypted: bool,
 }
 
 /// An open transaction; dropping it closes its connection, which rolls it back.

@@ -198,7 +198,7 @@ mod tests {
 
     use super::*;
     use crate::intents::window::held_in_window;
-    use crate::{Database, PgAgentStore, PoolSettings};
+    use crate::{Connector, Database, PgAgentStore, PoolSettings};
 
     const DAY: Duration = Duration::from_secs(24 * 60 * 60);
     const LIMITS: AdmissionLimits = AdmissionLimits {
@@ -319,13 +319,13 @@ mod tests {
     #[tokio::test]
     async fn a_send_reads_each_intent_that_left_the_window_once_and_no_other() {
         let database = TestDatabase::new().await;
-        let pool = Database::connect(database.url(), PoolSettings::default()).expect("pool");
+        // This crate's own `Connector`: test-support's is of the crate as a dependency.
+        let connector = Connector::from_url(database.url()).expect("the test database's URL");
+        let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
         let agents = PgAgentStore::new(pool);
         let (quiet, quiet_wallet) = new_agent(&agents, 1).await;
         let (busy, busy_wallet) = new_agent(&agents, 2).await;
-        let mut connection = AsyncPgConnection::establish(database.url())
-            .await
-            .expect("connect");
+        let mut connection = database.connection().await;
         // 5,000 open and 5,000 executed in the window, and 1,000 executed before it, which the
         // new wallet's totals count until a send moves them past.
         connection

@@ -7,17 +7,19 @@ use domain::{
 };
 use std::time::Duration;
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::SimpleAsyncConnection;
 use ports::{
     AgentStore, Conflict, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, Notifications,
     StoreError, AGENT_PROFILES_TOPIC,
 };
-use postgres_store::{Database, PgAgentStore, PgNotificationHub, PoolSettings};
+use postgres_store::{Connector, Database, PgAgentStore, PgNotificationHub, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
 pub(crate) fn store(database: &TestDatabase) -> PgAgentStore {
-    PgAgentStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+    PgAgentStore::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    )
 }
 
 fn key(seed: u8) -> AgentKey {
@@ -345,7 +347,7 @@ async fn concurrent_allowlist_extensions_lose_no_address() {
 #[tokio::test]
 async fn an_unreachable_database_is_reported_unavailable() {
     let pool = Database::connect(
-        "postgres://postgres@127.0.0.1:1/nothing",
+        &Connector::from_url("postgres://postgres@127.0.0.1:1/nothing").expect("a valid URL"),
         PoolSettings {
             max_size: 1,
             acquire_timeout: std::time::Duration::from_secs(2),
@@ -361,9 +363,9 @@ async fn an_unreachable_database_is_reported_unavailable() {
     assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
 }
 
-/// A hub listening on `database`.
-pub(crate) async fn listening_hub(database: &TestDatabase) -> PgNotificationHub {
-    let hub = PgNotificationHub::start(database.url());
+/// A hub listening through `connector`.
+pub(crate) async fn listening_hub(connector: Connector) -> PgNotificationHub {
+    let hub = PgNotificationHub::start(connector);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !hub.is_listening() {
         assert!(
@@ -381,10 +383,8 @@ async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
     let store = store(&database);
     let new = full_agent(14);
     store.create(new.clone()).await.expect("created");
-    let hub = listening_hub(&database).await;
-    let mut connection = AsyncPgConnection::establish(database.url())
-        .await
-        .expect("connect");
+    let hub = listening_hub(database.connector()).await;
+    let mut connection = database.connection().await;
 
     let nonce = hub.subscribe(AGENT_PROFILES_TOPIC);
     connection

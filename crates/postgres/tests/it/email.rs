@@ -19,7 +19,9 @@ const ROOMY: RateLimit = RateLimit {
 };
 
 fn email_store(database: &TestDatabase) -> PgEmailStore {
-    PgEmailStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+    PgEmailStore::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    )
 }
 
 async fn agent_with_inbox(database: &TestDatabase, seed: u8) -> AgentProfile {

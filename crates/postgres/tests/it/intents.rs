@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
     check_recipient, evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain,
     CursorPosition, Custody, EvmAddress, FeeQuote, IdempotencyKey, IntentEvent, IntentId,
@@ -32,7 +32,7 @@ struct Fixture {
 async fn fixture() -> Fixture {
     let database = TestDatabase::new().await;
     let pool = Database::connect(
-        database.url(),
+        &database.connector(),
         PoolSettings {
             max_size: 24,
             ..PoolSettings::default()
@@ -141,9 +141,7 @@ async fn admit(fixture: &Fixture, intent: NewTransferIntent) -> Result<Admission
 
 /// Runs `sql` on the test database, e.g. to move stored times as a moved clock would.
 async fn execute(fixture: &Fixture, sql: &str) {
-    let mut connection = AsyncPgConnection::establish(fixture.database.url())
-        .await
-        .expect("connect");
+    let mut connection = fixture.database.connection().await;
     connection.batch_execute(sql).await.expect(sql);
 }
 
@@ -929,9 +927,7 @@ async fn a_second_use_of_a_key_being_admitted_is_turned_away_at_once() {
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 22, true).await;
     // Another transaction holds the key's lock, as a first request in progress would.
-    let mut holder = AsyncPgConnection::establish(fixture.database.url())
-        .await
-        .expect("connect");
+    let mut holder = fixture.database.connection().await;
     holder
         .batch_execute(&format!(
             "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('{}' || ':' || 'busy-key', 0))",
@@ -1042,9 +1038,7 @@ async fn scanned_held(fixture: &Fixture, wallet: WalletId, window: Duration) -> 
         .filter(|status| !status.is_terminal())
         .map(IntentStatus::as_str)
         .collect();
-    let mut connection = AsyncPgConnection::establish(fixture.database.url())
-        .await
-        .expect("connect");
+    let mut connection = fixture.database.connection().await;
     let sum: Sum = diesel::sql_query(
         "SELECT coalesce(sum(amount_atomic), 0)::text AS held FROM transfer_intents \
          WHERE wallet_id = $1 AND (status = ANY($2) \
@@ -1166,9 +1160,7 @@ struct Totals {
 
 /// The wallet's running totals as stored: the open sum and the executed sum.
 async fn stored_totals(fixture: &Fixture, agent: AgentId) -> (String, String) {
-    let mut connection = AsyncPgConnection::establish(fixture.database.url())
-        .await
-        .expect("connect");
+    let mut connection = fixture.database.connection().await;
     let totals: Totals = diesel::sql_query(
         "SELECT open_atomic::text AS open, executed_atomic::text AS executed \
          FROM wallet_spend_totals JOIN wallets ON wallets.id = wallet_id WHERE agent_id = $1",

@@ -5,4 +5,5 @@ mod email;
 mod intents;
 mod migrations;
 mod sms;
+mod tls;
 mod wallet_keys;

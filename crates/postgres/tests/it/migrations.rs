@@ -1,6 +1,6 @@
 use std::fs;
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::SimpleAsyncConnection;
 use test_support::{workspace_root, TestDatabase};
 
 /// Every `down.sql` undoes its `up.sql`: revert all, newest first, then apply again.
@@ -14,9 +14,7 @@ async fn every_migration_reverts_and_reapplies() {
         .collect();
     folders.sort();
     assert!(!folders.is_empty());
-    let mut connection = AsyncPgConnection::establish(database.url())
-        .await
-        .expect("connect");
+    let mut connection = database.connection().await;
     for folder in folders.iter().rev() {
         let down = fs::read_to_string(folder.join("down.sql")).expect("down.sql exists");
         connection
@@ -38,7 +36,7 @@ async fn every_migration_reverts_and_reapplies() {
     .expect("count tables");
     assert_eq!(remaining, 0, "down migrations left tables behind");
     drop(connection);
-    let applied = postgres_store::run_migrations(database.url())
+    let applied = postgres_store::run_migrations(&database.connector())
         .await
         .expect("reapplied");
     assert_eq!(applied.len(), folders.len());

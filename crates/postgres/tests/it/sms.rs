@@ -9,7 +9,9 @@ use uuid::Uuid;
 use crate::agents::{full_agent, store};
 
 fn sms_store(database: &TestDatabase) -> PgSmsStore {
-    PgSmsStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+    PgSmsStore::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    )
 }
 
 fn inbound(profile: &AgentProfile, sid: &str, body: &str) -> NewSms {
@@ -108,7 +110,7 @@ async fn a_stored_inbound_message_wakes_the_agents_subscription_through_the_hub(
         .create(full_agent(62))
         .await
         .expect("created");
-    let hub = crate::agents::listening_hub(&database).await;
+    let hub = crate::agents::listening_hub(database.connector()).await;
     let other = hub.subscribe(&inbound_topic(domain::AgentId(Uuid::now_v7())));
     let woken = hub.subscribe(&inbound_topic(profile.agent.id));
     sms_store(&database)

@@ -5,7 +5,9 @@ use test_support::TestDatabase;
 use crate::agents::{full_agent, store};
 
 fn keys(database: &TestDatabase) -> PgWalletKeyStore {
-    PgWalletKeyStore::new(Database::connect(database.url(), PoolSettings::default()).expect("pool"))
+    PgWalletKeyStore::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    )
 }
 
 #[tokio::test]
