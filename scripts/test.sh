@@ -7,6 +7,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 use_local_database TEST_DATABASE_URL postgres
 need_command jq jq "the README walkthrough's test"
+need_command chromium chromium "the /docs page's test in a headless browser"
 # anvil, for the tests on a real EVM chain.
 ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}"
 export ANVIL_BIN

@@ -3,6 +3,7 @@
 mod auth;
 mod chain;
 mod cli;
+mod docs_page;
 mod email;
 mod exactly_once;
 mod fake_mail_api;
