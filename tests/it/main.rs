@@ -17,5 +17,6 @@ mod rotation;
 mod routing;
 mod send_rules;
 mod sms;
+mod stuck_intents;
 mod walkthrough;
 mod wallet;
