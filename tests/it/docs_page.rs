@@ -158,20 +158,27 @@ async fn the_docs_page_renders_every_operation_without_the_internet() {
     assert_shows_a_rendered_page(&rendering.screenshot);
 }
 
+/// GET `path`, which must answer 200 with `content_type`.
+async fn served(server: &Server, path: &str, content_type: &str) -> reqwest::Response {
+    let response = server
+        .client
+        .get(server.url(path))
+        .send()
+        .await
+        .expect(path);
+    assert_eq!(response.status().as_u16(), 200, "{path}");
+    assert_eq!(
+        header(&response, "content-type").as_deref(),
+        Some(content_type),
+        "{path}"
+    );
+    response
+}
+
 #[tokio::test]
 async fn the_docs_page_and_its_renderer_come_from_the_server_alone() {
     let (server, _database) = Server::start().await;
-    let page = server
-        .client
-        .get(server.url("/docs"))
-        .send()
-        .await
-        .expect("docs");
-    assert_eq!(page.status().as_u16(), 200);
-    assert_eq!(
-        header(&page, "content-type").as_deref(),
-        Some("text/html; charset=utf-8")
-    );
+    let page = served(&server, "/docs", "text/html; charset=utf-8").await;
     let policy = header(&page, "content-security-policy").expect("a content security policy");
     assert!(policy.starts_with("default-src 'none'"), "{policy}");
     let html = page.text().await.expect("html");
@@ -192,17 +199,7 @@ async fn the_docs_page_and_its_renderer_come_from_the_server_alone() {
             .all(|reference| reference.starts_with('/') && !reference.starts_with("//")),
         "{references:?}"
     );
-    let renderer = server
-        .client
-        .get(server.url(scripts[0]))
-        .send()
-        .await
-        .expect("renderer");
-    assert_eq!(renderer.status().as_u16(), 200);
-    assert_eq!(
-        header(&renderer, "content-type").as_deref(),
-        Some("text/javascript; charset=utf-8")
-    );
+    let renderer = served(&server, scripts[0], "text/javascript; charset=utf-8").await;
     assert_eq!(
         header(&renderer, "cache-control").as_deref(),
         Some("public, max-age=31536000, immutable")

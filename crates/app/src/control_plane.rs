@@ -1096,14 +1096,7 @@ mod tests {
         )
     }
 
-    fn submitted() -> TransferIntentRecord {
-        TransferIntentRecord {
-            status: IntentStatus::Submitted,
-            ..TransferIntentRecord::fixture()
-        }
-    }
-
-    fn settled(status: IntentStatus) -> TransferIntentRecord {
+    fn intent_in(status: IntentStatus) -> TransferIntentRecord {
         TransferIntentRecord {
             status,
             ..TransferIntentRecord::fixture()
@@ -1112,7 +1105,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_receipt_of_any_transaction_executes_the_intent_with_that_hash() {
-        let intent = submitted();
+        let intent = intent_in(IntentStatus::Submitted);
         let mut sequence = mockall::Sequence::new();
         let mut chain = MockChainWriter::new();
         chain
@@ -1143,28 +1136,47 @@ mod tests {
             )
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(|_, _| Ok(settled(IntentStatus::Executed)));
+            .returning(|_, _| Ok(intent_in(IntentStatus::Executed)));
         let plane = resolving(&intent, &["0xnew", "0xold"], chain, settlement);
         let resolved = plane.resolve_intent(intent.id).await.expect("resolved");
         assert_eq!(resolved.status, IntentStatus::Executed);
     }
 
-    #[tokio::test]
-    async fn a_reverted_transaction_fails_the_intent_naming_it() {
-        let intent = submitted();
+    /// A chain where the wallet has mined `mined` transactions and every one of the intent's has
+    /// the receipt `receipt`.
+    fn chain_showing(mined: u64, receipt: ports::ReceiptStatus) -> MockChainWriter {
         let mut chain = MockChainWriter::new();
-        chain.expect_mined_nonce().returning(|_| Ok(6));
+        chain.expect_mined_nonce().returning(move |_| Ok(mined));
+        chain.expect_receipt().returning(move |_| Ok(receipt));
         chain
-            .expect_receipt()
-            .returning(|_| Ok(ports::ReceiptStatus::Reverted));
+    }
+
+    /// A settlement port that must not be asked to settle anything.
+    fn settling_nothing() -> MockExecutionQueue {
+        let mut settlement = MockExecutionQueue::new();
+        settlement.expect_settle().never();
+        settlement
+    }
+
+    /// A settlement port expecting one failure whose reason says each of `said`.
+    fn expecting_failure(said: &'static [&'static str]) -> MockExecutionQueue {
         let mut settlement = MockExecutionQueue::new();
         settlement
             .expect_settle()
-            .withf(|_, settlement| {
-                matches!(settlement, ports::Settlement::Failed(reason) if reason.contains("0xreverted"))
+            .withf(move |_, settlement| {
+                matches!(settlement, ports::Settlement::Failed(reason)
+                    if said.iter().all(|words| reason.contains(words)))
             })
             .times(1)
-            .returning(|_, _| Ok(settled(IntentStatus::Failed)));
+            .returning(|_, _| Ok(intent_in(IntentStatus::Failed)));
+        settlement
+    }
+
+    #[tokio::test]
+    async fn a_reverted_transaction_fails_the_intent_naming_it() {
+        let intent = intent_in(IntentStatus::Submitted);
+        let chain = chain_showing(6, ports::ReceiptStatus::Reverted);
+        let settlement = expecting_failure(&["0xreverted"]);
         let plane = resolving(&intent, &["0xreverted"], chain, settlement);
         let resolved = plane.resolve_intent(intent.id).await.expect("resolved");
         assert_eq!(resolved.status, IntentStatus::Failed);
@@ -1172,7 +1184,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_nonce_used_by_another_transaction_fails_the_intent_without_a_grace() {
-        let intent = submitted();
+        let intent = intent_in(IntentStatus::Submitted);
         let mut chain = MockChainWriter::new();
         chain
             .expect_mined_nonce()
@@ -1182,15 +1194,7 @@ mod tests {
             .expect_receipt()
             .times(2)
             .returning(|_| Ok(ports::ReceiptStatus::Pending));
-        let mut settlement = MockExecutionQueue::new();
-        settlement
-            .expect_settle()
-            .withf(|_, settlement| {
-                matches!(settlement, ports::Settlement::Failed(reason)
-                    if reason.contains("nonce 5") && reason.contains("will not be"))
-            })
-            .times(1)
-            .returning(|_, _| Ok(settled(IntentStatus::Failed)));
+        let settlement = expecting_failure(&["nonce 5", "will not be"]);
         let plane = resolving(&intent, &["0xnew", "0xold"], chain, settlement);
         let resolved = plane.resolve_intent(intent.id).await.expect("resolved");
         assert_eq!(resolved.status, IntentStatus::Failed);
@@ -1198,15 +1202,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_nonce_still_free_changes_nothing_and_says_so() {
-        let intent = submitted();
-        let mut chain = MockChainWriter::new();
-        chain.expect_mined_nonce().returning(|_| Ok(5));
-        chain
-            .expect_receipt()
-            .returning(|_| Ok(ports::ReceiptStatus::Pending));
-        let mut settlement = MockExecutionQueue::new();
-        settlement.expect_settle().never();
-        let plane = resolving(&intent, &["0xpending"], chain, settlement);
+        let intent = intent_in(IntentStatus::Submitted);
+        let chain = chain_showing(5, ports::ReceiptStatus::Pending);
+        let plane = resolving(&intent, &["0xpending"], chain, settling_nothing());
         let refused = plane.resolve_intent(intent.id).await;
         assert!(
             matches!(
@@ -1229,13 +1227,11 @@ mod tests {
             if status == IntentStatus::Submitted {
                 continue;
             }
-            let intent = settled(status);
+            let intent = intent_in(status);
             let mut chain = MockChainWriter::new();
             chain.expect_mined_nonce().never();
             chain.expect_receipt().never();
-            let mut settlement = MockExecutionQueue::new();
-            settlement.expect_settle().never();
-            let plane = resolving(&intent, &[], chain, settlement);
+            let plane = resolving(&intent, &[], chain, settling_nothing());
             let refused = plane.resolve_intent(intent.id).await;
             assert!(
                 matches!(refused, Err(ResolveError::NotSubmitted { status: s, .. }) if s == status),
@@ -1246,12 +1242,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_intent_settled_by_the_executor_meanwhile_is_reported_as_it_is() {
-        let intent = submitted();
-        let mut chain = MockChainWriter::new();
-        chain.expect_mined_nonce().returning(|_| Ok(6));
-        chain
-            .expect_receipt()
-            .returning(|_| Ok(ports::ReceiptStatus::Succeeded));
+        let intent = intent_in(IntentStatus::Submitted);
+        let chain = chain_showing(6, ports::ReceiptStatus::Succeeded);
         let mut settlement = MockExecutionQueue::new();
         settlement.expect_settle().returning(|_, _| {
             Err(TransitionError::Refused(TransitionRefused {
@@ -1275,14 +1267,12 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreachable_chain_changes_nothing() {
-        let intent = submitted();
+        let intent = intent_in(IntentStatus::Submitted);
         let mut chain = MockChainWriter::new();
         chain
             .expect_mined_nonce()
             .returning(|_| Err(ChainError::Unavailable("down".into())));
-        let mut settlement = MockExecutionQueue::new();
-        settlement.expect_settle().never();
-        let plane = resolving(&intent, &["0xsent"], chain, settlement);
+        let plane = resolving(&intent, &["0xsent"], chain, settling_nothing());
         assert!(matches!(
             plane.resolve_intent(intent.id).await,
             Err(ResolveError::Chain(_))
