@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test lint bench profile openapi contracts agentctl db-stop check
+.PHONY: run test lint bench profile openapi contracts agentctl db-stop clean-db check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -43,6 +43,10 @@ agentctl:
 ## db-stop: stop the project-local PostgreSQL
 db-stop:
 	@scripts/local-pg.sh stop
+
+## clean-db: drop the test databases killed runs left behind, and templates of other migrations
+clean-db:
+	@scripts/clean-db.sh
 
 check:
 	cargo check --workspace --all-targets

@@ -12,6 +12,7 @@ if [[ -z "${TEST_DATABASE_URL:-}" ]]; then
   export TEST_DATABASE_CA="$root/.data/pg-ca.pem"
 fi
 need_command jq jq "the README walkthrough's test"
+need_command chromium chromium "the /docs page's test in a headless browser"
 # anvil, for the tests on a real EVM chain.
 ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}"
 export ANVIL_BIN

@@ -11,10 +11,14 @@ use test_support::{workspace_root, TestDatabase};
 
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
+/// Cargo's target directory, where the binaries are and where tests leave what a person may look at.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
 pub fn binary(name: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace_root().join("target"), PathBuf::from);
-    let path = target.join("debug").join(name);
+    let path = target_dir().join("debug").join(name);
     assert!(
         path.is_file(),
         "{} is missing: run `cargo build --bins` first (make test does)",

@@ -3,6 +3,7 @@
 mod auth;
 mod chain;
 mod cli;
+mod docs_page;
 mod email;
 mod exactly_once;
 mod fake_mail_api;
@@ -16,6 +17,7 @@ mod rotation;
 mod routing;
 mod send_rules;
 mod sms;
+mod stuck_intents;
 mod tls;
 mod walkthrough;
 mod wallet;

@@ -1,4 +1,4 @@
-//! `agentctl intents`: list, show, confirm, reject and expire transfer intents.
+//! `agentctl intents`: list, show, confirm, reject, expire and resolve transfer intents.
 
 use std::time::Duration;
 
@@ -39,6 +39,11 @@ pub enum IntentsCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Settle a submitted intent by what the chain says now, when its nonce was taken by a
+    /// transaction sent outside this service: a receipt of one of its transactions settles it
+    /// (executed, or failed on a revert); its nonce used with none of them mined fails it at once.
+    /// While its nonce is still free it may yet be mined: nothing is changed.
+    Resolve { id: IntentId },
     /// Expire intents pending longer than INTENT_PENDING_TTL_SECS (default 24 h) or --pending-for-secs.
     Expire {
         #[arg(long, value_name = "SECONDS")]
@@ -98,6 +103,9 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 .err()
                 .map(|violation| violation.to_string()));
             view
+        }
+        IntentsCommand::Resolve { id } => {
+            operator_view(&context.control_plane().await?.resolve_intent(id).await?)
         }
         IntentsCommand::Reject { id, reason } => operator_view(
             &context

@@ -49,7 +49,7 @@ enum Command {
     /// Set or show the spend policy of an agent's wallet.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
-    /// List transfer intents; confirm or reject pending ones.
+    /// List transfer intents; confirm or reject pending ones; resolve a stuck submitted one.
     #[command(subcommand)]
     Intents(intents::IntentsCommand),
     /// Act on the sandbox providers.
@@ -99,7 +99,10 @@ impl Context {
     async fn control_plane(&self) -> anyhow::Result<ControlPlane> {
         let provisioning = self.provisioning()?;
         let sms = SmsConfig::from_env(&self.env).context("configuration")?;
-        wiring::control_plane(&self.database().await?, &provisioning, &sms)
+        let chain_config = ChainConfig::from_env(&self.env).context("configuration")?;
+        let database = self.database().await?;
+        let chain = wiring::chain(&database, &chain_config)?;
+        wiring::control_plane(&database, &provisioning, &sms, &chain)
     }
 }
 

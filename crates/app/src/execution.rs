@@ -280,17 +280,9 @@ impl Executor {
         outcome: &mut FollowOutcome,
     ) -> Result<(), ExecutionError> {
         let intent = &submitted.intent;
-        for attempt in &submitted.attempts {
-            let settlement = match self.chain.receipt(&attempt.hash).await? {
-                ReceiptStatus::Pending => continue,
-                ReceiptStatus::Succeeded => Settlement::Executed {
-                    tx_hash: attempt.hash.clone(),
-                },
-                ReceiptStatus::Reverted => Settlement::Failed(format!(
-                    "the transaction {} reverted on chain (e.g. insufficient token balance)",
-                    attempt.hash
-                )),
-            };
+        if let Some(settlement) =
+            settlement_by_receipt(self.chain.as_ref(), &submitted.attempts).await?
+        {
             return self.settle(intent, settlement, outcome).await;
         }
         let mined = self.chain.mined_nonce(&submitted.wallet_address).await?;
@@ -302,12 +294,7 @@ impl Executor {
             self.settings.nonce_grace,
         ) {
             WithoutReceipt::NonceTakenByAnother => {
-                let reason = format!(
-                    "nonce {} was used by a transaction that is not this transfer's; the \
-                     transfer was not executed and will not be",
-                    submitted.nonce
-                );
-                self.settle(intent, Settlement::Failed(reason), outcome)
+                self.settle(intent, nonce_taken_by_another(submitted.nonce), outcome)
                     .await
             }
             WithoutReceipt::NonceUsedLookAgain => {
@@ -391,6 +378,37 @@ impl Executor {
     pub async fn queue_lag(&self) -> Result<Option<Duration>, ExecutionError> {
         Ok(self.queue.oldest_confirmed_wait().await?)
     }
+}
+
+/// What a receipt of one of an intent's `transactions` decides: success executes it with that
+/// transaction's hash, a revert fails it. They share one nonce, so at most one is ever mined.
+/// `None` while none has a receipt.
+pub(crate) async fn settlement_by_receipt(
+    chain: &dyn ChainWriter,
+    transactions: &[SignedTransfer],
+) -> Result<Option<Settlement>, ChainError> {
+    for transaction in transactions {
+        let settlement = match chain.receipt(&transaction.hash).await? {
+            ReceiptStatus::Pending => continue,
+            ReceiptStatus::Succeeded => Settlement::Executed {
+                tx_hash: transaction.hash.clone(),
+            },
+            ReceiptStatus::Reverted => Settlement::Failed(format!(
+                "the transaction {} reverted on chain (e.g. insufficient token balance)",
+                transaction.hash
+            )),
+        };
+        return Ok(Some(settlement));
+    }
+    Ok(None)
+}
+
+/// How a transfer ends whose `nonce` was used by a transaction that is not one of its own.
+pub(crate) fn nonce_taken_by_another(nonce: u64) -> Settlement {
+    Settlement::Failed(format!(
+        "nonce {nonce} was used by a transaction that is not this transfer's; the transfer was \
+         not executed and will not be"
+    ))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub use auth_cache::AuthCache;
 pub use codes::{ChannelsWait, CodeChannel, CodePorts, CodeService, FoundCode};
 pub use control_plane::{
     AgentLookupError, ConfirmError, Confirmation, ControlPlane, ControlPlanePorts, CreateAgent,
-    CreateAgentError, IssuedKey, PolicyError,
+    CreateAgentError, IssuedKey, PolicyError, ResolveError,
 };
 
 pub use email::{

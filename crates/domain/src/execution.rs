@@ -62,6 +62,12 @@ pub enum WithoutReceipt {
     NonceTakenByAnother,
 }
 
+/// Whether a wallet that has mined `mined_nonces` transactions has used `nonce` for good, by
+/// whichever transaction: then no other transaction with that nonce can ever be mined.
+pub fn nonce_used(nonce: u64, mined_nonces: u64) -> bool {
+    mined_nonces > nonce
+}
+
 /// Judges a sent transfer whose transactions have no receipt, from the number of transactions the
 /// wallet has mined and since when (if ever) its nonce was first seen used.
 pub fn without_receipt(
@@ -70,7 +76,7 @@ pub fn without_receipt(
     used_seen_for: Option<Duration>,
     grace: Duration,
 ) -> WithoutReceipt {
-    if mined_nonces <= nonce {
+    if !nonce_used(nonce, mined_nonces) {
         return WithoutReceipt::StillPending;
     }
     match used_seen_for {
@@ -121,6 +127,14 @@ mod tests {
         let waits: Vec<u64> = (0..8).map(|n| schedule.delay(n).as_secs()).collect();
         assert_eq!(waits, vec![1, 2, 4, 8, 16, 32, 60, 60]);
         assert_eq!(schedule.delay(u32::MAX), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_nonce_is_used_once_the_wallet_has_mined_past_it() {
+        assert!(!nonce_used(5, 0));
+        assert!(!nonce_used(5, 5));
+        assert!(nonce_used(5, 6));
+        assert!(nonce_used(0, 1));
     }
 
     #[test]

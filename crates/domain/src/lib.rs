@@ -41,7 +41,9 @@ pub use email::{
     MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use evm_address::{EvmAddress, EvmAddressError};
-pub use execution::{replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt};
+pub use execution::{
+    nonce_used, replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt,
+};
 pub use ids::{
     AgentId, EmailInboxId, EmailMessageId, IntentId, LeaseId, PhoneNumberId, SmsMessageId,
     SpendPolicyId, SponsorId, WalletId,

@@ -19,8 +19,6 @@ pub use telemetry::{middleware as telemetry_middleware, Metrics};
 
 use actix_web::http::Method;
 use actix_web::{web, Route};
-use utoipa::OpenApi;
-use utoipa_redoc::{Redoc, Servable};
 
 /// A route and its handler. Every route is registered from these tables, so one that is served
 /// but missing from the API description fails `routes_and_description_agree`.
@@ -93,7 +91,7 @@ const API: &[Endpoint] = &[
 ];
 
 /// Served beside the API and deliberately left out of its description: the Prometheus text, the
-/// description itself (its page, `/docs`, is served by utoipa-redoc), and the providers'
+/// description itself and its page (`/docs`, with the renderer it loads), and the providers'
 /// webhooks, which agents never call.
 const OUTSIDE_THE_API: &[Endpoint] = &[
     Endpoint::new(Method::POST, "/webhooks/email/inbound", |route| {
@@ -107,6 +105,10 @@ const OUTSIDE_THE_API: &[Endpoint] = &[
     }),
     Endpoint::new(Method::GET, "/openapi.json", |route| {
         route.to(routes::ops::openapi_json)
+    }),
+    Endpoint::new(Method::GET, "/docs", |route| route.to(routes::docs::page)),
+    Endpoint::new(Method::GET, routes::docs::RENDERER_PATH, |route| {
+        route.to(routes::docs::renderer)
     }),
 ];
 
@@ -132,9 +134,7 @@ pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceCon
             }
             config.service(resource);
         }
-        config
-            .service(Redoc::with_url("/docs", ApiDoc::openapi()))
-            .default_service(web::to(routes::fallback::not_found));
+        config.default_service(web::to(routes::fallback::not_found));
     }
 }
 
@@ -142,6 +142,7 @@ pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceCon
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+    use utoipa::OpenApi;
 
     #[test]
     fn routes_and_description_agree() {

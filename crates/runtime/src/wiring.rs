@@ -266,6 +266,7 @@ pub fn control_plane(
     database: &Database,
     config: &ProvisioningConfig,
     sms: &SmsConfig,
+    chain: &Chain,
 ) -> anyhow::Result<ControlPlane> {
     let (numbers, releaser): (Arc<dyn NumberProvisioner>, Arc<dyn NumberReleaser>) =
         match &sms.provider {
@@ -278,15 +279,18 @@ pub fn control_plane(
                 (twilio.clone(), twilio)
             }
         };
+    let intents = intent_store(database);
     Ok(ControlPlane::new(
         ControlPlanePorts {
             agents: agent_store(database),
-            intents: intent_store(database),
+            intents: intents.clone(),
             wallet_keys: Arc::new(PgWalletKeyStore::new(database.clone())),
             inboxes: Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
             numbers,
             releaser,
             vault: key_vault(config),
+            chain: chain.writer.clone(),
+            settlement: intents,
         },
         usdc(config),
     ))

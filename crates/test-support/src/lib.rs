@@ -1,5 +1,6 @@
 //! Test databases: each test gets its own PostgreSQL database, cloned from a template that is
-//! migrated once per set of migrations, and dropped when the test ends.
+//! migrated once per set of migrations, and dropped when the test ends; those of killed runs are
+//! dropped by the next run (`leftovers`).
 //!
 //! The server used is `TEST_DATABASE_URL` (any database on it; it must allow CREATE DATABASE),
 //! else the project-local cluster that `scripts/local-pg.sh` starts. Connections open through
@@ -16,6 +17,10 @@ use postgres_store::Connector;
 use tokio::sync::OnceCell;
 use url::form_urlencoded;
 use uuid::Uuid;
+
+mod leftovers;
+
+pub use leftovers::{Creator, Sweep};
 
 /// Advisory lock key that serialises template creation across test processes.
 const TEMPLATE_LOCK_KEY: i64 = 0x7465_6d70_6c61_7465;
@@ -121,17 +126,48 @@ struct Count {
     count: i32,
 }
 
-/// The name of a migrated template, creating it if this set of migrations has none yet.
+fn template_name() -> String {
+    format!("ar_template_{}", postgres_store::MIGRATIONS_FINGERPRINT)
+}
+
+async fn lock_templates(admin: &mut AsyncPgConnection) {
+    diesel::sql_query(format!("SELECT pg_advisory_lock({TEMPLATE_LOCK_KEY})"))
+        .execute(admin)
+        .await
+        .expect("template lock");
+}
+
+async fn unlock_templates(admin: &mut AsyncPgConnection) {
+    diesel::sql_query(format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK_KEY})"))
+        .execute(admin)
+        .await
+        .expect("template unlock");
+}
+
+/// Drops what `sweep` takes for leftovers on the test server, under the template lock, and
+/// returns their names.
+pub async fn drop_leftovers(sweep: Sweep) -> Vec<String> {
+    let mut admin = admin_connection().await;
+    lock_templates(&mut admin).await;
+    let dropped = leftovers::sweep_locked(&mut admin, sweep, &template_name()).await;
+    unlock_templates(&mut admin).await;
+    dropped
+}
+
+/// The test databases and templates on the test server, by name.
+pub async fn existing_databases() -> Vec<String> {
+    leftovers::databases(&mut admin_connection().await).await
+}
+
+/// The name of a migrated template, creating it if this set of migrations has none yet. The
+/// first call of a process also drops the databases of runs that were killed.
 async fn template() -> &'static str {
     static TEMPLATE: OnceCell<String> = OnceCell::const_new();
     TEMPLATE
         .get_or_init(|| async {
-            let name = format!("ar_template_{}", postgres_store::MIGRATIONS_FINGERPRINT);
+            let name = template_name();
             let mut admin = admin_connection().await;
-            diesel::sql_query(format!("SELECT pg_advisory_lock({TEMPLATE_LOCK_KEY})"))
-                .execute(&mut admin)
-                .await
-                .expect("template lock");
+            lock_templates(&mut admin).await;
             let exists = diesel::sql_query(
                 "SELECT count(*)::int AS count FROM pg_database WHERE datname = $1",
             )
@@ -158,10 +194,8 @@ async fn template() -> &'static str {
                 )
                 .await;
             }
-            diesel::sql_query(format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK_KEY})"))
-                .execute(&mut admin)
-                .await
-                .expect("template unlock");
+            leftovers::sweep_locked(&mut admin, Sweep::ExitedCreators, &name).await;
+            unlock_templates(&mut admin).await;
             name
         })
         .await
@@ -176,7 +210,16 @@ pub struct TestDatabase {
 impl TestDatabase {
     pub async fn new() -> Self {
         let template = template().await;
-        let name = format!("ar_test_{}", Uuid::new_v4().simple());
+        let name = match Creator::this_process() {
+            Some(creator) => creator.database_name(),
+            // Where the creator cannot be told, the name records none: only `make clean-db`
+            // drops such a database when it is left behind.
+            None => format!(
+                "{}{}",
+                leftovers::TEST_DATABASE_PREFIX,
+                Uuid::new_v4().simple()
+            ),
+        };
         let mut admin = admin_connection().await;
         execute_with_retry(
             &mut admin,
@@ -208,6 +251,10 @@ impl TestDatabase {
     /// The connector of `url()`, as the service builds it.
     pub fn connector(&self) -> Connector {
         connector(&self.url)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// A connection of the test's own to this database.

@@ -1,6 +1,7 @@
 //! Route handlers, one module per resource.
 
 pub mod agents;
+pub mod docs;
 pub mod email;
 pub mod fallback;
 pub mod ops;

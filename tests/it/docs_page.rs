@@ -1,0 +1,208 @@
+//! `/docs` in a real browser: Debian's chromium, headless, loads the page from the spawned server
+//! with every other host unresolvable, and must render every operation of `/openapi.json`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{header, target_dir, Server};
+
+/// Tall enough for the first operations to be on the picture, below the introduction.
+const WINDOW: (u32, u32) = (1280, 4500);
+/// How long the page may take to render all operations, over as many loads as fit.
+const RENDER_DEADLINE: Duration = Duration::from_secs(90);
+/// Virtual time one load may spend (fetching the description, rendering) before the DOM is read.
+const VIRTUAL_TIME_BUDGET_MS: &str = "15000";
+
+/// `CHROMIUM_BIN`, else `chromium` on the PATH; without it the test cannot say anything, so it
+/// fails rather than pass unseen.
+fn chromium() -> PathBuf {
+    if let Some(binary) = std::env::var_os("CHROMIUM_BIN") {
+        return PathBuf::from(binary);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("chromium"))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "chromium is missing: the /docs page is checked in a headless browser; install \
+                 Debian's chromium package (make test does) or set CHROMIUM_BIN"
+            )
+        })
+}
+
+/// One load of `url` in a fresh browser profile: the DOM after scripts ran, and a screenshot.
+struct Rendering {
+    dom: String,
+    screenshot: PathBuf,
+}
+
+async fn render(url: &str, screenshot: &Path) -> Rendering {
+    let profile = std::env::temp_dir().join(format!(
+        "agent-runtime-chromium-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let _ = std::fs::remove_file(screenshot);
+    let output = tokio::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            // Offline, whatever this machine can reach: only the server's address resolves.
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+            &format!("--user-data-dir={}", profile.display()),
+            &format!("--window-size={},{}", WINDOW.0, WINDOW.1),
+            &format!("--virtual-time-budget={VIRTUAL_TIME_BUDGET_MS}"),
+            &format!("--screenshot={}", screenshot.display()),
+            "--dump-dom",
+            url,
+        ])
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("running chromium");
+    let _ = std::fs::remove_dir_all(&profile);
+    assert!(
+        output.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Rendering {
+        dom: String::from_utf8_lossy(&output.stdout).into_owned(),
+        screenshot: screenshot.to_owned(),
+    }
+}
+
+/// Each operation of the description as the page must show it: its menu link and its summary.
+fn operations(description: &Value) -> Vec<(String, String)> {
+    let mut operations = Vec::new();
+    for by_method in description["paths"].as_object().expect("paths").values() {
+        for operation in by_method.as_object().expect("operations").values() {
+            let tag = operation["tags"][0].as_str().expect("a tag");
+            let id = operation["operationId"].as_str().expect("an operationId");
+            let summary = operation["summary"].as_str().expect("a summary");
+            operations.push((format!("#tag/{tag}/operation/{id}"), summary.to_owned()));
+        }
+    }
+    operations
+}
+
+/// Asserts that the picture has the window's size and shows a rendered page: many colours (text
+/// is anti-aliased), and far from all of it one colour, as a blank or loading page would be.
+fn assert_shows_a_rendered_page(screenshot: &Path) {
+    let file = std::fs::File::open(screenshot).expect("screenshot written");
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("fits in memory")];
+    let frame = reader.next_frame(&mut pixels).expect("a picture");
+    assert_eq!((frame.width, frame.height), WINDOW);
+    let channels = frame.color_type.samples();
+    let mut counts = std::collections::HashMap::<&[u8], usize>::new();
+    for pixel in pixels[..frame.buffer_size()].chunks_exact(channels) {
+        *counts.entry(pixel).or_default() += 1;
+    }
+    let total = (frame.width * frame.height) as usize;
+    let commonest = counts.values().max().copied().unwrap_or_default();
+    assert!(
+        counts.len() >= 50,
+        "{} shows {} colours: nothing was drawn",
+        screenshot.display(),
+        counts.len()
+    );
+    assert!(
+        commonest * 10 < total * 9,
+        "{} is more than nine tenths one colour",
+        screenshot.display()
+    );
+}
+
+#[tokio::test]
+async fn the_docs_page_renders_every_operation_without_the_internet() {
+    let (server, _database) = Server::start().await;
+    let (status, description) = server.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let operations = operations(&description);
+    assert!(operations.len() > 10, "{description}");
+    let screenshot = target_dir().join("docs-page.png");
+    let started = Instant::now();
+    let rendering = loop {
+        let rendering = render(&server.url("/docs"), &screenshot).await;
+        let missing: Vec<&(String, String)> = operations
+            .iter()
+            .filter(|(link, summary)| {
+                !rendering.dom.contains(&format!("href=\"{link}\""))
+                    || !rendering.dom.contains(summary)
+            })
+            .collect();
+        if missing.is_empty() {
+            break rendering;
+        }
+        assert!(
+            started.elapsed() < RENDER_DEADLINE,
+            "the page never showed {missing:?}:\n{}",
+            rendering.dom
+        );
+    };
+    assert_shows_a_rendered_page(&rendering.screenshot);
+}
+
+/// GET `path`, which must answer 200 with `content_type`.
+async fn served(server: &Server, path: &str, content_type: &str) -> reqwest::Response {
+    let response = server
+        .client
+        .get(server.url(path))
+        .send()
+        .await
+        .expect(path);
+    assert_eq!(response.status().as_u16(), 200, "{path}");
+    assert_eq!(
+        header(&response, "content-type").as_deref(),
+        Some(content_type),
+        "{path}"
+    );
+    response
+}
+
+#[tokio::test]
+async fn the_docs_page_and_its_renderer_come_from_the_server_alone() {
+    let (server, _database) = Server::start().await;
+    let page = served(&server, "/docs", "text/html; charset=utf-8").await;
+    let policy = header(&page, "content-security-policy").expect("a content security policy");
+    assert!(policy.starts_with("default-src 'none'"), "{policy}");
+    let html = page.text().await.expect("html");
+    let references: Vec<&str> = ["src=\"", "href=\""]
+        .iter()
+        .flat_map(|attribute| html.split(attribute).skip(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    let scripts: Vec<&str> = html
+        .split("<script src=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(scripts.len(), 1, "{html}");
+    assert!(
+        references
+            .iter()
+            .all(|reference| reference.starts_with('/') && !reference.starts_with("//")),
+        "{references:?}"
+    );
+    let renderer = served(&server, scripts[0], "text/javascript; charset=utf-8").await;
+    assert_eq!(
+        header(&renderer, "cache-control").as_deref(),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert!(renderer.bytes().await.expect("bundle").len() > 500_000);
+}
