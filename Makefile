@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test lint bench profile openapi contracts agentctl db-stop clean-db check
+.PHONY: run test fuzz lint bench profile openapi contracts agentctl db-stop clean-db check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -10,6 +10,10 @@ run:
 ## test: every test, against a real PostgreSQL
 test:
 	@scripts/test.sh
+
+## fuzz: schemathesis against the served API description, at least 5,000 cases over every operation; fails on any finding (FUZZ_SEED replays a run)
+fuzz:
+	@scripts/fuzz.sh
 
 ## lint: formatting, clippy with warnings denied, the layering rules and unused dependencies
 lint:

@@ -25,3 +25,26 @@ need_command() {
   DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >&2
 }
+
+# python_venv NAME WHY PACKAGE==VERSION...: a project-local virtualenv, .data/NAME, holding exactly
+# these pinned packages from PyPI (made anew when the pins change); prints the path of its python.
+python_venv() {
+  local name="$1" why="$2"
+  shift 2
+  local venv="$root/.data/$name"
+  local python="$venv/bin/python" pins="$venv/pins.txt"
+  if [[ -x "$python" && "$(cat "$pins" 2>/dev/null)" == "$*" ]]; then
+    echo "$python"
+    return
+  fi
+  need_command python3 python3 "$why"
+  echo "$(basename "$0"): installing $* from PyPI into $venv" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv" >&2 || {
+    echo "$(basename "$0"): python3 -m venv failed (on Debian: apt-get install python3-venv)" >&2
+    exit 1
+  }
+  "$python" -m pip install --quiet --disable-pip-version-check --no-input "$@" >&2
+  echo "$*" >"$pins"
+  echo "$python"
+}

@@ -22,4 +22,6 @@ export SMTP_PYTHON
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
 # The black-box tests spawn these binaries, so they must be current.
 cargo build --workspace --bins --locked
+# A short run of schemathesis against the served API description (make fuzz is the long one).
+FUZZ_ADMIN_URL="$TEST_DATABASE_URL" scripts/fuzz.sh --quick
 cargo test --workspace --locked

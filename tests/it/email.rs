@@ -984,3 +984,46 @@ fn agentctl_extracts_codes_from_stdin_without_a_database() {
     let codes: Value = serde_json::from_slice(&output.stdout).expect("json");
     assert_eq!(codes, json!(["385920"]));
 }
+
+// Found by the fuzz run (make fuzz): a NUL character in a subject, a body or a header value was
+// a 500, PostgreSQL refusing to store it. Mail cannot carry NUL (RFC 5322), so it is a 422.
+#[tokio::test]
+async fn a_nul_character_in_the_text_of_a_mail_is_422_and_stores_nothing() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, _) = email_agent(&database, "acme").await;
+    for (body, loc) in [
+        (
+            json!({"to": ["bob@example.org"], "subject": "a\u{0}b", "body_text": "Hi"}),
+            json!(["body", "subject"]),
+        ),
+        (
+            json!({"to": ["bob@example.org"], "subject": "Hi", "body_text": "a\u{0}b"}),
+            json!(["body", "body_text"]),
+        ),
+        (
+            json!({"to": ["bob@example.org"], "subject": "Hi", "body_text": "Hi",
+                   "headers": {"X-Campaign": "a\u{0}b"}}),
+            json!(["body", "headers", "X-Campaign"]),
+        ),
+    ] {
+        let refused = send(&server, &key, body.clone()).await;
+        assert_eq!(refused.status, 422, "{body}: {}", refused.body);
+        assert_eq!(locs(&refused.body), vec![loc], "{}", refused.body);
+    }
+    let reply = post(
+        &server,
+        "/v1/email/reply/any-message",
+        &key,
+        &json!({"body_text": "a\u{0}b"}),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 422, "{}", reply.body);
+    assert_eq!(locs(&reply.body), vec![json!(["body", "body_text"])]);
+    assert!(sandbox_outbox(&database, "bob@example.org")
+        .await
+        .is_empty());
+    let (status, inbox) = get(&server, "/v1/email/inbox", &key).await;
+    assert_eq!((status, inbox["items"].clone()), (200, json!([])));
+}

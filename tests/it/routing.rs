@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::harness::{read, Server};
+use crate::harness::{header, read, Server};
 
 #[tokio::test]
 async fn an_unknown_route_is_a_json_404() {
@@ -40,6 +40,35 @@ async fn a_wrong_method_is_a_json_405() {
             read(response).await,
             (405, json!({"detail": "Method Not Allowed"})),
             "{method}"
+        );
+    }
+}
+
+// Found by the fuzz run (make fuzz): a 405 had no `Allow`, which RFC 9110 requires.
+#[tokio::test]
+async fn a_wrong_method_names_the_methods_of_the_path_in_allow() {
+    let (server, _database) = Server::start().await;
+    for (method, path, allowed) in [
+        (reqwest::Method::TRACE, "/v1/agents/me", "GET"),
+        (reqwest::Method::DELETE, "/v1/wallet/send", "POST"),
+        (reqwest::Method::PUT, "/v1/email/messages/some-id", "GET"),
+        (reqwest::Method::GET, "/webhooks/sms/twilio", "POST"),
+    ] {
+        let response = server
+            .client
+            .request(method.clone(), server.url(path))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(
+            header(&response, "allow").as_deref(),
+            Some(allowed),
+            "{method} {path}"
+        );
+        assert_eq!(
+            read(response).await,
+            (405, json!({"detail": "Method Not Allowed"})),
+            "{method} {path}"
         );
     }
 }

@@ -851,3 +851,40 @@ async fn a_client_hanging_up_ends_its_wait_and_frees_its_place() {
         );
     }
 }
+
+// Found by the fuzz run (make fuzz): `196.0` is an integer to JSON Schema (and to FastAPI), but
+// was refused as not one.
+#[tokio::test]
+async fn a_timeout_written_with_a_zero_fraction_is_a_whole_number_of_seconds() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, _) = phone_agent(&database).await;
+    for route in ["/v1/sms/wait-for-code", "/v1/codes/wait"] {
+        let send = |body: Value| {
+            let request = wait_request(&server, route, &key, &body);
+            async move { read(request.send().await.expect("request")).await }
+        };
+        let (status, answer) = send(json!({"timeout": 0.0})).await;
+        assert_eq!(status, 408, "{route}: {answer}");
+        let (status, refused) = send(json!({"timeout": 0.5})).await;
+        assert_eq!(status, 422, "{route}: {refused}");
+        assert_eq!(refused["detail"][0]["type"], "int_type", "{refused}");
+        assert_eq!(refused["detail"][0]["loc"], json!(["body", "timeout"]));
+    }
+}
+
+// Found by the fuzz run (make fuzz): a NUL character in a request id was a 500, PostgreSQL
+// refusing to store it.
+#[tokio::test]
+async fn a_request_id_with_a_nul_character_is_422() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, _) = phone_agent(&database).await;
+    for route in ["/v1/sms/wait-for-code", "/v1/codes/wait"] {
+        let body = json!({"timeout": 0, "request_id": "a\u{0}b"});
+        let request = wait_request(&server, route, &key, &body);
+        let (status, refused) = read(request.send().await.expect("request")).await;
+        assert_eq!(status, 422, "{route}: {refused}");
+        assert_eq!(refused["detail"][0]["loc"], json!(["body", "request_id"]));
+    }
+}

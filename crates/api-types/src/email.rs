@@ -2,9 +2,15 @@
 
 use std::collections::BTreeMap;
 
-use domain::{AttachmentMeta, Direction, EmailMessageRecord};
+use domain::{
+    AttachmentMeta, Direction, EmailMessageRecord, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES,
+    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
+};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
+use utoipa::openapi::schema::{
+    Array, ArrayBuilder, KnownFormat, Object, ObjectBuilder, SchemaFormat, SchemaType, Type,
+};
 use utoipa::ToSchema;
 
 /// A message of the inbox, inbound or outbound.
@@ -139,20 +145,92 @@ pub struct EmailInboxPage {
     pub next_cursor: Option<String>,
 }
 
+/// A header's text: no CR or LF, which would end it and start another, and no NUL, which mail
+/// cannot carry.
+const HEADER_TEXT: &str = "^[^\\r\\n\\u0000]*$";
+
+/// A list of email addresses; at most `MAX_RECIPIENTS` over `to`, `cc` and `bcc` together.
+fn addresses(min_items: Option<usize>, schema_type: SchemaType, description: &str) -> Array {
+    ArrayBuilder::new()
+        .schema_type(schema_type)
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Email)))
+                .max_length(Some(MAX_ADDRESS_CHARS)),
+        )
+        .min_items(min_items)
+        .max_items(Some(MAX_RECIPIENTS))
+        .description(Some(description))
+        .build()
+}
+
+fn to_schema() -> Array {
+    addresses(
+        Some(1),
+        SchemaType::Type(Type::Array),
+        "Recipient addresses; at most 20 over `to`, `cc` and `bcc` together.",
+    )
+}
+
+fn copies_schema() -> Array {
+    addresses(
+        None,
+        SchemaType::from_iter([Type::Array, Type::Null]),
+        "Addresses copied; at most 20 recipients over `to`, `cc` and `bcc` together.",
+    )
+}
+
+/// Names are printable ASCII without `:` or spaces, values header text.
+fn custom_headers_schema() -> Object {
+    let header_text = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(HEADER_TEXT));
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(format!("^[!-9;-~]{{1,{MAX_HEADER_NAME_CHARS}}}$"))),
+        ))
+        .additional_properties(Some(header_text))
+        .description(Some(
+            "Custom headers: names of printable ASCII without `:` or spaces, values without CR \
+             , LF or NUL. Headers the service or the provider writes (From, To, Subject, Message-ID, \
+             Content-Type, DKIM-Signature, ARC-*, Received...) are refused.",
+        ))
+        .build()
+}
+
+fn body_text_schema() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        // In characters, as JSON Schema counts: none over this is within the limit in bytes.
+        .max_length(Some(MAX_BODY_TEXT_BYTES))
+        .pattern(Some("^[^\\u0000]*$"))
+        .description(Some(
+            "Plain text without NUL, at most 262,144 bytes of UTF-8.",
+        ))
+        .build()
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EmailSendRequest {
-    /// Recipient addresses; at most 20 over `to`, `cc` and `bcc` together.
+    #[schema(schema_with = to_schema)]
     pub to: Vec<String>,
+    /// A single line: no CR, LF or NUL.
+    #[schema(pattern = "^[^\\r\\n\\u0000]*$")]
     pub subject: String,
-    /// Plain text, at most 262,144 bytes of UTF-8.
+    #[schema(schema_with = body_text_schema)]
     pub body_text: String,
     #[serde(default)]
+    #[schema(schema_with = copies_schema)]
     pub cc: Option<Vec<String>>,
     #[serde(default)]
+    #[schema(schema_with = copies_schema)]
     pub bcc: Option<Vec<String>>,
-    /// Custom headers. Headers the service or the provider writes (From, To, Subject,
-    /// Message-ID, Content-Type, DKIM-Signature, ARC-*, Received...) and any CR or LF are refused.
     #[serde(default)]
+    #[schema(schema_with = custom_headers_schema)]
     pub headers: Option<BTreeMap<String, String>>,
     /// Only `transactional` (the default) is supported.
     #[serde(default)]
@@ -167,6 +245,6 @@ pub struct EmailSendRequest {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EmailReplyRequest {
-    /// Plain text, at most 262,144 bytes of UTF-8.
+    #[schema(schema_with = body_text_schema)]
     pub body_text: String,
 }

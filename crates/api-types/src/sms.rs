@@ -1,8 +1,12 @@
 //! SMS: the agent's number, its messages, and the answer to a wait for a code.
 
+use std::fmt;
+
 use domain::{EmailMessageRecord, SmsMessageRecord, MAX_WAIT_SECS};
-use serde::{Deserialize, Serialize};
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
+use utoipa::openapi::schema::{Array, ArrayBuilder, ObjectBuilder, SchemaType, Type};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -98,19 +102,70 @@ fn default_timeout() -> i64 {
     i64::from(MAX_WAIT_SECS)
 }
 
+/// A whole number of seconds as JSON may write it: an integer, or a number without a fractional
+/// part (`5.0`), which is an integer to JSON Schema and to FastAPI alike. Its range is checked
+/// with the other fields.
+fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    struct WholeNumber;
+
+    impl Visitor<'_> for WholeNumber {
+        type Value = i64;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("an integer")
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<i64, E> {
+            Ok(value)
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<i64, E> {
+            i64::try_from(value)
+                .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(value), &self))
+        }
+
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<i64, E> {
+            // i64::MIN is -2^63 exactly; i64::MAX as f64 rounds up to 2^63, which is outside.
+            let in_range = value >= i64::MIN as f64 && value < i64::MAX as f64;
+            if value.fract() == 0.0 && in_range {
+                Ok(value as i64)
+            } else {
+                Err(E::invalid_type(de::Unexpected::Float(value), &self))
+            }
+        }
+    }
+
+    deserializer.deserialize_any(WholeNumber)
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct WaitForCodeRequest {
     /// Only a message from this service (e.g. `Google`); empty for any.
     #[serde(default)]
     pub service_name: String,
     /// Seconds to wait, 0 to 300; 0 looks once.
-    #[serde(default = "default_timeout")]
+    #[serde(default = "default_timeout", deserialize_with = "whole_number")]
     #[schema(default = default_timeout, minimum = 0, maximum = 300)]
     pub timeout: i64,
     /// At most 128 characters: a retry with the same id returns the same result, and joins a
     /// wait with that id still in progress.
     #[serde(default)]
+    #[schema(max_length = 128, pattern = "^[^\\u0000]*$")]
     pub request_id: Option<String>,
+}
+
+fn channels_schema() -> Array {
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["sms", "email"])),
+        )
+        .description(Some(
+            "`sms`, `email`, or both; every channel the agent has when omitted.",
+        ))
+        .build()
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -119,14 +174,15 @@ pub struct CodesWaitRequest {
     #[serde(default)]
     pub service_name: String,
     /// Seconds to wait, 0 to 300; 0 looks once.
-    #[serde(default = "default_timeout")]
+    #[serde(default = "default_timeout", deserialize_with = "whole_number")]
     #[schema(default = default_timeout, minimum = 0, maximum = 300)]
     pub timeout: i64,
     /// At most 128 characters: a retry with the same id returns the same result.
     #[serde(default)]
+    #[schema(max_length = 128, pattern = "^[^\\u0000]*$")]
     pub request_id: Option<String>,
-    /// `sms`, `email`, or both; every channel the agent has when omitted.
     #[serde(default)]
+    #[schema(schema_with = channels_schema)]
     pub channels: Option<Vec<String>>,
 }
 
@@ -170,6 +226,38 @@ impl CodeOut {
             raw_message: message.subject.clone().unwrap_or_default(),
             received_at: message.received_at.unwrap_or(message.created_at),
             request_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout_of(body: &str) -> Result<i64, String> {
+        serde_json::from_str::<WaitForCodeRequest>(body)
+            .map(|request| request.timeout)
+            .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn a_timeout_is_a_whole_number_written_with_or_without_a_fraction() {
+        assert_eq!(timeout_of(r#"{"timeout": 5}"#), Ok(5));
+        assert_eq!(timeout_of(r#"{"timeout": 196.0}"#), Ok(196));
+        assert_eq!(timeout_of(r#"{"timeout": -3.0}"#), Ok(-3));
+        assert_eq!(timeout_of("{}"), Ok(300));
+    }
+
+    #[test]
+    fn a_timeout_with_a_fraction_or_beyond_64_bits_is_not_an_integer() {
+        for body in [
+            r#"{"timeout": 1.5}"#,
+            r#"{"timeout": 1e300}"#,
+            r#"{"timeout": 18446744073709551615}"#,
+            r#"{"timeout": "5"}"#,
+        ] {
+            let error = timeout_of(body).expect_err(body);
+            assert!(error.contains("expected an integer"), "{body}: {error}");
         }
     }
 }

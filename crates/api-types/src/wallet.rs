@@ -211,9 +211,12 @@ fn default_chain() -> String {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct WalletSendRequest {
-    /// Recipient address: 0x and 40 hex digits; mixed case must pass the EIP-55 checksum.
+    /// Recipient address: 0x and 40 hex digits, all lower-case, all upper-case, or mixed case
+    /// passing the EIP-55 checksum.
+    #[schema(pattern = "^0x([0-9a-f]{40}|[0-9A-F]{40}|[0-9a-fA-F]{40})$")]
     pub to: String,
     /// Integer in atomic units, greater than zero, at most 2^128 - 1.
+    #[schema(pattern = "^[0-9]*[1-9][0-9]*$")]
     pub amount_atomic: String,
     #[serde(default = "default_asset")]
     #[schema(default = default_asset)]
@@ -224,5 +227,10 @@ pub struct WalletSendRequest {
     /// Client-chosen, 1 to 255 characters without control characters; kept for 24 hours. A reuse
     /// with other parameters returns 409.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+    )]
     pub idempotency_key: Option<String>,
 }

@@ -6,6 +6,9 @@ use time::OffsetDateTime;
 
 use crate::{EmailInboxId, PhoneNumberId};
 
+/// The longest email address, in characters (RFC 5321's limit on a path).
+pub const MAX_ADDRESS_CHARS: usize = 254;
+
 /// An email address of the form `local@domain`, lower-cased domain, at most 254 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct EmailAddress(String);
@@ -20,7 +23,7 @@ pub enum EmailAddressError {
 
 impl EmailAddress {
     pub fn parse(candidate: &str) -> Result<Self, EmailAddressError> {
-        if candidate.len() > 254 {
+        if candidate.len() > MAX_ADDRESS_CHARS {
             return Err(EmailAddressError::TooLong);
         }
         let (local, domain) = candidate

@@ -7,7 +7,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::{AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule};
+use crate::{check_no_nul, AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule};
 
 /// At most this many recipients over `to`, `cc` and `bcc` together.
 pub const MAX_RECIPIENTS: usize = 20;
@@ -48,6 +48,9 @@ pub const SENSITIVE_HEADERS: &[(&str, &str)] = &[
     ("received", "trace headers are added by mail servers"),
 ];
 
+/// The longest custom header name (RFC 5322 keeps a header's line within 78 characters).
+pub const MAX_HEADER_NAME_CHARS: usize = 76;
+
 /// The prefix of the ARC headers (`ARC-Seal`, `ARC-Message-Signature`, ...), refused like the
 /// signatures they carry.
 const ARC_PREFIX: &str = "arc-";
@@ -59,17 +62,22 @@ pub enum HeaderRefused {
     BadName,
     #[error("header {0:?} contains a line break (CR or LF)")]
     LineBreak(String),
+    #[error("header {0:?} contains the NUL character (U+0000)")]
+    NulCharacter(String),
     #[error("header {name:?} may not be set: {reason}")]
     Sensitive { name: String, reason: &'static str },
 }
 
-/// Checks one custom header: a token name, no CR or LF anywhere, and not a sensitive header.
+/// Checks one custom header: a token name, no CR, LF or NUL anywhere, and not a sensitive header.
 pub fn check_custom_header(name: &str, value: &str) -> Result<(), HeaderRefused> {
     if name.contains(['\r', '\n']) || value.contains(['\r', '\n']) {
         return Err(HeaderRefused::LineBreak(name.to_owned()));
     }
+    if check_no_nul(value).is_err() {
+        return Err(HeaderRefused::NulCharacter(name.to_owned()));
+    }
     let token = !name.is_empty()
-        && name.len() <= 76
+        && name.len() <= MAX_HEADER_NAME_CHARS
         && name.bytes().all(|b| b.is_ascii_graphic() && b != b':');
     if !token {
         return Err(HeaderRefused::BadName);
@@ -316,6 +324,14 @@ mod tests {
         assert_eq!(
             check_custom_header("List-Unsubscribe", "<mailto:u@x.io>"),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_nul_character_in_a_value_is_refused() {
+        assert_eq!(
+            check_custom_header("X-A", "one\0two"),
+            Err(HeaderRefused::NulCharacter("X-A".into()))
         );
     }
 

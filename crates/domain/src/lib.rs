@@ -18,6 +18,7 @@ pub mod limits;
 pub mod policy;
 pub mod service_name;
 pub mod sms;
+pub mod text;
 pub mod transfer;
 pub mod wallet;
 
@@ -32,13 +33,13 @@ pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
 pub use codes::extract_verification_codes;
 pub use contact::{
     EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,
-    PhoneNumberRecord,
+    PhoneNumberRecord, MAX_ADDRESS_CHARS,
 };
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
     check_custom_header, reply_references, reply_subject, request_fingerprint, AttachmentMeta,
     DeliveryRetry, Direction, EmailMessageRecord, EmailStatus, HeaderRefused, MAX_BODY_TEXT_BYTES,
-    MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use evm_address::{EvmAddress, EvmAddressError};
 pub use execution::{
@@ -57,6 +58,7 @@ pub use policy::{
 };
 pub use service_name::{matches_service, recognise_service};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};
+pub use text::{check_no_nul, NulCharacter};
 pub use transfer::{
     check_recipient, check_transfer_amount, IdempotencyKey, IdempotencyKeyError, RecipientRefused,
     TransferTooLarge, MAX_IDEMPOTENCY_KEY_CHARS, MAX_TRANSFER_ATOMIC,

@@ -6,6 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::openapi::schema::{Array, ArrayBuilder, Object, OneOfBuilder, Type};
 
 /// One entry of a 422 `detail` list, as FastAPI (pydantic v2) writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -13,19 +14,31 @@ pub struct ValidationItem {
     /// What kind of rule failed, e.g. `missing`, `value_error`, `greater_than_equal`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// Where: `body`, `query` or `path`, then field names and list indexes.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(schema_with = location_schema)]
     pub loc: Vec<Value>,
     /// What is wrong, for a person.
     pub msg: String,
-    /// The value as it was received.
-    #[schema(value_type = Object)]
+    /// The value as it was received: any JSON value, `null` for a missing body.
     pub input: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     // Boxed: most items have none, and a small item keeps `Result<_, ValidationItem>` small.
     /// What the failed rule expected, e.g. `{"ge": 1}`.
     #[schema(value_type = Option<Object>)]
     pub ctx: Option<Box<Value>>,
+}
+
+/// The schema of `loc`: names are strings, list indexes and offsets in a body integers.
+fn location_schema() -> Array {
+    ArrayBuilder::new()
+        .description(Some(
+            "Where: `body`, `query`, `path` or `header`, then field names and list indexes.",
+        ))
+        .items(
+            OneOfBuilder::new()
+                .item(Object::with_type(Type::String))
+                .item(Object::with_type(Type::Integer)),
+        )
+        .build()
 }
 
 impl ValidationItem {

@@ -17,6 +17,7 @@ pub use openapi::ApiDoc;
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};
 
+use actix_web::http::header::HeaderValue;
 use actix_web::http::Method;
 use actix_web::{web, Route};
 
@@ -124,10 +125,22 @@ pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceCon
             }
         }
         for path in paths {
-            // Other methods on a known path get a JSON 405 instead of actix's empty one.
-            let mut resource =
-                web::resource(path).default_service(web::to(routes::fallback::method_not_allowed));
-            for endpoint in endpoints.iter().filter(|endpoint| endpoint.path == path) {
+            let served: Vec<&&Endpoint> = endpoints
+                .iter()
+                .filter(|endpoint| endpoint.path == path)
+                .collect();
+            let methods: Vec<&str> = served
+                .iter()
+                .map(|endpoint| endpoint.method.as_str())
+                .collect();
+            let allow =
+                HeaderValue::from_str(&methods.join(", ")).expect("method names are visible ASCII");
+            // Other methods on a known path get a JSON 405 naming the path's methods, instead of
+            // actix's empty one.
+            let mut resource = web::resource(path).default_service(web::to(move || {
+                routes::fallback::method_not_allowed(allow.clone())
+            }));
+            for endpoint in served {
                 resource = resource.route((endpoint.handler)(
                     web::route().method(endpoint.method.clone()),
                 ));

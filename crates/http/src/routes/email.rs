@@ -7,8 +7,8 @@ use api_types::{
 };
 use app::{ReadMailError, SendMail, SendMailError};
 use domain::{
-    check_custom_header, EmailAddress, EmailMessageRecord, IdempotencyKey, MAX_BODY_TEXT_BYTES,
-    MAX_RECIPIENTS,
+    check_custom_header, check_no_nul, EmailAddress, EmailMessageRecord, IdempotencyKey,
+    MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
 };
 use serde_json::{json, Value};
 
@@ -106,19 +106,29 @@ fn parse_addresses(
 }
 
 fn check_body_text(text: &str) -> Option<ValidationItem> {
-    (text.len() > MAX_BODY_TEXT_BYTES).then(|| {
+    if text.len() > MAX_BODY_TEXT_BYTES {
+        return Some(
+            ValidationItem::new(
+                "value_error",
+                body_loc(&[json!("body_text")]),
+                format!(
+                    "Value error, body_text must be at most {MAX_BODY_TEXT_BYTES} bytes of \
+                     UTF-8, got {}",
+                    text.len()
+                ),
+                // The text itself is not echoed back: it is over the limit by definition.
+                json!({ "bytes": text.len() }),
+            )
+            .with_ctx(json!({ "max_bytes": MAX_BODY_TEXT_BYTES })),
+        );
+    }
+    check_no_nul(text).err().map(|refused| {
         ValidationItem::new(
             "value_error",
             body_loc(&[json!("body_text")]),
-            format!(
-                "Value error, body_text must be at most {MAX_BODY_TEXT_BYTES} bytes of UTF-8, \
-                 got {}",
-                text.len()
-            ),
-            // The text itself is not echoed back: it is over the limit by definition.
-            json!({ "bytes": text.len() }),
+            format!("Value error, body_text {refused}"),
+            json!(text),
         )
-        .with_ctx(json!({ "max_bytes": MAX_BODY_TEXT_BYTES }))
     })
 }
 
@@ -191,6 +201,13 @@ fn parse_send(body: EmailSendRequest, key: Option<IdempotencyKey>) -> Result<Sen
             "Value error, the subject is a header: it must not contain CR or LF",
             json!(body.subject),
         ));
+    } else if let Err(refused) = check_no_nul(&body.subject) {
+        failures.push(ValidationItem::new(
+            "value_error",
+            body_loc(&[json!("subject")]),
+            format!("Value error, the subject {refused}"),
+            json!(body.subject),
+        ));
     }
     failures.extend(check_body_text(&body.body_text));
     let headers: Vec<(String, String)> = body.headers.unwrap_or_default().into_iter().collect();
@@ -240,7 +257,8 @@ fn sent(message: &EmailMessageRecord, replayed: bool) -> HttpResponse {
 #[utoipa::path(post, path = "/v1/email/send", tag = "email", operation_id = "send_email",
     security(("HTTPBearer" = [])),
     request_body = EmailSendRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 255 characters without control characters; a retry with the same key and body never mails twice")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 255 visible ASCII characters, spaces only between them; a retry with the same key and body never mails twice",
+        min_length = 1, max_length = 255, pattern = "^[!-~]([ -~]*[!-~])?$")),
     responses(
         (status = 200, description = "Accepted: `data.status` is `queued`", body = EmailSendResponse,
             headers(("Idempotent-Replayed" = String, description = "`true` when the message was made by an earlier request with the same idempotency key"))),
@@ -276,7 +294,8 @@ pub async fn send(
     request_body = EmailReplyRequest,
     params(
         ("message_id" = String, Path, description = "An inbound message of the agent's inbox"),
-        ("Idempotency-Key" = Option<String>, Header, description = "As for a send"),
+        ("Idempotency-Key" = Option<String>, Header, description = "As for a send",
+            min_length = 1, max_length = 255, pattern = "^[!-~]([ -~]*[!-~])?$"),
     ),
     responses(
         (status = 200, description = "Accepted: `data.status` is `queued`", body = EmailSendResponse),
@@ -318,7 +337,7 @@ pub async fn reply(
     params(
         ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
-        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted"),
+        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted", pattern = "^(inbound|outbound)$"),
     ),
     responses(
         (status = 200, description = "One page of messages", body = EmailInboxPage),

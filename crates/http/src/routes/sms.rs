@@ -8,12 +8,12 @@ use api_types::{
     WaitForCodeRequest,
 };
 use app::{ChannelsWait, CodeChannel, CodeWait, FoundCode, SmsError, WaitError};
-use domain::{AgentId, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
+use domain::{check_no_nul, AgentId, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
 use serde_json::json;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
-use crate::extract::{rejected, string_length, JsonBody, QueryParams};
+use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
 use crate::state::ApiState;
 
 /// Says whether `GET /v1/sms/messages` reflects the provider now (`synced`) or, the provider
@@ -75,8 +75,8 @@ pub async fn number(
     security(("HTTPBearer" = [])),
     params(
         ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 0, maximum = 100),
-        ("offset" = Option<i64>, Query, description = "Messages to skip; 0 when omitted", minimum = 0),
-        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted"),
+        ("offset" = Option<i64>, Query, description = "Messages to skip; 0 when omitted", minimum = 0, maximum = 4294967295.0),
+        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted", pattern = "^(inbound|outbound)$"),
     ),
     responses(
         (status = 200, description = "The messages", body = Vec<SmsMessageOut>,
@@ -152,7 +152,11 @@ fn wait_fields(
         Ok(body.timeout.unsigned_abs())
     };
     let request_id = match &body.request_id {
-        Some(id) => string_length("request_id", id, 0, MAX_REQUEST_ID_CHARS),
+        Some(id) => string_length("request_id", id, 0, MAX_REQUEST_ID_CHARS).and_then(|()| {
+            check_no_nul(id).map_err(|refused| {
+                value_error("request_id", id.as_str(), format!("request_id {refused}"))
+            })
+        }),
         None => Ok(()),
     };
     match (timeout, request_id) {
