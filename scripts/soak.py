@@ -167,8 +167,8 @@ async def run(url, keys, addresses, secret, pid, database_url, minutes, rate, cs
                 bucket.rejected += 1
             elif not 200 <= status < 300:
                 bucket.errors += 1
-        if writer is not None:
-            writer.close()
+        # Left open until the last sample: closing them first would show in its descriptors.
+        return writer
 
     async def database_connections():
         database = urllib.parse.urlparse(database_url).path.lstrip("/")
@@ -202,7 +202,10 @@ async def run(url, keys, addresses, secret, pid, database_url, minutes, rate, cs
 
     with open(csv_path, "w", newline="") as out:
         workers = [connection() for _ in range(int(os.environ.get("SOAK_CONNECTIONS", "16")))]
-        await asyncio.gather(sampler(out), *workers)
+        _, *writers = await asyncio.gather(sampler(out), *workers)
+        for writer in writers:
+            if writer is not None:
+                writer.close()
 
 
 # --- The report -----------------------------------------------------------------------------------
