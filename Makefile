@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test fuzz lint bench profile openapi contracts agentctl db-stop clean-db check
+.PHONY: run test fuzz lint bench soak profile openapi contracts agentctl db-stop clean-db check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -25,6 +25,10 @@ lint:
 ## bench: load figures of the release server (requests/s, p50, p99, peak RSS)
 bench:
 	@scripts/bench.sh
+
+## soak: the mixed load at a steady rate for 30 minutes (SOAK_MINUTES, SOAK_RATE); RSS, descriptors, database connections and p99 each minute in target/soak/soak.csv and .png; fails on an upward trend
+soak:
+	@scripts/soak.sh
 
 ## profile: flame graphs of the release server under each load scenario (target/profile/)
 profile:

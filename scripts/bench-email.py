@@ -18,22 +18,30 @@ import time
 import urllib.parse
 
 
-def webhooks(address, secret, count, path):
+def signed_mail(address, secret, tag, now):
+    """One inbound mail to ADDRESS, tagged TAG (unique per mail), signed per Standard Webhooks
+    with SECRET at NOW: (webhook id, timestamp, signature header, body)."""
     key = base64.b64decode(secret.removeprefix("whsec_"))
+    n = sum(tag.encode())
+    body = (
+        f"From: Sender <sender@bench.example>\r\nTo: {address}\r\n"
+        f"Subject: Your code {tag}\r\nMessage-ID: <{tag}@bench.example>\r\n"
+        "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+        f"Your verification code is {100000 + n % 900000}.\r\n"
+    )
+    webhook_id = f"msg_{tag}"
+    signed = f"{webhook_id}.{now}.{body}".encode()
+    signature = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    return webhook_id, now, f"v1,{signature}", body
+
+
+def webhooks(address, secret, count, path):
     now = int(time.time())
     with open(path, "w") as out:
         for n in range(count):
-            body = (
-                f"From: Sender <sender{n}@bench.example>\r\nTo: {address}\r\n"
-                f"Subject: Your code {n}\r\nMessage-ID: <bench-{now}-{n}@bench.example>\r\n"
-                "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
-                f"Your verification code is {100000 + n % 900000}.\r\n"
-            )
-            webhook_id = f"msg_bench_{now}_{n}"
-            signed = f"{webhook_id}.{now}.{body}".encode()
-            signature = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+            webhook_id, _, signature, body = signed_mail(address, secret, f"bench-{now}-{n}", now)
             escaped = body.replace("\r\n", "\\r\\n")
-            out.write(f"{webhook_id}\t{now}\tv1,{signature}\t{escaped}\n")
+            out.write(f"{webhook_id}\t{now}\t{signature}\t{escaped}\n")
 
 
 def walk(base_url, key, listing, pages, limit):

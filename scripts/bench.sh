@@ -23,46 +23,13 @@ need_command wrk wrk "the load generator"
 use_local_database DATABASE_URL agent_runtime_bench
 use_local_database PGBENCH_URL agent_runtime_pgbench
 
-echo "bench: building release binaries" >&2
-cargo build --release --bins --locked
-
-logs=()
-servers=()
+build_release
 results="$(mktemp -t agent-runtime-bench-results.XXXXXX)"
 keys_file="$(mktemp -t agent-runtime-bench-keys.XXXXXX)"
 single_key_file="$(mktemp -t agent-runtime-bench-key.XXXXXX)"
 mixed_keys_file="$(mktemp -t agent-runtime-bench-mixed.XXXXXX)"
 webhooks_file="$(mktemp -t agent-runtime-bench-webhooks.XXXXXX)"
-stop_servers() {
-  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-  servers=()
-}
 trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file"' EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
-# Starts a release server with the given settings on a free port and sets `started_url` once it
-# answers (not printed: a command substitution would lose the process to a subshell).
-start_server() {
-  local port log
-  port="$(free_port)"
-  log="$(mktemp -t agent-runtime-bench.XXXXXX.log)"
-  env "$@" BIND_ADDR="127.0.0.1:$port" target/release/agent-runtime >"$log" 2>&1 &
-  servers+=("$!")
-  logs+=("$log")
-  for _ in $(seq 1 300); do
-    if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-      started_url="http://127.0.0.1:$port"
-      return
-    fi
-    kill -0 "${servers[-1]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "bench: the server did not answer" >&2
-  exit 1
-}
 
 # --- Figures ------------------------------------------------------------------------------------
 # The figures of one wrk run's output: sets last_rps, last_p50_ms, last_p99_ms, last_non2xx and
@@ -103,7 +70,6 @@ create_key() {
   target/release/agentctl agents create --label bench "$@" 2>/dev/null \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["agent_key"])'
 }
-json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 
 webhook_secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 # Throughput figures with the send limits out of the way; the flood figure with the defaults.
@@ -116,13 +82,7 @@ defaults_url="$started_url"
 
 key="$(create_key --email --phone --wallet)"
 echo "bench: creating 100 agents with wallets and a daily limit" >&2
-for _ in $(seq 1 100); do
-  created="$(target/release/agentctl agents create --label bench --email --wallet 2>/dev/null)"
-  json_field '["agent_key"]' <<<"$created" >>"$keys_file"
-  # A limit the sends stay under, so every send is checked against a policy that applies.
-  target/release/agentctl policy set "$(json_field '["agent"]["id"]' <<<"$created")" \
-    --max-per-tx 1000000 --max-daily 1000000000000000 >/dev/null
-done
+create_spending_agents bench 100 "$keys_file"
 cp "$keys_file" "$mixed_keys_file"
 
 echo

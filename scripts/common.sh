@@ -48,3 +48,60 @@ python_venv() {
   echo "$*" >"$pins"
   echo "$python"
 }
+
+# --- Release servers of the load scripts (bench.sh, soak.sh) --------------------------------------
+# `servers` holds their pids and `logs` files for the caller to remove at exit.
+servers=()
+logs=()
+
+build_release() {
+  echo "$(basename "$0"): building release binaries" >&2
+  cargo build --release --bins --locked
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_server SETTING=VALUE...: a release server with these settings on a free port; sets
+# `started_url` once it answers (not printed: a command substitution would lose the process to a
+# subshell).
+start_server() {
+  local port log
+  port="$(free_port)"
+  log="$(mktemp -t agent-runtime-server.XXXXXX.log)"
+  env "$@" BIND_ADDR="127.0.0.1:$port" target/release/agent-runtime >"$log" 2>&1 &
+  servers+=("$!")
+  logs+=("$log")
+  for _ in $(seq 1 300); do
+    if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
+      started_url="http://127.0.0.1:$port"
+      return
+    fi
+    kill -0 "${servers[-1]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "$(basename "$0"): the server did not answer" >&2
+  exit 1
+}
+
+stop_servers() {
+  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  servers=()
+}
+
+json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+
+# create_spending_agents LABEL COUNT KEYS [ADDRESSES]: COUNT agents with an inbox and a wallet
+# under a spend policy the sends stay under (so every send is checked against a policy that
+# applies); their keys are appended to the file KEYS, their inboxes' addresses to ADDRESSES.
+create_spending_agents() {
+  local label="$1" count="$2" keys="$3" addresses="${4:-/dev/null}" created
+  for _ in $(seq 1 "$count"); do
+    created="$(target/release/agentctl agents create --label "$label" --email --wallet 2>/dev/null)"
+    json_field '["agent_key"]' <<<"$created" >>"$keys"
+    json_field '["agent"]["email_inbox"]["address"]' <<<"$created" >>"$addresses"
+    target/release/agentctl policy set "$(json_field '["agent"]["id"]' <<<"$created")" \
+      --max-per-tx 1000000 --max-daily 1000000000000000 >/dev/null
+  done
+}

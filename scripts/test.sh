@@ -22,6 +22,8 @@ export SMTP_PYTHON
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
 # The black-box tests spawn these binaries, so they must be current.
 cargo build --workspace --bins --locked
+# The soak's verdict (make soak itself is too long for here).
+python3 -m unittest discover -s scripts -p 'soak_test.py'
 # A short run of schemathesis against the served API description (make fuzz is the long one).
 FUZZ_ADMIN_URL="$TEST_DATABASE_URL" scripts/fuzz.sh --quick
 cargo test --workspace --locked
