@@ -12,11 +12,12 @@
 //! the intent stays submitted, is sent again with backoff, and is replaced by a better-paying
 //! transaction when it stays unmined too long. `failed` means the money did not and will not move.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use domain::{
-    replacement_fees, without_receipt, RetrySchedule, TransferIntentRecord, WithoutReceipt,
+    replacement_fees, without_receipt, IntentId, LeaseId, RetrySchedule, TransferIntentRecord,
+    WithoutReceipt,
 };
 use ports::{
     ChainError, ChainWriter, ExecutionQueue, KeyVault, ProviderError, ReceiptStatus, Settlement,
@@ -108,6 +109,9 @@ pub struct Executor {
     settings: ExecutorSettings,
     /// The chain's id, asked once: it never changes under a running process.
     chain_id: OnceLock<u64>,
+    /// Claims this executor failed to give back (the store was unreachable). An intent holding
+    /// an assigned nonce would otherwise hold up its wallet's later transfers for a whole lease.
+    unreleased: Mutex<Vec<(IntentId, LeaseId)>>,
 }
 
 impl Executor {
@@ -123,6 +127,7 @@ impl Executor {
             vault,
             settings,
             chain_id: OnceLock::new(),
+            unreleased: Mutex::default(),
         }
     }
 
@@ -137,6 +142,7 @@ impl Executor {
     /// Submits the oldest confirmed intent, if there is one, and says what became of it.
     #[tracing::instrument(level = "debug", skip(self), fields(intent_id))]
     pub async fn submit_next(&self) -> Result<Option<SubmitOutcome>, ExecutionError> {
+        self.give_back_unreleased().await?;
         let Some(claim) = self.queue.claim_confirmed(self.settings.lease).await? else {
             return Ok(None);
         };
@@ -145,10 +151,32 @@ impl Executor {
         if outcome.is_err() {
             // Transient trouble (the chain, the vault, the store): let another round try soon.
             if let Err(error) = self.queue.release(claim.intent.id, claim.lease).await {
-                tracing::warn!(intent_id = %claim.intent.id, %error, "releasing a claim failed; it lapses by itself");
+                tracing::warn!(intent_id = %claim.intent.id, %error, "releasing a claim failed; it is given back at the next round");
+                self.lock_unreleased().push((claim.intent.id, claim.lease));
             }
         }
         outcome.map(Some)
+    }
+
+    fn lock_unreleased(&self) -> std::sync::MutexGuard<'_, Vec<(IntentId, LeaseId)>> {
+        // The list stays whole whatever panicked while it was held.
+        self.unreleased
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Gives back the claims an earlier round could not; while the store still refuses, nothing
+    /// new is claimed. A claim that lapsed meanwhile is left alone (the lease does not match).
+    async fn give_back_unreleased(&self) -> Result<(), StoreError> {
+        let mut pending = std::mem::take(&mut *self.lock_unreleased()).into_iter();
+        while let Some((intent, lease)) = pending.next() {
+            if let Err(error) = self.queue.release(intent, lease).await {
+                self.lock_unreleased()
+                    .extend(std::iter::once((intent, lease)).chain(pending));
+                return Err(error);
+            }
+        }
+        Ok(())
     }
 
     async fn submit(&self, claim: &SubmissionClaim) -> Result<SubmitOutcome, ExecutionError> {
@@ -665,6 +693,47 @@ mod tests {
             .submit_next()
             .await;
         assert!(matches!(outcome, Err(ExecutionError::Chain(_))));
+    }
+
+    #[tokio::test]
+    async fn a_claim_that_could_not_be_given_back_is_given_back_before_the_next_claim() {
+        let claimed = claim(None, true);
+        let (id, lease) = (claimed.intent.id, claimed.lease);
+        let mut queue = MockExecutionQueue::new();
+        let mut order = Sequence::new();
+        queue
+            .expect_claim_confirmed()
+            .times(1)
+            .in_sequence(&mut order)
+            .return_once(move |_| Ok(Some(claimed)));
+        queue
+            .expect_release()
+            .with(eq(id), eq(lease))
+            .times(2)
+            .in_sequence(&mut order)
+            .returning(|_, _| Err(StoreError::Unavailable("database restarting".into())));
+        queue
+            .expect_release()
+            .with(eq(id), eq(lease))
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(|_, _| Ok(()));
+        queue
+            .expect_claim_confirmed()
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(|_| Ok(None));
+        let mut chain = MockChainWriter::new();
+        chain
+            .expect_chain_id()
+            .returning(|| Err(ChainError::Unavailable("down".into())));
+        let executor = executor(queue, chain, MockKeyVault::new());
+        assert!(executor.submit_next().await.is_err());
+        assert!(
+            executor.submit_next().await.is_err(),
+            "no claim while one is still held"
+        );
+        assert_eq!(executor.submit_next().await.expect("ran"), None);
     }
 
     fn attempt(max_fee: u128, hash: &str) -> SignedTransfer {

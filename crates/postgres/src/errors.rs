@@ -11,6 +11,15 @@ const KNOWN_CONFLICTS: &[(&str, Conflict)] = &[
     ("agents_key_hash_key", Conflict::AgentKey),
 ];
 
+/// The server's words when it ends a session or refuses one while it stops, restarts or
+/// recovers: SQLSTATE 57P01 (admin_shutdown), 57P02 (crash_shutdown) and 57P03
+/// (cannot_connect_now). The database is unavailable for a while, not broken.
+const SERVER_GOING_AWAY: &[&str] = &[
+    "terminating connection due to administrator command",
+    "terminating connection because of crash of another server process",
+    "the database system is",
+];
+
 pub(crate) fn from_diesel(error: DieselError) -> StoreError {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
@@ -36,7 +45,10 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
             StoreError::Busy(info.message().to_owned())
         }
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
-            if info.message().contains("statement timeout") =>
+            if info.message().contains("statement timeout")
+                || SERVER_GOING_AWAY
+                    .iter()
+                    .any(|words| info.message().starts_with(words)) =>
         {
             StoreError::Unavailable(info.message().to_owned())
         }
@@ -78,5 +90,38 @@ impl<E: From<StoreError>> TxError<E> {
     /// A store error raised inside a transaction, e.g. a row that does not convert.
     pub(crate) fn store(error: StoreError) -> Self {
         Self::Abort(error.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server_said(message: &str) -> StoreError {
+        from_diesel(DieselError::DatabaseError(
+            DatabaseErrorKind::Unknown,
+            Box::new(message.to_owned()),
+        ))
+    }
+
+    #[test]
+    fn a_server_stopping_or_recovering_is_unavailable_not_a_failure() {
+        for message in [
+            "terminating connection due to administrator command",
+            "terminating connection because of crash of another server process",
+            "the database system is shutting down",
+            "the database system is starting up",
+            "the database system is in recovery mode",
+            "canceling statement due to statement timeout",
+        ] {
+            assert!(
+                matches!(server_said(message), StoreError::Unavailable(_)),
+                "{message}"
+            );
+        }
+        assert!(matches!(
+            server_said("division by zero"),
+            StoreError::Internal(_)
+        ));
     }
 }
