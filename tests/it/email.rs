@@ -9,13 +9,13 @@ use test_support::TestDatabase;
 use crate::fake_mail_api::FakeMailApi;
 use crate::harness::{agentctl, create_agent, header, read, Server};
 
-const SECRET: &str = "whsec_dGVzdC1zZWNyZXQtb2YtdGhlLWluYm91bmQtd2ViaG9vaw==";
+pub(crate) const SECRET: &str = "whsec_dGVzdC1zZWNyZXQtb2YtdGhlLWluYm91bmQtd2ViaG9vaw==";
 const ROTATED_IN: &str = "whsec_YW5vdGhlci1zZWNyZXQtZm9yLXRoZS1yb3RhdGlvbg==";
 const WEBHOOK: &str = "/webhooks/email/inbound";
 const DEADLINE: Duration = Duration::from_secs(20);
 
 /// Settings every email test server runs with: a quick outbox and the webhook secret.
-const QUICK: [(&str, &str); 3] = [
+pub(crate) const QUICK: [(&str, &str); 3] = [
     ("EMAIL_WEBHOOK_SECRETS", SECRET),
     ("EMAIL_OUTBOX_INTERVAL_MS", "50"),
     ("EMAIL_RETRY_BASE_MS", "100"),
@@ -80,13 +80,13 @@ fn plain(to: &str) -> Value {
     json!({"to": [to], "subject": "Hello", "body_text": "Hi there"})
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock");
     i64::try_from(since.as_secs()).expect("seconds")
 }
 
 /// Posts a webhook signed with `secret` at `timestamp`.
-async fn webhook_signed(
+pub(crate) async fn webhook_signed(
     server: &Server,
     secret: &str,
     id: &str,
@@ -109,7 +109,13 @@ async fn webhook_signed(
     read(response).await
 }
 
-fn raw_mail(from: &str, to: &str, subject: &str, message_id: &str, text: &str) -> Vec<u8> {
+pub(crate) fn raw_mail(
+    from: &str,
+    to: &str,
+    subject: &str,
+    message_id: &str,
+    text: &str,
+) -> Vec<u8> {
     format!(
         "From: Sender <{from}>\r\nTo: {to}\r\nSubject: {subject}\r\nMessage-ID: {message_id}\r\n\
          Date: Sun, 22 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\n\

@@ -220,10 +220,15 @@ pub async fn agentctl_with(
     env: &[(&str, &str)],
     args: &[&str],
 ) -> CliOutput {
+    agentctl_at(database.url(), env, args).await
+}
+
+/// `agentctl` on the database at `database_url`.
+pub async fn agentctl_at(database_url: &str, env: &[(&str, &str)], args: &[&str]) -> CliOutput {
     let output = tokio::process::Command::new(binary("agentctl"))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("DATABASE_URL", database.url())
+        .env("DATABASE_URL", database_url)
         .envs(env.iter().copied())
         .args(args)
         .output()

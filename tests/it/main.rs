@@ -3,6 +3,7 @@
 mod auth;
 mod chain;
 mod cli;
+mod database_outage;
 mod docs_page;
 mod email;
 mod exactly_once;
@@ -12,6 +13,7 @@ mod harness;
 mod me;
 mod onchain;
 mod ops;
+mod private_pg;
 mod protection;
 mod rotation;
 mod routing;

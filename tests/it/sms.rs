@@ -10,22 +10,25 @@ use test_support::TestDatabase;
 
 use crate::harness::{agentctl, create_agent, header, read, Server};
 
-const TOKEN: &str = "twilio-auth-token-of-the-tests";
+pub(crate) const TOKEN: &str = "twilio-auth-token-of-the-tests";
 const PUBLIC: &str = "http://sms.agent-runtime.test";
 const WEBHOOK: &str = "/webhooks/sms/twilio";
 const DEADLINE: Duration = Duration::from_secs(30);
 
+/// Settings of a server that takes Twilio's webhooks while Twilio's API is unreachable.
+pub(crate) const TWILIO_UNREACHABLE: [(&str, &str); 6] = [
+    ("SMS_PROVIDER", "twilio"),
+    ("SMS_PUBLIC_BASE_URL", PUBLIC),
+    ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
+    ("TWILIO_AUTH_TOKEN", TOKEN),
+    ("TWILIO_BASE_URL", "http://127.0.0.1:9"),
+    ("TWILIO_TIMEOUT_MS", "2000"),
+];
+
 /// A server that takes Twilio's webhooks; Twilio's API itself is unreachable (port 9), so every
 /// sync finds the provider down and serves what is stored.
 async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
-    let mut settings = vec![
-        ("SMS_PROVIDER", "twilio"),
-        ("SMS_PUBLIC_BASE_URL", PUBLIC),
-        ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
-        ("TWILIO_AUTH_TOKEN", TOKEN),
-        ("TWILIO_BASE_URL", "http://127.0.0.1:9"),
-        ("TWILIO_TIMEOUT_MS", "2000"),
-    ];
+    let mut settings = TWILIO_UNREACHABLE.to_vec();
     settings.extend_from_slice(extra);
     Server::start_on(database, &settings).await
 }
@@ -40,7 +43,7 @@ async fn phone_agent(database: &TestDatabase) -> (String, String) {
     (key, number)
 }
 
-fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, String)> {
+pub(crate) fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, String)> {
     [
         ("MessageSid", sid),
         ("AccountSid", "AC0123456789abcdef0123456789abcdef"),
@@ -55,7 +58,7 @@ fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, St
 }
 
 /// Posts Twilio's form to the server, signed with `token`.
-async fn twilio_webhook(
+pub(crate) async fn twilio_webhook(
     server: &Server,
     token: &str,
     params: &[(String, String)],
