@@ -12,6 +12,7 @@ mod harness;
 mod me;
 mod onchain;
 mod ops;
+mod outages;
 mod protection;
 mod rotation;
 mod routing;
