@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
+use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::email::{
@@ -13,7 +14,12 @@ use crate::email::{
     DEADLINE, SECRET,
 };
 use crate::fake_mail_api::FakeMailApi;
+use crate::fake_twilio_api::FakeTwilioApi;
 use crate::harness::Server;
+use crate::sms::{
+    history, phone_agent, spawn_wait, twilio_params, twilio_server, twilio_webhook, waiting_for,
+    TOKEN,
+};
 
 /// How many of `expected` are missing from `times` (what was counted, by key), and how many
 /// extra times the others were counted.
@@ -159,4 +165,139 @@ async fn an_email_provider_outage_delays_mail_and_loses_none_then_two_instances_
     let accepted = api.accepted();
     assert_eq!(accepted.len(), ids.len() + more.len());
     assert!(accepted.values().all(|times| *times == 1), "{accepted:?}");
+}
+
+#[tokio::test]
+async fn an_sms_provider_outage_serves_the_stored_history_stale_then_brings_in_what_arrived_once() {
+    const DELIVERED_BEFORE: usize = 5;
+    const ONLY_AT_THE_PROVIDER: usize = 5;
+    const FROM: &str = "+15550004444";
+    let database = TestDatabase::new().await;
+    let api = FakeTwilioApi::start().await;
+    let server = twilio_server(&database, &[("TWILIO_BASE_URL", api.url.as_str())]).await;
+    let (key, number) = phone_agent(&database).await;
+    let sids_stored = |messages: &Value| {
+        counted(
+            messages
+                .as_array()
+                .expect("a bare array")
+                .iter()
+                .map(|message| {
+                    message["raw_payload"]["provider_message_id"]
+                        .as_str()
+                        .expect("a provider message id")
+                }),
+        )
+    };
+
+    // Twilio holds each message and posts it to the webhook.
+    let mut webhooks = Vec::new();
+    for n in 0..DELIVERED_BEFORE {
+        let (sid, body) = (
+            format!("SMbefore{n}"),
+            format!("Your code is {}", 100_000 + n),
+        );
+        api.receive(&sid, FROM, &number, &body);
+        webhooks.push(twilio_params(&sid, FROM, &number, &body));
+    }
+    for params in &webhooks {
+        let delivered = twilio_webhook(&server, TOKEN, params).await;
+        assert_eq!(delivered.status().as_u16(), 200);
+    }
+    let (sync, status, before) = history(&server, &key).await;
+    assert_eq!((sync.as_deref(), status), (Some("synced"), 200), "{before}");
+    assert_eq!(sids_stored(&before).len(), DELIVERED_BEFORE);
+
+    api.go_down();
+    let (sync, status, stale) = history(&server, &key).await;
+    assert_eq!((sync.as_deref(), status), (Some("stale"), 200), "{stale}");
+    assert_eq!(
+        sids_stored(&stale),
+        sids_stored(&before),
+        "the stored state"
+    );
+    // A wait is woken by the webhook, which needs nothing of Twilio's API. It asks for Google's
+    // code: the earlier messages, never seen, are no one's in particular.
+    let waiting = spawn_wait(
+        &server,
+        "/v1/sms/wait-for-code",
+        &key,
+        json!({"timeout": 20, "service_name": "google"}),
+    );
+    waiting_for(&server, 1).await;
+    let (sid, body) = ("SMduring", "Your Google verification code is 640213");
+    api.receive(sid, FROM, &number, body);
+    let during = twilio_params(sid, FROM, &number, body);
+    let delivered = twilio_webhook(&server, TOKEN, &during).await;
+    assert_eq!(delivered.status().as_u16(), 200);
+    let (status, code) = waiting.await.expect("wait");
+    assert_eq!(
+        (status, code["code"].clone()),
+        (200, json!("640213")),
+        "{code}"
+    );
+    webhooks.push(during);
+    // These reach Twilio, but their webhooks never reach the service.
+    for n in 0..ONLY_AT_THE_PROVIDER {
+        let sid = format!("SMunposted{n}");
+        api.receive(
+            &sid,
+            FROM,
+            &number,
+            &format!("Your code is {}", 200_000 + n),
+        );
+    }
+    // Twilio retries webhooks it is unsure of: each redelivery is answered and stored no more.
+    for params in &webhooks {
+        let redelivered = twilio_webhook(&server, TOKEN, params).await;
+        assert_eq!(redelivered.status().as_u16(), 200);
+    }
+    let (sync, status, stale) = history(&server, &key).await;
+    assert_eq!((sync.as_deref(), status), (Some("stale"), 200), "{stale}");
+    let stored_while_down = sids_stored(&stale);
+    assert_eq!(stored_while_down.len(), DELIVERED_BEFORE + 1, "{stale}");
+    let refused_while_down = api.refused_while_down();
+    assert!(
+        refused_while_down >= 3,
+        "every read and the wait met the outage"
+    );
+
+    api.come_back();
+    let reads = join_all((0..4).map(|_| history(&server, &key))).await;
+    for (sync, status, synced) in &reads {
+        assert_eq!(
+            (sync.as_deref(), *status),
+            (Some("synced"), 200),
+            "{synced}"
+        );
+        assert_eq!(sids_stored(synced), sids_stored(&reads[0].2));
+    }
+    let redelivered = twilio_webhook(&server, TOKEN, &webhooks[DELIVERED_BEFORE]).await;
+    assert_eq!(redelivered.status().as_u16(), 200);
+    let (sync, _, after) = history(&server, &key).await;
+    assert_eq!(sync.as_deref(), Some("synced"));
+    let at_the_provider = api.sids_to(&number);
+    let stored_after = sids_stored(&after);
+    let (lost, duplicated) = lost_and_duplicated(&at_the_provider, &stored_after);
+    println!(
+        "SMS provider outage: {} messages reached the provider while down (1 by webhook, which \
+         woke a wait, and {ONLY_AT_THE_PROVIDER} whose webhooks never came), history read 200 \
+         stale with the {} stored ({refused_while_down} provider calls refused with 503), {} \
+         webhook redeliveries; after: {} stored of {} at the provider, {lost} lost, {duplicated} \
+         duplicated",
+        1 + ONLY_AT_THE_PROVIDER,
+        stored_while_down.len(),
+        webhooks.len() + 1,
+        stored_after.len(),
+        at_the_provider.len(),
+    );
+    assert_eq!((lost, duplicated), (0, 0), "{after}");
+    assert_eq!(stored_after.len(), at_the_provider.len(), "{after}");
+    let brought_in_by_sync = after
+        .as_array()
+        .expect("a bare array")
+        .iter()
+        .filter(|message| message["raw_payload"]["source"] == "sync")
+        .count();
+    assert_eq!(brought_in_by_sync, ONLY_AT_THE_PROVIDER, "{after}");
 }

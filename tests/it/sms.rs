@@ -10,14 +10,15 @@ use test_support::TestDatabase;
 
 use crate::harness::{agentctl, create_agent, header, read, Server};
 
-const TOKEN: &str = "twilio-auth-token-of-the-tests";
+pub(crate) const TOKEN: &str = "twilio-auth-token-of-the-tests";
 const PUBLIC: &str = "http://sms.agent-runtime.test";
 const WEBHOOK: &str = "/webhooks/sms/twilio";
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A server that takes Twilio's webhooks; Twilio's API itself is unreachable (port 9), so every
-/// sync finds the provider down and serves what is stored.
-async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
+/// sync finds the provider down and serves what is stored, unless `extra` names another
+/// `TWILIO_BASE_URL`.
+pub(crate) async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
     let mut settings = vec![
         ("SMS_PROVIDER", "twilio"),
         ("SMS_PUBLIC_BASE_URL", PUBLIC),
@@ -31,7 +32,7 @@ async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Serve
 }
 
 /// An agent with a number: its key and the number.
-async fn phone_agent(database: &TestDatabase) -> (String, String) {
+pub(crate) async fn phone_agent(database: &TestDatabase) -> (String, String) {
     let (key, agent) = create_agent(database, &["--phone"]).await;
     let number = agent["phone_number"]["number"]
         .as_str()
@@ -40,7 +41,7 @@ async fn phone_agent(database: &TestDatabase) -> (String, String) {
     (key, number)
 }
 
-fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, String)> {
+pub(crate) fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, String)> {
     [
         ("MessageSid", sid),
         ("AccountSid", "AC0123456789abcdef0123456789abcdef"),
@@ -55,7 +56,7 @@ fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, St
 }
 
 /// Posts Twilio's form to the server, signed with `token`.
-async fn twilio_webhook(
+pub(crate) async fn twilio_webhook(
     server: &Server,
     token: &str,
     params: &[(String, String)],
@@ -98,7 +99,7 @@ async fn sandbox_sms(database: &TestDatabase, to: &str, body: &str) -> Value {
 }
 
 /// `GET /v1/sms/messages`: its `X-Sms-Sync`, status and body.
-async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
+pub(crate) async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
     let response = server
         .client
         .get(server.url("/v1/sms/messages"))
@@ -126,7 +127,7 @@ async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
 }
 
 /// A wait for a code (on `route`) running in the background, answered later.
-fn spawn_wait(
+pub(crate) fn spawn_wait(
     server: &Server,
     route: &str,
     key: &str,
@@ -138,7 +139,7 @@ fn spawn_wait(
 
 /// Waits until `count` waits for a code are being served by `server` (its in-flight gauge), so
 /// what the test does next happens while they wait.
-async fn waiting_for(server: &Server, count: usize) {
+pub(crate) async fn waiting_for(server: &Server, count: usize) {
     waiting_for_route(server, "/v1/sms/wait-for-code", count).await;
 }
 
