@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use alloy_primitives::U256;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
@@ -13,9 +14,11 @@ use crate::email::{
     email_agent, email_server, get, message_reaching, now, plain, raw_mail, send, webhook_signed,
     DEADLINE, SECRET,
 };
+use crate::exactly_once::{all_settled, attempts, confirm_all, listed, SETTLE_DEADLINE};
 use crate::fake_mail_api::FakeMailApi;
 use crate::fake_twilio_api::FakeTwilioApi;
-use crate::harness::Server;
+use crate::harness::{amount_of, Server};
+use crate::onchain::{OnChain, Payer, RECIPIENT};
 use crate::sms::{
     history, phone_agent, spawn_wait, twilio_params, twilio_server, twilio_webhook, waiting_for,
     TOKEN,
@@ -300,4 +303,164 @@ async fn an_sms_provider_outage_serves_the_stored_history_stale_then_brings_in_w
         .filter(|message| message["raw_payload"]["source"] == "sync")
         .count();
     assert_eq!(brought_in_by_sync, ONLY_AT_THE_PROVIDER, "{after}");
+}
+
+/// The amount of the `round`th transfer of the `wallet`th payer: each different, so a transfer
+/// paid twice or another's amount shows in the balances.
+fn amount(wallet: usize, round: usize) -> u64 {
+    u64::try_from(100 * (round + 1) + wallet).expect("a small amount")
+}
+
+/// Confirming an intent reads only the store (its state, its agent, the spend policy), never the
+/// chain, so intents are confirmed while the node is down. Transfers sent just before the outage
+/// are mined during it, where the service cannot read their receipts: they stay submitted until
+/// the node is back.
+#[tokio::test]
+async fn a_chain_node_outage_holds_confirmed_transfers_then_executes_each_once() {
+    const WALLETS: usize = 4;
+    const CONFIRMED_WHILE_DOWN_PER_WALLET: usize = 4;
+    const FUNDS: u64 = 1_000_000;
+    let chain = OnChain::start().await;
+    let servers = [chain.server(&[]).await, chain.server(&[]).await];
+    // One at a time: anvil's funding account sends the minting transactions.
+    let mut payers: Vec<Payer> = Vec::new();
+    for _ in 0..WALLETS {
+        payers.push(chain.payer(FUNDS).await);
+    }
+    let mut intents_of: Vec<Vec<String>> = vec![Vec::new(); WALLETS];
+
+    chain.anvil.hold_mining().await;
+    let mut sent_before = Vec::new();
+    for (wallet, payer) in payers.iter().enumerate() {
+        let id = chain
+            .send(
+                &servers[wallet % 2],
+                payer,
+                RECIPIENT,
+                &amount(wallet, 0).to_string(),
+            )
+            .await;
+        intents_of[wallet].push(id.clone());
+        sent_before.push(id);
+    }
+    confirm_all(&chain, &sent_before).await;
+    let mut hashes_before = Vec::new();
+    for id in &sent_before {
+        let submitted = chain.reaching(id, &["submitted"], SETTLE_DEADLINE).await;
+        let hash = submitted["tx_hash"].as_str().expect("tx_hash").to_owned();
+        chain.anvil.wait_for_pool(&hash).await;
+        hashes_before.push(hash);
+    }
+
+    chain.node.go_down();
+    chain.anvil.resume_mining().await;
+    let mut confirmed_while_down = Vec::new();
+    for round in 1..=CONFIRMED_WHILE_DOWN_PER_WALLET {
+        for (wallet, payer) in payers.iter().enumerate() {
+            let id = chain
+                .send(
+                    &servers[(wallet + round) % 2],
+                    payer,
+                    RECIPIENT,
+                    &amount(wallet, round).to_string(),
+                )
+                .await;
+            intents_of[wallet].push(id.clone());
+            confirmed_while_down.push(id);
+        }
+    }
+    confirm_all(&chain, &confirmed_while_down).await;
+    // Both executors kept at it after the last confirmation, and met the outage each time.
+    let cut_at_confirmation = chain.node.cut_requests();
+    chain
+        .node
+        .wait_for_cut_requests(cut_at_confirmation + 20)
+        .await;
+    let cut_requests = chain.node.cut_requests();
+    let executed_while_down = listed(&chain, "executed").await.len();
+    let failed_while_down = listed(&chain, "failed").await.len();
+    assert_eq!(
+        (executed_while_down, failed_while_down),
+        (0, 0),
+        "a node that is down decides nothing"
+    );
+    assert_eq!(listed(&chain, "submitted").await.len(), sent_before.len());
+    assert_eq!(
+        listed(&chain, "confirmed").await.len(),
+        confirmed_while_down.len()
+    );
+    for hash in &hashes_before {
+        assert_eq!(
+            chain.anvil.receipt(hash).await["status"],
+            "0x1",
+            "mined while the service could not see it"
+        );
+    }
+
+    chain.node.come_back();
+    let all = all_settled(&chain, SETTLE_DEADLINE).await;
+    let confirmed = sent_before.len() + confirmed_while_down.len();
+    assert_eq!(all.len(), confirmed);
+    let executed: Vec<&Value> = all
+        .iter()
+        .filter(|intent| intent["status"] == "executed")
+        .collect();
+    let hashes = counted(
+        executed
+            .iter()
+            .map(|intent| intent["tx_hash"].as_str().expect("tx_hash")),
+    );
+    let mut mined = 0;
+    for payer in &payers {
+        mined += chain.anvil.mined_nonce(&payer.address).await;
+    }
+    let mined = usize::try_from(mined).expect("a count");
+    let executed_sum: u64 = executed.iter().map(|intent| amount_of(intent)).sum();
+    let moved = chain.anvil.token_balance(&chain.token, RECIPIENT).await;
+    let lost = confirmed - executed.len();
+    // A transaction beyond one per intent, mined or merely recorded as executed twice.
+    let duplicated = mined.saturating_sub(executed.len()) + (executed.len() - hashes.len());
+    println!(
+        "chain node outage: {} transfers sent before the node went down and mined while it was, \
+         {} intents confirmed while down, {cut_requests} node requests cut; during it \
+         {executed_while_down} executed and {failed_while_down} failed; after: {} of {confirmed} \
+         executed, {lost} lost, {duplicated} duplicated ({mined} transactions mined, {moved} \
+         tokens moved for an executed sum of {executed_sum})",
+        sent_before.len(),
+        confirmed_while_down.len(),
+        executed.len(),
+    );
+    assert_eq!((lost, duplicated), (0, 0), "{all:?}");
+    assert_eq!(
+        hashes.len(),
+        confirmed,
+        "every transfer has its own transaction"
+    );
+    assert_eq!(mined, confirmed, "one transaction mined per transfer");
+    assert_eq!(
+        moved,
+        U256::from(executed_sum),
+        "the chain moved what was executed"
+    );
+    for (wallet, payer) in payers.iter().enumerate() {
+        let mut nonces = Vec::new();
+        for id in &intents_of[wallet] {
+            let shown = chain.show(id).await;
+            assert_eq!(attempts(&shown).len(), 1, "never replaced: {shown}");
+            nonces.push(attempts(&shown)[0]["nonce"].as_u64().expect("a nonce"));
+        }
+        nonces.sort_unstable();
+        let expected: Vec<u64> = (0..=CONFIRMED_WHILE_DOWN_PER_WALLET as u64).collect();
+        assert_eq!(nonces, expected, "the wallet's nonces, each once");
+        let paid: u64 = (0..=CONFIRMED_WHILE_DOWN_PER_WALLET)
+            .map(|round| amount(wallet, round))
+            .sum();
+        assert_eq!(
+            chain
+                .anvil
+                .token_balance(&chain.token, &payer.address)
+                .await,
+            U256::from(FUNDS - paid)
+        );
+    }
 }
