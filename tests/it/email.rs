@@ -1,5 +1,6 @@
-//! `/v1/email` and the inbound webhook, black-box: send rules, the outbox through provider
-//! outages and on two instances, idempotent sends, signed ingestion, replies in thread, reads.
+//! `/v1/email` and the inbound webhook, black-box: send rules, the outbox's refusals and giving
+//! up, idempotent sends, signed ingestion, replies in thread, reads. A provider outage is in
+//! `outages.rs`.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -12,7 +13,7 @@ use crate::harness::{agentctl, create_agent, header, read, Server};
 pub(crate) const SECRET: &str = "whsec_dGVzdC1zZWNyZXQtb2YtdGhlLWluYm91bmQtd2ViaG9vaw==";
 const ROTATED_IN: &str = "whsec_YW5vdGhlci1zZWNyZXQtZm9yLXRoZS1yb3RhdGlvbg==";
 const WEBHOOK: &str = "/webhooks/email/inbound";
-const DEADLINE: Duration = Duration::from_secs(20);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(20);
 
 /// Settings every email test server runs with: a quick outbox and the webhook secret.
 pub(crate) const QUICK: [(&str, &str); 3] = [
@@ -21,14 +22,14 @@ pub(crate) const QUICK: [(&str, &str); 3] = [
     ("EMAIL_RETRY_BASE_MS", "100"),
 ];
 
-async fn email_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
+pub(crate) async fn email_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
     let mut settings = QUICK.to_vec();
     settings.extend_from_slice(extra);
     Server::start_on(database, &settings).await
 }
 
 /// An agent with an inbox: its key and its address.
-async fn email_agent(database: &TestDatabase, sponsor: &str) -> (String, String) {
+pub(crate) async fn email_agent(database: &TestDatabase, sponsor: &str) -> (String, String) {
     let (key, agent) = create_agent(database, &["--email", "--sponsor", sponsor]).await;
     let address = agent["email_inbox"]["address"]
         .as_str()
@@ -37,11 +38,11 @@ async fn email_agent(database: &TestDatabase, sponsor: &str) -> (String, String)
     (key, address)
 }
 
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     replayed: bool,
     retry_after: Option<String>,
-    body: Value,
+    pub(crate) body: Value,
 }
 
 async fn post(
@@ -72,11 +73,11 @@ async fn post(
     }
 }
 
-async fn send(server: &Server, key: &str, body: Value) -> Answer {
+pub(crate) async fn send(server: &Server, key: &str, body: Value) -> Answer {
     post(server, "/v1/email/send", key, &body, None).await
 }
 
-fn plain(to: &str) -> Value {
+pub(crate) fn plain(to: &str) -> Value {
     json!({"to": [to], "subject": "Hello", "body_text": "Hi there"})
 }
 
@@ -124,12 +125,12 @@ pub(crate) fn raw_mail(
     .into_bytes()
 }
 
-async fn get(server: &Server, path: &str, key: &str) -> (u16, Value) {
+pub(crate) async fn get(server: &Server, path: &str, key: &str) -> (u16, Value) {
     server.get(path, Some(key)).await
 }
 
 /// The message as the API shows it once its status is `status`.
-async fn message_reaching(server: &Server, key: &str, id: &str, status: &str) -> Value {
+pub(crate) async fn message_reaching(server: &Server, key: &str, id: &str, status: &str) -> Value {
     let started = Instant::now();
     loop {
         let (code, message) = get(server, &format!("/v1/email/messages/{id}"), key).await;
@@ -410,69 +411,6 @@ async fn an_idempotency_key_replays_the_same_message_and_refuses_another_body() 
     let id = first.body["data"]["id"].as_str().expect("id");
     message_reaching(&server, &key, id, "sent").await;
     assert_eq!(sandbox_outbox(&database, "once@example.com").await.len(), 1);
-}
-
-#[tokio::test]
-async fn a_provider_outage_delays_mail_and_loses_none_then_two_instances_send_each_once() {
-    let database = TestDatabase::new().await;
-    let api = FakeMailApi::start().await;
-    let provider = [
-        ("EMAIL_PROVIDER", "resend"),
-        ("RESEND_API_KEY", "re_test_key"),
-        ("RESEND_BASE_URL", api.url.as_str()),
-        ("EMAIL_SEND_BURST", "100"),
-    ];
-    let first = email_server(&database, &provider).await;
-    let second = email_server(&database, &provider).await;
-    let (key, _) = email_agent(&database, "acme").await;
-
-    api.go_down();
-    let mut ids = Vec::new();
-    for n in 0..20 {
-        let server = if n % 2 == 0 { &first } else { &second };
-        let answer = send(server, &key, plain(&format!("r{n}@example.com"))).await;
-        assert_eq!(answer.status, 200, "{}", answer.body);
-        ids.push(answer.body["data"]["id"].as_str().expect("id").to_owned());
-    }
-    let started = Instant::now();
-    while api.requests() < 40 {
-        assert!(started.elapsed() < DEADLINE, "the outbox never tried");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (_, queued) = get(&first, &format!("/v1/email/messages/{}", ids[0]), &key).await;
-    assert_eq!(queued["status"], "queued", "an outage keeps mail queued");
-    api.come_back();
-    for id in &ids {
-        let sent = message_reaching(&first, &key, id, "sent").await;
-        assert_eq!(sent["provider_message_id"], format!("re-{id}"));
-        let body = api.body_of(id).expect("the provider has it");
-        assert_eq!(body["headers"]["Message-ID"], sent["internet_message_id"]);
-        assert_eq!(body["to"], sent["to"]);
-    }
-    let accepted = api.accepted();
-    assert_eq!(accepted.len(), ids.len());
-    assert!(
-        accepted.values().all(|times| *times == 1),
-        "each message accepted once: {accepted:?}"
-    );
-
-    api.fail_next(3);
-    let more: Vec<String> = futures_util::future::join_all((0..30).map(|n| {
-        let server = if n % 2 == 0 { &first } else { &second };
-        let key = key.clone();
-        async move {
-            let answer = send(server, &key, plain(&format!("s{n}@example.com"))).await;
-            assert_eq!(answer.status, 200, "{}", answer.body);
-            answer.body["data"]["id"].as_str().expect("id").to_owned()
-        }
-    }))
-    .await;
-    for id in &more {
-        message_reaching(&second, &key, id, "sent").await;
-    }
-    let accepted = api.accepted();
-    assert_eq!(accepted.len(), ids.len() + more.len());
-    assert!(accepted.values().all(|times| *times == 1), "{accepted:?}");
 }
 
 #[tokio::test]

@@ -14,18 +14,18 @@ use crate::onchain::{OnChain, Payer, RECIPIENT};
 use crate::wallet::post_send;
 
 /// How long a test waits for a chain that works again to settle everything.
-const SETTLE_DEADLINE: Duration = Duration::from_secs(120);
+pub(crate) const SETTLE_DEADLINE: Duration = Duration::from_secs(120);
 /// agentctl runs at once when confirming many intents.
 const CONFIRMING_AT_ONCE: usize = 8;
 
-async fn confirm_all(chain: &OnChain, ids: &[String]) {
+pub(crate) async fn confirm_all(chain: &OnChain, ids: &[String]) {
     for batch in ids.chunks(CONFIRMING_AT_ONCE) {
         join_all(batch.iter().map(|id| chain.confirm(id))).await;
     }
 }
 
 /// The operator's list of intents in `status`.
-async fn listed(chain: &OnChain, status: &str) -> Vec<Value> {
+pub(crate) async fn listed(chain: &OnChain, status: &str) -> Vec<Value> {
     let listed = chain
         .agentctl(&["intents", "list", "--status", status])
         .await
@@ -34,7 +34,7 @@ async fn listed(chain: &OnChain, status: &str) -> Vec<Value> {
 }
 
 /// Waits until no intent is confirmed or submitted any more, and returns every intent.
-async fn all_settled(chain: &OnChain, deadline: Duration) -> Vec<Value> {
+pub(crate) async fn all_settled(chain: &OnChain, deadline: Duration) -> Vec<Value> {
     let started = Instant::now();
     loop {
         let open = listed(chain, "confirmed").await.len() + listed(chain, "submitted").await.len();
@@ -50,7 +50,7 @@ async fn all_settled(chain: &OnChain, deadline: Duration) -> Vec<Value> {
     }
 }
 
-fn attempts(shown: &Value) -> &Vec<Value> {
+pub(crate) fn attempts(shown: &Value) -> &Vec<Value> {
     shown["attempts"].as_array().expect("attempts")
 }
 

@@ -136,6 +136,11 @@ impl FaultyNode {
             .await;
     }
 
+    /// How many requests met the node down so far.
+    pub fn cut_requests(&self) -> usize {
+        self.state().cut_requests
+    }
+
     /// Waits (with a deadline) until `count` requests met the node down.
     pub async fn wait_for_cut_requests(&self, count: usize) {
         self.wait_until(|state| state.cut_requests >= count, "requests while down")

@@ -26,15 +26,16 @@ pub(crate) const TWILIO_UNREACHABLE: [(&str, &str); 6] = [
 ];
 
 /// A server that takes Twilio's webhooks; Twilio's API itself is unreachable (port 9), so every
-/// sync finds the provider down and serves what is stored.
-async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
+/// sync finds the provider down and serves what is stored, unless `extra` names another
+/// `TWILIO_BASE_URL`.
+pub(crate) async fn twilio_server(database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
     let mut settings = TWILIO_UNREACHABLE.to_vec();
     settings.extend_from_slice(extra);
     Server::start_on(database, &settings).await
 }
 
 /// An agent with a number: its key and the number.
-async fn phone_agent(database: &TestDatabase) -> (String, String) {
+pub(crate) async fn phone_agent(database: &TestDatabase) -> (String, String) {
     let (key, agent) = create_agent(database, &["--phone"]).await;
     let number = agent["phone_number"]["number"]
         .as_str()
@@ -101,7 +102,7 @@ async fn sandbox_sms(database: &TestDatabase, to: &str, body: &str) -> Value {
 }
 
 /// `GET /v1/sms/messages`: its `X-Sms-Sync`, status and body.
-async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
+pub(crate) async fn history(server: &Server, key: &str) -> (Option<String>, u16, Value) {
     let response = server
         .client
         .get(server.url("/v1/sms/messages"))
@@ -129,7 +130,7 @@ async fn wait(server: &Server, key: &str, body: Value) -> (u16, Value) {
 }
 
 /// A wait for a code (on `route`) running in the background, answered later.
-fn spawn_wait(
+pub(crate) fn spawn_wait(
     server: &Server,
     route: &str,
     key: &str,
@@ -141,7 +142,7 @@ fn spawn_wait(
 
 /// Waits until `count` waits for a code are being served by `server` (its in-flight gauge), so
 /// what the test does next happens while they wait.
-async fn waiting_for(server: &Server, count: usize) {
+pub(crate) async fn waiting_for(server: &Server, count: usize) {
     waiting_for_route(server, "/v1/sms/wait-for-code", count).await;
 }
 
