@@ -13,12 +13,12 @@ use futures_util::future::join_all;
 use futures_util::{stream, StreamExt};
 use serde_json::{json, Value};
 
-use crate::email::{now, raw_mail, webhook_signed, QUICK, SECRET};
+use crate::email::{now, post, raw_mail, webhook_signed, QUICK, SECRET};
 use crate::fake_mail_api::FakeMailApi;
-use crate::harness::{agentctl_at, read, CliOutput, Server};
+use crate::harness::{agentctl_at, CliOutput, Server};
 use crate::private_pg::{PrivateCluster, StopMode};
 use crate::sms::{twilio_params, twilio_webhook, TOKEN, TWILIO_UNREACHABLE};
-use crate::wallet::{FAST_EXECUTOR, RECIPIENT, UNLIMITED_SENDS};
+use crate::wallet::{post_send, FAST_EXECUTOR, RECIPIENT, UNLIMITED_SENDS};
 
 const AGENTS: usize = 3;
 const FUNDS: u64 = 1_000_000;
@@ -109,30 +109,9 @@ async fn within<T>(what: &str, request: impl std::future::Future<Output = T>) ->
         .unwrap_or_else(|_| panic!("{what} hung for {HANG:?}"))
 }
 
-async fn post_json(
-    server: &Server,
-    path: &str,
-    key: &str,
-    body: &Value,
-    idempotency_key: Option<&str>,
-) -> (u16, Value) {
-    let mut request = server
-        .client
-        .post(server.url(path))
-        .bearer_auth(key)
-        .json(body);
-    if let Some(idempotency_key) = idempotency_key {
-        request = request.header("Idempotency-Key", idempotency_key);
-    }
-    within(path, async {
-        read(request.send().await.expect(path)).await
-    })
-    .await
-}
-
 async fn wallet_send(server: &Server, agent: &Agent, idempotency_key: &str) -> (u16, Value) {
     let body = json!({"to": RECIPIENT, "amount_atomic": "1", "idempotency_key": idempotency_key});
-    post_json(server, "/v1/wallet/send", &agent.key, &body, None).await
+    within("a send", post_send(server, &agent.key, body)).await
 }
 
 async fn mail_send(server: &Server, agent: &Agent, idempotency_key: &str) -> (u16, Value) {
@@ -141,14 +120,18 @@ async fn mail_send(server: &Server, agent: &Agent, idempotency_key: &str) -> (u1
         "subject": "Outage",
         "body_text": "Sent while the database came and went",
     });
-    post_json(
-        server,
-        "/v1/email/send",
-        &agent.key,
-        &body,
-        Some(idempotency_key),
+    let answer = within(
+        "an email send",
+        post(
+            server,
+            "/v1/email/send",
+            &agent.key,
+            &body,
+            Some(idempotency_key),
+        ),
     )
-    .await
+    .await;
+    (answer.status, answer.body)
 }
 
 async fn inbound_mail(server: &Server, agent: &Agent, id: &str) -> (u16, Value) {
@@ -719,8 +702,8 @@ async fn mixed_load_through(mode: StopMode) {
 
     println!(
         "PostgreSQL stopped -m {} under load, down {:.1} s, every kind of request 2xx again \
-         {:.1} s after its start; readiness red {:.1} s after the stop, green again {:.1} s after \
-         the start; answers: 2xx before {}, 2xx while down {} {:?}, 503 {} (slowest {} ms), \
+         {:.1} s after its start; readiness red {:.1} s after the stop began, green again {:.1} s after \
+         the start; answers: 2xx before {}, 2xx after the stop began {} {:?}, 503 {} (slowest {} ms), \
          2xx after {}, other 0; identities accepted under load {accepted_under_load}, tried \
          {tried}, each retried after: intents {} (all executed, {confirmed} confirmations), \
          mail sent {} (each handed to the provider once), inbound mail {}, inbound SMS {}; \

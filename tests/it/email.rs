@@ -45,7 +45,7 @@ pub(crate) struct Answer {
     pub(crate) body: Value,
 }
 
-async fn post(
+pub(crate) async fn post(
     server: &Server,
     path: &str,
     key: &str,

@@ -7,13 +7,11 @@ use std::sync::{Arc, Mutex};
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+
+use crate::fake_http;
 
 /// A message that reached a number at Twilio.
 struct Received {
@@ -42,22 +40,8 @@ pub struct FakeTwilioApi {
 
 impl FakeTwilioApi {
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
         let state = Arc::new(Mutex::new(ApiState::default()));
-        let shared = state.clone();
-        let server = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let state = shared.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(state.clone(), request));
-                    // A connection the client closes ends here; nothing to report.
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (url, server) = fake_http::serve(state.clone(), answer).await;
         Self { url, state, server }
     }
 

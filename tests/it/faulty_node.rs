@@ -9,13 +9,11 @@ use std::time::{Duration, Instant};
 use alloy_primitives::keccak256;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+
+use crate::fake_http;
 
 const BROADCAST: &str = "eth_sendRawTransaction";
 /// Longer than any RPC timeout the tests give the server: an answer held this long never comes.
@@ -64,26 +62,12 @@ pub struct FaultyNode {
 impl FaultyNode {
     /// A node on a free port passing requests on to `upstream`.
     pub async fn start(upstream: &str) -> FaultyNode {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
         let shared = Arc::new(Shared {
             upstream: upstream.to_owned(),
             client: reqwest::Client::new(),
             state: Mutex::new(NodeState::default()),
         });
-        let serving = shared.clone();
-        let accepting = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let shared = serving.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(shared.clone(), request));
-                    // A connection cut by a fault or by the client ends here; nothing to report.
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (url, accepting) = fake_http::serve(shared.clone(), answer).await;
         FaultyNode {
             url,
             shared,

@@ -7,6 +7,7 @@ mod database_outage;
 mod docs_page;
 mod email;
 mod exactly_once;
+mod fake_http;
 mod fake_mail_api;
 mod fake_twilio_api;
 mod faulty_node;
