@@ -128,6 +128,28 @@ pgbench_out="$(pgbench -n -S -c "$connections" -j 2 -T "$duration" "$PGBENCH_URL
 pgbench_tps="$(awk '/^tps/ {printf "%.0f", $3}' <<<"$pgbench_out")"
 printf '%-56s %10s tps\n' "pgbench -S, $connections clients" "$pgbench_tps"
 read_key="$(head -1 "$keys_file")"
+# The first pages read are full ones: 25 intents and 25 inbound messages of the reading agent.
+read_agent="$(curl -fsS -H "Authorization: Bearer $read_key" "$unlimited_url/v1/agents/me" | json_field '["id"]')"
+psql -q "$DATABASE_URL" -v agent="$read_agent" <<'SQL'
+SET session_replication_role = replica;
+INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, token_address,
+    recipient_address, amount_atomic, failure_reason, created_at, updated_at)
+SELECT gen_random_uuid(), wallet.agent_id, wallet.id, 'rejected', 'USDC', 'base', NULL,
+    '0x000000000000000000000000000000000000dead', 1, 'bench', now() - n * interval '1 second',
+    now() - n * interval '1 second'
+FROM wallets AS wallet, generate_series(1, 25) AS n
+WHERE wallet.agent_id = :'agent';
+INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
+    provider_message_id, internet_message_id, subject, from_address, to_addresses, body_text,
+    created_at, received_at)
+SELECT seeded.id, inbox.agent_id, inbox.id, 'inbound', 'received', seeded.id, 'read-' || n,
+    '<read-' || n || '@bench.example>', 'Message ' || n, 'sender@bench.example',
+    ARRAY[inbox.address], 'Body of message ' || n, seeded.at, seeded.at
+FROM email_inboxes AS inbox,
+    LATERAL (SELECT n, gen_random_uuid() AS id, now() - n * interval '1 second' AS at
+             FROM generate_series(1, 25) AS n) AS seeded
+WHERE inbox.agent_id = :'agent';
+SQL
 for read in "/v1/wallet/policy" "/v1/wallet/intents?limit=20" "/v1/email/inbox?limit=20"; do
   scenario "GET $read" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
   row "GET $read req/s" "$last_rps" "$pgbench_tps" min 0.5 "$last_peak"

@@ -2,7 +2,7 @@
 
 use diesel::expression::{is_aggregate, AppearsOnTable, Expression, ValidGrouping};
 use diesel::pg::Pg;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
 use diesel::QueryResult;
 use domain::CursorPosition;
@@ -75,5 +75,124 @@ where
         out.push_bind_param::<SqlUuid, _>(&self.id)?;
         out.push_sql(")");
         Ok(())
+    }
+}
+
+/// A page query with its row count written into its SQL (`LIMIT 21`) rather than bound.
+/// PostgreSQL plans a bound limit as a tenth of the rows the filter matches: against a table where
+/// one agent owns a million rows, that generic plan looks far dearer than one made for the
+/// values, so every run was planned afresh (a third of the statement's time). With the count in
+/// the text, the generic plan is priced for the page it reads and kept. The statement cache holds
+/// one statement per distinct count, at most the API's largest page plus one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LimitedTo<Q> {
+    query: Q,
+    rows: i64,
+}
+
+/// `query` (which must end where a `LIMIT` may follow) limited to `rows` rows.
+pub(crate) fn limited_to<Q>(query: Q, rows: usize) -> LimitedTo<Q> {
+    LimitedTo {
+        query,
+        rows: i64::try_from(rows).unwrap_or(i64::MAX),
+    }
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for LimitedTo<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.query.walk_ast(out.reborrow())?;
+        out.push_sql(&format!(" LIMIT {}", self.rows));
+        Ok(())
+    }
+}
+
+/// No static id: the cache keys the statement by its SQL text, which holds the count.
+impl<Q> QueryId for LimitedTo<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q: Query> Query for LimitedTo<Q> {
+    type SqlType = Q::SqlType;
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::prelude::*;
+    use diesel::sql_types::{BigInt, Text};
+    use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+    use test_support::TestDatabase;
+
+    use super::*;
+    use crate::rows::TransferIntentRow;
+    use crate::schema::transfer_intents;
+
+    #[derive(QueryableByName)]
+    struct Plans {
+        #[diesel(sql_type = BigInt)]
+        generic_plans: i64,
+    }
+
+    /// How often this connection ran the prepared page statement `sql` with its generic plan.
+    async fn generic_plans(connection: &mut AsyncPgConnection, sql: &str) -> i64 {
+        diesel::sql_query("SELECT generic_plans FROM pg_prepared_statements WHERE statement = $1")
+            .bind::<Text, _>(sql)
+            .get_result::<Plans>(connection)
+            .await
+            .expect("the statement is prepared")
+            .generic_plans
+    }
+
+    #[tokio::test]
+    async fn a_page_is_planned_once_even_when_one_agent_owns_most_rows() {
+        let database = TestDatabase::new().await;
+        let mut connection = database.connection().await;
+        // One agent owns 20,000 rows and ten others five each; agents and wallets that do not
+        // exist, as the foreign keys are not what is tested.
+        connection
+            .batch_execute(
+                "SET session_replication_role = replica;
+                 INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain,
+                     recipient_address, amount_atomic)
+                 SELECT gen_random_uuid(), CASE WHEN n <= 20000 THEN
+                     '00000000-0000-0000-0000-000000000001'::uuid
+                     ELSE ('00000000-0000-0000-0000-00000000001' || n % 10)::uuid END,
+                     gen_random_uuid(), 'rejected', 'USDC', 'base',
+                     '0x2222222222222222222222222222222222222222', 1
+                 FROM generate_series(1, 20050) AS n;
+                 ANALYZE transfer_intents;",
+            )
+            .await
+            .expect("seeded");
+        let quiet_agent = Uuid::new_v4();
+        let first_page = transfer_intents::table
+            .filter(transfer_intents::agent_id.eq(quiet_agent))
+            .select(TransferIntentRow::as_select())
+            .order((
+                transfer_intents::created_at.desc(),
+                transfer_intents::id.desc(),
+            ));
+        let limited = limited_to(first_page, 21);
+        let bound = first_page.limit(21);
+        for _ in 0..10 {
+            let rows: Vec<TransferIntentRow> = limited.load(&mut connection).await.expect("page");
+            assert!(rows.is_empty());
+            let rows: Vec<TransferIntentRow> = bound.load(&mut connection).await.expect("page");
+            assert!(rows.is_empty());
+        }
+        let limited_sql = diesel::debug_query::<Pg, _>(&limited).to_string();
+        let limited_sql = limited_sql.split(" -- binds").next().expect("sql");
+        let bound_sql = diesel::debug_query::<Pg, _>(&bound).to_string();
+        let bound_sql = bound_sql.split(" -- binds").next().expect("sql");
+        assert!(limited_sql.ends_with("LIMIT 21"), "{limited_sql}");
+        assert_eq!(
+            generic_plans(&mut connection, bound_sql).await,
+            0,
+            "a bound limit is planned afresh every run"
+        );
+        assert!(
+            generic_plans(&mut connection, limited_sql).await >= 5,
+            "a written limit keeps its generic plan after PostgreSQL's five trial runs"
+        );
     }
 }

@@ -10,8 +10,7 @@ use ports::{Mailbox, StoreError};
 
 use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
 use crate::errors::from_diesel;
-use crate::keyset::before;
-use crate::rows::row_limit;
+use crate::keyset::{before, limited_to};
 use crate::schema::{email_domains, email_messages};
 
 // The first characters of a body, for previews; a function of diesel's, so the page's statement
@@ -51,7 +50,6 @@ impl Mailbox for PgEmailStore {
                 left(email_messages::body_html, preview),
             ))
             .order((email_messages::created_at.desc(), email_messages::id.desc()))
-            .limit(row_limit(limit))
             .into_boxed();
         if let Some(direction) = direction {
             query = query.filter(email_messages::direction.eq(direction.as_str()));
@@ -63,8 +61,10 @@ impl Mailbox for PgEmailStore {
                 &position,
             )?);
         }
-        let rows: Vec<MessageWithBodies> =
-            query.load(&mut connection).await.map_err(from_diesel)?;
+        let rows: Vec<MessageWithBodies> = limited_to(query, limit)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
         rows.into_iter().map(message_record).collect()
     }
 

@@ -13,8 +13,8 @@ use super::execution::AttemptRow;
 use super::window::held_in_window;
 use super::{transition_locked, PgIntentStore};
 use crate::errors::{from_diesel, TxError};
-use crate::keyset::before;
-use crate::rows::{row_limit, TransferIntentRow};
+use crate::keyset::{before, limited_to};
+use crate::rows::TransferIntentRow;
 use crate::schema::{transfer_attempts, transfer_intents, wallets};
 
 fn records(rows: Vec<TransferIntentRow>) -> Result<Vec<TransferIntentRecord>, StoreError> {
@@ -39,13 +39,11 @@ impl IntentLedger for PgIntentStore {
         );
         let rows = match after {
             None => {
-                transfer_intents::table
+                let page = transfer_intents::table
                     .filter(transfer_intents::agent_id.eq(agent.0))
                     .select(TransferIntentRow::as_select())
-                    .order(newest_first)
-                    .limit(row_limit(limit))
-                    .load(&mut connection)
-                    .await
+                    .order(newest_first);
+                limited_to(page, limit).load(&mut connection).await
             }
             Some(position) => {
                 let after = before(
@@ -53,14 +51,12 @@ impl IntentLedger for PgIntentStore {
                     transfer_intents::id,
                     &position,
                 )?;
-                transfer_intents::table
+                let page = transfer_intents::table
                     .filter(transfer_intents::agent_id.eq(agent.0))
                     .filter(after)
                     .select(TransferIntentRow::as_select())
-                    .order(newest_first)
-                    .limit(row_limit(limit))
-                    .load(&mut connection)
-                    .await
+                    .order(newest_first);
+                limited_to(page, limit).load(&mut connection).await
             }
         }
         .map_err(from_diesel)?;
