@@ -71,6 +71,41 @@ create_key() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["agent_key"])'
 }
 
+# seed_rejected_intents AGENT COUNT STEP BEFORE: COUNT rejected intents of AGENT's wallet, STEP
+# apart, the newest BEFORE ago. Rejected intents hold nothing in any spend window, so the running
+# totals' trigger has nothing to count: it is skipped (replica role), which it would slow tenfold.
+seed_rejected_intents() {
+  psql -q "$DATABASE_URL" -v agent="$1" -v count="$2" -v step="$3" -v before="$4" <<'SQL'
+SET session_replication_role = replica;
+INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, token_address,
+    recipient_address, amount_atomic, failure_reason, created_at, updated_at)
+SELECT gen_random_uuid(), wallet.agent_id, wallet.id, 'rejected', 'USDC', 'base', NULL,
+    '0x000000000000000000000000000000000000dead', 1, 'bench', seeded.at, seeded.at
+FROM wallets AS wallet,
+    LATERAL (SELECT now() - :'before'::interval - n * :'step'::interval AS at
+             FROM generate_series(1, :count) AS n) AS seeded
+WHERE wallet.agent_id = :'agent';
+ANALYZE transfer_intents;
+SQL
+}
+
+# seed_inbound_mail AGENT COUNT STEP: COUNT inbound messages in AGENT's inbox, STEP apart.
+seed_inbound_mail() {
+  psql -q "$DATABASE_URL" -v agent="$1" -v count="$2" -v step="$3" <<'SQL'
+INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
+    provider_message_id, internet_message_id, subject, from_address, to_addresses, body_text,
+    created_at, received_at)
+SELECT seeded.id, inbox.agent_id, inbox.id, 'inbound', 'received', seeded.id, 'bench-' || n,
+    '<bench-' || n || '@bench.example>', 'Message ' || n, 'sender@bench.example',
+    ARRAY[inbox.address], 'Body of message ' || n, seeded.at, seeded.at
+FROM email_inboxes AS inbox,
+    LATERAL (SELECT n, gen_random_uuid() AS id, now() - n * :'step'::interval AS at
+             FROM generate_series(1, :count) AS n) AS seeded
+WHERE inbox.agent_id = :'agent';
+ANALYZE email_messages;
+SQL
+}
+
 webhook_secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 # Throughput figures with the send limits out of the way; the flood figure with the defaults.
 start_server SEND_RATE_PER_MINUTE=100000000 SEND_BURST=100000 SEND_CONCURRENCY_PER_AGENT=1000 \
@@ -130,26 +165,8 @@ printf '%-56s %10s tps\n' "pgbench -S, $connections clients" "$pgbench_tps"
 read_key="$(head -1 "$keys_file")"
 # The first pages read are full ones: 25 intents and 25 inbound messages of the reading agent.
 read_agent="$(curl -fsS -H "Authorization: Bearer $read_key" "$unlimited_url/v1/agents/me" | json_field '["id"]')"
-psql -q "$DATABASE_URL" -v agent="$read_agent" <<'SQL'
-SET session_replication_role = replica;
-INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, token_address,
-    recipient_address, amount_atomic, failure_reason, created_at, updated_at)
-SELECT gen_random_uuid(), wallet.agent_id, wallet.id, 'rejected', 'USDC', 'base', NULL,
-    '0x000000000000000000000000000000000000dead', 1, 'bench', now() - n * interval '1 second',
-    now() - n * interval '1 second'
-FROM wallets AS wallet, generate_series(1, 25) AS n
-WHERE wallet.agent_id = :'agent';
-INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
-    provider_message_id, internet_message_id, subject, from_address, to_addresses, body_text,
-    created_at, received_at)
-SELECT seeded.id, inbox.agent_id, inbox.id, 'inbound', 'received', seeded.id, 'read-' || n,
-    '<read-' || n || '@bench.example>', 'Message ' || n, 'sender@bench.example',
-    ARRAY[inbox.address], 'Body of message ' || n, seeded.at, seeded.at
-FROM email_inboxes AS inbox,
-    LATERAL (SELECT n, gen_random_uuid() AS id, now() - n * interval '1 second' AS at
-             FROM generate_series(1, 25) AS n) AS seeded
-WHERE inbox.agent_id = :'agent';
-SQL
+seed_rejected_intents "$read_agent" 25 '1 second' '0'
+seed_inbound_mail "$read_agent" 25 '1 second'
 for read in "/v1/wallet/policy" "/v1/wallet/intents?limit=20" "/v1/email/inbox?limit=20"; do
   scenario "GET $read" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
   row "GET $read req/s" "$last_rps" "$pgbench_tps" min 0.5 "$last_peak"
@@ -188,36 +205,11 @@ if [[ -z "$million_agent" ]]; then
 fi
 if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM email_messages WHERE agent_id = '$million_agent' LIMIT 1) AS seeded_rows")" == 0 ]]; then
   echo "bench: seeding an inbox of 1,000,000 messages (once per bench database)" >&2
-  psql -q "$DATABASE_URL" -v agent="$million_agent" <<'SQL'
-INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
-    provider_message_id, internet_message_id, subject, from_address, to_addresses, body_text,
-    created_at, received_at)
-SELECT seeded.id, inbox.agent_id, inbox.id, 'inbound', 'received', seeded.id, 'bench-' || n,
-    '<bench-' || n || '@bench.example>', 'Message ' || n, 'sender@bench.example',
-    ARRAY[inbox.address], 'Body of message ' || n, seeded.at, seeded.at
-FROM email_inboxes AS inbox,
-    LATERAL (SELECT n, gen_random_uuid() AS id, now() - n * interval '1 millisecond' AS at
-             FROM generate_series(1, 1000000) AS n) AS seeded
-WHERE inbox.agent_id = :'agent';
-ANALYZE email_messages;
-SQL
+  seed_inbound_mail "$million_agent" 1000000 '1 millisecond'
 fi
 if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM transfer_intents WHERE agent_id = '$million_agent' LIMIT 1) AS seeded_rows")" == 0 ]]; then
   echo "bench: seeding a wallet of 1,000,000 intents (once per bench database)" >&2
-  # Old, rejected intents hold nothing in any spend window, so the running totals' trigger has
-  # nothing to count: it is skipped for the seed (replica role), which it would slow tenfold.
-  psql -q "$DATABASE_URL" -v agent="$million_agent" <<'SQL'
-SET session_replication_role = replica;
-INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, token_address,
-    recipient_address, amount_atomic, failure_reason, created_at, updated_at)
-SELECT gen_random_uuid(), wallet.agent_id, wallet.id, 'rejected', 'USDC', 'base', NULL,
-    '0x000000000000000000000000000000000000dead', 1, 'bench', seeded.at, seeded.at
-FROM wallets AS wallet,
-    LATERAL (SELECT now() - interval '30 days' - n * interval '1 millisecond' AS at
-             FROM generate_series(1, 1000000) AS n) AS seeded
-WHERE wallet.agent_id = :'agent';
-ANALYZE transfer_intents;
-SQL
+  seed_rejected_intents "$million_agent" 1000000 '1 millisecond' '30 days'
 fi
 million_key="$(target/release/agentctl agents rotate-key "$million_agent" 2>/dev/null | json_field '["agent_key"]')"
 for listing in /v1/email/inbox /v1/wallet/intents; do
