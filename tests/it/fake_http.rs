@@ -13,28 +13,48 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-/// Serves `answer(state, request)` on a free port of 127.0.0.1 until the task is aborted;
-/// returns the server's base URL and its task.
-pub async fn serve<S, F, Fut, E>(state: Arc<S>, answer: F) -> (String, JoinHandle<()>)
-where
-    S: Send + Sync + 'static,
-    F: Fn(Arc<S>, Request<Incoming>) -> Fut + Copy + Send + Sync + 'static,
-    Fut: Future<Output = Result<Response<Full<Bytes>>, E>> + Send + 'static,
-    E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let accepting = tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let state = state.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request| answer(state.clone(), request));
-                // A connection cut by a fault or by the client ends here; nothing to report.
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    (url, accepting)
+/// A stand-in's server: its state, shared with the requests it answers, and the task accepting
+/// connections, which ends when the stand-in is dropped.
+pub struct FakeServer<S> {
+    state: Arc<S>,
+    accepting: JoinHandle<()>,
+}
+
+impl<S: Send + Sync + 'static> FakeServer<S> {
+    /// Serves `answer(state, request)` on a free port of 127.0.0.1; returns the server's base URL
+    /// and the server.
+    pub async fn start<F, Fut, E>(state: S, answer: F) -> (String, Self)
+    where
+        F: Fn(Arc<S>, Request<Incoming>) -> Fut + Copy + Send + Sync + 'static,
+        Fut: Future<Output = Result<Response<Full<Bytes>>, E>> + Send + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let state = Arc::new(state);
+        let serving = state.clone();
+        let accepting = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let state = serving.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| answer(state.clone(), request));
+                    // A connection cut by a fault or by the client ends here; nothing to report.
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (url, Self { state, accepting })
+    }
+
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+}
+
+impl<S> Drop for FakeServer<S> {
+    fn drop(&mut self) {
+        self.accepting.abort();
+    }
 }

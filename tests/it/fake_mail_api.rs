@@ -9,9 +9,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{json, Value};
-use tokio::task::JoinHandle;
 
-use crate::fake_http;
+use crate::fake_http::FakeServer;
 
 #[derive(Default)]
 struct ApiState {
@@ -28,19 +27,17 @@ struct ApiState {
 
 pub struct FakeMailApi {
     pub url: String,
-    state: Arc<Mutex<ApiState>>,
-    server: JoinHandle<()>,
+    server: FakeServer<Mutex<ApiState>>,
 }
 
 impl FakeMailApi {
     pub async fn start() -> Self {
-        let state = Arc::new(Mutex::new(ApiState::default()));
-        let (url, server) = fake_http::serve(state.clone(), answer).await;
-        Self { url, state, server }
+        let (url, server) = FakeServer::start(Mutex::default(), answer).await;
+        Self { url, server }
     }
 
     fn with_state<R>(&self, act: impl FnOnce(&mut ApiState) -> R) -> R {
-        act(&mut self.state.lock().expect("state"))
+        act(&mut self.server.state().lock().expect("state"))
     }
 
     pub fn fail_next(&self, requests: usize) {
@@ -77,12 +74,6 @@ impl FakeMailApi {
     /// The body of the message accepted under `key`.
     pub fn body_of(&self, key: &str) -> Option<Value> {
         self.with_state(|state| state.accepted.get(key).map(|(_, body)| body.clone()))
-    }
-}
-
-impl Drop for FakeMailApi {
-    fn drop(&mut self) {
-        self.server.abort();
     }
 }
 

@@ -9,9 +9,8 @@ use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
-use tokio::task::JoinHandle;
 
-use crate::fake_http;
+use crate::fake_http::FakeServer;
 
 /// A message that reached a number at Twilio.
 struct Received {
@@ -34,19 +33,17 @@ struct ApiState {
 
 pub struct FakeTwilioApi {
     pub url: String,
-    state: Arc<Mutex<ApiState>>,
-    server: JoinHandle<()>,
+    server: FakeServer<Mutex<ApiState>>,
 }
 
 impl FakeTwilioApi {
     pub async fn start() -> Self {
-        let state = Arc::new(Mutex::new(ApiState::default()));
-        let (url, server) = fake_http::serve(state.clone(), answer).await;
-        Self { url, state, server }
+        let (url, server) = FakeServer::start(Mutex::default(), answer).await;
+        Self { url, server }
     }
 
     fn with_state<R>(&self, act: impl FnOnce(&mut ApiState) -> R) -> R {
-        act(&mut self.state.lock().expect("state"))
+        act(&mut self.server.state().lock().expect("state"))
     }
 
     /// An SMS from `from` reaches `to` at Twilio; whether its webhook reaches the service is up to
@@ -92,12 +89,6 @@ impl FakeTwilioApi {
 
     pub fn refused_while_down(&self) -> usize {
         self.with_state(|state| state.refused_while_down)
-    }
-}
-
-impl Drop for FakeTwilioApi {
-    fn drop(&mut self) {
-        self.server.abort();
     }
 }
 

@@ -11,9 +11,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use serde_json::{json, Value};
-use tokio::task::JoinHandle;
 
-use crate::fake_http;
+use crate::fake_http::FakeServer;
 
 const BROADCAST: &str = "eth_sendRawTransaction";
 /// Longer than any RPC timeout the tests give the server: an answer held this long never comes.
@@ -55,28 +54,23 @@ struct Shared {
 
 pub struct FaultyNode {
     pub url: String,
-    shared: Arc<Shared>,
-    accepting: JoinHandle<()>,
+    server: FakeServer<Shared>,
 }
 
 impl FaultyNode {
     /// A node on a free port passing requests on to `upstream`.
     pub async fn start(upstream: &str) -> FaultyNode {
-        let shared = Arc::new(Shared {
+        let shared = Shared {
             upstream: upstream.to_owned(),
             client: reqwest::Client::new(),
             state: Mutex::new(NodeState::default()),
-        });
-        let (url, accepting) = fake_http::serve(shared.clone(), answer).await;
-        FaultyNode {
-            url,
-            shared,
-            accepting,
-        }
+        };
+        let (url, server) = FakeServer::start(shared, answer).await;
+        FaultyNode { url, server }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, NodeState> {
-        self.shared.state.lock().expect("node state")
+        self.server.state().state.lock().expect("node state")
     }
 
     /// The next `count` broadcasts meet `fault`, after any faults already queued.
@@ -140,12 +134,6 @@ impl FaultyNode {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-    }
-}
-
-impl Drop for FaultyNode {
-    fn drop(&mut self) {
-        self.accepting.abort();
     }
 }
 

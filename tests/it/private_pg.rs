@@ -6,6 +6,8 @@ use std::process::Command;
 
 /// A running cluster in a temporary folder, stopped and removed when dropped.
 pub struct PrivateCluster {
+    /// As root, PostgreSQL's programs run as `postgres`, who owns the cluster.
+    as_root: bool,
     bin_dir: PathBuf,
     data_dir: PathBuf,
     port: u16,
@@ -61,7 +63,8 @@ impl PrivateCluster {
             uuid::Uuid::new_v4().simple()
         ));
         std::fs::create_dir_all(&data_dir).expect("cluster folder");
-        if running_as_root() {
+        let as_root = running_as_root();
+        if as_root {
             let owned = Command::new("chown")
                 .arg("postgres:postgres")
                 .arg(&data_dir)
@@ -70,6 +73,7 @@ impl PrivateCluster {
             assert!(owned.success(), "chown of {}", data_dir.display());
         }
         let cluster = PrivateCluster {
+            as_root,
             bin_dir,
             data_dir,
             port: std::net::TcpListener::bind("127.0.0.1:0")
@@ -100,7 +104,7 @@ impl PrivateCluster {
     /// One of PostgreSQL's programs, to run as the user the cluster belongs to.
     fn command(&self, program: &str) -> Command {
         let program = self.bin_dir.join(program);
-        if running_as_root() {
+        if self.as_root {
             let mut command = Command::new("runuser");
             command.args(["-u", "postgres", "--"]).arg(&program);
             command
