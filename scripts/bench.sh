@@ -171,6 +171,23 @@ for read in "/v1/wallet/policy" "/v1/wallet/intents?limit=20" "/v1/email/inbox?l
   scenario "GET $read" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
   row "GET $read req/s" "$last_rps" "$pgbench_tps" min 0.5 "$last_peak"
 done
+# What PostgreSQL alone serves of the inbox page's statement (its columns, 21 rows) under pgbench:
+# the ceiling of that read on this machine, before the server takes any of the CPU.
+read_inbox="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM email_inboxes WHERE agent_id = '$read_agent'")"
+inbox_page_sql="$(mktemp -t agent-runtime-bench-inbox.XXXXXX.sql)"
+logs+=("$inbox_page_sql")
+cat >"$inbox_page_sql" <<SQL
+SELECT id, agent_id, inbox_id, direction, status, thread_id, provider_message_id,
+    internet_message_id, in_reply_to, reference_ids, subject, from_address, to_addresses,
+    cc_addresses, bcc_addresses, reply_to_addresses, attachments, headers, verification_codes,
+    last_error, created_at, received_at, sent_at, left(body_text, 4096), left(body_html, 4096)
+FROM email_messages WHERE inbox_id = '$read_inbox'
+ORDER BY created_at DESC, id DESC LIMIT 21;
+SQL
+inbox_statement_tps="$(pgbench -n -M prepared -f "$inbox_page_sql" -c "$connections" -j 2 -T "$duration" "$DATABASE_URL" 2>/dev/null \
+  | awk '/^tps/ {printf "%.0f", $3}')"
+printf '%-56s %10s tps\n' "pgbench, the inbox page's statement alone" "$inbox_statement_tps"
+row "  the inbox page's statement alone in pgbench, tps" "$inbox_statement_tps" "$pgbench_tps" none ""
 
 # --- Sends ----------------------------------------------------------------------------------------
 BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets" "$unlimited_pid" \

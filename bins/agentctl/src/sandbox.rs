@@ -181,7 +181,7 @@ async fn email(context: &Context, mail: InboundMail<'_>) -> anyhow::Result<Value
         anyhow::bail!("no inbox of this service has the address {}", mail.to);
     }
     Ok(json!({
-        "delivered": report.stored.iter().map(EmailMessageOut::from).collect::<Vec<_>>(),
+        "delivered": report.stored.into_iter().map(EmailMessageOut::from).collect::<Vec<_>>(),
     }))
 }
 

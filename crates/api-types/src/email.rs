@@ -1,5 +1,6 @@
 //! Email: messages of the agent's inbox, and the bodies of send and reply.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use domain::{
@@ -73,33 +74,38 @@ pub struct ParsedDataOut {
     pub verification_codes: Option<Vec<String>>,
 }
 
-impl From<&AttachmentMeta> for AttachmentOut {
-    fn from(attachment: &AttachmentMeta) -> Self {
+impl From<AttachmentMeta> for AttachmentOut {
+    fn from(attachment: AttachmentMeta) -> Self {
         Self {
-            filename: attachment.filename.clone(),
-            content_type: attachment.content_type.clone(),
+            filename: attachment.filename,
+            content_type: attachment.content_type,
             size: attachment.size,
-            content_id: attachment.content_id.clone(),
+            content_id: attachment.content_id,
         }
     }
 }
 
-fn header_object(headers: &[(String, String)]) -> BTreeMap<String, String> {
+fn header_object(headers: Vec<(String, String)>) -> BTreeMap<String, String> {
     let mut object: BTreeMap<String, String> = BTreeMap::new();
     for (name, value) in headers {
-        object
-            .entry(name.clone())
-            .and_modify(|joined| {
+        match object.entry(name) {
+            Entry::Occupied(mut joined) => {
+                let joined = joined.get_mut();
                 joined.push('\n');
-                joined.push_str(value);
-            })
-            .or_insert_with(|| value.clone());
+                joined.push_str(&value);
+            }
+            Entry::Vacant(entry) => {
+                entry.insert(value);
+            }
+        }
     }
     object
 }
 
-impl From<&EmailMessageRecord> for EmailMessageOut {
-    fn from(message: &EmailMessageRecord) -> Self {
+/// Takes the record by value: a page of mail moves its strings into the answer instead of copying
+/// each of them.
+impl From<EmailMessageRecord> for EmailMessageOut {
+    fn from(message: EmailMessageRecord) -> Self {
         let inbound = message.direction == Direction::Inbound;
         Self {
             id: message.id.to_string(),
@@ -107,22 +113,22 @@ impl From<&EmailMessageRecord> for EmailMessageOut {
             status: message.status.as_str().to_owned(),
             thread_id: message.thread_id.to_string(),
             created_at: message.created_at,
-            provider_message_id: message.provider_message_id.clone(),
-            internet_message_id: message.internet_message_id.clone(),
-            subject: message.subject.clone(),
-            from: message.from.clone(),
-            to: message.to.clone(),
-            cc: message.cc.clone(),
-            bcc: message.bcc.clone(),
-            reply_to: message.reply_to.clone(),
-            text: message.text.clone(),
-            html: message.html.clone(),
-            attachments: message.attachments.iter().map(Into::into).collect(),
-            headers: header_object(&message.headers),
+            provider_message_id: message.provider_message_id,
+            internet_message_id: message.internet_message_id,
+            subject: message.subject,
+            from: message.from,
+            to: message.to,
+            cc: message.cc,
+            bcc: message.bcc,
+            reply_to: message.reply_to,
+            text: message.text,
+            html: message.html,
+            attachments: message.attachments.into_iter().map(Into::into).collect(),
+            headers: header_object(message.headers),
             parsed_data: ParsedDataOut {
-                verification_codes: inbound.then(|| message.verification_codes.clone()),
+                verification_codes: inbound.then_some(message.verification_codes),
             },
-            failure_reason: message.failure_reason.clone(),
+            failure_reason: message.failure_reason,
             received_at: message.received_at,
             sent_at: message.sent_at,
         }

@@ -20,30 +20,28 @@ pub(crate) async fn take_locked(
     action: &'static str,
     limit: RateLimit,
 ) -> Result<RateDecision, diesel::result::Error> {
-    // A new bucket starts full; creating it first gives concurrent first requests a row to queue
-    // on, so none of them counts a full bucket twice.
-    Prepared(
-        diesel::insert_into(rate_limit_buckets::table)
-            .values((
-                rate_limit_buckets::subject_id.eq(subject),
-                rate_limit_buckets::action.eq(action),
-                rate_limit_buckets::tokens.eq(f64::from(limit.burst)),
-            ))
-            .on_conflict_do_nothing(),
-    )
-    .execute(connection)
-    .await?;
-    let (tokens, elapsed) = Prepared(
-        rate_limit_buckets::table
-            .find((subject, action))
-            .select((
-                rate_limit_buckets::tokens,
-                seconds_since::<Double>("rate_limit_buckets.updated_at"),
-            ))
-            .for_update(),
-    )
-    .get_result::<(f64, f64)>(connection)
-    .await?;
+    let (tokens, elapsed) = match lock_bucket(connection, subject, action).await? {
+        Some(bucket) => bucket,
+        // A new bucket starts full; creating it first gives concurrent first requests a row to
+        // queue on, so none of them counts a full bucket twice. Only a subject's first request
+        // comes here: the others find the row at once, one round trip fewer.
+        None => {
+            Prepared(
+                diesel::insert_into(rate_limit_buckets::table)
+                    .values((
+                        rate_limit_buckets::subject_id.eq(subject),
+                        rate_limit_buckets::action.eq(action),
+                        rate_limit_buckets::tokens.eq(f64::from(limit.burst)),
+                    ))
+                    .on_conflict_do_nothing(),
+            )
+            .execute(connection)
+            .await?;
+            lock_bucket(connection, subject, action)
+                .await?
+                .ok_or(diesel::result::Error::NotFound)?
+        }
+    };
     let (tokens, decision) = limit.take(tokens, duration_from_secs(elapsed));
     Prepared(
         diesel::update(rate_limit_buckets::table.find((subject, action))).set((
@@ -54,4 +52,25 @@ pub(crate) async fn take_locked(
     .execute(connection)
     .await?;
     Ok(decision)
+}
+
+/// The tokens of a bucket and the seconds since it was last taken from, locked until the
+/// transaction ends; `None` while the bucket does not exist.
+async fn lock_bucket(
+    connection: &mut AsyncPgConnection,
+    subject: Uuid,
+    action: &'static str,
+) -> Result<Option<(f64, f64)>, diesel::result::Error> {
+    Prepared(
+        rate_limit_buckets::table
+            .find((subject, action))
+            .select((
+                rate_limit_buckets::tokens,
+                seconds_since::<Double>("rate_limit_buckets.updated_at"),
+            ))
+            .for_update(),
+    )
+    .get_result::<(f64, f64)>(connection)
+    .await
+    .optional()
 }

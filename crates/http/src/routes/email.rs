@@ -238,7 +238,7 @@ fn parse_send(body: EmailSendRequest, key: Option<IdempotencyKey>) -> Result<Sen
     })
 }
 
-fn sent(message: &EmailMessageRecord, replayed: bool) -> HttpResponse {
+fn sent(message: EmailMessageRecord, replayed: bool) -> HttpResponse {
     super::ok_replayed_if(replayed).json(EmailSendResponse {
         status: "sent".into(),
         data: message.into(),
@@ -281,7 +281,7 @@ pub async fn send(
     let key = key.map_err(|item| rejected([Some(item)]))?;
     let mail = parse_send(body, key)?;
     let (message, replayed) = state.email.send(&agent.profile, mail).await?;
-    Ok(sent(&message, replayed))
+    Ok(sent(message, replayed))
 }
 
 /// Replies to an inbound message, in its thread.
@@ -325,7 +325,7 @@ pub async fn reply(
         .email
         .reply(&agent.profile, &source.into_inner(), body.body_text, key)
         .await?;
-    Ok(sent(&message, replayed))
+    Ok(sent(message, replayed))
 }
 
 /// The agent's inbox, newest first, a page at a time.
@@ -367,7 +367,7 @@ pub async fn inbox(
         )
         .await?;
     Ok(Json(EmailInboxPage {
-        items: page.items.iter().map(EmailMessageOut::from).collect(),
+        items: page.items.into_iter().map(EmailMessageOut::from).collect(),
         next_cursor: page.next_cursor,
     }))
 }
@@ -392,5 +392,5 @@ pub async fn message(
         .email
         .message(&agent.profile, &id.into_inner())
         .await?;
-    Ok(Json((&message).into()))
+    Ok(Json(message.into()))
 }

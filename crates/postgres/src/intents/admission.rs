@@ -70,13 +70,17 @@ async fn admit_locked(
     if let RateDecision::Limited { retry_after } = decision {
         return Err(TxError::Abort(AdmissionError::RateLimited { retry_after }));
     }
-    // Not FOR UPDATE: that would also block the foreign-key checks on the wallet that a change of
-    // its spend totals makes, while this waits for the totals.
-    let Some((wallet_id, address)) = wallets::table
+    // The wallet and its policy in one statement, both locked: sends of one wallet run one at a
+    // time, and a change of its policy waits for the sends in flight (and they for it), so each
+    // send is checked against the policy current when it commits. Not FOR UPDATE: that would also
+    // block the foreign-key checks on the wallet that a change of its spend totals makes, while
+    // this waits for the totals.
+    let Some((wallet_id, address, policy)) = wallets::table
+        .inner_join(spend_policies::table)
         .filter(wallets::agent_id.eq(intent.agent_id.0))
-        .select((wallets::id, wallets::address))
+        .select((wallets::id, wallets::address, SpendPolicyRow::as_select()))
         .for_no_key_update()
-        .first::<(Uuid, String)>(connection)
+        .first::<(Uuid, String, SpendPolicyRow)>(connection)
         .await
         .optional()?
     else {
@@ -116,13 +120,7 @@ async fn admit_locked(
             None => {}
         }
     }
-    let policy = spend_policies::table
-        .filter(spend_policies::wallet_id.eq(wallet_id))
-        .select(SpendPolicyRow::as_select())
-        .first(connection)
-        .await?
-        .into_record()
-        .map_err(TxError::store)?;
+    let policy = policy.into_record().map_err(TxError::store)?;
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,

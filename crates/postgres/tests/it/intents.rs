@@ -945,6 +945,90 @@ async fn a_second_use_of_a_key_being_admitted_is_turned_away_at_once() {
         .is_ok());
 }
 
+/// Waits, up to a deadline, until some session of the test database waits for a row lock.
+async fn until_a_session_waits_for_a_lock(fixture: &Fixture) {
+    #[derive(diesel::QueryableByName)]
+    struct Waiting {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        waiting: i64,
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let found: Waiting = diesel::sql_query(
+            "SELECT count(*) AS waiting FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .get_result(&mut fixture.database.connection().await)
+        .await
+        .expect("sessions");
+        if found.waiting > 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no session waited for a lock"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_policy_change_waits_for_the_send_being_checked_and_the_next_send_meets_it() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 23, true).await;
+    set_daily(&fixture, agent, "100").await;
+    // The send's check stops inside its locked section until the test lets it go. It blocks its
+    // thread, so the send runs on a thread, a runtime and a pool of its own.
+    let (inside, is_inside) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let policy = policy_check(address(99), amount("60"));
+    let check = move |context: &AdmissionContext<'_>| {
+        inside.send(()).expect("test waiting");
+        released.lock().expect("lock").recv().expect("released");
+        policy(context)
+    };
+    let connector = fixture.database.connector();
+    let admitting = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
+            PgIntentStore::new(pool)
+                .admit(send(agent, "60", None), LIMITS, &check)
+                .await
+        })
+    });
+    tokio::task::spawn_blocking(move || is_inside.recv())
+        .await
+        .expect("joined")
+        .expect("the send reached its check");
+    // Lowering the limit now waits for the send under way, then applies to the next one.
+    let lowered = set_daily(&fixture, agent, "50");
+    let let_go = async {
+        until_a_session_waits_for_a_lock(&fixture).await;
+        release.send(()).expect("send waiting");
+    };
+    tokio::join!(lowered, let_go);
+    created(
+        tokio::task::spawn_blocking(move || admitting.join().expect("send thread"))
+            .await
+            .expect("joined"),
+    );
+    let refused = admit(&fixture, send(agent, "1", None)).await;
+    assert!(
+        matches!(
+            refused,
+            Err(AdmissionError::Refused(AdmissionRefusal::Policy(
+                PolicyViolation::ExceedsDailyMax { .. }
+            )))
+        ),
+        "{refused:?}"
+    );
+}
+
 #[tokio::test]
 async fn recipients_that_only_lose_money_are_refused_inside_the_wallets_section() {
     let fixture = fixture().await;
