@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use deadpool::managed::{Hook, HookError};
 use deadpool::Runtime;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{
@@ -32,6 +33,10 @@ pub struct PoolSettings {
     /// Pools the connections are split into: each thread draws from one, so a connection's IO
     /// runs on the thread of the requests that use it (decision 0035). One per HTTP worker.
     pub shards: usize,
+    /// A connection this old is closed when returned instead of reused. PostgreSQL keeps a
+    /// connection's plans of prepared statements for its life, made for the tables as they were
+    /// then (decision 0039): a fresh connection plans for them as they are.
+    pub max_connection_age: Duration,
 }
 
 impl Default for PoolSettings {
@@ -42,6 +47,7 @@ impl Default for PoolSettings {
             statement_timeout: Duration::from_secs(10),
             lock_timeout: Duration::from_secs(2),
             shards: 1,
+            max_connection_age: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -105,6 +111,12 @@ impl Database {
                     .wait_timeout(Some(settings.acquire_timeout))
                     .create_timeout(Some(settings.acquire_timeout))
                     .recycle_timeout(Some(settings.acquire_timeout))
+                    .pre_recycle(Hook::sync_fn(move |_, metrics| {
+                        match metrics.age() < settings.max_connection_age {
+                            true => Ok(()),
+                            false => Err(HookError::message("past its maximum age")),
+                        }
+                    }))
                     .runtime(Runtime::Tokio1)
                     .build()
             })
@@ -204,5 +216,39 @@ mod tests {
         );
         drop((first, second));
         assert_eq!(sharded.pool_usage().idle, 2);
+    }
+
+    async fn backend_of(database: &Database) -> i32 {
+        diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+            "pg_backend_pid()",
+        ))
+        .get_result(&mut database.connection().await.expect("a connection"))
+        .await
+        .expect("the backend's pid")
+    }
+
+    #[tokio::test]
+    async fn a_connection_is_reused_until_it_reaches_its_maximum_age() {
+        let database = TestDatabase::new().await;
+        let connector = Connector::from_url(database.url()).expect("the test database's URL");
+        let pool = |max_connection_age| {
+            Database::connect(
+                &connector,
+                PoolSettings {
+                    max_size: 1,
+                    max_connection_age,
+                    ..PoolSettings::default()
+                },
+            )
+            .expect("pool")
+        };
+        let young = pool(Duration::from_secs(3600));
+        assert_eq!(backend_of(&young).await, backend_of(&young).await);
+        let aged = pool(Duration::ZERO);
+        assert_ne!(
+            backend_of(&aged).await,
+            backend_of(&aged).await,
+            "a connection past its age is replaced by a new one"
+        );
     }
 }

@@ -135,6 +135,7 @@ impl DatabaseConfig {
                 )?,
                 lock_timeout: millis("DATABASE_LOCK_TIMEOUT_MS", defaults.lock_timeout)?,
                 shards: defaults.shards,
+                max_connection_age: defaults.max_connection_age,
             },
             migrate_on_start: env.flag("MIGRATE_ON_START", true)?,
         })
