@@ -33,7 +33,7 @@ pub struct PoolSettings {
     /// Pools the connections are split into: each thread draws from one, so a connection's IO
     /// runs on the thread of the requests that use it (decision 0035). One per HTTP worker.
     pub shards: usize,
-    /// A connection this old is closed when returned instead of reused. PostgreSQL keeps a
+    /// A connection this old is closed, not reused, when next drawn from the pool. PostgreSQL keeps a
     /// connection's plans of prepared statements for its life, made for the tables as they were
     /// then (decision 0039): a fresh connection plans for them as they are.
     pub max_connection_age: Duration,
@@ -112,9 +112,10 @@ impl Database {
                     .create_timeout(Some(settings.acquire_timeout))
                     .recycle_timeout(Some(settings.acquire_timeout))
                     .pre_recycle(Hook::sync_fn(move |_, metrics| {
-                        match metrics.age() < settings.max_connection_age {
-                            true => Ok(()),
-                            false => Err(HookError::message("past its maximum age")),
+                        if metrics.age() < settings.max_connection_age {
+                            Ok(())
+                        } else {
+                            Err(HookError::message("past its maximum age"))
                         }
                     }))
                     .runtime(Runtime::Tokio1)
