@@ -173,6 +173,7 @@ for read in "/v1/wallet/policy" "/v1/wallet/intents?limit=20" "/v1/email/inbox?l
 done
 # What PostgreSQL alone serves of the inbox page's statement (its columns, 21 rows) under pgbench:
 # the ceiling of that read on this machine, before the server takes any of the CPU.
+# The text mirrors the page query of crates/postgres/src/email/mailbox.rs: change both together.
 read_inbox="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM email_inboxes WHERE agent_id = '$read_agent'")"
 inbox_page_sql="$(mktemp -t agent-runtime-bench-inbox.XXXXXX.sql)"
 logs+=("$inbox_page_sql")

@@ -268,7 +268,8 @@ impl TestDatabase {
     /// Every other client session on this database, as PostgreSQL sees it.
     pub async fn sessions(&self) -> Vec<Session> {
         diesel::sql_query(
-            "SELECT coalesce(activity.query, '') AS last_query, tls.ssl AS encrypted \
+            "SELECT coalesce(activity.query, '') AS last_query, tls.ssl AS encrypted, \
+             coalesce(activity.wait_event_type = 'Lock', false) AS waiting_for_lock \
              FROM pg_stat_activity AS activity JOIN pg_stat_ssl AS tls USING (pid) \
              WHERE activity.datname = current_database() AND activity.pid <> pg_backend_pid() \
              AND activity.backend_type = 'client backend'",
@@ -309,6 +310,9 @@ pub struct Session {
     /// Whether its connection is encrypted (`pg_stat_ssl.ssl`).
     #[diesel(sql_type = Bool)]
     pub encrypted: bool,
+    /// Whether it is waiting for a lock another session holds.
+    #[diesel(sql_type = Bool)]
+    pub waiting_for_lock: bool,
 }
 
 /// An open transaction; dropping it closes its connection, which rolls it back.

@@ -945,25 +945,16 @@ async fn a_second_use_of_a_key_being_admitted_is_turned_away_at_once() {
         .is_ok());
 }
 
-/// Waits, up to a deadline, until some session of the test database waits for a row lock.
+/// Waits, up to a deadline, until some session of the test database waits for a lock.
 async fn until_a_session_waits_for_a_lock(fixture: &Fixture) {
-    #[derive(diesel::QueryableByName)]
-    struct Waiting {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        waiting: i64,
-    }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let found: Waiting = diesel::sql_query(
-            "SELECT count(*) AS waiting FROM pg_stat_activity \
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .get_result(&mut fixture.database.connection().await)
+    while !fixture
+        .database
+        .sessions()
         .await
-        .expect("sessions");
-        if found.waiting > 0 {
-            return;
-        }
+        .iter()
+        .any(|session| session.waiting_for_lock)
+    {
         assert!(
             tokio::time::Instant::now() < deadline,
             "no session waited for a lock"
