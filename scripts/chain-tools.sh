@@ -10,7 +10,8 @@ tools="$root/tests/chain"
 if [[ ! -x "$tools/node_modules/.bin/anvil" || ! -x "$tools/node_modules/.bin/solcjs" ]]; then
   command -v npm >/dev/null || { echo "chain-tools: npm is required (Node.js)" >&2; exit 1; }
   echo "chain-tools: installing anvil and solc from the npm registry" >&2
-  npm install --prefix "$tools" --no-audit --no-fund --loglevel=error >&2
+  # ci installs exactly the lock and never rewrites it.
+  (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 if [[ "${1:-}" == contracts ]]; then
   (cd "$tools" && node_modules/.bin/solcjs --bin --abi --optimize -o build TestToken.sol >&2)
