@@ -1,5 +1,7 @@
 //! EVM account addresses: `0x` + 40 hex digits; mixed case must carry a valid EIP-55 checksum.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -26,7 +28,7 @@ impl EvmAddress {
         let address = Address::from_str(digits).map_err(|_| EvmAddressError::Malformed)?;
         let has_lower = digits.bytes().any(|b| b.is_ascii_lowercase());
         let has_upper = digits.bytes().any(|b| b.is_ascii_uppercase());
-        if has_lower && has_upper && address.to_checksum(None)[2..] != *digits {
+        if has_lower && has_upper && checksummed(&address)[2..] != *digits {
             return Err(EvmAddressError::BadChecksum);
         }
         Ok(Self(address))
@@ -43,8 +45,33 @@ impl EvmAddress {
 
 impl fmt::Display for EvmAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.to_checksum(None))
+        f.write_str(&checksummed(&self.0))
     }
+}
+
+/// How many checksummed addresses each thread remembers; past it, it starts afresh.
+const REMEMBERED_CHECKSUMS: usize = 1024;
+
+thread_local! {
+    /// The EIP-55 text of addresses this thread printed lately. A checksum is a Keccak-256 hash,
+    /// about 450 ns, and a page of intents prints its token and recipients again and again: it
+    /// was a seventh of the server's time on one (decision 0040).
+    static CHECKSUMMED: RefCell<HashMap<Address, String>> = RefCell::default();
+}
+
+/// `0x` and the address's 40 hex digits in EIP-55 case.
+fn checksummed(address: &Address) -> String {
+    CHECKSUMMED.with_borrow_mut(|remembered| {
+        if let Some(text) = remembered.get(address) {
+            return text.clone();
+        }
+        let text = address.to_checksum(None);
+        if remembered.len() >= REMEMBERED_CHECKSUMS {
+            remembered.clear();
+        }
+        remembered.insert(*address, text.clone());
+        text
+    })
 }
 
 #[cfg(test)]
@@ -90,6 +117,27 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn remembered_checksums_are_the_checksums_past_the_memory_bound() {
+        let addresses: Vec<Address> = (0..3 * REMEMBERED_CHECKSUMS as u32)
+            .map(|n| {
+                let mut bytes = [0x5a; 20];
+                bytes[..4].copy_from_slice(&n.to_be_bytes());
+                Address::from(bytes)
+            })
+            .collect();
+        for _ in 0..2 {
+            for address in &addresses {
+                assert_eq!(
+                    EvmAddress(*address).to_string(),
+                    address.to_checksum(None),
+                    "{address:?}"
+                );
+            }
+        }
+        CHECKSUMMED.with_borrow(|remembered| assert!(remembered.len() <= REMEMBERED_CHECKSUMS));
     }
 
     #[test]
