@@ -159,6 +159,8 @@ if [[ "$(psql -qtA "$PGBENCH_URL" -c "SELECT to_regclass('pgbench_accounts') IS 
   echo "bench: initialising pgbench (scale 10, once per pgbench database)" >&2
   pgbench -q -i -s 10 "$PGBENCH_URL" >/dev/null 2>&1
 fi
+# Warmed up as every wrk scenario is: a first run after initialising reads a cold cache.
+pgbench -n -S -c "$connections" -j 2 -T 3 "$PGBENCH_URL" >/dev/null 2>&1
 pgbench_out="$(pgbench -n -S -c "$connections" -j 2 -T "$duration" "$PGBENCH_URL" 2>/dev/null)"
 pgbench_tps="$(awk '/^tps/ {printf "%.0f", $3}' <<<"$pgbench_out")"
 printf '%-56s %10s tps\n' "pgbench -S, $connections clients" "$pgbench_tps"
@@ -167,17 +169,37 @@ read_key="$(head -1 "$keys_file")"
 read_agent="$(curl -fsS -H "Authorization: Bearer $read_key" "$unlimited_url/v1/agents/me" | json_field '["id"]')"
 seed_rejected_intents "$read_agent" 25 '1 second' '0'
 seed_inbound_mail "$read_agent" 25 '1 second'
-for read in "/v1/wallet/policy" "/v1/wallet/intents?limit=20" "/v1/email/inbox?limit=20"; do
-  scenario "GET $read" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
-  row "GET $read req/s" "$last_rps" "$pgbench_tps" min 0.5 "$last_peak"
-done
-# What PostgreSQL alone serves of the inbox page's statement (its columns, 21 rows) under pgbench:
-# the ceiling of that read on this machine, before the server takes any of the CPU.
-# The text mirrors the page query of crates/postgres/src/email/mailbox.rs: change both together.
+# statement_alone WHAT: what PostgreSQL alone serves of the statement on stdin under pgbench, warmed
+# up as every wrk scenario is: the ceiling of a page read on this machine, before the server takes
+# any of the CPU.
+statement_alone() {
+  local sql
+  sql="$(mktemp -t agent-runtime-bench-statement.XXXXXX.sql)"
+  logs+=("$sql")
+  cat >"$sql"
+  pgbench -n -M prepared -f "$sql" -c "$connections" -j 2 -T 3 "$DATABASE_URL" >/dev/null 2>&1
+  last_tps="$(pgbench -n -M prepared -f "$sql" -c "$connections" -j 2 -T "$duration" "$DATABASE_URL" 2>/dev/null \
+    | awk '/^tps/ {printf "%.0f", $3}')"
+  printf '%-56s %10s tps\n' "pgbench, $1 statement alone" "$last_tps"
+  row "  $1 statement alone in pgbench, tps" "$last_tps" "$pgbench_tps" none ""
+}
+read_page() {
+  scenario "GET $1" "$unlimited_pid" "$unlimited_url$1" -H "Authorization: Bearer $read_key"
+  row "GET $1 req/s" "$last_rps" "$pgbench_tps" min 0.5 "$last_peak"
+}
+read_page "/v1/wallet/policy"
+read_page "/v1/wallet/intents?limit=20"
+# The texts mirror the page queries of crates/postgres/src/intents/ledger.rs and
+# crates/postgres/src/email/mailbox.rs: change them together.
+statement_alone "the intent page's" <<SQL
+SELECT id, agent_id, wallet_id, status, asset, chain, token_address, recipient_address,
+    amount_atomic, idempotency_key, tx_hash, failure_reason, created_at, updated_at, confirmed_at
+FROM transfer_intents WHERE agent_id = '$read_agent'
+ORDER BY created_at DESC, id DESC LIMIT 21;
+SQL
+read_page "/v1/email/inbox?limit=20"
 read_inbox="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM email_inboxes WHERE agent_id = '$read_agent'")"
-inbox_page_sql="$(mktemp -t agent-runtime-bench-inbox.XXXXXX.sql)"
-logs+=("$inbox_page_sql")
-cat >"$inbox_page_sql" <<SQL
+statement_alone "the inbox page's" <<SQL
 SELECT id, agent_id, inbox_id, direction, status, thread_id, provider_message_id,
     internet_message_id, in_reply_to, reference_ids, subject, from_address, to_addresses,
     cc_addresses, bcc_addresses, reply_to_addresses, attachments, headers, verification_codes,
@@ -185,10 +207,6 @@ SELECT id, agent_id, inbox_id, direction, status, thread_id, provider_message_id
 FROM email_messages WHERE inbox_id = '$read_inbox'
 ORDER BY created_at DESC, id DESC LIMIT 21;
 SQL
-inbox_statement_tps="$(pgbench -n -M prepared -f "$inbox_page_sql" -c "$connections" -j 2 -T "$duration" "$DATABASE_URL" 2>/dev/null \
-  | awk '/^tps/ {printf "%.0f", $3}')"
-printf '%-56s %10s tps\n' "pgbench, the inbox page's statement alone" "$inbox_statement_tps"
-row "  the inbox page's statement alone in pgbench, tps" "$inbox_statement_tps" "$pgbench_tps" none ""
 
 # --- Sends ----------------------------------------------------------------------------------------
 BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets" "$unlimited_pid" \
