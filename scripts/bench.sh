@@ -59,6 +59,9 @@ scenario() {
   last_peak="$(peak_mib "$pid")"
 }
 
+# The median of three figures.
+median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+
 # row SCENARIO PROJECT REFERENCE GOAL_KIND GOAL [PEAK_MIB]: one line of the final table; the ratio
 # is PROJECT / REFERENCE and GOAL_KIND says how it meets GOAL (min: ratio >= goal, max: ratio <=
 # goal, at_least: PROJECT >= goal, none: no goal).
@@ -145,7 +148,6 @@ if [[ -x "$peer_dir/run.sh" ]]; then
       "$(wrk -t2 -c"$connections" -d"${duration}s" --latency -H "Authorization: Bearer peer-key-7" "$peer_url")"
     peer_rps+=("$last_rps") peer_p99+=("$last_p99_ms")
   done
-  median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
   row "GET /v1/agents/me req/s (median of 3)" "$(median "${me_rps[@]}")" "$(median "${peer_rps[@]}")" min 10 "$me_peak"
   row "GET /v1/agents/me p99 ms (median of 3)" "$(median "${me_p99[@]}")" "$(median "${peer_p99[@]}")" max 0.1
 else
@@ -159,36 +161,56 @@ if [[ "$(psql -qtA "$PGBENCH_URL" -c "SELECT to_regclass('pgbench_accounts') IS 
   echo "bench: initialising pgbench (scale 10, once per pgbench database)" >&2
   pgbench -q -i -s 10 "$PGBENCH_URL" >/dev/null 2>&1
 fi
-# Warmed up as every wrk scenario is: a first run after initialising reads a cold cache.
-pgbench -n -S -c "$connections" -j 2 -T 3 "$PGBENCH_URL" >/dev/null 2>&1
-pgbench_out="$(pgbench -n -S -c "$connections" -j 2 -T "$duration" "$PGBENCH_URL" 2>/dev/null)"
-pgbench_tps="$(awk '/^tps/ {printf "%.0f", $3}' <<<"$pgbench_out")"
-printf '%-56s %10s tps\n' "pgbench -S, $connections clients" "$pgbench_tps"
 read_key="$(head -1 "$keys_file")"
 # The first pages read are full ones: 25 intents and 25 inbound messages of the reading agent.
 read_agent="$(curl -fsS -H "Authorization: Bearer $read_key" "$unlimited_url/v1/agents/me" | json_field '["id"]')"
 seed_rejected_intents "$read_agent" 25 '1 second' '0'
 seed_inbound_mail "$read_agent" 25 '1 second'
-# statement_alone WHAT: what PostgreSQL alone serves of the statement on stdin under pgbench, warmed
-# up as every wrk scenario is: the ceiling of a page read on this machine, before the server takes
-# any of the CPU.
+read_inbox="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM email_inboxes WHERE agent_id = '$read_agent'")"
+
+# pgbench_run URL ARGS...: pgbench on URL, warmed up as every wrk scenario is (a first run reads a
+# cold cache); sets last_tps. ARGS say what it runs.
+pgbench_run() {
+  local url="$1"
+  shift
+  pgbench -n -c "$connections" -j 2 -T 3 "$@" "$url" >/dev/null 2>&1
+  last_tps="$(pgbench -n -c "$connections" -j 2 -T "$duration" "$@" "$url" 2>/dev/null \
+    | awk '/^tps/ {printf "%.0f", $3}')"
+}
+
+# Three rounds of pgbench -S and then each read, so every figure has its reference measured beside
+# it (both move from minute to minute on a shared machine); the table takes the medians.
+reads=("/v1/wallet/policy" "/v1/wallet/intents?limit=20" "/v1/email/inbox?limit=20")
+declare -A read_rps=() read_peak=()
+pgbench_rounds=()
+for round in 1 2 3; do
+  pgbench_run "$PGBENCH_URL" -S
+  printf '%-56s %10s tps\n' "pgbench -S, $connections clients (round $round)" "$last_tps"
+  pgbench_rounds+=("$last_tps")
+  for read in "${reads[@]}"; do
+    scenario "GET $read (round $round)" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
+    read_rps[$read]+=" $last_rps"
+    read_peak[$read]="$last_peak"
+  done
+done
+pgbench_tps="$(median "${pgbench_rounds[@]}")"
+row "pgbench -S tps, $connections clients (median of 3)" "$pgbench_tps" "" none ""
+for read in "${reads[@]}"; do
+  # shellcheck disable=SC2086 # the figures of the three rounds, one word each
+  row "GET $read req/s (median of 3)" "$(median ${read_rps[$read]})" "$pgbench_tps" min 0.5 "${read_peak[$read]}"
+done
+
+# statement_alone WHAT: what PostgreSQL alone serves of the statement on stdin under pgbench: the
+# ceiling of a page read on this machine, before the server takes any of the CPU.
 statement_alone() {
   local sql
   sql="$(mktemp -t agent-runtime-bench-statement.XXXXXX.sql)"
   logs+=("$sql")
   cat >"$sql"
-  pgbench -n -M prepared -f "$sql" -c "$connections" -j 2 -T 3 "$DATABASE_URL" >/dev/null 2>&1
-  last_tps="$(pgbench -n -M prepared -f "$sql" -c "$connections" -j 2 -T "$duration" "$DATABASE_URL" 2>/dev/null \
-    | awk '/^tps/ {printf "%.0f", $3}')"
+  pgbench_run "$DATABASE_URL" -M prepared -f "$sql"
   printf '%-56s %10s tps\n' "pgbench, $1 statement alone" "$last_tps"
   row "  $1 statement alone in pgbench, tps" "$last_tps" "$pgbench_tps" none ""
 }
-read_page() {
-  scenario "GET $1" "$unlimited_pid" "$unlimited_url$1" -H "Authorization: Bearer $read_key"
-  row "GET $1 req/s" "$last_rps" "$pgbench_tps" min 0.5 "$last_peak"
-}
-read_page "/v1/wallet/policy"
-read_page "/v1/wallet/intents?limit=20"
 # The texts mirror the page queries of crates/postgres/src/intents/ledger.rs and
 # crates/postgres/src/email/mailbox.rs: change them together.
 statement_alone "the intent page's" <<SQL
@@ -197,8 +219,6 @@ SELECT id, agent_id, wallet_id, status, asset, chain, token_address, recipient_a
 FROM transfer_intents WHERE agent_id = '$read_agent'
 ORDER BY created_at DESC, id DESC LIMIT 21;
 SQL
-read_page "/v1/email/inbox?limit=20"
-read_inbox="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM email_inboxes WHERE agent_id = '$read_agent'")"
 statement_alone "the inbox page's" <<SQL
 SELECT id, agent_id, inbox_id, direction, status, thread_id, provider_message_id,
     internet_message_id, in_reply_to, reference_ids, subject, from_address, to_addresses,
