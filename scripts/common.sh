@@ -95,13 +95,14 @@ json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 # create_spending_agents LABEL COUNT KEYS [ADDRESSES]: COUNT agents with an inbox and a wallet
 # under a spend policy the sends stay under (so every send is checked against a policy that
 # applies); their keys are appended to the file KEYS, their inboxes' addresses to ADDRESSES.
+# Made with the CLI `agentctl` names (the release build's when unset).
 create_spending_agents() {
-  local label="$1" count="$2" keys="$3" addresses="${4:-/dev/null}" created
+  local label="$1" count="$2" keys="$3" addresses="${4:-/dev/null}" cli="${agentctl:-target/release/agentctl}" created
   for _ in $(seq 1 "$count"); do
-    created="$(target/release/agentctl agents create --label "$label" --email --wallet 2>/dev/null)"
+    created="$("$cli" agents create --label "$label" --email --wallet 2>/dev/null)"
     json_field '["agent_key"]' <<<"$created" >>"$keys"
     json_field '["agent"]["email_inbox"]["address"]' <<<"$created" >>"$addresses"
-    target/release/agentctl policy set "$(json_field '["agent"]["id"]' <<<"$created")" \
+    "$cli" policy set "$(json_field '["agent"]["id"]' <<<"$created")" \
       --max-per-tx 1000000 --max-daily 1000000000000000 >/dev/null
   done
 }

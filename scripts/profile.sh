@@ -59,6 +59,7 @@ perf_pid=""
 wrk_pid=""
 log="$(mktemp -t agent-runtime-profile.XXXXXX.log)"
 keys_file="$(mktemp -t agent-runtime-profile-keys.XXXXXX)"
+webhooks_file="$(mktemp -t agent-runtime-profile-webhooks.XXXXXX)"
 wrk_log="$(mktemp -t agent-runtime-profile-wrk.XXXXXX)"
 perf_log="$(mktemp -t agent-runtime-profile-perf.XXXXXX)"
 stop() {
@@ -67,7 +68,7 @@ stop() {
     kill -INT "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  rm -f "$log" "$keys_file" "$wrk_log" "$perf_log"
+  rm -f "$log" "$keys_file" "$webhooks_file" "$wrk_log" "$perf_log"
 }
 trap stop EXIT
 
@@ -75,9 +76,10 @@ trap stop EXIT
 # port; not in a command substitution, which would lose the process to a subshell.
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 url="http://127.0.0.1:$port"
+webhook_secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 echo "profile: starting $server_bin on $url" >&2
 env SEND_RATE_PER_MINUTE=100000000 SEND_BURST=100000 SEND_CONCURRENCY_PER_AGENT=1000 \
-  BIND_ADDR="127.0.0.1:$port" "$server_bin" --no-migrate >"$log" 2>&1 &
+  EMAIL_WEBHOOK_SECRETS="$webhook_secret" BIND_ADDR="127.0.0.1:$port" "$server_bin" --no-migrate >"$log" 2>&1 &
 server=$!
 for attempt in $(seq 1 300); do
   curl -fsS "$url/healthz" >/dev/null 2>&1 && break
@@ -88,12 +90,14 @@ done
 
 json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 create_agent() { "$agentctl" --no-migrate agents create --label profile "$@" 2>/dev/null; }
-echo "profile: creating agents (one with email and a wallet, 100 with wallets)" >&2
+echo "profile: creating agents (one with email and a wallet, 100 with both and a spend policy)" >&2
 created="$(create_agent --email --wallet)"
 key="$(json_field '["agent_key"]' <<<"$created")"
 inbox_address="$(json_field '["agent"]["email_inbox"]["address"]' <<<"$created")"
-for _ in $(seq 1 100); do create_agent --wallet | json_field '["agent_key"]' >>"$keys_file"; done
+create_spending_agents profile 100 "$keys_file"
 intents_key="$(head -n 1 "$keys_file")"
+# More distinct mails than the inbound scenario takes in, so none of its mails is a redelivery.
+python3 scripts/bench-email.py webhooks "$inbox_address" "$webhook_secret" 60000 "$webhooks_file"
 echo "profile: delivering 5 mails to $inbox_address" >&2
 for n in 1 2 3 4 5; do
   "$agentctl" --no-migrate sandbox email --to "$inbox_address" --from "sender$n@profile.example" \
@@ -132,16 +136,17 @@ server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 
 summary=()
 # One scenario: warm up, then wrk for `duration` seconds with perf sampling the server meanwhile;
-# then the flame graph. Extra arguments go to wrk.
+# then the flame graph. Extra arguments go to wrk; `wrk_threads` (2 when unset) its threads.
 scenario() {
   local name="$1" title="$2" target="$3"
   shift 3
   local data="$out/$name.perf.data" rps non2xx ticks started cpu
   echo >&2
-  echo "profile: [$name] $title: 2s warm-up, then ${duration}s of wrk (2 threads, $connections connections) under perf" >&2
-  wrk -t2 -c"$connections" -d2s "$@" "$target" >/dev/null
+  local threads="${wrk_threads:-2}"
+  echo "profile: [$name] $title: 2s warm-up, then ${duration}s of wrk ($threads threads, $connections connections) under perf" >&2
+  wrk -t"$threads" -c"$connections" -d2s "$@" "$target" >/dev/null
   # perf starts once the load is on and stops before it ends, so it samples only the measured run.
-  wrk -t2 -c"$connections" -d"$((duration + 1))s" "$@" "$target" >"$wrk_log" &
+  wrk -t"$threads" -c"$connections" -d"$((duration + 1))s" "$@" "$target" >"$wrk_log" &
   wrk_pid=$!
   sleep 0.5
   rm -f "$data"
@@ -166,7 +171,7 @@ scenario() {
 
 mkdir -p "$out"
 echo
-echo "agent-runtime profile: perf at 499 Hz, call graphs by $call_graph, wrk 2 threads, $connections connections, ${duration}s per scenario, $(nproc) cores"
+echo "agent-runtime profile: perf at 499 Hz, call graphs by $call_graph, wrk 2 threads (1 for inbound mail), $connections connections, ${duration}s per scenario, $(nproc) cores"
 scenario agents-me "GET /v1/agents/me" "$url/v1/agents/me" -H "Authorization: Bearer $key"
 BENCH_KEYS="$keys_file" scenario wallet-send "POST /v1/wallet/send, 100 wallets" "$url/v1/wallet/send" \
   -s scripts/bench-send.lua
@@ -176,6 +181,10 @@ scenario wallet-intents "GET /v1/wallet/intents?limit=20, first page" "$url/v1/w
   -H "Authorization: Bearer $intents_key"
 scenario email-inbox "GET /v1/email/inbox?limit=20, first page" "$url/v1/email/inbox?limit=20" \
   -H "Authorization: Bearer $key"
+# One wrk thread: every thread would send the file's mails from its start, the second as redeliveries.
+wrk_threads=1 BENCH_WEBHOOKS="$webhooks_file" scenario email-inbound "POST /webhooks/email/inbound, new mail" \
+  "$url/webhooks/email/inbound" -s scripts/bench-webhook.lua
+BENCH_KEYS="$keys_file" scenario mixed "the mixed load of make bench" "$url/" -s scripts/bench-mixed.lua
 
 echo
 echo "profile: flame graphs in target/profile/ (perf report -i target/profile/<scenario>.perf.data for more)"
