@@ -74,7 +74,7 @@ trap stop EXIT
 
 # The server with the send limits out of the way (as `make bench` measures throughput), on a free
 # port; not in a command substitution, which would lose the process to a subshell.
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+port="$(free_port)"
 url="http://127.0.0.1:$port"
 webhook_secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 echo "profile: starting $server_bin on $url" >&2
@@ -88,7 +88,6 @@ for attempt in $(seq 1 300); do
   sleep 0.1
 done
 
-json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 create_agent() { "$agentctl" --no-migrate agents create --label profile "$@" 2>/dev/null; }
 echo "profile: creating agents (one with email and a wallet, 100 with both and a spend policy)" >&2
 created="$(create_agent --email --wallet)"
