@@ -190,7 +190,7 @@ for round in 1 2 3; do
   for read in "${reads[@]}"; do
     scenario "GET $read (round $round)" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
     read_rps[$read]+=" $last_rps"
-    read_peak[$read]="$last_peak"
+    (( last_peak <= ${read_peak[$read]:-0} )) || read_peak[$read]="$last_peak"
   done
 done
 pgbench_tps="$(median "${pgbench_rounds[@]}")"
