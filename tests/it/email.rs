@@ -971,3 +971,66 @@ async fn a_nul_character_in_the_text_of_a_mail_is_422_and_stores_nothing() {
     let (status, inbox) = get(&server, "/v1/email/inbox", &key).await;
     assert_eq!((status, inbox["items"].clone()), (200, json!([])));
 }
+
+/// The first page of the inbox, read on `server` until its newest message has `status`.
+async fn first_page_reaching(server: &Server, key: &str, status: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let (code, page) = get(server, "/v1/email/inbox", key).await;
+        assert_eq!(code, 200, "{page}");
+        if page["items"][0]["status"] == status {
+            return page;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the newest message never showed {status}: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_first_page_read_again_shows_every_change_since_on_every_instance() {
+    let database = TestDatabase::new().await;
+    let first = email_server(&database, &[]).await;
+    let second = email_server(&database, &[("EMAIL_OUTBOX_ENABLED", "false")]).await;
+    let (key, address) = email_agent(&database, "acme").await;
+    // Each instance renders the empty page and keeps it.
+    for server in [&first, &second] {
+        for _ in 0..2 {
+            let (status, page) = get(server, "/v1/email/inbox", &key).await;
+            assert_eq!((status, &page["items"]), (200, &json!([])));
+        }
+    }
+
+    let mail = raw_mail(
+        "alice@example.org",
+        &address,
+        "Hello",
+        "<page-1@example.org>",
+        "Hi",
+    );
+    let (status, stored) =
+        webhook_signed(&first, SECRET, "msg_page", now(), "message/rfc822", &mail).await;
+    assert_eq!(status, 200, "{stored}");
+    // The next read, on either instance, shows the mail: no wait for a notification.
+    for server in [&second, &first] {
+        let (_, page) = get(server, "/v1/email/inbox", &key).await;
+        assert_eq!(page["items"].as_array().map(Vec::len), Some(1), "{page}");
+        assert_eq!(page["items"][0]["status"], "received");
+    }
+    let (_, outbound_only) = get(&second, "/v1/email/inbox?direction=outbound", &key).await;
+    assert_eq!(
+        outbound_only["items"],
+        json!([]),
+        "each query keeps its own page"
+    );
+
+    // A send through the instance without an outbox: the other one hands it to the provider.
+    let answer = send(&second, &key, plain("bob@example.com")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    for server in [&second, &first] {
+        let page = first_page_reaching(server, &key, "sent").await;
+        assert_eq!(page["items"].as_array().map(Vec::len), Some(2), "{page}");
+    }
+}

@@ -203,6 +203,11 @@ async fn a_send_creates_a_pending_intent_and_an_operator_confirms_it() {
         assert_eq!(intent[empty], Value::Null, "{empty}");
     }
     let id = intent["id"].as_str().expect("id");
+    // The page is read twice, so the server keeps it, before the operator changes the intent.
+    for _ in 0..2 {
+        let (_, page) = server.get("/v1/wallet/intents", Some(&key)).await;
+        assert_eq!(page["items"][0]["status"], "pending_confirmation");
+    }
     let confirmed = agentctl(&database, &["intents", "confirm", id])
         .await
         .json();

@@ -14,7 +14,7 @@ use actix_web::middleware::from_fn;
 use actix_web::rt::net::TcpStream;
 use actix_web::{web, App};
 use http_api::long_poll;
-use http_api::{ApiState, Metrics};
+use http_api::{ApiState, Metrics, RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
 use runtime::jobs::{ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor};
@@ -89,6 +89,7 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         sms: wiring::sms_service(&database, notifications.clone(), &config.sms)?,
         codes: wiring::code_service(&database, notifications, &config.sms),
         database: Arc::new(database),
+        first_pages: RenderedPages::new(RENDERED_PAGES_BUDGET_BYTES),
         metrics: Metrics::new(registry),
         metrics_token: config
             .metrics_token

@@ -11,12 +11,12 @@ use domain::{
 };
 use ports::{
     AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
-    InboundMailStore, InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail,
-    SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
+    InboundMailStore, InboundParseError, InboundParser, ListingVersion, Mailbox, NewInboundEmail,
+    NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
 };
 use uuid::Uuid;
 
-use crate::paging::into_page;
+use crate::paging::{first_page_against, into_page, FirstPage};
 use crate::NotProvisioned;
 
 /// The only category mail may be sent in.
@@ -304,6 +304,25 @@ impl EmailService {
         Ok(MailPage { items, next_cursor })
     }
 
+    /// The first page of the inbox, unless it is still the page at `held`, a version an earlier
+    /// answer of this call gave, with what the caller keeps of its page (see `FirstPage`).
+    #[tracing::instrument(level = "debug", skip(self, profile, held), fields(agent = %profile.agent.id))]
+    pub async fn inbox_first_page<H>(
+        &self,
+        profile: &AgentProfile,
+        direction: Option<Direction>,
+        limit: usize,
+        held: Option<(ListingVersion, H)>,
+    ) -> Result<FirstPage<MailPage, H>, ReadMailError> {
+        let (inbox, _) = inbox_of(profile)?;
+        first_page_against(
+            held,
+            || async { Ok(self.ports.mailbox.listing_version(inbox.id).await?) },
+            || self.inbox(profile, direction, None, limit),
+        )
+        .await
+    }
+
     /// A message of the agent's inbox in full. Any id that is not one (malformed, unknown, of
     /// another inbox) is the same "not found", so nothing tells another agent's ids exist.
     #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
@@ -441,7 +460,8 @@ mod tests {
     use super::*;
     use domain::{AgentRecord, EmailInboxId, EmailStatus};
     use ports::{
-        MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox, MockWebhookVerifier,
+        Listing, MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox,
+        MockWebhookVerifier,
     };
     use time::OffsetDateTime;
 
@@ -800,5 +820,66 @@ mod tests {
             .await
             .expect("no error");
         assert_eq!(report, IngestReport::default());
+    }
+
+    #[tokio::test]
+    async fn a_first_inbox_page_is_read_only_when_the_inbox_changed() {
+        let version = |changes| ListingVersion {
+            listing: Listing::Inbox(inbox().id),
+            changes,
+        };
+        let mut mocks = Mocks::new();
+        let mut versions = mockall::Sequence::new();
+        for changes in [2, 3, 3] {
+            mocks
+                .mailbox
+                .expect_listing_version()
+                .withf(|asked| *asked == inbox().id)
+                .times(1)
+                .in_sequence(&mut versions)
+                .returning(move |_| Ok(version(changes)));
+        }
+        mocks
+            .mailbox
+            .expect_page()
+            .times(1)
+            .returning(|_, direction, after, _, _| {
+                assert_eq!((direction, after), (Some(Direction::Inbound), None));
+                Ok(vec![record(Direction::Inbound, Some("bob@example.com"))])
+            });
+        let service = mocks.service();
+        let held = service
+            .inbox_first_page(
+                &profile(true),
+                Some(Direction::Inbound),
+                20,
+                Some((version(2), "kept")),
+            )
+            .await
+            .expect("read");
+        assert!(matches!(held, FirstPage::Unchanged("kept")));
+        let read = service
+            .inbox_first_page(
+                &profile(true),
+                Some(Direction::Inbound),
+                20,
+                Some((version(2), "kept")),
+            )
+            .await
+            .expect("read");
+        let FirstPage::Read {
+            page,
+            version: read,
+        } = read
+        else {
+            panic!("the inbox changed: the page is read");
+        };
+        assert_eq!((page.items.len(), read), (1, Some(version(3))));
+        assert!(matches!(
+            service
+                .inbox_first_page::<()>(&profile(false), None, 20, None)
+                .await,
+            Err(ReadMailError::NotProvisioned(NotProvisioned::EmailInbox))
+        ));
     }
 }

@@ -34,6 +34,7 @@ pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, S
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use outbox::{HandOff, OutboxSettings, OutboxWorker};
+pub use paging::FirstPage;
 pub use sms::{
     CodeWait, Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsWebhook, SmsWebhookError,
     WaitError,

@@ -11,12 +11,13 @@ use domain::{
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, IntentAdmission, IntentLedger, NewTransferIntent, StoreError,
+    ChainClient, ChainError, IntentAdmission, IntentLedger, ListingVersion, NewTransferIntent,
+    StoreError,
 };
 use uuid::Uuid;
 
 use crate::in_flight::InFlight;
-use crate::paging::into_page;
+use crate::paging::{first_page_against, into_page, FirstPage};
 use crate::NotProvisioned;
 
 /// The rolling window of the daily limit.
@@ -266,6 +267,27 @@ impl WalletService {
         }
     }
 
+    /// The first page of the agent's intents, unless it is still the page at `held`, a version
+    /// an earlier answer of this call gave, with what the caller keeps of its page (see
+    /// `FirstPage`).
+    pub async fn intents_first_page<H>(
+        &self,
+        profile: &AgentProfile,
+        limit: usize,
+        held: Option<(ListingVersion, H)>,
+    ) -> Result<FirstPage<IntentPage, H>, ListIntentsError> {
+        if profile.wallet.is_none() {
+            return Err(NotProvisioned::Wallet.into());
+        }
+        let agent = profile.agent.id;
+        first_page_against(
+            held,
+            || async { Ok(self.stores.ledger.listing_version(agent).await?) },
+            || self.intents(profile, None, limit),
+        )
+        .await
+    }
+
     /// One page of the agent's intents, newest first. Whether the agent has a wallet is read from
     /// the profile it authenticated with, so a page costs one query.
     #[tracing::instrument(level = "debug", skip(self, profile, cursor), fields(agent = %profile.agent.id))]
@@ -296,7 +318,7 @@ impl WalletService {
 mod tests {
     use super::*;
     use domain::{AgentRecord, SpendLimits, TransferIntentRecord, U256};
-    use ports::{MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
+    use ports::{Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
 
     const LIMITS: SendLimits = SendLimits {
         rate: RateLimit {
@@ -652,6 +674,57 @@ mod tests {
         assert!(matches!(
             service.policy(agent).await,
             Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_first_page_of_intents_is_read_only_when_the_agents_intents_changed() {
+        let profile = profile_with(Some(WalletRecord::fixture()));
+        let agent = profile.agent.id;
+        let version = move |changes| ListingVersion {
+            listing: Listing::Intents(agent),
+            changes,
+        };
+        let mut ledger = MockIntentLedger::new();
+        let mut versions = mockall::Sequence::new();
+        for changes in [5, 6, 6] {
+            ledger
+                .expect_listing_version()
+                .withf(move |asked| *asked == agent)
+                .times(1)
+                .in_sequence(&mut versions)
+                .returning(move |_| Ok(version(changes)));
+        }
+        ledger.expect_page().times(1).returning(move |_, after, _| {
+            assert!(after.is_none(), "a first page");
+            Ok(vec![TransferIntentRecord {
+                agent_id: agent,
+                ..TransferIntentRecord::fixture()
+            }])
+        });
+        let service = reading(Some(WalletRecord::fixture()), ledger);
+        let held = service
+            .intents_first_page(&profile, 20, Some((version(5), "kept")))
+            .await
+            .expect("read");
+        assert!(matches!(held, FirstPage::Unchanged("kept")));
+        let read = service
+            .intents_first_page(&profile, 20, Some((version(5), "kept")))
+            .await
+            .expect("read");
+        let FirstPage::Read {
+            page,
+            version: read,
+        } = read
+        else {
+            panic!("the intents changed: the page is read");
+        };
+        assert_eq!((page.items.len(), read), (1, Some(version(6))));
+        assert!(matches!(
+            service
+                .intents_first_page::<()>(&profile_with(None), 20, None)
+                .await,
+            Err(ListIntentsError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
 

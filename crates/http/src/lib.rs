@@ -8,12 +8,14 @@ mod errors;
 mod extract;
 pub mod long_poll;
 mod openapi;
+mod rendered_pages;
 mod routes;
 mod state;
 mod telemetry;
 
 pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
+pub use rendered_pages::{RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use app::{AgentService, CodeService, EmailService, SmsService, WalletService};
 use ports::DatabaseHealth;
 
+use crate::rendered_pages::RenderedPages;
 use crate::telemetry::Metrics;
 
 pub struct ApiState {
@@ -14,6 +15,8 @@ pub struct ApiState {
     pub sms: SmsService,
     pub codes: CodeService,
     pub database: Arc<dyn DatabaseHealth>,
+    /// First pages of inboxes and intents as last rendered, answered again while unchanged.
+    pub first_pages: RenderedPages,
     pub metrics: Metrics,
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.
     pub metrics_token: Option<String>,

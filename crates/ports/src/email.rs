@@ -10,7 +10,7 @@ use domain::{
     SponsorId,
 };
 
-use crate::StoreError;
+use crate::{ListingVersion, StoreError};
 
 /// A message as handed to the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,6 +270,9 @@ pub trait Mailbox: Send + Sync {
         limit: usize,
         preview_chars: usize,
     ) -> Result<Vec<EmailMessageRecord>, StoreError>;
+
+    /// Where the inbox's messages stand: changes with every message stored, changed or removed.
+    async fn listing_version(&self, inbox: EmailInboxId) -> Result<ListingVersion, StoreError>;
 
     /// A message of the inbox, in full.
     async fn message(

@@ -11,7 +11,7 @@ use domain::{
     TransferTerms, TransitionRefused, WalletId, U256,
 };
 
-use crate::{SignedTransfer, StoreError};
+use crate::{ListingVersion, SignedTransfer, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTransferIntent {
@@ -136,6 +136,9 @@ pub trait IntentLedger: Send + Sync {
         after: Option<CursorPosition>,
         limit: usize,
     ) -> Result<Vec<TransferIntentRecord>, StoreError>;
+
+    /// Where the agent's intents stand: changes with every intent made, moved or removed.
+    async fn listing_version(&self, agent: AgentId) -> Result<ListingVersion, StoreError>;
 
     async fn find(&self, id: IntentId) -> Result<Option<TransferIntentRecord>, StoreError>;
 

@@ -7,6 +7,7 @@ pub mod email;
 pub mod errors;
 pub mod health;
 pub mod intents;
+pub mod listings;
 pub mod notifications;
 pub mod provisioning;
 pub mod sms;
@@ -31,6 +32,7 @@ pub use intents::{
     NewTransferIntent, Settlement, SubmissionClaim, SubmissionError, SubmittedIntent,
     TransitionError,
 };
+pub use listings::{Listing, ListingVersion};
 pub use notifications::{inbound_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,

@@ -10,6 +10,7 @@ mod errors;
 mod intents;
 mod keyset;
 mod limits;
+mod listings;
 mod migrate;
 mod notifications;
 mod prepared;

@@ -136,6 +136,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    listing_versions (owner_id) {
+        owner_id -> Uuid,
+        version -> BigInt,
+    }
+}
+
+diesel::table! {
     sandbox_transactions (hash) {
         hash -> Text,
         sender -> Text,

@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
 };
-use app::{ReadMailError, SendMail, SendMailError};
+use app::{MailPage, ReadMailError, SendMail, SendMailError};
 use domain::{
     check_custom_header, check_no_nul, EmailAddress, EmailMessageRecord, IdempotencyKey,
     MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::extract::{rejected, JsonBody, QueryParams};
+use crate::rendered_pages::{PageKey, PageListing};
 use crate::state::ApiState;
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -350,26 +351,41 @@ pub async fn inbox(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     query: QueryParams,
-) -> Result<Json<EmailInboxPage>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let limit = query.integer("limit", 20, 1, 100);
     let direction = query.direction();
     let (limit, direction) = match (limit, direction) {
         (Ok(limit), Ok(direction)) => (limit, direction),
         (limit, direction) => return Err(rejected([limit.err(), direction.err()])),
     };
-    let page = state
-        .email
-        .inbox(
-            &agent.profile,
-            direction,
-            query.get("cursor"),
-            limit as usize,
-        )
-        .await?;
-    Ok(Json(EmailInboxPage {
+    let render = |page: MailPage| EmailInboxPage {
         items: page.items.into_iter().map(EmailMessageOut::from).collect(),
         next_cursor: page.next_cursor,
-    }))
+    };
+    let Some(cursor) = query.get("cursor") else {
+        let key = PageKey {
+            agent: agent.profile.agent.id,
+            listing: PageListing::Inbox(direction),
+            limit,
+        };
+        return state
+            .first_pages
+            .answer(
+                key,
+                |held| {
+                    state
+                        .email
+                        .inbox_first_page(&agent.profile, direction, limit as usize, held)
+                },
+                render,
+            )
+            .await;
+    };
+    let page = state
+        .email
+        .inbox(&agent.profile, direction, Some(cursor), limit as usize)
+        .await?;
+    Ok(HttpResponse::Ok().json(render(page)))
 }
 
 /// A message of the agent's inbox with its full body.

@@ -6,12 +6,13 @@ use api_types::{
     SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
     WalletBalanceResponse, WalletSendRequest,
 };
-use app::{BalanceError, ListIntentsError, SendError, SendRequest, WalletError};
+use app::{BalanceError, IntentPage, ListIntentsError, SendError, SendRequest, WalletError};
 use domain::{AtomicAmount, EvmAddress, IdempotencyKey, IdempotencyKeyError};
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
+use crate::rendered_pages::{PageKey, PageListing};
 use crate::state::ApiState;
 
 impl From<WalletError> for ApiError {
@@ -212,16 +213,36 @@ pub async fn intents(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     query: QueryParams,
-) -> Result<Json<TransferIntentPage>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let limit = query
         .integer("limit", 20, 1, 100)
         .map_err(|item| rejected([Some(item)]))?;
-    let page = state
-        .wallets
-        .intents(&agent.profile, query.get("cursor"), limit as usize)
-        .await?;
-    Ok(Json(TransferIntentPage {
+    let render = |page: IntentPage| TransferIntentPage {
         items: page.items.iter().map(TransferIntentOut::from).collect(),
         next_cursor: page.next_cursor,
-    }))
+    };
+    let Some(cursor) = query.get("cursor") else {
+        let key = PageKey {
+            agent: agent.profile.agent.id,
+            listing: PageListing::Intents,
+            limit,
+        };
+        return state
+            .first_pages
+            .answer(
+                key,
+                |held| {
+                    state
+                        .wallets
+                        .intents_first_page(&agent.profile, limit as usize, held)
+                },
+                render,
+            )
+            .await;
+    };
+    let page = state
+        .wallets
+        .intents(&agent.profile, Some(cursor), limit as usize)
+        .await?;
+    Ok(HttpResponse::Ok().json(render(page)))
 }

@@ -6,11 +6,12 @@ use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use domain::{CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord};
-use ports::{Mailbox, StoreError};
+use ports::{Listing, ListingVersion, Mailbox, StoreError};
 
 use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
 use crate::errors::from_diesel;
 use crate::keyset::{before, limited_to};
+use crate::listings::listing_version;
 use crate::schema::{email_domains, email_messages};
 
 // The first characters of a body, for previews; a function of diesel's, so the page's statement
@@ -66,6 +67,10 @@ impl Mailbox for PgEmailStore {
             .await
             .map_err(from_diesel)?;
         rows.into_iter().map(message_record).collect()
+    }
+
+    async fn listing_version(&self, inbox: EmailInboxId) -> Result<ListingVersion, StoreError> {
+        listing_version(&self.database, Listing::Inbox(inbox)).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

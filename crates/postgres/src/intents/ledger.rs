@@ -7,13 +7,16 @@ use diesel_async::RunQueryDsl;
 use domain::{
     AgentId, CursorPosition, IntentEvent, IntentId, TransferIntentRecord, WalletId, U256,
 };
-use ports::{AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
+use ports::{
+    AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError, TransitionError,
+};
 
 use super::execution::AttemptRow;
 use super::window::held_in_window;
 use super::{transition_locked, PgIntentStore};
 use crate::errors::{from_diesel, TxError};
 use crate::keyset::{before, limited_to};
+use crate::listings::listing_version;
 use crate::rows::TransferIntentRow;
 use crate::schema::{transfer_attempts, transfer_intents, wallets};
 
@@ -61,6 +64,10 @@ impl IntentLedger for PgIntentStore {
         }
         .map_err(from_diesel)?;
         records(rows)
+    }
+
+    async fn listing_version(&self, agent: AgentId) -> Result<ListingVersion, StoreError> {
+        listing_version(&self.database, Listing::Intents(agent)).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

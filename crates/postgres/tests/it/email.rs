@@ -5,7 +5,8 @@ use domain::{
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
-    InboundMailStore, Mailbox, NewInboundEmail, NewOutboundEmail, OutboxQueue, SendThrottle,
+    InboundMailStore, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
+    OutboxQueue, SendThrottle,
 };
 use postgres_store::{Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
@@ -424,6 +425,71 @@ async fn pages_are_newest_first_by_direction_and_cut_bodies_to_the_preview() {
         .expect("read")
         .expect("found");
     assert_eq!(full.text.as_deref(), Some("é".repeat(50).as_str()));
+}
+
+#[tokio::test]
+async fn every_change_to_an_inboxs_messages_moves_its_listing_version_and_only_its() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 48).await;
+    let bystander = inbox_of(&agent_with_inbox(&database, 49).await);
+    let emails = email_store(&database);
+    let inbox = inbox_of(&profile);
+    let untouched = ListingVersion {
+        listing: Listing::Inbox(inbox),
+        changes: 0,
+    };
+    assert_eq!(
+        emails.listing_version(inbox).await.expect("read"),
+        untouched
+    );
+
+    let message = outbound(&profile, "bob@example.com");
+    emails
+        .accept(message.clone(), throttle(&profile, ROOMY))
+        .await
+        .expect("accepted");
+    let sent = emails.listing_version(inbox).await.expect("read");
+    assert!(sent.changes > untouched.changes);
+
+    let claimed = emails
+        .claim_due(Duration::from_secs(60))
+        .await
+        .expect("claimed")
+        .expect("due");
+    emails
+        .record_failed(message.id, claimed.lease, "550 no such user")
+        .await
+        .expect("recorded");
+    let failed = emails.listing_version(inbox).await.expect("read");
+    assert!(failed.changes > sent.changes);
+
+    let mail = InboundEmail {
+        subject: Some("Your code".into()),
+        ..InboundEmail::default()
+    };
+    emails
+        .store_inbound(inbound(&profile, "p-v", mail.clone()))
+        .await
+        .expect("stored");
+    let received = emails.listing_version(inbox).await.expect("read");
+    assert!(received.changes > failed.changes);
+    let (_, new) = emails
+        .store_inbound(inbound(&profile, "p-v", mail))
+        .await
+        .expect("stored");
+    assert!(!new);
+    assert_eq!(
+        emails.listing_version(inbox).await.expect("read"),
+        received,
+        "a redelivery changes no message"
+    );
+    assert_eq!(
+        emails.listing_version(bystander).await.expect("read"),
+        ListingVersion {
+            listing: Listing::Inbox(bystander),
+            changes: 0,
+        }
+    );
 }
 
 #[tokio::test]

@@ -11,9 +11,9 @@ use domain::{
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, NewAgent,
-    NewTransferIntent, NewWallet, Settlement, SignedTransfer, SubmissionClaim, SubmissionError,
-    TransitionError,
+    ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, Listing,
+    ListingVersion, NewAgent, NewTransferIntent, NewWallet, Settlement, SignedTransfer,
+    SubmissionClaim, SubmissionError, TransitionError,
 };
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
 use test_support::TestDatabase;
@@ -391,6 +391,57 @@ async fn pages_run_newest_first_without_gaps_or_repeats() {
             .expect("page")
             .is_empty(),
         "no intent of another agent"
+    );
+}
+
+#[tokio::test]
+async fn every_change_to_an_agents_intents_moves_its_listing_version_and_only_its() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 12, true).await;
+    let bystander = new_agent(&fixture, 13, true).await;
+    let version = |agent| fixture.intents.listing_version(agent);
+    let untouched = ListingVersion {
+        listing: Listing::Intents(agent),
+        changes: 0,
+    };
+    assert_eq!(version(agent).await.expect("read"), untouched);
+
+    let intent = created(admit(&fixture, send(agent, "1", None)).await);
+    let admitted = version(agent).await.expect("read");
+    assert!(admitted.changes > untouched.changes);
+    assert_eq!(
+        version(agent).await.expect("read"),
+        admitted,
+        "reading moves nothing"
+    );
+
+    set_daily(&fixture, agent, "1").await;
+    assert!(admit(&fixture, send(agent, "1", None)).await.is_err());
+    assert_eq!(
+        version(agent).await.expect("read"),
+        admitted,
+        "a refused send changes no intent"
+    );
+
+    fixture
+        .intents
+        .transition(intent.id, IntentEvent::Confirm, None)
+        .await
+        .expect("confirmed");
+    let confirmed = version(agent).await.expect("read");
+    assert!(confirmed.changes > admitted.changes);
+    execute(
+        &fixture,
+        &format!("DELETE FROM transfer_intents WHERE id = '{}'", intent.id.0),
+    )
+    .await;
+    assert!(version(agent).await.expect("read").changes > confirmed.changes);
+    assert_eq!(
+        version(bystander).await.expect("read"),
+        ListingVersion {
+            listing: Listing::Intents(bystander),
+            changes: 0,
+        }
     );
 }
 
