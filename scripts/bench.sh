@@ -92,9 +92,12 @@ ANALYZE transfer_intents;
 SQL
 }
 
-# seed_inbound_mail AGENT COUNT STEP: COUNT inbound messages in AGENT's inbox, STEP apart.
+# seed_inbound_mail AGENT COUNT STEP: COUNT inbound messages in AGENT's inbox, STEP apart. The
+# count of the inbox's changes is left alone (replica role): one trigger call a row would lock its
+# one row a million times.
 seed_inbound_mail() {
   psql -q "$DATABASE_URL" -v agent="$1" -v count="$2" -v step="$3" <<'SQL'
+SET session_replication_role = replica;
 INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
     provider_message_id, internet_message_id, subject, from_address, to_addresses, body_text,
     created_at, received_at)
@@ -200,8 +203,10 @@ for read in "${reads[@]}"; do
   row "GET $read req/s (median of 3)" "$(median ${read_rps[$read]})" "$pgbench_tps" min 0.5 "${read_peak[$read]}"
 done
 
-# statement_alone WHAT: what PostgreSQL alone serves of the statement on stdin under pgbench: the
-# ceiling of a page read on this machine, before the server takes any of the CPU.
+# statement_alone WHAT: what PostgreSQL alone serves of the statement on stdin under pgbench, before
+# the server takes any of the CPU. A first page unchanged since this server last rendered it costs
+# one read of its listing's version (decision 0041); these are the statements of the pages read
+# when it changed, and of every later page.
 statement_alone() {
   local sql
   sql="$(mktemp -t agent-runtime-bench-statement.XXXXXX.sql)"
@@ -268,16 +273,22 @@ if [[ "$(psql -qtA "$DATABASE_URL" -c "SELECT count(*) FROM (SELECT 1 FROM trans
   seed_rejected_intents "$million_agent" 1000000 '1 millisecond' '30 days'
 fi
 million_key="$(target/release/agentctl agents rotate-key "$million_agent" 2>/dev/null | json_field '["agent_key"]')"
+# Page 1 of an unchanged listing is answered from the server's rendering of it after one read of
+# the listing's version, so the keyset read near the start is page 2's: the first read of the
+# table through a cursor, as page 10,000's is.
 for listing in /v1/email/inbox /v1/wallet/intents; do
   echo "bench: walking to page 10,000 of $listing (100 a page)" >&2
+  page_2="$(python3 scripts/bench-email.py walk "$unlimited_url" "$million_key" "$listing" 2 100)"
   page_10000="$(python3 scripts/bench-email.py walk "$unlimited_url" "$million_key" "$listing" 10000 100)"
-  scenario "GET $listing?limit=100, page 1 of 10,000" "$unlimited_pid" "$unlimited_url$listing?limit=100" \
+  scenario "GET $listing?limit=100, page 1 (kept rendering)" "$unlimited_pid" "$unlimited_url$listing?limit=100" \
     -H "Authorization: Bearer $million_key"
-  first_page_rps="$last_rps"
+  scenario "GET $listing?limit=100, page 2 of 10,000" "$unlimited_pid" \
+    "$unlimited_url$listing?limit=100&cursor=$page_2" -H "Authorization: Bearer $million_key"
+  near_rps="$last_rps"
   scenario "GET $listing?limit=100, page 10,000" "$unlimited_pid" \
     "$unlimited_url$listing?limit=100&cursor=$page_10000" -H "Authorization: Bearer $million_key"
-  # Throughput of page 1 over page 10,000: page 10,000 is within 1.2x of page 1's cost.
-  row "$listing page 10,000 of 1,000,000: page 1 req/s / page 10,000 req/s" "$first_page_rps" "$last_rps" max 1.2 "$last_peak"
+  # Throughput of page 2 over page 10,000: page 10,000 is within 1.2x of page 2's cost.
+  row "$listing page 10,000 of 1,000,000: page 2 req/s / page 10,000 req/s" "$near_rps" "$last_rps" max 1.2 "$last_peak"
 done
 
 # --- Limits under a flood, and email --------------------------------------------------------------
