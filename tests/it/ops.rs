@@ -55,10 +55,11 @@ async fn metrics_text(server: &Server) -> String {
 #[tokio::test]
 async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
     let (server, database) = Server::start().await;
-    let (key, _) = create_agent(&database, &[]).await;
+    let (key, _) = create_agent(&database, &["--wallet"]).await;
     server.get("/v1/agents/me", Some(&key)).await;
     server.get("/v1/agents/me", None).await;
     server.get("/nope", None).await;
+    server.get("/v1/wallet/intents", Some(&key)).await;
     let text = metrics_text(&server).await;
     for expected in [
         r#"http_requests_total{method="GET",route="/v1/agents/me",status="200"} 1"#,
@@ -67,6 +68,8 @@ async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
         "http_request_duration_seconds_bucket",
         r#"db_pool_connections{state="max"}"#,
         r#"db_pool_connections{state="in_use"}"#,
+        r#"rendered_first_pages{measure="pages"} 1"#,
+        r#"rendered_first_pages{measure="bytes"}"#,
     ] {
         assert!(text.contains(expected), "missing {expected} in:\n{text}");
     }

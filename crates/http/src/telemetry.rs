@@ -27,6 +27,7 @@ pub struct Metrics {
     latency: HistogramVec,
     pool: IntGaugeVec,
     in_flight: IntGaugeVec,
+    first_pages: IntGaugeVec,
 }
 
 impl Metrics {
@@ -66,11 +67,20 @@ impl Metrics {
             &["route"],
         )
         .expect("valid metric");
+        let first_pages = IntGaugeVec::new(
+            Opts::new(
+                "rendered_first_pages",
+                "First pages of inboxes and intents kept as rendered: how many, and their bytes",
+            ),
+            &["measure"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
             Box::new(pool.clone()),
             Box::new(in_flight.clone()),
+            Box::new(first_pages.clone()),
         ] {
             registry
                 .register(collector)
@@ -82,6 +92,7 @@ impl Metrics {
             latency,
             pool,
             in_flight,
+            first_pages,
         }
     }
 
@@ -94,8 +105,9 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// The Prometheus text exposition, with pool gauges read at scrape time.
-    pub fn render(&self, pool: ports::PoolUsage) -> String {
+    /// The Prometheus text exposition, with the pool's gauges and the kept first pages' (`pages`
+    /// and their bytes) read at scrape time.
+    pub fn render(&self, pool: ports::PoolUsage, (pages, bytes): (usize, usize)) -> String {
         for (state, value) in [
             ("max", pool.max_size),
             ("open", pool.open),
@@ -105,6 +117,11 @@ impl Metrics {
         ] {
             self.pool
                 .with_label_values(&[state])
+                .set(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+        for (measure, value) in [("pages", pages), ("bytes", bytes)] {
+            self.first_pages
+                .with_label_values(&[measure])
                 .set(i64::try_from(value).unwrap_or(i64::MAX));
         }
         let mut buffer = Vec::new();
