@@ -7,8 +7,12 @@ CREATE TABLE listing_versions (
     version  bigint NOT NULL
 );
 
-CREATE FUNCTION listing_changed(owner uuid) RETURNS void LANGUAGE sql AS $$
-    INSERT INTO listing_versions AS listing (owner_id, version) VALUES (owner, 1)
+-- Counts one change of the listings a row was in and is in: OLD is NULL on insert and NEW on
+-- delete, so their owners are NULL and count nothing; a row that stays in its listing counts once.
+CREATE FUNCTION listing_changed(old_owner uuid, new_owner uuid) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO listing_versions AS listing (owner_id, version)
+    SELECT DISTINCT owner, 1 FROM (VALUES (old_owner), (new_owner)) AS owners (owner)
+    WHERE owner IS NOT NULL
     ON CONFLICT (owner_id) DO UPDATE SET version = listing.version + 1;
 $$;
 
@@ -16,24 +20,14 @@ $$;
 -- lease, an attempt): a needless new reading of a page costs less than a missed change.
 CREATE FUNCTION email_messages_listing_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM listing_changed(OLD.inbox_id);
-    END IF;
-    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.inbox_id <> OLD.inbox_id) THEN
-        PERFORM listing_changed(NEW.inbox_id);
-    END IF;
+    PERFORM listing_changed(OLD.inbox_id, NEW.inbox_id);
     RETURN NULL;
 END
 $$;
 
 CREATE FUNCTION transfer_intents_listing_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM listing_changed(OLD.agent_id);
-    END IF;
-    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.agent_id <> OLD.agent_id) THEN
-        PERFORM listing_changed(NEW.agent_id);
-    END IF;
+    PERFORM listing_changed(OLD.agent_id, NEW.agent_id);
     RETURN NULL;
 END
 $$;

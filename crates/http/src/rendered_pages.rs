@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
@@ -60,11 +60,16 @@ impl RenderedPages {
         }
     }
 
-    fn held(&self, key: &PageKey) -> Option<(ListingVersion, Bytes)> {
-        let kept = self
-            .kept
+    /// The kept pages, locked. A panic while they were locked left them whole (each change to
+    /// them is made by a few calls that do not panic), so a poisoned lock is taken as it is.
+    fn kept(&self) -> MutexGuard<'_, Kept> {
+        self.kept
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn held(&self, key: &PageKey) -> Option<(ListingVersion, Bytes)> {
+        let kept = self.kept();
         kept.pages
             .get(key)
             .map(|page| (page.version, page.body.clone()))
@@ -74,10 +79,7 @@ impl RenderedPages {
         if body.len() > self.budget_bytes {
             return;
         }
-        let mut kept = self
-            .kept
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut kept = self.kept();
         let Kept { pages, bytes } = &mut *kept;
         if let Some(replaced) = pages.remove(&key) {
             *bytes -= replaced.body.len();
@@ -96,10 +98,7 @@ impl RenderedPages {
 
     /// The number of pages kept and the bytes of their bodies.
     pub fn usage(&self) -> (usize, usize) {
-        let kept = self
-            .kept
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let kept = self.kept();
         (kept.pages.len(), kept.bytes)
     }
 
