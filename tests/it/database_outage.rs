@@ -679,7 +679,22 @@ async fn mixed_load_through(mode: StopMode) {
     // The outbox hands each message to the provider once, the outage notwithstanding.
     let started = Instant::now();
     while mail_api.accepted().len() < total(Work::MailSend) {
-        assert!(started.elapsed() < DEADLINE, "the outbox never drained");
+        if started.elapsed() >= DEADLINE {
+            let handed_over = mail_api.accepted();
+            let mut waiting = Vec::new();
+            for agent in &agents {
+                let outbound = all_pages(
+                    &server,
+                    &agent.key,
+                    "/v1/email/inbox?limit=100&direction=outbound",
+                )
+                .await;
+                waiting.extend(outbound.into_iter().filter(|mail| {
+                    !handed_over.contains_key(mail["id"].as_str().unwrap_or_default())
+                }));
+            }
+            panic!("the outbox never drained: {waiting:?}\n{}", server.logs());
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let handed_over = mail_api.accepted();

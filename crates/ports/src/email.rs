@@ -223,8 +223,18 @@ pub struct ClaimedEmail {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait OutboxQueue: Send + Sync {
-    /// The oldest due queued message no one holds, leased to the caller for `lease`.
-    async fn claim_due(&self, lease: Duration) -> Result<Option<ClaimedEmail>, StoreError>;
+    /// The oldest due queued message no one holds, leased to the caller as `lease` for
+    /// `lease_for`. The caller names the lease so that a claim whose answer was lost can still
+    /// be given back.
+    async fn claim_due(
+        &self,
+        lease: LeaseId,
+        lease_for: Duration,
+    ) -> Result<Option<ClaimedEmail>, StoreError>;
+
+    /// Gives back the queued message `lease` holds, if any, due at once; a lease that lapsed or
+    /// never took hold changes nothing.
+    async fn release(&self, lease: LeaseId) -> Result<(), StoreError>;
 
     async fn record_sent(
         &self,

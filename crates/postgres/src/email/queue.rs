@@ -125,13 +125,34 @@ macro_rules! held {
 #[async_trait]
 impl OutboxQueue for PgEmailStore {
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn claim_due(&self, lease: Duration) -> Result<Option<ClaimedEmail>, StoreError> {
-        let lease_id = LeaseId(Uuid::now_v7());
+    async fn claim_due(
+        &self,
+        lease: LeaseId,
+        lease_for: Duration,
+    ) -> Result<Option<ClaimedEmail>, StoreError> {
         self.database
             .in_transaction(|connection| {
-                async move { claim_locked(connection, lease_id, lease).await }.scope_boxed()
+                async move { claim_locked(connection, lease, lease_for).await }.scope_boxed()
             })
             .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn release(&self, lease: LeaseId) -> Result<(), StoreError> {
+        let mut connection = self.database.connection().await?;
+        diesel::update(
+            email_messages::table
+                .filter(email_messages::lease_id.eq(lease.0))
+                .filter(email_messages::status.eq(EmailStatus::Queued.as_str())),
+        )
+        .set((
+            email_messages::lease_id.eq(None::<Uuid>),
+            email_messages::lease_until.eq(None::<time::OffsetDateTime>),
+        ))
+        .execute(&mut connection)
+        .await
+        .map_err(from_diesel)?;
+        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

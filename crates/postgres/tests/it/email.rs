@@ -1,7 +1,8 @@
 use std::time::Duration;
 
 use domain::{
-    AgentProfile, Direction, EmailAddress, EmailMessageId, EmailStatus, IdempotencyKey, RateLimit,
+    AgentProfile, Direction, EmailAddress, EmailMessageId, EmailStatus, IdempotencyKey, LeaseId,
+    RateLimit,
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
@@ -94,7 +95,7 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
     assert!(stored.sent_at.is_some());
 
     let claimed = emails
-        .claim_due(Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60))
         .await
         .expect("claimed")
         .expect("one due");
@@ -108,7 +109,7 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
     assert_eq!(claimed.attempts, 1);
     assert!(
         emails
-            .claim_due(Duration::from_secs(60))
+            .claim_due(new_lease(), Duration::from_secs(60))
             .await
             .expect("claimed")
             .is_none(),
@@ -134,13 +135,13 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
 async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothing() {
     let (_database, profile, emails, message) = accepted_outbound(42).await;
     let first = emails
-        .claim_due(Duration::from_millis(1))
+        .claim_due(new_lease(), Duration::from_millis(1))
         .await
         .expect("claimed")
         .expect("due");
     tokio::time::sleep(Duration::from_millis(20)).await;
     let second = emails
-        .claim_due(Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60))
         .await
         .expect("claimed")
         .expect("the lease expired");
@@ -158,7 +159,7 @@ async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothi
         .expect("recorded"));
     assert!(
         emails
-            .claim_due(Duration::from_secs(60))
+            .claim_due(new_lease(), Duration::from_secs(60))
             .await
             .expect("claimed")
             .is_none(),
@@ -171,6 +172,48 @@ async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothi
         .expect("found");
     assert_eq!(queued.status, EmailStatus::Queued);
     assert_eq!(queued.failure_reason, None, "a passing error is no reason");
+}
+
+fn new_lease() -> LeaseId {
+    LeaseId(Uuid::now_v7())
+}
+
+#[tokio::test]
+async fn a_released_claim_is_due_again_at_once_and_only_its_own_lease_releases_it() {
+    let (_database, _profile, emails, message) = accepted_outbound(46).await;
+    let lost = new_lease();
+    emails
+        .claim_due(lost, Duration::from_secs(600))
+        .await
+        .expect("claimed")
+        .expect("due");
+    emails.release(new_lease()).await.expect("released");
+    assert!(
+        emails
+            .claim_due(new_lease(), Duration::from_secs(60))
+            .await
+            .expect("claimed")
+            .is_none(),
+        "another lease releases nothing"
+    );
+    emails.release(lost).await.expect("released");
+    let again = emails
+        .claim_due(new_lease(), Duration::from_secs(60))
+        .await
+        .expect("claimed")
+        .expect("due again at once");
+    assert_eq!(again.email.message_id, message.id);
+    assert_eq!(again.attempts, 2);
+    let delivery = Delivery {
+        provider_message_id: "p".into(),
+    };
+    assert!(
+        !emails
+            .record_sent(message.id, lost, &delivery)
+            .await
+            .expect("refused"),
+        "a released lease records nothing"
+    );
 }
 
 fn inbox_of(profile: &AgentProfile) -> domain::EmailInboxId {
@@ -196,7 +239,7 @@ async fn accepted_outbound(
 async fn a_failed_message_keeps_its_reason() {
     let (_database, profile, emails, message) = accepted_outbound(43).await;
     let claimed = emails
-        .claim_due(Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60))
         .await
         .expect("claimed")
         .expect("due");
@@ -232,7 +275,7 @@ async fn concurrent_workers_never_claim_one_message_twice() {
         tokio::spawn(async move {
             let mut claimed = Vec::new();
             while let Some(message) = emails
-                .claim_due(Duration::from_secs(60))
+                .claim_due(new_lease(), Duration::from_secs(60))
                 .await
                 .expect("claimed")
             {
@@ -452,7 +495,7 @@ async fn every_change_to_an_inboxs_messages_moves_its_listing_version_and_only_i
     assert!(sent.changes > untouched.changes);
 
     let claimed = emails
-        .claim_due(Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60))
         .await
         .expect("claimed")
         .expect("due");
