@@ -114,11 +114,7 @@ impl OutboxWorker {
             let settled = match &unsettled {
                 Unsettled::Claim(lease) => self.queue.release(*lease).await,
                 Unsettled::Outcome { id, lease, outcome } => {
-                    self.record(*id, *lease, outcome).await.map(|recorded| {
-                        if !recorded {
-                            tracing::warn!(message_id = %id, "lease lost before the outcome was recorded");
-                        }
-                    })
+                    self.record(*id, *lease, outcome).await.map(drop)
                 }
             };
             if let Err(error) = settled {
@@ -130,19 +126,25 @@ impl OutboxWorker {
         Ok(())
     }
 
+    /// Records `outcome` under `lease`; `LeaseLost` when the lease passed to another worker.
     async fn record(
         &self,
         id: EmailMessageId,
         lease: LeaseId,
         outcome: &Outcome,
-    ) -> Result<bool, StoreError> {
-        match outcome {
-            Outcome::Sent(delivery) => self.queue.record_sent(id, lease, delivery).await,
+    ) -> Result<HandOff, StoreError> {
+        let recorded = match outcome {
+            Outcome::Sent(delivery) => self.queue.record_sent(id, lease, delivery).await?,
             Outcome::Retry { error, wait } => {
-                self.queue.record_retry(id, lease, error, *wait).await
+                self.queue.record_retry(id, lease, error, *wait).await?
             }
-            Outcome::Failed(reason) => self.queue.record_failed(id, lease, reason).await,
+            Outcome::Failed(reason) => self.queue.record_failed(id, lease, reason).await?,
+        };
+        if recorded {
+            return Ok(outcome.hand_off());
         }
+        tracing::warn!(message_id = %id, "lease lost before the outcome was recorded");
+        Ok(HandOff::LeaseLost)
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(message_id = %claimed.email.message_id, attempt = claimed.attempts))]
@@ -180,19 +182,11 @@ impl OutboxWorker {
                 Outcome::Failed(reason)
             }
         };
-        match self.record(id, lease, &outcome).await {
-            Ok(true) => Ok(outcome.hand_off()),
-            Ok(false) => {
-                tracing::warn!(message_id = %id, "lease lost before the outcome was recorded");
-                Ok(HandOff::LeaseLost)
-            }
-            Err(error) => {
-                tracing::warn!(message_id = %id, %error, "recording the hand-off failed; it is recorded at the next round");
-                self.lock_unsettled()
-                    .push(Unsettled::Outcome { id, lease, outcome });
-                Err(error)
-            }
-        }
+        self.record(id, lease, &outcome).await.inspect_err(|error| {
+            tracing::warn!(message_id = %id, %error, "recording the hand-off failed; it is recorded at the next round");
+            self.lock_unsettled()
+                .push(Unsettled::Outcome { id, lease, outcome });
+        })
     }
 
     /// How long the oldest due message has waited; zero when none is due.
@@ -398,23 +392,28 @@ mod tests {
                 *remembered.lock().expect("lease") = Some(lease);
                 Err(StoreError::Unavailable("connection reset".into()))
             });
-        let given_back = first_lease.clone();
+        let is_first = |first: &Arc<Mutex<Option<LeaseId>>>| {
+            let first = first.clone();
+            move |lease: &LeaseId| Some(*lease) == *first.lock().expect("lease")
+        };
         queue
             .expect_release()
-            .withf(move |lease| Some(*lease) == *given_back.lock().expect("lease"))
+            .withf(is_first(&first_lease))
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_| Err(StoreError::Unavailable("still down".into())));
-        let given_back = first_lease.clone();
         queue
             .expect_release()
-            .withf(move |lease| Some(*lease) == *given_back.lock().expect("lease"))
+            .withf(is_first(&first_lease))
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_| Ok(()));
         queue
             .expect_claim_due()
-            .withf(move |lease, _| Some(*lease) != *first_lease.lock().expect("lease"))
+            .withf({
+                let is_first = is_first(&first_lease);
+                move |lease, _| !is_first(lease)
+            })
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_, _| Ok(None));
