@@ -145,6 +145,18 @@ impl Server {
         read(request.send().await.expect("request")).await
     }
 
+    /// `/metrics` as text (the tests' servers serve it without a token).
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text")
+    }
+
     /// Asks the server to stop, as a service manager does.
     pub fn terminate(&self) {
         let sent = Command::new("kill")

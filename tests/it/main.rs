@@ -3,6 +3,7 @@
 mod auth;
 mod chain;
 mod cli;
+mod connections;
 mod database_outage;
 mod docs_page;
 mod email;

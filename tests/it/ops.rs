@@ -40,18 +40,6 @@ async fn without_a_database_the_process_is_live_but_not_ready_and_never_500s() {
     );
 }
 
-async fn metrics_text(server: &Server) -> String {
-    server
-        .client
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text")
-}
-
 #[tokio::test]
 async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
     let (server, database) = Server::start().await;
@@ -60,7 +48,7 @@ async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
     server.get("/v1/agents/me", None).await;
     server.get("/nope", None).await;
     server.get("/v1/wallet/intents", Some(&key)).await;
-    let text = metrics_text(&server).await;
+    let text = server.metrics().await;
     for expected in [
         r#"http_requests_total{method="GET",route="/v1/agents/me",status="200"} 1"#,
         r#"http_requests_total{method="GET",route="/v1/agents/me",status="401"} 1"#,
@@ -239,7 +227,7 @@ async fn background_jobs_report_their_rounds_and_queue_lag_in_metrics() {
     let (server, _database) = Server::start().await;
     let started = std::time::Instant::now();
     loop {
-        let text = metrics_text(&server).await;
+        let text = server.metrics().await;
         let reported = [
             r#"job_ticks_total{job="executor",result="ok"}"#,
             r#"job_ticks_total{job="expiry",result="ok"}"#,

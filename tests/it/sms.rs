@@ -150,15 +150,7 @@ async fn waiting_for_route(server: &Server, route: &str, count: usize) {
     let line = format!("http_requests_in_flight{{route=\"{route}\"}} {count}");
     let started = Instant::now();
     loop {
-        let metrics = server
-            .client
-            .get(server.url("/metrics"))
-            .send()
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text");
+        let metrics = server.metrics().await;
         if metrics.lines().any(|l| l == line) {
             return;
         }
@@ -674,107 +666,6 @@ async fn a_wait_over_channels_the_agent_lacks_is_400_and_unknown_channels_are_42
     assert_eq!(status, 408);
 }
 
-/// One request on a connection of its own (served by the lean stack when it is a wait) or, with
-/// `warmed`, on a connection that served a health check first (so actix-web serves it): status,
-/// the headers that matter, and the body.
-async fn answer_on(
-    server: &Server,
-    warmed: bool,
-    route: &str,
-    key: &str,
-    body: &str,
-) -> (u16, Option<String>, Option<String>, Value) {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(usize::from(warmed))
-        .build()
-        .expect("client");
-    if warmed {
-        let health = client.get(server.url("/healthz")).send().await;
-        assert_eq!(health.expect("health").status().as_u16(), 200);
-    }
-    let response = client
-        .post(server.url(route))
-        .bearer_auth(key)
-        .header("content-type", "application/json")
-        .header("x-request-id", "same-on-both-stacks")
-        .body(body.to_owned())
-        .send()
-        .await
-        .expect("request");
-    let header = |name: &str| header(&response, name);
-    let closed = header("connection").filter(|value| value.eq_ignore_ascii_case("close"));
-    assert_eq!(
-        header("x-request-id").as_deref(),
-        Some("same-on-both-stacks")
-    );
-    let shape = header("content-type")
-        .zip(header("www-authenticate"))
-        .map_or_else(
-            || header("content-type"),
-            |(content, challenge)| Some(format!("{content}; {challenge}")),
-        );
-    let (status, body) = read(response).await;
-    (status, closed, shape, body)
-}
-
-#[tokio::test]
-async fn a_wait_opening_its_connection_gets_the_same_answers_from_the_lean_stack() {
-    let database = TestDatabase::new().await;
-    let server = Server::start_on(&database, &[]).await;
-    let (key, number) = phone_agent(&database).await;
-    let (no_phone, _) = create_agent(&database, &[]).await;
-    sandbox_sms(&database, &number, "Your Google code is 135790").await;
-    let cases = [
-        (
-            "/v1/sms/wait-for-code",
-            key.as_str(),
-            r#"{"timeout": 0, "request_id": "one"}"#,
-        ),
-        ("/v1/sms/wait-for-code", key.as_str(), r#"{"timeout": 0}"#),
-        (
-            "/v1/sms/wait-for-code",
-            "ark_not-a-key",
-            r#"{"timeout": 0}"#,
-        ),
-        (
-            "/v1/sms/wait-for-code",
-            key.as_str(),
-            r#"{"timeout": 301, "request_id": 7}"#,
-        ),
-        ("/v1/sms/wait-for-code", key.as_str(), r#"{"timeout": "#),
-        ("/v1/sms/wait-for-code", key.as_str(), "[]"),
-        (
-            "/v1/sms/wait-for-code",
-            no_phone.as_str(),
-            r#"{"timeout": 0}"#,
-        ),
-        (
-            "/v1/codes/wait",
-            key.as_str(),
-            r#"{"timeout": 0, "request_id": "one"}"#,
-        ),
-        ("/v1/codes/wait", key.as_str(), r#"{"channels": ["fax"]}"#),
-        ("/v1/codes/wait", no_phone.as_str(), r#"{"timeout": 0}"#),
-    ];
-    let mut statuses = Vec::new();
-    for (route, key, body) in cases {
-        let (status, closed, shape, lean) = answer_on(&server, false, route, key, body).await;
-        assert_eq!(
-            closed.as_deref(),
-            Some("close"),
-            "{route} {body}: the lean stack"
-        );
-        let (full_status, _, full_shape, full) = answer_on(&server, true, route, key, body).await;
-        assert_eq!(
-            (status, shape, lean),
-            (full_status, full_shape, full),
-            "{route} {body}"
-        );
-        statuses.push(status);
-    }
-    assert_eq!(statuses, [200, 408, 401, 422, 422, 422, 400, 200, 422, 400]);
-}
-
 #[tokio::test]
 async fn a_wait_whose_request_line_arrives_in_pieces_is_served() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -796,7 +687,7 @@ async fn a_wait_whose_request_line_arrives_in_pieces_is_served() {
     let (first, rest) = request.split_at(9);
     stream.write_all(first.as_bytes()).await.expect("write");
     stream.flush().await.expect("flush");
-    // The server must wait for more of the line before it chooses a stack.
+    // The rest comes in a second segment.
     tokio::time::sleep(Duration::from_millis(50)).await;
     stream.write_all(rest.as_bytes()).await.expect("write");
     let mut answer = String::new();
@@ -891,4 +782,92 @@ async fn a_request_id_with_a_nul_character_is_422() {
         assert_eq!(status, 422, "{route}: {refused}");
         assert_eq!(refused["detail"][0]["loc"], json!(["body", "request_id"]));
     }
+}
+
+/// A wait for a code as raw bytes, for clients that hang up.
+fn raw_wait(server: &Server, key: &str, body: &str) -> String {
+    let address = server.base_url.trim_start_matches("http://");
+    format!(
+        "POST /v1/sms/wait-for-code HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The server's pooled connections in use, from `/metrics`.
+async fn connections_in_use(server: &Server) -> u64 {
+    let metrics = server.metrics().await;
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(r#"db_pool_connections{state="in_use"} "#))
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no pool gauge in {metrics}"))
+}
+
+// Found by an outside attack: a wait with a request id whose client hung up left its shared work
+// parked inside a database call, holding the connection for good; a few clients hanging up in a
+// loop took the whole pool, and the server answered everyone 503 until a restart.
+#[tokio::test]
+async fn waits_whose_clients_hang_up_leave_no_database_connection_held() {
+    use tokio::io::AsyncWriteExt;
+
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[("DATABASE_POOL_SIZE", "4")]).await;
+    let (key, _) = phone_agent(&database).await;
+    let (other, _) = phone_agent(&database).await;
+    let address = server.base_url.trim_start_matches("http://").to_owned();
+    let clients = (0..4_u64).map(|client| {
+        let (address, key) = (address.clone(), key.clone());
+        let requests: Vec<String> = (0..60_u64)
+            .map(|round| {
+                let body = format!(r#"{{"timeout": 30, "request_id": "r-{client}-{round}"}}"#);
+                raw_wait(&server, &key, &body)
+            })
+            .collect();
+        tokio::spawn(async move {
+            for (round, request) in requests.iter().enumerate() {
+                let mut stream = tokio::net::TcpStream::connect(&address)
+                    .await
+                    .expect("connect");
+                stream.write_all(request.as_bytes()).await.expect("write");
+                // Hang up at different points of the wait's first steps.
+                let after = (client * 7 + round as u64 * 3) % 17;
+                tokio::time::sleep(Duration::from_millis(after)).await;
+                drop(stream);
+            }
+        })
+    });
+    for client in join_all(clients).await {
+        client.expect("client");
+    }
+    let started = Instant::now();
+    while connections_in_use(&server).await > 0 {
+        assert!(
+            started.elapsed() < DEADLINE,
+            "connections stay held after every client hung up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    waiting_for(&server, 0).await;
+    let (status, _) = server.get("/readyz", None).await;
+    assert_eq!(status, 200);
+    let (status, answer) = wait(&server, &other, json!({"timeout": 0})).await;
+    assert_eq!(status, 408, "another agent is served: {answer}");
+}
+
+// Found by an outside attack: 3,000 waits with one shared request id all waited under a cap of 20,
+// the waits that joined another taking no place.
+#[tokio::test]
+async fn waits_joining_another_by_request_id_count_against_the_cap() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[("SMS_WAITERS_PER_AGENT", "2")]).await;
+    let (key, _) = phone_agent(&database).await;
+    let same = json!({"timeout": 30, "request_id": "shared"});
+    let first = spawn_wait(&server, "/v1/sms/wait-for-code", &key, same.clone());
+    let joined = spawn_wait(&server, "/v1/sms/wait-for-code", &key, same.clone());
+    waiting_for(&server, 2).await;
+    let (status, refused) = wait(&server, &key, same).await;
+    assert_eq!(status, 429, "{refused}");
+    first.abort();
+    joined.abort();
 }

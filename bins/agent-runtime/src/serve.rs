@@ -2,18 +2,12 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::num::NonZeroUsize;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_http::HttpService;
-use actix_server::{Server, ServerHandle};
-use actix_service::{fn_factory, fn_service, map_config, Service, ServiceFactory};
-use actix_web::dev::AppConfig;
+use actix_web::dev::{Server, ServerHandle};
 use actix_web::middleware::from_fn;
-use actix_web::rt::net::TcpStream;
-use actix_web::{web, App};
-use http_api::long_poll;
+use actix_web::{web, App, HttpServer};
 use http_api::{ApiState, Metrics, RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
@@ -114,64 +108,61 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The HTTP server: each new connection goes to actix-web, unless it opens with a whole, plain
-/// wait for a code, which `long_poll` serves lean (decision 0029).
+/// As long as a client has to send a request's head; a connection that has not sent a whole one
+/// by then is closed, whatever bytes it sent.
+const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Descriptors kept for what is not a client connection: the database pools and the hub's
+/// listening connection, provider and node connections, the log, the listener.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// Connections one worker serves at once when the descriptor limit allows more: actix-server's
+/// own default.
+const MOST_CONNECTIONS_PER_WORKER: u64 = 25_000;
+
+/// How many client connections each worker takes at once, so that together they never run the
+/// process out of file descriptors: past it, new connections wait in the listen backlog instead
+/// of failing every `accept` (and every other file the process opens). The soft descriptor limit
+/// is raised to the hard one first.
+fn connections_per_worker(workers: usize) -> usize {
+    let descriptors = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the open-file limit; assuming 1024");
+            1024
+        }
+    };
+    let workers = u64::try_from(workers.max(1)).unwrap_or(u64::MAX);
+    let per_worker = (descriptors.saturating_sub(RESERVED_DESCRIPTORS) / workers)
+        .clamp(1, MOST_CONNECTIONS_PER_WORKER);
+    usize::try_from(per_worker).unwrap_or(usize::MAX)
+}
+
+/// The HTTP server: actix-web, every request (long waits for codes among them) on one stack.
+/// A client that closes its side of the connection has left: its request's handler is dropped
+/// (a wait ends and frees its place), as hyper and Go's server also read it (decision 0043).
 fn http_server(
     listener: TcpListener,
     workers: usize,
     state: web::Data<ApiState>,
     shutdown_timeout: Duration,
 ) -> std::io::Result<Server> {
-    let local_addr = listener.local_addr()?;
-    let builder = Server::build();
-    let stopping = builder.graceful_shutdown_signal();
-    Ok(builder
-        .workers(workers)
-        .shutdown_timeout(shutdown_timeout.as_secs())
-        .disable_signals()
-        .listen("agent-runtime", listener, move || {
-            let app_state = state.clone();
-            let stopping = stopping.clone();
-            // actix-web's HttpServer, which this replaces, with its defaults: idle connections
-            // close as soon as a graceful stop begins.
-            let full_stack = HttpService::build()
-                .graceful_shutdown_signal(move || {
-                    let stopping = stopping.clone();
-                    async move { stopping.notified().await }
-                })
-                .client_request_timeout(long_poll::REQUEST_HEAD_TIMEOUT)
-                .client_disconnect_timeout(Duration::from_secs(1))
-                .local_addr(local_addr)
-                .finish(map_config(
-                    App::new()
-                        .wrap(from_fn(http_api::telemetry_middleware))
-                        .configure(http_api::configure(app_state)),
-                    |_| AppConfig::default(),
-                ))
-                .tcp();
-            let state = state.clone();
-            fn_factory(move || {
-                let full_stack = full_stack.new_service(());
-                let state = state.clone();
-                async move {
-                    let full_stack = Rc::new(full_stack.await?);
-                    Ok::<_, ()>(fn_service(move |mut stream: TcpStream| {
-                        let full_stack = Rc::clone(&full_stack);
-                        let state = state.clone();
-                        async move {
-                            match long_poll::take_wait(&mut stream).await {
-                                Some(wait) => {
-                                    long_poll::serve_wait(stream, wait, state).await;
-                                    Ok(())
-                                }
-                                None => full_stack.call(stream).await,
-                            }
-                        }
-                    }))
-                }
-            })
-        })?
-        .run())
+    let connections = connections_per_worker(workers);
+    tracing::debug!(connections, workers, "client connections per worker");
+    Ok(HttpServer::new(move || {
+        App::new()
+            .wrap(from_fn(http_api::telemetry_middleware))
+            .configure(http_api::configure(state.clone()))
+    })
+    .workers(workers)
+    .max_connections(connections)
+    .shutdown_timeout(shutdown_timeout.as_secs())
+    .disable_signals()
+    .client_request_timeout(REQUEST_HEAD_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .h1_allow_half_closed(false)
+    .listen(listener)?
+    .run())
 }
 
 /// On SIGTERM or SIGINT (Ctrl-C): the jobs finish the step in hand and stop; waits for codes are

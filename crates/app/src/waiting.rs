@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use domain::AgentId;
-use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared};
+use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared, WeakShared};
 use ports::{Notifications, Timer};
 
 use crate::in_flight::InFlight;
@@ -76,9 +76,11 @@ where
 }
 
 /// Work in progress by key: a caller asking for a key already being worked on shares that work
-/// and its result instead of starting its own.
+/// and its result instead of starting its own. Only callers keep the work alive: when the last
+/// one leaves (its client hung up), the work is dropped with whatever it held (a database
+/// connection mid-query, a provider call), never left parked where no one polls it.
 pub(crate) struct Joined<K, T: Clone> {
-    running: Mutex<HashMap<K, Shared<BoxFuture<'static, T>>>>,
+    running: Mutex<HashMap<K, WeakShared<BoxFuture<'static, T>>>>,
 }
 
 impl<K, T: Clone> Default for Joined<K, T> {
@@ -93,30 +95,61 @@ impl<K: Eq + Hash + Clone, T: Clone> Joined<K, T> {
     /// The result of the work for `key`: the running one's, else that of `start()`, shared with
     /// every caller that comes while it runs.
     pub(crate) async fn run(&self, key: K, start: impl FnOnce() -> BoxFuture<'static, T>) -> T {
-        let shared = {
+        let work = {
             let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-            running
-                .entry(key.clone())
-                .or_insert_with(|| start().shared())
-                .clone()
+            match running.get(&key).and_then(WeakShared::upgrade) {
+                Some(work) => work,
+                None => {
+                    let work = start().shared();
+                    if let Some(weak) = work.downgrade() {
+                        running.insert(key.clone(), weak);
+                    }
+                    work
+                }
+            }
         };
-        let result = shared.clone().await;
-        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if running
-            .get(&key)
-            .is_some_and(|current| current.ptr_eq(&shared))
-        {
-            running.remove(&key);
-        }
+        let caller = Caller {
+            joined: self,
+            key,
+            work: Some(work.clone()),
+        };
+        let result = work.await;
+        drop(caller);
         result
     }
 
-    /// Whether work for `key` is running.
-    pub(crate) fn is_running(&self, key: &K) -> bool {
+    /// How many keys have work kept for them (for tests: nothing is left behind).
+    #[cfg(test)]
+    fn kept(&self) -> usize {
         self.running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(key)
+            .len()
+    }
+}
+
+/// One caller of a joined work, answered or gone: when it leaves last, the work's entry goes.
+struct Caller<'a, K: Eq + Hash, T: Clone> {
+    joined: &'a Joined<K, T>,
+    key: K,
+    work: Option<Shared<BoxFuture<'static, T>>>,
+}
+
+impl<K: Eq + Hash, T: Clone> Drop for Caller<'_, K, T> {
+    fn drop(&mut self) {
+        // This caller's hold goes first, so a work no one else holds is dropped here.
+        drop(self.work.take());
+        let mut running = self
+            .joined
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let abandoned = running
+            .get(&self.key)
+            .is_some_and(|weak| weak.upgrade().is_none());
+        if abandoned {
+            running.remove(&self.key);
+        }
     }
 }
 
@@ -145,28 +178,129 @@ impl<T: Clone> Waits<T> {
     }
 
     /// Runs the wait `start` makes, holding one of the agent's places while it runs; a wait with
-    /// the request id of one in progress joins it instead, taking no place, and gets its result.
+    /// the request id of one in progress joins it and gets its result, taking a place of its own
+    /// too: every waiting request counts against the cap, joined or not.
     pub(crate) async fn run(
         &self,
         agent: AgentId,
         request_id: Option<String>,
         start: impl FnOnce(Arc<Shutdown>) -> BoxFuture<'static, Result<T, WaitError>>,
     ) -> Result<T, WaitError> {
-        let place = || {
-            self.in_progress
-                .enter(agent, self.per_agent)
-                .ok_or(WaitError::TooManyWaiters)
-        };
+        let _place = self
+            .in_progress
+            .enter(agent, self.per_agent)
+            .ok_or(WaitError::TooManyWaiters)?;
         let shutdown = self.shutdown.clone();
-        let Some(request_id) = request_id else {
-            let _place = place()?;
-            return start(shutdown).await;
+        match request_id {
+            None => start(shutdown).await,
+            Some(request_id) => {
+                self.joined
+                    .run((agent, request_id), move || start(shutdown))
+                    .await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use uuid::Uuid;
+
+    /// Counts its own drops: stands for what a work holds (a pooled connection).
+    struct Held(Arc<AtomicUsize>);
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A work that holds `Held` and never finishes, as a look parked inside a database call.
+    fn parked(released: &Arc<AtomicUsize>) -> impl FnOnce() -> BoxFuture<'static, u32> {
+        let held = Held(released.clone());
+        move || {
+            async move {
+                let _held = held;
+                std::future::pending::<u32>().await
+            }
+            .boxed()
+        }
+    }
+
+    /// Polls `future` once, as a request handler that then loses its client.
+    async fn poll_once<F: Future + Unpin>(future: &mut F) {
+        let waker = futures_util::task::noop_waker();
+        let mut context = std::task::Context::from_waker(&waker);
+        assert!(std::pin::Pin::new(future).poll(&mut context).is_pending());
+    }
+
+    #[tokio::test]
+    async fn work_whose_callers_all_left_is_dropped_with_what_it_held() {
+        let joined: Joined<&str, u32> = Joined::default();
+        let released = Arc::new(AtomicUsize::new(0));
+        let mut first = Box::pin(joined.run("key", parked(&released)));
+        let mut second = Box::pin(joined.run("key", || async { 7 }.boxed()));
+        poll_once(&mut first).await;
+        poll_once(&mut second).await;
+        drop(first);
+        assert_eq!(released.load(Ordering::SeqCst), 0, "a caller is left");
+        assert_eq!(joined.kept(), 1);
+        drop(second);
+        assert_eq!(released.load(Ordering::SeqCst), 1, "the work was dropped");
+        assert_eq!(joined.kept(), 0, "and its entry forgotten");
+        let again = joined.run("key", || async { 9 }.boxed()).await;
+        assert_eq!(again, 9, "the next caller starts afresh");
+        assert_eq!(joined.kept(), 0);
+    }
+
+    #[tokio::test]
+    async fn callers_that_come_while_work_runs_share_its_result() {
+        let joined: Joined<&str, u32> = Joined::default();
+        let (release, released) = tokio::sync::oneshot::channel::<u32>();
+        let first = joined.run("key", move || {
+            async move { released.await.unwrap_or_default() }.boxed()
+        });
+        let second = joined.run("key", || async { 0 }.boxed());
+        let both = futures_util::future::join(first, second);
+        let sender = async {
+            tokio::task::yield_now().await;
+            release.send(5).expect("the work listens");
         };
-        let key = (agent, request_id);
-        let _place = match self.joined.is_running(&key) {
-            true => None,
-            false => Some(place()?),
+        let ((first, second), ()) = futures_util::future::join(both, sender).await;
+        assert_eq!((first, second), (5, 5));
+        assert_eq!(joined.kept(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_wait_joining_another_by_request_id_takes_a_place_of_its_own() {
+        let waits: Waits<u32> = Waits::new(2);
+        let agent = AgentId(Uuid::now_v7());
+        let released = Arc::new(AtomicUsize::new(0));
+        let start = |released: &Arc<AtomicUsize>| {
+            let held = Held(released.clone());
+            move |_: Arc<Shutdown>| {
+                async move {
+                    let _held = held;
+                    std::future::pending::<Result<u32, WaitError>>().await
+                }
+                .boxed()
+            }
         };
-        self.joined.run(key, move || start(shutdown)).await
+        let mut first = Box::pin(waits.run(agent, Some("same".into()), start(&released)));
+        let mut joiner = Box::pin(waits.run(agent, Some("same".into()), start(&released)));
+        poll_once(&mut first).await;
+        poll_once(&mut joiner).await;
+        let refused = waits
+            .run(agent, Some("same".into()), start(&released))
+            .now_or_never();
+        assert!(matches!(refused, Some(Err(WaitError::TooManyWaiters))));
+        let other = waits.run(AgentId(Uuid::now_v7()), None, |_| async { Ok(1) }.boxed());
+        assert_eq!(other.await.expect("another agent's place"), 1);
+        drop((first, joiner));
+        assert_eq!(released.load(Ordering::SeqCst), 3, "every work dropped");
+        let freed = waits.run(agent, None, |_| async { Ok(2) }.boxed()).await;
+        assert_eq!(freed.expect("places are free again"), 2);
     }
 }

@@ -6,7 +6,6 @@ mod api_page;
 mod auth;
 mod errors;
 mod extract;
-pub mod long_poll;
 mod openapi;
 mod rendered_pages;
 mod routes;
