@@ -125,7 +125,7 @@ async def main(base_url, database_url, server_pid, token, public_base, waiters, 
     async def deliver(n):
         number = seeded[n % agents][1]
         code = str(10_000_000 + n)
-        params = [("MessageSid", f"SMbench{n:08d}{secrets.token_hex(4)}"), ("From", "+15550000001"),
+        params = [("MessageSid", f"SM{n:016x}{secrets.token_hex(8)}"), ("From", "+15550000001"),
                   ("To", number), ("Body", f"Your verification code is {code}")]
         signed = webhook + "".join(name + value for name, value in sorted(params))
         signature = base64.b64encode(hmac.new(token.encode(), signed.encode(), hashlib.sha1).digest())

@@ -13,6 +13,7 @@ mod fake_mail_api;
 mod fake_twilio_api;
 mod faulty_node;
 mod harness;
+mod hostile_input;
 mod me;
 mod onchain;
 mod ops;

@@ -20,8 +20,8 @@ use crate::fake_twilio_api::FakeTwilioApi;
 use crate::harness::{amount_of, Server};
 use crate::onchain::{OnChain, Payer, RECIPIENT};
 use crate::sms::{
-    history, phone_agent, spawn_wait, twilio_params, twilio_server, twilio_webhook, waiting_for,
-    TOKEN,
+    history, message_sid, phone_agent, spawn_wait, twilio_params, twilio_server, twilio_webhook,
+    waiting_for, TOKEN,
 };
 
 /// How many of `expected` are missing from `times` (what was counted, by key), and how many
@@ -197,7 +197,7 @@ async fn an_sms_provider_outage_serves_the_stored_history_stale_then_brings_in_w
     let mut webhooks = Vec::new();
     for n in 0..DELIVERED_BEFORE {
         let (sid, body) = (
-            format!("SMbefore{n}"),
+            message_sid(n as u64),
             format!("Your code is {}", 100_000 + n),
         );
         api.receive(&sid, FROM, &number, &body);
@@ -228,9 +228,12 @@ async fn an_sms_provider_outage_serves_the_stored_history_stale_then_brings_in_w
         json!({"timeout": 20, "service_name": "google"}),
     );
     waiting_for(&server, 1).await;
-    let (sid, body) = ("SMduring", "Your Google verification code is 640213");
-    api.receive(sid, FROM, &number, body);
-    let during = twilio_params(sid, FROM, &number, body);
+    let (sid, body) = (
+        message_sid(1_000),
+        "Your Google verification code is 640213",
+    );
+    api.receive(&sid, FROM, &number, body);
+    let during = twilio_params(&sid, FROM, &number, body);
     let delivered = twilio_webhook(&server, TOKEN, &during).await;
     assert_eq!(delivered.status().as_u16(), 200);
     let (status, code) = waiting.await.expect("wait");
@@ -242,7 +245,7 @@ async fn an_sms_provider_outage_serves_the_stored_history_stale_then_brings_in_w
     webhooks.push(during);
     // These reach Twilio, but their webhooks never reach the service.
     for n in 0..ONLY_AT_THE_PROVIDER {
-        let sid = format!("SMunposted{n}");
+        let sid = message_sid(2_000 + n as u64);
         api.receive(
             &sid,
             FROM,

@@ -44,6 +44,11 @@ pub(crate) async fn phone_agent(database: &TestDatabase) -> (String, String) {
     (key, number)
 }
 
+/// A message id of Twilio's shape: `SM` and 32 hexadecimal digits.
+pub(crate) fn message_sid(n: u64) -> String {
+    format!("SM{n:032x}")
+}
+
 pub(crate) fn twilio_params(sid: &str, from: &str, to: &str, body: &str) -> Vec<(String, String)> {
     [
         ("MessageSid", sid),
@@ -395,7 +400,7 @@ async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatu
     );
     waiting_for(&waiting_on, 1).await;
     let params = twilio_params(
-        "SM0001",
+        &message_sid(1),
         "+15550003333",
         &number,
         "Your verification code is 640213",
@@ -433,7 +438,7 @@ async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatu
     let stranger = twilio_webhook(
         &arriving_on,
         TOKEN,
-        &twilio_params("SM0002", "+15550003333", "+15559990000", "hi"),
+        &twilio_params(&message_sid(2), "+15550003333", "+15559990000", "hi"),
     )
     .await;
     assert_eq!(
@@ -477,7 +482,7 @@ async fn a_thousand_waits_of_a_hundred_agents_each_wake_for_their_own_sms_only()
     for chunk in deliveries.collect::<Vec<_>>().chunks(50) {
         join_all(chunk.iter().map(|(a, n, number)| {
             let body = format!("Your code is {}", 100_000 + a * 10 + n);
-            let sid = format!("SM{a:03}{n:02}");
+            let sid = message_sid((a * 100 + n) as u64);
             let server = &server;
             async move { deliver(server, &sid, number, &body).await }
         }))

@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
-use http_api::{ApiState, Metrics, RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
+use http_api::{ApiState, Metrics, RenderedPages, WebhookGate, RENDERED_PAGES_BUDGET_BYTES};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
 use runtime::jobs::{ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor};
@@ -89,6 +89,8 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
             .metrics_token
             .as_ref()
             .map(|token| token.expose_secret().to_owned()),
+        inbound_mail_gate: WebhookGate::inbound_mail(),
+        twilio_gate: WebhookGate::twilio(),
     });
     let address = listener.local_addr()?;
     let server = http_server(listener, workers, state.clone(), config.shutdown_timeout)

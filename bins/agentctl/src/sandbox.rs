@@ -144,9 +144,13 @@ impl InboundMail<'_> {
         let date = time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc2822)
             .context("formatting the date")?;
+        // As a receiving provider writes them: the mailbox it delivers to, above its trace.
         let mut raw = format!(
-            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {date}\r\nMessage-ID: {message_id}\r\n",
-            self.from, self.to, self.subject
+            "Delivered-To: {to}\r\nReceived: by sandbox.agent-runtime.test; {date}\r\n\
+             From: {}\r\nTo: {to}\r\nSubject: {}\r\nDate: {date}\r\nMessage-ID: {message_id}\r\n",
+            self.from,
+            self.subject,
+            to = self.to
         );
         if let Some(parent) = self.in_reply_to {
             anyhow::ensure!(
@@ -175,7 +179,7 @@ async fn email(context: &Context, mail: InboundMail<'_>) -> anyhow::Result<Value
     let cursors = context.cursor_codec()?;
     let service = wiring::email_service(&context.database().await?, &config, cursors)?;
     let report = service
-        .receive_raw(raw.as_bytes(), &format!("sandbox-{delivery}"))
+        .receive_raw(raw.into_bytes(), &format!("sandbox-{delivery}"))
         .await?;
     if report.stored.is_empty() {
         anyhow::bail!("no inbox of this service has the address {}", mail.to);

@@ -3,6 +3,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
+use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
     AttachmentMeta, Direction, EmailMessageRecord, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES,
     MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
@@ -151,9 +152,9 @@ pub struct EmailInboxPage {
     pub next_cursor: Option<String>,
 }
 
-/// A header's text: no CR or LF, which would end it and start another, and no NUL, which mail
-/// cannot carry.
-const HEADER_TEXT: &str = "^[^\\r\\n\\u0000]*$";
+/// A header's text: no control character but the tab (CR or LF would end it and start another,
+/// NUL mail cannot carry).
+const HEADER_TEXT: &str = "^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f-\\u009f]*$";
 
 /// A list of email addresses; at most `MAX_RECIPIENTS` over `to`, `cc` and `bcc` together.
 fn addresses(min_items: Option<usize>, schema_type: SchemaType, description: &str) -> Array {
@@ -200,11 +201,15 @@ fn custom_headers_schema() -> Object {
                 .pattern(Some(format!("^[!-9;-~]{{1,{MAX_HEADER_NAME_CHARS}}}$"))),
         ))
         .additional_properties(Some(header_text))
-        .description(Some(
-            "Custom headers: names of printable ASCII without `:` or spaces, values without CR \
-             , LF or NUL. Headers the service or the provider writes (From, To, Subject, Message-ID, \
-             Content-Type, DKIM-Signature, ARC-*, Received...) are refused.",
-        ))
+        .max_properties(Some(MAX_CUSTOM_HEADERS))
+        .description(Some(format!(
+            "Custom headers, at most {MAX_CUSTOM_HEADERS} holding at most \
+             {MAX_CUSTOM_HEADER_BYTES} bytes of names and values: names of printable ASCII \
+             without `:` or spaces, values without control characters but the tab. Headers the \
+             service, the provider or receiving servers write (From, To, Subject, Message-ID, \
+             Content-*, *-Signature, ARC-*, Resent-*, Received, Authentication-Results...) are \
+             refused."
+        )))
         .build()
 }
 

@@ -4,10 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use domain::inbound::{
+    delivery_key, kept_addresses, kept_attachments, kept_headers, kept_message_id, kept_optional,
+    kept_references, preview_attachments, preview_headers, MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
+};
 use domain::{
     extract_verification_codes, reply_references, reply_subject, request_fingerprint, AgentId,
     AgentProfile, CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord,
-    EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
+    EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId, MAX_ADDRESS_CHARS,
 };
 use ports::{
     AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
@@ -278,7 +282,8 @@ impl EmailService {
         }
     }
 
-    /// One page of the agent's inbox, newest first; bodies cut to `PREVIEW_CHARS`.
+    /// One page of the agent's inbox, newest first; bodies cut to `PREVIEW_CHARS`, headers and
+    /// attachments to the first few (`domain::inbound::PREVIEW_*`).
     #[tracing::instrument(level = "debug", skip(self, profile, cursor), fields(agent = %profile.agent.id))]
     pub async fn inbox(
         &self,
@@ -301,6 +306,7 @@ impl EmailService {
         let (items, next_cursor) = into_page(fetched, limit, &self.cursors, &scope, |last| {
             CursorPosition::of(last.created_at, last.id.0)
         });
+        let items = items.into_iter().map(previewed).collect();
         Ok(MailPage { items, next_cursor })
     }
 
@@ -342,27 +348,38 @@ impl EmailService {
             .ok_or(ReadMailError::NotFound)
     }
 
+    /// What can be judged of an inbound webhook before its body is read: the webhook is
+    /// configured, and its signature headers are there, well formed and fresh. Refusing here
+    /// keeps a sender without the secret from making the server read and hold a body.
+    pub fn check_webhook_headers(
+        &self,
+        signature: WebhookSignature<'_>,
+    ) -> Result<(), IngestError> {
+        let verifier = self
+            .ports
+            .verifier
+            .as_ref()
+            .ok_or(IngestError::NotConfigured)?;
+        verifier.check_headers(signature, unix_now())?;
+        Ok(())
+    }
+
     /// Takes in a webhook from the provider: checks its signature, parses the body and stores
-    /// the mail in the inboxes it is addressed to.
+    /// the mail in the inboxes it was delivered to.
     #[tracing::instrument(level = "debug", skip_all, fields(webhook_id = signature.id, bytes = body.len()))]
     pub async fn receive_webhook(
         &self,
         signature: WebhookSignature<'_>,
         format: InboundFormat,
-        body: &[u8],
+        body: Vec<u8>,
     ) -> Result<IngestReport, IngestError> {
         let verifier = self
             .ports
             .verifier
             .as_ref()
             .ok_or(IngestError::NotConfigured)?;
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |since| {
-                i64::try_from(since.as_secs()).unwrap_or(i64::MAX)
-            });
-        verifier.verify(signature, body, now)?;
-        let email = self.ports.parser.parse(format, body)?;
+        verifier.verify(signature, &body, unix_now())?;
+        let email = self.ports.parser.parse(format, body).await?;
         Ok(self.ingest(email, signature.id).await?)
     }
 
@@ -370,23 +387,29 @@ impl EmailService {
     /// inbound mail), through the same parsing and storing as a webhook.
     pub async fn receive_raw(
         &self,
-        raw: &[u8],
+        raw: Vec<u8>,
         delivery_id: &str,
     ) -> Result<IngestReport, IngestError> {
-        let email = self.ports.parser.parse(InboundFormat::Raw, raw)?;
+        let email = self.ports.parser.parse(InboundFormat::Raw, raw).await?;
         Ok(self.ingest(email, delivery_id).await?)
     }
 
-    /// Stores `email` once in each inbox it is addressed to. Its key against redelivery is the
-    /// provider's id, else its Message-ID (the same message by RFC 5322's definition), else the
-    /// delivery's own id.
+    /// Stores `email`, bounded (`kept`), once in each inbox it was delivered to: those of the
+    /// envelope the provider reports, else of its To and Cc. Its key against redelivery is the
+    /// provider's id of the message, else the delivery's own id: never its Message-ID, which the
+    /// sender writes (an earlier mail could take a later one's).
     async fn ingest(
         &self,
         email: InboundEmail,
         delivery_id: &str,
     ) -> Result<IngestReport, StoreError> {
+        let email = kept(email);
+        let addressed: Vec<&String> = match email.envelope_to.is_empty() {
+            true => email.to.iter().chain(&email.cc).collect(),
+            false => email.envelope_to.iter().collect(),
+        };
         let mut recipients: Vec<EmailAddress> = Vec::new();
-        for candidate in email.to.iter().chain(&email.cc).chain(&email.envelope_to) {
+        for candidate in addressed {
             if let Ok(address) = EmailAddress::parse(candidate.trim()) {
                 if !recipients
                     .iter()
@@ -404,11 +427,8 @@ impl EmailService {
             );
             return Ok(IngestReport::default());
         }
-        let provider_message_id = email
-            .provider_message_id
-            .clone()
-            .or_else(|| email.internet_message_id.clone())
-            .unwrap_or_else(|| delivery_id.to_owned());
+        let provider_message_id =
+            delivery_key(email.provider_message_id.as_deref().unwrap_or(delivery_id));
         let searched = format!(
             "{}\n{}",
             email.subject.as_deref().unwrap_or_default(),
@@ -431,6 +451,47 @@ impl EmailService {
             }
         }
         Ok(report)
+    }
+}
+
+/// A message as an inbox page shows it: bodies cut by the store, the first headers and
+/// attachments here; a message read shows everything kept.
+fn previewed(mut message: EmailMessageRecord) -> EmailMessageRecord {
+    message.headers = preview_headers(std::mem::take(&mut message.headers));
+    message.attachments = preview_attachments(std::mem::take(&mut message.attachments));
+    message
+}
+
+/// Seconds since the Unix epoch, for webhook timestamps.
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_secs()).unwrap_or(i64::MAX)
+        })
+}
+
+/// What is kept of a message an outside sender wrote: no NUL anywhere, and every size and count
+/// bounded (domain::inbound), so storing it cannot fail and no page of its inbox grows with it.
+fn kept(email: InboundEmail) -> InboundEmail {
+    InboundEmail {
+        provider_message_id: email.provider_message_id,
+        internet_message_id: email
+            .internet_message_id
+            .as_deref()
+            .and_then(kept_message_id),
+        in_reply_to: email.in_reply_to.as_deref().and_then(kept_message_id),
+        references: kept_references(&email.references),
+        subject: kept_optional(email.subject.as_deref(), MAX_SUBJECT_CHARS),
+        from: kept_optional(email.from.as_deref(), MAX_ADDRESS_CHARS),
+        to: kept_addresses(&email.to),
+        cc: kept_addresses(&email.cc),
+        reply_to: kept_addresses(&email.reply_to),
+        envelope_to: kept_addresses(&email.envelope_to),
+        text: kept_optional(email.text.as_deref(), MAX_KEPT_BODY_CHARS),
+        html: kept_optional(email.html.as_deref(), MAX_KEPT_BODY_CHARS),
+        attachments: kept_attachments(&email.attachments),
+        headers: kept_headers(&email.headers),
     }
 }
 
@@ -458,7 +519,7 @@ fn send_fingerprint(mail: &SendMail) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentRecord, EmailInboxId, EmailStatus};
+    use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus};
     use ports::{
         Listing, MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox,
         MockWebhookVerifier,
@@ -756,21 +817,25 @@ mod tests {
         assert!(matches!(
             mocks
                 .service()
-                .receive_webhook(signature, InboundFormat::Raw, b"x")
+                .receive_webhook(signature, InboundFormat::Raw, b"x".to_vec())
                 .await,
             Err(IngestError::Signature(SignatureError::Mismatch))
         ));
         let unconfigured = Mocks::new().service();
         assert!(matches!(
             unconfigured
-                .receive_webhook(signature, InboundFormat::Raw, b"x")
+                .receive_webhook(signature, InboundFormat::Raw, b"x".to_vec())
                 .await,
+            Err(IngestError::NotConfigured)
+        ));
+        assert!(matches!(
+            unconfigured.check_webhook_headers(signature),
             Err(IngestError::NotConfigured)
         ));
     }
 
     #[tokio::test]
-    async fn inbound_mail_is_stored_once_per_addressed_inbox_keyed_by_its_message_id() {
+    async fn inbound_mail_is_stored_once_per_addressed_inbox_keyed_by_its_delivery() {
         let mut mocks = Mocks::new();
         mocks.parser.expect_parse().returning(|_, _| {
             Ok(inbound_to(&[
@@ -787,7 +852,7 @@ mod tests {
             .inbound
             .expect_store_inbound()
             .withf(|message| {
-                message.provider_message_id == "<m@x>"
+                message.provider_message_id == "delivery-1"
                     && message.inbox_id == inbox().id
                     && message.verification_codes
                         == extract_verification_codes("Your code\nUse 482913 to sign in")
@@ -796,10 +861,91 @@ mod tests {
             .returning(|_| Ok((record(Direction::Inbound, Some("alice@example.org")), true)));
         let report = mocks
             .service()
-            .receive_raw(b"raw", "delivery-1")
+            .receive_raw(b"raw".to_vec(), "delivery-1")
             .await
             .expect("ingested");
         assert_eq!(report.stored.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn mail_delivered_by_its_envelope_goes_only_where_the_envelope_says() {
+        let mut mocks = Mocks::new();
+        mocks.parser.expect_parse().returning(|_, _| {
+            Ok(InboundEmail {
+                provider_message_id: Some("provider-7".into()),
+                envelope_to: vec!["agent@inbox.example.com".into()],
+                ..inbound_to(&["victim@inbox.example.com", "agent@inbox.example.com"])
+            })
+        });
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .withf(|addresses| {
+                addresses.len() == 1 && addresses[0].as_str() == "agent@inbox.example.com"
+            })
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        stores_once(mocks, |message| message.provider_message_id == "provider-7").await;
+    }
+
+    /// Takes in raw mail and expects one message stored, as `stored` says it should be.
+    async fn stores_once(
+        mut mocks: Mocks,
+        stored: impl Fn(&NewInboundEmail) -> bool + Send + 'static,
+    ) {
+        mocks
+            .inbound
+            .expect_store_inbound()
+            .withf(stored)
+            .times(1)
+            .returning(|_| Ok((record(Direction::Inbound, Some("alice@example.org")), true)));
+        mocks
+            .service()
+            .receive_raw(b"raw".to_vec(), "delivery-1")
+            .await
+            .expect("ingested");
+    }
+
+    #[tokio::test]
+    async fn what_an_outside_sender_writes_is_stored_bounded_and_without_nul() {
+        let mut mocks = Mocks::new();
+        mocks.parser.expect_parse().returning(|_, _| {
+            Ok(InboundEmail {
+                internet_message_id: Some(format!("<{}@x>", "i".repeat(3000))),
+                subject: Some("Your code\0 is 482913".into()),
+                headers: (0..10_000)
+                    .map(|n| (format!("X-{n}"), "v\0".repeat(100_000)))
+                    .collect(),
+                attachments: vec![
+                    AttachmentMeta {
+                        filename: Some("a\0.txt".into()),
+                        content_type: "text/plain".into(),
+                        size: 0,
+                        content_id: None,
+                    };
+                    200_000
+                ],
+                ..inbound_to(&["agent@inbox.example.com"])
+            })
+        });
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        stores_once(mocks, |message| {
+            let email = &message.email;
+            let header_bytes: usize = email
+                .headers
+                .iter()
+                .map(|(name, value)| name.len() + value.len())
+                .sum();
+            email.internet_message_id.is_none()
+                && email.subject.as_deref() == Some("Your code\u{fffd} is 482913")
+                && header_bytes <= domain::inbound::MAX_KEPT_HEADER_BYTES
+                && !email.headers.iter().any(|(_, value)| value.contains('\0'))
+                && email.attachments.len() == domain::inbound::MAX_KEPT_ATTACHMENTS
+                && email.attachments[0].filename.as_deref() == Some("a\u{fffd}.txt")
+        })
+        .await;
     }
 
     #[tokio::test]
@@ -816,7 +962,7 @@ mod tests {
         mocks.inbound.expect_store_inbound().never();
         let report = mocks
             .service()
-            .receive_raw(b"raw", "delivery-1")
+            .receive_raw(b"raw".to_vec(), "delivery-1")
             .await
             .expect("no error");
         assert_eq!(report, IngestReport::default());

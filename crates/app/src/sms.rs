@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use domain::inbound::{delivery_key, kept_text};
 use domain::{
     extract_verification_codes, matches_service, recognise_service, AgentId, Direction,
     PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId, SmsMessageRecord, SmsSource,
@@ -23,6 +24,11 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::waiting::{look_until_found, Joined, Shutdown, Waits};
+
+/// Characters kept of an SMS body: a concatenated SMS is at most about 1,600.
+const MAX_SMS_BODY_CHARS: usize = 8 * 1024;
+/// Characters kept of a sender or recipient (a number, a short code or an alphanumeric id).
+const MAX_SMS_ADDRESS_CHARS: usize = 64;
 use crate::NotProvisioned;
 
 /// How many unseen messages a wait looks through for one matching its service.
@@ -58,6 +64,9 @@ pub enum SmsWebhookError {
     BadSignature,
     #[error("the webhook lacks {0}")]
     Missing(&'static str),
+    /// The form is not one the provider posts.
+    #[error("not an SMS webhook of the provider: {0}")]
+    Malformed(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -218,9 +227,23 @@ impl SmsService {
         })
     }
 
+    /// What can be judged of the provider's webhook before its body is read: the webhook is
+    /// configured and `signature` could be one.
+    pub fn check_webhook_signature(&self, signature: &str) -> Result<(), SmsWebhookError> {
+        let webhook = self
+            .ports
+            .webhook
+            .as_ref()
+            .ok_or(SmsWebhookError::NotConfigured)?;
+        match webhook.verifier.well_formed(signature) {
+            true => Ok(()),
+            false => Err(SmsWebhookError::BadSignature),
+        }
+    }
+
     /// Takes in the provider's webhook: checks the signature over the public URL it was posted
-    /// to (`path_and_query` under the public base URL) and its form parameters, then stores the
-    /// message.
+    /// to (`path_and_query` under the public base URL) and its form parameters, and that the
+    /// form is one the provider posts, then stores the message.
     pub async fn receive_webhook(
         &self,
         path_and_query: &str,
@@ -238,6 +261,9 @@ impl SmsService {
         );
         if !webhook.verifier.verify(&url, params, signature) {
             return Err(SmsWebhookError::BadSignature);
+        }
+        if let Some(refused) = webhook.verifier.refused_params(params) {
+            return Err(SmsWebhookError::Malformed(refused));
         }
         let param = |name: &'static str| {
             params
@@ -269,19 +295,21 @@ fn new_sms(
         SmsFlow::Inbound => Direction::Inbound,
         SmsFlow::Outbound => Direction::Outbound,
     };
+    // What the sender wrote, without NUL (which PostgreSQL's text cannot hold) and bounded.
+    let body = kept_text(&message.body, MAX_SMS_BODY_CHARS);
     NewSms {
         id: SmsMessageId(Uuid::now_v7()),
         agent_id: agent,
         phone_number_id: number.id,
         direction,
         provider: provider.to_owned(),
-        provider_message_id: message.provider_message_id,
+        provider_message_id: delivery_key(&message.provider_message_id),
         source,
-        parsed_code: extract_verification_codes(&message.body).into_iter().next(),
-        service_name: recognise_service(&message.body),
-        from: message.from,
-        to: message.to,
-        body: message.body,
+        parsed_code: extract_verification_codes(&body).into_iter().next(),
+        service_name: recognise_service(&body),
+        from: kept_text(&message.from, MAX_SMS_ADDRESS_CHARS),
+        to: kept_text(&message.to, MAX_SMS_ADDRESS_CHARS),
+        body,
         provider_received_at: message
             .received_at
             .as_deref()

@@ -46,14 +46,48 @@ pub const SENSITIVE_HEADERS: &[(&str, &str)] = &[
     ),
     ("dkim-signature", "signatures are added by the provider"),
     ("received", "trace headers are added by mail servers"),
+    (
+        "authentication-results",
+        "authentication results are added by receiving servers",
+    ),
+    (
+        "received-spf",
+        "authentication results are added by receiving servers",
+    ),
+    ("delivered-to", "trace headers are added by mail servers"),
+    ("x-original-to", "trace headers are added by mail servers"),
+    (
+        "disposition-notification-to",
+        "receipts would go to an address the limits never saw",
+    ),
+    (
+        "return-receipt-to",
+        "receipts would go to an address the limits never saw",
+    ),
+    ("errors-to", "bounces go to the provider's address"),
 ];
+
+/// Prefixes of header names refused like the headers of `SENSITIVE_HEADERS`, with why.
+const SENSITIVE_PREFIXES: &[(&str, &str)] = &[
+    ("arc-", "signatures are added by the provider"),
+    ("resent-", "resending is not something an agent's mail does"),
+    (
+        "content-",
+        "the message's structure is built by the service",
+    ),
+];
+
+/// The suffix of signature headers (`DKIM-Signature`, `X-Google-DKIM-Signature`, ...).
+const SIGNATURE_SUFFIX: &str = "-signature";
+
+/// At most this many custom headers on one message.
+pub const MAX_CUSTOM_HEADERS: usize = 50;
+
+/// At most this many bytes of custom header names and values together (16 KiB).
+pub const MAX_CUSTOM_HEADER_BYTES: usize = 16 * 1024;
 
 /// The longest custom header name (RFC 5322 keeps a header's line within 78 characters).
 pub const MAX_HEADER_NAME_CHARS: usize = 76;
-
-/// The prefix of the ARC headers (`ARC-Seal`, `ARC-Message-Signature`, ...), refused like the
-/// signatures they carry.
-const ARC_PREFIX: &str = "arc-";
 
 /// Why a custom header is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,19 +96,25 @@ pub enum HeaderRefused {
     BadName,
     #[error("header {0:?} contains a line break (CR or LF)")]
     LineBreak(String),
+    #[error("header {0:?} contains a control character (only the tab is allowed)")]
+    ControlCharacter(String),
     #[error("header {0:?} contains the NUL character (U+0000)")]
     NulCharacter(String),
     #[error("header {name:?} may not be set: {reason}")]
     Sensitive { name: String, reason: &'static str },
 }
 
-/// Checks one custom header: a token name, no CR, LF or NUL anywhere, and not a sensitive header.
+/// Checks one custom header: a token name, no CR, LF, NUL or other control character but the
+/// tab in its value, and not a sensitive header.
 pub fn check_custom_header(name: &str, value: &str) -> Result<(), HeaderRefused> {
     if name.contains(['\r', '\n']) || value.contains(['\r', '\n']) {
         return Err(HeaderRefused::LineBreak(name.to_owned()));
     }
     if check_no_nul(value).is_err() {
         return Err(HeaderRefused::NulCharacter(name.to_owned()));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(HeaderRefused::ControlCharacter(name.to_owned()));
     }
     let token = !name.is_empty()
         && name.len() <= MAX_HEADER_NAME_CHARS
@@ -83,17 +123,22 @@ pub fn check_custom_header(name: &str, value: &str) -> Result<(), HeaderRefused>
         return Err(HeaderRefused::BadName);
     }
     let lower = name.to_ascii_lowercase();
-    if lower.starts_with(ARC_PREFIX) {
-        return Err(HeaderRefused::Sensitive {
-            name: name.to_owned(),
-            reason: "signatures are added by the provider",
-        });
-    }
-    match SENSITIVE_HEADERS
+    let reason = SENSITIVE_HEADERS
         .iter()
         .find(|(sensitive, _)| *sensitive == lower)
-    {
-        Some((_, reason)) => Err(HeaderRefused::Sensitive {
+        .or_else(|| {
+            SENSITIVE_PREFIXES
+                .iter()
+                .find(|(prefix, _)| lower.starts_with(prefix))
+        })
+        .map(|(_, reason)| *reason)
+        .or_else(|| {
+            lower
+                .ends_with(SIGNATURE_SUFFIX)
+                .then_some("signatures are added by the provider")
+        });
+    match reason {
+        Some(reason) => Err(HeaderRefused::Sensitive {
             name: name.to_owned(),
             reason,
         }),
@@ -101,10 +146,46 @@ pub fn check_custom_header(name: &str, value: &str) -> Result<(), HeaderRefused>
     }
 }
 
+/// Why a message's custom headers are too many or too large together, if they are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeadersTooLarge {
+    #[error("at most {MAX_CUSTOM_HEADERS} custom headers are allowed")]
+    TooMany,
+    #[error("custom headers may hold at most {MAX_CUSTOM_HEADER_BYTES} bytes of names and values together")]
+    TooManyBytes,
+}
+
+/// Checks the custom headers of one message together: their count and their bytes.
+pub fn check_custom_headers_size<'a>(
+    headers: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
+) -> Result<(), HeadersTooLarge> {
+    if headers.len() > MAX_CUSTOM_HEADERS {
+        return Err(HeadersTooLarge::TooMany);
+    }
+    let bytes: usize = headers.map(|(name, value)| name.len() + value.len()).sum();
+    if bytes > MAX_CUSTOM_HEADER_BYTES {
+        return Err(HeadersTooLarge::TooManyBytes);
+    }
+    Ok(())
+}
+
 /// The subject of a reply: `Re: ` before the original's, unless it already starts with a reply
-/// prefix (`Re:`, `RE:`, `re :`...), so a long exchange does not grow `Re: Re: Re:`.
+/// prefix (`Re:`, `RE:`, `re :`...), so a long exchange does not grow `Re: Re: Re:`. The
+/// original came from an outside sender: each run of control characters in it (a decoded CR or
+/// LF would end the header and start another) becomes one space.
 pub fn reply_subject(original: Option<&str>) -> String {
-    let original = original.unwrap_or_default().trim();
+    let mut single_line = String::new();
+    for piece in original
+        .unwrap_or_default()
+        .split(char::is_control)
+        .filter(|piece| !piece.is_empty())
+    {
+        if !single_line.is_empty() {
+            single_line.push(' ');
+        }
+        single_line.push_str(piece);
+    }
+    let original = single_line.trim();
     let already = original
         .get(..2)
         .is_some_and(|prefix| prefix.eq_ignore_ascii_case("re"))
@@ -311,6 +392,19 @@ mod tests {
             "Received",
             "In-Reply-To",
             "References",
+            "Authentication-Results",
+            "Received-SPF",
+            "X-Google-DKIM-Signature",
+            "Message-Signature",
+            "Resent-From",
+            "resent-to",
+            "Disposition-Notification-To",
+            "Return-Receipt-To",
+            "Errors-To",
+            "Delivered-To",
+            "X-Original-To",
+            "Content-Disposition",
+            "content-language",
         ] {
             assert!(
                 matches!(
@@ -333,6 +427,32 @@ mod tests {
             check_custom_header("X-A", "one\0two"),
             Err(HeaderRefused::NulCharacter("X-A".into()))
         );
+    }
+
+    #[test]
+    fn control_characters_other_than_the_tab_are_refused() {
+        assert_eq!(check_custom_header("X-A", "one\ttwo"), Ok(()));
+        for value in ["a\u{7}b", "a\u{1b}[31m", "a\u{7f}", "a\u{85}b"] {
+            assert_eq!(
+                check_custom_header("X-A", value),
+                Err(HeaderRefused::ControlCharacter("X-A".into())),
+                "{value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn custom_headers_are_bounded_in_count_and_bytes_together() {
+        let many: Vec<(String, String)> = (0..=MAX_CUSTOM_HEADERS)
+            .map(|n| (format!("X-{n}"), "v".to_owned()))
+            .collect();
+        let check = |list: &[(String, String)]| {
+            check_custom_headers_size(list.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+        };
+        assert_eq!(check(&many), Err(HeadersTooLarge::TooMany));
+        assert_eq!(check(&many[..MAX_CUSTOM_HEADERS]), Ok(()));
+        let heavy = vec![("X-A".to_owned(), "v".repeat(MAX_CUSTOM_HEADER_BYTES))];
+        assert_eq!(check(&heavy), Err(HeadersTooLarge::TooManyBytes));
     }
 
     #[test]
@@ -373,6 +493,11 @@ mod tests {
         assert_eq!(reply_subject(Some("Regarding x")), "Re: Regarding x");
         assert_eq!(reply_subject(None), "Re:");
         assert_eq!(reply_subject(Some("  ")), "Re:");
+        assert_eq!(
+            reply_subject(Some("Hi\r\nBcc: victim@example.com")),
+            "Re: Hi Bcc: victim@example.com"
+        );
+        assert_eq!(reply_subject(Some("a\u{0}\u{7}b\t c")), "Re: a b  c");
     }
 
     #[test]

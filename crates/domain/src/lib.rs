@@ -13,6 +13,7 @@ pub mod execution;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
 pub mod ids;
+pub mod inbound;
 pub mod intent;
 pub mod limits;
 pub mod policy;
@@ -37,9 +38,10 @@ pub use contact::{
 };
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
-    check_custom_header, reply_references, reply_subject, request_fingerprint, AttachmentMeta,
-    DeliveryRetry, Direction, EmailMessageRecord, EmailStatus, HeaderRefused, MAX_BODY_TEXT_BYTES,
-    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    check_custom_header, check_custom_headers_size, reply_references, reply_subject,
+    request_fingerprint, AttachmentMeta, DeliveryRetry, Direction, EmailMessageRecord, EmailStatus,
+    HeaderRefused, HeadersTooLarge, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
+    SENSITIVE_HEADERS,
 };
 pub use evm_address::{EvmAddress, EvmAddressError};
 pub use execution::{

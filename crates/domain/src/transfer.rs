@@ -63,7 +63,7 @@ pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 255;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum IdempotencyKeyError {
-    #[error("idempotency key must not be empty")]
+    #[error("idempotency key must not be empty or blank")]
     Empty,
     #[error("idempotency key must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters")]
     TooLong,
@@ -73,7 +73,7 @@ pub enum IdempotencyKeyError {
 
 impl IdempotencyKey {
     pub fn parse(candidate: &str) -> Result<Self, IdempotencyKeyError> {
-        if candidate.is_empty() {
+        if candidate.trim().is_empty() {
             return Err(IdempotencyKeyError::Empty);
         }
         if candidate.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS {
@@ -143,6 +143,11 @@ mod tests {
             Ok("order-42".into())
         );
         assert!(IdempotencyKey::parse(&"é".repeat(255)).is_ok());
+        assert_eq!(
+            IdempotencyKey::parse("   "),
+            Err(IdempotencyKeyError::Empty),
+            "a blank key is none"
+        );
         assert_eq!(IdempotencyKey::parse(""), Err(IdempotencyKeyError::Empty));
         assert_eq!(
             IdempotencyKey::parse(&"k".repeat(256)),

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use async_trait::async_trait;
 use domain::AttachmentMeta;
 use mail_parser::parsers::MessageStream;
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders};
@@ -16,16 +17,47 @@ const ENVELOPE_HEADERS: [&str; 2] = ["Delivered-To", "X-Original-To"];
 /// The only Resend event that carries inbound mail.
 const RESEND_RECEIVED: &str = "email.received";
 
-/// Reads inbound mail, raw or as Resend's JSON event. Holds nothing: share one freely.
+/// The most MIME parts a message may become: past it (or past the header and list bounds below)
+/// its structure is not parsed and it is kept flattened. mail-parser's memory grows with every
+/// part, header and list item (about 25 bytes of it for every byte of a message made of them).
+const MAX_MIME_PARTS: usize = 5_000;
+/// The most header fields a message may have in all its parts (each needs a colon).
+const MAX_HEADER_FIELDS: usize = 100_000;
+/// The most list items (addresses, ids) its headers may hold (each but the first needs a comma).
+const MAX_LIST_ITEMS: usize = 200_000;
+/// How much of a flattened message's header block is read.
+const FLATTENED_HEADER_BYTES: usize = 64 * 1024;
+
+/// What a nested message's type `message` is rewritten to before parsing, so that mail-parser
+/// keeps the part as an attachment instead of parsing it as a message of its own (and, were it
+/// encoded, decoding and parsing that one too): one message nested 60,000 deep overflowed the
+/// stack of whichever thread dropped it. Same length, so every offset stays.
+const NESTED_MESSAGE_TYPE: &[u8; 7] = b"nested-";
+/// What `multipart/digest`'s subtype is rewritten to, since a digest's untyped parts are messages.
+const DIGEST_SUBTYPE: &[u8; 6] = b"x-dgst";
+
+/// Reads inbound mail, raw or as Resend's JSON event, on the blocking threads: a large message
+/// takes a second or more of CPU, which would stall every request of the worker it ran on.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MailParserInbound;
 
+#[async_trait]
 impl InboundParser for MailParserInbound {
-    fn parse(&self, format: InboundFormat, body: &[u8]) -> Result<InboundEmail, InboundParseError> {
-        match format {
-            InboundFormat::Raw => parse_mime(body),
-            InboundFormat::ProviderJson => parse_resend_event(body),
-        }
+    async fn parse(
+        &self,
+        format: InboundFormat,
+        body: Vec<u8>,
+    ) -> Result<InboundEmail, InboundParseError> {
+        tokio::task::spawn_blocking(move || parse_now(format, &body))
+            .await
+            .map_err(|error| unreadable(format!("the parser stopped: {error}")))?
+    }
+}
+
+fn parse_now(format: InboundFormat, body: &[u8]) -> Result<InboundEmail, InboundParseError> {
+    match format {
+        InboundFormat::Raw => parse_mime(body),
+        InboundFormat::ProviderJson => parse_resend_event(body),
     }
 }
 
@@ -33,17 +65,162 @@ fn unreadable(reason: impl Into<String>) -> InboundParseError {
     InboundParseError(reason.into())
 }
 
+/// Counts, in one pass, what bounds the structure mail-parser can make of a message. Each is an
+/// upper bound, so a message within all of them is safe to parse whole: a part after the first
+/// begins at a boundary, `--` and at least one more byte, so a run of n dashes begins at most n/2
+/// of them; a header field needs a colon; a list item after the first needs a comma.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Shape {
+    parts: usize,
+    colons: usize,
+    commas: usize,
+}
+
+impl Shape {
+    fn of(raw: &[u8]) -> Self {
+        let mut shape = Shape {
+            parts: 1,
+            ..Shape::default()
+        };
+        let mut dashes = 0;
+        for &byte in raw {
+            if byte == b'-' {
+                dashes += 1;
+                continue;
+            }
+            shape.parts += dashes / 2;
+            dashes = 0;
+            match byte {
+                b':' => shape.colons += 1,
+                b',' => shape.commas += 1,
+                _ => {}
+            }
+        }
+        shape.parts += dashes / 2;
+        shape
+    }
+
+    fn parsable(&self) -> bool {
+        self.parts <= MAX_MIME_PARTS
+            && self.colons <= MAX_HEADER_FIELDS
+            && self.commas <= MAX_LIST_ITEMS
+    }
+}
+
+/// `needle` (lower-case ASCII) at `at` in `haystack`, in any case.
+fn word_at(haystack: &[u8], at: usize, needle: &[u8]) -> bool {
+    haystack
+        .get(at..at + needle.len())
+        .is_some_and(|found| found.eq_ignore_ascii_case(needle))
+}
+
+/// Where the next byte after `at` that is not white space (folding included) is.
+fn skip_space(raw: &[u8], mut at: usize) -> usize {
+    while raw
+        .get(at)
+        .is_some_and(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        at += 1;
+    }
+    at
+}
+
+/// Where a content type's subtype begins, when a `/` follows its type ending at `type_end`.
+fn subtype_at(raw: &[u8], type_end: usize) -> Option<usize> {
+    let slash = skip_space(raw, type_end);
+    (raw.get(slash) == Some(&b'/')).then(|| skip_space(raw, slash + 1))
+}
+
+/// The message with every `message/rfc822` and `message/global` type and every `multipart/digest`
+/// subtype rewritten (anywhere, headers or not: the bytes a content type is read from are the
+/// message's own), so that no part is parsed as a nested message.
+fn without_nested_messages(raw: &[u8]) -> Cow<'_, [u8]> {
+    let mut rewritten: Option<Vec<u8>> = None;
+    let mut at = 0;
+    while at < raw.len() {
+        let nested = word_at(raw, at, b"message")
+            && subtype_at(raw, at + 7)
+                .is_some_and(|sub| word_at(raw, sub, b"rfc822") || word_at(raw, sub, b"global"));
+        if nested {
+            rewritten.get_or_insert_with(|| raw.to_vec())[at..at + 7]
+                .copy_from_slice(NESTED_MESSAGE_TYPE);
+            at += 7;
+            continue;
+        }
+        let digest = word_at(raw, at, b"multipart")
+            .then(|| subtype_at(raw, at + 9))
+            .flatten()
+            .filter(|&sub| word_at(raw, sub, b"digest"));
+        if let Some(sub) = digest {
+            rewritten.get_or_insert_with(|| raw.to_vec())[sub..sub + 6]
+                .copy_from_slice(DIGEST_SUBTYPE);
+            at = sub + 6;
+            continue;
+        }
+        at += 1;
+    }
+    rewritten.map_or(Cow::Borrowed(raw), Cow::Owned)
+}
+
 fn parse_mime(raw: &[u8]) -> Result<InboundEmail, InboundParseError> {
-    let message = MessageParser::default()
-        .parse(raw)
+    if !Shape::of(raw).parsable() {
+        return parse_flattened(raw);
+    }
+    let raw = without_nested_messages(raw);
+    let raw = raw.as_ref();
+    let message = with_header_fields(MessageParser::default().parse(raw))?;
+    let mut email = from_headers(&message, raw);
+    // mail-parser renders an HTML-only message's body as text here.
+    email.text = message.body_text(0).map(Cow::into_owned);
+    // Only a real HTML part: a text-only message has no HTML to show.
+    email.html = message
+        .html_bodies()
+        .find(|part| part.is_text_html())
+        .and_then(MessagePart::text_contents)
+        .map(str::to_owned);
+    email.attachments = message.attachments().map(attachment).collect();
+    Ok(email)
+}
+
+/// A message whose structure is too large to parse: its top header block (the first
+/// `FLATTENED_HEADER_BYTES` of it) parsed, and everything after it kept as its text, undecoded.
+fn parse_flattened(raw: &[u8]) -> Result<InboundEmail, InboundParseError> {
+    let body_start = [&b"\r\n\r\n"[..], b"\n\n"]
+        .iter()
+        .filter_map(|blank| {
+            raw.windows(blank.len())
+                .position(|window| window == *blank)
+                .map(|at| at + blank.len())
+        })
+        .min()
+        .unwrap_or(raw.len());
+    let head = &raw[..body_start.min(FLATTENED_HEADER_BYTES)];
+    let message = with_header_fields(MessageParser::default().parse_headers(head))?;
+    let mut email = from_headers(&message, head);
+    email.text = Some(String::from_utf8_lossy(&raw[body_start..]).into_owned());
+    tracing::info!(
+        bytes = raw.len(),
+        "inbound mail too intricate to parse whole; kept flattened"
+    );
+    Ok(email)
+}
+
+/// The parsed message, when it has a well-named header field: mail-parser reads any leading bytes
+/// as some header, and one such field tells mail from garbage.
+fn with_header_fields(parsed: Option<Message<'_>>) -> Result<Message<'_>, InboundParseError> {
+    parsed
         .filter(|message| {
             message
                 .headers()
                 .iter()
                 .any(|header| is_field_name(header.name()))
         })
-        .ok_or_else(|| unreadable("not an RFC 5322 message: no header fields"))?;
-    let email = InboundEmail {
+        .ok_or_else(|| unreadable("not an RFC 5322 message: no header fields"))
+}
+
+/// What the top header block of a message says.
+fn from_headers(message: &Message<'_>, raw: &[u8]) -> InboundEmail {
+    InboundEmail {
         provider_message_id: None,
         internet_message_id: message.message_id().map(bracketed),
         in_reply_to: ids(message.in_reply_to()).into_iter().next(),
@@ -53,23 +230,13 @@ fn parse_mime(raw: &[u8]) -> Result<InboundEmail, InboundParseError> {
         to: message.all_to().flat_map(addresses).collect(),
         cc: message.all_cc().flat_map(addresses).collect(),
         reply_to: message.reply_to().map(addresses).unwrap_or_default(),
-        envelope_to: envelope_recipients(&message, raw),
-        // mail-parser renders an HTML-only message's body as text here.
-        text: message.body_text(0).map(Cow::into_owned),
-        // Only a real HTML part: a text-only message has no HTML to show.
-        html: message
-            .html_bodies()
-            .find(|part| part.is_text_html())
-            .and_then(MessagePart::text_contents)
-            .map(str::to_owned),
-        attachments: message.attachments().map(attachment).collect(),
-        headers: headers(&message, raw),
-    };
-    Ok(email)
+        envelope_to: envelope_recipients(message, raw),
+        headers: headers(message, raw),
+        ..InboundEmail::default()
+    }
 }
 
-/// A header field name as RFC 5322 allows it: printable ASCII but the colon. mail-parser reads
-/// any leading bytes as some header; one well-named field tells mail from garbage.
+/// A header field name as RFC 5322 allows it: printable ASCII but the colon.
 fn is_field_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && b != b':')
 }
@@ -107,10 +274,20 @@ fn raw_value<'a>(raw: &'a [u8], header: &mail_parser::Header<'_>) -> &'a [u8] {
         .unwrap_or_default()
 }
 
-/// `Delivered-To` and `X-Original-To`, each address once, in the order they came.
+/// The mailboxes the receiving side says it delivered the message to: `Delivered-To` and
+/// `X-Original-To` written above a `Received` field, each address once. Every mail server on the
+/// way writes its `Received` above what it got, so a field below the first one may be the
+/// sender's own and names nothing; a message without any names nothing either.
 fn envelope_recipients(message: &Message<'_>, raw: &[u8]) -> Vec<String> {
+    let fields = message.headers();
+    let Some(first_received) = fields
+        .iter()
+        .position(|header| header.name().eq_ignore_ascii_case("Received"))
+    else {
+        return Vec::new();
+    };
     let mut recipients: Vec<String> = Vec::new();
-    let delivery_headers = message.headers().iter().filter(|header| {
+    let delivery_headers = fields[..first_received].iter().filter(|header| {
         ENVELOPE_HEADERS
             .iter()
             .any(|name| header.name().eq_ignore_ascii_case(name))
@@ -149,10 +326,21 @@ fn headers(message: &Message<'_>, raw: &[u8]) -> Vec<(String, String)> {
 
 fn attachment(part: &MessagePart<'_>) -> AttachmentMeta {
     let content_type = match part.content_type() {
-        Some(kind) => match kind.subtype() {
-            Some(subtype) => format!("{}/{}", kind.ctype(), subtype),
-            None => kind.ctype().to_owned(),
-        },
+        Some(kind) => {
+            // A nested message's type was rewritten before parsing (`without_nested_messages`).
+            let ctype = match kind
+                .ctype()
+                .as_bytes()
+                .eq_ignore_ascii_case(NESTED_MESSAGE_TYPE)
+            {
+                true => "message",
+                false => kind.ctype(),
+            };
+            match kind.subtype() {
+                Some(subtype) => format!("{ctype}/{subtype}"),
+                None => ctype.to_owned(),
+            }
+        }
         None if part.is_text() => "text/plain".to_owned(),
         None => "application/octet-stream".to_owned(),
     };
@@ -286,8 +474,9 @@ fn parse_resend_event(body: &[u8]) -> Result<InboundEmail, InboundParseError> {
         to: address_list(&data.to),
         cc: address_list(&data.cc),
         reply_to: address_list(&data.reply_to),
-        // Resend lists the Bcc recipients it received the message for: in no header.
-        envelope_to: address_list(&data.bcc),
+        // What the provider reports it received the message for, Bcc recipients (in no
+        // header) included.
+        envelope_to: address_list(&[data.to.as_slice(), &data.cc, &data.bcc].concat()),
         text: data.text,
         html: data.html,
         attachments: data
@@ -363,9 +552,8 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_with_a_reason() {
-        let parser = MailParserInbound;
         for body in [&b""[..], b"\r\n\r\n", b"\x00\x01\x02", b"just some words"] {
-            let error = parser.parse(InboundFormat::Raw, body).expect_err("refused");
+            let error = parse_now(InboundFormat::Raw, body).expect_err("refused");
             assert!(error.0.contains("RFC 5322"), "{error}");
         }
         for body in [
@@ -374,15 +562,46 @@ mod tests {
             b"{\"type\":\"email.received\"}",
             b"not json",
         ] {
-            let error = parser
-                .parse(InboundFormat::ProviderJson, body)
-                .expect_err("refused");
+            let error = parse_now(InboundFormat::ProviderJson, body).expect_err("refused");
             assert!(error.0.contains("Resend event"), "{error}");
         }
         let other = br#"{"type":"email.delivered","data":{}}"#;
-        let error = parser
-            .parse(InboundFormat::ProviderJson, other)
-            .expect_err("refused");
+        let error = parse_now(InboundFormat::ProviderJson, other).expect_err("refused");
         assert!(error.0.contains("email.delivered"), "{error}");
+    }
+
+    #[test]
+    fn the_shape_bounds_parts_by_dash_runs_and_fields_by_colons_and_commas() {
+        assert_eq!(
+            Shape::of(b"a:b, c\n--x\n---\n------\n"),
+            Shape {
+                parts: 1 + 1 + 1 + 3,
+                colons: 1,
+                commas: 1,
+            }
+        );
+        assert!(Shape::of(b"From: a@b\n\nhi").parsable());
+        assert!(!Shape::of("--b\n".repeat(MAX_MIME_PARTS).as_bytes()).parsable());
+        assert!(!Shape::of(":".repeat(MAX_HEADER_FIELDS + 1).as_bytes()).parsable());
+        assert!(!Shape::of(",".repeat(MAX_LIST_ITEMS + 1).as_bytes()).parsable());
+    }
+
+    #[test]
+    fn nested_message_types_and_digests_are_rewritten_in_any_case_and_spacing() {
+        let raw = b"Content-Type: Message/RFC822\r\nX: message /\r\n global\r\n\
+                    Content-Type: multipart/Digest; boundary=d\r\nmessage/rfc822x\r\n\
+                    a message / reply\r\n";
+        let rewritten = without_nested_messages(raw);
+        let text = String::from_utf8_lossy(&rewritten);
+        assert_eq!(
+            text,
+            "Content-Type: nested-/RFC822\r\nX: nested- /\r\n global\r\n\
+             Content-Type: multipart/x-dgst; boundary=d\r\nnested-/rfc822x\r\n\
+             a message / reply\r\n"
+        );
+        assert!(matches!(
+            without_nested_messages(b"plain mail"),
+            Cow::Borrowed(_)
+        ));
     }
 }

@@ -74,20 +74,21 @@ impl StandardWebhookVerifier {
 }
 
 impl WebhookVerifier for StandardWebhookVerifier {
+    fn check_headers<'a>(
+        &self,
+        signature: WebhookSignature<'a>,
+        now_unix: i64,
+    ) -> Result<(), SignatureError> {
+        candidate_signatures(signature, now_unix).map(drop)
+    }
+
     fn verify<'a>(
         &self,
         signature: WebhookSignature<'a>,
         body: &[u8],
         now_unix: i64,
     ) -> Result<(), SignatureError> {
-        if signature.id.is_empty() {
-            return Err(SignatureError::Malformed);
-        }
-        let timestamp = unix_seconds(signature.timestamp).ok_or(SignatureError::Malformed)?;
-        if now_unix.abs_diff(timestamp) > WEBHOOK_TOLERANCE.as_secs() {
-            return Err(SignatureError::Stale);
-        }
-        let candidates = v1_signatures(signature.signatures)?;
+        let candidates = candidate_signatures(signature, now_unix)?;
         let matches = self.keyed.iter().any(|keyed| {
             let expected = signed(keyed.clone(), signature.id, signature.timestamp, body);
             // `verify_slice` compares in constant time: no timing tells how much of a forged
@@ -140,6 +141,39 @@ fn unix_seconds(timestamp: &str) -> Option<i64> {
     digits.then(|| timestamp.parse().ok()).flatten()
 }
 
+/// The longest webhook id taken: providers' ids are a few dozen characters.
+const MAX_WEBHOOK_ID_CHARS: usize = 256;
+
+/// The `v1` signatures a webhook's headers offer, once the headers are found well formed and
+/// fresh: an id, a timestamp within the tolerance and at least one signature as long as
+/// HMAC-SHA256's (none other could ever match).
+fn candidate_signatures(
+    signature: WebhookSignature<'_>,
+    now_unix: i64,
+) -> Result<Vec<Vec<u8>>, SignatureError> {
+    let id_usable = !signature.id.is_empty()
+        && signature.id.len() <= MAX_WEBHOOK_ID_CHARS
+        && signature.id.bytes().all(|b| b.is_ascii_graphic());
+    if !id_usable {
+        return Err(SignatureError::Malformed);
+    }
+    let timestamp = unix_seconds(signature.timestamp).ok_or(SignatureError::Malformed)?;
+    if now_unix.abs_diff(timestamp) > WEBHOOK_TOLERANCE.as_secs() {
+        return Err(SignatureError::Stale);
+    }
+    let candidates: Vec<Vec<u8>> = v1_signatures(signature.signatures)?
+        .into_iter()
+        .filter(|candidate| candidate.len() == HMAC_SHA256_BYTES)
+        .collect();
+    if candidates.is_empty() {
+        return Err(SignatureError::Malformed);
+    }
+    Ok(candidates)
+}
+
+/// The length of an HMAC-SHA256.
+const HMAC_SHA256_BYTES: usize = 32;
+
 /// The decoded `v1` signatures of the header. Other versions are skipped (a later scheme next
 /// to this one); a header with no `version,signature` entry at all is malformed.
 fn v1_signatures(header: &str) -> Result<Vec<Vec<u8>>, SignatureError> {
@@ -181,6 +215,69 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    // The example the Standard Webhooks specification publishes with its reference libraries.
+    #[test]
+    fn the_specifications_test_vector_is_signed_and_verified() {
+        const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        const ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+        const TIMESTAMP: i64 = 1_614_265_330;
+        const BODY: &[u8] = br#"{"test": 2432232314}"#;
+        const SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+        assert_eq!(sign(SECRET, ID, TIMESTAMP, BODY), SIGNATURE);
+        let verifier =
+            StandardWebhookVerifier::new([SecretString::from(SECRET)]).expect("a secret");
+        let headers = WebhookSignature {
+            id: ID,
+            timestamp: "1614265330",
+            signatures: SIGNATURE,
+        };
+        assert_eq!(verifier.verify(headers, BODY, TIMESTAMP), Ok(()));
+        assert_eq!(
+            verifier.verify(headers, br#"{"test": 2432232315}"#, TIMESTAMP),
+            Err(SignatureError::Mismatch)
+        );
+    }
+
+    #[test]
+    fn headers_are_refused_before_the_body_when_no_signature_could_match() {
+        let verifier =
+            StandardWebhookVerifier::new([SecretString::from("whsec_AAEC")]).expect("a secret");
+        let now = 1_700_000_000;
+        let fresh = "1700000000";
+        let full = format!("v1,{}", BASE64.encode([7_u8; HMAC_SHA256_BYTES]));
+        let check = |id: &str, timestamp: &str, signatures: &str| {
+            verifier.check_headers(
+                WebhookSignature {
+                    id,
+                    timestamp,
+                    signatures,
+                },
+                now,
+            )
+        };
+        assert_eq!(check("msg_1", fresh, &full), Ok(()));
+        let long_id = "m".repeat(MAX_WEBHOOK_ID_CHARS + 1);
+        for (id, timestamp, signatures) in [
+            ("", fresh, full.as_str()),
+            ("msg 1", fresh, &full),
+            (long_id.as_str(), fresh, &full),
+            ("msg_1", "", &full),
+            ("msg_1", fresh, ""),
+            ("msg_1", fresh, "v1,AAEC"),
+            ("msg_1", fresh, "v2,AAEC"),
+        ] {
+            assert_eq!(
+                check(id, timestamp, signatures),
+                Err(SignatureError::Malformed),
+                "{id:?} {timestamp:?} {signatures:?}"
+            );
+        }
+        assert_eq!(
+            check("msg_1", "1699999000", &full),
+            Err(SignatureError::Stale)
+        );
     }
 
     #[test]

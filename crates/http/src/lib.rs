@@ -15,6 +15,7 @@ mod telemetry;
 pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
 pub use rendered_pages::{RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
+pub use routes::webhooks::WebhookGate;
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};
 

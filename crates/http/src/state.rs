@@ -6,6 +6,7 @@ use app::{AgentService, CodeService, EmailService, SmsService, WalletService};
 use ports::DatabaseHealth;
 
 use crate::rendered_pages::RenderedPages;
+use crate::routes::webhooks::WebhookGate;
 use crate::telemetry::Metrics;
 
 pub struct ApiState {
@@ -20,4 +21,7 @@ pub struct ApiState {
     pub metrics: Metrics,
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.
     pub metrics_token: Option<String>,
+    /// Turns to read and handle the bodies of the inbound mail webhook, and of Twilio's.
+    pub inbound_mail_gate: WebhookGate,
+    pub twilio_gate: WebhookGate,
 }

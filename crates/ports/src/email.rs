@@ -97,10 +97,17 @@ pub enum InboundFormat {
 #[error("unreadable inbound message: {0}")]
 pub struct InboundParseError(pub String);
 
-/// Reads inbound mail: MIME of any charset and transfer encoding, or the provider's JSON.
+/// Reads inbound mail: MIME of any charset and transfer encoding, or the provider's JSON. Takes
+/// the body by value: parsing a large message is CPU work the adapter may move off the caller's
+/// thread.
 #[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
 pub trait InboundParser: Send + Sync {
-    fn parse(&self, format: InboundFormat, body: &[u8]) -> Result<InboundEmail, InboundParseError>;
+    async fn parse(
+        &self,
+        format: InboundFormat,
+        body: Vec<u8>,
+    ) -> Result<InboundEmail, InboundParseError>;
 }
 
 /// The signature headers of a webhook (Standard Webhooks).
@@ -127,6 +134,14 @@ pub enum SignatureError {
 /// Checks that a webhook comes from the provider.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait WebhookVerifier: Send + Sync {
+    /// What can be told before the body is read: the headers are there, well formed, carry a
+    /// signature of the expected length and a timestamp within the tolerance of `now_unix`.
+    fn check_headers<'a>(
+        &self,
+        signature: WebhookSignature<'a>,
+        now_unix: i64,
+    ) -> Result<(), SignatureError>;
+
     /// Accepts when one of the signatures matches one of the active secrets and the timestamp
     /// is within the tolerance of `now_unix`.
     fn verify<'a>(

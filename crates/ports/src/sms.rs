@@ -56,6 +56,14 @@ pub trait NumberReleaser: Send + Sync {
 /// Checks that an inbound-SMS webhook comes from the provider.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait SmsWebhookVerifier: Send + Sync {
+    /// Whether `signature` could be a signature at all (what is told before the body is read).
+    fn well_formed(&self, signature: &str) -> bool;
+
+    /// Why `params` is not a form the provider posts (a parameter it never sends, an id not of
+    /// its shape), if it is not: a signature over the parameters' names and values written
+    /// together still matches when a captured form has two of them merged into one.
+    fn refused_params(&self, params: &[(String, String)]) -> Option<String>;
+
     /// Whether `signature` signs the public `url` the provider posted to and its form `params`.
     fn verify(&self, url: &str, params: &[(String, String)], signature: &str) -> bool;
 }

@@ -38,7 +38,20 @@ impl TwilioSignatureVerifier {
     }
 }
 
+/// The length of an HMAC-SHA1.
+const HMAC_SHA1_BYTES: usize = 20;
+
 impl SmsWebhookVerifier for TwilioSignatureVerifier {
+    fn well_formed(&self, signature: &str) -> bool {
+        BASE64
+            .decode(signature)
+            .is_ok_and(|decoded| decoded.len() == HMAC_SHA1_BYTES)
+    }
+
+    fn refused_params(&self, params: &[(String, String)]) -> Option<String> {
+        refused_params(params)
+    }
+
     fn verify(&self, url: &str, params: &[(String, String)], signature: &str) -> bool {
         let Ok(candidate) = BASE64.decode(signature) else {
             return false;
@@ -49,6 +62,108 @@ impl SmsWebhookVerifier for TwilioSignatureVerifier {
             .verify_slice(&candidate)
             .is_ok()
     }
+}
+
+/// The parameters of Twilio's incoming-message webhook (Messaging, with WhatsApp's and the
+/// Messaging Service's additions); `MediaUrl{n}` and `MediaContentType{n}` come once per medium.
+const KNOWN_PARAMS: &[&str] = &[
+    "AccountSid",
+    "AddOns",
+    "ApiVersion",
+    "Body",
+    "ButtonPayload",
+    "ButtonText",
+    "ChannelMetadata",
+    "Forwarded",
+    "FrequentlyForwarded",
+    "From",
+    "FromCity",
+    "FromCountry",
+    "FromState",
+    "FromZip",
+    "Latitude",
+    "Longitude",
+    "MessageSid",
+    "MessageType",
+    "MessagingServiceSid",
+    "NumMedia",
+    "NumSegments",
+    "OptOutType",
+    "ProfileName",
+    "ReferralBody",
+    "ReferralCtwaClid",
+    "ReferralHeadline",
+    "ReferralMediaContentType",
+    "ReferralMediaId",
+    "ReferralMediaUrl",
+    "ReferralNumMedia",
+    "ReferralSourceId",
+    "ReferralSourceType",
+    "ReferralSourceUrl",
+    "SmsMessageSid",
+    "SmsSid",
+    "SmsStatus",
+    "To",
+    "ToCity",
+    "ToCountry",
+    "ToState",
+    "ToZip",
+    "WaId",
+];
+
+/// Parameters that come numbered, once per medium of an MMS.
+const NUMBERED_PARAMS: &[&str] = &["MediaUrl", "MediaContentType"];
+
+/// Whether `sid` is a Twilio id of `prefixes`: two letters and 32 hexadecimal digits.
+fn is_sid(sid: &str, prefixes: &[&str]) -> bool {
+    sid.len() == 34
+        && prefixes.iter().any(|prefix| sid.starts_with(prefix))
+        && sid[2..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_known_param(name: &str) -> bool {
+    KNOWN_PARAMS.contains(&name)
+        || NUMBERED_PARAMS.iter().any(|prefix| {
+            name.strip_prefix(prefix).is_some_and(|index| {
+                !index.is_empty() && index.len() <= 2 && index.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+}
+
+/// Why the form is not Twilio's incoming-message webhook, if it is not: every parameter is one
+/// Twilio sends, each at most once, and the message and account ids are of their shapes (the
+/// message's repeated in `SmsSid` and `SmsMessageSid` the same).
+fn refused_params(params: &[(String, String)]) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::with_capacity(params.len());
+    for (name, _) in params {
+        if !is_known_param(name) {
+            return Some(format!("the parameter {name:?} is not one Twilio sends"));
+        }
+        if seen.contains(&name.as_str()) {
+            return Some(format!("the parameter {name} is given twice"));
+        }
+        seen.push(name);
+    }
+    let value = |wanted: &str| {
+        params
+            .iter()
+            .find(|(name, _)| name == wanted)
+            .map(|(_, value)| value.as_str())
+    };
+    // A form without one is refused by the use case, which names what is missing.
+    let message_sid = value("MessageSid")?;
+    if !is_sid(message_sid, &["SM", "MM"]) {
+        return Some("MessageSid is not a Twilio message id".to_owned());
+    }
+    for alias in ["SmsSid", "SmsMessageSid"] {
+        if value(alias).is_some_and(|sid| sid != message_sid) {
+            return Some(format!("{alias} differs from MessageSid"));
+        }
+    }
+    if value("AccountSid").is_some_and(|sid| !is_sid(sid, &["AC"])) {
+        return Some("AccountSid is not a Twilio account id".to_owned());
+    }
+    None
 }
 
 /// The `X-Twilio-Signature` Twilio would send with `params` posted to `url`: for tests that

@@ -6,13 +6,17 @@ use std::fmt::Write;
 use base64::Engine;
 use domain::AttachmentMeta;
 use email::MailParserInbound;
-use ports::{InboundEmail, InboundFormat, InboundParser};
+use ports::{InboundEmail, InboundFormat, InboundParseError, InboundParser};
 
 use crate::fixture;
 
-fn parse_raw(name: &str) -> InboundEmail {
-    MailParserInbound
-        .parse(InboundFormat::Raw, &fixture(name))
+async fn parse(format: InboundFormat, body: &[u8]) -> Result<InboundEmail, InboundParseError> {
+    MailParserInbound.parse(format, body.to_vec()).await
+}
+
+async fn parse_raw(name: &str) -> InboundEmail {
+    parse(InboundFormat::Raw, &fixture(name))
+        .await
         .unwrap_or_else(|error| panic!("{name}: {error}"))
 }
 
@@ -24,9 +28,9 @@ fn header<'a>(email: &'a InboundEmail, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value.as_str())
 }
 
-#[test]
-fn multipart_alternative_gives_both_bodies_and_every_address() {
-    let email = parse_raw("alternative.eml");
+#[tokio::test]
+async fn multipart_alternative_gives_both_bodies_and_every_address() {
+    let email = parse_raw("alternative.eml").await;
 
     assert_eq!(email.provider_message_id, None);
     assert_eq!(
@@ -55,9 +59,9 @@ fn multipart_alternative_gives_both_bodies_and_every_address() {
     assert!(email.attachments.is_empty());
 }
 
-#[test]
-fn headers_are_kept_in_order_decoded_and_unfolded() {
-    let email = parse_raw("alternative.eml");
+#[tokio::test]
+async fn headers_are_kept_in_order_decoded_and_unfolded() {
+    let email = parse_raw("alternative.eml").await;
 
     let names: Vec<&str> = email
         .headers
@@ -93,9 +97,9 @@ fn headers_are_kept_in_order_decoded_and_unfolded() {
     assert!(!received.contains('\n'), "{received:?}");
 }
 
-#[test]
-fn quoted_printable_and_base64_bodies_are_decoded() {
-    let qp = parse_raw("quoted_printable.eml");
+#[tokio::test]
+async fn quoted_printable_and_base64_bodies_are_decoded() {
+    let qp = parse_raw("quoted_printable.eml").await;
     assert_eq!(
         qp.text
             .as_deref()
@@ -108,16 +112,16 @@ fn quoted_printable_and_base64_bodies_are_decoded() {
     );
     assert_eq!(qp.html, None);
 
-    let b64 = parse_raw("base64.eml");
+    let b64 = parse_raw("base64.eml").await;
     assert_eq!(
         b64.text.as_deref(),
         Some("Base64 body: 日本語 and emoji 🚀.\n")
     );
 }
 
-#[test]
-fn iso_8859_1_is_decoded_in_body_and_headers() {
-    let email = parse_raw("latin1.eml");
+#[tokio::test]
+async fn iso_8859_1_is_decoded_in_body_and_headers() {
+    let email = parse_raw("latin1.eml").await;
 
     assert_eq!(email.subject.as_deref(), Some("Café crème"));
     assert_eq!(email.from.as_deref(), Some("francois@example.fr"));
@@ -131,14 +135,14 @@ fn iso_8859_1_is_decoded_in_body_and_headers() {
     );
 }
 
-#[test]
-fn shift_jis_is_decoded_in_body_and_subject() {
+#[tokio::test]
+async fn shift_jis_is_decoded_in_body_and_subject() {
     let raw = fixture("shift_jis.eml");
     // The fixture really is Shift_JIS: こ is 0x82 0xB1 there, not UTF-8's E3 81 93.
     assert!(raw.windows(2).any(|pair| pair == [0x82, 0xB1]));
     assert!(std::str::from_utf8(&raw).is_err());
 
-    let email = parse_raw("shift_jis.eml");
+    let email = parse_raw("shift_jis.eml").await;
 
     assert_eq!(email.subject.as_deref(), Some("確認コード"));
     assert_eq!(
@@ -147,9 +151,9 @@ fn shift_jis_is_decoded_in_body_and_subject() {
     );
 }
 
-#[test]
-fn attachments_are_described_by_name_type_decoded_size_and_content_id() {
-    let email = parse_raw("attachments.eml");
+#[tokio::test]
+async fn attachments_are_described_by_name_type_decoded_size_and_content_id() {
+    let email = parse_raw("attachments.eml").await;
 
     assert_eq!(
         email.attachments,
@@ -184,9 +188,9 @@ fn attachments_are_described_by_name_type_decoded_size_and_content_id() {
         .contains("See the logo"));
 }
 
-#[test]
-fn a_reply_carries_its_thread() {
-    let email = parse_raw("reply.eml");
+#[tokio::test]
+async fn a_reply_carries_its_thread() {
+    let email = parse_raw("reply.eml").await;
 
     assert_eq!(
         email.internet_message_id.as_deref(),
@@ -207,9 +211,9 @@ fn a_reply_carries_its_thread() {
     );
 }
 
-#[test]
-fn html_only_mail_is_also_read_as_text() {
-    let email = parse_raw("html_only.eml");
+#[tokio::test]
+async fn html_only_mail_is_also_read_as_text() {
+    let email = parse_raw("html_only.eml").await;
 
     let html = email.html.as_deref().expect("html");
     assert!(html.contains("<b>123456</b>"), "{html}");
@@ -238,17 +242,15 @@ fn large_message(attachment: &[u8]) -> Vec<u8> {
     message.into_bytes()
 }
 
-#[test]
-fn a_ten_megabyte_message_parses_with_its_attachment_size() {
+#[tokio::test]
+async fn a_ten_megabyte_message_parses_with_its_attachment_size() {
     let attachment: Vec<u8> = (0..7_500_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     let raw = large_message(&attachment);
     assert!(raw.len() > 10_000_000, "{} bytes", raw.len());
 
-    let email = MailParserInbound
-        .parse(InboundFormat::Raw, &raw)
-        .expect("parsed");
+    let email = parse(InboundFormat::Raw, &raw).await.expect("parsed");
 
     assert_eq!(
         email.text.as_deref().map(str::trim_end),
@@ -265,16 +267,16 @@ fn a_ten_megabyte_message_parses_with_its_attachment_size() {
     );
 }
 
-#[test]
-fn many_headers_keep_their_order() {
+#[tokio::test]
+async fn many_headers_keep_their_order() {
     let mut raw = String::from("From: a@example.com\r\n");
     for i in 0..50 {
         writeln!(raw, "X-Trace-{i}: hop {i}\r").expect("write");
     }
     raw.push_str("\r\nbody\r\n");
 
-    let email = MailParserInbound
-        .parse(InboundFormat::Raw, raw.as_bytes())
+    let email = parse(InboundFormat::Raw, raw.as_bytes())
+        .await
         .expect("parsed");
 
     assert_eq!(email.headers.len(), 51);
@@ -284,14 +286,14 @@ fn many_headers_keep_their_order() {
     );
 }
 
-#[test]
-fn resends_event_gives_ids_addresses_and_attachment_metadata() {
-    let email = MailParserInbound
-        .parse(
-            InboundFormat::ProviderJson,
-            &fixture("resend_received.json"),
-        )
-        .expect("parsed");
+#[tokio::test]
+async fn resends_event_gives_ids_addresses_and_attachment_metadata() {
+    let email = parse(
+        InboundFormat::ProviderJson,
+        &fixture("resend_received.json"),
+    )
+    .await
+    .expect("parsed");
 
     assert_eq!(
         email,
@@ -305,7 +307,12 @@ fn resends_event_gives_ids_addresses_and_attachment_metadata() {
                 "other@example.com".to_owned()
             ],
             cc: vec!["carol@example.com".to_owned()],
-            envelope_to: vec!["agent-9@inbox.example.test".to_owned()],
+            envelope_to: vec![
+                "agent-7@inbox.example.test".to_owned(),
+                "other@example.com".to_owned(),
+                "carol@example.com".to_owned(),
+                "agent-9@inbox.example.test".to_owned()
+            ],
             attachments: vec![
                 AttachmentMeta {
                     filename: Some("invoice.pdf".to_owned()),
@@ -325,8 +332,8 @@ fn resends_event_gives_ids_addresses_and_attachment_metadata() {
     );
 }
 
-#[test]
-fn resends_event_with_bodies_and_headers_reads_them_too() {
+#[tokio::test]
+async fn resends_event_with_bodies_and_headers_reads_them_too() {
     // Written out, not built with json!, whose object would sort the header names.
     let event = r#"{
         "type": "email.received",
@@ -349,8 +356,8 @@ fn resends_event_with_bodies_and_headers_reads_them_too() {
         }
     }"#;
 
-    let email = MailParserInbound
-        .parse(InboundFormat::ProviderJson, event.as_bytes())
+    let email = parse(InboundFormat::ProviderJson, event.as_bytes())
+        .await
         .expect("parsed");
 
     assert_eq!(
@@ -386,12 +393,12 @@ fn resends_event_with_bodies_and_headers_reads_them_too() {
     );
 }
 
-#[test]
-fn a_minimal_resend_event_is_enough() {
+#[tokio::test]
+async fn a_minimal_resend_event_is_enough() {
     let event = br#"{"type":"email.received","data":{"email_id":"e-8"}}"#;
 
-    let email = MailParserInbound
-        .parse(InboundFormat::ProviderJson, event)
+    let email = parse(InboundFormat::ProviderJson, event)
+        .await
         .expect("parsed");
 
     assert_eq!(
@@ -401,4 +408,144 @@ fn a_minimal_resend_event_is_enough() {
             ..InboundEmail::default()
         }
     );
+}
+
+/// A message nested `depth` deep in messages of its own (`message/rfc822`, identity-encoded),
+/// with `hello 4821` in the innermost.
+fn nested_messages(depth: usize) -> Vec<u8> {
+    let mut raw = b"From: a@example.org\r\nTo: agent-7@inbox.example.test\r\nSubject: nested\r\n\
+                    Content-Type: multipart/mixed; boundary=outer\r\n\r\n--outer\r\n\
+                    Content-Type: text/plain\r\n\r\nsee the attached\r\n--outer\r\n"
+        .to_vec();
+    for _ in 0..depth {
+        raw.extend_from_slice(b"Content-Type: message/rfc822\r\n\r\n");
+    }
+    raw.extend_from_slice(b"Subject: x\r\n\r\nhello 4821\r\n--outer--\r\n");
+    raw
+}
+
+/// The text of a parsed message, trimmed, or a short word of what it was instead: a failing
+/// assertion should not print megabytes.
+fn short_text(email: &InboundEmail) -> String {
+    match email.text.as_deref().map(str::trim_end) {
+        Some(text) if text.len() <= 200 => text.to_owned(),
+        Some(text) => format!("{} bytes of text", text.len()),
+        None => "no text".to_owned(),
+    }
+}
+
+// Found by an outside attack: one mail of 1.9 MB with 60,000 nested messages overflowed the stack
+// of the thread that dropped its parse, which aborts the whole server; a provider that retries
+// makes it a poison message for every instance.
+#[tokio::test]
+async fn messages_nested_sixty_thousand_deep_are_an_attachment_not_a_crash() {
+    let raw = nested_messages(60_000);
+    assert!(raw.len() < 2_000_000, "{} bytes", raw.len());
+    let email = parse(InboundFormat::Raw, &raw).await.expect("parsed");
+    assert_eq!(email.subject.as_deref(), Some("nested"));
+    assert_eq!(short_text(&email), "see the attached");
+    assert_eq!(email.attachments.len(), 1, "{:?}", email.attachments);
+    assert_eq!(email.attachments[0].content_type, "message/rfc822");
+}
+
+#[tokio::test]
+async fn a_nested_message_bomb_sent_encoded_is_not_parsed_either() {
+    let inner = nested_messages(60_000);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&inner);
+    let mut raw = String::from(
+        "From: a@example.org\r\nTo: agent-7@inbox.example.test\r\nSubject: wrapped\r\n\
+         Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n\
+         hi\r\n--b\r\nContent-Type: MESSAGE / RFC822\r\nContent-Transfer-Encoding: base64\r\n\r\n",
+    );
+    for line in encoded.as_bytes().chunks(76) {
+        raw.push_str(std::str::from_utf8(line).expect("base64 is ASCII"));
+        raw.push_str("\r\n");
+    }
+    raw.push_str("--b--\r\n");
+    let email = parse(InboundFormat::Raw, raw.as_bytes())
+        .await
+        .expect("parsed");
+    assert_eq!(email.subject.as_deref(), Some("wrapped"));
+    assert_eq!(email.attachments.len(), 1, "{:?}", email.attachments);
+    assert_eq!(email.attachments[0].content_type, "message/rfc822");
+    assert_eq!(email.attachments[0].size, inner.len() as u64);
+}
+
+#[tokio::test]
+async fn digests_nested_deep_are_not_parsed_as_messages() {
+    let mut raw = b"From: a@example.org\r\nSubject: digest\r\n".to_vec();
+    for level in 0..50_000 {
+        raw.extend_from_slice(
+            format!("Content-Type: multipart/digest; boundary=d{level}\r\n\r\n--d{level}\r\n")
+                .as_bytes(),
+        );
+    }
+    raw.extend_from_slice(b"\r\nend\r\n");
+    let email = parse(InboundFormat::Raw, &raw).await.expect("parsed");
+    assert_eq!(email.subject.as_deref(), Some("digest"));
+}
+
+#[tokio::test]
+async fn a_forwarded_message_is_listed_with_its_type_and_size() {
+    let forwarded = "From: b@example.net\r\nSubject: original\r\n\r\nthe original text\r\n";
+    let raw = format!(
+        "From: a@example.org\r\nTo: agent-7@inbox.example.test\r\nSubject: Fwd: original\r\n\
+         Content-Type: multipart/mixed; boundary=f\r\n\r\n--f\r\nContent-Type: text/plain\r\n\r\n\
+         see below\r\n--f\r\nContent-Type: message/rfc822; name=\"original.eml\"\r\n\
+         Content-Disposition: attachment; filename=\"original.eml\"\r\n\r\n{forwarded}--f--\r\n"
+    );
+    let email = parse(InboundFormat::Raw, raw.as_bytes())
+        .await
+        .expect("parsed");
+    assert_eq!(short_text(&email), "see below");
+    assert_eq!(
+        email.attachments,
+        vec![AttachmentMeta {
+            filename: Some("original.eml".to_owned()),
+            content_type: "message/rfc822".to_owned(),
+            size: forwarded.len() as u64 - 2,
+            content_id: None,
+        }]
+    );
+}
+
+#[tokio::test]
+async fn a_message_of_too_many_parts_is_kept_flattened() {
+    let mut raw = String::from(
+        "From: a@example.org\r\nTo: agent-7@inbox.example.test\r\nSubject: parts\r\n\
+         Content-Type: multipart/mixed; boundary=p\r\n\r\n",
+    );
+    for _ in 0..200_000 {
+        raw.push_str("--p\r\n\r\n");
+    }
+    raw.push_str("--p\r\n\r\nyour code is 4821\r\n--p--\r\n");
+    let email = parse(InboundFormat::Raw, raw.as_bytes())
+        .await
+        .expect("parsed");
+    assert_eq!(email.subject.as_deref(), Some("parts"));
+    assert_eq!(email.to, vec!["agent-7@inbox.example.test"]);
+    assert!(email.attachments.is_empty());
+    let text = email.text.as_deref().expect("the body as text");
+    assert!(
+        text.starts_with("--p\r\n") && text.contains("your code is 4821"),
+        "{}",
+        short_text(&email)
+    );
+}
+
+#[tokio::test]
+async fn only_delivery_fields_the_receiving_side_wrote_name_the_envelope() {
+    let raw = "Delivered-To: agent-7@inbox.example.test\r\nReceived: by mx.inbox.example.test\r\n\
+               Delivered-To: victim@inbox.example.test\r\nFrom: a@example.org\r\n\
+               To: agent-7@inbox.example.test\r\n\r\nhi\r\n";
+    let email = parse(InboundFormat::Raw, raw.as_bytes())
+        .await
+        .expect("parsed");
+    assert_eq!(email.envelope_to, vec!["agent-7@inbox.example.test"]);
+    let forged = "Delivered-To: victim@inbox.example.test\r\nFrom: a@example.org\r\n\
+                  To: agent-7@inbox.example.test\r\n\r\nhi\r\n";
+    let email = parse(InboundFormat::Raw, forged.as_bytes())
+        .await
+        .expect("parsed");
+    assert!(email.envelope_to.is_empty(), "{:?}", email.envelope_to);
 }

@@ -174,7 +174,8 @@ async fn a_message_arrives_with_its_headers_body_and_every_recipient() {
     );
 
     let parsed = MailParserInbound
-        .parse(InboundFormat::Raw, &message.raw)
+        .parse(InboundFormat::Raw, message.raw.clone())
+        .await
         .expect("parsed");
     assert_eq!(parsed.from.as_deref(), Some("agent-7@inbox.example.test"));
     assert_eq!(parsed.to, vec!["ada@example.org", "bob@example.net"]);

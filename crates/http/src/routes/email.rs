@@ -6,9 +6,10 @@ use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
 };
 use app::{MailPage, ReadMailError, SendMail, SendMailError};
+use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    check_custom_header, check_no_nul, EmailAddress, EmailMessageRecord, IdempotencyKey,
-    MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
+    check_custom_header, check_custom_headers_size, check_no_nul, EmailAddress, EmailMessageRecord,
+    IdempotencyKey, MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
 };
 use serde_json::{json, Value};
 
@@ -212,6 +213,24 @@ fn parse_send(body: EmailSendRequest, key: Option<IdempotencyKey>) -> Result<Sen
     }
     failures.extend(check_body_text(&body.body_text));
     let headers: Vec<(String, String)> = body.headers.unwrap_or_default().into_iter().collect();
+    if let Err(refused) = check_custom_headers_size(
+        headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str())),
+    ) {
+        failures.push(
+            ValidationItem::new(
+                "value_error",
+                body_loc(&[json!("headers")]),
+                format!("Value error, {refused}"),
+                json!({ "headers": headers.len() }),
+            )
+            .with_ctx(json!({
+                "max_headers": MAX_CUSTOM_HEADERS,
+                "max_bytes": MAX_CUSTOM_HEADER_BYTES,
+            })),
+        );
+    }
     for (name, value) in &headers {
         if let Err(refused) = check_custom_header(name, value) {
             failures.push(ValidationItem::new(

@@ -1,12 +1,15 @@
 //! Webhooks of the providers, outside `/v1` and outside agent-key auth: each proves where it
 //! comes from with its signature.
 
+use std::time::Duration;
+
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::web::{self, Payload};
 use actix_web::{HttpRequest, HttpResponse};
 use app::{Delivered, IngestError, SmsWebhookError};
 use ports::{InboundFormat, WebhookSignature};
 use serde_json::json;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::errors::ApiError;
 use crate::extract::read_payload;
@@ -21,6 +24,64 @@ const EMPTY_TWIML: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><
 /// Twilio's form posts are small; a larger body is not Twilio's.
 const MAX_TWILIO_BYTES: usize = 64 * 1024;
 
+/// Bodies of one webhook read and handled at once, the rest waiting their turn: what the bodies
+/// of requests not yet verified can hold is this many times their largest size.
+#[derive(Debug)]
+pub struct WebhookGate {
+    bodies: Semaphore,
+    /// How long a request waits for its turn before it is answered 429.
+    wait: Duration,
+    /// How long the body may take to arrive once its turn came.
+    read_within: Duration,
+}
+
+impl WebhookGate {
+    pub fn new(at_once: usize, wait: Duration, read_within: Duration) -> Self {
+        Self {
+            bodies: Semaphore::new(at_once),
+            wait,
+            read_within,
+        }
+    }
+
+    /// The gate of inbound mail: four bodies of up to 40 MiB at once, each to arrive within a
+    /// minute (0.7 MB/s).
+    pub fn inbound_mail() -> Self {
+        Self::new(4, Duration::from_secs(10), Duration::from_secs(60))
+    }
+
+    /// The gate of Twilio's webhook: small forms, many at once.
+    pub fn twilio() -> Self {
+        Self::new(64, Duration::from_secs(10), Duration::from_secs(10))
+    }
+
+    /// A turn to read and handle one body: 429 when none came within `wait`; the sender (a
+    /// provider) retries.
+    async fn turn(&self) -> Result<SemaphorePermit<'_>, ApiError> {
+        match tokio::time::timeout(self.wait, self.bodies.acquire()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) | Err(_) => Err(ApiError::TooManyRequests {
+                detail: "Too many webhooks are being received at once; retry later".into(),
+                retry_after: Duration::from_secs(5),
+            }),
+        }
+    }
+
+    /// The body, at most `max_bytes` of it, read within `read_within`: 408 otherwise, the
+    /// connection closed.
+    async fn read(
+        &self,
+        payload: actix_web::dev::Payload,
+        max_bytes: usize,
+    ) -> Result<Vec<u8>, ApiError> {
+        tokio::time::timeout(self.read_within, read_payload(payload, max_bytes))
+            .await
+            .map_err(|_| {
+                ApiError::RequestTimeout("The request body did not arrive in time".into())
+            })?
+    }
+}
+
 impl From<SmsWebhookError> for ApiError {
     fn from(error: SmsWebhookError) -> Self {
         match error {
@@ -31,7 +92,9 @@ impl From<SmsWebhookError> for ApiError {
             SmsWebhookError::BadSignature => {
                 ApiError::Forbidden("Invalid X-Twilio-Signature".into())
             }
-            missing @ SmsWebhookError::Missing(_) => ApiError::BadRequest(missing.to_string()),
+            refused @ (SmsWebhookError::Missing(_) | SmsWebhookError::Malformed(_)) => {
+                ApiError::BadRequest(refused.to_string())
+            }
             SmsWebhookError::Store(store) => store.into(),
         }
     }
@@ -66,18 +129,25 @@ fn header<'r>(request: &'r HttpRequest, name: &str) -> &'r str {
 /// (`Content-Type: application/json`) or a raw RFC 5322 message (any other type). 200 when the
 /// mail was stored (or had been: a redelivery stores nothing twice), 202 when it is addressed to
 /// no inbox of this service (logged and dropped, so the provider does not retry), 401 when the
-/// signature is missing, wrong or older than five minutes.
+/// signature is missing, wrong or older than five minutes. Headers that could never carry a
+/// valid signature are refused before the body is read; the body is then read in its turn
+/// (`WebhookGate`), within a deadline.
 pub async fn inbound_email(
     request: HttpRequest,
     state: web::Data<ApiState>,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_payload(payload.into_inner(), MAX_INBOUND_BYTES).await?;
     let signature = WebhookSignature {
         id: header(&request, "webhook-id"),
         timestamp: header(&request, "webhook-timestamp"),
         signatures: header(&request, "webhook-signature"),
     };
+    state.email.check_webhook_headers(signature)?;
+    let _turn = state.inbound_mail_gate.turn().await?;
+    let body = state
+        .inbound_mail_gate
+        .read(payload.into_inner(), MAX_INBOUND_BYTES)
+        .await?;
     let json = header(&request, CONTENT_TYPE.as_str())
         .split(';')
         .next()
@@ -86,10 +156,7 @@ pub async fn inbound_email(
         true => InboundFormat::ProviderJson,
         false => InboundFormat::Raw,
     };
-    let report = state
-        .email
-        .receive_webhook(signature, format, &body)
-        .await?;
+    let report = state.email.receive_webhook(signature, format, body).await?;
     let stored: Vec<String> = report.stored.iter().map(|m| m.id.to_string()).collect();
     if stored.is_empty() && report.duplicates == 0 {
         return Ok(HttpResponse::Accepted().json(json!({
@@ -105,7 +172,8 @@ pub async fn inbound_email(
 }
 
 /// Inbound SMS from Twilio: form-encoded, signed with `X-Twilio-Signature` over the public URL
-/// (`SMS_PUBLIC_BASE_URL` and the path) and the sorted parameters; a bad signature is 403.
+/// (`SMS_PUBLIC_BASE_URL` and the path) and the sorted parameters; a bad signature is 403 (one
+/// that could not be a signature, before the body is read), a form Twilio does not post 400.
 /// Stored once per `MessageSid` and routed by `To`; answered with empty TwiML, also for a number
 /// that is not ours (logged), so Twilio does not retry.
 pub async fn twilio_sms(
@@ -113,7 +181,13 @@ pub async fn twilio_sms(
     state: web::Data<ApiState>,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_payload(payload.into_inner(), MAX_TWILIO_BYTES).await?;
+    let signature = header(&request, "x-twilio-signature");
+    state.sms.check_webhook_signature(signature)?;
+    let _turn = state.twilio_gate.turn().await?;
+    let body = state
+        .twilio_gate
+        .read(payload.into_inner(), MAX_TWILIO_BYTES)
+        .await?;
     let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
         .map_err(|error| ApiError::BadRequest(format!("The body is not a form: {error}")))?;
     let path_and_query = request
@@ -122,11 +196,7 @@ pub async fn twilio_sms(
         .map_or(request.path(), |path| path.as_str());
     let delivered = state
         .sms
-        .receive_webhook(
-            path_and_query,
-            &params,
-            header(&request, "x-twilio-signature"),
-        )
+        .receive_webhook(path_and_query, &params, signature)
         .await?;
     if delivered == Delivered::Unrouted {
         tracing::info!("Twilio delivered an SMS for a number that is not ours");
@@ -134,4 +204,40 @@ pub async fn twilio_sms(
     Ok(HttpResponse::Ok()
         .content_type("text/xml; charset=utf-8")
         .body(EMPTY_TWIML))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::dev::Payload;
+    use actix_web::web::Bytes;
+    use futures_util::stream;
+
+    fn gate() -> WebhookGate {
+        WebhookGate::new(1, Duration::from_millis(50), Duration::from_millis(50))
+    }
+
+    #[tokio::test]
+    async fn a_body_waits_for_its_turn_and_is_turned_away_when_none_comes() {
+        let gate = gate();
+        let first = gate.turn().await.expect("a turn");
+        assert!(matches!(
+            gate.turn().await,
+            Err(ApiError::TooManyRequests { .. })
+        ));
+        drop(first);
+        assert!(gate.turn().await.is_ok(), "a turn freed is taken again");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_does_not_arrive_in_time_is_408() {
+        let never: Payload = Payload::from(Box::pin(stream::pending::<
+            Result<Bytes, actix_web::error::PayloadError>,
+        >())
+            as std::pin::Pin<Box<dyn futures_util::Stream<Item = _>>>);
+        assert!(matches!(
+            gate().read(never, 10).await,
+            Err(ApiError::RequestTimeout(_))
+        ));
+    }
 }

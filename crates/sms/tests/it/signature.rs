@@ -200,3 +200,60 @@ fn repeated_parameters_each_count_in_value_order() {
     let once = params(&[("Body", "a"), ("To", "+15550100123")]);
     assert!(!verifier.verify(SMS_WEBHOOK_URL, &once, expected));
 }
+
+#[test]
+fn forms_twilio_never_posts_are_refused_whatever_their_signature() {
+    let verifier = verifier(TOKEN);
+    assert_eq!(verifier.refused_params(&inbound_sms()), None);
+    let with_media = [
+        inbound_sms(),
+        params(&[
+            ("MediaUrl0", "https://api.twilio.com/media/1"),
+            ("MediaContentType0", "image/png"),
+        ]),
+    ]
+    .concat();
+    assert_eq!(verifier.refused_params(&with_media), None);
+    let merged: Vec<(String, String)> = inbound_sms()
+        .into_iter()
+        .filter(|(name, _)| name != "NumMedia")
+        .map(|(name, value)| match name.as_str() {
+            "MessageSid" => (name, format!("{value}NumMedia0")),
+            _ => (name, value),
+        })
+        .collect();
+    let unknown = [inbound_sms(), params(&[("Injected", "1")])].concat();
+    let twice = [inbound_sms(), params(&[("Body", "again")])].concat();
+    let alias: Vec<(String, String)> = inbound_sms()
+        .into_iter()
+        .map(|(name, value)| match name.as_str() {
+            "SmsSid" => (name, "SM00000000000000000000000000000009".to_owned()),
+            _ => (name, value),
+        })
+        .collect();
+    let account: Vec<(String, String)> = inbound_sms()
+        .into_iter()
+        .map(|(name, value)| match name.as_str() {
+            "AccountSid" => (name, "AC123".to_owned()),
+            _ => (name, value),
+        })
+        .collect();
+    for (what, form) in [
+        ("merged", merged),
+        ("unknown", unknown),
+        ("twice", twice),
+        ("alias", alias),
+        ("account", account),
+    ] {
+        assert!(verifier.refused_params(&form).is_some(), "{what}");
+    }
+}
+
+#[test]
+fn only_a_base64_sha1_could_be_a_signature() {
+    let verifier = verifier(TOKEN);
+    assert!(verifier.well_formed(&sign(TOKEN, SMS_WEBHOOK_URL, &inbound_sms())));
+    for bad in ["", "nope", "AAAA", "0/KCTR6DLpKmkAf8muzZqo1nDgQ=0"] {
+        assert!(!verifier.well_formed(bad), "{bad:?}");
+    }
+}
