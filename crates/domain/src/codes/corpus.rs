@@ -378,6 +378,26 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
         "Your sign-in code is 4829. Backup code: 73920418",
         &["4829", "73920418"],
     ),
+    // A phrase ending in a colon names the code after it, however long the phrase
+    (
+        "Here is the code you asked for to sign in to Figma: H7K2QX",
+        &["H7K2QX"],
+    ),
+    (
+        "Your one-time sign-in code for the Nintendo app is: XK3-9P2",
+        &["XK39P2"],
+    ),
+    (
+        "Notion\n\nYour temporary login code to sign in on a new device:\n\nkq7x-29mf\n\nThis \
+         code expires in 10 minutes.",
+        &["kq7x29mf"],
+    ),
+    (
+        "Your X login code for @ana_lopez is: tq8x4kbm",
+        &["tq8x4kbm"],
+    ),
+    ("Tu código para entrar en Cabify: K7Q2XM", &["K7Q2XM"]),
+    ("Dein Code zur Anmeldung bei Zalando: 7HJ3KQ", &["7HJ3KQ"]),
     // Email bodies with footers, dates and phone numbers around the code
     (
         "Hi Sam,\n\nYour one-time passcode is 382019.\n\nIt expires in 10 minutes. If you did \
@@ -567,4 +587,15 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
          Sendungsnummer lautet 00340434161094042557.",
         &[],
     ),
+    (
+        "Use the discount code below at checkout:\n\nSUMMER25\n\nValid until Nov 30.",
+        &[],
+    ),
+    ("Error code from the payment terminal: E40412", &[]),
+    ("If you did not request a code, call us: 5550100", &[]),
+    (
+        "Updated code of conduct for all members, version: v2026b",
+        &[],
+    ),
+    ("Referral code for your friends: ANA2026", &[]),
 ];

@@ -9,7 +9,9 @@
 //!   So `G-123456` gives `123456`: the `G-` only names Google, whose field takes six digits.
 //! * **Keywords.** A keyword ("code", "OTP", "PIN", "código", "Bestätigungscode", "验证码"...)
 //!   a few tokens before a candidate, or after it in the same sentence ("123456 is your
-//!   code"), anchors it. 6 to 8 plain digits are codes even without one: most codes have six
+//!   code"), anchors it. A colon closes the phrase that names the candidate after it, so a
+//!   keyword anywhere in that phrase anchors it as closely as "code:" does ("Here is the code
+//!   you asked for to sign in to Figma: H7K2QX"). 6 to 8 plain digits are codes even without one: most codes have six
 //!   digits, while shorter numbers are too often years, postcodes, house numbers or counts.
 //!   4 or 5 digits, grouped digits and letters-with-digits need a keyword; a year-like number
 //!   (1900-2099) or an 8-digit date needs one right next to it ("Your code is 2026"). When any
@@ -223,6 +225,22 @@ mod tests {
         );
         assert_eq!(codes("FB-12345 is your Facebook code"), ["12345"]);
         assert!(codes("See ticket PROJ-1234").is_empty());
+    }
+
+    #[test]
+    fn a_colon_ties_a_code_to_the_phrase_that_names_it() {
+        assert_eq!(codes("Login code: 4GH-72K"), ["4GH72K"]);
+        assert_eq!(
+            codes("Your code to sign in to Acme on the web: XK3-9P2"),
+            ["XK39P2"]
+        );
+        assert!(
+            codes("Your code is below. Sign in to Acme on the web: XK3-9P2").is_empty(),
+            "the keyword is in another sentence"
+        );
+        assert!(codes("Discount code: SUMMER").is_empty(), "letters only");
+        assert!(codes("Discount code for your next order: SAVE20").is_empty());
+        assert!(codes("Error code: E404").is_empty());
     }
 
     #[test]

@@ -114,7 +114,9 @@ impl<'t> Scan<'t> {
     /// The nearest cue before token `first`, walking back over newlines but not over the end
     /// of a sentence. A candidate alone on its line is read with the paragraph above it: the
     /// walk goes farther and across sentences, and a keyword in the sentence of a blocker
-    /// wins over it ("the code you need to log in to account ana:").
+    /// wins over it ("the code you need to log in to account ana:"). A colon right before the
+    /// candidate ends the phrase that names it: a keyword in that phrase counts as right next
+    /// to the candidate ("Here is the code you asked for to sign in to Figma: H7K2QX").
     pub fn look_back(&self, first: usize, alone: bool) -> Look {
         let reach = if alone {
             REACH_BEFORE_ALONE
@@ -123,15 +125,26 @@ impl<'t> Scan<'t> {
         };
         let mut look = Look::default();
         let mut digits_between = false;
-        for (distance, i) in (0..first).rev().enumerate().take(reach + 1) {
-            // The token right before may be an abbreviation ("Ref. 4455667"), so the walk
-            // stops only at sentence ends farther back.
-            if distance > 0 && (look.blocked || !alone) && ends_sentence(self.gap_after(i)) {
-                break;
+        let mut distance = 0;
+        let mut in_named_phrase = self.follows_colon(first);
+        for i in (0..first).rev() {
+            // The gap right before the candidate may hold the dot of an abbreviation
+            // ("Ref. 4455667"), so the walk stops only at sentence ends farther back.
+            if i + 1 < first {
+                let gap = self.gap_after(i);
+                distance += 1;
+                if distance > reach {
+                    break;
+                }
+                let sentence_end = ends_sentence(gap);
+                if sentence_end && (look.blocked || !alone) {
+                    break;
+                }
+                in_named_phrase &= !sentence_end && !ends_paragraph(gap);
             }
             match self.cues[i] {
                 Some(Cue::Keyword) => {
-                    look.keyword = Some(distance);
+                    look.keyword = Some(if in_named_phrase { 0 } else { distance });
                     look.blocked = false;
                     break;
                 }
@@ -177,10 +190,20 @@ impl<'t> Scan<'t> {
         }
         look
     }
+
+    /// Whether the text right before token `first` ends with a colon.
+    fn follows_colon(&self, first: usize) -> bool {
+        self.gap_before(first).trim_end().ends_with([':', '：'])
+    }
 }
 
 fn ends_sentence(gap: &str) -> bool {
     gap.contains(['.', '!', '?', '…', '。', '！', '？'])
+}
+
+/// A blank line between two tokens.
+fn ends_paragraph(gap: &str) -> bool {
+    gap.matches('\n').nth(1).is_some()
 }
 
 /// Letters of the scripts written without spaces between words.

@@ -149,6 +149,7 @@ pub(super) const NEG_FOLLOWERS: &[&str] = &[
     "client",
     "cliente",
     "commande",
+    "conduct",
     "convite",
     "cupom",
     "cupon",
@@ -202,9 +203,9 @@ pub(super) const NEG_FOLLOWERS: &[&str] = &[
     "área",
 ];
 
-/// Little words between a noun and its qualifier: "código de descuento".
+/// Little words between a noun and its qualifier: "código de descuento", "code of conduct".
 pub(super) const CONNECTIVES: &[&str] = &[
-    "da", "das", "de", "del", "della", "des", "di", "do", "dos", "du",
+    "da", "das", "de", "del", "della", "des", "di", "do", "dos", "du", "of",
 ];
 
 /// Words naming what a number next to them is when it is not a code. "Confirmation" is one
