@@ -143,7 +143,8 @@ fn alphanumeric(scan: &Scan, first: usize, last: usize) -> Option<(String, Shape
         && has(u8::is_ascii_digit)
         && has(u8::is_ascii_alphabetic)
         && !is_masked(&code)
-        && !is_measure(&code);
+        && !is_measure(&code)
+        && !is_price(&code);
     let lowercase = has(u8::is_ascii_lowercase);
     shaped.then_some((code, Shape::Alphanumeric { lowercase }))
 }
@@ -160,6 +161,13 @@ fn is_measure(code: &str) -> bool {
     let number = code.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let unit = code[number.len()..].to_ascii_lowercase();
     number.bytes().all(|b| b.is_ascii_digit()) && lexicon::is_unit(&unit)
+}
+
+/// A currency glued to its amount: `INR5000`, `Rs2500`, `USD25`.
+fn is_price(code: &str) -> bool {
+    let amount = code.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let currency = code[..code.len() - amount.len()].to_ascii_lowercase();
+    amount.bytes().all(|b| b.is_ascii_digit()) && lexicon::is_currency(&currency)
 }
 
 fn is_currency_symbol(c: char) -> bool {

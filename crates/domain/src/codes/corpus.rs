@@ -398,6 +398,33 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
     ),
     ("Tu código para entrar en Cabify: K7Q2XM", &["K7Q2XM"]),
     ("Dein Code zur Anmeldung bei Zalando: 7HJ3KQ", &["7HJ3KQ"]),
+    // Sums of money around a code: never codes, and no bar between a code and its keyword
+    (
+        "Use 847261 to approve the amount of $1,250.00 to Alex M. Never share this code.",
+        &["847261"],
+    ),
+    (
+        "482913 is OTP for Rs2500 txn at Swiggy. Do not share it with anyone.",
+        &["482913"],
+    ),
+    (
+        "【支付宝】4829是您付款¥1,250.00的验证码，请勿泄露。",
+        &["4829"],
+    ),
+    (
+        "Enter 582931 to confirm the total of $49.99 at Apple.com. The code expires in 5 \
+         minutes.",
+        &["582931"],
+    ),
+    ("Cash App: 4829 ($25.00 to Alex) is your code.", &["4829"]),
+    (
+        "Your Venmo code for the $25.00 payment to Alex is 4829.",
+        &["4829"],
+    ),
+    (
+        "Код 4829 для перевода 250 000 р. Никому не сообщайте.",
+        &["4829"],
+    ),
     // Email bodies with footers, dates and phone numbers around the code
     (
         "Hi Sam,\n\nYour one-time passcode is 382019.\n\nIt expires in 10 minutes. If you did \
@@ -598,4 +625,17 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
         &[],
     ),
     ("Referral code for your friends: ANA2026", &[]),
+    (
+        "Venmo: You paid Alex K. $1,250.00. Your balance is $48.91. Payment ID 4829135.",
+        &[],
+    ),
+    (
+        "Payment of INR5000 to Swiggy successful. Txn ID 48291357.",
+        &[],
+    ),
+    (
+        "Klarna: Your purchase of 129,99 € at Zalando is confirmed. Amount due on 22.12.2026: \
+         43,33 €.",
+        &[],
+    ),
 ];

@@ -4,9 +4,9 @@ use std::borrow::Cow;
 
 use super::scan::{Kind, Token};
 use super::words::{
-    BLOCKERS, CJK_BLOCKERS, CJK_KEYWORDS, CJK_UNITS, CODE_WORDS, CONNECTIVES, CURRENCIES, KEYWORDS,
-    LONGEST_WORD_BYTES, MONTHS, NEG_COMPOUND_STEMS, NEG_FOLLOWERS, NEG_QUALIFIERS,
-    NUMBER_ABBREVIATIONS, UNITS, YEAR_WORDS,
+    AMOUNT_WORDS, BLOCKERS, CJK_AMOUNT_WORDS, CJK_BLOCKERS, CJK_KEYWORDS, CJK_UNITS, CODE_WORDS,
+    CONNECTIVES, CURRENCIES, KEYWORDS, LONGEST_WORD_BYTES, MONTHS, NEG_COMPOUND_STEMS,
+    NEG_FOLLOWERS, NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, UNITS, YEAR_WORDS,
 };
 
 /// What a word says about a number near it.
@@ -16,6 +16,9 @@ pub(super) enum Cue {
     Keyword,
     /// "order", "tracking", "phone", "promo code": the number is something else.
     Blocker,
+    /// "amount", "total", "余额": the number after it is a sum of money. It says nothing of a
+    /// number before it ("Use 847261 to approve the amount of $25.00").
+    Amount,
 }
 
 fn listed(list: &[&str], word: &str) -> bool {
@@ -62,12 +65,17 @@ pub(super) fn cues(text: &str, tokens: &[Token]) -> Vec<Option<Cue>> {
 /// Marks the characters of the CJK keywords and blockers starting at token `i`.
 fn mark_cjk(text: &str, tokens: &[Token], i: usize, cues: &mut [Option<Cue>]) {
     let rest = &text[tokens[i].start..];
-    for (list, cue) in [(CJK_BLOCKERS, Cue::Blocker), (CJK_KEYWORDS, Cue::Keyword)] {
+    let lists = [
+        (CJK_BLOCKERS, Cue::Blocker),
+        (CJK_AMOUNT_WORDS, Cue::Amount),
+        (CJK_KEYWORDS, Cue::Keyword),
+    ];
+    for (list, cue) in lists {
         for word in list.iter().filter(|word| rest.starts_with(**word)) {
             // Every character of a CJK word is one token, so the word covers as many tokens.
             let end = (i + word.chars().count()).min(cues.len());
             for slot in &mut cues[i..end] {
-                if *slot != Some(Cue::Blocker) {
+                if !matches!(slot, Some(Cue::Blocker | Cue::Amount)) {
                     *slot = Some(cue);
                 }
             }
@@ -93,6 +101,9 @@ fn word_cue(text: &str, tokens: &[Token], i: usize) -> Option<Cue> {
     let word = lowercase_token(text, &tokens[i])?;
     if listed(BLOCKERS, &word) {
         return Some(Cue::Blocker);
+    }
+    if listed(AMOUNT_WORDS, &word) {
+        return Some(Cue::Amount);
     }
     if listed(KEYWORDS, &word) || word.ends_with("passwort") || word.ends_with("password") {
         return Some(Cue::Keyword);

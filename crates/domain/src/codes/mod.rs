@@ -11,17 +11,21 @@
 //!   a few tokens before a candidate, or after it in the same sentence ("123456 is your
 //!   code"), anchors it. A colon closes the phrase that names the candidate after it, so a
 //!   keyword anywhere in that phrase anchors it as closely as "code:" does ("Here is the code
-//!   you asked for to sign in to Figma: H7K2QX"). 6 to 8 plain digits are codes even without one: most codes have six
-//!   digits, while shorter numbers are too often years, postcodes, house numbers or counts.
-//!   4 or 5 digits, grouped digits and letters-with-digits need a keyword; a year-like number
-//!   (1900-2099) or an 8-digit date needs one right next to it ("Your code is 2026"). When any
-//!   candidate is anchored, the others are taken for footer noise and dropped.
+//!   you asked for to sign in to Figma: H7K2QX"). A number with marks inside (`$1,250.00`,
+//!   `14:35`) counts as one word on the way to a keyword, and its dots end no sentence. 6 to 8
+//!   plain digits are codes even without a keyword: most codes have six digits, while shorter
+//!   numbers are too often years, postcodes, house numbers or counts. 4 or 5 digits, grouped
+//!   digits and letters-with-digits need a keyword; a year-like number (1900-2099) or an
+//!   8-digit date needs one right next to it ("Your code is 2026"). When any candidate is
+//!   anchored, the others are taken for footer noise and dropped.
 //! * **Exclusions.** A run that is not code-shaped as a whole gives nothing, so no part of a
 //!   phone number (`+1 415 555 0100`, `0800 123 456`), a date (`2026-11-22`) or a tracking
 //!   number is a code. Nor is a number glued by `.`, `,`, `:` or `/` to another (`1,299.00`,
 //!   `22/11/2026`, `12:30`), after `+`, `#`, `№`, `©`, "No." or a currency, before `%`, a unit
-//!   or a currency (`49 USD`, `1500 mg`), inside a URL or email address, or right after a
-//!   blocker ("Order", "tracking number", "Ref:", "call", "promo code", "订单", "尾号"...).
+//!   or a currency (`49 USD`, `1500 mg`), glued to a currency (`INR5000`), inside a URL or
+//!   email address, or right after a blocker ("Order", "tracking number", "Ref:", "call",
+//!   "promo code", "订单", "尾号"...). Words naming a sum ("amount", "total", "余额") block the
+//!   number after them only: "Use 847261 to approve the amount of $25.00" holds a code.
 //! * **Ranking.** Anchored codes first, the closest to their keyword first (in coarse steps);
 //!   then 6 digits, then 4 or 8, then 5 or 7, then letters-with-digits; then text order.
 
@@ -241,6 +245,18 @@ mod tests {
         assert!(codes("Discount code: SUMMER").is_empty(), "letters only");
         assert!(codes("Discount code for your next order: SAVE20").is_empty());
         assert!(codes("Error code: E404").is_empty());
+    }
+
+    #[test]
+    fn a_sum_of_money_is_no_code_and_no_bar_to_one() {
+        assert_eq!(codes("4829 ($1,250.00 to Alex) is your code"), ["4829"]);
+        assert_eq!(
+            codes("Use 847261 to approve the amount of $25.00"),
+            ["847261"]
+        );
+        assert!(codes("Total: 582913").is_empty(), "a sum follows its word");
+        assert!(codes("Your OTP for INR5000").is_empty());
+        assert!(codes("Code for RM250 off").is_empty());
     }
 
     #[test]

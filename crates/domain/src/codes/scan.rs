@@ -132,11 +132,14 @@ impl<'t> Scan<'t> {
             // ("Ref. 4455667"), so the walk stops only at sentence ends farther back.
             if i + 1 < first {
                 let gap = self.gap_after(i);
-                distance += 1;
+                let within_number = self.within_number(i);
+                if !within_number {
+                    distance += 1;
+                }
                 if distance > reach {
                     break;
                 }
-                let sentence_end = ends_sentence(gap);
+                let sentence_end = !within_number && ends_sentence(gap);
                 if sentence_end && (look.blocked || !alone) {
                     break;
                 }
@@ -149,7 +152,9 @@ impl<'t> Scan<'t> {
                     break;
                 }
                 // A blocker names the number right after it, not one past another number.
-                Some(Cue::Blocker) if distance <= BLOCKER_REACH && !digits_between => {
+                Some(Cue::Blocker | Cue::Amount)
+                    if distance <= BLOCKER_REACH && !digits_between =>
+                {
                     look.blocked = true;
                     if !alone {
                         break;
@@ -163,16 +168,23 @@ impl<'t> Scan<'t> {
     }
 
     /// The cues after token `last` in the same sentence and line. A keyword anywhere in reach
-    /// wins over a blocker: qualifiers come before the noun ("4821 is your account code").
+    /// wins over a blocker: qualifiers come before the noun ("4821 is your account code"). A
+    /// word naming an amount names the number after it, not this one ("Use 847261 to approve
+    /// the amount of $25.00").
     pub fn look_ahead(&self, last: usize) -> Look {
         let mut look = Look::default();
         let mut digits_between = false;
-        for (distance, i) in (last + 1..self.tokens.len())
-            .enumerate()
-            .take(REACH_AFTER + 1)
-        {
+        let mut distance = 0;
+        for i in last + 1..self.tokens.len() {
             let gap = self.gap_before(i);
-            if ends_sentence(gap) || gap.contains('\n') {
+            let within_number = i > last + 1 && self.within_number(i - 1);
+            if i > last + 1 && !within_number {
+                distance += 1;
+            }
+            if distance > REACH_AFTER
+                || (!within_number && ends_sentence(gap))
+                || gap.contains('\n')
+            {
                 break;
             }
             match self.cues[i] {
@@ -194,6 +206,18 @@ impl<'t> Scan<'t> {
     /// Whether the text right before token `first` ends with a colon.
     fn follows_colon(&self, first: usize) -> bool {
         self.gap_before(first).trim_end().ends_with([':', '：'])
+    }
+
+    /// Whether tokens `i` and `i + 1` are pieces of one number joined by one mark: `$1,250.00`,
+    /// `14:35`, `22.11.2026`. Such a number reads as one word, and its dots end no sentence.
+    fn within_number(&self, i: usize) -> bool {
+        let digits = |i: usize| {
+            self.tokens
+                .get(i)
+                .is_some_and(|token| token.kind == Kind::Digits)
+        };
+        let mut gap = self.gap_after(i).chars();
+        digits(i) && digits(i + 1) && gap.next().is_some_and(|c| c != '\n') && gap.next().is_none()
     }
 }
 

@@ -217,7 +217,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "address",
     "adres",
     "adresse",
-    "amount",
     "appelez",
     "apt",
     "auftrag",
@@ -226,8 +225,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "avenida",
     "avenue",
     "awb",
-    "balance",
-    "betrag",
     "bill",
     "booking",
     "box",
@@ -285,8 +282,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "hotline",
     "iban",
     "id",
-    "importe",
-    "importo",
     "indirizzo",
     "invoice",
     "item",
@@ -299,8 +294,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "member",
     "membership",
     "mobile",
-    "montant",
-    "monto",
     "movil",
     "móvil",
     "nif",
@@ -317,7 +310,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "plz",
     "policy",
     "prenotazione",
-    "price",
     "protocolo",
     "rastreamento",
     "rastreio",
@@ -341,7 +333,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "réf",
     "référence",
     "réservation",
-    "saldo",
     "seat",
     "seguimiento",
     "sendung",
@@ -355,10 +346,8 @@ pub(super) const BLOCKERS: &[&str] = &[
     "strasse",
     "straße",
     "street",
-    "subtotal",
     "suite",
     "suivi",
-    "summe",
     "tarjeta",
     "tel",
     "telefon",
@@ -367,7 +356,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "telephone",
     "teléfono",
     "ticket",
-    "total",
     "tracking",
     "transaction",
     "tva",
@@ -375,7 +363,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "tél",
     "téléphone",
     "unsubscribe",
-    "valor",
     "vol",
     "volo",
     "voo",
@@ -384,7 +371,6 @@ pub(super) const BLOCKERS: &[&str] = &[
     "waybill",
     "zip",
     "адрес",
-    "баланс",
     "заказ",
     "заказа",
     "заказу",
@@ -392,12 +378,31 @@ pub(super) const BLOCKERS: &[&str] = &[
     "карта",
     "карты",
     "рейс",
-    "сумма",
     "счет",
     "счета",
     "счёт",
     "телефон",
     "трек",
+];
+
+/// Words naming a sum of money: they name the number after them ("Total: 1250"), not one
+/// before them ("Use 847261 to approve the amount of $25.00").
+pub(super) const AMOUNT_WORDS: &[&str] = &[
+    "amount",
+    "balance",
+    "betrag",
+    "importe",
+    "importo",
+    "montant",
+    "monto",
+    "price",
+    "saldo",
+    "subtotal",
+    "summe",
+    "total",
+    "valor",
+    "баланс",
+    "сумма",
 ];
 
 /// Keywords in scripts written without spaces, found anywhere in a run of characters.
@@ -474,24 +479,21 @@ pub(super) const CJK_BLOCKERS: &[&str] = &[
     "帳號",
     "卡号",
     "卡號",
-    "余额",
-    "餘額",
-    "金额",
-    "金額",
     "航班",
     "注文",
     "追跡",
     "問い合わせ",
     "郵便番号",
     "クーポン",
-    "残高",
     "주문",
     "송장",
     "전화",
     "계좌",
-    "잔액",
     "쿠폰",
 ];
+
+/// Words naming a sum of money in scripts written without spaces, as [`AMOUNT_WORDS`].
+pub(super) const CJK_AMOUNT_WORDS: &[&str] = &["余额", "餘額", "金额", "金額", "残高", "잔액"];
 
 /// Units and currencies written after an amount: "49 USD", "1500 mg", "10 minutes".
 pub(super) const UNITS: &[&str] = &[
@@ -625,7 +627,9 @@ pub(super) const CURRENCIES: &[&str] = &[
     "ils",
     "inr",
     "jpy",
+    "kr",
     "krw",
+    "lei",
     "mxn",
     "myr",
     "nok",
@@ -637,7 +641,10 @@ pub(super) const CURRENCIES: &[&str] = &[
     "pound",
     "pounds",
     "reais",
+    "rm",
     "rmb",
+    "ron",
+    "rp",
     "rs",
     "rub",
     "rupees",
@@ -645,6 +652,7 @@ pub(super) const CURRENCIES: &[&str] = &[
     "sek",
     "sgd",
     "thb",
+    "tl",
     "twd",
     "uah",
     "usd",
@@ -654,6 +662,9 @@ pub(super) const CURRENCIES: &[&str] = &[
     "yen",
     "yuan",
     "zar",
+    "zł",
+    "грн",
+    "р",
     "руб",
     "рублей",
 ];
@@ -830,6 +841,7 @@ mod tests {
         ("NEG_FOLLOWERS", NEG_FOLLOWERS),
         ("CONNECTIVES", CONNECTIVES),
         ("BLOCKERS", BLOCKERS),
+        ("AMOUNT_WORDS", AMOUNT_WORDS),
         ("UNITS", UNITS),
         ("CURRENCIES", CURRENCIES),
         ("MONTHS", MONTHS),
@@ -864,7 +876,11 @@ mod tests {
 
     #[test]
     fn cjk_words_are_made_only_of_cjk_letters() {
-        for word in CJK_KEYWORDS.iter().chain(CJK_BLOCKERS) {
+        for word in CJK_KEYWORDS
+            .iter()
+            .chain(CJK_BLOCKERS)
+            .chain(CJK_AMOUNT_WORDS)
+        {
             assert!(
                 word.chars().all(is_cjk_letter),
                 "{word} would not be one token per character"
