@@ -425,6 +425,29 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
         "Код 4829 для перевода 250 000 р. Никому не сообщайте.",
         &["4829"],
     ),
+    // The origin-bound line browsers fill codes from, alone or under a sentence without one
+    ("Sign in to Acme Cloud.\n\n@acme.cloud #K7Q2XM", &["K7Q2XM"]),
+    (
+        "Use this to finish signing in to Figma.\n\n@figma.com #482913",
+        &["482913"],
+    ),
+    (
+        "Confirm your purchase on Shop Pay.\n\n@shop.app #7302 %store.example",
+        &["7302"],
+    ),
+    (
+        "Ihr Anmeldecode für Beispiel:\r\n\r\n@beispiel.de #H7K2QX\r\n",
+        &["H7K2QX"],
+    ),
+    (
+        "Approve the sign-in from Chrome on Windows 11 (build 226315).\n\n@acme.com #5829",
+        &["5829"],
+    ),
+    (
+        "Your Acme sign-in link\nHi Ana, tap the link or enter the code in the Acme app.\n\n\
+         @app.acme.com #a7k9qx",
+        &["a7k9qx"],
+    ),
     // Email bodies with footers, dates and phone numbers around the code
     (
         "Hi Sam,\n\nYour one-time passcode is 382019.\n\nIt expires in 10 minutes. If you did \
@@ -638,4 +661,7 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
          43,33 €.",
         &[],
     ),
+    ("Follow us on Instagram!\n@acmestore #Summer26", &[]),
+    ("Questions? Write to help@acme.com #4821", &[]),
+    ("See you at the summit!\n\n@acme.events #AcmeSummit", &[]),
 ];

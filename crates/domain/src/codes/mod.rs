@@ -26,6 +26,8 @@
 //!   email address, or right after a blocker ("Order", "tracking number", "Ref:", "call",
 //!   "promo code", "订单", "尾号"...). Words naming a sum ("amount", "total", "余额") block the
 //!   number after them only: "Use 847261 to approve the amount of $25.00" holds a code.
+//! * **Origin-bound line.** A last line `@example.com #123456` (the format browsers fill codes
+//!   from) names its code outright: it comes first, and it anchors like a keyword does.
 //! * **Ranking.** Anchored codes first, the closest to their keyword first (in coarse steps);
 //!   then 6 digits, then 4 or 8, then 5 or 7, then letters-with-digits; then text order.
 
@@ -33,6 +35,7 @@ mod candidate;
 #[cfg(test)]
 mod corpus;
 mod lexicon;
+mod origin_bound;
 mod scan;
 mod words;
 
@@ -53,20 +56,21 @@ const ALNUM_REACH: usize = 3;
 
 /// The verification codes found in `text`, most likely first, without duplicates.
 pub fn extract_verification_codes(text: &str) -> Vec<String> {
+    let bound = origin_bound::origin_bound_code(text);
     let scan = Scan::new(text);
     let mut found: Vec<Found> = candidate::candidates(&scan)
         .into_iter()
         .filter_map(|candidate| judge(&scan, candidate))
         .collect();
-    if found.iter().any(|found| found.distance.is_some()) {
+    if bound.is_some() || found.iter().any(|found| found.distance.is_some()) {
         found.retain(|found| found.distance.is_some());
     }
     // Stable: equal ranks keep the order of the text.
     found.sort_by_key(Found::rank);
     let mut seen = HashSet::new();
-    found
+    bound
         .into_iter()
-        .map(|found| found.code)
+        .chain(found.into_iter().map(|found| found.code))
         .filter(|code| seen.insert(code.clone()))
         .collect()
 }
