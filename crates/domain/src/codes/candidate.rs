@@ -32,6 +32,33 @@ impl Candidate {
         self.code.len() == 4 && self.code.parse().is_ok_and(|year| YEARS.contains(&year))
     }
 
+    /// Four digits that read as hours and minutes: `1045`, `2359`.
+    pub fn is_clock_like(&self) -> bool {
+        let number = |range: Range<usize>| self.code.get(range)?.parse::<u8>().ok();
+        matches!(
+            self.shape,
+            Shape::Digits {
+                len: 4,
+                grouped: false
+            }
+        ) && number(0..2).is_some_and(|hours| hours < 24)
+            && number(2..4).is_some_and(|minutes| minutes < 60)
+    }
+
+    /// Three groups of two digits that read as a date, day or month first or year first:
+    /// `22-11-26`, `11-22-26`, `26-11-22`.
+    pub fn is_short_date(&self) -> bool {
+        let number = |range: Range<usize>| self.code.get(range)?.parse::<u8>().ok();
+        let (Some(a), Some(b), Some(c)) = (number(0..2), number(2..4), number(4..6)) else {
+            return false;
+        };
+        let day = |n: u8| (1..=31).contains(&n);
+        let month = |n: u8| (1..=12).contains(&n);
+        self.last == self.first + 2
+            && matches!(self.shape, Shape::Digits { len: 6, .. })
+            && ((day(a) && month(b)) || (month(a) && day(b)) || (month(b) && day(c)))
+    }
+
     /// An 8-digit date such as `20261122`.
     pub fn is_compact_date(&self) -> bool {
         let number = |range: Range<usize>| self.code.get(range)?.parse::<u16>().ok();
@@ -144,7 +171,8 @@ fn alphanumeric(scan: &Scan, first: usize, last: usize) -> Option<(String, Shape
         && has(u8::is_ascii_alphabetic)
         && !is_masked(&code)
         && !is_measure(&code)
-        && !is_price(&code);
+        && !is_price(&code)
+        && !is_month_date(&code);
     let lowercase = has(u8::is_ascii_lowercase);
     shaped.then_some((code, Shape::Alphanumeric { lowercase }))
 }
@@ -161,6 +189,13 @@ fn is_measure(code: &str) -> bool {
     let number = code.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let unit = code[number.len()..].to_ascii_lowercase();
     number.bytes().all(|b| b.is_ascii_digit()) && lexicon::is_unit(&unit)
+}
+
+/// A date with its month in letters: `22NOV26`, `22NOV`, `NOV2026`.
+fn is_month_date(code: &str) -> bool {
+    let is_digit = |c: char| c.is_ascii_digit();
+    let month = code.trim_start_matches(is_digit).trim_end_matches(is_digit);
+    month.bytes().all(|b| b.is_ascii_alphabetic()) && lexicon::is_month(&month.to_ascii_lowercase())
 }
 
 /// A currency glued to its amount: `INR5000`, `Rs2500`, `USD25`.
@@ -251,6 +286,16 @@ fn measured_by(scan: &Scan, i: usize) -> bool {
         Kind::Alnum | Kind::Word => lexicon::is_unit(&scan.lowercase_word(i)),
         Kind::Digits => false,
     }
+}
+
+/// Whether the word right before token `first` introduces a time or a date: "expires at
+/// 1045", "valid until 22-11-26".
+pub(super) fn after_when_word(scan: &Scan, first: usize) -> bool {
+    first.checked_sub(1).is_some_and(|i| {
+        matches!(scan.tokens[i].kind, Kind::Alnum | Kind::Word)
+            && scan.gap_before(first).trim().is_empty()
+            && lexicon::is_when_word(&scan.lowercase_word(i))
+    })
 }
 
 /// Whether a year-like candidate is written as a year: next to a month ("Nov 2026"), after

@@ -448,6 +448,32 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
          @app.acme.com #a7k9qx",
         &["a7k9qx"],
     ),
+    // A validity after the code: it marks a code, and its times and dates are none
+    (
+        "Bolt: 4829 (valid until 14:35) is your login code.",
+        &["4829"],
+    ),
+    ("Use 4829 within 10 minutes to sign in to Acme.", &["4829"]),
+    ("Your Acme login: 5839 (expires in 10 min)", &["5839"]),
+    (
+        "Ingresa 4829 para continuar, válido por 10 minutos.",
+        &["4829"],
+    ),
+    (
+        "Gib 4829 innerhalb von 10 Minuten ein, um dich anzumelden.",
+        &["4829"],
+    ),
+    (
+        "Hi Ana,\n\nEnter 48291 within the next 15 minutes to finish signing in.\n\nThe \
+         Acme team",
+        &["48291"],
+    ),
+    ("Your Acme code 4829 expires at 1045 today.", &["4829"]),
+    (
+        "OTP 4829 valid till 22NOV26 14:35. Do not share.",
+        &["4829"],
+    ),
+    ("Code 4829 valid until 22-11-26.", &["4829"]),
     // Email bodies with footers, dates and phone numbers around the code
     (
         "Hi Sam,\n\nYour one-time passcode is 382019.\n\nIt expires in 10 minutes. If you did \
@@ -664,4 +690,12 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
     ("Follow us on Instagram!\n@acmestore #Summer26", &[]),
     ("Questions? Write to help@acme.com #4821", &[]),
     ("See you at the summit!\n\n@acme.events #AcmeSummit", &[]),
+    (
+        "Your parking session in zone 4829 expires in 15 minutes. Extend it in the app.",
+        &[],
+    ),
+    ("Bus 4829 arrives within 5 minutes.", &[]),
+    ("Your driver, plate 4829, arrives within 3 minutes.", &[]),
+    ("Your appointment at 1430 starts in 15 minutes.", &[]),
+    ("Flash sale: SAVE20 for the next 30 minutes only!", &[]),
 ];

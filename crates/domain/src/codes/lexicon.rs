@@ -5,9 +5,14 @@ use std::borrow::Cow;
 use super::scan::{Kind, Token};
 use super::words::{
     AMOUNT_WORDS, BLOCKERS, CJK_AMOUNT_WORDS, CJK_BLOCKERS, CJK_KEYWORDS, CJK_UNITS, CODE_WORDS,
-    CONNECTIVES, CURRENCIES, KEYWORDS, LONGEST_WORD_BYTES, MONTHS, NEG_COMPOUND_STEMS,
-    NEG_FOLLOWERS, NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, UNITS, YEAR_WORDS,
+    CONNECTIVES, CURRENCIES, DURATION_UNITS, EXPIRY_WORDS, KEYWORDS, LONGEST_WORD_BYTES, MONTHS,
+    NEG_COMPOUND_STEMS, NEG_FOLLOWERS, NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, UNITS, WHEN_WORDS,
+    YEAR_WORDS,
 };
+
+/// A count of minutes or a clock time this many tokens after an expiry word bounds it:
+/// "valid for the next 15 minutes".
+const EXPIRY_REACH: usize = 4;
 
 /// What a word says about a number near it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +24,10 @@ pub(super) enum Cue {
     /// "amount", "total", "余额": the number after it is a sum of money. It says nothing of a
     /// number before it ("Use 847261 to approve the amount of $25.00").
     Amount,
+    /// "expires in 10 minutes", "valid until 14:35": a validity as short as a one-time
+    /// code's. A number before it in the sentence is probably a code ("Use 4829 within 10
+    /// minutes").
+    Validity,
 }
 
 fn listed(list: &[&str], word: &str) -> bool {
@@ -47,6 +56,10 @@ pub(super) fn is_year_word(word: &str) -> bool {
 
 pub(super) fn is_number_abbreviation(word: &str) -> bool {
     listed(NUMBER_ABBREVIATIONS, word)
+}
+
+pub(super) fn is_when_word(word: &str) -> bool {
+    listed(WHEN_WORDS, word)
 }
 
 /// The cue of every token of `text`.
@@ -83,6 +96,47 @@ fn mark_cjk(text: &str, tokens: &[Token], i: usize, cues: &mut [Option<Cue>]) {
     }
 }
 
+/// Whether a count of minutes or seconds or a clock time follows the expiry word at token
+/// `i` closely: "expires in 10 minutes", "valid for the next 15 min", "valid until 14:35".
+fn expires_soon(text: &str, tokens: &[Token], i: usize) -> bool {
+    (i + 1..tokens.len())
+        .take(EXPIRY_REACH)
+        .any(|j| is_duration(text, tokens, j) || is_clock_time(text, tokens, j))
+}
+
+/// "10 minutes", "30 sec", "10min".
+fn is_duration(text: &str, tokens: &[Token], i: usize) -> bool {
+    let is_unit = |word: &str| listed(DURATION_UNITS, word);
+    match tokens[i].kind {
+        Kind::Digits => tokens.get(i + 1).is_some_and(|next| {
+            text[tokens[i].end..next.start].trim().is_empty()
+                && lowercase_token(text, next).is_some_and(|word| is_unit(&word))
+        }),
+        Kind::Alnum | Kind::Word => lowercase_token(text, &tokens[i]).is_some_and(|word| {
+            let unit = word.trim_start_matches(|c: char| c.is_ascii_digit());
+            unit.len() < word.len() && is_unit(unit)
+        }),
+        Kind::Cjk => false,
+    }
+}
+
+/// "14:35", "2:30pm": hours, a colon, then minutes.
+fn is_clock_time(text: &str, tokens: &[Token], i: usize) -> bool {
+    let Some(next) = tokens.get(i + 1) else {
+        return false;
+    };
+    let hours = &text[tokens[i].start..tokens[i].end];
+    let minutes = text[next.start..next.end].get(..2);
+    tokens[i].kind == Kind::Digits
+        && hours.len() <= 2
+        && &text[tokens[i].end..next.start] == ":"
+        && hours.parse::<u8>().is_ok_and(|hours| hours < 24)
+        && minutes.is_some_and(|minutes| {
+            minutes.bytes().all(|b| b.is_ascii_digit())
+                && minutes.parse::<u8>().is_ok_and(|minutes| minutes < 60)
+        })
+}
+
 /// `word` in lowercase, copied only when it has capitals: most words in a message have none.
 pub(super) fn lowercase(word: &str) -> Cow<'_, str> {
     if word.chars().any(char::is_uppercase) {
@@ -107,6 +161,9 @@ fn word_cue(text: &str, tokens: &[Token], i: usize) -> Option<Cue> {
     }
     if listed(KEYWORDS, &word) || word.ends_with("passwort") || word.ends_with("password") {
         return Some(Cue::Keyword);
+    }
+    if listed(EXPIRY_WORDS, &word) {
+        return expires_soon(text, tokens, i).then_some(Cue::Validity);
     }
     // German compounds: "Bestellnummer", "Sendungsnummer", "Telefonnummer".
     if word.ends_with("nummer") {

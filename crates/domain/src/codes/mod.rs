@@ -12,20 +12,24 @@
 //!   code"), anchors it. A colon closes the phrase that names the candidate after it, so a
 //!   keyword anywhere in that phrase anchors it as closely as "code:" does ("Here is the code
 //!   you asked for to sign in to Figma: H7K2QX"). A number with marks inside (`$1,250.00`,
-//!   `14:35`) counts as one word on the way to a keyword, and its dots end no sentence. 6 to 8
-//!   plain digits are codes even without a keyword: most codes have six digits, while shorter
-//!   numbers are too often years, postcodes, house numbers or counts. 4 or 5 digits, grouped
-//!   digits and letters-with-digits need a keyword; a year-like number (1900-2099) or an
-//!   8-digit date needs one right next to it ("Your code is 2026"). When any candidate is
-//!   anchored, the others are taken for footer noise and dropped.
+//!   `14:35`) counts as one word on the way to a keyword, and its dots end no sentence. A
+//!   short validity after digits, an expiry word with minutes or a clock time ("Use 4829
+//!   within 10 minutes", "valid until 14:35"), anchors them as a keyword would; not
+//!   letters-with-digits, as promo codes carry validities too. 6 to 8 plain digits are codes even without a keyword: most codes have six
+//!   digits, while shorter numbers are too often years, postcodes, house numbers or counts.
+//!   4 or 5 digits, grouped digits and letters-with-digits need a keyword; a year-like number
+//!   (1900-2099) or an 8-digit date needs one right next to it ("Your code is 2026"). When any
+//!   candidate is anchored, the others are taken for footer noise and dropped.
 //! * **Exclusions.** A run that is not code-shaped as a whole gives nothing, so no part of a
 //!   phone number (`+1 415 555 0100`, `0800 123 456`), a date (`2026-11-22`) or a tracking
 //!   number is a code. Nor is a number glued by `.`, `,`, `:` or `/` to another (`1,299.00`,
 //!   `22/11/2026`, `12:30`), after `+`, `#`, `№`, `©`, "No." or a currency, before `%`, a unit
 //!   or a currency (`49 USD`, `1500 mg`), glued to a currency (`INR5000`), inside a URL or
 //!   email address, or right after a blocker ("Order", "tracking number", "Ref:", "call",
-//!   "promo code", "订单", "尾号"...). Words naming a sum ("amount", "total", "余额") block the
-//!   number after them only: "Use 847261 to approve the amount of $25.00" holds a code.
+//!   "promo code", "订单", "尾号"...). Words naming a sum ("amount", "total", "余额") block
+//!   only the number after them: "Use 847261 to approve the amount of $25.00" holds a code.
+//!   After a word of time, a clock time or a date in groups of two is none ("expires at
+//!   1045", "until 22-11-26"), and a date with its month in letters never is (`22NOV26`).
 //! * **Origin-bound line.** A last line `@example.com #123456` (the format browsers fill codes
 //!   from) names its code outright: it comes first, and it anchors like a keyword does.
 //! * **Ranking.** Anchored codes first, the closest to their keyword first (in coarse steps);
@@ -50,6 +54,7 @@ const YEAR_REACH: Reach = Reach {
     before: 1,
     after: 3,
     standalone: false,
+    validity: false,
 };
 /// Letters with digits need a keyword close by: words like `COVID19` or `MP4` are about.
 const ALNUM_REACH: usize = 3;
@@ -91,11 +96,13 @@ impl Found {
     }
 }
 
-/// How far a keyword may be for a candidate, and whether the candidate may do without one.
+/// How far a keyword may be for a candidate, whether the candidate may do without one, and
+/// whether a validity after it anchors it as a keyword would.
 struct Reach {
     before: usize,
     after: usize,
     standalone: bool,
+    validity: bool,
 }
 
 fn reach(candidate: &Candidate, alone: bool) -> Reach {
@@ -107,18 +114,22 @@ fn reach(candidate: &Candidate, alone: bool) -> Reach {
             before: usize::MAX,
             after: usize::MAX,
             standalone: !grouped && len >= 6,
+            validity: true,
         },
         // Alone on its line under the sentence that announces it, as emails show codes.
+        // Promo codes carry short validities too ("SAVE20 for the next 30 minutes").
         Shape::Alphanumeric { lowercase: false } => Reach {
             before: if alone { usize::MAX } else { ALNUM_REACH },
             after: ALNUM_REACH,
             standalone: false,
+            validity: false,
         },
         // Lowercase words with digits are common ("mp3s", "4g"): only right after a keyword.
         Shape::Alphanumeric { lowercase: true } => Reach {
             before: 1,
             after: 2,
             standalone: false,
+            validity: false,
         },
     }
 }
@@ -138,6 +149,8 @@ fn judge(scan: &Scan, candidate: Candidate) -> Option<Found> {
     if scan.in_link(first, last)
         || candidate::excluded(scan, first, last)
         || (candidate.is_year_like() && candidate::dated(scan, first, last))
+        || ((candidate.is_clock_like() || candidate.is_short_date())
+            && candidate::after_when_word(scan, first))
     {
         return None;
     }
@@ -148,6 +161,7 @@ fn judge(scan: &Scan, candidate: Candidate) -> Option<Found> {
     let distance = [
         before.keyword.filter(|&distance| distance <= reach.before),
         after.keyword.filter(|&distance| distance <= reach.after),
+        after.validity.filter(|_| reach.validity),
     ]
     .into_iter()
     .flatten()
@@ -261,6 +275,34 @@ mod tests {
         assert!(codes("Total: 582913").is_empty(), "a sum follows its word");
         assert!(codes("Your OTP for INR5000").is_empty());
         assert!(codes("Code for RM250 off").is_empty());
+    }
+
+    #[test]
+    fn a_short_validity_marks_a_code_and_its_times_are_none() {
+        assert_eq!(codes("Use 4829 within 10 minutes"), ["4829"]);
+        assert_eq!(codes("4829, valid for 5 min"), ["4829"]);
+        assert_eq!(codes("Use 4829 within 10min"), ["4829"]);
+        assert_eq!(codes("4829 expires at 10:45 PM"), ["4829"]);
+        assert!(
+            codes("Use 4829 within 2 hours").is_empty(),
+            "parcels and tables"
+        );
+        assert!(
+            codes("Route 4829 departs in 10 minutes").is_empty(),
+            "a duration with no word of expiry"
+        );
+        assert!(
+            codes("SAVE20 for the next 30 minutes").is_empty(),
+            "promo codes carry validities too"
+        );
+        assert_eq!(codes("Your code 4829 expires at 1045"), ["4829"]);
+        assert_eq!(codes("Your code 4829 is valid until 22-11-26"), ["4829"]);
+        assert_eq!(codes("OTP 4829 valid till 22NOV"), ["4829"]);
+        assert_eq!(
+            codes("Your code is 1045"),
+            ["1045"],
+            "no word of time before it"
+        );
     }
 
     #[test]

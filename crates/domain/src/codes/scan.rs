@@ -42,6 +42,8 @@ pub(super) struct Look {
     pub keyword: Option<usize>,
     /// A blocker is close enough to claim the candidate.
     pub blocked: bool,
+    /// How many tokens lie between the candidate and a validity after it ("within 10 min").
+    pub validity: Option<usize>,
 }
 
 pub(super) struct Scan<'t> {
@@ -170,7 +172,7 @@ impl<'t> Scan<'t> {
     /// The cues after token `last` in the same sentence and line. A keyword anywhere in reach
     /// wins over a blocker: qualifiers come before the noun ("4821 is your account code"). A
     /// word naming an amount names the number after it, not this one ("Use 847261 to approve
-    /// the amount of $25.00").
+    /// the amount of $25.00"). The first validity is noted, and the walk goes on to a keyword.
     pub fn look_ahead(&self, last: usize) -> Look {
         let mut look = Look::default();
         let mut digits_between = false;
@@ -195,6 +197,9 @@ impl<'t> Scan<'t> {
                 }
                 Some(Cue::Blocker) if distance <= BLOCKER_REACH && !digits_between => {
                     look.blocked = true;
+                }
+                Some(Cue::Validity) => {
+                    look.validity.get_or_insert(distance);
                 }
                 _ => {}
             }

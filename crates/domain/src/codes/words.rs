@@ -229,6 +229,7 @@ pub(super) const BLOCKERS: &[&str] = &[
     "booking",
     "box",
     "buchung",
+    "bus",
     "call",
     "calle",
     "cap",
@@ -307,6 +308,7 @@ pub(super) const BLOCKERS: &[&str] = &[
     "pedido",
     "pedidos",
     "phone",
+    "plate",
     "plz",
     "policy",
     "prenotazione",
@@ -370,6 +372,7 @@ pub(super) const BLOCKERS: &[&str] = &[
     "vuelo",
     "waybill",
     "zip",
+    "zone",
     "адрес",
     "заказ",
     "заказа",
@@ -597,6 +600,62 @@ pub(super) const UNITS: &[&str] = &[
     "мин",
     "минут",
     "шт",
+];
+
+/// Minutes and seconds: "valid for 10 minutes", "within 5 min". So short a validity is
+/// what one-time codes carry; hours and days are as often a parcel's or a table's.
+pub(super) const DURATION_UNITS: &[&str] = &[
+    "min",
+    "mins",
+    "minute",
+    "minuten",
+    "minutes",
+    "minuti",
+    "minuto",
+    "minutos",
+    "sec",
+    "second",
+    "secondes",
+    "secondi",
+    "seconds",
+    "secs",
+    "segundo",
+    "segundos",
+    "sekunden",
+    "мин",
+    "минут",
+    "минуты",
+    "секунд",
+];
+
+/// Words that bound a validity: "expires in 10 minutes", "valid until 14:35", "within 5 min".
+pub(super) const EXPIRY_WORDS: &[&str] = &[
+    "dentro",
+    "entro",
+    "expira",
+    "expiran",
+    "expire",
+    "expires",
+    "expiring",
+    "gültig",
+    "innerhalb",
+    "scade",
+    "valable",
+    "valid",
+    "valide",
+    "valido",
+    "vence",
+    "válida",
+    "válido",
+    "within",
+    "действителен",
+    "действует",
+];
+
+/// Words before a time or a date: "expires at 1045", "valid until 22-11-26".
+pub(super) const WHEN_WORDS: &[&str] = &[
+    "after", "alle", "at", "before", "bis", "by", "entro", "hasta", "on", "till", "um", "until",
+    "upto", "à", "às", "до",
 ];
 
 /// Currencies, written before or after an amount: "USD 1299", "1299 reais".
@@ -844,6 +903,9 @@ mod tests {
         ("AMOUNT_WORDS", AMOUNT_WORDS),
         ("UNITS", UNITS),
         ("CURRENCIES", CURRENCIES),
+        ("DURATION_UNITS", DURATION_UNITS),
+        ("EXPIRY_WORDS", EXPIRY_WORDS),
+        ("WHEN_WORDS", WHEN_WORDS),
         ("MONTHS", MONTHS),
         ("YEAR_WORDS", YEAR_WORDS),
         ("NUMBER_ABBREVIATIONS", NUMBER_ABBREVIATIONS),
