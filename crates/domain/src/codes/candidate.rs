@@ -222,7 +222,9 @@ pub(super) fn excluded(scan: &Scan, first: usize, last: usize) -> bool {
         || next.is_some_and(|i| glued(scan, i, after))
         || previous.is_some_and(|i| reference_abbreviation(scan, i, before))
         || previous.is_some_and(|i| tight(before) && priced_by(scan, i))
-        || next.is_some_and(|i| tight(after) && measured_by(scan, i))
+        // A dot after the number ends its sentence: "Your OTP is 7521. Rs.2,500.00 will be
+        // debited" names no unit of the code.
+        || next.is_some_and(|i| after.trim().is_empty() && measured_by(scan, i))
 }
 
 /// Marks on the candidate's line: `+` starts a phone number, `#`, `№` and `°` a reference,

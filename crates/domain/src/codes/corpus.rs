@@ -425,6 +425,14 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
         "Код 4829 для перевода 250 000 р. Никому не сообщайте.",
         &["4829"],
     ),
+    (
+        "Your OTP is 7521. Rs.2,500.00 will be debited from A/c XX1234 on 22-11-26.",
+        &["7521"],
+    ),
+    (
+        "Your Wise code is 482913. EUR 25.00 is on its way to Alex.",
+        &["482913"],
+    ),
     // The origin-bound line browsers fill codes from, alone or under a sentence without one
     ("Sign in to Acme Cloud.\n\n@acme.cloud #K7Q2XM", &["K7Q2XM"]),
     (
