@@ -334,6 +334,8 @@ mod tests {
         assert_eq!(codes(&lines), ["1234567"]);
         let one_long_run = "12 ".repeat(350_000);
         assert!(codes(&one_long_run).is_empty());
+        let one_long_number = "1234;".repeat(200_000);
+        assert!(codes(&one_long_number).is_empty());
     }
 
     proptest! {

@@ -32,6 +32,9 @@ const REACH_BEFORE: usize = 8;
 /// code under the paragraph that announces it.
 const REACH_BEFORE_ALONE: usize = 30;
 const REACH_AFTER: usize = 6;
+/// A number with marks inside reads as one word up to this many pieces (`$1,250,000.00`);
+/// past them each piece is a word, which keeps every walk short.
+const NUMBER_PIECES: usize = 4;
 /// A blocker rules out a number only this close to it ("Order #12345678").
 const BLOCKER_REACH: usize = 3;
 
@@ -128,15 +131,19 @@ impl<'t> Scan<'t> {
         let mut look = Look::default();
         let mut digits_between = false;
         let mut distance = 0;
+        let mut pieces = 1;
         let mut in_named_phrase = self.follows_colon(first);
         for i in (0..first).rev() {
             // The gap right before the candidate may hold the dot of an abbreviation
             // ("Ref. 4455667"), so the walk stops only at sentence ends farther back.
             if i + 1 < first {
                 let gap = self.gap_after(i);
-                let within_number = self.within_number(i);
-                if !within_number {
+                let within_number = self.within_number(i) && pieces < NUMBER_PIECES;
+                if within_number {
+                    pieces += 1;
+                } else {
                     distance += 1;
+                    pieces = 1;
                 }
                 if distance > reach {
                     break;
@@ -177,11 +184,15 @@ impl<'t> Scan<'t> {
         let mut look = Look::default();
         let mut digits_between = false;
         let mut distance = 0;
+        let mut pieces = 1;
         for i in last + 1..self.tokens.len() {
             let gap = self.gap_before(i);
-            let within_number = i > last + 1 && self.within_number(i - 1);
-            if i > last + 1 && !within_number {
+            let within_number = i > last + 1 && self.within_number(i - 1) && pieces < NUMBER_PIECES;
+            if within_number {
+                pieces += 1;
+            } else if i > last + 1 {
                 distance += 1;
+                pieces = 1;
             }
             if distance > REACH_AFTER
                 || (!within_number && ends_sentence(gap))
