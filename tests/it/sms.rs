@@ -662,13 +662,25 @@ async fn a_wait_over_channels_the_agent_lacks_is_400_and_unknown_channels_are_42
     .await;
     assert_eq!(status, 422);
     assert_eq!(refused["detail"][0]["loc"], json!(["body", "channels", 1]));
-    let (status, _) = wait_any(
+    // Found by an outside attack: no channel at all waited 300 s for nothing.
+    let (status, refused) =
+        wait_any(&server, &phone_only, json!({"timeout": 0, "channels": []})).await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        (&refused["detail"][0]["loc"], &refused["detail"][0]["type"]),
+        (&json!(["body", "channels"]), &json!("too_short"))
+    );
+    let (status, timed_out) = wait_any(
         &server,
         &phone_only,
         json!({"timeout": 0, "channels": ["sms"]}),
     )
     .await;
     assert_eq!(status, 408);
+    assert_eq!(
+        timed_out["detail"], "No new verification code arrived before the timeout",
+        "a wait over channels names no one channel"
+    );
 }
 
 #[tokio::test]
@@ -875,4 +887,48 @@ async fn waits_joining_another_by_request_id_count_against_the_cap() {
     assert_eq!(status, 429, "{refused}");
     first.abort();
     joined.abort();
+}
+
+// Found by an outside attack: waits opened before a deactivation or a key rotation still received
+// codes, by SMS and by mail, up to their timeout.
+#[tokio::test]
+async fn waits_end_with_401_when_the_agent_is_deactivated_or_its_key_rotated() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    for command in ["rotate-key", "deactivate"] {
+        let (key, agent) = create_agent(&database, &["--phone", "--email"]).await;
+        let id = agent["id"].as_str().expect("an id").to_owned();
+        let waits = [
+            spawn_wait(
+                &server,
+                "/v1/sms/wait-for-code",
+                &key,
+                json!({"timeout": 120}),
+            ),
+            spawn_wait(&server, "/v1/codes/wait", &key, json!({"timeout": 120})),
+            spawn_wait(
+                &server,
+                "/v1/codes/wait",
+                &key,
+                json!({"timeout": 120, "channels": ["email"], "request_id": "r-1"}),
+            ),
+        ];
+        waiting_for_route(&server, "/v1/sms/wait-for-code", 1).await;
+        waiting_for_route(&server, "/v1/codes/wait", 2).await;
+        let revoked = Instant::now();
+        let changed = agentctl(&database, &["agents", command, &id]).await;
+        assert!(changed.success, "{}", changed.stderr);
+        for waited in waits {
+            let (status, answer) = tokio::time::timeout(DEADLINE, waited)
+                .await
+                .expect("ended before its timeout")
+                .expect("wait");
+            assert_eq!(
+                (status, answer["detail"].as_str()),
+                (401, Some("Invalid agent key")),
+                "{command}: {answer}"
+            );
+        }
+        println!("{command}: waits ended {:?} after it", revoked.elapsed());
+    }
 }

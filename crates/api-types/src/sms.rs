@@ -162,8 +162,10 @@ fn channels_schema() -> Array {
                 .schema_type(Type::String)
                 .enum_values(Some(["sms", "email"])),
         )
+        .min_items(Some(1))
         .description(Some(
-            "`sms`, `email`, or both; every channel the agent has when omitted.",
+            "`sms`, `email`, or both; every channel the agent has when omitted (an empty list is \
+             422).",
         ))
         .build()
 }

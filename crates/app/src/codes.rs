@@ -5,15 +5,15 @@
 use std::sync::Arc;
 
 use domain::{
-    matches_service, recognise_service, AgentId, EmailInboxRecord, EmailMessageRecord,
-    PhoneNumberRecord, SmsMessageRecord,
+    matches_service, recognise_service, AgentId, AgentProfile, EmailInboxRecord,
+    EmailMessageRecord, PhoneNumberRecord, SmsMessageRecord,
 };
 use futures_util::future::FutureExt;
 use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
 use time::OffsetDateTime;
 
 use crate::sms::{CodeWait, WaitError};
-use crate::waiting::{look_until_found, Shutdown, Waits};
+use crate::waiting::{look_until_found, Shutdown, Waiter, Waits};
 use crate::NotProvisioned;
 
 /// How many unseen messages of each channel a look goes through.
@@ -91,15 +91,11 @@ impl CodeService {
     }
 
     /// The channels asked for, each provisioned; or every provisioned one when none is named.
-    async fn sources(
-        &self,
-        agent: AgentId,
+    fn sources(
+        profile: &AgentProfile,
         channels: Option<&[CodeChannel]>,
     ) -> Result<Sources, WaitError> {
-        let profile = self.ports.agents.profile(agent).await?;
-        let (number, inbox) = profile.map_or((None, None), |profile| {
-            (profile.phone_number, profile.email_inbox)
-        });
+        let (number, inbox) = (profile.phone_number.clone(), profile.email_inbox.clone());
         let Some(channels) = channels else {
             if number.is_none() && inbox.is_none() {
                 return Err(NotProvisioned::PhoneNumber.into());
@@ -120,15 +116,21 @@ impl CodeService {
     }
 
     /// The newest unseen code of the wanted service on any of the channels, marked seen; else
-    /// waits for one until the timeout.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn wait(&self, agent: AgentId, wait: ChannelsWait) -> Result<FoundCode, WaitError> {
-        let sources = self.sources(agent, wait.channels.as_deref()).await?;
+    /// waits for one until the timeout, or until the agent's key stops authenticating it.
+    /// `profile` is the one the request authenticated with.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn wait(
+        &self,
+        profile: &AgentProfile,
+        wait: ChannelsWait,
+    ) -> Result<FoundCode, WaitError> {
+        let sources = Self::sources(profile, wait.channels.as_deref())?;
+        let waiter = Waiter::new(profile, self.ports.agents.clone());
         let wait = wait.wait;
         let ports = self.ports.clone();
         self.waits
-            .run(agent, wait.request_id.clone(), move |shutdown| {
-                wait_for(ports, agent, sources, wait, shutdown).boxed()
+            .run(profile.agent.id, wait.request_id.clone(), move |shutdown| {
+                wait_for(ports, waiter, sources, wait, shutdown).boxed()
             })
             .await
     }
@@ -136,21 +138,22 @@ impl CodeService {
 
 async fn wait_for(
     ports: Arc<CodePorts>,
-    agent: AgentId,
+    waiter: Waiter,
     sources: Sources,
     wait: CodeWait,
     shutdown: Arc<Shutdown>,
 ) -> Result<FoundCode, WaitError> {
-    let found = look_until_found(
+    let agent = waiter.agent();
+    look_until_found(
         ports.notifications.as_ref(),
         ports.timer.as_ref(),
         &inbound_topic(agent),
         wait.timeout,
         &shutdown,
+        &waiter,
         || take_newest(&ports, agent, &sources, &wait),
     )
-    .await?;
-    found.ok_or(WaitError::TimedOut)
+    .await
 }
 
 /// A message that may hold the code, from either channel.
@@ -309,6 +312,14 @@ mod tests {
         }
     }
 
+    fn profile(phone: bool, email: bool) -> AgentProfile {
+        AgentProfile {
+            phone_number: phone.then(PhoneNumberRecord::fixture),
+            email_inbox: email.then(inbox),
+            ..AgentProfile::fixture()
+        }
+    }
+
     fn service(
         phone: bool,
         email: bool,
@@ -316,13 +327,9 @@ mod tests {
         codes: MockEmailCodes,
     ) -> CodeService {
         let mut agents = MockAgentStore::new();
-        agents.expect_profile().returning(move |_| {
-            Ok(Some(AgentProfile {
-                phone_number: phone.then(PhoneNumberRecord::fixture),
-                email_inbox: email.then(inbox),
-                ..AgentProfile::fixture()
-            }))
-        });
+        agents
+            .expect_active_profile_by_key_hash()
+            .returning(move |_| Ok(Some(profile(phone, email))));
         let mut notifications = MockNotifications::new();
         notifications
             .expect_subscribe()
@@ -366,7 +373,7 @@ mod tests {
             .times(1)
             .returning(|_, _, _| Ok(Some(mail(20))));
         let found = service(true, true, sms_store, codes)
-            .wait(AgentRecord::fixture().id, once(None))
+            .wait(&profile(true, true), once(None))
             .await
             .expect("found");
         assert!(
@@ -377,10 +384,7 @@ mod tests {
     #[tokio::test]
     async fn a_channel_the_agent_lacks_is_refused_and_one_not_asked_for_is_not_looked_at() {
         let refused = service(true, false, MockSmsStore::new(), MockEmailCodes::new())
-            .wait(
-                AgentRecord::fixture().id,
-                once(Some(vec![CodeChannel::Email])),
-            )
+            .wait(&profile(true, false), once(Some(vec![CodeChannel::Email])))
             .await;
         assert!(matches!(
             refused,
@@ -391,10 +395,7 @@ mod tests {
         let mut sms_store = MockSmsStore::new();
         sms_store.expect_unseen().returning(|_, _| Ok(Vec::new()));
         let nothing = service(true, true, sms_store, codes)
-            .wait(
-                AgentRecord::fixture().id,
-                once(Some(vec![CodeChannel::Sms])),
-            )
+            .wait(&profile(true, true), once(Some(vec![CodeChannel::Sms])))
             .await;
         assert!(matches!(nothing, Err(WaitError::TimedOut)));
     }

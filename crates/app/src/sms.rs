@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use domain::inbound::{delivery_key, kept_text};
 use domain::{
-    extract_verification_codes, matches_service, recognise_service, AgentId, Direction,
-    PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId, SmsMessageRecord, SmsSource,
-    SYNC_WINDOW,
+    extract_verification_codes, matches_service, recognise_service, AgentId, AgentProfile,
+    Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId, SmsMessageRecord,
+    SmsSource, SYNC_WINDOW,
 };
 use futures_util::future::FutureExt;
 use ports::{
@@ -23,7 +23,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::waiting::{look_until_found, Joined, Shutdown, Waits};
+use crate::waiting::{look_until_found, Joined, Shutdown, Waiter, Waits};
 
 /// Characters kept of an SMS body: a concatenated SMS is at most about 1,600.
 const MAX_SMS_BODY_CHARS: usize = 8 * 1024;
@@ -51,6 +51,9 @@ pub enum WaitError {
     TimedOut,
     #[error("too many waits of this agent at once")]
     TooManyWaiters,
+    /// The agent's key stopped authenticating it while it waited (deactivated, key rotated).
+    #[error("the agent key no longer authenticates")]
+    Revoked,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -178,23 +181,30 @@ impl SmsService {
     }
 
     /// The newest unseen message (of `service_name`, when given), marked seen; else waits for one
-    /// until the timeout. With a request id, a retry returns what the first wait returned.
-    #[tracing::instrument(level = "debug", skip(self))]
+    /// until the timeout, or until the agent's key stops authenticating it. With a request id, a
+    /// retry returns what the first wait returned. `profile` is the one the request
+    /// authenticated with.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
     pub async fn wait_for_code(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         wait: CodeWait,
     ) -> Result<SmsMessageRecord, WaitError> {
-        let number = self.require_number::<WaitError>(agent).await?;
+        let agent = profile.agent.id;
+        let number = profile
+            .phone_number
+            .clone()
+            .ok_or(NotProvisioned::PhoneNumber)?;
         if let Some(request_id) = &wait.request_id {
             if let Some(done) = self.ports.store.wait_result(agent, request_id).await? {
                 return Ok(done);
             }
         }
+        let waiter = Waiter::new(profile, self.ports.agents.clone());
         let (ports, syncs) = (self.ports.clone(), self.syncs.clone());
         self.waits
             .run(agent, wait.request_id.clone(), move |shutdown| {
-                wait_for(ports, syncs, agent, number, wait, shutdown).boxed()
+                wait_for(ports, syncs, waiter, number, wait, shutdown).boxed()
             })
             .await
     }
@@ -361,29 +371,31 @@ async fn sync_once(
     Ok(true)
 }
 
-/// The wait itself: a sync, then looks until a message is found, the timeout or shutdown.
+/// The wait itself: a sync, then looks until a message is found, the timeout, shutdown or the
+/// key's revocation.
 async fn wait_for(
     ports: Arc<SmsPorts>,
     syncs: Arc<Syncs>,
-    agent: AgentId,
+    waiter: Waiter,
     number: PhoneNumberRecord,
     wait: CodeWait,
     shutdown: Arc<Shutdown>,
 ) -> Result<SmsMessageRecord, WaitError> {
+    let agent = waiter.agent();
     // A message only the provider has yet (no webhook reached us) counts too.
     if let Err(error) = sync(&ports, &syncs, agent, &number).await {
         tracing::warn!(%error, "could not sync before waiting");
     }
-    let found = look_until_found(
+    look_until_found(
         ports.notifications.as_ref(),
         ports.timer.as_ref(),
         &inbound_topic(agent),
         wait.timeout,
         &shutdown,
+        &waiter,
         || take_newest_unseen(&ports, agent, &number, &wait),
     )
-    .await?;
-    found.ok_or(WaitError::TimedOut)
+    .await
 }
 
 /// The newest unseen message of the wanted service, marked seen for this wait; `None` when there
@@ -472,14 +484,19 @@ mod tests {
             }
         }
 
+        /// The service, the fixture's key authenticating its agent throughout.
         fn service(self) -> SmsService {
             let mut agents = MockAgentStore::new();
-            agents.expect_profile().returning(|_| {
-                Ok(Some(AgentProfile {
-                    phone_number: Some(PhoneNumberRecord::fixture()),
-                    ..AgentProfile::fixture()
-                }))
-            });
+            agents
+                .expect_profile()
+                .returning(|_| Ok(Some(phone_profile())));
+            agents
+                .expect_active_profile_by_key_hash()
+                .returning(|_| Ok(Some(phone_profile())));
+            self.service_with(agents)
+        }
+
+        fn service_with(self, agents: MockAgentStore) -> SmsService {
             let mut provider = MockSmsProvider::new();
             provider.expect_name().return_const("sandbox");
             provider
@@ -500,6 +517,13 @@ mod tests {
                 },
                 2,
             )
+        }
+    }
+
+    fn phone_profile() -> AgentProfile {
+        AgentProfile {
+            phone_number: Some(PhoneNumberRecord::fixture()),
+            ..AgentProfile::fixture()
         }
     }
 
@@ -535,7 +559,7 @@ mod tests {
             .returning(|_, _, _| Ok(Some(message(1, "Your Google verification code is 111111"))));
         let found = mocks
             .service()
-            .wait_for_code(AgentRecord::fixture().id, wait("google", 30, Some("r-1")))
+            .wait_for_code(&phone_profile(), wait("google", 30, Some("r-1")))
             .await
             .expect("found");
         assert_eq!(found.parsed_code.as_deref(), Some("111111"));
@@ -557,7 +581,7 @@ mod tests {
         assert!(matches!(
             mocks
                 .service()
-                .wait_for_code(AgentRecord::fixture().id, wait("", 0, None))
+                .wait_for_code(&phone_profile(), wait("", 0, None))
                 .await,
             Err(WaitError::TimedOut)
         ));
@@ -566,12 +590,12 @@ mod tests {
     #[tokio::test]
     async fn a_wake_up_makes_the_wait_look_again_and_a_lost_race_looks_on() {
         let mut mocks = Mocks::new();
-        // The inbound topic wakes at once; the shutdown topic never does.
+        // The inbound topic wakes at once; the shutdown and revocation topics never do.
         mocks.notifications.expect_subscribe().returning(|topic| {
-            if topic == crate::waiting::SHUTDOWN_TOPIC {
-                pending()
-            } else {
+            if topic.starts_with("inbound:") {
                 ready()
+            } else {
+                pending()
             }
         });
         mocks.timer.expect_sleep().returning(|_| pending());
@@ -595,7 +619,7 @@ mod tests {
             });
         let found = mocks
             .service()
-            .wait_for_code(AgentRecord::fixture().id, wait("", 30, None))
+            .wait_for_code(&phone_profile(), wait("", 30, None))
             .await
             .expect("found");
         assert_eq!(found.parsed_code.as_deref(), Some("777777"));
@@ -611,7 +635,7 @@ mod tests {
         mocks.store.expect_unseen().never();
         let found = mocks
             .service()
-            .wait_for_code(AgentRecord::fixture().id, wait("", 30, Some("r-3")))
+            .wait_for_code(&phone_profile(), wait("", 30, Some("r-3")))
             .await
             .expect("found");
         assert_eq!(found.id, SmsMessageId(Uuid::from_u128(3)));
@@ -629,10 +653,47 @@ mod tests {
         service.shut_down();
         assert!(matches!(
             service
-                .wait_for_code(AgentRecord::fixture().id, wait("", 300, None))
+                .wait_for_code(&phone_profile(), wait("", 300, None))
                 .await,
             Err(WaitError::TimedOut)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_wait_ends_revoked_when_its_key_stops_authenticating() {
+        let revoked_while_asleep = |authorized_at_first: bool| {
+            let mut mocks = Mocks::new();
+            mocks.notifications.expect_subscribe().returning(|topic| {
+                if topic.starts_with("revoked:") {
+                    ready()
+                } else {
+                    pending()
+                }
+            });
+            mocks.timer.expect_sleep().returning(|_| pending());
+            mocks.store.expect_unseen().returning(|_, _| Ok(Vec::new()));
+            let mut agents = MockAgentStore::new();
+            let mut checks = 0;
+            agents
+                .expect_active_profile_by_key_hash()
+                .returning(move |_| {
+                    checks += 1;
+                    Ok((authorized_at_first && checks == 1).then(phone_profile))
+                });
+            mocks.service_with(agents)
+        };
+        for authorized_at_first in [true, false] {
+            let service = revoked_while_asleep(authorized_at_first);
+            assert!(
+                matches!(
+                    service
+                        .wait_for_code(&phone_profile(), wait("", 300, None))
+                        .await,
+                    Err(WaitError::Revoked)
+                ),
+                "authorized at first: {authorized_at_first}"
+            );
+        }
     }
 
     #[tokio::test]

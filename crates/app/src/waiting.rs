@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use domain::AgentId;
+use domain::{AgentId, AgentKeyHash, AgentProfile};
 use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared, WeakShared};
-use ports::{Notifications, Timer};
+use ports::{revoked_topic, AgentStore, Notifications, StoreError, Timer};
 
 use crate::in_flight::InFlight;
 use crate::sms::WaitError;
@@ -33,43 +33,96 @@ impl Shutdown {
     }
 }
 
+/// The agent a wait is for and the key it authenticated with: the wait ends when that key no
+/// longer authenticates (the agent deactivated, its key rotated), on any instance.
+#[derive(Clone)]
+pub(crate) struct Waiter {
+    agent: AgentId,
+    key_hash: AgentKeyHash,
+    agents: Arc<dyn AgentStore>,
+}
+
+impl Waiter {
+    pub(crate) fn new(profile: &AgentProfile, agents: Arc<dyn AgentStore>) -> Self {
+        Self {
+            agent: profile.agent.id,
+            key_hash: profile.agent.key_hash,
+            agents,
+        }
+    }
+
+    pub(crate) fn agent(&self) -> AgentId {
+        self.agent
+    }
+
+    /// Whether the key still authenticates the agent, read from the database.
+    async fn authorized(&self) -> Result<bool, StoreError> {
+        let profile = self
+            .agents
+            .active_profile_by_key_hash(&self.key_hash)
+            .await?;
+        Ok(profile.is_some_and(|profile| profile.agent.id == self.agent))
+    }
+}
+
 /// Calls `look` until it finds something, sleeping between looks until `topic` is notified;
-/// `None` once `timeout` has passed (a zero timeout looks once) or the instance is stopping. Each
-/// look comes after its subscription, so nothing published between a look and the sleep is
-/// missed.
-pub(crate) async fn look_until_found<T, E, Look, Looking>(
+/// `TimedOut` once `timeout` has passed (a zero timeout looks once) or the instance is stopping,
+/// `Revoked` once the waiter's key no longer authenticates. Each look comes after its
+/// subscription, so nothing published between a look and the sleep is missed; so does the first
+/// check of the key, before the first sleep.
+pub(crate) async fn look_until_found<T, Look, Looking>(
     notifications: &dyn Notifications,
     timer: &dyn Timer,
     topic: &str,
     timeout: Duration,
     shutdown: &Shutdown,
+    waiter: &Waiter,
     mut look: Look,
-) -> Result<Option<T>, E>
+) -> Result<T, WaitError>
 where
     Look: FnMut() -> Looking,
-    Looking: Future<Output = Result<Option<T>, E>>,
+    Looking: Future<Output = Result<Option<T>, StoreError>>,
 {
     let deadline = Instant::now() + timeout;
+    let revocations = revoked_topic(waiter.agent);
     let mut stopping = notifications.subscribe(SHUTDOWN_TOPIC);
+    let mut revoked = notifications.subscribe(&revocations);
+    let mut key_checked = false;
     loop {
         let woken = notifications.subscribe(topic);
         if let Some(found) = look().await? {
-            return Ok(Some(found));
+            return Ok(found);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() || shutdown.begun() {
-            return Ok(None);
+            return Err(WaitError::TimedOut);
         }
-        match select(woken, select(timer.sleep(left), &mut stopping)).await {
+        if !key_checked {
+            if !waiter.authorized().await? {
+                return Err(WaitError::Revoked);
+            }
+            key_checked = true;
+        }
+        let asleep = select(timer.sleep(left), &mut stopping);
+        match select(woken, select(asleep, &mut revoked)).await {
             Either::Left(_) => {}
-            Either::Right((Either::Left(_), _)) => return Ok(None),
+            Either::Right((Either::Left((Either::Left(_), _)), _)) => {
+                return Err(WaitError::TimedOut)
+            }
             // The hub also wakes every subscription when it reconnects: only a real shutdown
             // ends the wait; otherwise listen for it again and look once more.
-            Either::Right((Either::Right(_), _)) => {
+            Either::Right((Either::Left((Either::Right(_), _)), _)) => {
                 if shutdown.begun() {
-                    return Ok(None);
+                    return Err(WaitError::TimedOut);
                 }
                 stopping = notifications.subscribe(SHUTDOWN_TOPIC);
+            }
+            // Likewise a reconnect: the key is read again to tell.
+            Either::Right((Either::Right(_), _)) => {
+                revoked = notifications.subscribe(&revocations);
+                if !waiter.authorized().await? {
+                    return Err(WaitError::Revoked);
+                }
             }
         }
     }

@@ -33,7 +33,9 @@ pub use intents::{
     TransitionError,
 };
 pub use listings::{Listing, ListingVersion};
-pub use notifications::{inbound_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
+pub use notifications::{
+    inbound_topic, revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC,
+};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,

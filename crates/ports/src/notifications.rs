@@ -33,6 +33,12 @@ pub trait Timer: Send + Sync {
 /// key, number, inbox, wallet or spend policy), by database triggers, whichever path changes it.
 pub const AGENT_PROFILES_TOPIC: &str = "agent-profiles";
 
+/// The topic published on commit when an agent's key stops authenticating it (the agent
+/// deactivated, its key rotated), by a database trigger: its waits end.
+pub fn revoked_topic(agent: domain::AgentId) -> String {
+    format!("revoked:{agent}")
+}
+
 /// The topic of new inbound messages (SMS and mail) of an agent.
 pub fn inbound_topic(agent: domain::AgentId) -> String {
     format!("inbound:{agent}")

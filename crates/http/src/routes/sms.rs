@@ -8,7 +8,7 @@ use api_types::{
     WaitForCodeRequest,
 };
 use app::{ChannelsWait, CodeChannel, CodeWait, FoundCode, SmsError, WaitError};
-use domain::{check_no_nul, AgentId, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
+use domain::{check_no_nul, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
 use serde_json::json;
 
 use crate::auth::AuthenticatedAgent;
@@ -36,6 +36,7 @@ impl From<WaitError> for ApiError {
             WaitError::TimedOut => ApiError::RequestTimeout(
                 "No new SMS with a verification code arrived before the timeout".into(),
             ),
+            WaitError::Revoked => ApiError::InvalidKey,
             WaitError::TooManyWaiters => ApiError::TooManyRequests {
                 detail: "Too many waits for a code from this agent at once; retry later".into(),
                 retry_after: std::time::Duration::from_secs(1),
@@ -192,21 +193,10 @@ pub async fn wait_for_code(
     agent: AuthenticatedAgent,
     body: JsonBody<WaitForCodeRequest>,
 ) -> Result<Json<VerificationCodeResponse>, ApiError> {
-    answer_wait_for_code(&state, agent.id(), body.read().await?)
-        .await
-        .map(Json)
-}
-
-/// `wait-for-code` once the agent is known and the body read, whichever HTTP stack serves it.
-pub(crate) async fn answer_wait_for_code(
-    state: &ApiState,
-    agent: AgentId,
-    body: WaitForCodeRequest,
-) -> Result<VerificationCodeResponse, ApiError> {
-    let wait = parse_wait(body)?;
+    let wait = parse_wait(body.read().await?)?;
     let request_id = wait.request_id.clone();
-    let message = state.sms.wait_for_code(agent, wait).await?;
-    Ok(VerificationCodeResponse::new(&message, request_id))
+    let message = state.sms.wait_for_code(&agent.profile, wait).await?;
+    Ok(Json(VerificationCodeResponse::new(&message, request_id)))
 }
 
 /// Waits for a verification code by SMS or by mail, whichever comes first.
@@ -232,18 +222,18 @@ pub async fn wait_any_channel(
     agent: AuthenticatedAgent,
     body: JsonBody<CodesWaitRequest>,
 ) -> Result<Json<CodeOut>, ApiError> {
-    answer_wait_any_channel(&state, agent.id(), body.read().await?)
-        .await
-        .map(Json)
-}
-
-/// `/v1/codes/wait` once the agent is known and the body read, whichever HTTP stack serves it.
-pub(crate) async fn answer_wait_any_channel(
-    state: &ApiState,
-    agent: AgentId,
-    body: CodesWaitRequest,
-) -> Result<CodeOut, ApiError> {
+    let body = body.read().await?;
     let channels = body.channels.map(|names| {
+        if names.is_empty() {
+            // Waiting on no channel would wait for nothing until the timeout.
+            return Err(ValidationItem::new(
+                "too_short",
+                vec![json!("body"), json!("channels")],
+                "List should have at least 1 item after validation, not 0",
+                json!([]),
+            )
+            .with_ctx(json!({"field_type": "List", "min_length": 1, "actual_length": 0})));
+        }
         names
             .iter()
             .enumerate()
@@ -272,10 +262,16 @@ pub(crate) async fn answer_wait_any_channel(
     let request_id = wait.request_id.clone();
     let found = state
         .codes
-        .wait(agent, ChannelsWait { wait, channels })
-        .await?;
-    Ok(match &found {
+        .wait(&agent.profile, ChannelsWait { wait, channels })
+        .await
+        .map_err(|error| match error {
+            WaitError::TimedOut => ApiError::RequestTimeout(
+                "No new verification code arrived before the timeout".into(),
+            ),
+            other => other.into(),
+        })?;
+    Ok(Json(match &found {
         FoundCode::Sms(message) => CodeOut::from_sms(message, request_id),
         FoundCode::Email(message) => CodeOut::from_email(message, request_id),
-    })
+    }))
 }
