@@ -1,9 +1,14 @@
 //! The sandbox chain: balances kept in PostgreSQL, so `make run` needs no node. It answers the
-//! `ChainClient` port as a node would; tokens have 6 decimals, like USDC.
+//! `ChainClient` and `ChainWriter` ports as a node would; tokens have 6 decimals, like USDC. A
+//! transaction is mined as soon as it is its sender's next; one further ahead waits, as in a
+//! node's mempool, until the nonces before it are used.
+
+use std::cmp::Ordering;
 
 use async_trait::async_trait;
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
+use diesel::sql_types::Text;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
@@ -15,7 +20,7 @@ use ports::{
 use crate::database::Database;
 use crate::errors::{from_diesel, TxError};
 use crate::rows::{address_column, numeric_column, u256_from_numeric, u256_numeric};
-use crate::schema::{sandbox_balances, sandbox_transactions};
+use crate::schema::{sandbox_balances, sandbox_queued_transactions, sandbox_transactions};
 
 /// The sandbox answers as Base mainnet does.
 pub const SANDBOX_CHAIN_ID: u64 = 8453;
@@ -125,60 +130,178 @@ fn transfer_store_error(error: StoreError) -> BroadcastError {
     }
 }
 
-/// Mines `transfer` at once: moves the tokens, or records a revert when the sender lacks them
-/// (the nonce is used either way, as on a real chain). A known hash is accepted again unchanged.
-async fn mine(
+/// A transaction as the sandbox keeps it, mined or waiting for the nonces before it.
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = sandbox_queued_transactions, check_for_backend(diesel::pg::Pg))]
+struct Transaction {
+    hash: String,
+    sender: String,
+    nonce: i64,
+    token_address: String,
+    recipient: String,
+    amount_atomic: BigDecimal,
+    max_fee_per_gas: BigDecimal,
+    max_priority_fee_per_gas: BigDecimal,
+}
+
+impl Transaction {
+    fn of(transfer: &SignedTransfer) -> Self {
+        Self {
+            hash: transfer.hash.clone(),
+            sender: address_column(&transfer.from),
+            nonce: i64::try_from(transfer.nonce).unwrap_or(i64::MAX),
+            token_address: address_column(&transfer.token),
+            recipient: address_column(&transfer.to),
+            amount_atomic: u256_numeric(transfer.amount),
+            max_fee_per_gas: BigDecimal::from(transfer.fees.max_fee_per_gas),
+            max_priority_fee_per_gas: BigDecimal::from(transfer.fees.max_priority_fee_per_gas),
+        }
+    }
+
+    /// Whether it may take the place of `waiting`, which has its nonce: as a node asks, it pays
+    /// more on both fee caps.
+    fn outbids(&self, waiting: &Transaction) -> bool {
+        self.max_fee_per_gas > waiting.max_fee_per_gas
+            && self.max_priority_fee_per_gas > waiting.max_priority_fee_per_gas
+    }
+}
+
+/// Takes `transfer` as a node does: a nonce already used is refused, the sender's next one is
+/// mined at once together with every waiting transaction it lets through, and a later one waits
+/// for the nonces before it. A known hash is accepted again unchanged. Broadcasts of one sender
+/// are taken one at a time, so no nonce is ever mined twice.
+async fn take(
     connection: &mut AsyncPgConnection,
     transfer: &SignedTransfer,
 ) -> Result<Result<(), String>, TxError<StoreError>> {
+    let transaction = Transaction::of(transfer);
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('sandbox sender ' || $1, 0))")
+        .bind::<Text, _>(&transaction.sender)
+        .execute(connection)
+        .await?;
     let known: i64 = sandbox_transactions::table
-        .filter(sandbox_transactions::hash.eq(&transfer.hash))
+        .filter(sandbox_transactions::hash.eq(&transaction.hash))
         .count()
         .get_result(connection)
         .await?;
     if known > 0 {
         return Ok(Ok(()));
     }
-    let sender = address_column(&transfer.from);
     let used: i64 = sandbox_transactions::table
-        .filter(sandbox_transactions::sender.eq(&sender))
+        .filter(sandbox_transactions::sender.eq(&transaction.sender))
         .count()
         .get_result(connection)
         .await?;
-    let nonce = i64::try_from(transfer.nonce).unwrap_or(i64::MAX);
-    if nonce != used {
-        return Ok(Err(format!(
-            "nonce {nonce} does not follow {used} earlier transactions"
-        )));
+    match transaction.nonce.cmp(&used) {
+        Ordering::Less => Ok(Err(format!(
+            "nonce too low: nonce {} is used, the next is {used}",
+            transaction.nonce
+        ))),
+        Ordering::Greater => wait(connection, transaction).await,
+        Ordering::Equal => {
+            mine(connection, &transaction).await?;
+            mine_waiting(connection, &transaction.sender, used + 1).await?;
+            Ok(Ok(()))
+        }
     }
-    let token = address_column(&transfer.token);
-    let amount = u256_numeric(transfer.amount);
+}
+
+/// Keeps `transaction` until the nonces before it are used; a waiting one with its nonce gives
+/// way only to one that outbids it.
+async fn wait(
+    connection: &mut AsyncPgConnection,
+    transaction: Transaction,
+) -> Result<Result<(), String>, TxError<StoreError>> {
+    let waiting: Option<Transaction> = sandbox_queued_transactions::table
+        .filter(sandbox_queued_transactions::sender.eq(&transaction.sender))
+        .filter(sandbox_queued_transactions::nonce.eq(transaction.nonce))
+        .select(Transaction::as_select())
+        .first(connection)
+        .await
+        .optional()?;
+    if let Some(waiting) = waiting {
+        if waiting.hash == transaction.hash {
+            return Ok(Ok(()));
+        }
+        if !transaction.outbids(&waiting) {
+            return Ok(Err(format!(
+                "replacement transaction underpriced: {} waits with nonce {}",
+                waiting.hash, waiting.nonce
+            )));
+        }
+        diesel::delete(sandbox_queued_transactions::table.find(&waiting.hash))
+            .execute(connection)
+            .await?;
+    }
+    diesel::insert_into(sandbox_queued_transactions::table)
+        .values(&transaction)
+        .execute(connection)
+        .await?;
+    Ok(Ok(()))
+}
+
+/// Mines the waiting transactions of `sender` from nonce `next` on, as long as they follow one
+/// another.
+async fn mine_waiting(
+    connection: &mut AsyncPgConnection,
+    sender: &str,
+    mut next: i64,
+) -> Result<(), TxError<StoreError>> {
+    loop {
+        let waiting: Option<Transaction> = diesel::delete(
+            sandbox_queued_transactions::table
+                .filter(sandbox_queued_transactions::sender.eq(sender))
+                .filter(sandbox_queued_transactions::nonce.eq(next)),
+        )
+        .returning(Transaction::as_returning())
+        .get_result(connection)
+        .await
+        .optional()?;
+        let Some(waiting) = waiting else {
+            return Ok(());
+        };
+        mine(connection, &waiting).await?;
+        next += 1;
+    }
+}
+
+/// Mines `transaction`, the sender's next: moves the tokens, or records a revert when the sender
+/// lacks them (the nonce is used either way, as on a real chain).
+async fn mine(
+    connection: &mut AsyncPgConnection,
+    transaction: &Transaction,
+) -> Result<(), TxError<StoreError>> {
+    let (sender, token, amount) = (
+        &transaction.sender,
+        &transaction.token_address,
+        &transaction.amount_atomic,
+    );
     let balance: Option<BigDecimal> = sandbox_balances::table
-        .find((&sender, &token))
+        .find((sender, token))
         .select(sandbox_balances::amount_atomic)
         .for_update()
         .first(connection)
         .await
         .optional()?;
-    let succeeded = balance.is_some_and(|balance| balance >= amount);
+    let succeeded = balance.is_some_and(|balance| balance >= *amount);
     if succeeded {
-        diesel::update(sandbox_balances::table.find((&sender, &token)))
+        diesel::update(sandbox_balances::table.find((sender, token)))
             .set((
-                sandbox_balances::amount_atomic.eq(sandbox_balances::amount_atomic - &amount),
+                sandbox_balances::amount_atomic.eq(sandbox_balances::amount_atomic - amount),
                 sandbox_balances::updated_at.eq(diesel::dsl::now),
             ))
             .execute(connection)
             .await?;
         diesel::insert_into(sandbox_balances::table)
             .values((
-                sandbox_balances::holder.eq(address_column(&transfer.to)),
-                sandbox_balances::token_address.eq(&token),
-                sandbox_balances::amount_atomic.eq(&amount),
+                sandbox_balances::holder.eq(&transaction.recipient),
+                sandbox_balances::token_address.eq(token),
+                sandbox_balances::amount_atomic.eq(amount),
             ))
             .on_conflict((sandbox_balances::holder, sandbox_balances::token_address))
             .do_update()
             .set((
-                sandbox_balances::amount_atomic.eq(sandbox_balances::amount_atomic + &amount),
+                sandbox_balances::amount_atomic.eq(sandbox_balances::amount_atomic + amount),
                 sandbox_balances::updated_at.eq(diesel::dsl::now),
             ))
             .execute(connection)
@@ -186,17 +309,17 @@ async fn mine(
     }
     diesel::insert_into(sandbox_transactions::table)
         .values((
-            sandbox_transactions::hash.eq(&transfer.hash),
-            sandbox_transactions::sender.eq(&sender),
-            sandbox_transactions::token_address.eq(&token),
-            sandbox_transactions::recipient.eq(address_column(&transfer.to)),
-            sandbox_transactions::amount_atomic.eq(&amount),
-            sandbox_transactions::nonce.eq(nonce),
+            sandbox_transactions::hash.eq(&transaction.hash),
+            sandbox_transactions::sender.eq(sender),
+            sandbox_transactions::token_address.eq(token),
+            sandbox_transactions::recipient.eq(&transaction.recipient),
+            sandbox_transactions::amount_atomic.eq(amount),
+            sandbox_transactions::nonce.eq(transaction.nonce),
             sandbox_transactions::succeeded.eq(succeeded),
         ))
         .execute(connection)
         .await?;
-    Ok(Ok(()))
+    Ok(())
 }
 
 #[async_trait]
@@ -210,7 +333,8 @@ impl ChainWriter for PgSandboxChain {
         self.used_nonces(sender).await
     }
 
-    /// The sandbox mines at once: every accepted transaction is a mined one.
+    /// A transaction is mined as soon as every nonce before it is used, so the pending count is
+    /// the mined one: a transaction waiting behind a gap counts in neither, as on a node.
     #[tracing::instrument(level = "debug", skip(self))]
     async fn mined_nonce(&self, sender: &EvmAddress) -> Result<u64, ChainError> {
         self.used_nonces(sender).await
@@ -228,7 +352,7 @@ impl ChainWriter for PgSandboxChain {
         let mined = self
             .database
             .in_transaction::<_, StoreError, _>(|connection| {
-                async move { mine(connection, transfer).await }.scope_boxed()
+                async move { take(connection, transfer).await }.scope_boxed()
             })
             .await
             .map_err(transfer_store_error)?;

@@ -156,6 +156,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    sandbox_queued_transactions (hash) {
+        hash -> Text,
+        sender -> Text,
+        nonce -> BigInt,
+        token_address -> Text,
+        recipient -> Text,
+        amount_atomic -> Numeric,
+        max_fee_per_gas -> Numeric,
+        max_priority_fee_per_gas -> Numeric,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     sandbox_balances (holder, token_address) {
         holder -> Text,
         token_address -> Text,

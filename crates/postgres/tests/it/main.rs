@@ -4,6 +4,7 @@ mod agents;
 mod email;
 mod intents;
 mod migrations;
+mod sandbox_chain;
 mod sms;
 mod tls;
 mod wallet_keys;
