@@ -23,6 +23,7 @@ mod protection;
 mod rotation;
 mod routing;
 mod send_rules;
+mod settlement_fairness;
 mod sms;
 mod stuck_intents;
 mod tls;
