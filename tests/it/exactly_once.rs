@@ -78,48 +78,6 @@ async fn a_refused_broadcast_is_sent_again_so_later_transfers_are_not_wedged_beh
 }
 
 #[tokio::test]
-async fn settlement_reaches_every_wallet_behind_a_hundred_and_five_stuck_intents() {
-    let chain = OnChain::start().await;
-    let server = chain.server(&[]).await;
-    // A wallet with tokens but no gas: the node refuses each of its broadcasts.
-    let stuck = chain.payer(1_000).await;
-    chain.anvil.set_eth(&stuck.address, 0).await;
-    let mut stuck_ids = Vec::new();
-    for _ in 0..105 {
-        stuck_ids.push(chain.send(&server, &stuck, RECIPIENT, "1").await);
-    }
-    confirm_all(&chain, &stuck_ids).await;
-    chain
-        .reaching(
-            stuck_ids.last().expect("ids"),
-            &["submitted"],
-            SETTLE_DEADLINE,
-        )
-        .await;
-    let payer = chain.payer(1_000).await;
-    let id = chain.send(&server, &payer, RECIPIENT, "7").await;
-    chain.confirm(&id).await;
-    let settled = chain.settled(&id).await;
-    assert_eq!(settled["status"], "executed", "{settled}");
-    assert_eq!(
-        listed(&chain, "submitted").await.len(),
-        105,
-        "the stuck wallet's transfers wait, none is failed"
-    );
-    // Gas arrives: the stuck wallet's transfers go through, each once.
-    chain
-        .anvil
-        .set_eth(&stuck.address, 1_000_000_000_000_000_000)
-        .await;
-    let all = all_settled(&chain, SETTLE_DEADLINE).await;
-    assert!(
-        all.iter().all(|intent| intent["status"] == "executed"),
-        "{all:?}"
-    );
-    chain.assert_paid(&stuck, 105, 112).await;
-}
-
-#[tokio::test]
 async fn a_broadcast_that_errs_after_sending_settles_by_its_receipt_and_is_never_paid_twice() {
     let chain = OnChain::start().await;
     let server = chain.server(&[]).await;

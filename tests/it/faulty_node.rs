@@ -104,6 +104,11 @@ impl FaultyNode {
             .await;
     }
 
+    /// How many broadcasts have arrived so far.
+    pub fn broadcasts_seen(&self) -> usize {
+        self.state().broadcasts_seen
+    }
+
     pub fn requests_seen(&self) -> usize {
         self.state().requests_seen
     }

@@ -1,5 +1,5 @@
-//! Settlement shared fairly: several executors on one wallet's backlog go as fast as one, on the
-//! sandbox chain and on anvil.
+//! Settlement shared fairly: one wallet's stuck backlog does not slow the other wallets, and
+//! several executors on one wallet's backlog go as fast as one, on the sandbox chain and on anvil.
 
 use std::time::{Duration, Instant};
 
@@ -7,14 +7,87 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use test_support::TestDatabase;
 
+use crate::exactly_once::{all_settled, confirm_all, listed, SETTLE_DEADLINE};
 use crate::harness::{agentctl_with, amount_of, Server};
 use crate::onchain::{OnChain, Payer, RECIPIENT};
 use crate::wallet::{post_send, FAST_EXECUTOR, UNLIMITED_SENDS};
 
+/// Far beyond what a wallet's transfer takes beside a stuck backlog (about a second), well short
+/// of what it took when every round followed the whole backlog first (about 20 s).
+const BESIDE_A_BACKLOG: Duration = Duration::from_secs(10);
+/// How late a hosted node's answers come.
+const NODE_ROUND_TRIP: Duration = Duration::from_millis(25);
 /// Far beyond what one executor takes for a hundred transfers of one wallet (a few seconds), well
 /// short of what two took on the sandbox chain when it refused the nonces that reached it out of
 /// order (30 of the hundred in 30 s).
 const BACKLOG_DEADLINE: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn every_other_wallet_executes_promptly_beside_a_hundred_and_five_stuck_intents() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    // A wallet with tokens but no gas: the node refuses each of its broadcasts.
+    let stuck = chain.payer(1_000).await;
+    chain.anvil.set_eth(&stuck.address, 0).await;
+    let mut stuck_ids = Vec::new();
+    for _ in 0..105 {
+        stuck_ids.push(chain.send(&server, &stuck, RECIPIENT, "1").await);
+    }
+    confirm_all(&chain, &stuck_ids).await;
+    chain
+        .reaching(
+            stuck_ids.last().expect("ids"),
+            &["submitted"],
+            SETTLE_DEADLINE,
+        )
+        .await;
+    // Every stuck transfer has been sent once, and the backlog is being followed: some are sent
+    // again.
+    chain.node.wait_for_broadcasts(stuck_ids.len() + 20).await;
+    // A node across a network, as a hosted one is: every call costs a round trip.
+    chain.node.delay_answers(NODE_ROUND_TRIP);
+    let broadcasts_before = chain.node.broadcasts_seen();
+    let mut others = Vec::new();
+    for _ in 0..3 {
+        others.push(chain.payer(1_000).await);
+    }
+    let took = join_all(others.iter().map(|payer| async {
+        let id = chain.send(&server, payer, RECIPIENT, "7").await;
+        chain.confirm(&id).await;
+        let confirmed = Instant::now();
+        let settled = chain
+            .reaching(&id, &["executed", "failed"], SETTLE_DEADLINE)
+            .await;
+        assert_eq!(settled["status"], "executed", "{settled}");
+        confirmed.elapsed()
+    }))
+    .await;
+    let broadcasts = chain.node.broadcasts_seen() - broadcasts_before;
+    println!(
+        "beside 105 stuck intents, other wallets executed {:.1?} after confirmation; {broadcasts} \
+         broadcasts meanwhile",
+        took
+    );
+    for took in &took {
+        assert!(*took < BESIDE_A_BACKLOG, "{took:?}");
+    }
+    assert_eq!(
+        listed(&chain, "submitted").await.len(),
+        105,
+        "the stuck wallet's transfers wait, none is failed"
+    );
+    // Gas arrives: the stuck wallet's transfers go through, each once.
+    chain
+        .anvil
+        .set_eth(&stuck.address, 1_000_000_000_000_000_000)
+        .await;
+    let all = all_settled(&chain, SETTLE_DEADLINE).await;
+    assert!(
+        all.iter().all(|intent| intent["status"] == "executed"),
+        "{all:?}"
+    );
+    chain.assert_paid(&stuck, 105, 105 + 3 * 7).await;
+}
 
 /// A chain the servers execute on: the sandbox in the database, or anvil behind a faulty node.
 enum Ledger {

@@ -11,13 +11,16 @@
 //! is not ours, settles the intent. A failed broadcast proves nothing (the bytes may have left):
 //! the intent stays submitted, is sent again with backoff, and is replaced by a better-paying
 //! transaction when it stays unmined too long. `failed` means the money did not and will not move.
+//! Following goes wallet by wallet: one read of the wallet's mined count per round, receipts only
+//! for the nonces below it, and only a bounded front of the wallet's lowest nonces, so a wallet's
+//! backlog costs a round the same few node calls however long it grows.
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use domain::{
-    replacement_fees, without_receipt, IntentId, LeaseId, RetrySchedule, TransferIntentRecord,
-    WithoutReceipt,
+    nonce_used, replacement_fees, without_receipt, IntentId, LeaseId, RetrySchedule,
+    TransferIntentRecord, WithoutReceipt,
 };
 use ports::{
     ChainError, ChainWriter, ExecutionQueue, KeyVault, ProviderError, ReceiptStatus, Settlement,
@@ -34,6 +37,9 @@ pub struct ExecutorSettings {
     pub lease: Duration,
     /// How many due submitted intents one pass looks at.
     pub follow_batch: usize,
+    /// How many of one wallet's lowest submitted nonces a pass may look at: no later transaction
+    /// of the wallet can be mined before them, so looking further only costs node calls.
+    pub follow_per_wallet: usize,
     /// Waits between looks at a sent transfer without a receipt.
     pub retry: RetrySchedule,
     /// How long a transaction may stay unmined before a better-paying one replaces it.
@@ -49,6 +55,7 @@ impl Default for ExecutorSettings {
             gas_limit: 100_000,
             lease: Duration::from_secs(30),
             follow_batch: 100,
+            follow_per_wallet: 16,
             retry: RetrySchedule {
                 base: Duration::from_secs(1),
                 cap: Duration::from_secs(60),
@@ -281,39 +288,71 @@ impl Executor {
         }
     }
 
-    /// Looks at every submitted intent that is due, the most overdue first: settles those with a
-    /// receipt, sends the others again (or replaces them) and puts their next look further off.
-    /// Trouble with one intent is logged and it is looked at again later; the others go on.
+    /// Looks at the submitted intents that are due, wallet by wallet, a bounded front of each
+    /// wallet's lowest nonces: the wallet's mined count is read once, the transfers below it are
+    /// settled by their receipts, and those at or above it are sent again (or replaced). So one
+    /// wallet's backlog costs each round a bounded number of node calls, whatever its length,
+    /// and every other wallet is looked at in the same round. Trouble with one intent or wallet
+    /// is logged and looked at again later; the others go on.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
         let mut outcome = FollowOutcome::default();
-        for submitted in self
+        let due = self
             .queue
-            .due_submitted(self.settings.follow_batch, self.settings.lease)
-            .await?
-        {
-            let id = submitted.intent.id;
-            if let Err(error) = self.follow(&submitted, &mut outcome).await {
-                tracing::warn!(intent_id = %id, %error, "following a submitted transfer failed; looking again later");
-                let wait = self.settings.retry.delay(submitted.checks);
-                self.queue.reschedule(id, wait, false).await?;
+            .due_submitted(
+                self.settings.follow_batch,
+                self.settings.follow_per_wallet,
+                self.settings.lease,
+            )
+            .await?;
+        for wallet in due.chunk_by(|one, next| one.wallet_address == next.wallet_address) {
+            let Some(first) = wallet.first() else {
+                continue;
+            };
+            let mined = match self.chain.mined_nonce(&first.wallet_address).await {
+                Ok(mined) => mined,
+                Err(error) => {
+                    tracing::warn!(wallet = %first.wallet_address, %error, "reading the wallet's mined count failed; looking again later");
+                    for submitted in wallet {
+                        self.look_again_later(submitted).await?;
+                    }
+                    continue;
+                }
+            };
+            for submitted in wallet {
+                if let Err(error) = self.follow(submitted, mined, &mut outcome).await {
+                    tracing::warn!(intent_id = %submitted.intent.id, %error, "following a submitted transfer failed; looking again later");
+                    self.look_again_later(submitted).await?;
+                }
             }
         }
         Ok(outcome)
     }
 
+    async fn look_again_later(&self, submitted: &SubmittedIntent) -> Result<(), StoreError> {
+        let wait = self.settings.retry.delay(submitted.checks);
+        self.queue
+            .reschedule(submitted.intent.id, wait, false)
+            .await
+    }
+
+    /// Settles, sends again or puts off one intent of a wallet that has mined `mined`
+    /// transactions. Only a used nonce can have a receipt: the count is read before the
+    /// receipts, so a transaction of ours mined before the count shows its receipt after it.
     async fn follow(
         &self,
         submitted: &SubmittedIntent,
+        mined: u64,
         outcome: &mut FollowOutcome,
     ) -> Result<(), ExecutionError> {
         let intent = &submitted.intent;
-        if let Some(settlement) =
-            settlement_by_receipt(self.chain.as_ref(), &submitted.attempts).await?
-        {
-            return self.settle(intent, settlement, outcome).await;
+        if nonce_used(submitted.nonce, mined) {
+            if let Some(settlement) =
+                settlement_by_receipt(self.chain.as_ref(), &submitted.attempts).await?
+            {
+                return self.settle(intent, settlement, outcome).await;
+            }
         }
-        let mined = self.chain.mined_nonce(&submitted.wallet_address).await?;
         let wait = self.settings.retry.delay(submitted.checks);
         match without_receipt(
             submitted.nonce,
@@ -765,11 +804,18 @@ mod tests {
         }
     }
 
+    /// A chain on which every wallet has mined `mined` transactions, read once per wallet.
+    fn chain_mined(mined: u64) -> MockChainWriter {
+        let mut chain = MockChainWriter::new();
+        chain.expect_mined_nonce().returning(move |_| Ok(mined));
+        chain
+    }
+
     fn due(list: Vec<SubmittedIntent>) -> MockExecutionQueue {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_due_submitted()
-            .return_once(move |_, _| Ok(list));
+            .return_once(move |_, _, _| Ok(list));
         queue
     }
 
@@ -790,7 +836,7 @@ mod tests {
             })
             .times(1)
             .returning(|_, _| Ok(intent(IntentStatus::Executed)));
-        let mut chain = MockChainWriter::new();
+        let mut chain = chain_mined(6);
         chain
             .expect_receipt()
             .with(eq("0xnew"))
@@ -821,7 +867,7 @@ mod tests {
             })
             .times(1)
             .returning(|_, _| Ok(intent(IntentStatus::Failed)));
-        let mut chain = MockChainWriter::new();
+        let mut chain = chain_mined(6);
         chain
             .expect_receipt()
             .returning(|_| Ok(ReceiptStatus::Reverted));
@@ -840,11 +886,8 @@ mod tests {
             3,
         )]);
         let mut sequence = Sequence::new();
-        let mut chain = MockChainWriter::new();
-        chain
-            .expect_receipt()
-            .returning(|_| Ok(ReceiptStatus::Pending));
-        chain.expect_mined_nonce().returning(|_| Ok(5));
+        let mut chain = chain_mined(5);
+        chain.expect_receipt().never();
         chain
             .expect_broadcast()
             .withf(|transfer| transfer.hash == "0xpending" && transfer.raw == vec![9, 9])
@@ -879,9 +922,6 @@ mod tests {
         let mut queue = due(vec![submitted(vec![old], settings.replace_after, 4)]);
         let mut sequence = Sequence::new();
         let mut chain = chain_quoting(0);
-        chain
-            .expect_receipt()
-            .returning(|_| Ok(ReceiptStatus::Pending));
         chain.expect_mined_nonce().returning(|_| Ok(5));
         let bumped = domain::replacement_fees(attempt(100, "0xold").fees, MARKET);
         let mut vault = MockKeyVault::new();
@@ -952,7 +992,7 @@ mod tests {
         broken.intent.id = domain::IntentId(Uuid::from_u128(77));
         let fine = submitted(vec![attempt(100, "0xfine")], Duration::from_secs(5), 0);
         let mut queue = due(vec![broken, fine]);
-        let mut chain = MockChainWriter::new();
+        let mut chain = chain_mined(6);
         chain
             .expect_receipt()
             .with(eq("0xbroken"))
@@ -964,6 +1004,106 @@ mod tests {
         queue
             .expect_reschedule()
             .withf(|id, _, _| *id == domain::IntentId(Uuid::from_u128(77)))
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        queue
+            .expect_settle()
+            .times(1)
+            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!(outcome.executed, 1);
+    }
+
+    /// A due intent of the wallet `wallet` with `nonce`, sent once as `hash`.
+    fn submitted_of(wallet: u8, nonce: u64, hash: &str) -> SubmittedIntent {
+        let mut looked_at = submitted(vec![attempt(100, hash)], Duration::from_secs(5), 0);
+        looked_at.intent.id = domain::IntentId(Uuid::new_v4());
+        looked_at.wallet_address = EvmAddress::from_bytes([wallet; 20]);
+        looked_at.nonce = nonce;
+        looked_at
+    }
+
+    #[tokio::test]
+    async fn a_wallets_mined_count_is_read_once_and_only_transfers_below_it_are_asked_for_receipts()
+    {
+        let settings = ExecutorSettings::default();
+        let mut queue = MockExecutionQueue::new();
+        let wallet = EvmAddress::from_bytes([3; 20]);
+        queue
+            .expect_due_submitted()
+            .with(
+                eq(settings.follow_batch),
+                eq(settings.follow_per_wallet),
+                eq(settings.lease),
+            )
+            .times(1)
+            .return_once(|_, _, _| {
+                Ok(vec![
+                    submitted_of(3, 5, "0xmined"),
+                    submitted_of(3, 6, "0xnext"),
+                    submitted_of(3, 7, "0xlater"),
+                ])
+            });
+        let mut chain = MockChainWriter::new();
+        chain
+            .expect_mined_nonce()
+            .with(eq(wallet))
+            .times(1)
+            .returning(|_| Ok(6));
+        chain
+            .expect_receipt()
+            .with(eq("0xmined"))
+            .times(1)
+            .returning(|_| Ok(ReceiptStatus::Succeeded));
+        chain
+            .expect_broadcast()
+            .withf(|transfer| transfer.hash == "0xnext" || transfer.hash == "0xlater")
+            .times(2)
+            .returning(|_| Ok(()));
+        queue
+            .expect_settle()
+            .times(1)
+            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+        queue
+            .expect_record_broadcast()
+            .times(2)
+            .returning(|_, _| Ok(()));
+        queue
+            .expect_reschedule()
+            .times(2)
+            .returning(|_, _, _| Ok(()));
+        let outcome = executor(queue, chain, MockKeyVault::new())
+            .follow_submitted()
+            .await
+            .expect("ran");
+        assert_eq!((outcome.executed, outcome.rebroadcast), (1, 2));
+    }
+
+    #[tokio::test]
+    async fn a_wallet_whose_mined_count_cannot_be_read_is_looked_at_later_and_the_next_goes_on() {
+        let unreadable = submitted_of(3, 0, "0xunread");
+        let unreadable_id = unreadable.intent.id;
+        let mut queue = due(vec![unreadable, submitted_of(4, 0, "0xmined")]);
+        let mut chain = MockChainWriter::new();
+        chain
+            .expect_mined_nonce()
+            .with(eq(EvmAddress::from_bytes([3; 20])))
+            .returning(|_| Err(ChainError::Unavailable("node behind a flaky proxy".into())));
+        chain
+            .expect_mined_nonce()
+            .with(eq(EvmAddress::from_bytes([4; 20])))
+            .returning(|_| Ok(1));
+        chain
+            .expect_receipt()
+            .with(eq("0xmined"))
+            .returning(|_| Ok(ReceiptStatus::Succeeded));
+        chain.expect_broadcast().never();
+        queue
+            .expect_reschedule()
+            .withf(move |id, _, used| *id == unreadable_id && !used)
             .times(1)
             .returning(|_, _, _| Ok(()));
         queue

@@ -264,11 +264,15 @@ pub trait ExecutionQueue: Send + Sync {
         error: Option<String>,
     ) -> Result<(), StoreError>;
 
-    /// Submitted intents whose next look is due, the most overdue first, held back from other
-    /// executors for `look_for` (until rescheduled or settled, or a crashed look lapses).
+    /// Up to `limit` submitted intents whose next look is due, held back from other executors for
+    /// `look_for` (until rescheduled or settled, or a crashed look lapses). Of each wallet only
+    /// those among its `per_wallet` lowest nonces still submitted come, since no later one can be
+    /// mined before them; wallet by wallet, the one with the most overdue intent first, each
+    /// wallet's in nonce order.
     async fn due_submitted(
         &self,
         limit: usize,
+        per_wallet: usize,
         look_for: Duration,
     ) -> Result<Vec<SubmittedIntent>, StoreError>;
 

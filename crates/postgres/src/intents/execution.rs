@@ -1,6 +1,6 @@
 //! `ExecutionQueue`: leased claims on confirmed intents, one nonce per intent assigned under the
 //! wallet's lock, every transaction recorded before it is broadcast, submitted intents looked at
-//! when due, and settlement.
+//! when due (a bounded front of each wallet's), and settlement.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use bigdecimal::BigDecimal;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Double, Interval, Nullable, Timestamptz};
+use diesel::sql_types::{BigInt, Bool, Double, Interval, Nullable, Timestamptz, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{FeeQuote, IntentEvent, IntentId, IntentStatus, LeaseId, TransferIntentRecord};
@@ -23,6 +23,7 @@ use uuid::Uuid;
 use super::{intent_record, transition_locked, PgIntentStore};
 use crate::clock::{duration_from_secs, interval, seconds_since};
 use crate::errors::{corrupt, from_diesel, TxError};
+use crate::prepared::Prepared;
 use crate::rows::{integer_digits, parse_address, row_limit, TransferIntentRow};
 use crate::schema::{agents, transfer_attempts, transfer_intents, wallets};
 
@@ -307,21 +308,48 @@ type DueRow = (
     Vec<u8>,
 );
 
+/// One due intent's id, as the window query names it.
+#[derive(QueryableByName)]
+struct DueId {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+/// Due intents among each wallet's `$1` lowest nonces still submitted, wallet by wallet (the one
+/// with the most overdue first), each in nonce order, at most `$2`. A row another look holds is
+/// skipped; one rescheduled or settled meanwhile drops out when it is locked.
+const DUE_PER_WALLET: &str = "\
+    WITH front AS ( \
+        SELECT id, wallet_id, nonce, next_check_at, \
+               row_number() OVER (PARTITION BY wallet_id ORDER BY nonce) AS place \
+        FROM transfer_intents WHERE status = 'submitted' \
+    ), due AS ( \
+        SELECT id, wallet_id, nonce, \
+               min(next_check_at) OVER (PARTITION BY wallet_id) AS wallet_due \
+        FROM front WHERE place <= $1 AND next_check_at <= now() \
+    ) \
+    SELECT transfer_intents.id FROM transfer_intents JOIN due ON due.id = transfer_intents.id \
+    WHERE transfer_intents.status = 'submitted' AND transfer_intents.next_check_at <= now() \
+    ORDER BY due.wallet_due, due.wallet_id, due.nonce \
+    LIMIT $2 \
+    FOR UPDATE OF transfer_intents SKIP LOCKED";
+
 async fn due_locked(
     connection: &mut AsyncPgConnection,
     limit: usize,
+    per_wallet: usize,
     look_lease: Duration,
 ) -> Result<Vec<SubmittedIntent>, TxError<StoreError>> {
-    let due: Vec<Uuid> = transfer_intents::table
-        .filter(transfer_intents::status.eq(IntentStatus::Submitted.as_str()))
-        .filter(sql::<Bool>("transfer_intents.next_check_at <= now()"))
-        .select(transfer_intents::id)
-        .order(transfer_intents::next_check_at.asc())
-        .limit(row_limit(limit))
-        .for_update()
-        .skip_locked()
-        .load(connection)
-        .await?;
+    let due: Vec<Uuid> = Prepared(
+        diesel::sql_query(DUE_PER_WALLET)
+            .bind::<BigInt, _>(row_limit(per_wallet))
+            .bind::<BigInt, _>(row_limit(limit)),
+    )
+    .load::<DueId>(connection)
+    .await?
+    .into_iter()
+    .map(|due| due.id)
+    .collect();
     if due.is_empty() {
         return Ok(Vec::new());
     }
@@ -484,11 +512,13 @@ impl ExecutionQueue for PgIntentStore {
     async fn due_submitted(
         &self,
         limit: usize,
+        per_wallet: usize,
         look_for: Duration,
     ) -> Result<Vec<SubmittedIntent>, StoreError> {
         self.database
             .in_transaction(|connection| {
-                async move { due_locked(connection, limit, look_for).await }.scope_boxed()
+                async move { due_locked(connection, limit, per_wallet, look_for).await }
+                    .scope_boxed()
             })
             .await
     }

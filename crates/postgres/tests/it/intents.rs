@@ -685,7 +685,11 @@ async fn a_claim_is_exclusive_and_recording_keeps_the_exact_transaction() {
         (submitted.status, submitted.tx_hash.as_deref()),
         (IntentStatus::Submitted, Some(transfer.hash.as_str()))
     );
-    let due = fixture.intents.due_submitted(10, LOOK).await.expect("due");
+    let due = fixture
+        .intents
+        .due_submitted(10, 10, LOOK)
+        .await
+        .expect("due");
     assert_eq!(due.len(), 1);
     assert_eq!(
         (due[0].nonce, due[0].attempts.clone()),
@@ -830,6 +834,80 @@ async fn a_replacement_keeps_the_nonce_and_any_of_the_transactions_settles_the_i
 }
 
 #[tokio::test]
+async fn due_intents_come_from_each_wallets_lowest_nonces_wallet_by_wallet() {
+    let fixture = fixture().await;
+    let backlog = new_agent(&fixture, 19, true).await;
+    let other = new_agent(&fixture, 20, true).await;
+    for _ in 0..5 {
+        confirmed_intent(&fixture, backlog).await;
+    }
+    let mut backlog_ids = Vec::new();
+    for nonce in 0..5 {
+        backlog_ids.push(submit_next(&fixture, nonce).await.0.intent.id);
+    }
+    confirmed_intent(&fixture, other).await;
+    let (other_claim, _) = submit_next(&fixture, 0).await;
+    let other_id = other_claim.intent.id;
+    // The backlog's lowest nonce is being looked at elsewhere: it still holds its place in front.
+    fixture
+        .intents
+        .reschedule(backlog_ids[0], Duration::from_secs(3600), false)
+        .await
+        .expect("rescheduled");
+    let due = fixture
+        .intents
+        .due_submitted(10, 3, LOOK)
+        .await
+        .expect("due");
+    assert_eq!(
+        due.iter()
+            .map(|d| (d.intent.id, d.nonce))
+            .collect::<Vec<_>>(),
+        vec![(backlog_ids[1], 1), (backlog_ids[2], 2), (other_id, 0)],
+        "three lowest nonces per wallet, the most overdue wallet first, each in nonce order"
+    );
+    fixture
+        .intents
+        .settle(
+            backlog_ids[0],
+            Settlement::Executed {
+                tx_hash: "0xmined".into(),
+            },
+        )
+        .await
+        .expect("settled");
+    for id in [backlog_ids[1], backlog_ids[2], other_id] {
+        fixture
+            .intents
+            .reschedule(id, Duration::ZERO, false)
+            .await
+            .expect("rescheduled");
+    }
+    let due = fixture
+        .intents
+        .due_submitted(2, 3, LOOK)
+        .await
+        .expect("due");
+    assert_eq!(
+        due.iter().map(|d| d.nonce).collect::<Vec<_>>(),
+        vec![1, 2],
+        "a settled nonce lets the next one in front, and the batch stops at its limit"
+    );
+    let due = fixture
+        .intents
+        .due_submitted(10, 3, LOOK)
+        .await
+        .expect("due");
+    assert_eq!(
+        due.iter()
+            .map(|d| (d.intent.id, d.nonce))
+            .collect::<Vec<_>>(),
+        vec![(backlog_ids[3], 3), (other_id, 0)],
+        "what another look holds is skipped, never waited for"
+    );
+}
+
+#[tokio::test]
 async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
     let fixture = fixture().await;
     let stuck = new_agent(&fixture, 17, true).await;
@@ -851,7 +929,11 @@ async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
             .await
             .expect("rescheduled");
     }
-    let due = fixture.intents.due_submitted(2, LOOK).await.expect("due");
+    let due = fixture
+        .intents
+        .due_submitted(2, 10, LOOK)
+        .await
+        .expect("due");
     assert_eq!(
         due.iter().map(|d| d.intent.id).collect::<Vec<_>>(),
         vec![fresh],
@@ -860,7 +942,7 @@ async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
     assert!(
         fixture
             .intents
-            .due_submitted(2, LOOK)
+            .due_submitted(2, 10, LOOK)
             .await
             .expect("due")
             .is_empty(),
@@ -871,7 +953,11 @@ async fn due_intents_come_oldest_due_first_and_rescheduling_puts_them_back() {
         .reschedule(fresh, Duration::ZERO, true)
         .await
         .expect("rescheduled");
-    let again = fixture.intents.due_submitted(2, LOOK).await.expect("due");
+    let again = fixture
+        .intents
+        .due_submitted(2, 10, LOOK)
+        .await
+        .expect("due");
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].checks, 1);
     assert!(again[0].nonce_used_for.is_some(), "first seen used now");
