@@ -71,6 +71,7 @@ port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); 
 BIND_ADDR="127.0.0.1:$port" RUST_LOG=warn \
   SEND_RATE_PER_MINUTE=100000000 SEND_BURST=100000 SEND_CONCURRENCY_PER_AGENT=1000 \
   EMAIL_SEND_RATE_PER_MINUTE=100000000 EMAIL_SEND_BURST=100000 \
+  EMAIL_AGENT_SEND_RATE_PER_MINUTE=100000000 EMAIL_AGENT_SEND_BURST=100000 \
   target/debug/agent-runtime >"$log" 2>&1 &
 server=$!
 url="http://127.0.0.1:$port"

@@ -17,7 +17,7 @@ use crate::email::{now, post, raw_mail, webhook_signed, QUICK, SECRET};
 use crate::fake_mail_api::FakeMailApi;
 use crate::harness::{agentctl_at, CliOutput, Server};
 use crate::private_pg::{PrivateCluster, StopMode};
-use crate::sms::{twilio_params, twilio_webhook, TOKEN, TWILIO_UNREACHABLE};
+use crate::sms::{message_sid, twilio_params, twilio_webhook, TOKEN, TWILIO_UNREACHABLE};
 use crate::wallet::{post_send, FAST_EXECUTOR, RECIPIENT, UNLIMITED_SENDS};
 
 const AGENTS: usize = 3;
@@ -178,7 +178,7 @@ async fn worker(
 ) {
     let mut round = 0usize;
     while !stopping.load(Ordering::Relaxed) {
-        let identity = format!("{work:?}-{tag}-{round}").to_lowercase();
+        let identity = identity_of(work, tag, round);
         let sent_at = Instant::now();
         let (identity, status, body) = match work {
             Work::Send => {
@@ -407,18 +407,33 @@ async fn all_sms(server: &Server, key: &str) -> Vec<Value> {
     }
 }
 
+/// The identity of a worker's request of `work` in round `round` of worker `tag`: an SMS's is a
+/// message id of Twilio's shape, which the webhook alone takes.
+fn identity_of(work: Work, tag: usize, round: usize) -> String {
+    match work {
+        Work::InboundSms => message_sid((tag as u64) << 32 | round as u64),
+        _ => format!("{work:?}-{tag}-{round}").to_lowercase(),
+    }
+}
+
+/// The worker (and agent) an identity of `identity_of` belongs to.
+fn tag_of(work: Work, identity: &str) -> usize {
+    let tag = match work {
+        Work::InboundSms => u128::from_str_radix(&identity[2..], 16)
+            .ok()
+            .map(|number| number >> 32),
+        _ => identity.split('-').nth(1).and_then(|tag| tag.parse().ok()),
+    };
+    tag.and_then(|tag| usize::try_from(tag).ok())
+        .expect("an identity of identity_of")
+}
+
 /// Asks again, after the outage, for everything the load tried: a retry of what was accepted
 /// must find the same thing, and what was refused must now be accepted. Returns how many
 /// identities were tried.
 async fn retry_everything(server: &Server, agents: &[Agent], ledger: &Ledger) -> usize {
     let retries = ledger.tried.iter().map(|(work, identity)| {
-        let tag: usize = identity
-            .split('-')
-            .nth(1)
-            .expect("tag")
-            .parse()
-            .expect("tag");
-        let agent = &agents[tag];
+        let agent = &agents[tag_of(*work, identity)];
         async move {
             let (status, body) = match work {
                 Work::Send => wallet_send(server, agent, identity).await,
@@ -489,6 +504,8 @@ async fn mixed_load_through(mode: StopMode) {
         ("RESEND_BASE_URL", mail_api.url.as_str()),
         ("EMAIL_SEND_BURST", "100000"),
         ("EMAIL_SEND_RATE_PER_MINUTE", "100000"),
+        ("EMAIL_AGENT_SEND_BURST", "100000"),
+        ("EMAIL_AGENT_SEND_RATE_PER_MINUTE", "100000"),
         FAST_EXECUTOR,
         // The sandbox chain lives in the same database, so it is down too; a transfer broadcast
         // into the outage is sent again within a second of its end, not a minute.

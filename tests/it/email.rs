@@ -337,6 +337,50 @@ async fn sends_outside_what_the_service_offers_are_400_and_store_nothing() {
     assert_eq!(inbox["items"], json!([]), "nothing refused was stored");
 }
 
+/// How many of `count` sends of `key` are accepted, one after the other.
+async fn accepted_of(server: &Server, key: &str, count: usize) -> usize {
+    let mut accepted = 0;
+    for _ in 0..count {
+        if send(server, key, plain("a@example.com")).await.status == 200 {
+            accepted += 1;
+        }
+    }
+    accepted
+}
+
+// Found by an outside attack: every agent `agentctl agents create` made shared the sponsor
+// `default`, whose one bucket let one agent's flood turn away 29 of another's 30 sends.
+#[tokio::test]
+async fn one_agents_flood_takes_only_its_share_of_the_sponsors_sends() {
+    let database = TestDatabase::new().await;
+    let server = email_server(
+        &database,
+        &[
+            ("EMAIL_SEND_RATE_PER_MINUTE", "1"),
+            ("EMAIL_SEND_BURST", "15"),
+            ("EMAIL_AGENT_SEND_RATE_PER_MINUTE", "1"),
+            ("EMAIL_AGENT_SEND_BURST", "10"),
+        ],
+    )
+    .await;
+    let (flooder, _) = email_agent(&database, "acme").await;
+    let (other, _) = email_agent(&database, "acme").await;
+    assert_eq!(accepted_of(&server, &flooder, 30).await, 10, "its share");
+    assert_eq!(
+        accepted_of(&server, &other, 10).await,
+        5,
+        "the rest of the sponsor's 15 is left to the others"
+    );
+    let (unnamed, _) = create_agent(&database, &["--email"]).await;
+    let (unnamed_too, _) = create_agent(&database, &["--email"]).await;
+    assert_eq!(accepted_of(&server, &unnamed, 30).await, 10);
+    assert_eq!(
+        accepted_of(&server, &unnamed_too, 10).await,
+        10,
+        "an agent made without a sponsor shares none"
+    );
+}
+
 #[tokio::test]
 async fn the_send_rate_is_shared_by_a_sponsors_agents_and_a_throttled_send_stores_nothing() {
     let database = TestDatabase::new().await;
@@ -690,7 +734,14 @@ async fn a_reply_goes_to_the_sender_in_the_same_thread_with_threading_headers() 
 #[tokio::test]
 async fn the_inbox_pages_by_cursor_filters_by_direction_and_never_shows_another_agents_mail() {
     let database = TestDatabase::new().await;
-    let server = email_server(&database, &[("EMAIL_SEND_BURST", "100")]).await;
+    let server = email_server(
+        &database,
+        &[
+            ("EMAIL_SEND_BURST", "100"),
+            ("EMAIL_AGENT_SEND_BURST", "100"),
+        ],
+    )
+    .await;
     let (key, address) = email_agent(&database, "acme").await;
     let (other_key, _) = email_agent(&database, "acme").await;
     for n in 0..5 {

@@ -67,6 +67,7 @@ async fn an_email_provider_outage_delays_mail_and_loses_none_then_two_instances_
         ("RESEND_API_KEY", "re_test_key"),
         ("RESEND_BASE_URL", api.url.as_str()),
         ("EMAIL_SEND_BURST", "100"),
+        ("EMAIL_AGENT_SEND_BURST", "100"),
     ];
     let first = email_server(&database, &provider).await;
     let second = email_server(&database, &provider).await;

@@ -15,9 +15,10 @@ pub enum AgentsCommand {
     Create {
         #[arg(long)]
         label: Option<String>,
-        /// The sponsor (owner account) the agent belongs to; created if new.
-        #[arg(long, default_value = "default")]
-        sponsor: String,
+        /// The sponsor (owner account) the agent belongs to, created if new: its agents share
+        /// the sponsor's mail send rate. Without it the agent gets a sponsor of its own.
+        #[arg(long)]
+        sponsor: Option<String>,
         /// Provision an email inbox.
         #[arg(long)]
         email: bool,

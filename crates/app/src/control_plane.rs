@@ -25,7 +25,9 @@ const NUMBER_PROVISIONING_ATTEMPTS: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateAgent {
-    pub sponsor: String,
+    /// The sponsor whose send rate the agent shares with its other agents; `None` gives the
+    /// agent a sponsor of its own (`agent-<id>`), so sharing is always chosen, never a default.
+    pub sponsor: Option<String>,
     pub label: Option<Label>,
     pub email: bool,
     pub phone: bool,
@@ -199,11 +201,12 @@ impl ControlPlane {
     /// Creates an agent with the requested resources and returns its key, shown this once.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn create_agent(&self, request: CreateAgent) -> Result<IssuedKey, CreateAgentError> {
-        let sponsor = request.sponsor.trim();
-        if sponsor.is_empty() {
-            return Err(CreateAgentError::EmptySponsor);
-        }
         let id = AgentId(Uuid::now_v7());
+        let sponsor = match request.sponsor.as_deref().map(str::trim) {
+            Some("") => return Err(CreateAgentError::EmptySponsor),
+            Some(named) => named.to_owned(),
+            None => format!("agent-{id}"),
+        };
         let key = crate::generate_agent_key();
         let email_inbox = match request.email {
             true => Some(self.provision_inbox(id).await?),
@@ -215,7 +218,7 @@ impl ControlPlane {
         };
         let mut new_agent = NewAgent {
             id,
-            sponsor: sponsor.to_owned(),
+            sponsor,
             label: request.label,
             key_hash: key.hash(),
             phone_number: None,
@@ -599,7 +602,7 @@ mod tests {
 
     fn request(email: bool, phone: bool, wallet: bool) -> CreateAgent {
         CreateAgent {
-            sponsor: "acme".into(),
+            sponsor: Some("acme".into()),
             label: Some(Label::parse("bot").expect("valid")),
             email,
             phone,
@@ -759,11 +762,32 @@ mod tests {
             MockKeyVault::new(),
         );
         let mut blank = request(false, false, false);
-        blank.sponsor = "  ".into();
+        blank.sponsor = Some("  ".into());
         assert!(matches!(
             plane.create_agent(blank).await,
             Err(CreateAgentError::EmptySponsor)
         ));
+    }
+
+    #[tokio::test]
+    async fn an_agent_created_without_a_sponsor_gets_one_of_its_own() {
+        let mut store = MockAgentStore::new();
+        store
+            .expect_create()
+            .withf(|agent| agent.sponsor == format!("agent-{}", agent.id))
+            .times(2)
+            .returning(|agent| Ok(profile_of(&agent)));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let mut unnamed = request(false, false, false);
+        unnamed.sponsor = None;
+        for _ in 0..2 {
+            plane.create_agent(unnamed.clone()).await.expect("created");
+        }
     }
 
     #[tokio::test]

@@ -123,11 +123,17 @@ pub struct EmailPorts {
     pub verifier: Option<Arc<dyn WebhookVerifier>>,
 }
 
+/// The send rates of mail: every sponsor's, which its agents share, and each agent's share of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendRates {
+    pub sponsor: RateLimit,
+    pub agent: RateLimit,
+}
+
 pub struct EmailService {
     ports: EmailPorts,
     cursors: CursorCodec,
-    /// The send rate every sponsor's agents share.
-    sponsor_rate: RateLimit,
+    rates: SendRates,
 }
 
 fn inbox_scope(agent: AgentId) -> String {
@@ -146,11 +152,11 @@ fn inbox_of(profile: &AgentProfile) -> Result<(&EmailInboxRecord, SponsorId), No
 }
 
 impl EmailService {
-    pub fn new(ports: EmailPorts, cursors: CursorCodec, sponsor_rate: RateLimit) -> Self {
+    pub fn new(ports: EmailPorts, cursors: CursorCodec, rates: SendRates) -> Self {
         Self {
             ports,
             cursors,
-            sponsor_rate,
+            rates,
         }
     }
 
@@ -268,7 +274,8 @@ impl EmailService {
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
         let throttle = SendThrottle {
             sponsor,
-            limit: self.sponsor_rate,
+            sponsor_limit: self.rates.sponsor,
+            agent_limit: self.rates.agent,
         };
         match self.ports.outbox.accept(message, throttle).await {
             Ok(Acceptance::Accepted(message)) => Ok((message, false)),
@@ -530,6 +537,10 @@ mod tests {
         per_minute: 60,
         burst: 10,
     };
+    const AGENT_RATE: RateLimit = RateLimit {
+        per_minute: 30,
+        burst: 5,
+    };
 
     fn address(text: &str) -> EmailAddress {
         EmailAddress::parse(text).expect("valid address")
@@ -622,7 +633,10 @@ mod tests {
                     verifier,
                 },
                 CursorCodec::new(b"test-secret-test-secret-test-secret"),
-                RATE,
+                SendRates {
+                    sponsor: RATE,
+                    agent: AGENT_RATE,
+                },
             )
         }
     }
@@ -643,7 +657,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_send_is_accepted_with_its_own_thread_and_message_id_under_the_sponsors_rate() {
+    async fn a_send_is_accepted_with_its_own_thread_and_message_id_under_its_rates() {
         let mut mocks = Mocks::new().with_inbox(true);
         mocks
             .outbox
@@ -654,7 +668,8 @@ mod tests {
                         == format!("<{}@inbox.example.com>", message.id.0)
                     && message.from.as_str() == "agent@inbox.example.com"
                     && throttle.sponsor == AgentRecord::fixture().sponsor_id
-                    && throttle.limit == RATE
+                    && throttle.sponsor_limit == RATE
+                    && throttle.agent_limit == AGENT_RATE
             })
             .times(1)
             .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));

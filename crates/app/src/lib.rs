@@ -27,7 +27,7 @@ pub use control_plane::{
 
 pub use email::{
     EmailPorts, EmailService, IngestError, IngestReport, MailPage, ReadMailError, SendMail,
-    SendMailError, PREVIEW_CHARS, TRANSACTIONAL,
+    SendMailError, SendRates, PREVIEW_CHARS, TRANSACTIONAL,
 };
 pub use errors::NotProvisioned;
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};

@@ -182,11 +182,13 @@ pub struct NewOutboundEmail {
     pub idempotency: Option<EmailIdempotency>,
 }
 
-/// The sponsor's shared send rate.
+/// The rates a send is taken from: the sponsor's, which its agents share, and the sending agent's
+/// own share of it, so that one agent's flood cannot take all of its sponsor's sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendThrottle {
     pub sponsor: SponsorId,
-    pub limit: RateLimit,
+    pub sponsor_limit: RateLimit,
+    pub agent_limit: RateLimit,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,7 +215,8 @@ pub enum AcceptError {
 #[async_trait]
 pub trait EmailOutbox: Send + Sync {
     /// In one transaction: replays the message of a live idempotency key (or refuses the key),
-    /// takes one send from the sponsor's bucket, and stores the message `queued`. A throttled or
+    /// takes one send from the agent's bucket and one from the sponsor's, and stores the message
+    /// `queued`. A throttled or
     /// refused send stores nothing.
     async fn accept(
         &self,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use app::{ExecutorSettings, OutboxSettings, SendLimits};
+use app::{ExecutorSettings, OutboxSettings, SendLimits, SendRates};
 use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
 use email::{
     InvalidSmtpSettings, ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier,
@@ -342,7 +342,8 @@ pub struct EmailConfig {
     /// Empty: the inbound webhook refuses everything.
     pub webhook_secrets: Vec<SecretString>,
     /// The send rate every sponsor's agents share.
-    pub sponsor_rate: RateLimit,
+    /// Sends per sponsor, and each agent's share of them.
+    pub send_rates: SendRates,
     /// Whether this instance hands queued mail to the provider at all.
     pub outbox_enabled: bool,
     /// How often the outbox looks for due mail.
@@ -406,14 +407,29 @@ impl EmailConfig {
                 }
             })?;
         }
-        let per_minute: u32 = env.parsed("EMAIL_SEND_RATE_PER_MINUTE", 120)?;
-        let burst: u32 = env.parsed("EMAIL_SEND_BURST", 20)?;
-        if burst == 0 {
-            return Err(ConfigError::Invalid {
-                name: "EMAIL_SEND_BURST",
-                reason: "must be at least 1".into(),
-            });
-        }
+        let rate = |per_minute: (&'static str, u32), burst: (&'static str, u32)| {
+            let limit = RateLimit {
+                per_minute: env.parsed(per_minute.0, per_minute.1)?,
+                burst: env.parsed(burst.0, burst.1)?,
+            };
+            if limit.burst == 0 {
+                return Err(ConfigError::Invalid {
+                    name: burst.0,
+                    reason: "must be at least 1".into(),
+                });
+            }
+            Ok(limit)
+        };
+        let send_rates = SendRates {
+            sponsor: rate(
+                ("EMAIL_SEND_RATE_PER_MINUTE", 120),
+                ("EMAIL_SEND_BURST", 20),
+            )?,
+            agent: rate(
+                ("EMAIL_AGENT_SEND_RATE_PER_MINUTE", 60),
+                ("EMAIL_AGENT_SEND_BURST", 10),
+            )?,
+        };
         let seconds = |name: &'static str, default: u64| -> Result<Duration, ConfigError> {
             Ok(Duration::from_secs(
                 env.parsed::<u64>(name, default)?.max(1),
@@ -422,7 +438,7 @@ impl EmailConfig {
         Ok(Self {
             provider,
             webhook_secrets,
-            sponsor_rate: RateLimit { per_minute, burst },
+            send_rates,
             outbox_enabled: env.flag("EMAIL_OUTBOX_ENABLED", true)?,
             outbox_interval: millis("EMAIL_OUTBOX_INTERVAL_MS", 500)?,
             outbox: OutboxSettings {

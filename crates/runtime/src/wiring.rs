@@ -168,7 +168,7 @@ pub fn email_service(
             verifier,
         },
         cursors,
-        config.sponsor_rate,
+        config.send_rates,
     ))
 }
 

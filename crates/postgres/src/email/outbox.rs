@@ -105,9 +105,16 @@ async fn accept_locked(
     if let Some(replayed) = replay(connection, message).await? {
         return Ok(replayed);
     }
-    let decision = take_locked(connection, throttle.sponsor.0, SEND_ACTION, throttle.limit).await?;
-    if let RateDecision::Limited { retry_after } = decision {
-        return Err(TxError::Abort(AcceptError::Throttled { retry_after }));
+    // The agent's bucket first, then its sponsor's: every send locks them in that order, so no
+    // two wait on each other. A refusal rolls back what was taken.
+    for (subject, limit) in [
+        (message.agent_id.0, throttle.agent_limit),
+        (throttle.sponsor.0, throttle.sponsor_limit),
+    ] {
+        let decision = take_locked(connection, subject, SEND_ACTION, limit).await?;
+        if let RateDecision::Limited { retry_after } = decision {
+            return Err(TxError::Abort(AcceptError::Throttled { retry_after }));
+        }
     }
     let EmailMessageId(id) = message.id;
     let idempotency = message.idempotency.as_ref();

@@ -59,10 +59,12 @@ fn outbound(profile: &AgentProfile, to: &str) -> NewOutboundEmail {
     }
 }
 
+/// The sponsor's rate `limit`, each agent's share roomy.
 fn throttle(profile: &AgentProfile, limit: RateLimit) -> SendThrottle {
     SendThrottle {
         sponsor: profile.agent.sponsor_id,
-        limit,
+        sponsor_limit: limit,
+        agent_limit: ROOMY,
     }
 }
 
@@ -550,4 +552,48 @@ async fn the_inbox_domain_starts_verified_and_others_do_not() {
         .execute("UPDATE email_domains SET verified_at = NULL WHERE name = 'inbox.test'")
         .await;
     assert!(!emails.domain_verified("inbox.test").await.expect("read"));
+}
+
+#[tokio::test]
+async fn each_agent_sends_within_its_share_and_all_within_their_sponsors_rate() {
+    let database = TestDatabase::new().await;
+    let (flooder, other) = (
+        agent_with_inbox(&database, 46).await,
+        agent_with_inbox(&database, 47).await,
+    );
+    assert_eq!(flooder.agent.sponsor_id, other.agent.sponsor_id);
+    let emails = email_store(&database);
+    let one = RateLimit {
+        per_minute: 1,
+        burst: 1,
+    };
+    let shares = |profile: &AgentProfile| SendThrottle {
+        sponsor: profile.agent.sponsor_id,
+        sponsor_limit: RateLimit {
+            per_minute: 1,
+            burst: 2,
+        },
+        agent_limit: one,
+    };
+    let send = |profile: &AgentProfile| {
+        let emails = &emails;
+        let (message, throttle) = (outbound(profile, "bob@example.com"), shares(profile));
+        async move { emails.accept(message, throttle).await }
+    };
+    assert!(matches!(send(&flooder).await, Ok(Acceptance::Accepted(_))));
+    for _ in 0..5 {
+        assert!(
+            matches!(send(&flooder).await, Err(AcceptError::Throttled { .. })),
+            "past its share"
+        );
+    }
+    assert!(
+        matches!(send(&other).await, Ok(Acceptance::Accepted(_))),
+        "the flood took only the flooder's share of the sponsor's sends"
+    );
+    let third = agent_with_inbox(&database, 48).await;
+    assert!(
+        matches!(send(&third).await, Err(AcceptError::Throttled { .. })),
+        "the sponsor's own rate still holds"
+    );
 }
