@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make bench`: thousands of waits for a code on one server instance (standard library only).
 
-  bench-waiters.py BASE_URL DATABASE_URL SERVER_PID TWILIO_TOKEN PUBLIC_BASE_URL WAITERS AGENTS
+  METRICS_TOKEN=... bench-waiters.py BASE_URL DATABASE_URL SERVER_PID TWILIO_TOKEN PUBLIC_BASE_URL WAITERS AGENTS
 
 Seeds AGENTS agents with numbers straight into the database, opens WAITERS waits
 (`POST /v1/sms/wait-for-code`, each on its own connection), and once all of them wait prints the
@@ -93,12 +93,14 @@ async def main(base_url, database_url, server_pid, token, public_base, waiters, 
             woken_at[json.loads(answer)["code"]] = time.monotonic()
         return status
 
+    # The server has a real provider's settings, so /metrics wants the token it was given.
+    metrics_auth = {"Authorization": f"Bearer {os.environ['METRICS_TOKEN']}"}
     print(f"bench: opening {waiters} waits", file=sys.stderr)
     tasks = [asyncio.create_task(wait(seeded[n % agents][0], n)) for n in range(waiters)]
     line = f'http_requests_in_flight{{route="/v1/sms/wait-for-code"}} {waiters}'
     deadline = time.monotonic() + 120
     while True:
-        _, metrics = await request(host, port, "GET", "/metrics", {})
+        _, metrics = await request(host, port, "GET", "/metrics", metrics_auth)
         if line in metrics.decode():
             break
         if time.monotonic() > deadline:
@@ -106,7 +108,7 @@ async def main(base_url, database_url, server_pid, token, public_base, waiters, 
         await asyncio.sleep(0.2)
     # Every wait is in; wait until their first looks are done too and they only wait.
     while True:
-        _, metrics = await request(host, port, "GET", "/metrics", {})
+        _, metrics = await request(host, port, "GET", "/metrics", metrics_auth)
         in_use = next((l.split()[-1] for l in metrics.decode().splitlines()
                        if l.startswith('db_pool_connections{state="in_use"}')), "?")
         if in_use == "0" or time.monotonic() > deadline:

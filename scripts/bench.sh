@@ -366,9 +366,11 @@ psql -q "$DATABASE_URL" -c "VACUUM (ANALYZE)"
 # Twilio's webhook with a token of the bench's own; Twilio's API is unreachable (port 9), so the
 # sync before each wait fails at once and the stored state is used, as when Twilio is down.
 twilio_token="$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+# A real provider's settings require /metrics behind a token.
+export METRICS_TOKEN="$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
 start_server SMS_PROVIDER=twilio SMS_PUBLIC_BASE_URL=http://sms.bench.test \
   TWILIO_ACCOUNT_SID=AC0123456789abcdef0123456789abcdef TWILIO_AUTH_TOKEN="$twilio_token" \
-  TWILIO_BASE_URL=http://127.0.0.1:9 TWILIO_TIMEOUT_MS=2000
+  TWILIO_BASE_URL=http://127.0.0.1:9 TWILIO_TIMEOUT_MS=2000 METRICS_TOKEN="$METRICS_TOKEN"
 waiters="${BENCH_WAITERS:-10000}"
 waits_out="$(python3 scripts/bench-waiters.py "$started_url" "$DATABASE_URL" "${servers[-1]}" "$twilio_token" \
   http://sms.bench.test "$waiters" "$((waiters / 10))")"

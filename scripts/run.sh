@@ -18,7 +18,15 @@ fi
 cargo build --bins --locked
 target/debug/agent-runtime &
 server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true; wait "$server"' INT TERM
+# The project-local PostgreSQL stays up for the next run (and for agentctl): say so on the way out.
+stopped() {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" || true
+  if [[ "$where" != DATABASE_URL ]]; then
+    echo "run: the server stopped; the project-local PostgreSQL under .data/ keeps running (make db-stop stops it)" >&2
+  fi
+}
+trap stopped INT TERM
 until curl -fsS "http://$bind/healthz" >/dev/null 2>&1; do
   if ! kill -0 "$server" 2>/dev/null; then
     wait "$server" || exit $?
@@ -31,11 +39,11 @@ agentctl="scripts/agentctl"
 cat >&2 <<TXT
 
 agent-runtime: serving on http://$bind with sandbox providers (database: $where)
-From another shell in this folder, create an agent (its key is printed once) and call the API:
+From another shell in this folder, follow the README's walkthrough: it creates an agent with an
+inbox, a number and a wallet (its key is printed once) and goes through mail, SMS and a transfer:
   $agentctl agents create --label first --email --phone --wallet
-  curl -H "Authorization: Bearer <agent_key>" http://$bind/v1/agents/me
-The README's walkthrough goes on to a first transfer. API description: http://$bind/docs
-Stop with Ctrl-C.
+API description: http://$bind/docs
+Stop with Ctrl-C (the project-local PostgreSQL keeps running; make db-stop stops it).
 
 TXT
 wait "$server"

@@ -29,6 +29,8 @@ struct ApiState {
     received: Vec<Received>,
     /// Requests answered 503 because the API was down.
     refused_while_down: usize,
+    /// Lists of messages asked for while up.
+    lists: usize,
 }
 
 pub struct FakeTwilioApi {
@@ -89,6 +91,11 @@ impl FakeTwilioApi {
 
     pub fn refused_while_down(&self) -> usize {
         self.with_state(|state| state.refused_while_down)
+    }
+
+    /// How many lists of messages it answered.
+    pub fn lists(&self) -> usize {
+        self.with_state(|state| state.lists)
     }
 }
 
@@ -180,6 +187,7 @@ async fn answer(
             "The requested resource was not found",
         ));
     }
+    state.lists += 1;
     let page = list(&state, request.uri().query().unwrap_or_default());
     Ok(json_response(StatusCode::OK, &page))
 }

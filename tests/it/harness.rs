@@ -1,7 +1,6 @@
 //! Spawns the real `agent-runtime` and `agentctl` binaries (built by `cargo build --bins`, which
 //! `make test` runs first) against a test database of their own.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,13 +26,12 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
+/// The `/metrics` token of the tests' servers, unless a test sets its own: a server with a real
+/// chain or provider requires one.
+pub const METRICS_TOKEN: &str = "metrics-token-of-the-test-servers";
+
+/// What the server logs once it listens, before the address it took.
+const SERVING_ON: &str = "serving on http://";
 
 /// A running server, killed when dropped.
 pub struct Server {
@@ -41,6 +39,7 @@ pub struct Server {
     pub base_url: String,
     log_path: PathBuf,
     pub client: reqwest::Client,
+    metrics_token: String,
 }
 
 impl Server {
@@ -58,36 +57,55 @@ impl Server {
         Server::start_with(&env).await
     }
 
-    /// A server with exactly these settings (plus a free port), waiting until it answers.
+    /// A server with exactly these settings, waiting until it answers. It binds port 0 and
+    /// says which port it took, so no other test can take that port between a probe and the bind.
     pub async fn start_with(env: &[(&str, &str)]) -> Server {
-        let port = free_port();
         let log_path = std::env::temp_dir().join(format!(
-            "agent-runtime-test-{}-{port}.log",
-            std::process::id()
+            "agent-runtime-test-{}-{}.log",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
         ));
         let log = std::fs::File::create(&log_path).expect("log file");
         let mut command = Command::new(binary("agent-runtime"));
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+            .env("BIND_ADDR", "127.0.0.1:0")
             .env("MIGRATE_ON_START", "false")
             .env("DATABASE_TIMEOUT_SECS", "2")
+            .env("METRICS_TOKEN", METRICS_TOKEN)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
             .stderr(log);
         for (name, value) in env {
             command.env(name, value);
         }
+        let metrics_token = env
+            .iter()
+            .find(|(name, _)| *name == "METRICS_TOKEN")
+            .map_or(METRICS_TOKEN, |(_, token)| token)
+            .to_owned();
         let child = command.spawn().expect("spawning agent-runtime");
         let mut server = Server {
             child,
-            base_url: format!("http://127.0.0.1:{port}"),
+            base_url: String::new(),
             log_path,
             client: reqwest::Client::new(),
+            metrics_token,
         };
         server.wait_until_up().await;
         server
+    }
+
+    /// The address the server logged it listens on, once it has.
+    fn logged_address(&self) -> Option<String> {
+        let logs = self.logs();
+        let after = &logs[logs.find(SERVING_ON)? + SERVING_ON.len()..];
+        let address: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':'))
+            .collect();
+        address.contains(':').then_some(address)
     }
 
     async fn wait_until_up(&mut self) {
@@ -99,10 +117,17 @@ impl Server {
                     self.logs()
                 );
             }
-            if let Ok(response) = self.client.get(self.url("/healthz")).send().await {
-                if response.status().is_success() {
-                    return;
+            if self.base_url.is_empty() {
+                if let Some(address) = self.logged_address() {
+                    self.base_url = format!("http://{address}");
                 }
+            }
+            let answered = match self.base_url.is_empty() {
+                true => None,
+                false => self.client.get(self.url("/healthz")).send().await.ok(),
+            };
+            if answered.is_some_and(|response| response.status().is_success()) {
+                return;
             }
             assert!(
                 started.elapsed() < START_DEADLINE,
@@ -145,10 +170,11 @@ impl Server {
         read(request.send().await.expect("request")).await
     }
 
-    /// `/metrics` as text (the tests' servers serve it without a token).
+    /// `/metrics` as text.
     pub async fn metrics(&self) -> String {
         self.client
             .get(self.url("/metrics"))
+            .bearer_auth(&self.metrics_token)
             .send()
             .await
             .expect("metrics")

@@ -278,3 +278,143 @@ async fn a_twilio_form_with_two_fields_merged_under_its_signature_is_refused() {
         json!("code\u{fffd} 123456")
     );
 }
+
+/// A mail to `to` from `from` saying `text`, with `results` as the receiving side's
+/// `Authentication-Results` (above its `Received`) when given.
+fn mail_with_results(from: &str, to: &str, text: &str, results: Option<&str>) -> Vec<u8> {
+    let results = results.map_or(String::new(), |results| {
+        format!("Authentication-Results: mx.inbox.example; {results}\r\n")
+    });
+    format!(
+        "{results}Received: by mx.inbox.example\r\nFrom: {from}\r\nTo: {to}\r\n\
+         Subject: Sign in\r\n\r\n{text}\r\n"
+    )
+    .into_bytes()
+}
+
+async fn wait_email(server: &Server, key: &str, service: &str) -> (u16, Value) {
+    let response = server
+        .client
+        .post(server.url("/v1/codes/wait"))
+        .bearer_auth(key)
+        .json(&json!({"timeout": 0, "service_name": service, "channels": ["email"]}))
+        .send()
+        .await
+        .expect("request");
+    crate::harness::read(response).await
+}
+
+// Found by an outside attack: a mail from no-reply@evil.example saying "Your Google verification
+// code is 666999" satisfied a wait for "Google".
+#[tokio::test]
+async fn a_named_service_is_bound_to_the_senders_authenticated_domain() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, address) = email_agent(&database, "default").await;
+    let forged = mail_with_results(
+        "no-reply@evil.example",
+        &address,
+        "Your Google verification code is 666999",
+        Some("dkim=pass header.d=evil.example; dmarc=pass header.from=evil.example"),
+    );
+    assert_eq!(deliver(&server, "msg_forged_google", &forged).await.0, 200);
+    let (status, answer) = wait_email(&server, &key, "Google").await;
+    assert_eq!(status, 408, "evil.example is not Google's: {answer}");
+    let genuine = mail_with_results(
+        "no-reply@accounts.google.com",
+        &address,
+        "Your Google verification code is 482913",
+        Some("dkim=pass header.i=@accounts.google.com; dmarc=pass header.from=google.com"),
+    );
+    assert_eq!(deliver(&server, "msg_google", &genuine).await.0, 200);
+    let (status, answer) = wait_email(&server, &key, "Google").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (
+            &answer["code"],
+            &answer["sender_authenticated"],
+            &answer["authenticated_domain"]
+        ),
+        (
+            &json!("482913"),
+            &json!(true),
+            &json!("accounts.google.com")
+        )
+    );
+    let unreported = mail_with_results(
+        "no-reply@evil.example",
+        &address,
+        "Your Google verification code is 777888",
+        None,
+    );
+    assert_eq!(deliver(&server, "msg_unreported", &unreported).await.0, 200);
+    let (status, answer) = wait_email(&server, &key, "Google").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (
+            &answer["code"],
+            &answer["sender_authenticated"],
+            &answer["from"]
+        ),
+        (
+            &json!("777888"),
+            &json!(false),
+            &json!("no-reply@evil.example")
+        ),
+        "without results the name is a hint, and the answer says so"
+    );
+    let (status, answer) = wait_email(&server, &key, "").await;
+    assert_eq!(
+        (status, &answer["code"]),
+        (200, &json!("666999")),
+        "a wait naming no service takes any"
+    );
+}
+
+#[tokio::test]
+async fn an_sms_sender_id_must_name_the_wanted_service() {
+    let database = TestDatabase::new().await;
+    let server = twilio_server(&database, &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let wait = |service: &'static str| {
+        let request = server
+            .client
+            .post(server.url("/v1/sms/wait-for-code"))
+            .bearer_auth(&key)
+            .json(&json!({"timeout": 0, "service_name": service}));
+        async move { crate::harness::read(request.send().await.expect("request")).await }
+    };
+    let forged = twilio_params(
+        &message_sid(30),
+        "EVILCO",
+        &number,
+        "Your Google code is 123456",
+    );
+    assert_eq!(
+        twilio_webhook(&server, TOKEN, &forged)
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    assert_eq!(wait("Google").await.0, 408, "EVILCO is not Google");
+    let genuine = twilio_params(
+        &message_sid(31),
+        "GOOGLE",
+        &number,
+        "G-654321 is your Google code",
+    );
+    assert_eq!(
+        twilio_webhook(&server, TOKEN, &genuine)
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    let (status, answer) = wait("Google").await;
+    assert_eq!(
+        (status, &answer["code"]),
+        (200, &json!("654321")),
+        "{answer}"
+    );
+}

@@ -10,7 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{create_agent, read, Server};
+use crate::harness::{binary, create_agent, read, Server};
 use crate::onchain::OnChain;
 use crate::wallet::{post_send, send_amount, wallet_agent, RECIPIENT};
 
@@ -38,7 +38,7 @@ async fn methods_outside_the_known_set_share_one_metrics_label() {
             .await
             .expect("request");
     }
-    let (_, text) = metrics(&server, None).await;
+    let text = server.metrics().await;
     assert!(!text.contains("PROBE"), "{text}");
     assert!(
         text.contains(
@@ -218,6 +218,28 @@ async fn a_cursor_signed_with_the_secret_but_holding_an_impossible_time_is_400()
             "{created_at_micros}"
         );
     }
+}
+
+// Found by an outside attack: /metrics was open unless METRICS_TOKEN was set, real providers
+// or not.
+#[tokio::test]
+async fn metrics_are_open_only_in_the_sandbox_and_a_real_provider_requires_a_token() {
+    let database = TestDatabase::new().await;
+    let sandbox = Server::start_on(&database, &[("METRICS_TOKEN", "")]).await;
+    let (status, text) = metrics(&sandbox, None).await;
+    assert_eq!(status, 200, "{text}");
+    let output = tokio::process::Command::new(binary("agent-runtime"))
+        .env_clear()
+        .env("DATABASE_URL", database.url())
+        .env("BIND_ADDR", "127.0.0.1:0")
+        .env("EMAIL_PROVIDER", "resend")
+        .env("RESEND_API_KEY", "re_test_key")
+        .output()
+        .await
+        .expect("run");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("METRICS_TOKEN"), "{stderr}");
 }
 
 #[tokio::test]

@@ -278,3 +278,91 @@ async fn an_idempotency_key_expires_after_24_hours() {
     assert_eq!((status, replayed), (200, None), "{second}");
     assert_ne!(second["id"], first["id"], "a new intent for an expired key");
 }
+
+/// A send as raw text: its status and body.
+async fn post_raw(
+    server: &Server,
+    path: &str,
+    key: &str,
+    content_type: &str,
+    body: &str,
+    idempotency_key: Option<&str>,
+) -> (u16, Value) {
+    let mut request = server
+        .client
+        .post(server.url(path))
+        .bearer_auth(key)
+        .header("content-type", content_type)
+        .body(body.to_owned());
+    if let Some(idempotency_key) = idempotency_key {
+        request = request.header("Idempotency-Key", idempotency_key);
+    }
+    read(request.send().await.expect("request")).await
+}
+
+// Found by an outside attack: sends took a body naming a key twice, a body declared text/plain
+// and an idempotency key of spaces.
+#[tokio::test]
+async fn sends_refuse_keys_given_twice_bodies_of_another_type_and_blank_idempotency_keys() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[API_ONLY]).await;
+    let (wallet_key, _) = wallet_agent(&database).await;
+    let (mail_key, _) = crate::email::email_agent(&database, "acme").await;
+    let transfer = format!(r#"{{"to": "{RECIPIENT}", "amount_atomic": "1000000"}}"#);
+    let twice =
+        format!(r#"{{"to": "{RECIPIENT}", "amount_atomic": "1", "amount_atomic": "1000000"}}"#);
+    let mail = r#"{"to": ["bob@example.org"], "subject": "Hi", "body_text": "Hello"}"#;
+    let mail_twice = r#"{"to": ["bob@example.org"], "subject": "Hi", "body_text": "Hello", "to": ["eve@example.org"]}"#;
+    for (path, key, body) in [
+        ("/v1/wallet/send", &wallet_key, twice.as_str()),
+        ("/v1/email/send", &mail_key, mail_twice),
+    ] {
+        let (status, refused) = post_raw(&server, path, key, "application/json", body, None).await;
+        assert_eq!(status, 422, "{path}: {refused}");
+        assert_eq!(refused["detail"][0]["loc"], json!(["body"]), "{refused}");
+    }
+    for (path, key, body) in [
+        ("/v1/wallet/send", &wallet_key, transfer.as_str()),
+        ("/v1/email/send", &mail_key, mail),
+    ] {
+        let (status, refused) = post_raw(&server, path, key, "text/plain", body, None).await;
+        assert_eq!(status, 422, "{path}: {refused}");
+        assert_eq!(refused["detail"][0]["type"], "model_attributes_type");
+        let (status, answer) = post_raw(
+            &server,
+            path,
+            key,
+            "application/json; charset=utf-8",
+            body,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{path} as JSON: {answer}");
+    }
+    let (status, refused) = post_raw(
+        &server,
+        "/v1/email/send",
+        &mail_key,
+        "application/json",
+        mail,
+        Some("   "),
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(
+        refused["detail"][0]["loc"],
+        json!(["header", "idempotency-key"])
+    );
+    let blank =
+        format!(r#"{{"to": "{RECIPIENT}", "amount_atomic": "1000000", "idempotency_key": "  "}}"#);
+    let (status, refused) = post_raw(
+        &server,
+        "/v1/wallet/send",
+        &wallet_key,
+        "application/json",
+        &blank,
+        None,
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+}

@@ -15,14 +15,16 @@ const PUBLIC: &str = "http://sms.agent-runtime.test";
 const WEBHOOK: &str = "/webhooks/sms/twilio";
 const DEADLINE: Duration = Duration::from_secs(30);
 
-/// Settings of a server that takes Twilio's webhooks while Twilio's API is unreachable.
-pub(crate) const TWILIO_UNREACHABLE: [(&str, &str); 6] = [
+/// Settings of a server that takes Twilio's webhooks while Twilio's API is unreachable; every
+/// read and wait syncs, so what a test puts at the provider shows at once.
+pub(crate) const TWILIO_UNREACHABLE: [(&str, &str); 7] = [
     ("SMS_PROVIDER", "twilio"),
     ("SMS_PUBLIC_BASE_URL", PUBLIC),
     ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
     ("TWILIO_AUTH_TOKEN", TOKEN),
     ("TWILIO_BASE_URL", "http://127.0.0.1:9"),
     ("TWILIO_TIMEOUT_MS", "2000"),
+    ("SMS_SYNC_FRESH_SECS", "0"),
 ];
 
 /// A server that takes Twilio's webhooks; Twilio's API itself is unreachable (port 9), so every
@@ -931,4 +933,30 @@ async fn waits_end_with_401_when_the_agent_is_deactivated_or_its_key_rotated() {
         }
         println!("{command}: waits ended {:?} after it", revoked.elapsed());
     }
+}
+
+// Found by an outside attack: every SMS history read and every wait cost one call to the
+// provider, 220 in 10 s from one agent.
+#[tokio::test]
+async fn reads_and_waits_within_a_fresh_sync_cost_no_provider_call() {
+    let database = TestDatabase::new().await;
+    let api = crate::fake_twilio_api::FakeTwilioApi::start().await;
+    let server = twilio_server(
+        &database,
+        &[
+            ("TWILIO_BASE_URL", &api.url),
+            ("SMS_SYNC_FRESH_SECS", "3600"),
+        ],
+    )
+    .await;
+    let (key, _) = phone_agent(&database).await;
+    for _ in 0..20 {
+        let (sync, status, _) = history(&server, &key).await;
+        assert_eq!((sync.as_deref(), status), (Some("synced"), 200));
+    }
+    for _ in 0..5 {
+        let (status, _) = wait(&server, &key, json!({"timeout": 0})).await;
+        assert_eq!(status, 408);
+    }
+    assert_eq!(api.lists(), 1, "one provider call for 25 reads and waits");
 }

@@ -15,7 +15,7 @@ const END: &str = "<!-- walkthrough: end -->";
 const README_BASE_URL: &str = "http://127.0.0.1:8080";
 const DEADLINE: Duration = Duration::from_secs(120);
 
-/// The contents of every ```sh block between the markers, in order.
+/// The contents of every ```bash block between the markers, in order.
 fn walkthrough_script(readme: &str) -> String {
     let start = readme
         .find(START)
@@ -27,7 +27,7 @@ fn walkthrough_script(readme: &str) -> String {
     let mut in_block = false;
     for line in readme[start..end].lines() {
         match (in_block, line.trim_end()) {
-            (false, "```sh") => in_block = true,
+            (false, "```bash") => in_block = true,
             (true, "```") => in_block = false,
             (true, code) => {
                 script.push_str(code);
@@ -43,7 +43,7 @@ fn walkthrough_script(readme: &str) -> String {
 #[test]
 fn the_script_is_every_shell_block_between_the_markers() {
     let readme = format!(
-        "```sh\nmake run\n```\n{START}\ntext\n```sh\none\ntwo\n```\nmore\n```json\n{{}}\n```\n```sh\nthree\n```\n{END}\n```sh\nafter\n```\n"
+        "```bash\nmake run\n```\n{START}\ntext\n```bash\none\ntwo\n```\nmore\n```json\n{{}}\n```\n```bash\nthree\n```\n{END}\n```bash\nafter\n```\n"
     );
     assert_eq!(walkthrough_script(&readme), "one\ntwo\nthree\n");
 }
@@ -55,6 +55,13 @@ async fn the_readme_walkthrough_runs_as_written() {
     for step in [
         "agents create",
         "/v1/agents/me",
+        "/v1/email/send",
+        "sandbox outbox",
+        "sandbox email",
+        "/v1/email/inbox",
+        "/v1/codes/wait",
+        "sandbox sms",
+        "/v1/sms/wait-for-code",
         "sandbox fund",
         "policy set",
         "/v1/wallet/send",
@@ -90,9 +97,19 @@ async fn the_readme_walkthrough_runs_as_written() {
         output.status
     );
     assert!(
-        stdout.contains("Spend policy violation"),
+        stdout.contains("Spend policy violation") && stdout.contains("HTTP 403"),
         "the over-limit send was refused: {stdout}"
     );
+    for (what, shown) in [
+        ("the mail reached the provider", "\"subject\": \"Hello\""),
+        (
+            "the inbound mail's code was waited for",
+            "\"code\": \"385920\"",
+        ),
+        ("the SMS code was waited for", "\"code\": \"482913\""),
+    ] {
+        assert!(stdout.contains(shown), "{what}: {stdout}");
+    }
     let executed = agentctl(&database, &["intents", "list", "--status", "executed"])
         .await
         .json();

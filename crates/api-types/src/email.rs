@@ -73,6 +73,13 @@ pub struct ParsedDataOut {
     /// Verification codes in the subject or text of inbound mail, most likely first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verification_codes: Option<Vec<String>>,
+    /// Inbound mail: whether the receiving side verified DKIM or DMARC for the domain of `from`
+    /// (`Authentication-Results` it wrote); false when it reported nothing or a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_authenticated: Option<bool>,
+    /// The domain authenticated, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authenticated_domain: Option<String>,
 }
 
 impl From<AttachmentMeta> for AttachmentOut {
@@ -128,6 +135,9 @@ impl From<EmailMessageRecord> for EmailMessageOut {
             headers: header_object(message.headers),
             parsed_data: ParsedDataOut {
                 verification_codes: inbound.then_some(message.verification_codes),
+                sender_authenticated: inbound
+                    .then(|| message.sender_authentication.domain().is_some()),
+                authenticated_domain: message.sender_authentication.domain().map(str::to_owned),
             },
             failure_reason: message.failure_reason,
             received_at: message.received_at,

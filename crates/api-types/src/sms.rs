@@ -199,6 +199,13 @@ pub struct CodeOut {
     pub code: Option<String>,
     /// The sender: a phone number or an email address.
     pub from: Option<String>,
+    /// Whether the sender is authenticated: a mail whose receiving side verified DKIM or DMARC
+    /// for the domain of `from`, then `authenticated_domain`. An SMS never is. A wait's
+    /// `service_name` matched the message's text; where the sender is authenticated (or is an SMS
+    /// sender id) it also had to be that service's, otherwise it is a hint only.
+    pub sender_authenticated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authenticated_domain: Option<String>,
     /// The SMS text, or the mail's subject.
     pub raw_message: String,
     #[serde(with = "time::serde::rfc3339")]
@@ -213,6 +220,8 @@ impl CodeOut {
             message_id: message.id.to_string(),
             code: message.parsed_code.clone(),
             from: Some(message.from.clone()),
+            sender_authenticated: false,
+            authenticated_domain: None,
             raw_message: message.body.clone(),
             received_at: message.provider_received_at.unwrap_or(message.created_at),
             request_id,
@@ -225,6 +234,8 @@ impl CodeOut {
             message_id: message.id.to_string(),
             code: message.verification_codes.first().cloned(),
             from: message.from.clone(),
+            sender_authenticated: message.sender_authentication.domain().is_some(),
+            authenticated_domain: message.sender_authentication.domain().map(str::to_owned),
             raw_message: message.subject.clone().unwrap_or_default(),
             received_at: message.received_at.unwrap_or(message.created_at),
             request_id,

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use domain::{
-    matches_service, recognise_service, AgentId, AgentProfile, EmailInboxRecord,
-    EmailMessageRecord, PhoneNumberRecord, SmsMessageRecord,
+    matches_service, recognise_service, sender_may_be, AgentId, AgentProfile, EmailInboxRecord,
+    EmailMessageRecord, PhoneNumberRecord, Sender, SmsMessageRecord,
 };
 use futures_util::future::FutureExt;
 use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
@@ -193,7 +193,10 @@ async fn take_newest(
         candidates.extend(
             unseen
                 .into_iter()
-                .filter(|m| matches_service(&m.body, m.service_name.as_deref(), &wait.service_name))
+                .filter(|m| {
+                    matches_service(&m.body, m.service_name.as_deref(), &wait.service_name)
+                        && sender_may_be(&wait.service_name, Sender::of_sms(&m.from))
+                })
                 .map(|message| Candidate::Sms(Box::new(message))),
         );
     }
@@ -212,7 +215,7 @@ async fn take_newest(
                         &text,
                         recognise_service(&text).as_deref(),
                         &wait.service_name,
-                    )
+                    ) && sender_may_be(&wait.service_name, m.sender_authentication.sender())
                 })
                 .map(|message| Candidate::Email(Box::new(message))),
         );
@@ -243,7 +246,7 @@ mod tests {
     use super::*;
     use domain::{
         AgentProfile, AgentRecord, Direction, EmailInboxId, EmailMessageId, EmailStatus,
-        SmsMessageId, SmsSource,
+        SenderAuthentication, SmsMessageId, SmsSource,
     };
     use ports::{MockAgentStore, MockEmailCodes, MockNotifications, MockSmsStore, MockTimer};
     use std::time::Duration;
@@ -305,6 +308,7 @@ mod tests {
             attachments: Vec::new(),
             headers: Vec::new(),
             verification_codes: vec!["222222".into()],
+            sender_authentication: SenderAuthentication::Unreported,
             failure_reason: None,
             created_at: at(seconds),
             received_at: Some(at(seconds)),

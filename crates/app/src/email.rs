@@ -526,7 +526,7 @@ fn send_fingerprint(mail: &SendMail) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus};
+    use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus, SenderAuthentication};
     use ports::{
         Listing, MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox,
         MockWebhookVerifier,
@@ -587,6 +587,7 @@ mod tests {
             attachments: Vec::new(),
             headers: Vec::new(),
             verification_codes: Vec::new(),
+            sender_authentication: SenderAuthentication::Unreported,
             failure_reason: None,
             created_at: OffsetDateTime::UNIX_EPOCH,
             received_at: Some(OffsetDateTime::UNIX_EPOCH),

@@ -5,14 +5,15 @@
 //! on the notification hub *before* it looks at the stored messages, so a message committed
 //! between the look and the wait still wakes it, on whichever instance it arrived.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use domain::inbound::{delivery_key, kept_text};
 use domain::{
-    extract_verification_codes, matches_service, recognise_service, AgentId, AgentProfile,
-    Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId, SmsMessageRecord,
-    SmsSource, SYNC_WINDOW,
+    extract_verification_codes, matches_service, recognise_service, sender_may_be, AgentId,
+    AgentProfile, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, Sender, SmsMessageId,
+    SmsMessageRecord, SmsSource, SYNC_WINDOW,
 };
 use futures_util::future::FutureExt;
 use ports::{
@@ -127,10 +128,11 @@ pub struct SmsService {
 }
 
 impl SmsService {
-    pub fn new(ports: SmsPorts, waiters_per_agent: usize) -> Self {
+    /// `sync_fresh_for`: how long a sync of a number stands before a read or a wait syncs again.
+    pub fn new(ports: SmsPorts, waiters_per_agent: usize, sync_fresh_for: Duration) -> Self {
         Self {
             ports: Arc::new(ports),
-            syncs: Arc::default(),
+            syncs: Arc::new(Syncs::new(sync_fresh_for)),
             waits: Waits::new(waiters_per_agent),
         }
     }
@@ -327,21 +329,61 @@ fn new_sms(
     }
 }
 
-/// Syncs in progress, by number.
-type Syncs = Joined<PhoneNumberId, Result<bool, StoreError>>;
+/// Provider syncs by number: callers that ask at once share one provider call, and one asked for
+/// within `fresh_for` of the last is not made again: what arrives in between comes by webhook.
+/// Every history read and every wait asks, so without it one agent's reads were as many provider
+/// calls.
+pub(crate) struct Syncs {
+    running: Joined<PhoneNumberId, Result<bool, StoreError>>,
+    /// When each number's last sync ended, and whether the provider answered it.
+    last: Mutex<HashMap<PhoneNumberId, (Instant, bool)>>,
+    fresh_for: Duration,
+}
 
-/// One provider call per number however many callers (reads and waits) ask at once; false when
-/// the provider could not be reached.
+impl Syncs {
+    fn new(fresh_for: Duration) -> Self {
+        Self {
+            running: Joined::default(),
+            last: Mutex::default(),
+            fresh_for,
+        }
+    }
+
+    /// The outcome of a sync of `number` that ended within `fresh_for`.
+    fn fresh(&self, number: PhoneNumberId) -> Option<bool> {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        let (ended, synced) = last.get(&number)?;
+        (ended.elapsed() < self.fresh_for).then_some(*synced)
+    }
+
+    fn ended(&self, number: PhoneNumberId, synced: bool) {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        // Numbers not synced lately are forgotten, so the map holds only the active ones.
+        last.retain(|_, (ended, _)| ended.elapsed() < self.fresh_for);
+        if !self.fresh_for.is_zero() {
+            last.insert(number, (Instant::now(), synced));
+        }
+    }
+}
+
+/// The newest provider messages of the number brought into the store, unless a sync ended
+/// within `fresh_for`; false when the provider could not be reached (then or by that sync).
 async fn sync(
     ports: &Arc<SmsPorts>,
     syncs: &Syncs,
     agent: AgentId,
     number: &PhoneNumberRecord,
 ) -> Result<bool, StoreError> {
+    if let Some(synced) = syncs.fresh(number.id) {
+        return Ok(synced);
+    }
     let (ports, owned) = (ports.clone(), number.clone());
-    syncs
+    let synced = syncs
+        .running
         .run(number.id, move || sync_once(ports, agent, owned).boxed())
-        .await
+        .await?;
+    syncs.ended(number.id, synced);
+    Ok(synced)
 }
 
 /// Brings the newest provider messages of the number into the store; false when the provider
@@ -413,11 +455,12 @@ async fn take_newest_unseen(
     }
     let unseen = ports.store.unseen(number.id, UNSEEN_LOOKED_AT).await?;
     for message in unseen {
-        if !matches_service(
+        let named = matches_service(
             &message.body,
             message.service_name.as_deref(),
             &wait.service_name,
-        ) {
+        ) && sender_may_be(&wait.service_name, Sender::of_sms(&message.from));
+        if !named {
             continue;
         }
         if let Some(seen) = ports
@@ -516,6 +559,7 @@ mod tests {
                     webhook: None,
                 },
                 2,
+                Duration::ZERO,
             )
         }
     }
@@ -694,6 +738,70 @@ mod tests {
                 "authorized at first: {authorized_at_first}"
             );
         }
+    }
+
+    /// A service whose provider answers `answers` to its syncs, one call each, the number's
+    /// syncs standing for `fresh_for`.
+    fn syncing(answers: Vec<bool>, fresh_for: Duration) -> SmsService {
+        let mut agents = MockAgentStore::new();
+        agents
+            .expect_profile()
+            .returning(|_| Ok(Some(phone_profile())));
+        let mut provider = MockSmsProvider::new();
+        provider.expect_name().return_const("sandbox");
+        let mut answers = answers.into_iter();
+        provider
+            .expect_recent_messages()
+            .times(answers.len())
+            .returning(move |_, _| match answers.next() {
+                Some(true) => Ok(Vec::new()),
+                _ => Err(ports::ProviderError::Unavailable("down".into())),
+            });
+        let mut store = MockSmsStore::new();
+        store
+            .expect_store()
+            .returning(|messages| Ok(messages.len()));
+        store.expect_page().returning(|_, _, _, _| Ok(Vec::new()));
+        SmsService::new(
+            SmsPorts {
+                agents: Arc::new(agents),
+                store: Arc::new(store),
+                provider: Arc::new(provider),
+                notifications: Arc::new(MockNotifications::new()),
+                timer: Arc::new(MockTimer::new()),
+                webhook: None,
+            },
+            2,
+            fresh_for,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_recent_sync_stands_for_the_next_reads_and_an_old_one_does_not() {
+        let agent = AgentRecord::fixture().id;
+        let fresh = syncing(vec![true], Duration::from_secs(3600));
+        for _ in 0..3 {
+            let history = fresh.messages(agent, None, 20, 0).await.expect("read");
+            assert!(history.synced);
+        }
+        let down = syncing(vec![false], Duration::from_secs(3600));
+        for _ in 0..3 {
+            let history = down.messages(agent, None, 20, 0).await.expect("read");
+            assert!(
+                !history.synced,
+                "a provider just found down is not asked again at once"
+            );
+        }
+        let always = syncing(vec![true, false, true], Duration::ZERO);
+        let synced: Vec<bool> = [
+            always.messages(agent, None, 20, 0).await,
+            always.messages(agent, None, 20, 0).await,
+            always.messages(agent, None, 20, 0).await,
+        ]
+        .into_iter()
+        .map(|history| history.expect("read").synced)
+        .collect();
+        assert_eq!(synced, [true, false, true]);
     }
 
     #[tokio::test]

@@ -7,7 +7,9 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::{check_no_nul, AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule};
+use crate::{
+    check_no_nul, AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule, Sender,
+};
 
 /// At most this many recipients over `to`, `cc` and `bcc` together.
 pub const MAX_RECIPIENTS: usize = 20;
@@ -310,6 +312,38 @@ impl fmt::Display for EmailStatus {
     }
 }
 
+/// What the receiving side's authentication results (RFC 8601 `Authentication-Results`) said of
+/// an inbound message's sender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SenderAuthentication {
+    /// No DKIM or DMARC result came with the message (and an outbound message has none).
+    Unreported,
+    /// Results came, and none authenticated the domain of the From address.
+    Failed,
+    /// DMARC passed for the From domain, or a DKIM signature of that domain (or of a domain it
+    /// is under) verified.
+    Passed { domain: String },
+}
+
+impl SenderAuthentication {
+    /// The authenticated domain, when there is one.
+    pub fn domain(&self) -> Option<&str> {
+        match self {
+            Self::Passed { domain } => Some(domain),
+            Self::Unreported | Self::Failed => None,
+        }
+    }
+
+    /// The sender as a wait for a named service judges it.
+    pub fn sender(&self) -> Sender<'_> {
+        match self {
+            Self::Unreported => Sender::MailUnauthenticated,
+            Self::Failed => Sender::MailAuthenticated(None),
+            Self::Passed { domain } => Sender::MailAuthenticated(Some(domain)),
+        }
+    }
+}
+
 /// What is known of an attachment; its content is not kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttachmentMeta {
@@ -346,6 +380,8 @@ pub struct EmailMessageRecord {
     /// Header names and values in the order they came; a name may repeat.
     pub headers: Vec<(String, String)>,
     pub verification_codes: Vec<String>,
+    /// Whether the sender of an inbound message was authenticated, and as which domain.
+    pub sender_authentication: SenderAuthentication,
     /// Why the provider refused an outbound message for good.
     pub failure_reason: Option<String>,
     pub created_at: OffsetDateTime,

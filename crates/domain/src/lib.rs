@@ -40,8 +40,8 @@ pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
     check_custom_header, check_custom_headers_size, reply_references, reply_subject,
     request_fingerprint, AttachmentMeta, DeliveryRetry, Direction, EmailMessageRecord, EmailStatus,
-    HeaderRefused, HeadersTooLarge, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
-    SENSITIVE_HEADERS,
+    HeaderRefused, HeadersTooLarge, SenderAuthentication, MAX_BODY_TEXT_BYTES,
+    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use evm_address::{EvmAddress, EvmAddressError};
 pub use execution::{
@@ -58,7 +58,7 @@ pub use limits::{RateDecision, RateLimit};
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
 };
-pub use service_name::{matches_service, recognise_service};
+pub use service_name::{matches_service, recognise_service, sender_may_be, Sender};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};
 pub use text::{check_no_nul, NulCharacter};
 pub use transfer::{

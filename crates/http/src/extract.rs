@@ -5,8 +5,10 @@ use std::marker::PhantomData;
 
 use actix_web::body::{to_bytes_limited, BodyStream};
 use actix_web::dev::Payload;
+use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest};
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::errors::{ApiError, ValidationItem};
@@ -19,6 +21,8 @@ pub const MAX_JSON_BODY_BYTES: usize = 512 * 1024;
 /// gets its 401 before its body is even looked at.
 pub struct JsonBody<T> {
     payload: Payload,
+    /// Whether the request says its body is JSON (or says nothing of it).
+    declared_json: bool,
     shape: PhantomData<T>,
 }
 
@@ -26,12 +30,33 @@ impl<T> FromRequest for JsonBody<T> {
     type Error = ApiError;
     type Future = std::future::Ready<Result<Self, ApiError>>;
 
-    fn from_request(_: &HttpRequest, payload: &mut Payload) -> Self::Future {
+    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
         std::future::ready(Ok(Self {
             payload: payload.take(),
+            declared_json: declares_json(request),
             shape: PhantomData,
         }))
     }
+}
+
+/// Whether the request's `Content-Type` is JSON (`application/json`, `application/*+json`) or
+/// absent, as FastAPI reads a body as JSON.
+fn declares_json(request: &HttpRequest) -> bool {
+    let Some(value) = request.headers().get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let media = value
+        .to_str()
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    media == "application/json"
+        || media
+            .strip_prefix("application/")
+            .is_some_and(|subtype| subtype.ends_with("+json"))
 }
 
 impl<T: DeserializeOwned> JsonBody<T> {
@@ -44,7 +69,86 @@ impl<T: DeserializeOwned> JsonBody<T> {
     /// limit: their 422 should name the field, not the body.
     pub async fn read_at_most(self, max_bytes: usize) -> Result<T, ApiError> {
         let bytes = read_payload(self.payload, max_bytes).await?;
+        if !self.declared_json {
+            // FastAPI hands a body of another type to the model as it is: not an object.
+            return Err(ApiError::Validation(vec![ValidationItem::new(
+                "model_attributes_type",
+                vec![json!("body")],
+                "Input should be a valid dictionary or object to extract fields from",
+                json!(String::from_utf8_lossy(&bytes)),
+            )]));
+        }
         parse_json_body(&bytes, max_bytes)
+    }
+}
+
+/// A JSON value in which no object names a key twice: serde_json keeps the last of two, so a
+/// body could say two things and be read as one of them.
+struct UniqueKeys(Value);
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(UniqueKeysVisitor)
+            .map(UniqueKeys)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> Visitor<'de> for UniqueKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Value, A::Error> {
+        let mut list = Vec::new();
+        while let Some(UniqueKeys(item)) = items.next_element()? {
+            list.push(item);
+        }
+        Ok(Value::Array(list))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = entries.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format!("the key {key:?} is given twice")));
+            }
+            let UniqueKeys(value) = entries.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
     }
 }
 
@@ -92,20 +196,33 @@ pub(crate) fn parse_json_body<T: DeserializeOwned>(
             Value::Null,
         )]));
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|error| {
-        // Python's json reports the 0-based offset where parsing stopped: the end, at EOF.
-        let position = match error.classify() {
-            serde_json::error::Category::Eof => bytes.len(),
-            _ => byte_offset(bytes, error.line(), error.column()),
-        };
-        ApiError::Validation(vec![ValidationItem::new(
-            "json_invalid",
-            vec![json!("body"), json!(position)],
-            "JSON decode error",
-            json!({}),
-        )
-        .with_ctx(json!({ "error": json_error_reason(&error) }))])
-    })?;
+    let value: Value = serde_json::from_slice(bytes)
+        .map(|UniqueKeys(value)| value)
+        .map_err(|error| {
+            if error.classify() == serde_json::error::Category::Data {
+                // The one data error `UniqueKeys` raises: a key given twice.
+                let reason = error.to_string();
+                let reason = reason.split(" at line ").next().unwrap_or_default();
+                return ApiError::Validation(vec![ValidationItem::new(
+                    "value_error",
+                    vec![json!("body")],
+                    format!("Value error, {reason}"),
+                    Value::Null,
+                )]);
+            }
+            // Python's json reports the 0-based offset where parsing stopped: the end, at EOF.
+            let position = match error.classify() {
+                serde_json::error::Category::Eof => bytes.len(),
+                _ => byte_offset(bytes, error.line(), error.column()),
+            };
+            ApiError::Validation(vec![ValidationItem::new(
+                "json_invalid",
+                vec![json!("body"), json!(position)],
+                "JSON decode error",
+                json!({}),
+            )
+            .with_ctx(json!({ "error": json_error_reason(&error) }))])
+        })?;
     if !value.is_object() {
         return Err(ApiError::Validation(vec![ValidationItem::new(
             "model_attributes_type",
@@ -498,6 +615,26 @@ mod tests {
         let long = serde_json::to_value(string_length("k", "abcd", 1, 3).expect_err("long"))
             .expect("json");
         assert_eq!(long["msg"], "String should have at most 3 characters");
+    }
+
+    // Found by an outside attack: a body naming a key twice was read as its last value.
+    #[test]
+    fn a_key_given_twice_is_refused_at_any_depth() {
+        for body in [
+            &br#"{"to": ["a@b.co"], "to": []}"#[..],
+            br#"{"to": ["a@b.co"], "nested": {"x": 1, "x": 2}}"#,
+            br#"{"to": ["a@b.co"], "list": [{"y": 1, "y": 1}]}"#,
+        ] {
+            let got = items(parse_json_body_default(body));
+            assert_eq!(got[0]["type"], "value_error", "{got:?}");
+            assert_eq!(got[0]["loc"], json!(["body"]));
+            assert!(
+                got[0]["msg"]
+                    .as_str()
+                    .is_some_and(|msg| msg.contains("given twice")),
+                "{got:?}"
+            );
+        }
     }
 
     #[test]

@@ -85,6 +85,8 @@ struct BearerSecurity;
 
 impl Modify for BearerSecurity {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        // The package's license field names none; an empty license shows as "License:" alone.
+        openapi.info.license = None;
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "HTTPBearer",

@@ -524,6 +524,9 @@ pub struct SmsConfig {
     /// to, and numbers bought for agents point their webhook there.
     pub public_base_url: Option<String>,
     pub waiters_per_agent: usize,
+    /// How long a sync with the provider stands before a history read or a wait syncs again:
+    /// what arrives meanwhile comes by webhook. Zero syncs every time.
+    pub sync_fresh_for: Duration,
 }
 
 /// Where Twilio posts inbound SMS, under the public base URL.
@@ -574,6 +577,7 @@ impl SmsConfig {
             provider,
             public_base_url,
             waiters_per_agent,
+            sync_fresh_for: Duration::from_secs(env.parsed("SMS_SYNC_FRESH_SECS", 10)?),
         })
     }
 
@@ -682,7 +686,8 @@ pub struct ServerConfig {
     pub email: EmailConfig,
     pub sms: SmsConfig,
     pub cursors: CursorSecrets,
-    /// When set, `/metrics` requires it as a bearer token.
+    /// When set, `/metrics` requires it as a bearer token; required outside the sandbox (a real
+    /// chain or provider configured).
     pub metrics_token: Option<SecretString>,
     pub bind_addr: SocketAddr,
     pub log_format: LogFormat,
@@ -716,7 +721,7 @@ impl ServerConfig {
             }
             token => token.map(|token| SecretString::from(token.to_owned())),
         };
-        Ok(Self {
+        let config = Self {
             database: DatabaseConfig::from_env(env)?,
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
@@ -731,7 +736,24 @@ impl ServerConfig {
             )?,
             log_format,
             shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
-        })
+        };
+        if !config.is_sandbox() && config.metrics_token.is_none() {
+            // What `/metrics` shows (routes, agents' traffic, the pool) is for operators only.
+            return Err(ConfigError::Invalid {
+                name: "METRICS_TOKEN",
+                reason: "must be set once a real chain or provider is configured: /metrics \
+                         would be open to anyone"
+                    .into(),
+            });
+        }
+        Ok(config)
+    }
+
+    /// Whether everything is the sandbox's: its chain, its mail and its SMS providers.
+    pub fn is_sandbox(&self) -> bool {
+        self.chain.is_sandbox()
+            && matches!(self.email.provider, EmailProvider::Sandbox)
+            && matches!(self.sms.provider, SmsProviderConfig::Sandbox)
     }
 }
 
@@ -749,6 +771,35 @@ mod tests {
             ConfigError::Missing("DATABASE_URL").to_string(),
             "DATABASE_URL is not set"
         );
+    }
+
+    #[test]
+    fn a_metrics_token_is_required_once_anything_real_is_configured() {
+        let without = |extra: &[(&'static str, &'static str)]| {
+            let pairs: Vec<(&str, &str)> = [URL].into_iter().chain(extra.iter().copied()).collect();
+            ServerConfig::from_env(&Environment::from_pairs(pairs)).err()
+        };
+        assert_eq!(without(&[]), None, "the sandbox serves /metrics openly");
+        for real in [
+            &[("EMAIL_PROVIDER", "resend"), ("RESEND_API_KEY", "re_key")][..],
+            &[
+                ("SMS_PROVIDER", "twilio"),
+                ("TWILIO_ACCOUNT_SID", "AC0123456789abcdef0123456789abcdef"),
+                ("TWILIO_AUTH_TOKEN", "token"),
+                ("SMS_PUBLIC_BASE_URL", "https://agents.example.com"),
+            ],
+        ] {
+            assert!(
+                matches!(
+                    without(real),
+                    Some(ConfigError::Invalid {
+                        name: "METRICS_TOKEN",
+                        ..
+                    })
+                ),
+                "{real:?}"
+            );
+        }
     }
 
     #[test]

@@ -231,6 +231,7 @@ pub fn sms_service(
             webhook,
         },
         config.waiters_per_agent,
+        config.sync_fresh_for,
     ))
 }
 

@@ -13,6 +13,77 @@ pub fn matches_service(text: &str, recognised: Option<&str>, wanted: &str) -> bo
     key.is_empty() || recognised.is_some_and(|name| compact(name) == key) || mentions(text, wanted)
 }
 
+/// What is known of who sent a message, to hold a wanted service name against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender<'a> {
+    /// Mail whose receiving side reported DKIM or DMARC results: the domain they authenticated
+    /// for its From address, if any did.
+    MailAuthenticated(Option<&'a str>),
+    /// Mail that came with no authentication results: anyone may have written its From.
+    MailUnauthenticated,
+    /// An SMS from an alphanumeric sender id (`GOOGLE`, `VM-HDFCBK`), which names its sender.
+    SmsSenderId(&'a str),
+    /// An SMS from a phone number or a short code, which names no service.
+    SmsNumber,
+}
+
+impl<'a> Sender<'a> {
+    /// An SMS sender as the provider gives it.
+    pub fn of_sms(from: &'a str) -> Self {
+        match from.chars().any(char::is_alphabetic) {
+            true => Self::SmsSenderId(from),
+            false => Self::SmsNumber,
+        }
+    }
+}
+
+/// Whether a message from `sender` may be the one a wait for `wanted` waits for. Where the
+/// sender is known (a domain the receiving side authenticated, an SMS sender id) it must be the
+/// service's: a mail from `evil.example` saying "Your Google code" is not Google's. Where it is
+/// not known, the name in the text is all there is, and the wait answers with the sender and
+/// whether it was authenticated so the agent can judge.
+pub fn sender_may_be(wanted: &str, sender: Sender<'_>) -> bool {
+    let names = service_names(wanted);
+    if names.is_empty() {
+        return true;
+    }
+    match sender {
+        Sender::MailAuthenticated(None) => false,
+        Sender::MailAuthenticated(Some(domain)) => {
+            let labels: Vec<String> = domain.split('.').map(compact).collect();
+            // The last label is the top-level domain, which names no one.
+            let named = labels.split_last().map_or(&[][..], |(_, rest)| rest);
+            named.iter().any(|label| names.contains(label))
+        }
+        Sender::SmsSenderId(id) => {
+            let id = compact(id);
+            names
+                .iter()
+                .any(|name| id.contains(name.as_str()) || (id.len() >= 3 && name.contains(&id)))
+        }
+        Sender::MailUnauthenticated | Sender::SmsNumber => true,
+    }
+}
+
+/// The forms a wanted service name takes in a domain or a sender id: written together
+/// ("American Express" → `americanexpress`) and its first word (`american`).
+fn service_names(wanted: &str) -> Vec<String> {
+    let whole = compact(wanted);
+    if whole.is_empty() {
+        return Vec::new();
+    }
+    let first = wanted
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|word| !word.is_empty())
+        .map(compact)
+        .unwrap_or_default();
+    let mut names = vec![whole];
+    if !first.is_empty() && !names.contains(&first) {
+        names.push(first);
+    }
+    names
+}
+
 /// `name` lowercase, without spaces or punctuation.
 fn compact(name: &str) -> String {
     name.chars()
@@ -67,6 +138,55 @@ fn is_unspaced_letter(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_authenticated_domain_must_belong_to_the_wanted_service() {
+        for (domain, wanted) in [
+            ("accounts.google.com", "Google"),
+            ("google.com", "google"),
+            ("paypal.com", "PayPal"),
+            ("americanexpress.com", "American Express"),
+            ("american-express.com", "American Express"),
+            ("amazon.co.uk", "Amazon"),
+            ("voice.google.com", "Google Voice"),
+        ] {
+            assert!(
+                sender_may_be(wanted, Sender::MailAuthenticated(Some(domain))),
+                "{domain} is {wanted}'s"
+            );
+        }
+        for (domain, wanted) in [
+            ("evil.example", "Google"),
+            ("google.evil.example", "PayPal"),
+            ("com", "com"),
+        ] {
+            assert!(
+                !sender_may_be(wanted, Sender::MailAuthenticated(Some(domain))),
+                "{domain} is not {wanted}'s"
+            );
+        }
+        assert!(!sender_may_be("Google", Sender::MailAuthenticated(None)));
+        assert!(sender_may_be("", Sender::MailAuthenticated(None)));
+        assert!(sender_may_be("Google", Sender::MailUnauthenticated));
+    }
+
+    #[test]
+    fn an_sms_sender_id_must_name_the_wanted_service_and_a_number_names_none() {
+        assert_eq!(Sender::of_sms("+15550001111"), Sender::SmsNumber);
+        assert_eq!(Sender::of_sms("22000"), Sender::SmsNumber);
+        for (sender, wanted) in [
+            ("GOOGLE", "Google"),
+            ("VM-HDFCBK", "HDFC Bank"),
+            ("Uber", "uber"),
+        ] {
+            assert!(
+                sender_may_be(wanted, Sender::of_sms(sender)),
+                "{sender} is {wanted}"
+            );
+        }
+        assert!(!sender_may_be("Google", Sender::of_sms("EVILCO")));
+        assert!(sender_may_be("Google", Sender::of_sms("+15550001111")));
+    }
 
     #[test]
     fn an_empty_or_blank_wanted_name_matches_everything() {

@@ -25,7 +25,7 @@ mod words;
 #[cfg(test)]
 mod corpus;
 
-pub use matching::matches_service;
+pub use matching::{matches_service, sender_may_be, Sender};
 
 use scan::{Class, Direction, Letters, Scan};
 

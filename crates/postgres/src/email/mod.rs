@@ -11,9 +11,10 @@ mod sandbox;
 pub use sandbox::{PgSandboxMailer, SandboxMail};
 
 use diesel::prelude::*;
+use domain::inbound::sender_authentication;
 use domain::{
     AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailMessageId,
-    EmailMessageRecord, EmailStatus,
+    EmailMessageRecord, EmailStatus, SenderAuthentication,
 };
 use ports::StoreError;
 use serde_json::{json, Value};
@@ -74,6 +75,13 @@ pub(crate) fn message_record(
         .ok_or_else(|| corrupt(format!("email direction {:?}", row.direction)))?;
     let status = EmailStatus::parse(&row.status)
         .ok_or_else(|| corrupt(format!("email status {:?}", row.status)))?;
+    let headers = headers_from_column(&row.headers)?;
+    let sender_authentication = match direction {
+        // Read from the headers as they were kept: the results the receiving side wrote come
+        // first, above its `Received`.
+        Direction::Inbound => sender_authentication(&headers, row.from_address.as_deref()),
+        Direction::Outbound => SenderAuthentication::Unreported,
+    };
     Ok(EmailMessageRecord {
         id: EmailMessageId(row.id),
         inbox_id: EmailInboxId(row.inbox_id),
@@ -94,7 +102,8 @@ pub(crate) fn message_record(
         text,
         html,
         attachments: attachments_from_column(&row.attachments)?,
-        headers: headers_from_column(&row.headers)?,
+        sender_authentication,
+        headers,
         verification_codes: row.verification_codes,
         // The last error of a queued message is a passing one; only a failed message has a reason.
         failure_reason: row.last_error.filter(|_| status == EmailStatus::Failed),
