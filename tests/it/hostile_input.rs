@@ -418,3 +418,32 @@ async fn an_sms_sender_id_must_name_the_wanted_service() {
         "{answer}"
     );
 }
+
+// Found by an outside attack: a reply's subject carried the CR LF decoded from the inbound one,
+// which would end the header and start another.
+#[tokio::test]
+async fn a_reply_subject_built_from_an_inbound_one_stays_one_line() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, address) = email_agent(&database, "default").await;
+    let raw = format!(
+        "From: a@example.org\r\nTo: {address}\r\n\
+         Subject: =?utf-8?q?Hi=0D=0ABcc:_victim@example.com?=\r\n\r\nhello\r\n"
+    );
+    let (status, stored) = deliver(&server, "msg_crlf_subject", raw.as_bytes()).await;
+    assert_eq!(status, 200, "{stored}");
+    let id = stored["stored"][0].as_str().expect("an id");
+    let reply = crate::email::post(
+        &server,
+        &format!("/v1/email/reply/{id}"),
+        &key,
+        &json!({"body_text": "Thanks"}),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.body["data"]["subject"],
+        "Re: Hi Bcc: victim@example.com"
+    );
+}
