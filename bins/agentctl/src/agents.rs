@@ -40,7 +40,7 @@ pub enum AgentsCommand {
 }
 
 pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Value> {
-    let plane = context.control_plane().await?;
+    let plane = context.services().await?.operator;
     Ok(match command {
         AgentsCommand::Create {
             label,

@@ -68,11 +68,11 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                         .with_context(|| format!("--status {name:?} is not an intent status"))
                 })
                 .transpose()?;
-            let plane = context.control_plane().await?;
+            let plane = context.services().await?.operator;
             listed(&plane.list_intents(IntentFilter { agent, status }).await?)
         }
         IntentsCommand::Show { id } => {
-            let plane = context.control_plane().await?;
+            let plane = context.services().await?.operator;
             let mut view = operator_view(&plane.show_intent(id).await?);
             view["attempts"] = json!(plane
                 .intent_attempts(id)
@@ -92,8 +92,9 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
         }
         IntentsCommand::Confirm { id, force } => {
             let confirmation = context
-                .control_plane()
+                .services()
                 .await?
+                .operator
                 .confirm_intent(id, force)
                 .await?;
             let mut view = operator_view(&confirmation.intent);
@@ -104,13 +105,19 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 .map(|violation| violation.to_string()));
             view
         }
-        IntentsCommand::Resolve { id } => {
-            operator_view(&context.control_plane().await?.resolve_intent(id).await?)
-        }
+        IntentsCommand::Resolve { id } => operator_view(
+            &context
+                .services()
+                .await?
+                .operator
+                .resolve_intent(id)
+                .await?,
+        ),
         IntentsCommand::Reject { id, reason } => operator_view(
             &context
-                .control_plane()
+                .services()
                 .await?
+                .operator
                 .reject_intent(id, reason)
                 .await?,
         ),

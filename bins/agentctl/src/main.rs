@@ -13,12 +13,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use app::ControlPlane;
+use app::Services;
 use clap::{Parser, Subcommand};
-use domain::CursorCodec;
-use runtime::config::{
-    ChainConfig, CursorSecrets, DatabaseConfig, Environment, ProvisioningConfig, SmsConfig,
-};
+use runtime::config::{DatabaseConfig, Environment, ProvisioningConfig, ServicesConfig};
 use runtime::wiring::{self, Database};
 use serde_json::{json, Value};
 
@@ -84,25 +81,19 @@ impl Context {
         Ok(config)
     }
 
-    /// The codec the server signs cursors with: the email service needs one, even here.
-    fn cursor_codec(&self) -> anyhow::Result<CursorCodec> {
-        let chain = ChainConfig::from_env(&self.env).context("configuration")?;
-        Ok(CursorSecrets::from_env(&self.env, chain.is_sandbox())
-            .context("configuration")?
-            .codec())
-    }
-
     async fn database(&self) -> anyhow::Result<Database> {
         wiring::open_database(&self.database_config()?).await
     }
 
-    async fn control_plane(&self) -> anyhow::Result<ControlPlane> {
-        let provisioning = self.provisioning()?;
-        let sms = SmsConfig::from_env(&self.env).context("configuration")?;
-        let chain_config = ChainConfig::from_env(&self.env).context("configuration")?;
+    /// The use cases, built as the server builds them.
+    async fn services(&self) -> anyhow::Result<Services> {
+        let config = ServicesConfig::from_env(&self.env).context("configuration")?;
         let database = self.database().await?;
-        let chain = wiring::chain(&database, &chain_config)?;
-        wiring::control_plane(&database, &provisioning, &sms, &chain)
+        let chain = wiring::chain(&database, &config.chain)?;
+        let hub = wiring::notification_hub(&self.database_config()?);
+        // The cache of authenticated keys needs no follower here: agentctl authenticates none.
+        let (services, _auth_cache_follower) = wiring::services(&database, hub, &chain, &config)?;
+        Ok(services)
     }
 }
 

@@ -37,7 +37,7 @@ pub struct PolicySetArgs {
 }
 
 pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Value> {
-    let plane = context.control_plane().await?;
+    let plane = context.services().await?.operator;
     let policy = match command {
         PolicyCommand::Show { agent_id } => plane.show_policy(agent_id).await?,
         PolicyCommand::Set(args) => {

@@ -5,7 +5,7 @@ use api_types::EmailMessageOut;
 use app::Delivered;
 use clap::Subcommand;
 use domain::{Asset, AtomicAmount, EmailAddress, EvmAddress, PhoneNumber, SmsSource};
-use runtime::config::{ChainConfig, EmailConfig, SmsConfig, SmsProviderConfig};
+use runtime::config::{ChainConfig, SmsConfig, SmsProviderConfig};
 use runtime::wiring;
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -175,10 +175,10 @@ async fn email(context: &Context, mail: InboundMail<'_>) -> anyhow::Result<Value
     EmailAddress::parse(mail.from).with_context(|| format!("--from {:?}", mail.from))?;
     let delivery = Uuid::now_v7();
     let raw = mail.to_rfc5322(&format!("<{delivery}@sandbox.agent-runtime.test>"))?;
-    let config = EmailConfig::from_env(&context.env).context("configuration")?;
-    let cursors = context.cursor_codec()?;
-    let service = wiring::email_service(&context.database().await?, &config, cursors)?;
-    let report = service
+    let report = context
+        .services()
+        .await?
+        .email
         .receive_raw(raw.into_bytes(), &format!("sandbox-{delivery}"))
         .await?;
     if report.stored.is_empty() {
@@ -232,9 +232,8 @@ async fn sms(context: &Context, to: &str, from: &str, body: &str) -> anyhow::Res
         .receive(&from, &to, body)
         .await?;
     let provider_message_id = message.provider_message_id.clone();
-    let hub = wiring::notification_hub(&context.database_config()?);
-    let service = wiring::sms_service(&database, hub, &config)?;
-    let delivered = match service.receive(message, SmsSource::Sandbox).await? {
+    let services = context.services().await?;
+    let delivered = match services.sms.receive(message, SmsSource::Sandbox).await? {
         Delivered::Stored => "stored",
         Delivered::Duplicate => "duplicate",
         Delivered::Unrouted => anyhow::bail!("no agent of this service has the number {to}"),

@@ -16,6 +16,11 @@ pub use sms::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,
     VerificationCodeResponse, WaitForCodeRequest,
 };
+/// Where the providers post inbound messages: the route the server serves, and the URL the
+/// service gives the provider (a number bought at Twilio is pointed there).
+pub const TWILIO_SMS_WEBHOOK_PATH: &str = "/webhooks/sms/twilio";
+pub const INBOUND_EMAIL_WEBHOOK_PATH: &str = "/webhooks/email/inbound";
+
 pub use wallet::{
     SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
     WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,

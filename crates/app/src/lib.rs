@@ -13,6 +13,7 @@ mod in_flight;
 pub mod key_rotation;
 pub mod outbox;
 mod paging;
+pub mod services;
 pub mod sms;
 mod waiting;
 pub mod wallet;
@@ -35,6 +36,7 @@ pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use outbox::{HandOff, OutboxSettings, OutboxWorker};
 pub use paging::FirstPage;
+pub use services::Services;
 pub use sms::{
     CodeWait, Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsWebhook, SmsWebhookError,
     WaitError,

@@ -37,7 +37,7 @@ impl FromRequest for AuthenticatedAgent {
                 state.ok_or_else(|| ApiError::Internal("ApiState not registered".into()))?;
             let presented = presented.ok_or(ApiError::InvalidKey)?;
             Ok(AuthenticatedAgent {
-                profile: state.agents.authenticate(&presented).await?,
+                profile: state.services.agents.authenticate(&presented).await?,
             })
         })
     }

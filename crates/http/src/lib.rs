@@ -9,6 +9,7 @@ mod extract;
 mod openapi;
 mod rendered_pages;
 mod routes;
+mod server;
 mod state;
 mod telemetry;
 
@@ -16,12 +17,14 @@ pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
 pub use rendered_pages::{RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
 pub use routes::webhooks::WebhookGate;
+pub use server::server;
 pub use state::ApiState;
 pub use telemetry::{middleware as telemetry_middleware, Metrics};
 
 use actix_web::http::header::HeaderValue;
 use actix_web::http::Method;
 use actix_web::{web, Route};
+use api_types::{INBOUND_EMAIL_WEBHOOK_PATH, TWILIO_SMS_WEBHOOK_PATH};
 
 /// A route and its handler. Every route is registered from these tables, so one that is served
 /// but missing from the API description fails `routes_and_description_agree`.
@@ -97,10 +100,10 @@ const API: &[Endpoint] = &[
 /// description itself and its page (`/docs`, with the renderer it loads), and the providers'
 /// webhooks, which agents never call.
 const OUTSIDE_THE_API: &[Endpoint] = &[
-    Endpoint::new(Method::POST, "/webhooks/email/inbound", |route| {
+    Endpoint::new(Method::POST, INBOUND_EMAIL_WEBHOOK_PATH, |route| {
         route.to(routes::webhooks::inbound_email)
     }),
-    Endpoint::new(Method::POST, "/webhooks/sms/twilio", |route| {
+    Endpoint::new(Method::POST, TWILIO_SMS_WEBHOOK_PATH, |route| {
         route.to(routes::webhooks::twilio_sms)
     }),
     Endpoint::new(Method::GET, "/metrics", |route| {

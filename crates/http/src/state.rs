@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use app::{AgentService, CodeService, EmailService, SmsService, WalletService};
+use app::Services;
 use ports::DatabaseHealth;
 
 use crate::rendered_pages::RenderedPages;
@@ -10,11 +10,8 @@ use crate::routes::webhooks::WebhookGate;
 use crate::telemetry::Metrics;
 
 pub struct ApiState {
-    pub agents: AgentService,
-    pub wallets: WalletService,
-    pub email: EmailService,
-    pub sms: SmsService,
-    pub codes: CodeService,
+    /// The use cases, built once by the composition root.
+    pub services: Services,
     pub database: Arc<dyn DatabaseHealth>,
     /// First pages of inboxes and intents as last rendered, answered again while unchanged.
     pub first_pages: RenderedPages,

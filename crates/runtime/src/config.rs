@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use api_types::TWILIO_SMS_WEBHOOK_PATH;
 use app::{ExecutorSettings, OutboxSettings, SendLimits, SendRates};
 use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
 use email::{
@@ -529,9 +530,6 @@ pub struct SmsConfig {
     pub sync_fresh_for: Duration,
 }
 
-/// Where Twilio posts inbound SMS, under the public base URL.
-pub const TWILIO_WEBHOOK_PATH: &str = "/webhooks/sms/twilio";
-
 impl SmsConfig {
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
         let public_base_url = match env.get("SMS_PUBLIC_BASE_URL") {
@@ -608,7 +606,7 @@ fn twilio_settings(
     let account_sid = env.required("TWILIO_ACCOUNT_SID")?.to_owned();
     let auth_token = SecretString::from(env.required("TWILIO_AUTH_TOKEN")?.to_owned());
     let webhook =
-        Url::parse(&format!("{public_base_url}{TWILIO_WEBHOOK_PATH}")).map_err(|error| {
+        Url::parse(&format!("{public_base_url}{TWILIO_SMS_WEBHOOK_PATH}")).map_err(|error| {
             ConfigError::Invalid {
                 name: "SMS_PUBLIC_BASE_URL",
                 reason: error.to_string(),
@@ -677,15 +675,42 @@ impl CursorSecrets {
     }
 }
 
-/// Settings of the HTTP server.
-pub struct ServerConfig {
-    pub database: DatabaseConfig,
+/// Settings of the use cases every way in holds (`app::Services`): the server's and
+/// `agentctl`'s alike.
+pub struct ServicesConfig {
     pub provisioning: ProvisioningConfig,
     pub intents: IntentConfig,
     pub chain: ChainConfig,
     pub email: EmailConfig,
     pub sms: SmsConfig,
     pub cursors: CursorSecrets,
+}
+
+impl ServicesConfig {
+    pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let chain = ChainConfig::from_env(env)?;
+        Ok(Self {
+            provisioning: ProvisioningConfig::from_env(env)?,
+            intents: IntentConfig::from_env(env)?,
+            cursors: CursorSecrets::from_env(env, chain.is_sandbox())?,
+            chain,
+            email: EmailConfig::from_env(env)?,
+            sms: SmsConfig::from_env(env)?,
+        })
+    }
+
+    /// Whether everything is the sandbox's: its chain, its mail and its SMS providers.
+    pub fn is_sandbox(&self) -> bool {
+        self.chain.is_sandbox()
+            && matches!(self.email.provider, EmailProvider::Sandbox)
+            && matches!(self.sms.provider, SmsProviderConfig::Sandbox)
+    }
+}
+
+/// Settings of the HTTP server.
+pub struct ServerConfig {
+    pub database: DatabaseConfig,
+    pub services: ServicesConfig,
     /// When set, `/metrics` requires it as a bearer token; required outside the sandbox (a real
     /// chain or provider configured).
     pub metrics_token: Option<SecretString>,
@@ -710,8 +735,6 @@ impl ServerConfig {
                 })
             }
         };
-        let chain = ChainConfig::from_env(env)?;
-        let cursors = CursorSecrets::from_env(env, chain.is_sandbox())?;
         let metrics_token = match env.get("METRICS_TOKEN") {
             Some(token) if token.len() < MIN_METRICS_TOKEN_LEN => {
                 return Err(ConfigError::Invalid {
@@ -723,13 +746,8 @@ impl ServerConfig {
         };
         let config = Self {
             database: DatabaseConfig::from_env(env)?,
-            provisioning: ProvisioningConfig::from_env(env)?,
-            intents: IntentConfig::from_env(env)?,
-            cursors,
+            services: ServicesConfig::from_env(env)?,
             metrics_token,
-            chain,
-            email: EmailConfig::from_env(env)?,
-            sms: SmsConfig::from_env(env)?,
             bind_addr: env.parsed(
                 "BIND_ADDR",
                 DEFAULT_BIND_ADDR.parse().expect("valid default"),
@@ -737,7 +755,7 @@ impl ServerConfig {
             log_format,
             shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
         };
-        if !config.is_sandbox() && config.metrics_token.is_none() {
+        if !config.services.is_sandbox() && config.metrics_token.is_none() {
             // What `/metrics` shows (routes, agents' traffic, the pool) is for operators only.
             return Err(ConfigError::Invalid {
                 name: "METRICS_TOKEN",
@@ -747,13 +765,6 @@ impl ServerConfig {
             });
         }
         Ok(config)
-    }
-
-    /// Whether everything is the sandbox's: its chain, its mail and its SMS providers.
-    pub fn is_sandbox(&self) -> bool {
-        self.chain.is_sandbox()
-            && matches!(self.email.provider, EmailProvider::Sandbox)
-            && matches!(self.sms.provider, SmsProviderConfig::Sandbox)
     }
 }
 
@@ -808,7 +819,10 @@ mod tests {
         assert_eq!(config.bind_addr.to_string(), DEFAULT_BIND_ADDR);
         assert_eq!(config.log_format, LogFormat::Text);
         assert!(config.database.migrate_on_start);
-        assert_eq!(config.intents.pending_ttl, Duration::from_secs(86_400));
+        assert_eq!(
+            config.services.intents.pending_ttl,
+            Duration::from_secs(86_400)
+        );
     }
 
     #[test]
@@ -915,7 +929,11 @@ mod tests {
         };
         let issued_before = CursorCodec::new(old_secret.as_bytes()).encode("s", position);
         assert_eq!(
-            rotating.cursors.codec().decode("s", &issued_before),
+            rotating
+                .services
+                .cursors
+                .codec()
+                .decode("s", &issued_before),
             Ok(position)
         );
         for pairs in [

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use app::{
     AgentService, AuthCache, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
-    EmailService, Executor, IntentExpiry, OutboxWorker, SmsPorts, SmsService, SmsWebhook,
+    EmailService, Executor, IntentExpiry, OutboxWorker, Services, SmsPorts, SmsService, SmsWebhook,
     WalletKeyRotation, WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
@@ -27,7 +27,7 @@ use sms::{SandboxNumberProvisioner, TwilioClient, TwilioSignatureVerifier};
 
 use crate::config::{
     ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
-    SmsConfig, SmsProviderConfig,
+    ServicesConfig, SmsConfig, SmsProviderConfig,
 };
 use crate::timer::TokioTimer;
 
@@ -48,6 +48,32 @@ pub async fn open_database(config: &DatabaseConfig) -> anyhow::Result<Database> 
     Database::connect(&config.connector, config.pool)
 }
 
+/// Every use case, built once for every way in (the server, `agentctl`), with the future that
+/// keeps the authentication cache true: spawn it where the services live long.
+pub fn services(
+    database: &Database,
+    notifications: Arc<dyn Notifications>,
+    chain: &Chain,
+    config: &ServicesConfig,
+) -> anyhow::Result<(Services, impl Future<Output = ()> + Send)> {
+    let (agents, auth_cache_follower) = agent_service(database, notifications.clone());
+    let services = Services {
+        agents,
+        wallets: wallet_service(
+            database,
+            chain,
+            &config.provisioning,
+            &config.intents,
+            config.cursors.codec(),
+        ),
+        email: email_service(database, &config.email, config.cursors.codec())?,
+        sms: sms_service(database, notifications.clone(), &config.sms)?,
+        codes: code_service(database, notifications, &config.sms),
+        operator: control_plane(database, &config.provisioning, &config.sms, chain)?,
+    };
+    Ok((services, auth_cache_follower))
+}
+
 /// Keys that authenticated are kept in memory, emptied on every profile change (decision 0030).
 const AUTH_CACHE_CAPACITY: usize = 100_000;
 /// The longest an authenticated key is trusted without reading it again, should the hub's
@@ -55,7 +81,7 @@ const AUTH_CACHE_CAPACITY: usize = 100_000;
 const AUTH_CACHE_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// Agents' authentication with its cache, and the future that keeps the cache true: spawn it.
-pub fn agent_service(
+fn agent_service(
     database: &Database,
     notifications: Arc<dyn Notifications>,
 ) -> (AgentService, impl Future<Output = ()> + Send) {
@@ -98,7 +124,7 @@ pub fn chain(database: &Database, config: &ChainConfig) -> anyhow::Result<Chain>
     })
 }
 
-pub fn wallet_service(
+fn wallet_service(
     database: &Database,
     chain: &Chain,
     config: &ProvisioningConfig,
@@ -147,7 +173,7 @@ pub fn intent_expiry(database: &Database, config: &IntentConfig) -> IntentExpiry
 }
 
 /// Email for agents: the outbox, the inbox, and inbound mail through the provider's webhook.
-pub fn email_service(
+fn email_service(
     database: &Database,
     config: &EmailConfig,
     cursors: CursorCodec,
@@ -198,7 +224,7 @@ pub fn notification_hub(config: &DatabaseConfig) -> Arc<PgNotificationHub> {
 
 /// SMS for agents: the number's history synced from the provider, inbound messages from its
 /// webhook, and waits for codes woken through `notifications`.
-pub fn sms_service(
+fn sms_service(
     database: &Database,
     notifications: Arc<dyn Notifications>,
     config: &SmsConfig,
@@ -236,7 +262,7 @@ pub fn sms_service(
 }
 
 /// Waits for a code over SMS and mail at once, on the same hub as the SMS waits.
-pub fn code_service(
+fn code_service(
     database: &Database,
     notifications: Arc<dyn Notifications>,
     config: &SmsConfig,
@@ -263,7 +289,7 @@ pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
     PgSandboxChain::new(database.clone())
 }
 
-pub fn control_plane(
+fn control_plane(
     database: &Database,
     config: &ProvisioningConfig,
     sms: &SmsConfig,

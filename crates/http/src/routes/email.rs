@@ -300,7 +300,7 @@ pub async fn send(
     let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
     let key = key.map_err(|item| rejected([Some(item)]))?;
     let mail = parse_send(body, key)?;
-    let (message, replayed) = state.email.send(&agent.profile, mail).await?;
+    let (message, replayed) = state.services.email.send(&agent.profile, mail).await?;
     Ok(sent(message, replayed))
 }
 
@@ -342,6 +342,7 @@ pub async fn reply(
         return Err(rejected([Some(item)]));
     }
     let (message, replayed) = state
+        .services
         .email
         .reply(&agent.profile, &source.into_inner(), body.body_text, key)
         .await?;
@@ -392,15 +393,19 @@ pub async fn inbox(
             .answer(
                 key,
                 |held| {
-                    state
-                        .email
-                        .inbox_first_page(&agent.profile, direction, limit as usize, held)
+                    state.services.email.inbox_first_page(
+                        &agent.profile,
+                        direction,
+                        limit as usize,
+                        held,
+                    )
                 },
                 render,
             )
             .await;
     };
     let page = state
+        .services
         .email
         .inbox(&agent.profile, direction, Some(cursor), limit as usize)
         .await?;
@@ -424,6 +429,7 @@ pub async fn message(
     id: Path<String>,
 ) -> Result<Json<EmailMessageOut>, ApiError> {
     let message = state
+        .services
         .email
         .message(&agent.profile, &id.into_inner())
         .await?;

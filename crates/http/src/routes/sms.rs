@@ -58,7 +58,7 @@ pub async fn number(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<Option<PhoneNumberResponse>>, ApiError> {
-    let number = state.sms.number(agent.id()).await?;
+    let number = state.services.sms.number(agent.id()).await?;
     Ok(Json(number.map(|number| PhoneNumberResponse {
         number: number.number.as_str().to_owned(),
         country_iso2: number.country_iso2,
@@ -103,6 +103,7 @@ pub async fn messages(
         }
     };
     let history = state
+        .services
         .sms
         .messages(agent.id(), direction, limit as usize, offset as usize)
         .await?;
@@ -195,7 +196,11 @@ pub async fn wait_for_code(
 ) -> Result<Json<VerificationCodeResponse>, ApiError> {
     let wait = parse_wait(body.read().await?)?;
     let request_id = wait.request_id.clone();
-    let message = state.sms.wait_for_code(&agent.profile, wait).await?;
+    let message = state
+        .services
+        .sms
+        .wait_for_code(&agent.profile, wait)
+        .await?;
     Ok(Json(VerificationCodeResponse::new(&message, request_id)))
 }
 
@@ -261,6 +266,7 @@ pub async fn wait_any_channel(
     };
     let request_id = wait.request_id.clone();
     let found = state
+        .services
         .codes
         .wait(&agent.profile, ChannelsWait { wait, channels })
         .await

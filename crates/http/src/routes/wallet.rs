@@ -92,7 +92,9 @@ pub async fn address(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<WalletAddressResponse>, ApiError> {
-    Ok(Json((&state.wallets.wallet(agent.id()).await?).into()))
+    Ok(Json(
+        (&state.services.wallets.wallet(agent.id()).await?).into(),
+    ))
 }
 
 /// The spend policy in force; `null` where a rule is not configured.
@@ -108,7 +110,9 @@ pub async fn policy(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<SpendPolicyResponse>, ApiError> {
-    Ok(Json((&state.wallets.policy(agent.id()).await?).into()))
+    Ok(Json(
+        (&state.services.wallets.policy(agent.id()).await?).into(),
+    ))
 }
 
 /// Native and USDC balances, read from the chain at the time of the call.
@@ -124,7 +128,9 @@ pub async fn balance(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<WalletBalanceResponse>, ApiError> {
-    Ok(Json((&state.wallets.balances(agent.id()).await?).into()))
+    Ok(Json(
+        (&state.services.wallets.balances(agent.id()).await?).into(),
+    ))
 }
 
 /// The idempotency key, or pydantic's words for what is wrong with it.
@@ -188,7 +194,7 @@ pub async fn send(
     body: JsonBody<WalletSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let request = parse_send(body.read().await?)?;
-    let (intent, replayed) = state.wallets.send(agent.id(), request).await?;
+    let (intent, replayed) = state.services.wallets.send(agent.id(), request).await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }
 
@@ -233,6 +239,7 @@ pub async fn intents(
                 key,
                 |held| {
                     state
+                        .services
                         .wallets
                         .intents_first_page(&agent.profile, limit as usize, held)
                 },
@@ -241,6 +248,7 @@ pub async fn intents(
             .await;
     };
     let page = state
+        .services
         .wallets
         .intents(&agent.profile, Some(cursor), limit as usize)
         .await?;

@@ -142,7 +142,7 @@ pub async fn inbound_email(
         timestamp: header(&request, "webhook-timestamp"),
         signatures: header(&request, "webhook-signature"),
     };
-    state.email.check_webhook_headers(signature)?;
+    state.services.email.check_webhook_headers(signature)?;
     let _turn = state.inbound_mail_gate.turn().await?;
     let body = state
         .inbound_mail_gate
@@ -156,7 +156,11 @@ pub async fn inbound_email(
         true => InboundFormat::ProviderJson,
         false => InboundFormat::Raw,
     };
-    let report = state.email.receive_webhook(signature, format, body).await?;
+    let report = state
+        .services
+        .email
+        .receive_webhook(signature, format, body)
+        .await?;
     let stored: Vec<String> = report.stored.iter().map(|m| m.id.to_string()).collect();
     if stored.is_empty() && report.duplicates == 0 {
         return Ok(HttpResponse::Accepted().json(json!({
@@ -182,7 +186,7 @@ pub async fn twilio_sms(
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
     let signature = header(&request, "x-twilio-signature");
-    state.sms.check_webhook_signature(signature)?;
+    state.services.sms.check_webhook_signature(signature)?;
     let _turn = state.twilio_gate.turn().await?;
     let body = state
         .twilio_gate
@@ -195,6 +199,7 @@ pub async fn twilio_sms(
         .path_and_query()
         .map_or(request.path(), |path| path.as_str());
     let delivered = state
+        .services
         .sms
         .receive_webhook(path_and_query, &params, signature)
         .await?;

@@ -1,0 +1,25 @@
+//! Every use case of the runtime, built once (by the composition root) and held by every way in:
+//! the HTTP API, `agentctl`, and the transports to come. None of them assembles services of its
+//! own.
+
+use crate::{AgentService, CodeService, ControlPlane, EmailService, SmsService, WalletService};
+
+pub struct Services {
+    /// Authentication of agent keys.
+    pub agents: AgentService,
+    pub wallets: WalletService,
+    pub email: EmailService,
+    pub sms: SmsService,
+    /// Waits for a code over SMS and mail at once.
+    pub codes: CodeService,
+    /// The operator's side: agents, policies, decisions on intents, chain resolution.
+    pub operator: ControlPlane,
+}
+
+impl Services {
+    /// Ends every wait at once (each answers as timed out), for a stopping instance.
+    pub fn shut_down(&self) {
+        self.sms.shut_down();
+        self.codes.shut_down();
+    }
+}

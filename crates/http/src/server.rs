@@ -1,0 +1,68 @@
+//! The HTTP server: every route on actix-web's `HttpServer`, long waits for codes among them, with
+//! the connection rules that keep slow, silent or departed clients from holding the instance.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+
+use crate::state::ApiState;
+
+/// As long as a client has to send a request's head; a connection that has not sent a whole one
+/// by then is closed, whatever bytes it sent.
+const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Descriptors kept for what is not a client connection: the database pools and the hub's
+/// listening connection, provider and node connections, the log, the listener.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// Connections one worker serves at once when the descriptor limit allows more: actix-server's
+/// own default.
+const MOST_CONNECTIONS_PER_WORKER: u64 = 25_000;
+
+/// How many client connections each worker takes at once, so that together they never run the
+/// process out of file descriptors: past it, new connections wait in the listen backlog instead
+/// of failing every `accept` (and every other file the process opens). The soft descriptor limit
+/// is raised to the hard one first.
+fn connections_per_worker(workers: usize) -> usize {
+    let descriptors = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the open-file limit; assuming 1024");
+            1024
+        }
+    };
+    let workers = u64::try_from(workers.max(1)).unwrap_or(u64::MAX);
+    let per_worker = (descriptors.saturating_sub(RESERVED_DESCRIPTORS) / workers)
+        .clamp(1, MOST_CONNECTIONS_PER_WORKER);
+    usize::try_from(per_worker).unwrap_or(usize::MAX)
+}
+
+/// The HTTP server: actix-web, every request (long waits for codes among them) on one stack.
+/// A client that closes its side of the connection has left: its request's handler is dropped
+/// (a wait ends and frees its place), as hyper and Go's server also read it (decision 0043).
+pub fn server(
+    listener: TcpListener,
+    workers: usize,
+    state: web::Data<ApiState>,
+    shutdown_timeout: Duration,
+) -> std::io::Result<Server> {
+    let connections = connections_per_worker(workers);
+    tracing::debug!(connections, workers, "client connections per worker");
+    Ok(HttpServer::new(move || {
+        App::new()
+            .wrap(from_fn(crate::telemetry_middleware))
+            .configure(crate::configure(state.clone()))
+    })
+    .workers(workers)
+    .max_connections(connections)
+    .shutdown_timeout(shutdown_timeout.as_secs())
+    .disable_signals()
+    .client_request_timeout(REQUEST_HEAD_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .h1_allow_half_closed(false)
+    .listen(listener)?
+    .run())
+}
