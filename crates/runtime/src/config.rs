@@ -689,10 +689,11 @@ pub struct ServicesConfig {
 impl ServicesConfig {
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
         let chain = ChainConfig::from_env(env)?;
+        let cursors = CursorSecrets::from_env(env, chain.is_sandbox())?;
         Ok(Self {
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
-            cursors: CursorSecrets::from_env(env, chain.is_sandbox())?,
+            cursors,
             chain,
             email: EmailConfig::from_env(env)?,
             sms: SmsConfig::from_env(env)?,
