@@ -7,8 +7,11 @@ with no violation, 1 with some, 2 when the check itself cannot run.
 
 Rules, by crate folder ("depends" means normal dependencies, dev-dependencies are free):
   crates/domain     no workspace crate, and no IO crate anywhere below it
+  pure libraries    (crates/text-mining) no workspace crate but other pure libraries, and no IO
+                    crate anywhere below them
   crates/ports      crates/domain only; no IO crate below it but tokio
-  crates/app        crates/domain and crates/ports only; no IO crate below it but tokio
+  crates/app        crates/domain, crates/ports and the pure libraries only; no IO crate below it
+                    but tokio
   crates/api-types  crates/domain only; no IO crate below it
   crates/http       no adapter and no database, mail or chain driver anywhere below it
   adapters          (crates/postgres, email, sms, evm) crates/domain and crates/ports only,
@@ -32,7 +35,9 @@ DRIVER_CRATES = {
     "postgres", "redis", "sqlx", "tokio-postgres",
 }
 ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm")
-REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS)
+PURE_LIBRARIES = ("crates/text-mining",)
+REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS,
+            *PURE_LIBRARIES)
 COMPOSITION = "crates/runtime"
 TEST_SUPPORT = "crates/test-support"
 
@@ -109,9 +114,12 @@ def check(ws):
 
     only("crates/domain", ())
     no_io("crates/domain", IO_CRATES)
+    for library in PURE_LIBRARIES:
+        only(library, PURE_LIBRARIES)
+        no_io(library, IO_CRATES)
     only("crates/ports", ("crates/domain",))
     no_io("crates/ports", IO_CRATES - {"tokio"})
-    only("crates/app", ("crates/domain", "crates/ports"))
+    only("crates/app", ("crates/domain", "crates/ports", *PURE_LIBRARIES))
     no_io("crates/app", IO_CRATES - {"tokio"})
     only("crates/api-types", ("crates/domain",))
     no_io("crates/api-types", IO_CRATES)

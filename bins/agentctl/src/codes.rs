@@ -18,5 +18,5 @@ pub fn run(command: CodesCommand) -> anyhow::Result<Value> {
     std::io::stdin()
         .read_to_string(&mut text)
         .context("reading stdin as UTF-8 text")?;
-    Ok(Value::from(domain::extract_verification_codes(&text)))
+    Ok(Value::from(text_mining::extract_verification_codes(&text)))
 }

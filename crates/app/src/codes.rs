@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use domain::{
-    matches_service, recognise_service, sender_may_be, AgentId, AgentProfile, EmailInboxRecord,
-    EmailMessageRecord, PhoneNumberRecord, Sender, SmsMessageRecord,
+    AgentId, AgentProfile, EmailInboxRecord, EmailMessageRecord, PhoneNumberRecord,
+    SenderAuthentication, SmsMessageRecord,
 };
 use futures_util::future::FutureExt;
 use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
+use text_mining::{matches_service, recognise_service, sender_may_be, Sender};
 use time::OffsetDateTime;
 
 use crate::sms::{CodeWait, WaitError};
@@ -215,7 +216,7 @@ async fn take_newest(
                         &text,
                         recognise_service(&text).as_deref(),
                         &wait.service_name,
-                    ) && sender_may_be(&wait.service_name, m.sender_authentication.sender())
+                    ) && sender_may_be(&wait.service_name, mail_sender(&m.sender_authentication))
                 })
                 .map(|message| Candidate::Email(Box::new(message))),
         );
@@ -239,6 +240,16 @@ async fn take_newest(
         }
     }
     Ok(None)
+}
+
+/// A mail's sender as a wait for a named service judges it: by what the receiving side's
+/// authentication results said of its From domain.
+fn mail_sender(authentication: &SenderAuthentication) -> Sender<'_> {
+    match authentication {
+        SenderAuthentication::Unreported => Sender::MailUnauthenticated,
+        SenderAuthentication::Failed => Sender::MailAuthenticated(None),
+        SenderAuthentication::Passed { domain } => Sender::MailAuthenticated(Some(domain)),
+    }
 }
 
 #[cfg(test)]

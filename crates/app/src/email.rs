@@ -9,15 +9,16 @@ use domain::inbound::{
     kept_references, preview_attachments, preview_headers, MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
 };
 use domain::{
-    extract_verification_codes, reply_references, reply_subject, request_fingerprint, AgentId,
-    AgentProfile, CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord,
-    EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId, MAX_ADDRESS_CHARS,
+    reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile, CursorCodec,
+    CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
+    IdempotencyKey, RateLimit, SponsorId, MAX_ADDRESS_CHARS,
 };
 use ports::{
     AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
     InboundMailStore, InboundParseError, InboundParser, ListingVersion, Mailbox, NewInboundEmail,
     NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
 };
+use text_mining::extract_verification_codes;
 use uuid::Uuid;
 
 use crate::paging::{first_page_against, into_page, FirstPage};

@@ -11,14 +11,16 @@ use std::time::{Duration, Instant};
 
 use domain::inbound::{delivery_key, kept_text};
 use domain::{
-    extract_verification_codes, matches_service, recognise_service, sender_may_be, AgentId,
-    AgentProfile, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, Sender, SmsMessageId,
+    AgentId, AgentProfile, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId,
     SmsMessageRecord, SmsSource, SYNC_WINDOW,
 };
 use futures_util::future::FutureExt;
 use ports::{
     inbound_topic, AgentStore, NewSms, Notifications, ProviderSms, SmsFlow, SmsProvider, SmsStore,
     SmsWebhookVerifier, StoreError, Timer,
+};
+use text_mining::{
+    extract_verification_codes, matches_service, recognise_service, sender_may_be, Sender,
 };
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;

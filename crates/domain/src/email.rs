@@ -7,9 +7,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::{
-    check_no_nul, AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule, Sender,
-};
+use crate::{check_no_nul, AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule};
 
 /// At most this many recipients over `to`, `cc` and `bcc` together.
 pub const MAX_RECIPIENTS: usize = 20;
@@ -331,15 +329,6 @@ impl SenderAuthentication {
         match self {
             Self::Passed { domain } => Some(domain),
             Self::Unreported | Self::Failed => None,
-        }
-    }
-
-    /// The sender as a wait for a named service judges it.
-    pub fn sender(&self) -> Sender<'_> {
-        match self {
-            Self::Unreported => Sender::MailUnauthenticated,
-            Self::Failed => Sender::MailAuthenticated(None),
-            Self::Passed { domain } => Sender::MailAuthenticated(Some(domain)),
         }
     }
 }

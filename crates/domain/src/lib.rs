@@ -4,7 +4,6 @@
 pub mod agent;
 pub mod amount;
 pub mod asset;
-pub mod codes;
 pub mod contact;
 pub mod cursor;
 pub mod email;
@@ -17,7 +16,6 @@ pub mod inbound;
 pub mod intent;
 pub mod limits;
 pub mod policy;
-pub mod service_name;
 pub mod sms;
 pub mod text;
 pub mod transfer;
@@ -31,7 +29,6 @@ pub use agent::{
 };
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
-pub use codes::extract_verification_codes;
 pub use contact::{
     EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,
     PhoneNumberRecord, MAX_ADDRESS_CHARS,
@@ -58,7 +55,6 @@ pub use limits::{RateDecision, RateLimit};
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
 };
-pub use service_name::{matches_service, recognise_service, sender_may_be, Sender};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};
 pub use text::{check_no_nul, NulCharacter};
 pub use transfer::{
