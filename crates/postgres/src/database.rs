@@ -1,7 +1,7 @@
 //! The connection pool and the database health port.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -83,11 +83,51 @@ fn manager_config(connector: Connector, timeouts: String) -> ManagerConfig<Async
                 .batch_execute(&timeouts)
                 .await
                 .map_err(|error| diesel::ConnectionError::BadConnection(error.to_string()))?;
+            speak_untranslated(&mut connection)
+                .await
+                .map_err(|error| diesel::ConnectionError::BadConnection(error.to_string()))?;
             Ok(connection)
         }
         .boxed()
     });
     config
+}
+
+/// Whether PostgreSQL's messages in `language`, an `lc_messages` value, are its untranslated
+/// words: those of C and POSIX, and English, which has no catalogue of its own.
+fn untranslated(language: &str) -> bool {
+    let name = language.split(['.', '@']).next().unwrap_or_default();
+    matches!(name, "C" | "POSIX" | "en") || name.starts_with("en_")
+}
+
+/// `errors::from_diesel` tells a lock timeout, a statement timeout and a server going away by
+/// the server's untranslated words, as diesel passes no SQLSTATE on (decision 0048). A session
+/// whose server speaks another language is switched to them, where its role may set
+/// `lc_messages`; where it may not, the first such session is logged with the remedy.
+async fn speak_untranslated(
+    connection: &mut AsyncPgConnection,
+) -> Result<(), diesel::result::Error> {
+    let language: String = diesel::select(diesel::dsl::sql::<diesel::sql_types::Text>(
+        "current_setting('lc_messages')",
+    ))
+    .get_result(connection)
+    .await?;
+    if untranslated(&language) {
+        return Ok(());
+    }
+    if let Err(refused) = connection.batch_execute("SET lc_messages = 'C'").await {
+        static WARNED: Once = Once::new();
+        WARNED.call_once(|| {
+            tracing::warn!(
+                %language,
+                error = %refused,
+                "the database speaks another language and this role may not change it: lock and \
+                 statement timeouts and restarts are reported as failures, not as busy or \
+                 unavailable; set the role's lc_messages to 'C' (docs/operations.md)"
+            );
+        });
+    }
+    Ok(())
 }
 
 impl Database {
@@ -187,6 +227,17 @@ mod tests {
     use test_support::TestDatabase;
 
     use super::*;
+
+    #[test]
+    fn the_c_posix_and_english_locales_speak_the_untranslated_words() {
+        for language in ["C", "C.UTF-8", "POSIX", "en", "en_US.UTF-8", "en_GB@euro"] {
+            assert!(untranslated(language), "{language}");
+        }
+        // Empty: the language of the server's environment, whatever it is.
+        for language in ["", "fr_FR.UTF-8", "ca_ES", "Catalan", "de_DE@euro"] {
+            assert!(!untranslated(language), "{language}");
+        }
+    }
 
     #[tokio::test]
     async fn a_thread_draws_from_its_own_shard_and_usage_counts_every_shard() {

@@ -7,7 +7,7 @@ use domain::{
 };
 use std::time::Duration;
 
-use diesel_async::SimpleAsyncConnection;
+use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use ports::{
     AgentStore, Conflict, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, Notifications,
     StoreError, AGENT_PROFILES_TOPIC,
@@ -361,6 +361,108 @@ async fn an_unreachable_database_is_reported_unavailable() {
         .await
         .expect_err("unavailable");
     assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+}
+
+const FRENCH: &str = "fr_FR.UTF-8";
+
+/// The connector of the test database whose sessions start with these settings (libpq's
+/// `options`, each `-c name=value`).
+fn with_session_settings(database: &TestDatabase, settings: &[(&str, &str)]) -> Connector {
+    let options = settings
+        .iter()
+        .map(|(name, value)| format!("-c%20{name}%3D{value}"))
+        .collect::<Vec<_>>()
+        .join("%20");
+    let url = database.url();
+    let separator = if url.contains('?') { '&' } else { '?' };
+    Connector::from_url(&format!("{url}{separator}options={options}")).expect("a valid URL")
+}
+
+/// Whether the test server may speak French: `lc_messages` takes only a locale the server's
+/// system has.
+async fn french_available(database: &TestDatabase) -> bool {
+    let available = database
+        .connection()
+        .await
+        .batch_execute(&format!("SET lc_messages = '{FRENCH}'"))
+        .await
+        .is_ok();
+    if !available {
+        eprintln!("the test server has no {FRENCH} locale: its French part is skipped");
+    }
+    available
+}
+
+async fn language_of(connector: &Connector) -> String {
+    diesel::select(diesel::dsl::sql::<diesel::sql_types::Text>(
+        "current_setting('lc_messages')",
+    ))
+    .get_result(&mut connector.open().await.expect("a session"))
+    .await
+    .expect("the session's language")
+}
+
+#[tokio::test]
+async fn a_lock_timeout_is_busy_and_a_statement_timeout_unavailable_in_the_servers_language() {
+    let database = TestDatabase::new().await;
+    let connector = if french_available(&database).await {
+        let french = with_session_settings(&database, &[("lc_messages", FRENCH)]);
+        assert_eq!(
+            language_of(&french).await,
+            FRENCH,
+            "the server speaks French"
+        );
+        french
+    } else {
+        database.connector()
+    };
+    let store_timing_out = |lock_timeout, statement_timeout| {
+        PgAgentStore::new(
+            Database::connect(
+                &connector,
+                PoolSettings {
+                    max_size: 1,
+                    lock_timeout,
+                    statement_timeout,
+                    ..PoolSettings::default()
+                },
+            )
+            .expect("pool"),
+        )
+    };
+    let new = bare_agent(16);
+    store(&database).create(new.clone()).await.expect("created");
+    let _held = database.hold("SELECT id FROM agents FOR UPDATE").await;
+    let short = Duration::from_millis(100);
+    let long = Duration::from_secs(30);
+    let error = store_timing_out(short, long)
+        .deactivate(new.id)
+        .await
+        .expect_err("the agent's row is held");
+    assert!(matches!(error, StoreError::Busy(_)), "{error:?}");
+    let error = store_timing_out(long, short)
+        .deactivate(new.id)
+        .await
+        .expect_err("the agent's row is held");
+    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_role_that_may_not_change_the_servers_language_still_has_its_sessions() {
+    let database = TestDatabase::new().await;
+    if !french_available(&database).await {
+        return;
+    }
+    let new = bare_agent(17);
+    store(&database).create(new.clone()).await.expect("created");
+    // A role of every server that may read every table but not set `lc_messages`.
+    let reader = with_session_settings(
+        &database,
+        &[("lc_messages", FRENCH), ("role", "pg_read_all_data")],
+    );
+    let store =
+        PgAgentStore::new(Database::connect(&reader, PoolSettings::default()).expect("pool"));
+    assert!(store.profile(new.id).await.expect("read").is_some());
 }
 
 /// A hub listening through `connector`.
