@@ -2,6 +2,7 @@
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use ports::{Conflict, StoreError};
+use tokio_postgres::error::SqlState;
 
 /// Constraint names whose violation the core handles, with what it knows them as.
 const KNOWN_CONFLICTS: &[(&str, Conflict)] = &[
@@ -11,14 +12,56 @@ const KNOWN_CONFLICTS: &[(&str, Conflict)] = &[
     ("agents_key_hash_key", Conflict::AgentKey),
 ];
 
-/// The server's words when it ends a session or refuses one while it stops, restarts or
-/// recovers: SQLSTATE 57P01 (admin_shutdown), 57P02 (crash_shutdown) and 57P03
-/// (cannot_connect_now). The database is unavailable for a while, not broken.
-const SERVER_GOING_AWAY: &[&str] = &[
-    "terminating connection due to administrator command",
-    "terminating connection because of crash of another server process",
-    "the database system is",
+/// diesel's error information has no SQLSTATE: diesel-async holds PostgreSQL's error, code and
+/// all, but hands out only its text (decision 0048). So the code is read back from the server's
+/// untranslated words, which every pooled session speaks (`database::speak_untranslated`): each
+/// entry starts the messages PostgreSQL raises with that code, of the codes classified below.
+const SQLSTATE_OF_WORDS: &[(&str, SqlState)] = &[
+    (
+        "canceling statement due to lock timeout",
+        SqlState::LOCK_NOT_AVAILABLE,
+    ),
+    ("could not obtain lock on ", SqlState::LOCK_NOT_AVAILABLE),
+    (
+        "canceling statement due to statement timeout",
+        SqlState::QUERY_CANCELED,
+    ),
+    (
+        "canceling statement due to user request",
+        SqlState::QUERY_CANCELED,
+    ),
+    (
+        "terminating connection due to administrator command",
+        SqlState::ADMIN_SHUTDOWN,
+    ),
+    (
+        "terminating connection because of crash of another server process",
+        SqlState::CRASH_SHUTDOWN,
+    ),
+    ("the database system is ", SqlState::CANNOT_CONNECT_NOW),
 ];
+
+fn sqlstate_of(message: &str) -> Option<&'static SqlState> {
+    SQLSTATE_OF_WORDS
+        .iter()
+        .find(|(words, _)| message.starts_with(words))
+        .map(|(_, sqlstate)| sqlstate)
+}
+
+/// What an error with `sqlstate` is to the core, where it is more than a failure.
+fn by_sqlstate(sqlstate: &SqlState, message: &str) -> Option<StoreError> {
+    match *sqlstate {
+        // A lock wait outlasted `lock_timeout`: others hold the lock; retry shortly.
+        SqlState::LOCK_NOT_AVAILABLE => Some(StoreError::Busy(message.to_owned())),
+        // A statement cancelled (past `statement_timeout`), or a server that stops, restarts or
+        // recovers: the database is unavailable for a while, not broken.
+        SqlState::QUERY_CANCELED
+        | SqlState::ADMIN_SHUTDOWN
+        | SqlState::CRASH_SHUTDOWN
+        | SqlState::CANNOT_CONNECT_NOW => Some(StoreError::Unavailable(message.to_owned())),
+        _ => None,
+    }
+}
 
 pub(crate) fn from_diesel(error: DieselError) -> StoreError {
     match error {
@@ -37,21 +80,9 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             info,
         ) => StoreError::Unavailable(info.message().to_owned()),
-        // diesel-async does not pass PostgreSQL's error codes on; these are the server's words
-        // for SQLSTATE 55P03 (lock_not_available) and 57014 (query_canceled).
-        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
-            if info.message().contains("lock timeout") =>
-        {
-            StoreError::Busy(info.message().to_owned())
-        }
-        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
-            if info.message().contains("statement timeout")
-                || SERVER_GOING_AWAY
-                    .iter()
-                    .any(|words| info.message().starts_with(words)) =>
-        {
-            StoreError::Unavailable(info.message().to_owned())
-        }
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => sqlstate_of(info.message())
+            .and_then(|sqlstate| by_sqlstate(sqlstate, info.message()))
+            .unwrap_or_else(|| StoreError::Internal(info.message().to_owned())),
         other => StoreError::Internal(other.to_string()),
     }
 }
@@ -95,6 +126,8 @@ impl<E: From<StoreError>> TxError<E> {
 
 #[cfg(test)]
 mod tests {
+    use diesel::result::DatabaseErrorInformation;
+
     use super::*;
 
     fn server_said(message: &str) -> StoreError {
@@ -102,6 +135,92 @@ mod tests {
             DatabaseErrorKind::Unknown,
             Box::new(message.to_owned()),
         ))
+    }
+
+    /// A violated uniqueness rule as the driver reports it: by its constraint's name.
+    struct Violated(&'static str);
+
+    impl DatabaseErrorInformation for Violated {
+        fn message(&self) -> &str {
+            "duplicate key value violates unique constraint"
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            None
+        }
+        fn column_name(&self) -> Option<&str> {
+            None
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            Some(self.0)
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_lock_not_granted_is_busy_and_a_cancelled_statement_or_a_server_going_away_unavailable() {
+        // As tokio-postgres reads the code field of the server's error.
+        let busy = SqlState::from_code("55P03");
+        assert!(matches!(by_sqlstate(&busy, "m"), Some(StoreError::Busy(_))));
+        for unavailable in ["57014", "57P01", "57P02", "57P03"] {
+            assert!(
+                matches!(
+                    by_sqlstate(&SqlState::from_code(unavailable), "m"),
+                    Some(StoreError::Unavailable(_))
+                ),
+                "{unavailable}"
+            );
+        }
+        // division_by_zero, deadlock_detected, too_many_connections, an unknown code.
+        for other in ["22012", "40P01", "53300", "ZZ999"] {
+            assert_eq!(
+                by_sqlstate(&SqlState::from_code(other), "m"),
+                None,
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_servers_untranslated_words_give_back_their_sqlstate() {
+        for (message, code) in [
+            ("canceling statement due to lock timeout", "55P03"),
+            (
+                "could not obtain lock on row in relation \"wallets\"",
+                "55P03",
+            ),
+            ("canceling statement due to statement timeout", "57014"),
+            ("canceling statement due to user request", "57014"),
+            (
+                "terminating connection due to administrator command",
+                "57P01",
+            ),
+            (
+                "terminating connection because of crash of another server process",
+                "57P02",
+            ),
+            ("the database system is shutting down", "57P03"),
+            ("the database system is starting up", "57P03"),
+            ("the database system is in recovery mode", "57P03"),
+            (
+                "the database system is not yet accepting connections",
+                "57P03",
+            ),
+        ] {
+            assert_eq!(
+                sqlstate_of(message).map(SqlState::code),
+                Some(code),
+                "{message}"
+            );
+        }
+        assert_eq!(sqlstate_of("division by zero"), None);
     }
 
     #[test]
@@ -120,7 +239,29 @@ mod tests {
             );
         }
         assert!(matches!(
+            server_said("canceling statement due to lock timeout"),
+            StoreError::Busy(_)
+        ));
+        assert!(matches!(
             server_said("division by zero"),
+            StoreError::Internal(_)
+        ));
+    }
+
+    #[test]
+    fn a_unique_violation_is_a_conflict_only_for_a_constraint_the_core_knows() {
+        let violated = |constraint| {
+            from_diesel(DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation,
+                Box::new(Violated(constraint)),
+            ))
+        };
+        assert_eq!(
+            violated("wallets_address_key"),
+            StoreError::Conflict(Conflict::WalletAddress)
+        );
+        assert!(matches!(
+            violated("some_other_key"),
             StoreError::Internal(_)
         ));
     }
