@@ -891,6 +891,81 @@ async fn waits_joining_another_by_request_id_count_against_the_cap() {
     joined.abort();
 }
 
+/// Polls `/metrics` until it holds `line`, and returns the page.
+async fn metrics_saying(server: &Server, line: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let metrics = server.metrics().await;
+        if metrics.lines().any(|l| l == line) {
+            return metrics;
+        }
+        assert!(started.elapsed() < DEADLINE, "never {line:?}: {metrics}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+// Issue 23: the SMS wait and the wait on every channel were two registries, each with its own
+// cap, so an agent held twice SMS_WAITERS_PER_AGENT by using both routes.
+#[tokio::test]
+async fn both_wait_routes_share_one_cap_per_agent_and_the_metrics_count_them() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[("SMS_WAITERS_PER_AGENT", "2")]).await;
+    let (key, _) = phone_agent(&database).await;
+    let held = [
+        spawn_wait(
+            &server,
+            "/v1/sms/wait-for-code",
+            &key,
+            json!({"timeout": 60}),
+        ),
+        spawn_wait(&server, "/v1/codes/wait", &key, json!({"timeout": 60})),
+    ];
+    metrics_saying(&server, "long_lived_requests{kind=\"code_wait\"} 2").await;
+    for route in ["/v1/sms/wait-for-code", "/v1/codes/wait"] {
+        let request = wait_request(&server, route, &key, &json!({"timeout": 60}));
+        let (status, refused) = read(request.send().await.expect("request")).await;
+        assert_eq!(status, 429, "{route}: {refused}");
+    }
+    let metrics = metrics_saying(
+        &server,
+        "long_lived_requests_refused_total{kind=\"code_wait\"} 2",
+    )
+    .await;
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "long_lived_requests{kind=\"code_wait\"} 2"),
+        "{metrics}"
+    );
+    for wait in held {
+        wait.abort();
+    }
+    metrics_saying(&server, "long_lived_requests{kind=\"code_wait\"} 0").await;
+}
+
+// Issue 23: /v1/codes/wait did not ask the provider first, so a code only the provider held (its
+// webhook lost) was found by /v1/sms/wait-for-code and not by it.
+#[tokio::test]
+async fn a_wait_on_every_channel_finds_a_code_only_the_provider_holds() {
+    let database = TestDatabase::new().await;
+    let api = crate::fake_twilio_api::FakeTwilioApi::start().await;
+    let server = twilio_server(&database, &[("TWILIO_BASE_URL", &api.url)]).await;
+    let (key, number) = phone_agent(&database).await;
+    api.receive(
+        &message_sid(1),
+        "+15550001111",
+        &number,
+        "Your code is 515151",
+    );
+    let request = wait_request(&server, "/v1/codes/wait", &key, &json!({"timeout": 0}));
+    let (status, found) = read(request.send().await.expect("request")).await;
+    assert_eq!(
+        (status, found["code"].clone(), found["channel"].clone()),
+        (200, json!("515151"), json!("sms")),
+        "{found}"
+    );
+}
+
 // Found by an outside attack: waits opened before a deactivation or a key rotation still received
 // codes, by SMS and by mail, up to their timeout.
 #[tokio::test]

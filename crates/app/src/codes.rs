@@ -1,8 +1,15 @@
-//! One wait for a verification code over both channels: sign-up flows send a code by SMS or by
-//! mail, and the agent does not know which. Same seen, request id, timeout and shutdown rules as
-//! the SMS wait, on the same notification hub (new mail and new SMS publish the same topic).
+//! The one wait for a verification code, over SMS, mail or both: sign-up flows send a code by
+//! either, and the agent does not know which. `/v1/codes/wait` waits on the channels asked for,
+//! `/v1/sms/wait-for-code` on SMS alone; both hold places of one per-agent cap in the long-lived
+//! registry and end together at shutdown.
+//!
+//! A wait holds no database connection while it waits: it subscribes to the agent's inbound topic
+//! on the notification hub (new mail and new SMS publish the same one) *before* it looks at the
+//! stored messages, so a message committed between the look and the wait still wakes it, on
+//! whichever instance it arrived.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use domain::{
     AgentId, AgentProfile, EmailInboxRecord, EmailMessageRecord, PhoneNumberRecord,
@@ -13,12 +20,38 @@ use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, Stor
 use text_mining::{matches_service, recognise_service, sender_may_be, Sender};
 use time::OffsetDateTime;
 
-use crate::sms::{CodeWait, WaitError};
+use crate::long_lived::{LongLived, LongLivedKind};
+use crate::sms::SmsSync;
 use crate::waiting::{look_until_found, Shutdown, Waiter, Waits};
 use crate::NotProvisioned;
 
 /// How many unseen messages of each channel a look goes through.
 const LOOKED_AT: usize = 50;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WaitError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    /// No new message came within the timeout (or the server is shutting down).
+    #[error("no verification code arrived in time")]
+    TimedOut,
+    #[error("too many waits of this agent at once")]
+    TooManyWaiters,
+    /// The agent's key stopped authenticating it while it waited (deactivated, key rotated).
+    #[error("the agent key no longer authenticates")]
+    Revoked,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A wait for a code, as the agent asked for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeWait {
+    /// Empty: any message.
+    pub service_name: String,
+    pub timeout: Duration,
+    pub request_id: Option<String>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CodeChannel {
@@ -68,6 +101,7 @@ pub struct CodePorts {
 
 pub struct CodeService {
     ports: Arc<CodePorts>,
+    sms_sync: Arc<SmsSync>,
     waits: Waits<FoundCode>,
 }
 
@@ -79,14 +113,18 @@ struct Sources {
 }
 
 impl CodeService {
-    pub fn new(ports: CodePorts, waiters_per_agent: usize) -> Self {
+    /// `sms_sync`: the SMS service's syncs with the provider (`SmsService::provider_sync`), which
+    /// a wait on the SMS channel makes first.
+    pub fn new(ports: CodePorts, long_lived: Arc<LongLived>, sms_sync: Arc<SmsSync>) -> Self {
         Self {
             ports: Arc::new(ports),
-            waits: Waits::new(waiters_per_agent),
+            sms_sync,
+            waits: Waits::new(long_lived, LongLivedKind::CodeWait),
         }
     }
 
-    /// Ends every wait at once with a timeout.
+    /// Ends every wait at once with a timeout, so a stopping server answers them instead of
+    /// leaving them to be cut off.
     pub fn shut_down(&self) {
         self.waits.shut_down(self.ports.notifications.as_ref());
     }
@@ -117,8 +155,9 @@ impl CodeService {
     }
 
     /// The newest unseen code of the wanted service on any of the channels, marked seen; else
-    /// waits for one until the timeout, or until the agent's key stops authenticating it.
-    /// `profile` is the one the request authenticated with.
+    /// waits for one until the timeout, or until the agent's key stops authenticating it. With a
+    /// request id, a retry returns what the first wait returned, and one made while the first
+    /// still waits joins it. `profile` is the one the request authenticated with.
     #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
     pub async fn wait(
         &self,
@@ -126,25 +165,56 @@ impl CodeService {
         wait: ChannelsWait,
     ) -> Result<FoundCode, WaitError> {
         let sources = Self::sources(profile, wait.channels.as_deref())?;
-        let waiter = Waiter::new(profile, self.ports.agents.clone());
         let wait = wait.wait;
-        let ports = self.ports.clone();
+        if let Some(request_id) = &wait.request_id {
+            if let Some(done) =
+                answered(&self.ports, profile.agent.id, &sources, request_id).await?
+            {
+                return Ok(done);
+            }
+        }
+        let waiter = Waiter::new(profile, self.ports.agents.clone());
+        let (ports, sms_sync) = (self.ports.clone(), self.sms_sync.clone());
         self.waits
             .run(profile.agent.id, wait.request_id.clone(), move |shutdown| {
-                wait_for(ports, waiter, sources, wait, shutdown).boxed()
+                wait_for(ports, sms_sync, waiter, sources, wait, shutdown).boxed()
             })
             .await
     }
+
+    /// The wait on SMS alone, as `/v1/sms/wait-for-code` asks for it.
+    pub async fn wait_for_sms(
+        &self,
+        profile: &AgentProfile,
+        wait: CodeWait,
+    ) -> Result<SmsMessageRecord, WaitError> {
+        let channels = Some(vec![CodeChannel::Sms]);
+        match self.wait(profile, ChannelsWait { wait, channels }).await? {
+            FoundCode::Sms(message) => Ok(*message),
+            FoundCode::Email(_) => Err(WaitError::Store(StoreError::Internal(
+                "a wait on SMS alone found a mail".into(),
+            ))),
+        }
+    }
 }
 
+/// The wait itself: a sync of the number when SMS is a source, then looks until a code is found,
+/// the timeout, shutdown or the key's revocation.
 async fn wait_for(
     ports: Arc<CodePorts>,
+    sms_sync: Arc<SmsSync>,
     waiter: Waiter,
     sources: Sources,
     wait: CodeWait,
     shutdown: Arc<Shutdown>,
 ) -> Result<FoundCode, WaitError> {
     let agent = waiter.agent();
+    // A message only the provider has yet (no webhook reached us) counts too.
+    if let Some(number) = &sources.number {
+        if let Err(error) = sms_sync.sync(agent, number).await {
+            tracing::warn!(%error, "could not sync the SMS provider before waiting");
+        }
+    }
     look_until_found(
         ports.notifications.as_ref(),
         ports.timer.as_ref(),
@@ -155,6 +225,26 @@ async fn wait_for(
         || take_newest(&ports, agent, &sources, &wait),
     )
     .await
+}
+
+/// What an earlier wait with `request_id` returned, from the channels this wait looks at.
+async fn answered(
+    ports: &CodePorts,
+    agent: AgentId,
+    sources: &Sources,
+    request_id: &str,
+) -> Result<Option<FoundCode>, StoreError> {
+    if sources.number.is_some() {
+        if let Some(done) = ports.sms.wait_result(agent, request_id).await? {
+            return Ok(Some(FoundCode::Sms(Box::new(done))));
+        }
+    }
+    if sources.inbox.is_some() {
+        if let Some(done) = ports.email.code_wait_result(agent, request_id).await? {
+            return Ok(Some(FoundCode::Email(Box::new(done))));
+        }
+    }
+    Ok(None)
 }
 
 /// A message that may hold the code, from either channel.
@@ -181,11 +271,8 @@ async fn take_newest(
     wait: &CodeWait,
 ) -> Result<Option<FoundCode>, StoreError> {
     if let Some(request_id) = &wait.request_id {
-        if let Some(done) = ports.sms.wait_result(agent, request_id).await? {
-            return Ok(Some(FoundCode::Sms(Box::new(done))));
-        }
-        if let Some(done) = ports.email.code_wait_result(agent, request_id).await? {
-            return Ok(Some(FoundCode::Email(Box::new(done))));
+        if let Some(done) = answered(ports, agent, sources, request_id).await? {
+            return Ok(Some(done));
         }
     }
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -255,13 +342,26 @@ fn mail_sender(authentication: &SenderAuthentication) -> Sender<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LongLivedCaps;
     use domain::{
         AgentProfile, AgentRecord, Direction, EmailInboxId, EmailMessageId, EmailStatus,
         SenderAuthentication, SmsMessageId, SmsSource,
     };
-    use ports::{MockAgentStore, MockEmailCodes, MockNotifications, MockSmsStore, MockTimer};
+    use ports::{
+        MockAgentStore, MockEmailCodes, MockNotifications, MockSmsProvider, MockSmsStore,
+        MockTimer, Wakeup,
+    };
     use std::time::Duration;
+    use text_mining::extract_verification_codes;
     use uuid::Uuid;
+
+    fn pending() -> Wakeup {
+        Box::pin(std::future::pending())
+    }
+
+    fn ready() -> Wakeup {
+        Box::pin(std::future::ready(()))
+    }
 
     fn at(seconds: i64) -> OffsetDateTime {
         OffsetDateTime::from_unix_timestamp(1_795_305_600 + seconds).expect("a time")
@@ -276,20 +376,21 @@ mod tests {
         }
     }
 
-    fn sms(seconds: i64) -> SmsMessageRecord {
+    /// An inbound SMS `id` saying `body`, received `seconds` after the tests' epoch.
+    fn sms(id: u128, body: &str, seconds: i64) -> SmsMessageRecord {
         SmsMessageRecord {
-            id: SmsMessageId(Uuid::from_u128(1)),
+            id: SmsMessageId(Uuid::from_u128(id)),
             agent_id: AgentRecord::fixture().id,
             phone_number_id: PhoneNumberRecord::fixture().id,
             direction: Direction::Inbound,
             provider: "sandbox".into(),
-            provider_message_id: "SM1".into(),
+            provider_message_id: format!("SM{id}"),
             source: SmsSource::Webhook,
             from: "+15550001111".into(),
             to: PhoneNumberRecord::fixture().number.as_str().into(),
-            body: "Your code is 111111".into(),
-            parsed_code: Some("111111".into()),
-            service_name: None,
+            body: body.into(),
+            parsed_code: extract_verification_codes(body).into_iter().next(),
+            service_name: recognise_service(body),
             provider_received_at: None,
             seen_at: None,
             created_at: at(seconds),
@@ -335,59 +436,117 @@ mod tests {
         }
     }
 
-    fn service(
-        phone: bool,
-        email: bool,
-        sms_store: MockSmsStore,
-        codes: MockEmailCodes,
-    ) -> CodeService {
-        let mut agents = MockAgentStore::new();
-        agents
-            .expect_active_profile_by_key_hash()
-            .returning(move |_| Ok(Some(profile(phone, email))));
-        let mut notifications = MockNotifications::new();
-        notifications
-            .expect_subscribe()
-            .returning(|_| Box::pin(std::future::pending()));
-        CodeService::new(
-            CodePorts {
-                agents: Arc::new(agents),
-                sms: Arc::new(sms_store),
-                email: Arc::new(codes),
-                notifications: Arc::new(notifications),
-                timer: Arc::new(MockTimer::new()),
-            },
-            4,
-        )
+    /// The ports of a code service, set up by each test; the key authenticates throughout, the
+    /// SMS provider holds nothing new, and no topic wakes unless a test says so.
+    struct Mocks {
+        agents: MockAgentStore,
+        sms: MockSmsStore,
+        email: MockEmailCodes,
+        notifications: MockNotifications,
+        timer: MockTimer,
+        provider: MockSmsProvider,
+        /// How many times the provider is asked for its messages; any number when `None`.
+        provider_syncs: Option<usize>,
+        waits_per_agent: usize,
+    }
+
+    impl Mocks {
+        fn new() -> Self {
+            let mut notifications = MockNotifications::new();
+            notifications.expect_notify_here().return_const(());
+            let mut provider = MockSmsProvider::new();
+            provider.expect_name().return_const("sandbox");
+            Self {
+                agents: MockAgentStore::new(),
+                sms: MockSmsStore::new(),
+                email: MockEmailCodes::new(),
+                notifications,
+                timer: MockTimer::new(),
+                provider,
+                provider_syncs: None,
+                waits_per_agent: 4,
+            }
+        }
+
+        fn asleep(mut self) -> Self {
+            self.notifications
+                .expect_subscribe()
+                .returning(|_| pending());
+            self
+        }
+
+        fn authorized(mut self) -> Self {
+            self.agents
+                .expect_active_profile_by_key_hash()
+                .returning(|_| Ok(Some(profile(true, true))));
+            self
+        }
+
+        fn service(mut self) -> CodeService {
+            let syncs = self.provider.expect_recent_messages();
+            if let Some(times) = self.provider_syncs {
+                syncs.times(times);
+            }
+            syncs.returning(|_, _| Ok(Vec::new()));
+            let mut synced = MockSmsStore::new();
+            synced
+                .expect_store()
+                .returning(|messages| Ok(messages.len()));
+            let sms_sync = Arc::new(SmsSync::new(
+                Arc::new(self.provider),
+                Arc::new(synced),
+                Duration::ZERO,
+            ));
+            CodeService::new(
+                CodePorts {
+                    agents: Arc::new(self.agents),
+                    sms: Arc::new(self.sms),
+                    email: Arc::new(self.email),
+                    notifications: Arc::new(self.notifications),
+                    timer: Arc::new(self.timer),
+                },
+                LongLived::new(LongLivedCaps {
+                    code_waits: self.waits_per_agent,
+                }),
+                sms_sync,
+            )
+        }
+    }
+
+    fn code_wait(service_name: &str, seconds: u64, request_id: Option<&str>) -> CodeWait {
+        CodeWait {
+            service_name: service_name.into(),
+            timeout: Duration::from_secs(seconds),
+            request_id: request_id.map(str::to_owned),
+        }
     }
 
     fn once(channels: Option<Vec<CodeChannel>>) -> ChannelsWait {
         ChannelsWait {
-            wait: CodeWait {
-                service_name: String::new(),
-                timeout: Duration::ZERO,
-                request_id: None,
-            },
+            wait: code_wait("", 0, None),
             channels,
         }
     }
 
     #[tokio::test]
     async fn the_newest_code_of_either_channel_is_taken() {
-        let mut sms_store = MockSmsStore::new();
-        sms_store
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks
+            .sms
             .expect_unseen()
-            .returning(|_, _| Ok(vec![sms(10)]));
-        sms_store.expect_mark_seen().never();
-        let mut codes = MockEmailCodes::new();
-        codes
+            .returning(|_, _| Ok(vec![sms(1, "Your code is 111111", 10)]));
+        mocks.sms.expect_mark_seen().never();
+        mocks
+            .email
             .expect_unseen_codes()
             .returning(|_, _| Ok(vec![mail(20)]));
-        codes
+        mocks
+            .email
             .expect_take_codes()
             .times(1)
             .returning(|_, _, _| Ok(Some(mail(20))));
-        let found = service(true, true, sms_store, codes)
+        let found = mocks
+            .service()
             .wait(&profile(true, true), once(None))
             .await
             .expect("found");
@@ -397,21 +556,226 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_channel_the_agent_lacks_is_refused_and_one_not_asked_for_is_not_looked_at() {
-        let refused = service(true, false, MockSmsStore::new(), MockEmailCodes::new())
+    async fn a_channel_the_agent_lacks_is_refused() {
+        let refused = Mocks::new()
+            .service()
             .wait(&profile(true, false), once(Some(vec![CodeChannel::Email])))
             .await;
         assert!(matches!(
             refused,
             Err(WaitError::NotProvisioned(NotProvisioned::EmailInbox))
         ));
-        let mut codes = MockEmailCodes::new();
-        codes.expect_unseen_codes().never();
-        let mut sms_store = MockSmsStore::new();
-        sms_store.expect_unseen().returning(|_, _| Ok(Vec::new()));
-        let nothing = service(true, true, sms_store, codes)
+    }
+
+    #[tokio::test]
+    async fn a_wait_looks_only_at_the_channels_asked_for_and_asks_the_provider_first_for_sms() {
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks.provider_syncs = Some(1);
+        mocks.email.expect_unseen_codes().never();
+        mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
+        let on_sms = mocks
+            .service()
             .wait(&profile(true, true), once(Some(vec![CodeChannel::Sms])))
             .await;
-        assert!(matches!(nothing, Err(WaitError::TimedOut)));
+        assert!(matches!(on_sms, Err(WaitError::TimedOut)));
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks.provider_syncs = Some(0);
+        mocks.sms.expect_unseen().never();
+        mocks
+            .email
+            .expect_unseen_codes()
+            .returning(|_, _| Ok(Vec::new()));
+        let on_mail = mocks
+            .service()
+            .wait(&profile(true, true), once(Some(vec![CodeChannel::Email])))
+            .await;
+        assert!(matches!(on_mail, Err(WaitError::TimedOut)));
+    }
+
+    #[tokio::test]
+    async fn the_newest_unseen_sms_of_the_wanted_service_is_taken_for_the_request() {
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks.sms.expect_wait_result().returning(|_, _| Ok(None));
+        mocks.sms.expect_unseen().returning(|_, _| {
+            Ok(vec![
+                sms(2, "[Uber] Your code is 2222", 0),
+                sms(1, "Your Google verification code is 111111", 0),
+            ])
+        });
+        mocks
+            .sms
+            .expect_mark_seen()
+            .withf(|id, _, request_id| {
+                *id == SmsMessageId(Uuid::from_u128(1)) && request_id.as_deref() == Some("r-1")
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(Some(sms(1, "Your Google verification code is 111111", 0))));
+        let found = mocks
+            .service()
+            .wait_for_sms(&profile(true, false), code_wait("google", 30, Some("r-1")))
+            .await
+            .expect("found");
+        assert_eq!(found.parsed_code.as_deref(), Some("111111"));
+    }
+
+    #[tokio::test]
+    async fn a_zero_timeout_looks_once_and_never_sleeps() {
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks
+            .sms
+            .expect_unseen()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        mocks.timer.expect_sleep().never();
+        assert!(matches!(
+            mocks
+                .service()
+                .wait_for_sms(&profile(true, false), code_wait("", 0, None))
+                .await,
+            Err(WaitError::TimedOut)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_wake_up_makes_the_wait_look_again_and_a_lost_race_looks_on() {
+        let mut mocks = Mocks::new().authorized();
+        // The inbound topic wakes at once; the shutdown and revocation topics never do.
+        mocks.notifications.expect_subscribe().returning(|topic| {
+            if topic.starts_with("inbound:") {
+                ready()
+            } else {
+                pending()
+            }
+        });
+        mocks.timer.expect_sleep().returning(|_| pending());
+        let mut looks = 0;
+        mocks.sms.expect_unseen().times(3).returning(move |_, _| {
+            looks += 1;
+            Ok(match looks {
+                1 => Vec::new(),
+                _ => vec![sms(7, "Your code is 777777", 0)],
+            })
+        });
+        let mut marks = 0;
+        mocks
+            .sms
+            .expect_mark_seen()
+            .times(2)
+            .returning(move |_, _, _| {
+                marks += 1;
+                // Another wait takes the first one it finds.
+                Ok((marks == 2).then(|| sms(7, "Your code is 777777", 0)))
+            });
+        let found = mocks
+            .service()
+            .wait_for_sms(&profile(true, false), code_wait("", 30, None))
+            .await
+            .expect("found");
+        assert_eq!(found.parsed_code.as_deref(), Some("777777"));
+    }
+
+    #[tokio::test]
+    async fn a_request_id_already_answered_is_answered_the_same_without_looking_or_syncing() {
+        let mut mocks = Mocks::new();
+        mocks
+            .sms
+            .expect_wait_result()
+            .returning(|_, _| Ok(Some(sms(3, "Your code is 333333", 0))));
+        mocks.sms.expect_unseen().never();
+        mocks.provider_syncs = Some(0);
+        let found = mocks
+            .service()
+            .wait_for_sms(&profile(true, false), code_wait("", 30, Some("r-3")))
+            .await
+            .expect("found");
+        assert_eq!(found.id, SmsMessageId(Uuid::from_u128(3)));
+    }
+
+    #[tokio::test]
+    async fn a_wait_on_sms_alone_is_not_answered_by_a_mail_of_the_same_request_id() {
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks.email.expect_code_wait_result().never();
+        mocks.sms.expect_wait_result().returning(|_, _| Ok(None));
+        mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
+        let refused = mocks
+            .service()
+            .wait_for_sms(&profile(true, true), code_wait("", 0, Some("r-4")))
+            .await;
+        assert!(matches!(refused, Err(WaitError::TimedOut)));
+    }
+
+    #[tokio::test]
+    async fn shutting_down_answers_a_wait_as_timed_out() {
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
+        let service = mocks.service();
+        service.shut_down();
+        assert!(matches!(
+            service
+                .wait_for_sms(&profile(true, false), code_wait("", 300, None))
+                .await,
+            Err(WaitError::TimedOut)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_wait_ends_revoked_when_its_key_stops_authenticating() {
+        for authorized_at_first in [true, false] {
+            let mut mocks = Mocks::new();
+            mocks.notifications.expect_subscribe().returning(|topic| {
+                if topic.starts_with("revoked:") {
+                    ready()
+                } else {
+                    pending()
+                }
+            });
+            mocks.timer.expect_sleep().returning(|_| pending());
+            mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
+            let mut checks = 0;
+            mocks
+                .agents
+                .expect_active_profile_by_key_hash()
+                .returning(move |_| {
+                    checks += 1;
+                    Ok((authorized_at_first && checks == 1).then(|| profile(true, false)))
+                });
+            assert!(
+                matches!(
+                    mocks
+                        .service()
+                        .wait_for_sms(&profile(true, false), code_wait("", 300, None))
+                        .await,
+                    Err(WaitError::Revoked)
+                ),
+                "authorized at first: {authorized_at_first}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn waits_on_sms_alone_and_on_every_channel_share_one_cap_per_agent() {
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks.timer.expect_sleep().returning(|_| pending());
+        mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
+        mocks
+            .email
+            .expect_unseen_codes()
+            .returning(|_, _| Ok(Vec::new()));
+        mocks.waits_per_agent = 1;
+        let service = mocks.service();
+        let agent = profile(true, true);
+        let mut held = Box::pin(service.wait(
+            &agent,
+            ChannelsWait {
+                wait: code_wait("", 300, None),
+                channels: None,
+            },
+        ));
+        assert!(futures_util::poll!(held.as_mut()).is_pending());
+        let refused = service.wait_for_sms(&agent, code_wait("", 300, None)).await;
+        assert!(matches!(refused, Err(WaitError::TooManyWaiters)));
+        drop(held);
+        let freed = service.wait_for_sms(&agent, code_wait("", 0, None)).await;
+        assert!(matches!(freed, Err(WaitError::TimedOut)));
     }
 }

@@ -11,6 +11,7 @@ pub mod execution;
 pub mod expiry;
 mod in_flight;
 pub mod key_rotation;
+pub mod long_lived;
 pub mod outbox;
 mod paging;
 pub mod services;
@@ -20,7 +21,9 @@ pub mod wallet;
 
 pub use agents::{AgentService, AuthError};
 pub use auth_cache::AuthCache;
-pub use codes::{ChannelsWait, CodeChannel, CodePorts, CodeService, FoundCode};
+pub use codes::{
+    ChannelsWait, CodeChannel, CodePorts, CodeService, CodeWait, FoundCode, WaitError,
+};
 pub use control_plane::{
     AgentLookupError, ConfirmError, Confirmation, ControlPlane, ControlPlanePorts, CreateAgent,
     CreateAgentError, IssuedKey, PolicyError, ResolveError,
@@ -34,12 +37,12 @@ pub use errors::NotProvisioned;
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
+pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
 pub use outbox::{HandOff, OutboxSettings, OutboxWorker};
 pub use paging::FirstPage;
 pub use services::Services;
 pub use sms::{
-    CodeWait, Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsWebhook, SmsWebhookError,
-    WaitError,
+    Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhook, SmsWebhookError,
 };
 pub use wallet::{
     BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,

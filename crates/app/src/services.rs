@@ -2,7 +2,11 @@
 //! the HTTP API, `agentctl`, and the transports to come. None of them assembles services of its
 //! own.
 
-use crate::{AgentService, CodeService, ControlPlane, EmailService, SmsService, WalletService};
+use std::sync::Arc;
+
+use crate::{
+    AgentService, CodeService, ControlPlane, EmailService, LongLived, SmsService, WalletService,
+};
 
 pub struct Services {
     /// Authentication of agent keys.
@@ -10,8 +14,10 @@ pub struct Services {
     pub wallets: WalletService,
     pub email: EmailService,
     pub sms: SmsService,
-    /// Waits for a code over SMS and mail at once.
+    /// Waits for a code, over SMS, mail or both.
     pub codes: CodeService,
+    /// The long-lived requests held on this instance (waits now), capped per agent and counted.
+    pub long_lived: Arc<LongLived>,
     /// The operator's side: agents, policies, decisions on intents, chain resolution.
     pub operator: ControlPlane,
 }
@@ -19,7 +25,6 @@ pub struct Services {
 impl Services {
     /// Ends every wait at once (each answers as timed out), for a stopping instance.
     pub fn shut_down(&self) {
-        self.sms.shut_down();
         self.codes.shut_down();
     }
 }

@@ -1,9 +1,6 @@
-//! The runtime side of SMS: the number, its history synced from the provider, inbound messages
-//! from the provider's webhook, and the wait for a verification code.
-//!
-//! A wait holds no database connection while it waits: it subscribes to the agent's inbound topic
-//! on the notification hub *before* it looks at the stored messages, so a message committed
-//! between the look and the wait still wakes it, on whichever instance it arrived.
+//! The runtime side of SMS: the number, its history synced from the provider, and inbound
+//! messages from the provider's webhook. Waits for a code by SMS are `CodeService`'s, restricted
+//! to the SMS channel; they sync the number through the `SmsSync` made here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,52 +8,30 @@ use std::time::{Duration, Instant};
 
 use domain::inbound::{delivery_key, kept_text};
 use domain::{
-    AgentId, AgentProfile, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId,
+    AgentId, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId,
     SmsMessageRecord, SmsSource, SYNC_WINDOW,
 };
 use futures_util::future::FutureExt;
 use ports::{
-    inbound_topic, AgentStore, NewSms, Notifications, ProviderSms, SmsFlow, SmsProvider, SmsStore,
-    SmsWebhookVerifier, StoreError, Timer,
+    AgentStore, NewSms, ProviderSms, SmsFlow, SmsProvider, SmsStore, SmsWebhookVerifier, StoreError,
 };
-use text_mining::{
-    extract_verification_codes, matches_service, recognise_service, sender_may_be, Sender,
-};
+use text_mining::{extract_verification_codes, recognise_service};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::waiting::{look_until_found, Joined, Shutdown, Waiter, Waits};
+use crate::waiting::Joined;
+use crate::NotProvisioned;
 
 /// Characters kept of an SMS body: a concatenated SMS is at most about 1,600.
 const MAX_SMS_BODY_CHARS: usize = 8 * 1024;
 /// Characters kept of a sender or recipient (a number, a short code or an alphanumeric id).
 const MAX_SMS_ADDRESS_CHARS: usize = 64;
-use crate::NotProvisioned;
-
-/// How many unseen messages a wait looks through for one matching its service.
-const UNSEEN_LOOKED_AT: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SmsError {
     #[error(transparent)]
     NotProvisioned(#[from] NotProvisioned),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum WaitError {
-    #[error(transparent)]
-    NotProvisioned(#[from] NotProvisioned),
-    /// No new message came within the timeout (or the server is shutting down).
-    #[error("no verification code arrived in time")]
-    TimedOut,
-    #[error("too many waits of this agent at once")]
-    TooManyWaiters,
-    /// The agent's key stopped authenticating it while it waited (deactivated, key rotated).
-    #[error("the agent key no longer authenticates")]
-    Revoked,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -75,15 +50,6 @@ pub enum SmsWebhookError {
     Malformed(String),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// A wait for a code, as the agent asked for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeWait {
-    /// Empty: any message.
-    pub service_name: String,
-    pub timeout: Duration,
-    pub request_id: Option<String>,
 }
 
 /// A page of the history and whether it reflects the provider now.
@@ -108,8 +74,6 @@ pub struct SmsPorts {
     pub agents: Arc<dyn AgentStore>,
     pub store: Arc<dyn SmsStore>,
     pub provider: Arc<dyn SmsProvider>,
-    pub notifications: Arc<dyn Notifications>,
-    pub timer: Arc<dyn Timer>,
     /// `None` when no webhook credentials are configured: every webhook is then refused.
     pub webhook: Option<SmsWebhook>,
 }
@@ -123,26 +87,25 @@ pub struct SmsWebhook {
 }
 
 pub struct SmsService {
-    ports: Arc<SmsPorts>,
-    /// Syncs in progress, by number: concurrent ones share one provider call.
-    syncs: Arc<Syncs>,
-    waits: Waits<SmsMessageRecord>,
+    ports: SmsPorts,
+    sync: Arc<SmsSync>,
 }
 
 impl SmsService {
     /// `sync_fresh_for`: how long a sync of a number stands before a read or a wait syncs again.
-    pub fn new(ports: SmsPorts, waiters_per_agent: usize, sync_fresh_for: Duration) -> Self {
-        Self {
-            ports: Arc::new(ports),
-            syncs: Arc::new(Syncs::new(sync_fresh_for)),
-            waits: Waits::new(waiters_per_agent),
-        }
+    pub fn new(ports: SmsPorts, sync_fresh_for: Duration) -> Self {
+        let sync = Arc::new(SmsSync::new(
+            ports.provider.clone(),
+            ports.store.clone(),
+            sync_fresh_for,
+        ));
+        Self { ports, sync }
     }
 
-    /// Ends every wait at once with a timeout, so a stopping server answers them instead of
-    /// dropping them.
-    pub fn shut_down(&self) {
-        self.waits.shut_down(self.ports.notifications.as_ref());
+    /// The syncs with the provider, shared with the waits for a code (`CodeService`): one
+    /// mechanism, one memory of which numbers were synced lately.
+    pub fn provider_sync(&self) -> Arc<SmsSync> {
+        self.sync.clone()
     }
 
     async fn require_number<E: From<StoreError> + From<NotProvisioned>>(
@@ -171,46 +134,13 @@ impl SmsService {
         offset: usize,
     ) -> Result<SmsHistory, SmsError> {
         let number = self.require_number::<SmsError>(agent).await?;
-        let synced = self.sync(agent, &number).await?;
+        let synced = self.sync.sync(agent, &number).await?;
         let messages = self
             .ports
             .store
             .page(number.id, direction, limit, offset)
             .await?;
         Ok(SmsHistory { messages, synced })
-    }
-
-    async fn sync(&self, agent: AgentId, number: &PhoneNumberRecord) -> Result<bool, StoreError> {
-        sync(&self.ports, &self.syncs, agent, number).await
-    }
-
-    /// The newest unseen message (of `service_name`, when given), marked seen; else waits for one
-    /// until the timeout, or until the agent's key stops authenticating it. With a request id, a
-    /// retry returns what the first wait returned. `profile` is the one the request
-    /// authenticated with.
-    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
-    pub async fn wait_for_code(
-        &self,
-        profile: &AgentProfile,
-        wait: CodeWait,
-    ) -> Result<SmsMessageRecord, WaitError> {
-        let agent = profile.agent.id;
-        let number = profile
-            .phone_number
-            .clone()
-            .ok_or(NotProvisioned::PhoneNumber)?;
-        if let Some(request_id) = &wait.request_id {
-            if let Some(done) = self.ports.store.wait_result(agent, request_id).await? {
-                return Ok(done);
-            }
-        }
-        let waiter = Waiter::new(profile, self.ports.agents.clone());
-        let (ports, syncs) = (self.ports.clone(), self.syncs.clone());
-        self.waits
-            .run(agent, wait.request_id.clone(), move |shutdown| {
-                wait_for(ports, syncs, waiter, number, wait, shutdown).boxed()
-            })
-            .await
     }
 
     /// Takes in a message the provider delivered (its webhook, or the sandbox): stored once, and
@@ -331,24 +261,53 @@ fn new_sms(
     }
 }
 
-/// Provider syncs by number: callers that ask at once share one provider call, and one asked for
-/// within `fresh_for` of the last is not made again: what arrives in between comes by webhook.
-/// Every history read and every wait asks, so without it one agent's reads were as many provider
-/// calls.
-pub(crate) struct Syncs {
+/// The provider's newest messages of a number brought into the store, for history reads and for
+/// waits alike: callers that ask at once share one provider call, and one asked for within
+/// `fresh_for` of the last is not made again (what arrives in between comes by webhook). Every
+/// history read and every wait asks, so without it one agent's reads were as many provider calls.
+pub struct SmsSync {
+    provider: Arc<dyn SmsProvider>,
+    store: Arc<dyn SmsStore>,
     running: Joined<PhoneNumberId, Result<bool, StoreError>>,
     /// When each number's last sync ended, and whether the provider answered it.
     last: Mutex<HashMap<PhoneNumberId, (Instant, bool)>>,
     fresh_for: Duration,
 }
 
-impl Syncs {
-    fn new(fresh_for: Duration) -> Self {
+impl SmsSync {
+    pub(crate) fn new(
+        provider: Arc<dyn SmsProvider>,
+        store: Arc<dyn SmsStore>,
+        fresh_for: Duration,
+    ) -> Self {
         Self {
+            provider,
+            store,
             running: Joined::default(),
             last: Mutex::default(),
             fresh_for,
         }
+    }
+
+    /// Syncs the number unless a sync ended within `fresh_for`; false when the provider could
+    /// not be reached (then or by that sync).
+    pub(crate) async fn sync(
+        &self,
+        agent: AgentId,
+        number: &PhoneNumberRecord,
+    ) -> Result<bool, StoreError> {
+        if let Some(synced) = self.fresh(number.id) {
+            return Ok(synced);
+        }
+        let (provider, store, owned) = (self.provider.clone(), self.store.clone(), number.clone());
+        let synced = self
+            .running
+            .run(number.id, move || {
+                sync_once(provider, store, agent, owned).boxed()
+            })
+            .await?;
+        self.ended(number.id, synced);
+        Ok(synced)
     }
 
     /// The outcome of a sync of `number` that ended within `fresh_for`.
@@ -368,203 +327,34 @@ impl Syncs {
     }
 }
 
-/// The newest provider messages of the number brought into the store, unless a sync ended
-/// within `fresh_for`; false when the provider could not be reached (then or by that sync).
-async fn sync(
-    ports: &Arc<SmsPorts>,
-    syncs: &Syncs,
-    agent: AgentId,
-    number: &PhoneNumberRecord,
-) -> Result<bool, StoreError> {
-    if let Some(synced) = syncs.fresh(number.id) {
-        return Ok(synced);
-    }
-    let (ports, owned) = (ports.clone(), number.clone());
-    let synced = syncs
-        .running
-        .run(number.id, move || sync_once(ports, agent, owned).boxed())
-        .await?;
-    syncs.ended(number.id, synced);
-    Ok(synced)
-}
-
 /// Brings the newest provider messages of the number into the store; false when the provider
 /// could not be reached (the stored state stands).
 async fn sync_once(
-    ports: Arc<SmsPorts>,
+    provider: Arc<dyn SmsProvider>,
+    store: Arc<dyn SmsStore>,
     agent: AgentId,
     number: PhoneNumberRecord,
 ) -> Result<bool, StoreError> {
-    let recent = match ports
-        .provider
-        .recent_messages(&number.number, SYNC_WINDOW)
-        .await
-    {
+    let recent = match provider.recent_messages(&number.number, SYNC_WINDOW).await {
         Ok(recent) => recent,
         Err(error) => {
             tracing::warn!(%error, "SMS provider unreachable; serving the stored messages");
             return Ok(false);
         }
     };
-    let provider = ports.provider.name();
     let messages = recent
         .into_iter()
-        .map(|message| new_sms(agent, &number, provider, message, SmsSource::Sync))
+        .map(|message| new_sms(agent, &number, provider.name(), message, SmsSource::Sync))
         .collect();
-    ports.store.store(messages).await?;
+    store.store(messages).await?;
     Ok(true)
-}
-
-/// The wait itself: a sync, then looks until a message is found, the timeout, shutdown or the
-/// key's revocation.
-async fn wait_for(
-    ports: Arc<SmsPorts>,
-    syncs: Arc<Syncs>,
-    waiter: Waiter,
-    number: PhoneNumberRecord,
-    wait: CodeWait,
-    shutdown: Arc<Shutdown>,
-) -> Result<SmsMessageRecord, WaitError> {
-    let agent = waiter.agent();
-    // A message only the provider has yet (no webhook reached us) counts too.
-    if let Err(error) = sync(&ports, &syncs, agent, &number).await {
-        tracing::warn!(%error, "could not sync before waiting");
-    }
-    look_until_found(
-        ports.notifications.as_ref(),
-        ports.timer.as_ref(),
-        &inbound_topic(agent),
-        wait.timeout,
-        &shutdown,
-        &waiter,
-        || take_newest_unseen(&ports, agent, &number, &wait),
-    )
-    .await
-}
-
-/// The newest unseen message of the wanted service, marked seen for this wait; `None` when there
-/// is none (or other waits took each one first).
-async fn take_newest_unseen(
-    ports: &SmsPorts,
-    agent: AgentId,
-    number: &PhoneNumberRecord,
-    wait: &CodeWait,
-) -> Result<Option<SmsMessageRecord>, StoreError> {
-    if let Some(request_id) = &wait.request_id {
-        if let Some(done) = ports.store.wait_result(agent, request_id).await? {
-            return Ok(Some(done));
-        }
-    }
-    let unseen = ports.store.unseen(number.id, UNSEEN_LOOKED_AT).await?;
-    for message in unseen {
-        let named = matches_service(
-            &message.body,
-            message.service_name.as_deref(),
-            &wait.service_name,
-        ) && sender_may_be(&wait.service_name, Sender::of_sms(&message.from));
-        if !named {
-            continue;
-        }
-        if let Some(seen) = ports
-            .store
-            .mark_seen(message.id, agent, wait.request_id.clone())
-            .await?
-        {
-            return Ok(Some(seen));
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use domain::{AgentProfile, AgentRecord, PhoneNumberRecord};
-    use ports::{
-        MockAgentStore, MockNotifications, MockSmsProvider, MockSmsStore, MockTimer, Wakeup,
-    };
-
-    fn pending() -> Wakeup {
-        Box::pin(std::future::pending())
-    }
-
-    fn ready() -> Wakeup {
-        Box::pin(std::future::ready(()))
-    }
-
-    fn message(id: u128, body: &str) -> SmsMessageRecord {
-        SmsMessageRecord {
-            id: SmsMessageId(Uuid::from_u128(id)),
-            agent_id: AgentRecord::fixture().id,
-            phone_number_id: PhoneNumberRecord::fixture().id,
-            direction: Direction::Inbound,
-            provider: "sandbox".into(),
-            provider_message_id: format!("SM{id}"),
-            source: SmsSource::Webhook,
-            from: "+15550001111".into(),
-            to: PhoneNumberRecord::fixture().number.as_str().into(),
-            body: body.into(),
-            parsed_code: extract_verification_codes(body).into_iter().next(),
-            service_name: recognise_service(body),
-            provider_received_at: None,
-            seen_at: None,
-            created_at: OffsetDateTime::UNIX_EPOCH,
-        }
-    }
-
-    struct Mocks {
-        store: MockSmsStore,
-        notifications: MockNotifications,
-        timer: MockTimer,
-    }
-
-    impl Mocks {
-        fn new() -> Self {
-            let mut notifications = MockNotifications::new();
-            notifications.expect_notify_here().return_const(());
-            Self {
-                store: MockSmsStore::new(),
-                notifications,
-                timer: MockTimer::new(),
-            }
-        }
-
-        /// The service, the fixture's key authenticating its agent throughout.
-        fn service(self) -> SmsService {
-            let mut agents = MockAgentStore::new();
-            agents
-                .expect_profile()
-                .returning(|_| Ok(Some(phone_profile())));
-            agents
-                .expect_active_profile_by_key_hash()
-                .returning(|_| Ok(Some(phone_profile())));
-            self.service_with(agents)
-        }
-
-        fn service_with(self, agents: MockAgentStore) -> SmsService {
-            let mut provider = MockSmsProvider::new();
-            provider.expect_name().return_const("sandbox");
-            provider
-                .expect_recent_messages()
-                .returning(|_, _| Ok(Vec::new()));
-            let mut store = self.store;
-            store
-                .expect_store()
-                .returning(|messages| Ok(messages.len()));
-            SmsService::new(
-                SmsPorts {
-                    agents: Arc::new(agents),
-                    store: Arc::new(store),
-                    provider: Arc::new(provider),
-                    notifications: Arc::new(self.notifications),
-                    timer: Arc::new(self.timer),
-                    webhook: None,
-                },
-                2,
-                Duration::ZERO,
-            )
-        }
-    }
+    use ports::{MockAgentStore, MockSmsProvider, MockSmsStore};
 
     fn phone_profile() -> AgentProfile {
         AgentProfile {
@@ -573,184 +363,36 @@ mod tests {
         }
     }
 
-    fn wait(service_name: &str, seconds: u64, request_id: Option<&str>) -> CodeWait {
-        CodeWait {
-            service_name: service_name.into(),
-            timeout: Duration::from_secs(seconds),
-            request_id: request_id.map(str::to_owned),
-        }
-    }
-
-    #[tokio::test]
-    async fn the_newest_unseen_message_of_the_wanted_service_is_taken_for_the_request() {
-        let mut mocks = Mocks::new();
-        mocks
-            .notifications
-            .expect_subscribe()
-            .returning(|_| pending());
-        mocks.store.expect_wait_result().returning(|_, _| Ok(None));
-        mocks.store.expect_unseen().returning(|_, _| {
-            Ok(vec![
-                message(2, "[Uber] Your code is 2222"),
-                message(1, "Your Google verification code is 111111"),
-            ])
-        });
-        mocks
-            .store
-            .expect_mark_seen()
-            .withf(|id, _, request_id| {
-                *id == SmsMessageId(Uuid::from_u128(1)) && request_id.as_deref() == Some("r-1")
-            })
-            .times(1)
-            .returning(|_, _, _| Ok(Some(message(1, "Your Google verification code is 111111"))));
-        let found = mocks
-            .service()
-            .wait_for_code(&phone_profile(), wait("google", 30, Some("r-1")))
-            .await
-            .expect("found");
-        assert_eq!(found.parsed_code.as_deref(), Some("111111"));
-    }
-
-    #[tokio::test]
-    async fn a_zero_timeout_looks_once_and_never_sleeps() {
-        let mut mocks = Mocks::new();
-        mocks
-            .notifications
-            .expect_subscribe()
-            .returning(|_| pending());
-        mocks
-            .store
-            .expect_unseen()
-            .times(1)
-            .returning(|_, _| Ok(Vec::new()));
-        mocks.timer.expect_sleep().never();
-        assert!(matches!(
-            mocks
-                .service()
-                .wait_for_code(&phone_profile(), wait("", 0, None))
-                .await,
-            Err(WaitError::TimedOut)
-        ));
-    }
-
-    #[tokio::test]
-    async fn a_wake_up_makes_the_wait_look_again_and_a_lost_race_looks_on() {
-        let mut mocks = Mocks::new();
-        // The inbound topic wakes at once; the shutdown and revocation topics never do.
-        mocks.notifications.expect_subscribe().returning(|topic| {
-            if topic.starts_with("inbound:") {
-                ready()
-            } else {
-                pending()
-            }
-        });
-        mocks.timer.expect_sleep().returning(|_| pending());
-        let mut looks = 0;
-        mocks.store.expect_unseen().times(3).returning(move |_, _| {
-            looks += 1;
-            Ok(match looks {
-                1 => Vec::new(),
-                _ => vec![message(7, "Your code is 777777")],
-            })
-        });
-        let mut marks = 0;
-        mocks
-            .store
-            .expect_mark_seen()
-            .times(2)
-            .returning(move |_, _, _| {
-                marks += 1;
-                // Another wait takes the first one it finds.
-                Ok((marks == 2).then(|| message(7, "Your code is 777777")))
-            });
-        let found = mocks
-            .service()
-            .wait_for_code(&phone_profile(), wait("", 30, None))
-            .await
-            .expect("found");
-        assert_eq!(found.parsed_code.as_deref(), Some("777777"));
-    }
-
-    #[tokio::test]
-    async fn a_request_id_already_answered_is_answered_the_same_without_looking() {
-        let mut mocks = Mocks::new();
-        mocks
-            .store
-            .expect_wait_result()
-            .returning(|_, _| Ok(Some(message(3, "Your code is 333333"))));
-        mocks.store.expect_unseen().never();
-        let found = mocks
-            .service()
-            .wait_for_code(&phone_profile(), wait("", 30, Some("r-3")))
-            .await
-            .expect("found");
-        assert_eq!(found.id, SmsMessageId(Uuid::from_u128(3)));
-    }
-
-    #[tokio::test]
-    async fn shutting_down_answers_a_wait_as_timed_out() {
-        let mut mocks = Mocks::new();
-        mocks
-            .notifications
-            .expect_subscribe()
-            .returning(|_| pending());
-        mocks.store.expect_unseen().returning(|_, _| Ok(Vec::new()));
-        let service = mocks.service();
-        service.shut_down();
-        assert!(matches!(
-            service
-                .wait_for_code(&phone_profile(), wait("", 300, None))
-                .await,
-            Err(WaitError::TimedOut)
-        ));
-    }
-
-    #[tokio::test]
-    async fn a_wait_ends_revoked_when_its_key_stops_authenticating() {
-        let revoked_while_asleep = |authorized_at_first: bool| {
-            let mut mocks = Mocks::new();
-            mocks.notifications.expect_subscribe().returning(|topic| {
-                if topic.starts_with("revoked:") {
-                    ready()
-                } else {
-                    pending()
-                }
-            });
-            mocks.timer.expect_sleep().returning(|_| pending());
-            mocks.store.expect_unseen().returning(|_, _| Ok(Vec::new()));
-            let mut agents = MockAgentStore::new();
-            let mut checks = 0;
-            agents
-                .expect_active_profile_by_key_hash()
-                .returning(move |_| {
-                    checks += 1;
-                    Ok((authorized_at_first && checks == 1).then(phone_profile))
-                });
-            mocks.service_with(agents)
-        };
-        for authorized_at_first in [true, false] {
-            let service = revoked_while_asleep(authorized_at_first);
-            assert!(
-                matches!(
-                    service
-                        .wait_for_code(&phone_profile(), wait("", 300, None))
-                        .await,
-                    Err(WaitError::Revoked)
-                ),
-                "authorized at first: {authorized_at_first}"
-            );
-        }
+    /// The service of the fixture's agent over `store` and `provider` (named "sandbox"), the
+    /// number's syncs standing for `fresh_for`.
+    fn service(
+        mut store: MockSmsStore,
+        mut provider: MockSmsProvider,
+        fresh_for: Duration,
+    ) -> SmsService {
+        let mut agents = MockAgentStore::new();
+        agents
+            .expect_profile()
+            .returning(|_| Ok(Some(phone_profile())));
+        provider.expect_name().return_const("sandbox");
+        store
+            .expect_store()
+            .returning(|messages| Ok(messages.len()));
+        SmsService::new(
+            SmsPorts {
+                agents: Arc::new(agents),
+                store: Arc::new(store),
+                provider: Arc::new(provider),
+                webhook: None,
+            },
+            fresh_for,
+        )
     }
 
     /// A service whose provider answers `answers` to its syncs, one call each, the number's
     /// syncs standing for `fresh_for`.
     fn syncing(answers: Vec<bool>, fresh_for: Duration) -> SmsService {
-        let mut agents = MockAgentStore::new();
-        agents
-            .expect_profile()
-            .returning(|_| Ok(Some(phone_profile())));
         let mut provider = MockSmsProvider::new();
-        provider.expect_name().return_const("sandbox");
         let mut answers = answers.into_iter();
         provider
             .expect_recent_messages()
@@ -760,22 +402,8 @@ mod tests {
                 _ => Err(ports::ProviderError::Unavailable("down".into())),
             });
         let mut store = MockSmsStore::new();
-        store
-            .expect_store()
-            .returning(|messages| Ok(messages.len()));
         store.expect_page().returning(|_, _, _, _| Ok(Vec::new()));
-        SmsService::new(
-            SmsPorts {
-                agents: Arc::new(agents),
-                store: Arc::new(store),
-                provider: Arc::new(provider),
-                notifications: Arc::new(MockNotifications::new()),
-                timer: Arc::new(MockTimer::new()),
-                webhook: None,
-            },
-            2,
-            fresh_for,
-        )
+        service(store, provider, fresh_for)
     }
 
     #[tokio::test]
@@ -808,12 +436,12 @@ mod tests {
 
     #[tokio::test]
     async fn an_sms_for_no_number_of_ours_is_dropped_and_one_for_ours_stored_with_its_code() {
-        let mut mocks = Mocks::new();
-        mocks.store.expect_number_owner().returning(|number| {
+        let mut store = MockSmsStore::new();
+        store.expect_number_owner().returning(|number| {
             Ok((number == &PhoneNumberRecord::fixture().number)
                 .then(|| (AgentRecord::fixture().id, PhoneNumberRecord::fixture())))
         });
-        let service = mocks.service();
+        let service = service(store, MockSmsProvider::new(), Duration::ZERO);
         let sms = |to: &str| ProviderSms {
             provider_message_id: "SM1".into(),
             flow: SmsFlow::Inbound,

@@ -12,8 +12,8 @@ use domain::{AgentId, AgentKeyHash, AgentProfile};
 use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared, WeakShared};
 use ports::{revoked_topic, AgentStore, Notifications, StoreError, Timer};
 
-use crate::in_flight::InFlight;
-use crate::sms::WaitError;
+use crate::codes::WaitError;
+use crate::long_lived::{LongLived, LongLivedKind};
 
 /// The topic every wait of this instance also listens to, notified here at shutdown.
 pub(crate) const SHUTDOWN_TOPIC: &str = "instance:shutdown";
@@ -206,20 +206,20 @@ impl<K: Eq + Hash, T: Clone> Drop for Caller<'_, K, T> {
     }
 }
 
-/// The waits of one kind on this instance: capped per agent, joined by request id, and ended
-/// together at shutdown.
+/// The waits of one kind on this instance: each holding a place of that kind in the long-lived
+/// registry (so capped per agent), joined by request id, and ended together at shutdown.
 pub(crate) struct Waits<T: Clone> {
-    per_agent: usize,
-    in_progress: InFlight,
+    long_lived: Arc<LongLived>,
+    kind: LongLivedKind,
     joined: Joined<(AgentId, String), Result<T, WaitError>>,
     shutdown: Arc<Shutdown>,
 }
 
 impl<T: Clone> Waits<T> {
-    pub(crate) fn new(per_agent: usize) -> Self {
+    pub(crate) fn new(long_lived: Arc<LongLived>, kind: LongLivedKind) -> Self {
         Self {
-            per_agent,
-            in_progress: InFlight::default(),
+            long_lived,
+            kind,
             joined: Joined::default(),
             shutdown: Arc::default(),
         }
@@ -240,8 +240,8 @@ impl<T: Clone> Waits<T> {
         start: impl FnOnce(Arc<Shutdown>) -> BoxFuture<'static, Result<T, WaitError>>,
     ) -> Result<T, WaitError> {
         let _place = self
-            .in_progress
-            .enter(agent, self.per_agent)
+            .long_lived
+            .enter(agent, self.kind)
             .ok_or(WaitError::TooManyWaiters)?;
         let shutdown = self.shutdown.clone();
         match request_id {
@@ -328,7 +328,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_wait_joining_another_by_request_id_takes_a_place_of_its_own() {
-        let waits: Waits<u32> = Waits::new(2);
+        let waits: Waits<u32> = Waits::new(
+            LongLived::new(crate::LongLivedCaps { code_waits: 2 }),
+            LongLivedKind::CodeWait,
+        );
         let agent = AgentId(Uuid::now_v7());
         let released = Arc::new(AtomicUsize::new(0));
         let start = |released: &Arc<AtomicUsize>| {

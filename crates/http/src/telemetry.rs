@@ -2,6 +2,7 @@
 //! `X-Request-Id` when it is sane, a new UUID otherwise), a span with its route, and one log line
 //! with its status and latency.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use actix_web::body::MessageBody;
@@ -9,6 +10,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::web;
+use app::LongLivedUsage;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
 };
@@ -28,6 +30,9 @@ pub struct Metrics {
     pool: IntGaugeVec,
     in_flight: IntGaugeVec,
     first_pages: IntGaugeVec,
+    long_lived: IntGaugeVec,
+    /// Brought up to the registry's count at each scrape, one scrape at a time.
+    long_lived_refused: Mutex<IntCounterVec>,
 }
 
 impl Metrics {
@@ -75,12 +80,30 @@ impl Metrics {
             &["measure"],
         )
         .expect("valid metric");
+        let long_lived = IntGaugeVec::new(
+            Opts::new(
+                "long_lived_requests",
+                "Long-lived requests held on this instance, by kind (waits for a code)",
+            ),
+            &["kind"],
+        )
+        .expect("valid metric");
+        let long_lived_refused = IntCounterVec::new(
+            Opts::new(
+                "long_lived_requests_refused_total",
+                "Long-lived requests refused for their agent's cap (429), by kind",
+            ),
+            &["kind"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
             Box::new(pool.clone()),
             Box::new(in_flight.clone()),
             Box::new(first_pages.clone()),
+            Box::new(long_lived.clone()),
+            Box::new(long_lived_refused.clone()),
         ] {
             registry
                 .register(collector)
@@ -93,6 +116,8 @@ impl Metrics {
             pool,
             in_flight,
             first_pages,
+            long_lived,
+            long_lived_refused: Mutex::new(long_lived_refused),
         }
     }
 
@@ -105,9 +130,14 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// The Prometheus text exposition, with the pool's gauges and the kept first pages' (`pages`
-    /// and their bytes) read at scrape time.
-    pub fn render(&self, pool: ports::PoolUsage, (pages, bytes): (usize, usize)) -> String {
+    /// The Prometheus text exposition, with the pool's gauges, the kept first pages' (`pages`
+    /// and their bytes) and the long-lived requests' read at scrape time.
+    pub fn render(
+        &self,
+        pool: ports::PoolUsage,
+        (pages, bytes): (usize, usize),
+        long_lived: &[LongLivedUsage],
+    ) -> String {
         for (state, value) in [
             ("max", pool.max_size),
             ("open", pool.open),
@@ -124,6 +154,19 @@ impl Metrics {
                 .with_label_values(&[measure])
                 .set(i64::try_from(value).unwrap_or(i64::MAX));
         }
+        let refused = self
+            .long_lived_refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for usage in long_lived {
+            let kind = usage.kind.as_str();
+            self.long_lived
+                .with_label_values(&[kind])
+                .set(i64::try_from(usage.held).unwrap_or(i64::MAX));
+            let counter = refused.with_label_values(&[kind]);
+            counter.inc_by(usage.refused.saturating_sub(counter.get()));
+        }
+        drop(refused);
         let mut buffer = Vec::new();
         TextEncoder::new()
             .encode(&self.registry.gather(), &mut buffer)

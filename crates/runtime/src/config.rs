@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use api_types::TWILIO_SMS_WEBHOOK_PATH;
-use app::{ExecutorSettings, OutboxSettings, SendLimits, SendRates};
+use app::{ExecutorSettings, LongLivedCaps, OutboxSettings, SendLimits, SendRates};
 use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
 use email::{
     InvalidSmtpSettings, ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier,
@@ -517,14 +517,12 @@ pub enum SmsProviderConfig {
     },
 }
 
-/// Settings of SMS: the provider, the public URL its webhook is reached at, and the cap on one
-/// agent's concurrent waits for a code.
+/// Settings of SMS: the provider and the public URL its webhook is reached at.
 pub struct SmsConfig {
     pub provider: SmsProviderConfig,
     /// The service's public base URL, `https://agents.example.com`: Twilio signs the URL it posts
     /// to, and numbers bought for agents point their webhook there.
     pub public_base_url: Option<String>,
-    pub waiters_per_agent: usize,
     /// How long a sync with the provider stands before a history read or a wait syncs again:
     /// what arrives meanwhile comes by webhook. Zero syncs every time.
     pub sync_fresh_for: Duration,
@@ -564,17 +562,9 @@ impl SmsConfig {
                 })
             }
         };
-        let waiters_per_agent: usize = env.parsed("SMS_WAITERS_PER_AGENT", 20)?;
-        if waiters_per_agent == 0 {
-            return Err(ConfigError::Invalid {
-                name: "SMS_WAITERS_PER_AGENT",
-                reason: "must be at least 1".into(),
-            });
-        }
         Ok(Self {
             provider,
             public_base_url,
-            waiters_per_agent,
             sync_fresh_for: Duration::from_secs(env.parsed("SMS_SYNC_FRESH_SECS", 10)?),
         })
     }
@@ -684,6 +674,8 @@ pub struct ServicesConfig {
     pub email: EmailConfig,
     pub sms: SmsConfig,
     pub cursors: CursorSecrets,
+    /// How many long-lived requests of each kind one agent may hold at once per instance.
+    pub long_lived: LongLivedCaps,
 }
 
 impl ServicesConfig {
@@ -697,6 +689,7 @@ impl ServicesConfig {
             chain,
             email: EmailConfig::from_env(env)?,
             sms: SmsConfig::from_env(env)?,
+            long_lived: long_lived_caps(env)?,
         })
     }
 
@@ -706,6 +699,18 @@ impl ServicesConfig {
             && matches!(self.email.provider, EmailProvider::Sandbox)
             && matches!(self.sms.provider, SmsProviderConfig::Sandbox)
     }
+}
+
+fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
+    // Named for SMS since its waits came first; it caps waits for a code on every channel.
+    let code_waits: usize = env.parsed("SMS_WAITERS_PER_AGENT", 20)?;
+    if code_waits == 0 {
+        return Err(ConfigError::Invalid {
+            name: "SMS_WAITERS_PER_AGENT",
+            reason: "must be at least 1".into(),
+        });
+    }
+    Ok(LongLivedCaps { code_waits })
 }
 
 /// Settings of the HTTP server.

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use app::{
     AgentService, AuthCache, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
-    EmailService, Executor, IntentExpiry, OutboxWorker, Services, SmsPorts, SmsService, SmsWebhook,
-    WalletKeyRotation, WalletService, WalletStores,
+    EmailService, Executor, IntentExpiry, LongLived, OutboxWorker, Services, SmsPorts, SmsService,
+    SmsWebhook, WalletKeyRotation, WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
 use email::{
@@ -57,6 +57,9 @@ pub fn services(
     config: &ServicesConfig,
 ) -> anyhow::Result<(Services, impl Future<Output = ()> + Send)> {
     let (agents, auth_cache_follower) = agent_service(database, notifications.clone());
+    let sms = sms_service(database, &config.sms)?;
+    let long_lived = LongLived::new(config.long_lived);
+    let codes = code_service(database, notifications, long_lived.clone(), &sms);
     let services = Services {
         agents,
         wallets: wallet_service(
@@ -67,8 +70,9 @@ pub fn services(
             config.cursors.codec(),
         ),
         email: email_service(database, &config.email, config.cursors.codec())?,
-        sms: sms_service(database, notifications.clone(), &config.sms)?,
-        codes: code_service(database, notifications, &config.sms),
+        sms,
+        codes,
+        long_lived,
         operator: control_plane(database, &config.provisioning, &config.sms, chain)?,
     };
     Ok((services, auth_cache_follower))
@@ -222,13 +226,9 @@ pub fn notification_hub(config: &DatabaseConfig) -> Arc<PgNotificationHub> {
     Arc::new(PgNotificationHub::start(config.connector.clone()))
 }
 
-/// SMS for agents: the number's history synced from the provider, inbound messages from its
-/// webhook, and waits for codes woken through `notifications`.
-fn sms_service(
-    database: &Database,
-    notifications: Arc<dyn Notifications>,
-    config: &SmsConfig,
-) -> anyhow::Result<SmsService> {
+/// SMS for agents: the number's history synced from the provider and inbound messages from its
+/// webhook.
+fn sms_service(database: &Database, config: &SmsConfig) -> anyhow::Result<SmsService> {
     let (provider, webhook): (Arc<dyn SmsProvider>, Option<SmsWebhook>) = match &config.provider {
         SmsProviderConfig::Sandbox => (Arc::new(sandbox_sms(database)), None),
         SmsProviderConfig::Twilio {
@@ -252,20 +252,19 @@ fn sms_service(
             agents: agent_store(database),
             store: Arc::new(PgSmsStore::new(database.clone())),
             provider,
-            notifications,
-            timer: Arc::new(TokioTimer),
             webhook,
         },
-        config.waiters_per_agent,
         config.sync_fresh_for,
     ))
 }
 
-/// Waits for a code over SMS and mail at once, on the same hub as the SMS waits.
+/// Waits for a code over SMS, mail or both, woken through `notifications`, each holding a place
+/// in `long_lived`; a wait on SMS syncs the number through `sms`'s provider syncs.
 fn code_service(
     database: &Database,
     notifications: Arc<dyn Notifications>,
-    config: &SmsConfig,
+    long_lived: Arc<LongLived>,
+    sms: &SmsService,
 ) -> CodeService {
     CodeService::new(
         CodePorts {
@@ -275,7 +274,8 @@ fn code_service(
             notifications,
             timer: Arc::new(TokioTimer),
         },
-        config.waiters_per_agent,
+        long_lived,
+        sms.provider_sync(),
     )
 }
 

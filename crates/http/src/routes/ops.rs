@@ -52,11 +52,11 @@ pub async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpRe
     }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(
-            state
-                .metrics
-                .render(state.database.pool_usage(), state.first_pages.usage()),
-        )
+        .body(state.metrics.render(
+            state.database.pool_usage(),
+            state.first_pages.usage(),
+            &state.services.long_lived.usage(),
+        ))
 }
 
 pub async fn openapi_json() -> HttpResponse {

@@ -198,8 +198,8 @@ pub async fn wait_for_code(
     let request_id = wait.request_id.clone();
     let message = state
         .services
-        .sms
-        .wait_for_code(&agent.profile, wait)
+        .codes
+        .wait_for_sms(&agent.profile, wait)
         .await?;
     Ok(Json(VerificationCodeResponse::new(&message, request_id)))
 }
