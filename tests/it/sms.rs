@@ -943,6 +943,39 @@ async fn both_wait_routes_share_one_cap_per_agent_and_the_metrics_count_them() {
     metrics_saying(&server, "long_lived_requests{kind=\"code_wait\"} 0").await;
 }
 
+// Issue 23: a route's kind is a flag in the route table; a long poll is measured on buckets up to
+// its longest timeout instead of past the last bucket of the plain requests' histogram.
+#[tokio::test]
+async fn waits_are_measured_apart_from_plain_requests() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, _) = phone_agent(&database).await;
+    for route in ["/v1/sms/wait-for-code", "/v1/codes/wait"] {
+        let request = wait_request(&server, route, &key, &json!({"timeout": 0}));
+        let (status, answer) = read(request.send().await.expect("request")).await;
+        assert_eq!(status, 408, "{route}: {answer}");
+    }
+    server.get("/v1/sms/number", Some(&key)).await;
+    let metrics = server.metrics().await;
+    for route in ["/v1/sms/wait-for-code", "/v1/codes/wait"] {
+        let labels = format!("{{method=\"POST\",route=\"{route}\"}}");
+        assert!(
+            metrics.contains(&format!("http_long_poll_duration_seconds_count{labels} 1")),
+            "{metrics}"
+        );
+        assert!(
+            !metrics.contains(&format!("http_request_duration_seconds_count{labels}")),
+            "{metrics}"
+        );
+    }
+    assert!(
+        metrics.contains(
+            "http_request_duration_seconds_count{method=\"GET\",route=\"/v1/sms/number\"} 1"
+        ),
+        "{metrics}"
+    );
+}
+
 // Issue 23: /v1/codes/wait did not ask the provider first, so a code only the provider held (its
 // webhook lost) was found by /v1/sms/wait-for-code and not by it.
 #[tokio::test]

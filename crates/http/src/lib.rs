@@ -26,22 +26,55 @@ use actix_web::http::Method;
 use actix_web::{web, Route};
 use api_types::{INBOUND_EMAIL_WEBHOOK_PATH, TWILIO_SMS_WEBHOOK_PATH};
 
-/// A route and its handler. Every route is registered from these tables, so one that is served
-/// but missing from the API description fails `routes_and_description_agree`.
+/// How long a route's requests live, which decides how they are measured (and, for the streams
+/// to come, how they are served).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RouteKind {
+    /// Answered as soon as the work is done.
+    Plain,
+    /// Held until something arrives or a timeout of up to minutes passes.
+    LongPoll,
+}
+
+/// A route, its kind and its handler. Every route is registered from these tables, so one that is
+/// served but missing from the API description fails `routes_and_description_agree`.
 struct Endpoint {
     method: Method,
     path: &'static str,
+    kind: RouteKind,
     handler: fn(Route) -> Route,
 }
 
 impl Endpoint {
     const fn new(method: Method, path: &'static str, handler: fn(Route) -> Route) -> Self {
+        Self::of_kind(RouteKind::Plain, method, path, handler)
+    }
+
+    const fn long_poll(method: Method, path: &'static str, handler: fn(Route) -> Route) -> Self {
+        Self::of_kind(RouteKind::LongPoll, method, path, handler)
+    }
+
+    const fn of_kind(
+        kind: RouteKind,
+        method: Method,
+        path: &'static str,
+        handler: fn(Route) -> Route,
+    ) -> Self {
         Self {
             method,
             path,
+            kind,
             handler,
         }
     }
+}
+
+/// The kind of the route `method` and the matched `pattern` name; plain when none is served.
+pub(crate) fn route_kind(method: &Method, pattern: &str) -> RouteKind {
+    API.iter()
+        .chain(OUTSIDE_THE_API)
+        .find(|endpoint| endpoint.path == pattern && endpoint.method == method)
+        .map_or(RouteKind::Plain, |endpoint| endpoint.kind)
 }
 
 /// The API: every operation here is in `ApiDoc`, and every operation of `ApiDoc` is here.
@@ -67,10 +100,10 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::GET, "/v1/sms/messages", |route| {
         route.to(routes::sms::messages)
     }),
-    Endpoint::new(Method::POST, "/v1/sms/wait-for-code", |route| {
+    Endpoint::long_poll(Method::POST, "/v1/sms/wait-for-code", |route| {
         route.to(routes::sms::wait_for_code)
     }),
-    Endpoint::new(Method::POST, "/v1/codes/wait", |route| {
+    Endpoint::long_poll(Method::POST, "/v1/codes/wait", |route| {
         route.to(routes::sms::wait_any_channel)
     }),
     Endpoint::new(Method::GET, "/v1/wallet/address", |route| {

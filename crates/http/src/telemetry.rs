@@ -8,6 +8,7 @@ use std::time::Instant;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::web;
 use app::LongLivedUsage;
@@ -18,6 +19,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::state::ApiState;
+use crate::{route_kind, RouteKind};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Route label of requests that matched no route, so unknown paths cannot explode cardinality.
@@ -27,6 +29,9 @@ pub struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
     latency: HistogramVec,
+    /// Long polls apart, on buckets of their own: they last up to minutes, past every bucket of
+    /// `latency`, and would drown its tail.
+    long_poll_latency: HistogramVec,
     pool: IntGaugeVec,
     in_flight: IntGaugeVec,
     first_pages: IntGaugeVec,
@@ -56,6 +61,15 @@ impl Metrics {
                 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                 10.0,
             ]),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        let long_poll_latency = HistogramVec::new(
+            HistogramOpts::new(
+                "http_long_poll_duration_seconds",
+                "How long long-polling HTTP requests (waits for a code) were held, by method and route",
+            )
+            .buckets(vec![0.01, 0.1, 1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0]),
             &["method", "route"],
         )
         .expect("valid metric");
@@ -99,6 +113,7 @@ impl Metrics {
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
+            Box::new(long_poll_latency.clone()),
             Box::new(pool.clone()),
             Box::new(in_flight.clone()),
             Box::new(first_pages.clone()),
@@ -113,6 +128,7 @@ impl Metrics {
             registry,
             requests,
             latency,
+            long_poll_latency,
             pool,
             in_flight,
             first_pages,
@@ -121,13 +137,15 @@ impl Metrics {
         }
     }
 
-    fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+    fn observe(&self, method: &str, route: &str, kind: RouteKind, status: u16, seconds: f64) {
         self.requests
             .with_label_values(&[method, route, &status.to_string()])
             .inc();
-        self.latency
-            .with_label_values(&[method, route])
-            .observe(seconds);
+        let latency = match kind {
+            RouteKind::Plain => &self.latency,
+            RouteKind::LongPoll => &self.long_poll_latency,
+        };
+        latency.with_label_values(&[method, route]).observe(seconds);
     }
 
     /// The Prometheus text exposition, with the pool's gauges, the kept first pages' (`pages`
@@ -209,12 +227,13 @@ fn request_id(presented: Option<&str>) -> String {
         .map_or_else(|| Uuid::new_v4().to_string(), str::to_owned)
 }
 
-/// One request's id, span, in-flight count, metrics and log line, whichever HTTP stack serves it.
+/// One request's id, span, in-flight count, metrics and log line.
 pub(crate) struct RequestTelemetry {
     started: Instant,
     request_id: String,
     method: &'static str,
     route: String,
+    kind: RouteKind,
     span: tracing::Span,
     _in_flight: Option<InFlightRequest>,
 }
@@ -223,12 +242,13 @@ impl RequestTelemetry {
     /// `route` is the matched pattern, never the raw path, so labels stay bounded.
     pub(crate) fn start(
         metrics: Option<&Metrics>,
-        method: &str,
+        method: &Method,
         route: String,
         presented_request_id: Option<&str>,
     ) -> Self {
         let request_id = request_id(presented_request_id);
-        let method = method_label(method);
+        let kind = route_kind(method, &route);
+        let method = method_label(method.as_str());
         let span = tracing::info_span!("request", %request_id, %method, %route);
         Self {
             started: Instant::now(),
@@ -236,6 +256,7 @@ impl RequestTelemetry {
             request_id,
             method,
             route,
+            kind,
             span,
         }
     }
@@ -248,7 +269,13 @@ impl RequestTelemetry {
     pub(crate) fn finish(self, metrics: Option<&Metrics>, status: u16) -> String {
         let elapsed = self.started.elapsed();
         if let Some(metrics) = metrics {
-            metrics.observe(self.method, &self.route, status, elapsed.as_secs_f64());
+            metrics.observe(
+                self.method,
+                &self.route,
+                self.kind,
+                status,
+                elapsed.as_secs_f64(),
+            );
         }
         let latency_ms = elapsed.as_secs_f64() * 1000.0;
         self.span
@@ -270,7 +297,7 @@ pub async fn middleware(
         .headers()
         .get(&REQUEST_ID)
         .and_then(|value| value.to_str().ok());
-    let telemetry = RequestTelemetry::start(metrics, request.method().as_str(), route, presented);
+    let telemetry = RequestTelemetry::start(metrics, request.method(), route, presented);
     let mut response = next
         .call(request)
         .instrument(telemetry.span().clone())
