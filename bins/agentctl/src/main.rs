@@ -87,7 +87,7 @@ impl Context {
 
     /// The use cases, built as the server builds them.
     async fn services(&self) -> anyhow::Result<Services> {
-        let config = ServicesConfig::from_env(&self.env).context("configuration")?;
+        let config = ServicesConfig::for_control_plane(&self.env).context("configuration")?;
         let database = self.database().await?;
         let chain = wiring::chain(&database, &config.chain)?;
         let hub = wiring::notification_hub(&self.database_config()?);

@@ -13,6 +13,7 @@ use email::{
 };
 use evm::MasterKey;
 use postgres_store::{Connector, PoolSettings};
+use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use sms::{InvalidTwilioSettings, TwilioSettings};
@@ -656,6 +657,25 @@ impl CursorSecrets {
         Ok(Self { current, previous })
     }
 
+    /// For a process that hands no cursor to anyone (`agentctl`): without `CURSOR_SECRET`, a
+    /// secret drawn for this process alone, so an operator's command needs no paging secret.
+    pub fn from_env_or_process_only(
+        env: &Environment,
+        sandbox_chain: bool,
+    ) -> Result<Self, ConfigError> {
+        match Self::from_env(env, sandbox_chain) {
+            Err(ConfigError::Missing("CURSOR_SECRET")) => {
+                let mut secret = [0u8; 32];
+                rand::rngs::OsRng.fill_bytes(&mut secret);
+                Ok(Self {
+                    current: SecretString::from(hex::encode(secret)),
+                    previous: None,
+                })
+            }
+            read => read,
+        }
+    }
+
     pub fn codec(&self) -> CursorCodec {
         let codec = CursorCodec::new(self.current.expose_secret().as_bytes());
         match &self.previous {
@@ -679,9 +699,22 @@ pub struct ServicesConfig {
 }
 
 impl ServicesConfig {
+    /// The server's: it hands out page cursors, so off the sandbox `CURSOR_SECRET` is required.
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        Self::read(env, CursorSecrets::from_env)
+    }
+
+    /// The control plane's (`agentctl`): it hands out no cursor, so it needs no `CURSOR_SECRET`.
+    pub fn for_control_plane(env: &Environment) -> Result<Self, ConfigError> {
+        Self::read(env, CursorSecrets::from_env_or_process_only)
+    }
+
+    fn read(
+        env: &Environment,
+        cursor_secrets: fn(&Environment, bool) -> Result<CursorSecrets, ConfigError>,
+    ) -> Result<Self, ConfigError> {
         let chain = ChainConfig::from_env(env)?;
-        let cursors = CursorSecrets::from_env(env, chain.is_sandbox())?;
+        let cursors = cursor_secrets(env, chain.is_sandbox())?;
         Ok(Self {
             provisioning: ProvisioningConfig::from_env(env)?,
             intents: IntentConfig::from_env(env)?,
@@ -886,6 +919,44 @@ mod tests {
             bad,
             Some(ConfigError::Invalid {
                 name: "EVM_RPC_URL",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_control_plane_needs_no_cursor_secret_on_a_real_chain() {
+        let rpc = ("EVM_RPC_URL", "http://127.0.0.1:8545");
+        let master_key = "ab".repeat(32);
+        let master = ("WALLET_MASTER_KEY", master_key.as_str());
+        let without_master =
+            ServicesConfig::for_control_plane(&Environment::from_pairs([rpc])).err();
+        assert_eq!(
+            without_master,
+            Some(ConfigError::Missing("WALLET_MASTER_KEY"))
+        );
+        let server = ServicesConfig::from_env(&Environment::from_pairs([rpc, master])).err();
+        assert_eq!(server, Some(ConfigError::Missing("CURSOR_SECRET")));
+        let control_plane =
+            ServicesConfig::for_control_plane(&Environment::from_pairs([rpc, master]))
+                .expect("no cursor secret needed");
+        let other = ServicesConfig::for_control_plane(&Environment::from_pairs([rpc, master]))
+            .expect("no cursor secret needed");
+        assert_ne!(
+            control_plane.cursors.current.expose_secret(),
+            other.cursors.current.expose_secret(),
+            "each process draws its own"
+        );
+        let short = ServicesConfig::for_control_plane(&Environment::from_pairs([
+            rpc,
+            master,
+            ("CURSOR_SECRET", "short"),
+        ]))
+        .err();
+        assert!(matches!(
+            short,
+            Some(ConfigError::Invalid {
+                name: "CURSOR_SECRET",
                 ..
             })
         ));
