@@ -240,6 +240,40 @@ async fn a_replayed_send_says_so_in_a_header() {
 }
 
 #[tokio::test]
+async fn a_replay_is_answered_when_the_send_rate_is_spent_and_spends_none_of_it() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(
+        &database,
+        &[("SEND_BURST", "2"), ("SEND_RATE_PER_MINUTE", "1")],
+    )
+    .await;
+    let (key, _) = wallet_agent(&database).await;
+    let keyed = json!({"to": RECIPIENT, "amount_atomic": "7", "idempotency_key": "order-1"});
+    let (status, _, first) = send_keyed(&server, &key, keyed.clone()).await;
+    assert_eq!(status, 200, "{first}");
+    for _ in 0..3 {
+        let (status, replayed, again) = send_keyed(&server, &key, keyed.clone()).await;
+        assert_eq!(
+            (status, replayed.as_deref()),
+            (200, Some("true")),
+            "{again}"
+        );
+        assert_eq!(again["id"], first["id"]);
+    }
+    let fresh = json!({"to": RECIPIENT, "amount_atomic": "7"});
+    let (status, _, second) = send_keyed(&server, &key, fresh.clone()).await;
+    assert_eq!(status, 200, "the replays spent none of the burst: {second}");
+    let (status, _, limited) = send_keyed(&server, &key, fresh).await;
+    assert_eq!(status, 429, "{limited}");
+    let (status, replayed, again) = send_keyed(&server, &key, keyed).await;
+    assert_eq!(
+        (status, replayed.as_deref()),
+        (200, Some("true")),
+        "{again}"
+    );
+}
+
+#[tokio::test]
 async fn a_key_whose_first_send_is_still_in_flight_is_409_at_once() {
     let database = TestDatabase::new().await;
     let server = Server::start_on(&database, &[("DATABASE_LOCK_TIMEOUT_MS", "20000")]).await;

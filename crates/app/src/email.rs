@@ -15,8 +15,9 @@ use domain::{
 };
 use ports::{
     AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
-    InboundMailStore, InboundParseError, InboundParser, ListingVersion, Mailbox, NewInboundEmail,
-    NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature, WebhookVerifier,
+    InboundMailStore, InboundParseError, InboundParser, KeyedRefusal, ListingVersion, Mailbox,
+    NewInboundEmail, NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature,
+    WebhookVerifier,
 };
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
@@ -281,11 +282,13 @@ impl EmailService {
         match self.ports.outbox.accept(message, throttle).await {
             Ok(Acceptance::Accepted(message)) => Ok((message, false)),
             Ok(Acceptance::Replayed(message)) => Ok((message, true)),
-            Err(AcceptError::Throttled { .. }) => Err(SendMailError::Throttled),
-            Err(AcceptError::IdempotencyMismatch { original }) => {
+            Err(AcceptError::Keyed(KeyedRefusal::RateLimited { .. })) => {
+                Err(SendMailError::Throttled)
+            }
+            Err(AcceptError::Keyed(KeyedRefusal::IdempotencyMismatch { original })) => {
                 Err(SendMailError::IdempotencyMismatch { original })
             }
-            Err(AcceptError::KeyInFlight) => Err(SendMailError::KeyInFlight),
+            Err(AcceptError::Keyed(KeyedRefusal::KeyInFlight)) => Err(SendMailError::KeyInFlight),
             Err(AcceptError::Store(store)) => Err(store.into()),
         }
     }
@@ -795,9 +798,9 @@ mod tests {
     async fn a_throttled_send_is_reported_as_such() {
         let mut mocks = Mocks::new().with_inbox(true);
         mocks.outbox.expect_accept().returning(|_, _| {
-            Err(AcceptError::Throttled {
+            Err(AcceptError::Keyed(KeyedRefusal::RateLimited {
                 retry_after: Duration::from_secs(3),
-            })
+            }))
         });
         assert!(matches!(
             mocks.service().send(&profile(true), mail()).await,

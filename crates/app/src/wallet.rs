@@ -11,8 +11,8 @@ use domain::{
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, IntentAdmission, IntentLedger, ListingVersion, NewTransferIntent,
-    StoreError,
+    ChainClient, ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion,
+    NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
 
@@ -256,11 +256,11 @@ impl WalletService {
             Err(AdmissionError::Refused(AdmissionRefusal::Policy(violation))) => {
                 Err(SendError::Policy(violation))
             }
-            Err(AdmissionError::IdempotencyMismatch { original }) => {
+            Err(AdmissionError::Keyed(KeyedRefusal::IdempotencyMismatch { original })) => {
                 Err(SendError::IdempotencyMismatch { original })
             }
-            Err(AdmissionError::KeyInFlight) => Err(SendError::KeyInFlight),
-            Err(AdmissionError::RateLimited { retry_after }) => {
+            Err(AdmissionError::Keyed(KeyedRefusal::KeyInFlight)) => Err(SendError::KeyInFlight),
+            Err(AdmissionError::Keyed(KeyedRefusal::RateLimited { retry_after })) => {
                 Err(SendError::RateLimited { retry_after })
             }
             Err(AdmissionError::Store(store)) => Err(store.into()),
@@ -555,11 +555,13 @@ mod tests {
                 match calls {
                     1 => Ok(Admission::Replayed(intent_from(&new))),
                     2 => Err(AdmissionError::NoWallet),
-                    3 => Err(AdmissionError::IdempotencyMismatch { original }),
-                    4 => Err(AdmissionError::KeyInFlight),
-                    5 => Err(AdmissionError::RateLimited {
+                    3 => Err(AdmissionError::Keyed(KeyedRefusal::IdempotencyMismatch {
+                        original,
+                    })),
+                    4 => Err(AdmissionError::Keyed(KeyedRefusal::KeyInFlight)),
+                    5 => Err(AdmissionError::Keyed(KeyedRefusal::RateLimited {
                         retry_after: Duration::from_millis(1500),
-                    }),
+                    })),
                     _ => Err(AdmissionError::Refused(AdmissionRefusal::Policy(
                         PolicyViolation::RecipientNotAllowlisted {
                             recipient: new.terms.recipient,

@@ -109,6 +109,22 @@ pub enum ApiError {
     Internal(String),
 }
 
+impl ApiError {
+    /// A write whose idempotency key another request of the same key still holds.
+    pub(crate) fn key_in_flight() -> Self {
+        Self::Conflict(
+            "Idempotency key conflict: a request with this key is still in progress; retry once \
+             it has finished"
+                .into(),
+        )
+    }
+
+    /// A write whose idempotency key an earlier, different request took; `mismatch` names it.
+    pub(crate) fn key_mismatch(mismatch: impl std::fmt::Display) -> Self {
+        Self::Conflict(format!("Idempotency key conflict: {mismatch}"))
+    }
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {

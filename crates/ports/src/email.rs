@@ -10,7 +10,7 @@ use domain::{
     SponsorId,
 };
 
-use crate::{ListingVersion, StoreError};
+use crate::{KeyedRefusal, ListingVersion, StoreError};
 
 /// A message as handed to the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,12 +200,10 @@ pub enum Acceptance {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AcceptError {
-    #[error("the sponsor's send rate is exhausted; retry after {retry_after:?}")]
-    Throttled { retry_after: Duration },
-    #[error("idempotency key already used by message {original} for a different request")]
-    IdempotencyMismatch { original: EmailMessageId },
-    #[error("a request with this idempotency key is in progress")]
-    KeyInFlight,
+    /// The key is in flight or was used for another message, or the agent's or its sponsor's
+    /// send rate is spent.
+    #[error(transparent)]
+    Keyed(#[from] KeyedRefusal<EmailMessageId>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

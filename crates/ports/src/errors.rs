@@ -26,3 +26,18 @@ pub enum StoreError {
     #[error("store failure: {0}")]
     Internal(String),
 }
+
+/// Why a write under an idempotency key and a rate was turned away before its own checks; every
+/// such write decides it in one order (decision 0054).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyedRefusal<Id: std::fmt::Display> {
+    /// Another request with the same idempotency key is being written right now.
+    #[error("a request with this idempotency key is in progress")]
+    KeyInFlight,
+    /// The idempotency key was used before, by `original`, for a different request.
+    #[error("idempotency key already used by {original} for a different request")]
+    IdempotencyMismatch { original: Id },
+    /// A bucket the write takes from is empty for now.
+    #[error("the send rate is exhausted; retry after {retry_after:?}")]
+    RateLimited { retry_after: std::time::Duration },
+}

@@ -11,7 +11,7 @@ use domain::{
     TransferTerms, TransitionRefused, WalletId, U256,
 };
 
-use crate::{ListingVersion, SignedTransfer, StoreError};
+use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTransferIntent {
@@ -70,15 +70,9 @@ pub enum AdmissionError {
     NoWallet,
     #[error(transparent)]
     Refused(AdmissionRefusal),
-    /// The idempotency key was used before, by intent `original`, for a different transfer.
-    #[error("idempotency key already used by intent {original} for a different transfer")]
-    IdempotencyMismatch { original: IntentId },
-    /// Another request with the same idempotency key is being admitted right now.
-    #[error("a request with this idempotency key is in progress")]
-    KeyInFlight,
-    /// The agent's send rate is spent for now.
-    #[error("too many sends; retry after {retry_after:?}")]
-    RateLimited { retry_after: Duration },
+    /// The key is in flight or was used for another transfer, or the agent's send rate is spent.
+    #[error(transparent)]
+    Keyed(#[from] KeyedRefusal<IntentId>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -24,7 +24,7 @@ pub use email::{
     InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, OutboxQueue,
     SendThrottle, SignatureError, WebhookSignature, WebhookVerifier,
 };
-pub use errors::{Conflict, StoreError};
+pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,

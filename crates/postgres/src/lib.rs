@@ -7,6 +7,7 @@ mod connector;
 mod database;
 mod email;
 mod errors;
+mod idempotency;
 mod intents;
 mod keyset;
 mod limits;

@@ -265,10 +265,6 @@ pub(crate) struct TransferIntentRow {
 }
 
 impl TransferIntentRow {
-    pub(crate) fn id(&self) -> Uuid {
-        self.id
-    }
-
     pub(crate) fn into_record(self) -> Result<TransferIntentRecord, StoreError> {
         Ok(TransferIntentRecord {
             id: IntentId(self.id),

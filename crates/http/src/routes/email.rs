@@ -52,14 +52,8 @@ impl From<SendMailError> for ApiError {
                 detail: "Email send rate exceeded for this sponsor; retry later".into(),
                 retry_after: THROTTLE_RETRY_AFTER,
             },
-            error @ SendMailError::IdempotencyMismatch { .. } => {
-                ApiError::Conflict(format!("Idempotency key conflict: {error}"))
-            }
-            SendMailError::KeyInFlight => ApiError::Conflict(
-                "Idempotency key conflict: a request with this key is still in progress; retry \
-                 once it has finished"
-                    .into(),
-            ),
+            error @ SendMailError::IdempotencyMismatch { .. } => ApiError::key_mismatch(error),
+            SendMailError::KeyInFlight => ApiError::key_in_flight(),
             SendMailError::Store(store) => store.into(),
         }
     }

@@ -49,11 +49,7 @@ impl From<SendError> for ApiError {
             SendError::Recipient(refused) => {
                 rejected([Some(value_error("to", serde_json::Value::Null, refused))])
             }
-            SendError::KeyInFlight => ApiError::Conflict(
-                "Idempotency key conflict: a request with this key is still in progress; retry \
-                 once it has finished"
-                    .into(),
-            ),
+            SendError::KeyInFlight => ApiError::key_in_flight(),
             SendError::RateLimited { retry_after } => ApiError::TooManyRequests {
                 detail: "Too many sends from this agent; retry later".into(),
                 retry_after,
@@ -61,9 +57,7 @@ impl From<SendError> for ApiError {
             SendError::Policy(violation) => {
                 ApiError::Forbidden(format!("Spend policy violation: {violation}"))
             }
-            error @ SendError::IdempotencyMismatch { .. } => {
-                ApiError::Conflict(format!("Idempotency key conflict: {error}"))
-            }
+            error @ SendError::IdempotencyMismatch { .. } => ApiError::key_mismatch(error),
             SendError::Store(store) => store.into(),
         }
     }

@@ -1,31 +1,28 @@
-//! `EmailOutbox`: accepting a send is one transaction that replays an idempotency key, takes from
-//! the sponsor's bucket and stores the message `queued`; anything refused rolls back whole.
+//! `EmailOutbox`: accepting a send is one transaction that passes the idempotency key and the
+//! agent's and sponsor's buckets as every keyed write does (`idempotency::admit`) and stores the
+//! message `queued`; anything refused rolls back whole.
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Interval, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Interval};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{Direction, EmailMessageId, EmailStatus, RateDecision};
-use ports::{AcceptError, Acceptance, EmailOutbox, NewOutboundEmail, SendThrottle};
+use domain::{Direction, EmailMessageId, EmailMessageRecord, EmailStatus};
+use ports::{AcceptError, Acceptance, EmailOutbox, NewOutboundEmail, SendThrottle, StoreError};
 
 use super::{
     address_texts, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
 };
 use crate::clock::interval;
 use crate::errors::TxError;
-use crate::limits::take_locked;
+use crate::idempotency::{admit, Bucket, Earlier, IdempotencyKey, KeyHolders};
 use crate::schema::email_messages;
 
 /// The bucket action of the sponsor-wide email send rate.
 const SEND_ACTION: &str = "email_send";
-
-#[derive(QueryableByName)]
-struct Granted {
-    #[diesel(sql_type = Bool)]
-    granted: bool,
-}
 
 /// A message under the same key: its row and bodies, the fingerprint of its request, and whether
 /// the key is still live.
@@ -37,63 +34,66 @@ type EarlierRow = (
     bool,
 );
 
-/// The earlier message of the same live key, or the refusal of the key; `None` when the key is
-/// new (or outlived its window, and is then taken off the old message).
-async fn replay(
-    connection: &mut AsyncPgConnection,
-    message: &NewOutboundEmail,
-) -> Result<Option<Acceptance>, TxError<AcceptError>> {
-    let Some(idempotency) = &message.idempotency else {
-        return Ok(None);
-    };
-    let granted: Granted = diesel::sql_query(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':email:' || $2, 0)) \
-         AS granted",
-    )
-    .bind::<SqlUuid, _>(message.agent_id.0)
-    .bind::<Text, _>(idempotency.key.as_str())
-    .get_result(connection)
-    .await?;
-    if !granted.granted {
-        return Err(TxError::Abort(AcceptError::KeyInFlight));
+/// The messages that took an agent's idempotency key, judged against one send by the fingerprint
+/// of its request.
+struct MessagesUnderKey<'a>(&'a NewOutboundEmail);
+
+#[async_trait]
+impl KeyHolders for MessagesUnderKey<'_> {
+    type Row = EmailMessageRecord;
+    type Id = EmailMessageId;
+
+    async fn earlier(
+        &self,
+        connection: &mut AsyncPgConnection,
+        key: &str,
+        ttl: Duration,
+    ) -> Result<Option<Earlier<EmailMessageRecord, EmailMessageId>>, TxError<StoreError>> {
+        let key_live =
+            sql::<Bool>("email_messages.created_at > now() - ").bind::<Interval, _>(interval(ttl));
+        let earlier = email_messages::table
+            .filter(email_messages::agent_id.eq(self.0.agent_id.0))
+            .filter(email_messages::idempotency_key.eq(key))
+            .select((
+                MessageRow::as_select(),
+                email_messages::body_text,
+                email_messages::body_html,
+                email_messages::request_fingerprint,
+                key_live,
+            ))
+            .first::<EarlierRow>(connection)
+            .await
+            .optional()?;
+        let Some((row, text, html, fingerprint, live)) = earlier else {
+            return Ok(None);
+        };
+        let row = message_record((row, text, html)).map_err(TxError::Abort)?;
+        let fingerprint_now = self
+            .0
+            .idempotency
+            .as_ref()
+            .map(|i| i.fingerprint.as_slice());
+        Ok(Some(Earlier {
+            id: row.id,
+            repeated: fingerprint.as_deref() == fingerprint_now,
+            live,
+            row,
+        }))
     }
-    let key_live = sql::<Bool>("email_messages.created_at > now() - ")
-        .bind::<Interval, _>(interval(idempotency.ttl));
-    let earlier = email_messages::table
-        .filter(email_messages::agent_id.eq(message.agent_id.0))
-        .filter(email_messages::idempotency_key.eq(idempotency.key.as_str()))
-        .select((
-            MessageRow::as_select(),
-            email_messages::body_text,
-            email_messages::body_html,
-            email_messages::request_fingerprint,
-            key_live,
-        ))
-        .first::<EarlierRow>(connection)
-        .await
-        .optional()?;
-    match earlier {
-        None => Ok(None),
-        Some((row, text, html, fingerprint, true)) => {
-            let earlier = message_record((row, text, html)).map_err(TxError::store)?;
-            if fingerprint.as_deref() == Some(idempotency.fingerprint.as_slice()) {
-                Ok(Some(Acceptance::Replayed(earlier)))
-            } else {
-                Err(TxError::Abort(AcceptError::IdempotencyMismatch {
-                    original: earlier.id,
-                }))
-            }
-        }
-        Some((row, _, _, _, false)) => {
-            diesel::update(email_messages::table.find(row.id))
-                .set((
-                    email_messages::idempotency_key.eq(None::<String>),
-                    email_messages::request_fingerprint.eq(None::<Vec<u8>>),
-                ))
-                .execute(connection)
-                .await?;
-            Ok(None)
-        }
+
+    async fn release(
+        &self,
+        connection: &mut AsyncPgConnection,
+        id: &EmailMessageId,
+    ) -> Result<(), diesel::result::Error> {
+        diesel::update(email_messages::table.find(id.0))
+            .set((
+                email_messages::idempotency_key.eq(None::<String>),
+                email_messages::request_fingerprint.eq(None::<Vec<u8>>),
+            ))
+            .execute(connection)
+            .await
+            .map(drop)
     }
 }
 
@@ -102,19 +102,32 @@ async fn accept_locked(
     message: &NewOutboundEmail,
     throttle: SendThrottle,
 ) -> Result<Acceptance, TxError<AcceptError>> {
-    if let Some(replayed) = replay(connection, message).await? {
-        return Ok(replayed);
-    }
-    // The agent's bucket first, then its sponsor's: every send locks them in that order, so no
+    let key = message
+        .idempotency
+        .as_ref()
+        .map(|idempotency| IdempotencyKey {
+            owner: message.agent_id.0,
+            namespace: ":email:",
+            key: idempotency.key.as_str(),
+            ttl: idempotency.ttl,
+        });
+    // The agent's bucket first, then its sponsor's: every send names them in that order, so no
     // two wait on each other. A refusal rolls back what was taken.
-    for (subject, limit) in [
-        (message.agent_id.0, throttle.agent_limit),
-        (throttle.sponsor.0, throttle.sponsor_limit),
-    ] {
-        let decision = take_locked(connection, subject, SEND_ACTION, limit).await?;
-        if let RateDecision::Limited { retry_after } = decision {
-            return Err(TxError::Abort(AcceptError::Throttled { retry_after }));
-        }
+    let buckets = [
+        Bucket {
+            subject: message.agent_id.0,
+            action: SEND_ACTION,
+            limit: throttle.agent_limit,
+        },
+        Bucket {
+            subject: throttle.sponsor.0,
+            action: SEND_ACTION,
+            limit: throttle.sponsor_limit,
+        },
+    ];
+    let holders = MessagesUnderKey(message);
+    if let Some(earlier) = admit(connection, key, &holders, &buckets).await? {
+        return Ok(Acceptance::Replayed(earlier));
     }
     let EmailMessageId(id) = message.id;
     let idempotency = message.idempotency.as_ref();

@@ -1,19 +1,22 @@
-//! `IntentAdmission`: the wallet row's lock makes every check-and-insert of one wallet run alone,
-//! whichever server instance handles the request; an advisory lock on the idempotency key turns
-//! a concurrent second use of a key away at once instead of queueing it. The agent's send bucket
-//! is taken in the same transaction, between the two. The wallet's spend totals are locked last,
-//! as every other writer of them does (`window`), so none deadlocks.
+//! `IntentAdmission`: the idempotency key and the agent's send bucket are passed as every keyed
+//! write passes them (`idempotency::admit`); then the wallet row's lock makes every
+//! check-and-insert of one wallet run alone, whichever server instance handles the request. An
+//! expired key is taken off its intent before the wallet is locked, in the order the executor
+//! takes an intent's lock and then its wallet's. The wallet's spend totals are locked last, as
+//! every other writer of them does (`window`), so none deadlocks.
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Interval, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Interval};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentStatus, RateDecision, WalletId};
+use domain::{IntentId, IntentStatus, TransferIntentRecord, WalletId};
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
-    NewTransferIntent,
+    NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
 
@@ -21,7 +24,7 @@ use super::window::move_expiry_and_read_held;
 use super::{intent_record, PgIntentStore};
 use crate::clock::interval;
 use crate::errors::TxError;
-use crate::limits::take_locked;
+use crate::idempotency::{admit, Bucket, Earlier, IdempotencyKey, KeyHolders};
 use crate::prepared::Prepared;
 use crate::rows::{
     address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,
@@ -31,28 +34,55 @@ use crate::schema::{spend_policies, transfer_intents, wallets};
 /// The bucket of an agent's sends.
 const SEND_ACTION: &str = "wallet_send";
 
-#[derive(QueryableByName)]
-struct Granted {
-    #[diesel(sql_type = Bool)]
-    granted: bool,
-}
+/// The intents that took an agent's idempotency key, judged against one send.
+struct IntentsUnderKey<'a>(&'a NewTransferIntent);
 
-/// Takes the transaction-scoped lock of the agent's idempotency key, if no one else holds it.
-async fn lock_key(
-    connection: &mut AsyncPgConnection,
-    intent: &NewTransferIntent,
-    key: &str,
-) -> Result<bool, diesel::result::Error> {
-    let granted: Granted = Prepared(
-        diesel::sql_query(
-            "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0)) AS granted",
+#[async_trait]
+impl KeyHolders for IntentsUnderKey<'_> {
+    type Row = TransferIntentRecord;
+    type Id = IntentId;
+
+    async fn earlier(
+        &self,
+        connection: &mut AsyncPgConnection,
+        key: &str,
+        ttl: Duration,
+    ) -> Result<Option<Earlier<TransferIntentRecord, IntentId>>, TxError<StoreError>> {
+        let key_live = sql::<Bool>("transfer_intents.created_at > now() - ")
+            .bind::<Interval, _>(interval(ttl));
+        let earlier = Prepared(
+            transfer_intents::table
+                .filter(transfer_intents::agent_id.eq(self.0.agent_id.0))
+                .filter(transfer_intents::idempotency_key.eq(key))
+                .select((TransferIntentRow::as_select(), key_live))
+                .limit(1),
         )
-        .bind::<SqlUuid, _>(intent.agent_id.0)
-        .bind::<Text, _>(key),
-    )
-    .get_result(connection)
-    .await?;
-    Ok(granted.granted)
+        .get_result(connection)
+        .await
+        .optional()?;
+        let Some((row, live)) = earlier else {
+            return Ok(None);
+        };
+        let row = intent_record(row)?;
+        Ok(Some(Earlier {
+            id: row.id,
+            repeated: row.answers_retry(&self.0.terms),
+            live,
+            row,
+        }))
+    }
+
+    async fn release(
+        &self,
+        connection: &mut AsyncPgConnection,
+        id: &IntentId,
+    ) -> Result<(), diesel::result::Error> {
+        diesel::update(transfer_intents::table.find(id.0))
+            .set(transfer_intents::idempotency_key.eq(None::<String>))
+            .execute(connection)
+            .await
+            .map(drop)
+    }
 }
 
 async fn admit_locked(
@@ -61,14 +91,20 @@ async fn admit_locked(
     limits: AdmissionLimits,
     check: &AdmissionCheck,
 ) -> Result<Admission, TxError<AdmissionError>> {
-    if let Some(key) = &intent.idempotency_key {
-        if !lock_key(connection, intent, key.as_str()).await? {
-            return Err(TxError::Abort(AdmissionError::KeyInFlight));
-        }
-    }
-    let decision = take_locked(connection, intent.agent_id.0, SEND_ACTION, limits.rate).await?;
-    if let RateDecision::Limited { retry_after } = decision {
-        return Err(TxError::Abort(AdmissionError::RateLimited { retry_after }));
+    let key = intent.idempotency_key.as_ref().map(|key| IdempotencyKey {
+        owner: intent.agent_id.0,
+        namespace: ":",
+        key: key.as_str(),
+        ttl: limits.idempotency_key,
+    });
+    let sends = Bucket {
+        subject: intent.agent_id.0,
+        action: SEND_ACTION,
+        limit: limits.rate,
+    };
+    let holders = IntentsUnderKey(intent);
+    if let Some(earlier) = admit(connection, key, &holders, &[sends]).await? {
+        return Ok(Admission::Replayed(earlier));
     }
     // The wallet and its policy in one statement, both locked: sends of one wallet run one at a
     // time, and a change of its policy waits for the sends in flight (and they for it), so each
@@ -87,39 +123,6 @@ async fn admit_locked(
         return Err(TxError::Abort(AdmissionError::NoWallet));
     };
     let wallet = WalletId(wallet_id);
-    if let Some(key) = &intent.idempotency_key {
-        let key_live = sql::<Bool>("transfer_intents.created_at > now() - ")
-            .bind::<Interval, _>(interval(limits.idempotency_key));
-        let earlier = Prepared(
-            transfer_intents::table
-                .filter(transfer_intents::agent_id.eq(intent.agent_id.0))
-                .filter(transfer_intents::idempotency_key.eq(key.as_str()))
-                .select((TransferIntentRow::as_select(), key_live))
-                .limit(1),
-        )
-        .get_result(connection)
-        .await
-        .optional()?;
-        match earlier {
-            Some((earlier, true)) => {
-                let earlier = intent_record(earlier)?;
-                return match earlier.answers_retry(&intent.terms) {
-                    true => Ok(Admission::Replayed(earlier)),
-                    false => Err(TxError::Abort(AdmissionError::IdempotencyMismatch {
-                        original: earlier.id,
-                    })),
-                };
-            }
-            // The key outlived its window on the earlier intent: it starts afresh here.
-            Some((earlier, false)) => {
-                diesel::update(transfer_intents::table.find(earlier.id()))
-                    .set(transfer_intents::idempotency_key.eq(None::<String>))
-                    .execute(connection)
-                    .await?;
-            }
-            None => {}
-        }
-    }
     let policy = policy.into_record().map_err(TxError::store)?;
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,

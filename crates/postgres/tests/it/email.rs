@@ -6,8 +6,8 @@ use domain::{
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
-    InboundMailStore, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
-    OutboxQueue, SendThrottle,
+    InboundMailStore, KeyedRefusal, Listing, ListingVersion, Mailbox, NewInboundEmail,
+    NewOutboundEmail, OutboxQueue, SendThrottle,
 };
 use postgres_store::{Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
@@ -339,9 +339,9 @@ async fn a_throttled_or_refused_send_stores_nothing_and_a_key_replays_its_messag
     };
     assert_eq!(
         emails.accept(other_body, throttle(&profile, one)).await,
-        Err(AcceptError::IdempotencyMismatch {
+        Err(AcceptError::Keyed(KeyedRefusal::IdempotencyMismatch {
             original: original.id
-        })
+        }))
     );
     assert!(matches!(
         emails
@@ -350,7 +350,7 @@ async fn a_throttled_or_refused_send_stores_nothing_and_a_key_replays_its_messag
                 throttle(&profile, one)
             )
             .await,
-        Err(AcceptError::Throttled { .. })
+        Err(AcceptError::Keyed(KeyedRefusal::RateLimited { .. }))
     ));
     let page = emails
         .page(inbox_of(&profile), None, None, 10, 100)
@@ -583,7 +583,10 @@ async fn each_agent_sends_within_its_share_and_all_within_their_sponsors_rate() 
     assert!(matches!(send(&flooder).await, Ok(Acceptance::Accepted(_))));
     for _ in 0..5 {
         assert!(
-            matches!(send(&flooder).await, Err(AcceptError::Throttled { .. })),
+            matches!(
+                send(&flooder).await,
+                Err(AcceptError::Keyed(KeyedRefusal::RateLimited { .. }))
+            ),
             "past its share"
         );
     }
@@ -593,7 +596,10 @@ async fn each_agent_sends_within_its_share_and_all_within_their_sponsors_rate() 
     );
     let third = agent_with_inbox(&database, 48).await;
     assert!(
-        matches!(send(&third).await, Err(AcceptError::Throttled { .. })),
+        matches!(
+            send(&third).await,
+            Err(AcceptError::Keyed(KeyedRefusal::RateLimited { .. }))
+        ),
         "the sponsor's own rate still holds"
     );
 }

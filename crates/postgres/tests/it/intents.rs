@@ -11,8 +11,8 @@ use domain::{
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, Listing,
-    ListingVersion, NewAgent, NewTransferIntent, NewWallet, Settlement, SignedTransfer,
+    ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, KeyedRefusal,
+    Listing, ListingVersion, NewAgent, NewTransferIntent, NewWallet, Settlement, SignedTransfer,
     SubmissionClaim, SubmissionError, TransitionError,
 };
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
@@ -273,9 +273,9 @@ async fn an_idempotency_key_replays_the_original_or_conflicts() {
     let mismatch = admit(&fixture, send(agent, "8", Some("pay-1"))).await;
     assert_eq!(
         mismatch,
-        Err(AdmissionError::IdempotencyMismatch {
+        Err(AdmissionError::Keyed(KeyedRefusal::IdempotencyMismatch {
             original: original.id
-        })
+        }))
     );
     let other_agent = new_agent(&fixture, 6, true).await;
     assert!(
@@ -334,7 +334,7 @@ async fn concurrent_first_uses_of_one_key_make_one_intent() {
         match task.await.expect("task") {
             Ok(Admission::Created(intent) | Admission::Replayed(intent)) => ids.push(intent.id),
             // Arrived while the first was being admitted: turned away at once, not queued.
-            Err(AdmissionError::KeyInFlight) => {}
+            Err(AdmissionError::Keyed(KeyedRefusal::KeyInFlight)) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -1074,7 +1074,7 @@ async fn a_second_use_of_a_key_being_admitted_is_turned_away_at_once() {
         .expect("lock taken");
     assert_eq!(
         admit(&fixture, send(agent, "1", Some("busy-key"))).await,
-        Err(AdmissionError::KeyInFlight)
+        Err(AdmissionError::Keyed(KeyedRefusal::KeyInFlight))
     );
     holder.batch_execute("COMMIT").await.expect("released");
     assert!(admit(&fixture, send(agent, "1", Some("busy-key")))
@@ -1712,8 +1712,8 @@ async fn concurrent_sweeps_over_many_wallets_never_wait_for_each_other() {
 }
 
 #[tokio::test]
-async fn every_answered_send_takes_a_token_of_its_agents_bucket_and_past_the_burst_none_is_stored()
-{
+async fn every_new_send_takes_a_token_of_its_agents_bucket_a_replay_none_and_past_the_burst_none_is_stored(
+) {
     let fixture = fixture().await;
     let (one, two) = (
         new_agent(&fixture, 71, true).await,
@@ -1747,25 +1747,37 @@ async fn every_answered_send_takes_a_token_of_its_agents_bucket_and_past_the_bur
             .await,
         Err(AdmissionError::Refused(_))
     ));
+    for _ in 0..5 {
+        assert!(matches!(
+            fixture.intents.admit(send(one, "1", Some("k1")), limits, &allow).await,
+            Ok(Admission::Replayed(replayed)) if replayed.id == first.id
+        ));
+    }
     assert!(matches!(
-        fixture.intents.admit(send(one, "1", Some("k1")), limits, &allow).await,
-        Ok(Admission::Replayed(replayed)) if replayed.id == first.id
+        fixture.intents.admit(send(one, "2", Some("k1")), limits, &allow).await,
+        Err(AdmissionError::Keyed(KeyedRefusal::IdempotencyMismatch { original })) if original == first.id
     ));
+    let third = created(
+        fixture
+            .intents
+            .admit(send(one, "1", None), limits, &allow)
+            .await,
+    );
     match fixture
         .intents
         .admit(send(one, "1", None), limits, &allow)
         .await
     {
-        Err(AdmissionError::RateLimited { retry_after }) => assert!(
+        Err(AdmissionError::Keyed(KeyedRefusal::RateLimited { retry_after })) => assert!(
             retry_after > Duration::ZERO && retry_after <= Duration::from_secs(1),
             "one token a second comes back: {retry_after:?}"
         ),
-        other => panic!("a created, a refused and a replayed send spent the burst: {other:?}"),
+        other => panic!("two created and a refused send spent the burst: {other:?}"),
     }
     let page = fixture.intents.page(one, None, 10).await.expect("page");
     assert_eq!(
         page.iter().map(|intent| intent.id).collect::<Vec<_>>(),
-        vec![first.id],
+        vec![third.id, first.id],
         "neither the refused nor the limited send stored anything"
     );
     created(
