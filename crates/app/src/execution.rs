@@ -15,18 +15,21 @@
 //! for the nonces below it, and only a bounded front of the wallet's lowest nonces, so a wallet's
 //! backlog costs a round the same few node calls however long it grows.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use domain::{
-    nonce_used, replacement_fees, without_receipt, IntentId, LeaseId, RetrySchedule,
-    TransferIntentRecord, WithoutReceipt,
+    nonce_used, replacement_fees, without_receipt, LeaseId, RetrySchedule, TransferIntentRecord,
+    WithoutReceipt,
 };
 use ports::{
     ChainError, ChainWriter, ExecutionQueue, KeyVault, ProviderError, ReceiptStatus, Settlement,
     SignedTransfer, StoreError, SubmissionClaim, SubmissionError, SubmittedIntent, TransferCall,
     TransitionError,
 };
+use uuid::Uuid;
+
+use crate::leased_queue::Owed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExecutorSettings {
@@ -116,9 +119,10 @@ pub struct Executor {
     settings: ExecutorSettings,
     /// The chain's id, asked once: it never changes under a running process.
     chain_id: OnceLock<u64>,
-    /// Claims this executor failed to give back (the store was unreachable). An intent holding
-    /// an assigned nonce would otherwise hold up its wallet's later transfers for a whole lease.
-    unreleased: Mutex<Vec<(IntentId, LeaseId)>>,
+    /// Leases this executor failed to give back (the store was unreachable, or a claim's answer
+    /// was lost). An intent holding an assigned nonce would otherwise hold up its wallet's later
+    /// transfers for a whole lease.
+    unreleased: Owed<LeaseId>,
 }
 
 impl Executor {
@@ -134,7 +138,7 @@ impl Executor {
             vault,
             settings,
             chain_id: OnceLock::new(),
-            unreleased: Mutex::default(),
+            unreleased: Owed::default(),
         }
     }
 
@@ -149,41 +153,32 @@ impl Executor {
     /// Submits the oldest confirmed intent, if there is one, and says what became of it.
     #[tracing::instrument(level = "debug", skip(self), fields(intent_id))]
     pub async fn submit_next(&self) -> Result<Option<SubmitOutcome>, ExecutionError> {
-        self.give_back_unreleased().await?;
-        let Some(claim) = self.queue.claim_confirmed(self.settings.lease).await? else {
-            return Ok(None);
+        // A claim that lapsed meanwhile is left alone (the lease does not match).
+        self.unreleased
+            .settle(|lease| self.queue.release(lease))
+            .await?;
+        let lease = LeaseId(Uuid::now_v7());
+        let claimed = self.queue.claim_confirmed(lease, self.settings.lease).await;
+        let claim = match claimed {
+            Ok(Some(claim)) => claim,
+            Ok(None) => return Ok(None),
+            Err(error) => {
+                // The claim may have been committed with its answer lost: give it back before
+                // claiming again, not a whole lease later.
+                self.unreleased.push(lease);
+                return Err(error.into());
+            }
         };
         tracing::Span::current().record("intent_id", tracing::field::display(claim.intent.id));
         let outcome = self.submit(&claim).await;
         if outcome.is_err() {
             // Transient trouble (the chain, the vault, the store): let another round try soon.
-            if let Err(error) = self.queue.release(claim.intent.id, claim.lease).await {
+            if let Err(error) = self.queue.release(claim.lease).await {
                 tracing::warn!(intent_id = %claim.intent.id, %error, "releasing a claim failed; it is given back at the next round");
-                self.lock_unreleased().push((claim.intent.id, claim.lease));
+                self.unreleased.push(claim.lease);
             }
         }
         outcome.map(Some)
-    }
-
-    fn lock_unreleased(&self) -> std::sync::MutexGuard<'_, Vec<(IntentId, LeaseId)>> {
-        // The list stays whole whatever panicked while it was held.
-        self.unreleased
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Gives back the claims an earlier round could not; while the store still refuses, nothing
-    /// new is claimed. A claim that lapsed meanwhile is left alone (the lease does not match).
-    async fn give_back_unreleased(&self) -> Result<(), StoreError> {
-        let mut pending = std::mem::take(&mut *self.lock_unreleased()).into_iter();
-        while let Some((intent, lease)) = pending.next() {
-            if let Err(error) = self.queue.release(intent, lease).await {
-                self.lock_unreleased()
-                    .extend(std::iter::once((intent, lease)).chain(pending));
-                return Err(error);
-            }
-        }
-        Ok(())
     }
 
     async fn submit(&self, claim: &SubmissionClaim) -> Result<SubmitOutcome, ExecutionError> {
@@ -555,7 +550,7 @@ mod tests {
     #[tokio::test]
     async fn with_nothing_confirmed_nothing_is_signed() {
         let mut queue = MockExecutionQueue::new();
-        queue.expect_claim_confirmed().returning(|_| Ok(None));
+        queue.expect_claim_confirmed().returning(|_, _| Ok(None));
         let mut vault = MockKeyVault::new();
         vault.expect_sign_transfer().never();
         let executor = executor(queue, MockChainWriter::new(), vault);
@@ -570,7 +565,7 @@ mod tests {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(move |_| Ok(Some(claimed)));
+            .return_once(move |_, _| Ok(Some(claimed)));
         queue
             .expect_assign_nonce()
             .with(eq(id), eq(lease), eq(4))
@@ -614,7 +609,7 @@ mod tests {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(|_| Ok(Some(claim(None, true))));
+            .return_once(|_, _| Ok(Some(claim(None, true))));
         queue.expect_assign_nonce().returning(|_, _, _| Ok(0));
         queue
             .expect_record_attempt()
@@ -641,7 +636,7 @@ mod tests {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(|_| Ok(Some(claim(Some(3), false))));
+            .return_once(|_, _| Ok(Some(claim(Some(3), false))));
         queue.expect_assign_nonce().never();
         queue
             .expect_record_attempt()
@@ -664,7 +659,7 @@ mod tests {
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(|_| Ok(Some(claim(None, false))));
+            .return_once(|_, _| Ok(Some(claim(None, false))));
         queue.expect_assign_nonce().never();
         queue
             .expect_settle()
@@ -689,19 +684,19 @@ mod tests {
             ProviderError::Unavailable("vault down".into()),
         ] {
             let claimed = claim(None, true);
-            let (id, lease) = (claimed.intent.id, claimed.lease);
+            let lease = claimed.lease;
             let mut queue = MockExecutionQueue::new();
             queue
                 .expect_claim_confirmed()
-                .return_once(move |_| Ok(Some(claimed)));
+                .return_once(move |_, _| Ok(Some(claimed)));
             queue.expect_assign_nonce().returning(|_, _, _| Ok(0));
             queue.expect_record_attempt().never();
             queue.expect_settle().never();
             queue
                 .expect_release()
-                .with(eq(id), eq(lease))
+                .with(eq(lease))
                 .times(1)
-                .returning(|_, _| Ok(()));
+                .returning(|_| Ok(()));
             let mut vault = MockKeyVault::new();
             vault
                 .expect_sign_transfer()
@@ -714,16 +709,16 @@ mod tests {
     #[tokio::test]
     async fn an_unreachable_chain_gives_the_claim_back_at_once() {
         let claimed = claim(None, true);
-        let (id, lease) = (claimed.intent.id, claimed.lease);
+        let lease = claimed.lease;
         let mut queue = MockExecutionQueue::new();
         queue
             .expect_claim_confirmed()
-            .return_once(move |_| Ok(Some(claimed)));
+            .return_once(move |_, _| Ok(Some(claimed)));
         queue
             .expect_release()
-            .with(eq(id), eq(lease))
+            .with(eq(lease))
             .times(1)
-            .returning(|_, _| Ok(()));
+            .returning(|_| Ok(()));
         let mut chain = MockChainWriter::new();
         chain
             .expect_chain_id()
@@ -737,31 +732,31 @@ mod tests {
     #[tokio::test]
     async fn a_claim_that_could_not_be_given_back_is_given_back_before_the_next_claim() {
         let claimed = claim(None, true);
-        let (id, lease) = (claimed.intent.id, claimed.lease);
+        let lease = claimed.lease;
         let mut queue = MockExecutionQueue::new();
         let mut order = Sequence::new();
         queue
             .expect_claim_confirmed()
             .times(1)
             .in_sequence(&mut order)
-            .return_once(move |_| Ok(Some(claimed)));
+            .return_once(move |_, _| Ok(Some(claimed)));
         queue
             .expect_release()
-            .with(eq(id), eq(lease))
+            .with(eq(lease))
             .times(2)
             .in_sequence(&mut order)
-            .returning(|_, _| Err(StoreError::Unavailable("database restarting".into())));
+            .returning(|_| Err(StoreError::Unavailable("database restarting".into())));
         queue
             .expect_release()
-            .with(eq(id), eq(lease))
+            .with(eq(lease))
             .times(1)
             .in_sequence(&mut order)
-            .returning(|_, _| Ok(()));
+            .returning(|_| Ok(()));
         queue
             .expect_claim_confirmed()
             .times(1)
             .in_sequence(&mut order)
-            .returning(|_| Ok(None));
+            .returning(|_, _| Ok(None));
         let mut chain = MockChainWriter::new();
         chain
             .expect_chain_id()
@@ -772,6 +767,39 @@ mod tests {
             executor.submit_next().await.is_err(),
             "no claim while one is still held"
         );
+        assert_eq!(executor.submit_next().await.expect("ran"), None);
+    }
+
+    #[tokio::test]
+    async fn a_claim_whose_answer_was_lost_is_given_back_by_its_lease_before_the_next_claim() {
+        let mut queue = MockExecutionQueue::new();
+        let mut order = Sequence::new();
+        let named = Arc::new(std::sync::Mutex::new(None));
+        let remembered = named.clone();
+        queue
+            .expect_claim_confirmed()
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(move |lease, _| {
+                *remembered.lock().expect("lease") = Some(lease);
+                Err(StoreError::Unavailable("connection reset".into()))
+            });
+        let first = named.clone();
+        queue
+            .expect_release()
+            .withf(move |lease| Some(*lease) == *first.lock().expect("lease"))
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(|_| Ok(()));
+        let first = named.clone();
+        queue
+            .expect_claim_confirmed()
+            .withf(move |lease, _| Some(*lease) != *first.lock().expect("lease"))
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(|_, _| Ok(None));
+        let executor = executor(queue, MockChainWriter::new(), MockKeyVault::new());
+        assert!(executor.submit_next().await.is_err(), "the claim failed");
         assert_eq!(executor.submit_next().await.expect("ran"), None);
     }
 

@@ -11,6 +11,7 @@ pub mod execution;
 pub mod expiry;
 mod in_flight;
 pub mod key_rotation;
+pub mod leased_queue;
 pub mod long_lived;
 pub mod outbox;
 mod paging;
@@ -37,8 +38,9 @@ pub use errors::NotProvisioned;
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
+pub use leased_queue::{Deliver, HandOff, LeasedWorker, QueueSettings};
 pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
-pub use outbox::{HandOff, OutboxSettings, OutboxWorker};
+pub use outbox::OutboxWorker;
 pub use paging::FirstPage;
 pub use services::Services;
 pub use sms::{

@@ -233,19 +233,49 @@ pub fn request_fingerprint<'a>(fields: impl IntoIterator<Item = &'a str>) -> [u8
     hasher.finalize().into()
 }
 
-/// How the outbox retries a message the provider could not take: waits doubling on the
-/// schedule, until the message has waited `give_up_after` since it was accepted.
+/// How a leased queue retries a job the far side could not take (a message the provider could
+/// not take, a webhook its receiver did not answer): waits doubling on the schedule, until the
+/// job has waited `give_up_after` since it was queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliveryRetry {
     pub schedule: RetrySchedule,
     pub give_up_after: Duration,
 }
 
+/// How far either way a retry's wait is spread, so jobs that failed together (a provider's
+/// outage) do not all come back in the same instant.
+const RETRY_JITTER: f64 = 0.1;
+
+/// The longest `Retry-After` honoured: it comes from outside, and a job waits no longer than
+/// this on its word.
+const MAX_HONOURED_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
 impl DeliveryRetry {
-    /// The wait before the next attempt after `attempts` failed ones, or `None` when the
-    /// message is too old to try again.
-    pub fn after_transient(&self, attempts: u32, age: Duration) -> Option<Duration> {
-        (age < self.give_up_after).then(|| self.schedule.delay(attempts.saturating_sub(1)))
+    /// The wait before the next attempt after `attempts` failed ones, or `None` when the job is
+    /// too old to try again. The schedule's wait is spread by `spread` (drawn by the caller from
+    /// -1 to 1) over ±10 %, and is never shorter than the far side's `retry_after`, which is
+    /// honoured up to `MAX_HONOURED_RETRY_AFTER`.
+    pub fn after_transient(
+        &self,
+        attempts: u32,
+        age: Duration,
+        retry_after: Option<Duration>,
+        spread: f64,
+    ) -> Option<Duration> {
+        if age >= self.give_up_after {
+            return None;
+        }
+        let scheduled = self.schedule.delay(attempts.saturating_sub(1));
+        // A spread that is no number spreads nothing (`mul_f64` would panic on it).
+        let spread = match spread.is_nan() {
+            true => 0.0,
+            false => spread.clamp(-1.0, 1.0) * RETRY_JITTER,
+        };
+        let spread_wait = scheduled.mul_f64(1.0 + spread);
+        let asked = retry_after
+            .unwrap_or_default()
+            .min(MAX_HONOURED_RETRY_AFTER);
+        Some(spread_wait.max(asked))
     }
 }
 
@@ -557,29 +587,65 @@ mod tests {
         assert_ne!(request_fingerprint(["a"]), request_fingerprint(["a", ""]));
     }
 
+    /// Waits doubling from `base` seconds to `cap`, given up after `give_up_after` seconds.
+    fn retry_on(base: u64, cap: u64, give_up_after: u64) -> DeliveryRetry {
+        DeliveryRetry {
+            schedule: RetrySchedule {
+                base: Duration::from_secs(base),
+                cap: Duration::from_secs(cap),
+            },
+            give_up_after: Duration::from_secs(give_up_after),
+        }
+    }
+
     #[test]
     fn transient_failures_are_retried_with_growing_waits_until_the_message_is_too_old() {
-        let retry = DeliveryRetry {
-            schedule: RetrySchedule {
-                base: Duration::from_secs(2),
-                cap: Duration::from_secs(60),
-            },
-            give_up_after: Duration::from_secs(3600),
-        };
+        let retry = retry_on(2, 60, 3600);
         let young = Duration::from_secs(10);
+        let unspread = |attempts| retry.after_transient(attempts, young, None, 0.0);
+        assert_eq!(unspread(1), Some(Duration::from_secs(2)));
+        assert_eq!(unspread(2), Some(Duration::from_secs(4)));
+        assert_eq!(unspread(30), Some(Duration::from_secs(60)));
         assert_eq!(
-            retry.after_transient(1, young),
-            Some(Duration::from_secs(2))
+            retry.after_transient(2, Duration::from_secs(3600), None, 0.0),
+            None
+        );
+    }
+
+    #[test]
+    fn waits_are_spread_by_a_tenth_either_way() {
+        let retry = retry_on(10, 60, 3600);
+        let young = Duration::from_secs(1);
+        let wait = |spread| retry.after_transient(1, young, None, spread);
+        assert_eq!(wait(-1.0), Some(Duration::from_secs(9)));
+        assert_eq!(wait(1.0), Some(Duration::from_secs(11)));
+        assert_eq!(wait(0.5), Some(Duration::from_millis(10_500)));
+        assert_eq!(
+            wait(-7.0),
+            wait(-1.0),
+            "a spread outside -1..1 is held to it"
+        );
+        assert_eq!(wait(f64::NAN), Some(Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn a_retry_after_is_honoured_up_to_an_hour() {
+        let retry = retry_on(2, 60, 86_400);
+        let young = Duration::from_secs(1);
+        let after = |asked| retry.after_transient(1, young, Some(asked), 1.0);
+        assert_eq!(
+            after(Duration::from_secs(1)),
+            Some(Duration::from_millis(2_200)),
+            "a shorter Retry-After leaves the schedule's wait"
         );
         assert_eq!(
-            retry.after_transient(2, young),
-            Some(Duration::from_secs(4))
+            after(Duration::from_secs(120)),
+            Some(Duration::from_secs(120))
         );
         assert_eq!(
-            retry.after_transient(30, young),
-            Some(Duration::from_secs(60))
+            after(Duration::from_secs(10 * 86_400)),
+            Some(MAX_HONOURED_RETRY_AFTER)
         );
-        assert_eq!(retry.after_transient(2, Duration::from_secs(3600)), None);
     }
 
     #[test]

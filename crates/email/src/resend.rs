@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ports::{Delivery, DeliveryError, EmailSender, OutboundEmail};
-use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde::ser::{SerializeMap, Serializer};
@@ -206,28 +206,42 @@ impl EmailSender for ResendSender {
             .json(&SendRequest::new(email, &references))
             .send()
             .await
-            .map_err(|error| DeliveryError::Transient(format!("Resend unreachable: {error}")))?;
+            .map_err(|error| DeliveryError::transient(format!("Resend unreachable: {error}")))?;
         let status = response.status();
+        let retry_after = retry_after(response.headers());
         let body = response.bytes().await.map_err(|error| {
-            DeliveryError::Transient(format!("Resend's answer was cut off: {error}"))
+            DeliveryError::transient(format!("Resend's answer was cut off: {error}"))
         })?;
         if status.is_success() {
             // A success whose id cannot be read is retried: the idempotency key makes Resend
             // answer the retry with the same message instead of mailing it twice.
             let sent: SendResponse = serde_json::from_slice(&body).map_err(|error| {
-                DeliveryError::Transient(format!("Resend's answer has no id: {error}"))
+                DeliveryError::transient(format!("Resend's answer has no id: {error}"))
             })?;
             return Ok(Delivery {
                 provider_message_id: sent.id,
             });
         }
-        Err(classify(status, &body))
+        Err(classify(status, retry_after, &body))
     }
 }
 
+/// A `Retry-After` given in seconds; the HTTP-date form, rare from APIs, is left to the schedule.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds = headers
+        .get(RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds))
+}
+
 /// Rate limits (429), Resend's own trouble (5xx) and a concurrent request under the same
-/// idempotency key (409) may pass; every other refusal would be repeated.
-fn classify(status: StatusCode, body: &[u8]) -> DeliveryError {
+/// idempotency key (409) may pass, not before the `Retry-After` Resend gives; every other refusal
+/// would be repeated.
+fn classify(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> DeliveryError {
     let error = serde_json::from_slice::<ErrorBody>(body).ok();
     let reason = match &error {
         Some(error) if !error.name.is_empty() => {
@@ -243,7 +257,10 @@ fn classify(status: StatusCode, body: &[u8]) -> DeliveryError {
         _ => !status.is_client_error(),
     };
     if retryable {
-        DeliveryError::Transient(reason)
+        DeliveryError::Transient {
+            reason,
+            retry_after,
+        }
     } else {
         DeliveryError::Refused(reason)
     }
@@ -330,8 +347,8 @@ mod tests {
             let status = StatusCode::from_u16(status).expect("status");
             assert!(
                 matches!(
-                    classify(status, text.as_bytes()),
-                    DeliveryError::Transient(_)
+                    classify(status, None, text.as_bytes()),
+                    DeliveryError::Transient { .. }
                 ),
                 "{status}"
             );
@@ -345,9 +362,35 @@ mod tests {
         for (status, name) in refused {
             let status = StatusCode::from_u16(status).expect("status");
             assert_eq!(
-                classify(status, body(name).as_bytes()),
+                classify(status, None, body(name).as_bytes()),
                 DeliveryError::Refused(format!("{status}: {name}: m"))
             );
         }
+    }
+
+    #[test]
+    fn a_rate_limit_carries_resends_retry_after_in_seconds() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(RETRY_AFTER, HeaderValue::from_str(value).expect("header"));
+            retry_after(&headers)
+        };
+        assert_eq!(with("7"), Some(Duration::from_secs(7)));
+        assert_eq!(with(" 30 "), Some(Duration::from_secs(30)));
+        assert_eq!(with("Wed, 21 Oct 2026 07:28:00 GMT"), None);
+        assert_eq!(with("-1"), None);
+        assert_eq!(retry_after(&HeaderMap::new()), None);
+        let limited = classify(
+            StatusCode::TOO_MANY_REQUESTS,
+            with("7"),
+            br#"{"name":"rate_limit_exceeded","message":"m"}"#,
+        );
+        assert_eq!(
+            limited,
+            DeliveryError::Transient {
+                reason: "429 Too Many Requests: rate_limit_exceeded: m".into(),
+                retry_after: Some(Duration::from_secs(7)),
+            }
+        );
     }
 }

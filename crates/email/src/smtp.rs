@@ -190,7 +190,7 @@ fn classify(error: lettre::transport::smtp::Error) -> DeliveryError {
     if error.is_permanent() && !authentication {
         DeliveryError::Refused(error.to_string())
     } else {
-        DeliveryError::Transient(error.to_string())
+        DeliveryError::transient(error.to_string())
     }
 }
 

@@ -6,11 +6,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::{
     AgentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
-    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, LeaseId, RateLimit,
-    SponsorId,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
 };
 
-use crate::{KeyedRefusal, ListingVersion, StoreError};
+use crate::{Claimed, DeliveryError, KeyedRefusal, LeasedJob, ListingVersion, StoreError};
 
 /// A message as handed to the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,16 +36,6 @@ pub struct OutboundEmail {
 pub struct Delivery {
     /// The provider's id of the message.
     pub provider_message_id: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeliveryError {
-    /// The provider could not be reached, or asked to come back later: try again.
-    #[error("provider unavailable: {0}")]
-    Transient(String),
-    /// The provider refused the message and would refuse it again.
-    #[error("provider refused the message: {0}")]
-    Refused(String),
 }
 
 /// Hands outbound mail to an email provider.
@@ -224,59 +213,17 @@ pub trait EmailOutbox: Send + Sync {
 }
 
 /// A queued message claimed for one hand-off attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimedEmail {
-    pub email: OutboundEmail,
-    pub lease: LeaseId,
-    /// Hand-off attempts so far, this one included.
-    pub attempts: u32,
-    /// How long ago the message was accepted.
-    pub age: Duration,
-}
+pub type ClaimedEmail = Claimed<OutboundEmail>;
 
-/// The outbox's worker side: claims due messages and records how their hand-off went. Every
-/// record is refused (`false`) when the claim's lease has passed to another worker.
-#[cfg_attr(feature = "mock", mockall::automock)]
-#[async_trait]
-pub trait OutboxQueue: Send + Sync {
-    /// The oldest due queued message no one holds, leased to the caller as `lease` for
-    /// `lease_for`. The caller names the lease so that a claim whose answer was lost can still
-    /// be given back.
-    async fn claim_due(
-        &self,
-        lease: LeaseId,
-        lease_for: Duration,
-    ) -> Result<Option<ClaimedEmail>, StoreError>;
+/// Outbound mail is a leased queue's job: known by its message id, done when the provider took
+/// it.
+impl LeasedJob for OutboundEmail {
+    type Id = EmailMessageId;
+    type Done = Delivery;
 
-    /// Gives back the queued message `lease` holds, if any, due at once; a lease that lapsed or
-    /// never took hold changes nothing.
-    async fn release(&self, lease: LeaseId) -> Result<(), StoreError>;
-
-    async fn record_sent(
-        &self,
-        id: EmailMessageId,
-        lease: LeaseId,
-        delivery: &Delivery,
-    ) -> Result<bool, StoreError>;
-
-    /// Keeps the message queued, due again after `retry_after`.
-    async fn record_retry(
-        &self,
-        id: EmailMessageId,
-        lease: LeaseId,
-        error: &str,
-        retry_after: Duration,
-    ) -> Result<bool, StoreError>;
-
-    async fn record_failed(
-        &self,
-        id: EmailMessageId,
-        lease: LeaseId,
-        reason: &str,
-    ) -> Result<bool, StoreError>;
-
-    /// How long the oldest due message has waited; `None` when none is due.
-    async fn oldest_due_wait(&self) -> Result<Option<Duration>, StoreError>;
+    fn id(&self) -> EmailMessageId {
+        self.message_id
+    }
 }
 
 /// Reads of an agent's inbox.

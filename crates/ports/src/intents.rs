@@ -221,9 +221,12 @@ pub enum Settlement {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait ExecutionQueue: Send + Sync {
-    /// Leases the oldest confirmed intent not leased to anyone else, for `lease_for`.
+    /// Leases the oldest confirmed intent not leased to anyone else to the caller as `lease`, for
+    /// `lease_for`. The caller names the lease so that a claim whose answer was lost can still
+    /// be given back.
     async fn claim_confirmed(
         &self,
+        lease: LeaseId,
         lease_for: Duration,
     ) -> Result<Option<SubmissionClaim>, StoreError>;
 
@@ -237,8 +240,9 @@ pub trait ExecutionQueue: Send + Sync {
         chain_next: u64,
     ) -> Result<u64, SubmissionError>;
 
-    /// Gives a claim back at once, e.g. when the chain could not be reached.
-    async fn release(&self, intent: IntentId, lease: LeaseId) -> Result<(), StoreError>;
+    /// Gives back at once the intent `lease` holds, if any, e.g. when the chain could not be
+    /// reached; a lease that lapsed or never took hold changes nothing.
+    async fn release(&self, lease: LeaseId) -> Result<(), StoreError>;
 
     /// Records a signed transaction of the intent before it is broadcast. With `lease`, the
     /// first one: the intent moves to submitted. Without, a replacement for a submitted intent,

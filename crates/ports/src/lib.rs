@@ -10,6 +10,7 @@ pub mod intents;
 pub mod listings;
 pub mod notifications;
 pub mod provisioning;
+pub mod queue;
 pub mod sms;
 pub mod wallet_keys;
 
@@ -19,10 +20,10 @@ pub use chain::{
     TransferCall,
 };
 pub use email::{
-    AcceptError, Acceptance, ClaimedEmail, Delivery, DeliveryError, EmailCodes, EmailIdempotency,
-    EmailOutbox, EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundParseError,
-    InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, OutboxQueue,
-    SendThrottle, SignatureError, WebhookSignature, WebhookVerifier,
+    AcceptError, Acceptance, ClaimedEmail, Delivery, EmailCodes, EmailIdempotency, EmailOutbox,
+    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundParseError, InboundParser,
+    Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, SignatureError,
+    WebhookSignature, WebhookVerifier,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
@@ -40,6 +41,7 @@ pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
 };
+pub use queue::{Claimed, DeliveryError, JobOutcome, LeasedJob, LeasedQueue};
 pub use sms::{
     NewSms, NumberReleaser, ProviderSms, SmsFlow, SmsProvider, SmsStore, SmsWebhookVerifier,
 };
@@ -52,7 +54,7 @@ pub use chain::{MockChainClient, MockChainWriter};
 #[cfg(feature = "mock")]
 pub use email::{
     MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundParser,
-    MockMailbox, MockOutboxQueue, MockWebhookVerifier,
+    MockMailbox, MockWebhookVerifier,
 };
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
@@ -62,6 +64,8 @@ pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, Moc
 pub use notifications::{MockNotifications, MockTimer};
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
+#[cfg(feature = "mock")]
+pub use queue::MockLeasedQueue;
 #[cfg(feature = "mock")]
 pub use sms::{MockNumberReleaser, MockSmsProvider, MockSmsStore, MockSmsWebhookVerifier};
 #[cfg(feature = "mock")]

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use api_types::TWILIO_SMS_WEBHOOK_PATH;
-use app::{ExecutorSettings, LongLivedCaps, OutboxSettings, SendLimits, SendRates};
+use app::{ExecutorSettings, LongLivedCaps, QueueSettings, SendLimits, SendRates};
 use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
 use email::{
     InvalidSmtpSettings, ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier,
@@ -350,7 +350,7 @@ pub struct EmailConfig {
     pub outbox_enabled: bool,
     /// How often the outbox looks for due mail.
     pub outbox_interval: Duration,
-    pub outbox: OutboxSettings,
+    pub outbox: QueueSettings,
 }
 
 impl EmailConfig {
@@ -443,7 +443,7 @@ impl EmailConfig {
             send_rates,
             outbox_enabled: env.flag("EMAIL_OUTBOX_ENABLED", true)?,
             outbox_interval: millis("EMAIL_OUTBOX_INTERVAL_MS", 500)?,
-            outbox: OutboxSettings {
+            outbox: QueueSettings {
                 lease: seconds("EMAIL_OUTBOX_LEASE_SECS", 120)?,
                 retry: DeliveryRetry {
                     schedule: RetrySchedule {

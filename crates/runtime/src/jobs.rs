@@ -267,7 +267,7 @@ impl Job for OutboxJob {
     async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
         let name = self.name();
         while !stop.is_cancelled() {
-            let Some(outcome) = self.0.deliver_next().await? else {
+            let Some(outcome) = self.0.work_next().await? else {
                 break;
             };
             let outcome = match outcome {

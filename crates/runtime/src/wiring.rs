@@ -209,7 +209,7 @@ pub fn outbox_worker(database: &Database, config: &EmailConfig) -> anyhow::Resul
         EmailProvider::Smtp(settings) => Arc::new(SmtpSender::new(settings.clone())?),
         EmailProvider::Resend(settings) => Arc::new(ResendSender::new(settings.clone())?),
     };
-    Ok(OutboxWorker::new(
+    Ok(OutboxWorker::outbox(
         Arc::new(PgEmailStore::new(database.clone())),
         sender,
         config.outbox,

@@ -170,8 +170,35 @@ async fn rate_limits_and_server_trouble_may_pass() {
             .send(&outbound())
             .await
             .expect_err("not sent");
-        assert!(matches!(error, DeliveryError::Transient(_)), "{error:?}");
+        assert!(
+            matches!(error, DeliveryError::Transient { .. }),
+            "{error:?}"
+        );
     }
+}
+
+#[tokio::test]
+async fn a_rate_limited_send_passes_on_resends_retry_after() {
+    let server = answering(
+        ResponseTemplate::new(429)
+            .insert_header("Retry-After", "12")
+            .set_body_json(error_body(429, "rate_limit_exceeded", "Too many requests.")),
+    )
+    .await;
+    let error = sender(&server, Duration::from_secs(5))
+        .send(&outbound())
+        .await
+        .expect_err("not sent");
+    assert!(
+        matches!(
+            error,
+            DeliveryError::Transient {
+                retry_after: Some(wait),
+                ..
+            } if wait == Duration::from_secs(12)
+        ),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -188,7 +215,10 @@ async fn an_answer_later_than_the_timeout_may_pass() {
         .await
         .expect_err("timed out");
 
-    assert!(matches!(error, DeliveryError::Transient(_)), "{error:?}");
+    assert!(
+        matches!(error, DeliveryError::Transient { .. }),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -206,7 +236,10 @@ async fn an_api_that_is_not_there_may_pass() {
 
     let error = sender.send(&outbound()).await.expect_err("unreachable");
 
-    assert!(matches!(error, DeliveryError::Transient(_)), "{error:?}");
+    assert!(
+        matches!(error, DeliveryError::Transient { .. }),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]

@@ -225,7 +225,10 @@ async fn one_connection_setup_serves_several_messages() {
 async fn a_relay_that_is_not_there_is_a_passing_failure() {
     let sender = SmtpSender::new(settings(free_port())).expect("sender");
     let error = sender.send(&outbound()).await.expect_err("no server");
-    assert!(matches!(error, DeliveryError::Transient(_)), "{error:?}");
+    assert!(
+        matches!(error, DeliveryError::Transient { .. }),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -255,7 +258,7 @@ async fn a_temporary_refusal_may_pass() {
     let error = server.sender().send(&email).await.expect_err("deferred");
 
     match error {
-        DeliveryError::Transient(reason) => assert!(reason.contains("451"), "{reason}"),
+        DeliveryError::Transient { reason, .. } => assert!(reason.contains("451"), "{reason}"),
         other => panic!("expected a transient failure, got {other:?}"),
     }
 }

@@ -1,4 +1,4 @@
-//! `OutboxQueue`: workers on any instance lease due messages with `SKIP LOCKED`, one at a time,
+//! The outbox's `LeasedQueue`: workers on any instance lease due messages with `SKIP LOCKED`, one at a time,
 //! and record the outcome only while their lease holds.
 
 use std::time::Duration;
@@ -10,7 +10,7 @@ use diesel::sql_types::{Bool, Double, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{EmailAddress, EmailMessageId, EmailStatus, LeaseId};
-use ports::{ClaimedEmail, Delivery, OutboundEmail, OutboxQueue, StoreError};
+use ports::{ClaimedEmail, Delivery, JobOutcome, LeasedQueue, OutboundEmail, StoreError};
 use uuid::Uuid;
 
 use super::{headers_from_column, PgEmailStore};
@@ -105,7 +105,7 @@ async fn claim_locked(
         .await?;
     let attempts = u32::try_from(row.attempts).unwrap_or_default();
     Ok(Some(ClaimedEmail {
-        email: outbound(row).map_err(TxError::store)?,
+        job: outbound(row).map_err(TxError::store)?,
         lease,
         attempts,
         age: duration_from_secs(age),
@@ -123,7 +123,7 @@ macro_rules! held {
 }
 
 #[async_trait]
-impl OutboxQueue for PgEmailStore {
+impl LeasedQueue<OutboundEmail> for PgEmailStore {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn claim_due(
         &self,
@@ -156,70 +156,55 @@ impl OutboxQueue for PgEmailStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn record_sent(
+    async fn record(
         &self,
         id: EmailMessageId,
         lease: LeaseId,
-        delivery: &Delivery,
+        outcome: &JobOutcome<Delivery>,
     ) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
-        let updated = diesel::update(held!(id, lease))
-            .set((
-                email_messages::status.eq(EmailStatus::Sent.as_str()),
-                email_messages::provider_message_id.eq(&delivery.provider_message_id),
-                email_messages::last_error.eq(None::<String>),
-                email_messages::next_attempt_at.eq(None::<time::OffsetDateTime>),
-                email_messages::lease_id.eq(None::<Uuid>),
-                email_messages::lease_until.eq(None::<time::OffsetDateTime>),
-            ))
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        Ok(updated == 1)
-    }
-
-    #[tracing::instrument(level = "debug", skip(self))]
-    async fn record_retry(
-        &self,
-        id: EmailMessageId,
-        lease: LeaseId,
-        error: &str,
-        retry_after: Duration,
-    ) -> Result<bool, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let updated = diesel::update(held!(id, lease))
-            .set((
-                email_messages::last_error.eq(error),
-                email_messages::next_attempt_at.eq(sql::<Nullable<Timestamptz>>("now() + ")
-                    .bind::<Interval, _>(interval(retry_after))),
-                email_messages::lease_id.eq(None::<Uuid>),
-                email_messages::lease_until.eq(None::<time::OffsetDateTime>),
-            ))
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)?;
-        Ok(updated == 1)
-    }
-
-    #[tracing::instrument(level = "debug", skip(self))]
-    async fn record_failed(
-        &self,
-        id: EmailMessageId,
-        lease: LeaseId,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let updated = diesel::update(held!(id, lease))
-            .set((
-                email_messages::status.eq(EmailStatus::Failed.as_str()),
-                email_messages::last_error.eq(reason),
-                email_messages::next_attempt_at.eq(None::<time::OffsetDateTime>),
-                email_messages::lease_id.eq(None::<Uuid>),
-                email_messages::lease_until.eq(None::<time::OffsetDateTime>),
-            ))
-            .execute(&mut connection)
-            .await
-            .map_err(from_diesel)?;
+        let no_lease = (
+            email_messages::lease_id.eq(None::<Uuid>),
+            email_messages::lease_until.eq(None::<time::OffsetDateTime>),
+        );
+        let updated = match outcome {
+            JobOutcome::Done(delivery) => {
+                diesel::update(held!(id, lease))
+                    .set((
+                        email_messages::status.eq(EmailStatus::Sent.as_str()),
+                        email_messages::provider_message_id.eq(&delivery.provider_message_id),
+                        email_messages::last_error.eq(None::<String>),
+                        email_messages::next_attempt_at.eq(None::<time::OffsetDateTime>),
+                        no_lease,
+                    ))
+                    .execute(&mut connection)
+                    .await
+            }
+            JobOutcome::Retry { error, wait } => {
+                diesel::update(held!(id, lease))
+                    .set((
+                        email_messages::last_error.eq(error),
+                        email_messages::next_attempt_at
+                            .eq(sql::<Nullable<Timestamptz>>("now() + ")
+                                .bind::<Interval, _>(interval(*wait))),
+                        no_lease,
+                    ))
+                    .execute(&mut connection)
+                    .await
+            }
+            JobOutcome::Failed(reason) => {
+                diesel::update(held!(id, lease))
+                    .set((
+                        email_messages::status.eq(EmailStatus::Failed.as_str()),
+                        email_messages::last_error.eq(reason),
+                        email_messages::next_attempt_at.eq(None::<time::OffsetDateTime>),
+                        no_lease,
+                    ))
+                    .execute(&mut connection)
+                    .await
+            }
+        }
+        .map_err(from_diesel)?;
         Ok(updated == 1)
     }
 

@@ -118,7 +118,7 @@ impl EmailSender for PgSandboxMailer {
     }
 
     async fn send(&self, email: &OutboundEmail) -> Result<Delivery, DeliveryError> {
-        let unavailable = |error: StoreError| DeliveryError::Transient(error.to_string());
+        let unavailable = |error: StoreError| DeliveryError::transient(error.to_string());
         let mut connection = self.database.connection().await.map_err(unavailable)?;
         let provider_message_id = Uuid::now_v7();
         diesel::insert_into(sandbox_email_outbox::table)

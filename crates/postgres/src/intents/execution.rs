@@ -94,6 +94,7 @@ impl AttemptRow {
 
 async fn claim_locked(
     connection: &mut AsyncPgConnection,
+    lease: LeaseId,
     lease_for: Duration,
 ) -> Result<Option<SubmissionClaim>, TxError<StoreError>> {
     let lease_free = sql::<Bool>(
@@ -113,7 +114,6 @@ async fn claim_locked(
         return Ok(None);
     };
     let intent = intent_record::<StoreError>(row)?;
-    let lease = LeaseId(Uuid::new_v4());
     diesel::update(transfer_intents::table.find(intent.id.0))
         .set((
             transfer_intents::lease_id.eq(lease.0),
@@ -431,11 +431,12 @@ impl ExecutionQueue for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn claim_confirmed(
         &self,
+        lease: LeaseId,
         lease_for: Duration,
     ) -> Result<Option<SubmissionClaim>, StoreError> {
         self.database
             .in_transaction(|connection| {
-                async move { claim_locked(connection, lease_for).await }.scope_boxed()
+                async move { claim_locked(connection, lease, lease_for).await }.scope_boxed()
             })
             .await
     }
@@ -456,20 +457,16 @@ impl ExecutionQueue for PgIntentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn release(&self, intent: IntentId, lease: LeaseId) -> Result<(), StoreError> {
+    async fn release(&self, lease: LeaseId) -> Result<(), StoreError> {
         let mut connection = self.database.connection().await?;
-        diesel::update(
-            transfer_intents::table
-                .find(intent.0)
-                .filter(transfer_intents::lease_id.eq(lease.0)),
-        )
-        .set((
-            transfer_intents::lease_id.eq(None::<Uuid>),
-            transfer_intents::lease_until.eq(None::<OffsetDateTime>),
-        ))
-        .execute(&mut connection)
-        .await
-        .map_err(from_diesel)?;
+        diesel::update(transfer_intents::table.filter(transfer_intents::lease_id.eq(lease.0)))
+            .set((
+                transfer_intents::lease_id.eq(None::<Uuid>),
+                transfer_intents::lease_until.eq(None::<OffsetDateTime>),
+            ))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
         Ok(())
     }
 

@@ -6,8 +6,8 @@ use domain::{
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
-    InboundMailStore, KeyedRefusal, Listing, ListingVersion, Mailbox, NewInboundEmail,
-    NewOutboundEmail, OutboxQueue, SendThrottle,
+    InboundMailStore, JobOutcome, KeyedRefusal, LeasedQueue, Listing, ListingVersion, Mailbox,
+    NewInboundEmail, NewOutboundEmail, SendThrottle,
 };
 use postgres_store::{Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
@@ -101,13 +101,10 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
         .await
         .expect("claimed")
         .expect("one due");
-    assert_eq!(claimed.email.message_id, message.id);
-    assert_eq!(claimed.email.to, message.to);
-    assert_eq!(claimed.email.headers, message.headers);
-    assert_eq!(
-        claimed.email.internet_message_id,
-        message.internet_message_id
-    );
+    assert_eq!(claimed.job.message_id, message.id);
+    assert_eq!(claimed.job.to, message.to);
+    assert_eq!(claimed.job.headers, message.headers);
+    assert_eq!(claimed.job.internet_message_id, message.internet_message_id);
     assert_eq!(claimed.attempts, 1);
     assert!(
         emails
@@ -121,7 +118,11 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
         provider_message_id: "p-1".into(),
     };
     assert!(emails
-        .record_sent(message.id, claimed.lease, &delivery)
+        .record(
+            message.id,
+            claimed.lease,
+            &JobOutcome::Done(delivery.clone())
+        )
         .await
         .expect("recorded"));
     let sent = emails
@@ -152,11 +153,18 @@ async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothi
         provider_message_id: "late".into(),
     };
     assert!(!emails
-        .record_sent(message.id, first.lease, &delivery)
+        .record(message.id, first.lease, &JobOutcome::Done(delivery.clone()))
         .await
         .expect("refused"));
     assert!(emails
-        .record_retry(message.id, second.lease, "503", Duration::from_secs(3600))
+        .record(
+            message.id,
+            second.lease,
+            &JobOutcome::Retry {
+                error: "503".into(),
+                wait: Duration::from_secs(3600),
+            },
+        )
         .await
         .expect("recorded"));
     assert!(
@@ -204,14 +212,14 @@ async fn a_released_claim_is_due_again_at_once_and_only_its_own_lease_releases_i
         .await
         .expect("claimed")
         .expect("due again at once");
-    assert_eq!(again.email.message_id, message.id);
+    assert_eq!(again.job.message_id, message.id);
     assert_eq!(again.attempts, 2);
     let delivery = Delivery {
         provider_message_id: "p".into(),
     };
     assert!(
         !emails
-            .record_sent(message.id, lost, &delivery)
+            .record(message.id, lost, &JobOutcome::Done(delivery.clone()))
             .await
             .expect("refused"),
         "a released lease records nothing"
@@ -246,7 +254,11 @@ async fn a_failed_message_keeps_its_reason() {
         .expect("claimed")
         .expect("due");
     assert!(emails
-        .record_failed(message.id, claimed.lease, "550 no such user")
+        .record(
+            message.id,
+            claimed.lease,
+            &JobOutcome::Failed("550 no such user".into()),
+        )
         .await
         .expect("recorded"));
     let failed = emails
@@ -281,7 +293,7 @@ async fn concurrent_workers_never_claim_one_message_twice() {
                 .await
                 .expect("claimed")
             {
-                claimed.push(message.email.message_id);
+                claimed.push(message.job.message_id);
             }
             claimed
         })
@@ -502,7 +514,11 @@ async fn every_change_to_an_inboxs_messages_moves_its_listing_version_and_only_i
         .expect("claimed")
         .expect("due");
     emails
-        .record_failed(message.id, claimed.lease, "550 no such user")
+        .record(
+            message.id,
+            claimed.lease,
+            &JobOutcome::Failed("550 no such user".into()),
+        )
         .await
         .expect("recorded");
     let failed = emails.listing_version(inbox).await.expect("read");

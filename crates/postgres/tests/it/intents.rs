@@ -607,7 +607,7 @@ fn signed_for(claim: &SubmissionClaim, nonce: u64, fees: FeeQuote) -> SignedTran
 async fn claim_next(fixture: &Fixture) -> Option<SubmissionClaim> {
     fixture
         .intents
-        .claim_confirmed(Duration::from_secs(30))
+        .claim_confirmed(LeaseId(Uuid::now_v7()), Duration::from_secs(30))
         .await
         .expect("claim")
 }
@@ -643,6 +643,31 @@ async fn submit_next(fixture: &Fixture, chain_next: u64) -> (SubmissionClaim, Si
         .await
         .expect("recorded");
     (claim, transfer)
+}
+
+#[tokio::test]
+async fn a_claim_is_taken_under_the_lease_its_caller_named_and_given_back_by_it_alone() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 14, true).await;
+    let id = confirmed_intent(&fixture, agent).await;
+    let named = LeaseId(Uuid::now_v7());
+    let claim = fixture
+        .intents
+        .claim_confirmed(named, Duration::from_secs(30))
+        .await
+        .expect("claim")
+        .expect("due");
+    assert_eq!((claim.intent.id, claim.lease), (id, named));
+    fixture
+        .intents
+        .release(LeaseId(Uuid::now_v7()))
+        .await
+        .expect("a lease that holds nothing releases nothing");
+    assert!(claim_next(&fixture).await.is_none(), "still leased");
+    // As after a claim whose answer was lost: only the lease is known, not the intent.
+    fixture.intents.release(named).await.expect("released");
+    let again = claim_next(&fixture).await.expect("due at once");
+    assert_eq!(again.intent.id, id);
 }
 
 #[tokio::test]
@@ -710,7 +735,7 @@ async fn nonces_of_one_wallet_are_distinct_and_consecutive_whoever_assigns_them(
             let intents = fixture.intents.clone();
             tokio::spawn(async move {
                 let claim = intents
-                    .claim_confirmed(Duration::from_secs(30))
+                    .claim_confirmed(LeaseId(Uuid::now_v7()), Duration::from_secs(30))
                     .await
                     .expect("claim")
                     .expect("one each");
