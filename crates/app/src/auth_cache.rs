@@ -6,31 +6,29 @@
 //! cache is trusted only while the hub listens: a hub that lost its connection may have missed a
 //! change, so lookups go to the database until it is back, and its return wakes the cache to
 //! empty too. Only keys that authenticated are kept, at most `capacity` of them, so unknown keys
-//! cannot grow it; an entry older than `max_age` is read again, a bound on staleness should the
-//! hub's connection die unnoticed.
+//! cannot grow it; when full, quick_cache lets go of the keys used least lately and keeps those
+//! in use (decision 0049). An entry older than `max_age` is read again, a bound on staleness
+//! should the hub's connection die unnoticed.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use domain::{AgentKeyHash, AgentProfile};
 use ports::{Notifications, Wakeup, AGENT_PROFILES_TOPIC};
+use quick_cache::sync::Cache;
 
 pub struct AuthCache {
     notifications: Arc<dyn Notifications>,
-    capacity: usize,
     max_age: Duration,
-    entries: RwLock<Entries>,
+    /// Counts the times the cache emptied; a load that saw another count may be stale. Inserts
+    /// hold it shared and emptying holds it alone, so no insert falls between the count's change
+    /// and the emptying.
+    generation: RwLock<u64>,
+    by_key: Cache<AgentKeyHash, Cached>,
 }
 
-#[derive(Default)]
-struct Entries {
-    /// Counts the times the cache emptied; a load that saw another count may be stale.
-    generation: u64,
-    by_key: HashMap<AgentKeyHash, Cached>,
-}
-
+#[derive(Clone)]
 struct Cached {
     profile: Arc<AgentProfile>,
     loaded_at: Instant,
@@ -51,9 +49,9 @@ impl AuthCache {
         let first = notifications.subscribe(AGENT_PROFILES_TOPIC);
         let cache = Arc::new(Self {
             notifications,
-            capacity,
             max_age,
-            entries: RwLock::default(),
+            generation: RwLock::default(),
+            by_key: Cache::new(capacity),
         });
         (
             Arc::clone(&cache),
@@ -66,58 +64,53 @@ impl AuthCache {
         if !self.notifications.is_listening() {
             return None;
         }
-        let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
-        let cached = entries.by_key.get(key)?;
-        (cached.loaded_at.elapsed() < self.max_age).then(|| Arc::clone(&cached.profile))
+        let cached = self.by_key.get(key)?;
+        (cached.loaded_at.elapsed() < self.max_age).then_some(cached.profile)
     }
 
     /// Take before loading from the database, and give back to `insert`.
     pub fn ticket(&self) -> LoadTicket {
         LoadTicket(
-            self.entries
+            *self
+                .generation
                 .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .generation,
+                .unwrap_or_else(PoisonError::into_inner),
         )
     }
 
     /// Keeps `profile`, unless the cache emptied since `ticket` (the load may predate a change)
-    /// or cannot be trusted now. A full cache makes room by dropping another entry.
+    /// or cannot be trusted now. A full cache makes room by letting go of keys not used lately.
     pub fn insert(&self, key: AgentKeyHash, profile: Arc<AgentProfile>, ticket: LoadTicket) {
         if !self.notifications.is_listening() {
             return;
         }
-        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
-        if entries.generation != ticket.0 || self.capacity == 0 {
+        let generation = self
+            .generation
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *generation != ticket.0 {
             return;
         }
-        if entries.by_key.len() >= self.capacity && !entries.by_key.contains_key(&key) {
-            let dropped = entries.by_key.keys().next().copied();
-            if let Some(dropped) = dropped {
-                entries.by_key.remove(&dropped);
-            }
-        }
         let loaded_at = Instant::now();
-        entries.by_key.insert(key, Cached { profile, loaded_at });
+        self.by_key.insert(key, Cached { profile, loaded_at });
     }
 
     /// How many keys are kept.
     pub fn len(&self) -> usize {
-        self.entries
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .by_key
-            .len()
+        self.by_key.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.by_key.is_empty()
     }
 
     fn empty(&self) {
-        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
-        entries.generation += 1;
-        entries.by_key.clear();
+        let mut generation = self
+            .generation
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        *generation += 1;
+        self.by_key.clear();
     }
 }
 
@@ -204,6 +197,19 @@ mod tests {
         let (aged, _) = new_cache(3, Duration::ZERO);
         aged.insert(KEY, profile(), aged.ticket());
         assert_eq!(aged.get(&KEY), None);
+    }
+
+    #[test]
+    fn a_key_in_use_outlives_many_keys_used_once() {
+        let (cache, _) = new_cache(40, Duration::from_secs(60));
+        cache.insert(KEY, profile(), cache.ticket());
+        for seed in 0..4_000u32 {
+            let mut once = [0xc0; 32];
+            once[..4].copy_from_slice(&seed.to_be_bytes());
+            cache.insert(AgentKeyHash(once), profile(), cache.ticket());
+            assert!(cache.get(&KEY).is_some(), "after {seed} keys used once");
+        }
+        assert!(cache.len() <= 40);
     }
 
     #[tokio::test]

@@ -3,9 +3,7 @@
 //! after one indexed read of the version (decision 0041), instead of a page read from the database
 //! and rendered again.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard};
 
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
@@ -13,12 +11,23 @@ use actix_web::HttpResponse;
 use app::FirstPage;
 use domain::{AgentId, Direction};
 use ports::ListingVersion;
+use quick_cache::sync::{Cache, DefaultLifecycle};
+use quick_cache::{DefaultHashBuilder, OptionsBuilder, Weighter};
 use serde::Serialize;
 
 use crate::errors::ApiError;
 
 /// What the kept pages may hold in all: a few thousand pages of twenty messages.
 pub const RENDERED_PAGES_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+
+/// What a kept page weighs on average, to size the cache's tables: twenty messages' previews.
+const TYPICAL_PAGE_BYTES: usize = 8 * 1024;
+
+/// The budget is split among this many independently locked parts (fewer for a small budget), and
+/// a page is kept only when it fits within about one part's share: 8 MiB of the 32, above what a
+/// page of a hundred messages' previews weighs but for escaped text; a larger one is rendered on
+/// every read.
+const PARTS: usize = 4;
 
 /// Which first page: the listing and the query that shaped it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,72 +43,59 @@ pub enum PageListing {
     Intents,
 }
 
+#[derive(Clone)]
 struct KeptPage {
     version: ListingVersion,
     body: Bytes,
 }
 
-#[derive(Default)]
-struct Kept {
-    pages: HashMap<PageKey, KeptPage>,
-    bytes: usize,
+/// A page weighs the bytes of its body, and at least one so that every page can be let go.
+#[derive(Clone)]
+struct BodyBytes;
+
+impl Weighter<PageKey, KeptPage> for BodyBytes {
+    fn weight(&self, _: &PageKey, page: &KeptPage) -> u64 {
+        page.body.len().max(1) as u64
+    }
 }
 
-/// Bounded by the bytes of the bodies it keeps: past `budget_bytes`, pages are let go, whichever
-/// the map yields first, until the new one fits.
+/// Bounded by the bytes of the bodies it keeps: past `budget_bytes`, the pages asked for least
+/// lately are let go (quick_cache, decision 0049).
 pub struct RenderedPages {
-    kept: Mutex<Kept>,
-    budget_bytes: usize,
+    kept: Cache<PageKey, KeptPage, BodyBytes>,
 }
 
 impl RenderedPages {
     pub fn new(budget_bytes: usize) -> Self {
+        let options = OptionsBuilder::new()
+            .shards(PARTS)
+            .estimated_items_capacity((budget_bytes / TYPICAL_PAGE_BYTES).max(1))
+            .weight_capacity(budget_bytes as u64)
+            .build()
+            .expect("both capacities are set");
         Self {
-            kept: Mutex::new(Kept::default()),
-            budget_bytes,
+            kept: Cache::with_options(
+                options,
+                BodyBytes,
+                DefaultHashBuilder::default(),
+                DefaultLifecycle::default(),
+            ),
         }
-    }
-
-    /// The kept pages, locked. A panic while they were locked left them whole (each change to
-    /// them is made by a few calls that do not panic), so a poisoned lock is taken as it is.
-    fn kept(&self) -> MutexGuard<'_, Kept> {
-        self.kept
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn held(&self, key: &PageKey) -> Option<(ListingVersion, Bytes)> {
-        let kept = self.kept();
-        kept.pages
-            .get(key)
-            .map(|page| (page.version, page.body.clone()))
+        self.kept.get(key).map(|page| (page.version, page.body))
     }
 
+    /// Keeps `body` as the page `key` names at `version`. A body heavier than one part's share of
+    /// the budget is not kept, and the page it would have replaced is let go.
     fn keep(&self, key: PageKey, version: ListingVersion, body: Bytes) {
-        if body.len() > self.budget_bytes {
-            return;
-        }
-        let mut kept = self.kept();
-        let Kept { pages, bytes } = &mut *kept;
-        if let Some(replaced) = pages.remove(&key) {
-            *bytes -= replaced.body.len();
-        }
-        while *bytes + body.len() > self.budget_bytes {
-            let Some(evicted) = pages.keys().next().copied() else {
-                break;
-            };
-            if let Some(page) = pages.remove(&evicted) {
-                *bytes -= page.body.len();
-            }
-        }
-        *bytes += body.len();
-        pages.insert(key, KeptPage { version, body });
+        self.kept.insert(key, KeptPage { version, body });
     }
 
     /// The number of pages kept and the bytes of their bodies.
     pub fn usage(&self) -> (usize, usize) {
-        let kept = self.kept();
-        (kept.pages.len(), kept.bytes)
+        (self.kept.len(), self.kept.weight() as usize)
     }
 
     /// Answers with the first page `key` names: `read` is given the version this instance holds
@@ -184,5 +180,19 @@ mod tests {
             pages.held(&key(99)).is_none(),
             "a page past the budget alone"
         );
+    }
+
+    #[test]
+    fn a_page_read_again_and_again_outlives_many_pages_read_once() {
+        let pages = RenderedPages::new(40 * 30);
+        pages.keep(key(0), version(0, 1), Bytes::from(vec![b'x'; 30]));
+        for agent in 1..4_000 {
+            pages.keep(key(agent), version(agent, 1), Bytes::from(vec![b'x'; 30]));
+            assert!(
+                pages.held(&key(0)).is_some(),
+                "after {agent} pages read once"
+            );
+        }
+        assert!(pages.usage().1 <= 40 * 30);
     }
 }
