@@ -1,15 +1,21 @@
 //! EVM account addresses: `0x` + 40 hex digits; mixed case must carry a valid EIP-55 checksum.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use alloy_primitives::Address;
 
 /// A valid EVM address. Equality ignores how the caller cased it; it always prints checksummed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EvmAddress(Address);
+///
+/// The EIP-55 text is computed once, when the address is made, and kept beside its bytes: a
+/// checksum is a Keccak-256 hash, about 450 ns, and a page of intents prints its token and
+/// recipients again and again (decisions 0040, 0049). Both are arrays, so the value stays `Copy`.
+#[derive(Clone, Copy)]
+pub struct EvmAddress {
+    address: Address,
+    checksummed: [u8; 42],
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvmAddressError {
@@ -25,53 +31,59 @@ impl EvmAddress {
             .strip_prefix("0x")
             .filter(|d| d.len() == 40 && d.bytes().all(|b| b.is_ascii_hexdigit()))
             .ok_or(EvmAddressError::Malformed)?;
-        let address = Address::from_str(digits).map_err(|_| EvmAddressError::Malformed)?;
+        let address = Self::checksummed_once(
+            Address::from_str(digits).map_err(|_| EvmAddressError::Malformed)?,
+        );
         let has_lower = digits.bytes().any(|b| b.is_ascii_lowercase());
         let has_upper = digits.bytes().any(|b| b.is_ascii_uppercase());
-        if has_lower && has_upper && checksummed(&address)[2..] != *digits {
+        if has_lower && has_upper && address.checksummed[2..] != *digits.as_bytes() {
             return Err(EvmAddressError::BadChecksum);
         }
-        Ok(Self(address))
+        Ok(address)
     }
 
     pub fn from_bytes(bytes: [u8; 20]) -> Self {
-        Self(Address::from(bytes))
+        Self::checksummed_once(Address::from(bytes))
     }
 
     pub fn as_bytes(&self) -> &[u8; 20] {
-        self.0.as_ref()
+        self.address.as_ref()
+    }
+
+    /// The address with its EIP-55 text, the one Keccak-256 it is printed with.
+    fn checksummed_once(address: Address) -> Self {
+        Self {
+            address,
+            checksummed: address.to_checksum_buffer(None).into_inner(),
+        }
+    }
+}
+
+impl PartialEq for EvmAddress {
+    fn eq(&self, other: &Self) -> bool {
+        self.address == other.address
+    }
+}
+
+impl Eq for EvmAddress {}
+
+impl Hash for EvmAddress {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.address.hash(state);
+    }
+}
+
+impl fmt::Debug for EvmAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("EvmAddress").field(&self.address).finish()
     }
 }
 
 impl fmt::Display for EvmAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&checksummed(&self.0))
+        // The checksummed text is ASCII by construction, so this never fails.
+        f.write_str(std::str::from_utf8(&self.checksummed).map_err(|_| fmt::Error)?)
     }
-}
-
-/// How many checksummed addresses each thread remembers; past it, it starts afresh.
-const REMEMBERED_CHECKSUMS: usize = 1024;
-
-thread_local! {
-    /// The EIP-55 text of addresses this thread printed lately. A checksum is a Keccak-256 hash,
-    /// about 450 ns, and a page of intents prints its token and recipients again and again: it
-    /// was a seventh of the server's time on one (decision 0040).
-    static CHECKSUMMED: RefCell<HashMap<Address, String>> = RefCell::default();
-}
-
-/// `0x` and the address's 40 hex digits in EIP-55 case.
-fn checksummed(address: &Address) -> String {
-    CHECKSUMMED.with_borrow_mut(|remembered| {
-        if let Some(text) = remembered.get(address) {
-            return text.clone();
-        }
-        let text = address.to_checksum(None);
-        if remembered.len() >= REMEMBERED_CHECKSUMS {
-            remembered.clear();
-        }
-        remembered.insert(*address, text.clone());
-        text
-    })
 }
 
 #[cfg(test)]
@@ -120,24 +132,15 @@ mod tests {
     }
 
     #[test]
-    fn remembered_checksums_are_the_checksums_past_the_memory_bound() {
-        let addresses: Vec<Address> = (0..3 * REMEMBERED_CHECKSUMS as u32)
-            .map(|n| {
-                let mut bytes = [0x5a; 20];
-                bytes[..4].copy_from_slice(&n.to_be_bytes());
-                Address::from(bytes)
-            })
-            .collect();
-        for _ in 0..2 {
-            for address in &addresses {
-                assert_eq!(
-                    EvmAddress(*address).to_string(),
-                    address.to_checksum(None),
-                    "{address:?}"
-                );
-            }
+    fn every_address_prints_the_checksum_alloy_computes() {
+        for n in 0..3_000u32 {
+            let mut bytes = [0x5a; 20];
+            bytes[..4].copy_from_slice(&n.to_be_bytes());
+            let address = EvmAddress::from_bytes(bytes);
+            let expected = Address::from(bytes).to_checksum(None);
+            assert_eq!(address.to_string(), expected);
+            assert_eq!(EvmAddress::parse(&expected), Ok(address));
         }
-        CHECKSUMMED.with_borrow(|remembered| assert!(remembered.len() <= REMEMBERED_CHECKSUMS));
     }
 
     #[test]
