@@ -6,7 +6,7 @@
 //! cache is trusted only while the hub listens: a hub that lost its connection may have missed a
 //! change, so lookups go to the database until it is back, and its return wakes the cache to
 //! empty too. Only keys that authenticated are kept, at most `capacity` of them, so unknown keys
-//! cannot grow it; when full, quick_cache lets go of the keys used least lately and keeps those
+//! cannot grow it; when full, quick_cache lets go first of keys not read again and keeps those
 //! in use (decision 0049). An entry older than `max_age` is read again, a bound on staleness
 //! should the hub's connection die unnoticed.
 
@@ -79,7 +79,7 @@ impl AuthCache {
     }
 
     /// Keeps `profile`, unless the cache emptied since `ticket` (the load may predate a change)
-    /// or cannot be trusted now. A full cache makes room by letting go of keys not used lately.
+    /// or cannot be trusted now. A full cache makes room by letting go of keys not read again.
     pub fn insert(&self, key: AgentKeyHash, profile: Arc<AgentProfile>, ticket: LoadTicket) {
         if !self.notifications.is_listening() {
             return;

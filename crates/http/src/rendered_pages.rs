@@ -59,8 +59,8 @@ impl Weighter<PageKey, KeptPage> for BodyBytes {
     }
 }
 
-/// Bounded by the bytes of the bodies it keeps: past `budget_bytes`, the pages asked for least
-/// lately are let go (quick_cache, decision 0049).
+/// Bounded by the bytes of the bodies it keeps: past `budget_bytes`, pages not read again are let
+/// go first (quick_cache, decision 0049).
 pub struct RenderedPages {
     kept: Cache<PageKey, KeptPage, BodyBytes>,
 }
