@@ -15,9 +15,9 @@ use domain::{
 };
 use ports::{
     AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
-    InboundMailStore, InboundParseError, InboundParser, KeyedRefusal, ListingVersion, Mailbox,
-    NewInboundEmail, NewOutboundEmail, SendThrottle, SignatureError, StoreError, WebhookSignature,
-    WebhookVerifier,
+    InboundMailStore, InboundMailWebhook, InboundParseError, InboundParser, KeyedRefusal,
+    ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail, SendThrottle, StoreError,
+    WebhookHeaders, WebhookRefusal, WebhookRequest,
 };
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
@@ -75,8 +75,9 @@ pub enum IngestError {
     /// The inbound webhook has no secret to check signatures with.
     #[error("the inbound email webhook is not configured")]
     NotConfigured,
+    /// The provider's webhook adapter refused the request.
     #[error(transparent)]
-    Signature(#[from] SignatureError),
+    Refused(#[from] WebhookRefusal),
     #[error(transparent)]
     Unreadable(#[from] InboundParseError),
     #[error(transparent)]
@@ -120,9 +121,10 @@ pub struct EmailPorts {
     pub mailbox: Arc<dyn Mailbox>,
     pub outbox: Arc<dyn EmailOutbox>,
     pub inbound: Arc<dyn InboundMailStore>,
+    /// Reads the mail `agentctl sandbox email` delivers.
     pub parser: Arc<dyn InboundParser>,
     /// `None` when no webhook secret is configured: every webhook is then refused.
-    pub verifier: Option<Arc<dyn WebhookVerifier>>,
+    pub webhook: Option<Arc<dyn InboundMailWebhook>>,
 }
 
 /// The send rates of mail: every sponsor's, which its agents share, and each agent's share of it.
@@ -360,38 +362,33 @@ impl EmailService {
     }
 
     /// What can be judged of an inbound webhook before its body is read: the webhook is
-    /// configured, and its signature headers are there, well formed and fresh. Refusing here
-    /// keeps a sender without the secret from making the server read and hold a body.
-    pub fn check_webhook_headers(
-        &self,
-        signature: WebhookSignature<'_>,
-    ) -> Result<(), IngestError> {
-        let verifier = self
+    /// configured, and its headers could carry a valid signature. Refusing here keeps a sender
+    /// without the secret from making the server read and hold a body.
+    pub fn check_webhook(&self, headers: &WebhookHeaders) -> Result<(), IngestError> {
+        let webhook = self
             .ports
-            .verifier
+            .webhook
             .as_ref()
             .ok_or(IngestError::NotConfigured)?;
-        verifier.check_headers(signature, unix_now())?;
+        webhook.could_verify(headers, unix_now())?;
         Ok(())
     }
 
-    /// Takes in a webhook from the provider: checks its signature, parses the body and stores
-    /// the mail in the inboxes it was delivered to.
-    #[tracing::instrument(level = "debug", skip_all, fields(webhook_id = signature.id, bytes = body.len()))]
+    /// Takes in a webhook from the provider: its adapter checks the signature and reads the
+    /// mail, stored here in the inboxes it was delivered to.
+    #[tracing::instrument(level = "debug", skip_all, fields(bytes = request.body.len(), delivery_id))]
     pub async fn receive_webhook(
         &self,
-        signature: WebhookSignature<'_>,
-        format: InboundFormat,
-        body: Vec<u8>,
+        request: WebhookRequest,
     ) -> Result<IngestReport, IngestError> {
-        let verifier = self
+        let webhook = self
             .ports
-            .verifier
+            .webhook
             .as_ref()
             .ok_or(IngestError::NotConfigured)?;
-        verifier.verify(signature, &body, unix_now())?;
-        let email = self.ports.parser.parse(format, body).await?;
-        Ok(self.ingest(email, signature.id).await?)
+        let mail = webhook.receive(request, unix_now()).await?;
+        tracing::Span::current().record("delivery_id", mail.delivery_id.as_str());
+        Ok(self.ingest(mail.email, &mail.delivery_id).await?)
     }
 
     /// Takes in a raw RFC 5322 message delivered without a webhook (the sandbox provider's
@@ -532,8 +529,8 @@ mod tests {
     use super::*;
     use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus, SenderAuthentication};
     use ports::{
-        Listing, MockEmailOutbox, MockInboundMailStore, MockInboundParser, MockMailbox,
-        MockWebhookVerifier,
+        Listing, MockEmailOutbox, MockInboundMailStore, MockInboundMailWebhook, MockInboundParser,
+        MockMailbox, WebhookMail,
     };
     use time::OffsetDateTime;
 
@@ -604,7 +601,7 @@ mod tests {
         outbox: MockEmailOutbox,
         inbound: MockInboundMailStore,
         parser: MockInboundParser,
-        verifier: Option<MockWebhookVerifier>,
+        webhook: Option<MockInboundMailWebhook>,
     }
 
     impl Mocks {
@@ -614,7 +611,7 @@ mod tests {
                 outbox: MockEmailOutbox::new(),
                 inbound: MockInboundMailStore::new(),
                 parser: MockInboundParser::new(),
-                verifier: None,
+                webhook: None,
             }
         }
 
@@ -626,16 +623,16 @@ mod tests {
         }
 
         fn service(self) -> EmailService {
-            let verifier = self
-                .verifier
-                .map(|verifier| Arc::new(verifier) as Arc<dyn WebhookVerifier>);
+            let webhook = self
+                .webhook
+                .map(|webhook| Arc::new(webhook) as Arc<dyn InboundMailWebhook>);
             EmailService::new(
                 EmailPorts {
                     mailbox: Arc::new(self.mailbox),
                     outbox: Arc::new(self.outbox),
                     inbound: Arc::new(self.inbound),
                     parser: Arc::new(self.parser),
-                    verifier,
+                    webhook,
                 },
                 CursorCodec::new(b"test-secret-test-secret-test-secret"),
                 SendRates {
@@ -819,39 +816,87 @@ mod tests {
         }
     }
 
+    fn webhook_request() -> WebhookRequest {
+        WebhookRequest {
+            path_and_query: "/webhooks/email/inbound".into(),
+            headers: WebhookHeaders::new([("webhook-id".to_owned(), "msg_1".to_owned())]),
+            body: b"x".to_vec(),
+        }
+    }
+
     #[tokio::test]
-    async fn a_bad_signature_is_refused_before_the_body_is_parsed() {
+    async fn a_refused_webhook_stores_nothing_and_says_why() {
+        let refusal = WebhookRefusal::Signature("Invalid webhook signature: wrong".into());
         let mut mocks = Mocks::new();
-        let mut verifier = MockWebhookVerifier::new();
-        verifier
-            .expect_verify()
-            .returning(|_, _, _| Err(SignatureError::Mismatch));
-        mocks.verifier = Some(verifier);
-        mocks.parser.expect_parse().never();
+        let mut webhook = MockInboundMailWebhook::new();
+        let refused = refusal.clone();
+        webhook
+            .expect_could_verify()
+            .returning(move |_, _| Err(refused.clone()));
+        let refused = refusal.clone();
+        webhook
+            .expect_receive()
+            .returning(move |_, _| Err(refused.clone()));
+        mocks.webhook = Some(webhook);
+        mocks.inbound.expect_inboxes_at().never();
         mocks.inbound.expect_store_inbound().never();
-        let signature = WebhookSignature {
-            id: "msg_1",
-            timestamp: "1",
-            signatures: "v1,x",
-        };
+        let service = mocks.service();
+        let request = webhook_request();
         assert!(matches!(
-            mocks
-                .service()
-                .receive_webhook(signature, InboundFormat::Raw, b"x".to_vec())
-                .await,
-            Err(IngestError::Signature(SignatureError::Mismatch))
+            service.check_webhook(&request.headers),
+            Err(IngestError::Refused(ref why)) if *why == refusal
         ));
+        assert!(matches!(
+            service.receive_webhook(request).await,
+            Err(IngestError::Refused(ref why)) if *why == refusal
+        ));
+    }
+
+    #[tokio::test]
+    async fn without_a_webhook_every_delivery_is_refused_as_not_configured() {
         let unconfigured = Mocks::new().service();
+        let request = webhook_request();
         assert!(matches!(
-            unconfigured
-                .receive_webhook(signature, InboundFormat::Raw, b"x".to_vec())
-                .await,
+            unconfigured.check_webhook(&request.headers),
             Err(IngestError::NotConfigured)
         ));
         assert!(matches!(
-            unconfigured.check_webhook_headers(signature),
+            unconfigured.receive_webhook(request).await,
             Err(IngestError::NotConfigured)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_webhooks_mail_is_stored_keyed_by_its_delivery_without_a_provider_id() {
+        let mut mocks = Mocks::new();
+        let mut webhook = MockInboundMailWebhook::new();
+        webhook
+            .expect_receive()
+            .withf(|request, _| request.body == b"x")
+            .returning(|_, _| {
+                Ok(WebhookMail {
+                    delivery_id: "msg_1".into(),
+                    email: inbound_to(&["agent@inbox.example.com"]),
+                })
+            });
+        mocks.webhook = Some(webhook);
+        mocks.parser.expect_parse().never();
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        mocks
+            .inbound
+            .expect_store_inbound()
+            .withf(|message| message.provider_message_id == "msg_1")
+            .times(1)
+            .returning(|_| Ok((record(Direction::Inbound, Some("alice@example.org")), true)));
+        let report = mocks
+            .service()
+            .receive_webhook(webhook_request())
+            .await
+            .expect("ingested");
+        assert_eq!(report.stored.len(), 1);
     }
 
     #[tokio::test]

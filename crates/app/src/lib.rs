@@ -43,9 +43,7 @@ pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, Lo
 pub use outbox::OutboxWorker;
 pub use paging::FirstPage;
 pub use services::Services;
-pub use sms::{
-    Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhook, SmsWebhookError,
-};
+pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhookError};
 pub use wallet::{
     BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,
     WalletService, WalletStores, DAILY_WINDOW, IDEMPOTENCY_KEY_TTL,

@@ -13,7 +13,8 @@ use domain::{
 };
 use futures_util::future::FutureExt;
 use ports::{
-    AgentStore, NewSms, ProviderSms, SmsFlow, SmsProvider, SmsStore, SmsWebhookVerifier, StoreError,
+    AgentStore, InboundSmsWebhook, NewSms, ProviderSms, SmsFlow, SmsProvider, SmsStore, StoreError,
+    WebhookHeaders, WebhookRefusal, WebhookRequest,
 };
 use text_mining::{extract_verification_codes, recognise_service};
 use time::format_description::well_known::Rfc3339;
@@ -41,13 +42,9 @@ pub enum SmsWebhookError {
     /// The inbound webhook has no credentials to check signatures with.
     #[error("the inbound SMS webhook is not configured")]
     NotConfigured,
-    #[error("invalid webhook signature")]
-    BadSignature,
-    #[error("the webhook lacks {0}")]
-    Missing(&'static str),
-    /// The form is not one the provider posts.
-    #[error("not an SMS webhook of the provider: {0}")]
-    Malformed(String),
+    /// The provider's webhook adapter refused the request.
+    #[error(transparent)]
+    Refused(#[from] WebhookRefusal),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -75,15 +72,7 @@ pub struct SmsPorts {
     pub store: Arc<dyn SmsStore>,
     pub provider: Arc<dyn SmsProvider>,
     /// `None` when no webhook credentials are configured: every webhook is then refused.
-    pub webhook: Option<SmsWebhook>,
-}
-
-/// How the provider's webhook is checked.
-pub struct SmsWebhook {
-    pub verifier: Arc<dyn SmsWebhookVerifier>,
-    /// The service's public base URL (`https://agents.example.com`): the provider signs the URL it
-    /// posted to, which a proxy in front of the service hides from it.
-    pub public_base_url: String,
+    pub webhook: Option<Arc<dyn InboundSmsWebhook>>,
 }
 
 pub struct SmsService {
@@ -172,58 +161,28 @@ impl SmsService {
     }
 
     /// What can be judged of the provider's webhook before its body is read: the webhook is
-    /// configured and `signature` could be one.
-    pub fn check_webhook_signature(&self, signature: &str) -> Result<(), SmsWebhookError> {
+    /// configured and its headers could carry a valid signature.
+    pub fn check_webhook(&self, headers: &WebhookHeaders) -> Result<(), SmsWebhookError> {
         let webhook = self
             .ports
             .webhook
             .as_ref()
             .ok_or(SmsWebhookError::NotConfigured)?;
-        match webhook.verifier.well_formed(signature) {
-            true => Ok(()),
-            false => Err(SmsWebhookError::BadSignature),
-        }
+        Ok(webhook.could_verify(headers)?)
     }
 
-    /// Takes in the provider's webhook: checks the signature over the public URL it was posted
-    /// to (`path_and_query` under the public base URL) and its form parameters, and that the
-    /// form is one the provider posts, then stores the message.
+    /// Takes in the provider's webhook: its adapter checks the signature and reads the message,
+    /// stored here for the number it was sent to.
     pub async fn receive_webhook(
         &self,
-        path_and_query: &str,
-        params: &[(String, String)],
-        signature: &str,
+        request: WebhookRequest,
     ) -> Result<Delivered, SmsWebhookError> {
         let webhook = self
             .ports
             .webhook
             .as_ref()
             .ok_or(SmsWebhookError::NotConfigured)?;
-        let url = format!(
-            "{}{path_and_query}",
-            webhook.public_base_url.trim_end_matches('/')
-        );
-        if !webhook.verifier.verify(&url, params, signature) {
-            return Err(SmsWebhookError::BadSignature);
-        }
-        if let Some(refused) = webhook.verifier.refused_params(params) {
-            return Err(SmsWebhookError::Malformed(refused));
-        }
-        let param = |name: &'static str| {
-            params
-                .iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.clone())
-                .ok_or(SmsWebhookError::Missing(name))
-        };
-        let message = ProviderSms {
-            provider_message_id: param("MessageSid")?,
-            flow: SmsFlow::Inbound,
-            from: param("From")?,
-            to: param("To")?,
-            body: param("Body").unwrap_or_default(),
-            received_at: None,
-        };
+        let message = webhook.receive(request)?;
         Ok(self.receive(message, SmsSource::Webhook).await?)
     }
 }
@@ -354,7 +313,7 @@ async fn sync_once(
 mod tests {
     use super::*;
     use domain::{AgentProfile, AgentRecord, PhoneNumberRecord};
-    use ports::{MockAgentStore, MockSmsProvider, MockSmsStore};
+    use ports::{MockAgentStore, MockInboundSmsWebhook, MockSmsProvider, MockSmsStore};
 
     fn phone_profile() -> AgentProfile {
         AgentProfile {
@@ -365,10 +324,15 @@ mod tests {
 
     /// The service of the fixture's agent over `store` and `provider` (named "sandbox"), the
     /// number's syncs standing for `fresh_for`.
-    fn service(
+    fn service(store: MockSmsStore, provider: MockSmsProvider, fresh_for: Duration) -> SmsService {
+        service_with_webhook(store, provider, fresh_for, None)
+    }
+
+    fn service_with_webhook(
         mut store: MockSmsStore,
         mut provider: MockSmsProvider,
         fresh_for: Duration,
+        webhook: Option<MockInboundSmsWebhook>,
     ) -> SmsService {
         let mut agents = MockAgentStore::new();
         agents
@@ -383,7 +347,7 @@ mod tests {
                 agents: Arc::new(agents),
                 store: Arc::new(store),
                 provider: Arc::new(provider),
-                webhook: None,
+                webhook: webhook.map(|webhook| Arc::new(webhook) as Arc<dyn InboundSmsWebhook>),
             },
             fresh_for,
         )
@@ -472,6 +436,96 @@ mod tests {
                 )
                 .await
                 .expect("ok"),
+            Delivered::Stored
+        );
+    }
+
+    fn webhook_request() -> WebhookRequest {
+        WebhookRequest {
+            path_and_query: "/webhooks/sms/twilio".into(),
+            headers: WebhookHeaders::default(),
+            body: b"the provider's form".to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_webhook_stores_nothing_and_says_why() {
+        let refusal = WebhookRefusal::Malformed("not a form the provider posts".into());
+        let mut webhook = MockInboundSmsWebhook::new();
+        let refused = refusal.clone();
+        webhook
+            .expect_could_verify()
+            .returning(move |_| Err(refused.clone()));
+        let refused = refusal.clone();
+        webhook
+            .expect_receive()
+            .returning(move |_| Err(refused.clone()));
+        let mut store = MockSmsStore::new();
+        store.expect_number_owner().never();
+        let service =
+            service_with_webhook(store, MockSmsProvider::new(), Duration::ZERO, Some(webhook));
+        assert!(matches!(
+            service.check_webhook(&WebhookHeaders::default()),
+            Err(SmsWebhookError::Refused(ref why)) if *why == refusal
+        ));
+        assert!(matches!(
+            service.receive_webhook(webhook_request()).await,
+            Err(SmsWebhookError::Refused(ref why)) if *why == refusal
+        ));
+    }
+
+    #[tokio::test]
+    async fn without_a_webhook_every_delivery_is_refused_as_not_configured() {
+        let service = service(MockSmsStore::new(), MockSmsProvider::new(), Duration::ZERO);
+        assert!(matches!(
+            service.check_webhook(&WebhookHeaders::default()),
+            Err(SmsWebhookError::NotConfigured)
+        ));
+        assert!(matches!(
+            service.receive_webhook(webhook_request()).await,
+            Err(SmsWebhookError::NotConfigured)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_webhooks_message_is_stored_for_its_number_as_come_by_webhook() {
+        let mut webhook = MockInboundSmsWebhook::new();
+        webhook
+            .expect_receive()
+            .withf(|request| request.body == b"the provider's form")
+            .returning(|_| {
+                Ok(ProviderSms {
+                    provider_message_id: "SM1".into(),
+                    flow: SmsFlow::Inbound,
+                    from: "+15550001111".into(),
+                    to: PhoneNumberRecord::fixture().number.as_str().into(),
+                    body: "Your code is 4821".into(),
+                    received_at: None,
+                })
+            });
+        let mut store = MockSmsStore::new();
+        store.expect_number_owner().returning(|_| {
+            Ok(Some((
+                AgentRecord::fixture().id,
+                PhoneNumberRecord::fixture(),
+            )))
+        });
+        store
+            .expect_store()
+            .withf(|messages| {
+                matches!(messages.as_slice(), [message] if message.provider_message_id == "SM1"
+                    && message.source == SmsSource::Webhook
+                    && message.parsed_code.as_deref() == Some("4821"))
+            })
+            .times(1)
+            .returning(|messages| Ok(messages.len()));
+        let service =
+            service_with_webhook(store, MockSmsProvider::new(), Duration::ZERO, Some(webhook));
+        assert_eq!(
+            service
+                .receive_webhook(webhook_request())
+                .await
+                .expect("stored"),
             Delivered::Stored
         );
     }

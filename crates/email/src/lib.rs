@@ -1,6 +1,6 @@
 //! Email provider adapters of agent-runtime: senders over SMTP (lettre) and Resend's HTTP API,
-//! the parser of inbound mail (raw MIME or Resend's event), the Standard Webhooks signature
-//! check, and the sandbox provider's inbox provisioning.
+//! the parser of inbound mail (raw MIME or Resend's event), Resend's inbound webhook (signed per
+//! Standard Webhooks), and the sandbox provider's inbox provisioning.
 
 mod inbound;
 mod resend;
@@ -14,4 +14,4 @@ pub use resend::{
 };
 pub use sandbox::{SandboxInboxProvisioner, SANDBOX_PROVIDER};
 pub use smtp::{InvalidSmtpSettings, SmtpSecurity, SmtpSender, SmtpSettings, SMTP_PROVIDER};
-pub use webhook::{sign, InvalidWebhookSecret, StandardWebhookVerifier, WEBHOOK_TOLERANCE};
+pub use webhook::{sign, InvalidWebhookSecret, MailWebhook};

@@ -1,5 +1,5 @@
-//! Email: the provider that delivers outbound mail, what inbound mail parses into, the check of
-//! the provider's webhook signatures, and the stores of the outbox and the mailbox.
+//! Email: the provider that delivers outbound mail, what inbound mail parses into, the
+//! provider's inbound webhook, and the stores of the outbox and the mailbox.
 
 use std::time::Duration;
 
@@ -9,7 +9,10 @@ use domain::{
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
 };
 
-use crate::{Claimed, DeliveryError, KeyedRefusal, LeasedJob, ListingVersion, StoreError};
+use crate::{
+    Claimed, DeliveryError, KeyedRefusal, LeasedJob, ListingVersion, StoreError, WebhookHeaders,
+    WebhookRefusal, WebhookRequest,
+};
 
 /// A message as handed to the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,46 +102,31 @@ pub trait InboundParser: Send + Sync {
     ) -> Result<InboundEmail, InboundParseError>;
 }
 
-/// The signature headers of a webhook (Standard Webhooks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WebhookSignature<'a> {
-    /// `webhook-id`: the same on every redelivery of one event.
-    pub id: &'a str,
-    /// `webhook-timestamp`: Unix seconds when it was signed.
-    pub timestamp: &'a str,
-    /// `webhook-signature`: space-separated `v1,<base64>` signatures.
-    pub signatures: &'a str,
+/// An inbound mail as the provider's webhook delivered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookMail {
+    /// The webhook's own id, the same on each redelivery: the key against storing it twice when
+    /// the mail carries no provider id.
+    pub delivery_id: String,
+    pub email: InboundEmail,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum SignatureError {
-    #[error("the webhook signature headers are missing or malformed")]
-    Malformed,
-    #[error("the webhook timestamp is outside the tolerance")]
-    Stale,
-    #[error("no webhook signature matches")]
-    Mismatch,
-}
-
-/// Checks that a webhook comes from the provider.
+/// The inbound-mail webhook of the email provider: its signature checked and its body read, per
+/// the provider's protocol.
 #[cfg_attr(feature = "mock", mockall::automock)]
-pub trait WebhookVerifier: Send + Sync {
-    /// What can be told before the body is read: the headers are there, well formed, carry a
-    /// signature of the expected length and a timestamp within the tolerance of `now_unix`.
-    fn check_headers<'a>(
-        &self,
-        signature: WebhookSignature<'a>,
-        now_unix: i64,
-    ) -> Result<(), SignatureError>;
+#[async_trait]
+pub trait InboundMailWebhook: Send + Sync {
+    /// What can be told from the headers alone, before the body is read: whether they could
+    /// carry a valid signature, fresh at `now_unix`.
+    fn could_verify(&self, headers: &WebhookHeaders, now_unix: i64) -> Result<(), WebhookRefusal>;
 
-    /// Accepts when one of the signatures matches one of the active secrets and the timestamp
-    /// is within the tolerance of `now_unix`.
-    fn verify<'a>(
+    /// The mail the webhook delivers, once its signature is found to be the provider's at
+    /// `now_unix`.
+    async fn receive(
         &self,
-        signature: WebhookSignature<'a>,
-        body: &[u8],
+        request: WebhookRequest,
         now_unix: i64,
-    ) -> Result<(), SignatureError>;
+    ) -> Result<WebhookMail, WebhookRefusal>;
 }
 
 /// What an idempotency key of a send is bound to.

@@ -13,6 +13,7 @@ pub mod provisioning;
 pub mod queue;
 pub mod sms;
 pub mod wallet_keys;
+pub mod webhooks;
 
 pub use agents::{AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet};
 pub use chain::{
@@ -21,9 +22,9 @@ pub use chain::{
 };
 pub use email::{
     AcceptError, Acceptance, ClaimedEmail, Delivery, EmailCodes, EmailIdempotency, EmailOutbox,
-    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundParseError, InboundParser,
-    Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, SignatureError,
-    WebhookSignature, WebhookVerifier,
+    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook,
+    InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail,
+    SendThrottle, WebhookMail,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use health::{DatabaseHealth, PoolUsage};
@@ -43,9 +44,10 @@ pub use provisioning::{
 };
 pub use queue::{Claimed, DeliveryError, JobOutcome, LeasedJob, LeasedQueue};
 pub use sms::{
-    NewSms, NumberReleaser, ProviderSms, SmsFlow, SmsProvider, SmsStore, SmsWebhookVerifier,
+    InboundSmsWebhook, NewSms, NumberReleaser, ProviderSms, SmsFlow, SmsProvider, SmsStore,
 };
 pub use wallet_keys::{SealedKeyRecord, WalletKeyStore};
+pub use webhooks::{WebhookHeaders, WebhookRefusal, WebhookRequest};
 
 #[cfg(feature = "mock")]
 pub use agents::MockAgentStore;
@@ -53,8 +55,8 @@ pub use agents::MockAgentStore;
 pub use chain::{MockChainClient, MockChainWriter};
 #[cfg(feature = "mock")]
 pub use email::{
-    MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundParser,
-    MockMailbox, MockWebhookVerifier,
+    MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundMailWebhook,
+    MockInboundParser, MockMailbox,
 };
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
@@ -67,6 +69,6 @@ pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner
 #[cfg(feature = "mock")]
 pub use queue::MockLeasedQueue;
 #[cfg(feature = "mock")]
-pub use sms::{MockNumberReleaser, MockSmsProvider, MockSmsStore, MockSmsWebhookVerifier};
+pub use sms::{MockInboundSmsWebhook, MockNumberReleaser, MockSmsProvider, MockSmsStore};
 #[cfg(feature = "mock")]
 pub use wallet_keys::MockWalletKeyStore;

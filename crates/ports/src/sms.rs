@@ -1,4 +1,4 @@
-//! SMS: the provider that holds a number's messages, the check of its webhook signatures, and
+//! SMS: the provider that holds a number's messages, its inbound webhook, and
 //! the number's life at the provider (bought for an agent, released when it is deactivated).
 
 use async_trait::async_trait;
@@ -8,7 +8,7 @@ use domain::{
 };
 use time::OffsetDateTime;
 
-use crate::{ProviderError, StoreError};
+use crate::{ProviderError, StoreError, WebhookHeaders, WebhookRefusal, WebhookRequest};
 
 /// Which way a message went, as the provider reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,19 +53,16 @@ pub trait NumberReleaser: Send + Sync {
     async fn release_number(&self, number: &PhoneNumber) -> Result<(), ProviderError>;
 }
 
-/// Checks that an inbound-SMS webhook comes from the provider.
+/// The inbound-SMS webhook of the SMS provider: its signature checked and its form read, per the
+/// provider's protocol.
 #[cfg_attr(feature = "mock", mockall::automock)]
-pub trait SmsWebhookVerifier: Send + Sync {
-    /// Whether `signature` could be a signature at all (what is told before the body is read).
-    fn well_formed(&self, signature: &str) -> bool;
+pub trait InboundSmsWebhook: Send + Sync {
+    /// What can be told from the headers alone, before the body is read: whether they could
+    /// carry a valid signature.
+    fn could_verify(&self, headers: &WebhookHeaders) -> Result<(), WebhookRefusal>;
 
-    /// Why `params` is not a form the provider posts (a parameter it never sends, an id not of
-    /// its shape), if it is not: a signature over the parameters' names and values written
-    /// together still matches when a captured form has two of them merged into one.
-    fn refused_params(&self, params: &[(String, String)]) -> Option<String>;
-
-    /// Whether `signature` signs the public `url` the provider posted to and its form `params`.
-    fn verify(&self, url: &str, params: &[(String, String)], signature: &str) -> bool;
+    /// The message the webhook delivers, once its signature is found to be the provider's.
+    fn receive(&self, request: WebhookRequest) -> Result<ProviderSms, WebhookRefusal>;
 }
 
 /// A message ready to be stored for a number.

@@ -8,9 +8,7 @@ use std::time::Duration;
 use api_types::TWILIO_SMS_WEBHOOK_PATH;
 use app::{ExecutorSettings, LongLivedCaps, QueueSettings, SendLimits, SendRates};
 use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
-use email::{
-    InvalidSmtpSettings, ResendSettings, SmtpSecurity, SmtpSettings, StandardWebhookVerifier,
-};
+use email::{InvalidSmtpSettings, MailWebhook, ResendSettings, SmtpSecurity, SmtpSettings};
 use evm::MasterKey;
 use postgres_store::{Connector, PoolSettings};
 use rand::RngCore;
@@ -402,7 +400,7 @@ impl EmailConfig {
             .map(|secret| SecretString::from(secret.to_owned()))
             .collect();
         if !webhook_secrets.is_empty() {
-            StandardWebhookVerifier::new(webhook_secrets.iter().cloned()).map_err(|error| {
+            MailWebhook::new(webhook_secrets.iter().cloned()).map_err(|error| {
                 ConfigError::Invalid {
                     name: "EMAIL_WEBHOOK_SECRETS",
                     reason: error.to_string(),

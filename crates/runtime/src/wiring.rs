@@ -7,23 +7,21 @@ use std::time::Duration;
 use app::{
     AgentService, AuthCache, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
     EmailService, Executor, IntentExpiry, LongLived, OutboxWorker, Services, SmsPorts, SmsService,
-    SmsWebhook, WalletKeyRotation, WalletService, WalletStores,
+    WalletKeyRotation, WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
-use email::{
-    MailParserInbound, ResendSender, SandboxInboxProvisioner, SmtpSender, StandardWebhookVerifier,
-};
+use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
 use evm::{LocalKeyVault, RpcChain};
 use ports::{
-    AgentStore, ChainClient, ChainWriter, EmailSender, Notifications, NumberProvisioner,
-    NumberReleaser, SmsProvider, WebhookVerifier,
+    AgentStore, ChainClient, ChainWriter, EmailSender, InboundMailWebhook, InboundSmsWebhook,
+    Notifications, NumberProvisioner, NumberReleaser, SmsProvider,
 };
 pub use postgres_store::Database;
 use postgres_store::{
     PgAgentStore, PgEmailStore, PgIntentStore, PgNotificationHub, PgSandboxChain, PgSandboxMailer,
     PgSandboxSms, PgSmsStore, PgWalletKeyStore,
 };
-use sms::{SandboxNumberProvisioner, TwilioClient, TwilioSignatureVerifier};
+use sms::{SandboxNumberProvisioner, TwilioClient, TwilioWebhook};
 
 use crate::config::{
     ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
@@ -183,9 +181,9 @@ fn email_service(
     cursors: CursorCodec,
 ) -> anyhow::Result<EmailService> {
     let store = Arc::new(PgEmailStore::new(database.clone()));
-    let verifier: Option<Arc<dyn WebhookVerifier>> = match config.webhook_secrets.is_empty() {
+    let webhook: Option<Arc<dyn InboundMailWebhook>> = match config.webhook_secrets.is_empty() {
         true => None,
-        false => Some(Arc::new(StandardWebhookVerifier::new(
+        false => Some(Arc::new(MailWebhook::new(
             config.webhook_secrets.iter().cloned(),
         )?)),
     };
@@ -195,7 +193,7 @@ fn email_service(
             outbox: store.clone(),
             inbound: store,
             parser: Arc::new(MailParserInbound),
-            verifier,
+            webhook,
         },
         cursors,
         config.send_rates,
@@ -229,17 +227,18 @@ pub fn notification_hub(config: &DatabaseConfig) -> Arc<PgNotificationHub> {
 /// SMS for agents: the number's history synced from the provider and inbound messages from its
 /// webhook.
 fn sms_service(database: &Database, config: &SmsConfig) -> anyhow::Result<SmsService> {
-    let (provider, webhook): (Arc<dyn SmsProvider>, Option<SmsWebhook>) = match &config.provider {
+    type Webhook = Option<Arc<dyn InboundSmsWebhook>>;
+    let (provider, webhook): (Arc<dyn SmsProvider>, Webhook) = match &config.provider {
         SmsProviderConfig::Sandbox => (Arc::new(sandbox_sms(database)), None),
         SmsProviderConfig::Twilio {
             settings,
             auth_token,
         } => {
             let webhook = config.public_base_url.clone().map(|public_base_url| {
-                anyhow::Ok(SmsWebhook {
-                    verifier: Arc::new(TwilioSignatureVerifier::new(auth_token.clone())?),
-                    public_base_url,
-                })
+                anyhow::Ok(
+                    Arc::new(TwilioWebhook::new(auth_token.clone(), public_base_url)?)
+                        as Arc<dyn InboundSmsWebhook>,
+                )
             });
             (
                 Arc::new(TwilioClient::new(settings.as_ref().clone())?),

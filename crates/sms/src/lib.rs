@@ -1,12 +1,12 @@
-//! SMS provider adapters of agent-runtime: Twilio's messages and numbers over its REST API, the
-//! check of Twilio's webhook signatures, and the sandbox provider's number provisioning.
+//! SMS provider adapters of agent-runtime: Twilio's messages and numbers over its REST API,
+//! Twilio's incoming-message webhook, and the sandbox provider's number provisioning.
 
 mod sandbox_numbers;
-mod signature;
 mod twilio;
+mod webhook;
 
 pub use sandbox_numbers::{SandboxNumberProvisioner, SANDBOX_PROVIDER};
-pub use signature::{sign, InvalidTwilioAuthToken, TwilioSignatureVerifier};
 pub use twilio::{
     InvalidTwilioSettings, TwilioClient, TwilioSettings, TWILIO_BASE_URL, TWILIO_PROVIDER,
 };
+pub use webhook::{sign, InvalidTwilioAuthToken, TwilioWebhook};

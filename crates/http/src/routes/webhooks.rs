@@ -1,13 +1,14 @@
 //! Webhooks of the providers, outside `/v1` and outside agent-key auth: each proves where it
-//! comes from with its signature.
+//! comes from with its signature. What a provider's webhook says (its headers, signature scheme
+//! and fields) is read by the channel's adapter behind its port; here a request becomes a
+//! `WebhookRequest`, read within bounds, and the outcome a status.
 
 use std::time::Duration;
 
-use actix_web::http::header::CONTENT_TYPE;
 use actix_web::web::{self, Payload};
 use actix_web::{HttpRequest, HttpResponse};
 use app::{Delivered, IngestError, SmsWebhookError};
-use ports::{InboundFormat, WebhookSignature};
+use ports::{WebhookHeaders, WebhookRefusal, WebhookRequest};
 use serde_json::json;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
@@ -89,11 +90,11 @@ impl From<SmsWebhookError> for ApiError {
                 detail: "Inbound SMS webhook is not configured",
                 cause: "TWILIO_AUTH_TOKEN or SMS_PUBLIC_BASE_URL is not set".into(),
             },
-            SmsWebhookError::BadSignature => {
-                ApiError::Forbidden("Invalid X-Twilio-Signature".into())
+            SmsWebhookError::Refused(WebhookRefusal::Signature(detail)) => {
+                ApiError::Forbidden(detail)
             }
-            refused @ (SmsWebhookError::Missing(_) | SmsWebhookError::Malformed(_)) => {
-                ApiError::BadRequest(refused.to_string())
+            SmsWebhookError::Refused(WebhookRefusal::Malformed(detail)) => {
+                ApiError::BadRequest(detail)
             }
             SmsWebhookError::Store(store) => store.into(),
         }
@@ -107,59 +108,64 @@ impl From<IngestError> for ApiError {
                 detail: "Inbound email webhook is not configured",
                 cause: "EMAIL_WEBHOOK_SECRETS is not set".into(),
             },
-            IngestError::Signature(refused) => {
-                ApiError::Unauthorized(format!("Invalid webhook signature: {refused}"))
+            IngestError::Refused(WebhookRefusal::Signature(detail)) => {
+                ApiError::Unauthorized(detail)
             }
+            IngestError::Refused(WebhookRefusal::Malformed(detail)) => ApiError::BadRequest(detail),
             IngestError::Unreadable(unreadable) => ApiError::BadRequest(unreadable.to_string()),
             IngestError::Store(store) => store.into(),
         }
     }
 }
 
-fn header<'r>(request: &'r HttpRequest, name: &str) -> &'r str {
-    request
-        .headers()
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
+/// The request's headers whose values are text (no provider's header is anything else).
+fn webhook_headers(request: &HttpRequest) -> WebhookHeaders {
+    WebhookHeaders::new(request.headers().iter().filter_map(|(name, value)| {
+        let value = value.to_str().ok()?;
+        Some((name.as_str().to_owned(), value.to_owned()))
+    }))
 }
 
-/// Inbound mail from the email provider, signed per Standard Webhooks (`webhook-id`,
-/// `webhook-timestamp`, `webhook-signature`). The body is the provider's JSON event
-/// (`Content-Type: application/json`) or a raw RFC 5322 message (any other type). 200 when the
-/// mail was stored (or had been: a redelivery stores nothing twice), 202 when it is addressed to
-/// no inbox of this service (logged and dropped, so the provider does not retry), 401 when the
-/// signature is missing, wrong or older than five minutes. Headers that could never carry a
-/// valid signature are refused before the body is read; the body is then read in its turn
-/// (`WebhookGate`), within a deadline.
+/// The request once its body is read: what the adapter behind a webhook's port reads.
+fn webhook_request(
+    request: &HttpRequest,
+    headers: WebhookHeaders,
+    body: Vec<u8>,
+) -> WebhookRequest {
+    let path_and_query = request
+        .uri()
+        .path_and_query()
+        .map_or(request.path(), |path| path.as_str());
+    WebhookRequest {
+        path_and_query: path_and_query.to_owned(),
+        headers,
+        body,
+    }
+}
+
+/// Inbound mail from the email provider, signed per Standard Webhooks. The body is the
+/// provider's JSON event (`Content-Type: application/json`) or a raw RFC 5322 message (any
+/// other type). 200 when the mail was stored (or had been: a redelivery stores nothing twice),
+/// 202 when it is addressed to no inbox of this service (logged and dropped, so the provider does
+/// not retry), 401 when the signature is missing, wrong or older than five minutes, 400 when the
+/// mail cannot be read. Headers that could never carry a valid signature are refused before the
+/// body is read; the body is then read in its turn (`WebhookGate`), within a deadline.
 pub async fn inbound_email(
     request: HttpRequest,
     state: web::Data<ApiState>,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let signature = WebhookSignature {
-        id: header(&request, "webhook-id"),
-        timestamp: header(&request, "webhook-timestamp"),
-        signatures: header(&request, "webhook-signature"),
-    };
-    state.services.email.check_webhook_headers(signature)?;
+    let headers = webhook_headers(&request);
+    state.services.email.check_webhook(&headers)?;
     let _turn = state.inbound_mail_gate.turn().await?;
     let body = state
         .inbound_mail_gate
         .read(payload.into_inner(), MAX_INBOUND_BYTES)
         .await?;
-    let json = header(&request, CONTENT_TYPE.as_str())
-        .split(';')
-        .next()
-        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
-    let format = match json {
-        true => InboundFormat::ProviderJson,
-        false => InboundFormat::Raw,
-    };
     let report = state
         .services
         .email
-        .receive_webhook(signature, format, body)
+        .receive_webhook(webhook_request(&request, headers, body))
         .await?;
     let stored: Vec<String> = report.stored.iter().map(|m| m.id.to_string()).collect();
     if stored.is_empty() && report.duplicates == 0 {
@@ -175,33 +181,27 @@ pub async fn inbound_email(
     })))
 }
 
-/// Inbound SMS from Twilio: form-encoded, signed with `X-Twilio-Signature` over the public URL
-/// (`SMS_PUBLIC_BASE_URL` and the path) and the sorted parameters; a bad signature is 403 (one
-/// that could not be a signature, before the body is read), a form Twilio does not post 400.
-/// Stored once per `MessageSid` and routed by `To`; answered with empty TwiML, also for a number
-/// that is not ours (logged), so Twilio does not retry.
+/// Inbound SMS from Twilio: a form signed over the public URL (`SMS_PUBLIC_BASE_URL` and the
+/// path) and its parameters; a bad signature is 403 (one that could not be a signature, before
+/// the body is read), a form Twilio does not post 400. Stored once per message id and routed by
+/// its recipient; answered with empty TwiML, also for a number that is not ours (logged), so
+/// Twilio does not retry.
 pub async fn twilio_sms(
     request: HttpRequest,
     state: web::Data<ApiState>,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let signature = header(&request, "x-twilio-signature");
-    state.services.sms.check_webhook_signature(signature)?;
+    let headers = webhook_headers(&request);
+    state.services.sms.check_webhook(&headers)?;
     let _turn = state.twilio_gate.turn().await?;
     let body = state
         .twilio_gate
         .read(payload.into_inner(), MAX_TWILIO_BYTES)
         .await?;
-    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
-        .map_err(|error| ApiError::BadRequest(format!("The body is not a form: {error}")))?;
-    let path_and_query = request
-        .uri()
-        .path_and_query()
-        .map_or(request.path(), |path| path.as_str());
     let delivered = state
         .services
         .sms
-        .receive_webhook(path_and_query, &params, signature)
+        .receive_webhook(webhook_request(&request, headers, body))
         .await?;
     if delivered == Delivered::Unrouted {
         tracing::info!("Twilio delivered an SMS for a number that is not ours");

@@ -3,7 +3,7 @@
 
 mod messages;
 mod numbers;
-mod signature;
+mod webhook;
 
 use std::time::Duration;
 

@@ -1,58 +1,61 @@
-//! `SmsWebhookVerifier` for Twilio's `X-Twilio-Signature`: base64 of the HMAC-SHA1, keyed with
-//! the account's auth token, of the webhook's URL followed by each form parameter's name and
-//! value, the parameters sorted by name.
+//! `InboundSmsWebhook` of Twilio's incoming-message webhook: a form signed with
+//! `X-Twilio-Signature`, base64 of the HMAC-SHA1, keyed with the account's auth token, of the
+//! public URL Twilio posted to followed by each form parameter's name and value, the parameters
+//! sorted by name.
 
 use std::fmt;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use hmac::{Hmac, Mac};
-use ports::SmsWebhookVerifier;
+use ports::{
+    InboundSmsWebhook, ProviderSms, SmsFlow, WebhookHeaders, WebhookRefusal, WebhookRequest,
+};
 use secrecy::{ExposeSecret, SecretString};
 use sha1::Sha1;
 
 type HmacSha1 = Hmac<Sha1>;
+
+/// The header Twilio signs its webhooks in.
+const SIGNATURE_HEADER: &str = "X-Twilio-Signature";
 
 /// An empty token would let anyone sign: HMAC with an empty key is no secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the Twilio auth token must not be empty")]
 pub struct InvalidTwilioAuthToken;
 
-/// Accepts webhooks that Twilio signed with the account's auth token.
-pub struct TwilioSignatureVerifier {
+/// Accepts the incoming messages Twilio posted, signed with the account's auth token, to the
+/// service's public URL.
+pub struct TwilioWebhook {
     /// Keyed once, cloned for each check.
     keyed: HmacSha1,
+    /// The service's public base URL (`https://agents.example.com`): Twilio signs the URL it
+    /// posted to, which a proxy in front of the service hides from it.
+    public_base_url: String,
 }
 
-impl fmt::Debug for TwilioSignatureVerifier {
+impl fmt::Debug for TwilioWebhook {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TwilioSignatureVerifier")
+        f.debug_struct("TwilioWebhook")
+            .field("public_base_url", &self.public_base_url)
             .finish_non_exhaustive()
     }
 }
 
-impl TwilioSignatureVerifier {
-    pub fn new(auth_token: SecretString) -> Result<Self, InvalidTwilioAuthToken> {
+impl TwilioWebhook {
+    pub fn new(
+        auth_token: SecretString,
+        public_base_url: String,
+    ) -> Result<Self, InvalidTwilioAuthToken> {
         let keyed = keyed_mac(auth_token.expose_secret()).ok_or(InvalidTwilioAuthToken)?;
-        Ok(Self { keyed })
-    }
-}
-
-/// The length of an HMAC-SHA1.
-const HMAC_SHA1_BYTES: usize = 20;
-
-impl SmsWebhookVerifier for TwilioSignatureVerifier {
-    fn well_formed(&self, signature: &str) -> bool {
-        BASE64
-            .decode(signature)
-            .is_ok_and(|decoded| decoded.len() == HMAC_SHA1_BYTES)
+        Ok(Self {
+            keyed,
+            public_base_url,
+        })
     }
 
-    fn refused_params(&self, params: &[(String, String)]) -> Option<String> {
-        refused_params(params)
-    }
-
-    fn verify(&self, url: &str, params: &[(String, String)], signature: &str) -> bool {
+    /// Whether `signature` signs `url` and its form `params`.
+    fn signs(&self, url: &str, params: &[(String, String)], signature: &str) -> bool {
         let Ok(candidate) = BASE64.decode(signature) else {
             return false;
         };
@@ -61,6 +64,64 @@ impl SmsWebhookVerifier for TwilioSignatureVerifier {
         signed(self.keyed.clone(), url, params)
             .verify_slice(&candidate)
             .is_ok()
+    }
+}
+
+/// The length of an HMAC-SHA1.
+const HMAC_SHA1_BYTES: usize = 20;
+
+fn bad_signature() -> WebhookRefusal {
+    WebhookRefusal::Signature(format!("Invalid {SIGNATURE_HEADER}"))
+}
+
+impl InboundSmsWebhook for TwilioWebhook {
+    fn could_verify(&self, headers: &WebhookHeaders) -> Result<(), WebhookRefusal> {
+        let signature = headers.get(SIGNATURE_HEADER).unwrap_or_default();
+        match BASE64
+            .decode(signature)
+            .is_ok_and(|decoded| decoded.len() == HMAC_SHA1_BYTES)
+        {
+            true => Ok(()),
+            false => Err(bad_signature()),
+        }
+    }
+
+    /// The signature is checked before the form's shape: what a forger sent is not judged further
+    /// than that it is not Twilio's.
+    fn receive(&self, request: WebhookRequest) -> Result<ProviderSms, WebhookRefusal> {
+        let params: Vec<(String, String)> =
+            serde_urlencoded::from_bytes(&request.body).map_err(|error| {
+                WebhookRefusal::Malformed(format!("The body is not a form: {error}"))
+            })?;
+        let url = format!(
+            "{}{}",
+            self.public_base_url.trim_end_matches('/'),
+            request.path_and_query
+        );
+        let signature = request.headers.get(SIGNATURE_HEADER).unwrap_or_default();
+        if !self.signs(&url, &params, signature) {
+            return Err(bad_signature());
+        }
+        if let Some(refused) = refused_params(&params) {
+            return Err(WebhookRefusal::Malformed(format!(
+                "not an SMS webhook of the provider: {refused}"
+            )));
+        }
+        let param = |name: &str| {
+            params
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+                .ok_or_else(|| WebhookRefusal::Malformed(format!("the webhook lacks {name}")))
+        };
+        Ok(ProviderSms {
+            provider_message_id: param("MessageSid")?,
+            flow: SmsFlow::Inbound,
+            from: param("From")?,
+            to: param("To")?,
+            body: param("Body").unwrap_or_default(),
+            received_at: None,
+        })
     }
 }
 
@@ -150,7 +211,7 @@ fn refused_params(params: &[(String, String)]) -> Option<String> {
             .find(|(name, _)| name == wanted)
             .map(|(_, value)| value.as_str())
     };
-    // A form without one is refused by the use case, which names what is missing.
+    // A form without one is refused by `receive`, which names what is missing.
     let message_sid = value("MessageSid")?;
     if !is_sid(message_sid, &["SM", "MM"]) {
         return Some("MessageSid is not a Twilio message id".to_owned());
@@ -204,22 +265,26 @@ mod tests {
     #[test]
     fn an_empty_token_is_refused() {
         assert_eq!(
-            TwilioSignatureVerifier::new(SecretString::from("")).err(),
+            TwilioWebhook::new(SecretString::from(""), "https://example.com".into()).err(),
             Some(InvalidTwilioAuthToken)
         );
     }
 
     #[test]
     fn the_token_stays_out_of_debug_output() {
-        let verifier =
-            TwilioSignatureVerifier::new(SecretString::from("token-secret")).expect("valid");
-        assert!(!format!("{verifier:?}").contains("token-secret"));
+        let webhook = TwilioWebhook::new(
+            SecretString::from("token-secret"),
+            "https://example.com".into(),
+        )
+        .expect("valid");
+        assert!(!format!("{webhook:?}").contains("token-secret"));
     }
 
     #[test]
     fn a_signature_that_is_not_base64_is_refused() {
-        let verifier = TwilioSignatureVerifier::new(SecretString::from("12345")).expect("valid");
-        assert!(!verifier.verify("https://example.com/sms", &[], "not base64!"));
-        assert!(!verifier.verify("https://example.com/sms", &[], ""));
+        let webhook = TwilioWebhook::new(SecretString::from("12345"), "https://example.com".into())
+            .expect("valid");
+        assert!(!webhook.signs("https://example.com/sms", &[], "not base64!"));
+        assert!(!webhook.signs("https://example.com/sms", &[], ""));
     }
 }

@@ -1,13 +1,18 @@
-//! `TwilioSignatureVerifier` and `sign` against the examples Twilio publishes and against
-//! webhooks altered after signing.
+//! `TwilioWebhook` through the `InboundSmsWebhook` port, and `sign`, against the examples Twilio
+//! publishes and against webhooks altered after signing.
 
-use ports::SmsWebhookVerifier;
+use ports::{
+    InboundSmsWebhook, ProviderSms, SmsFlow, WebhookHeaders, WebhookRefusal, WebhookRequest,
+};
 use secrecy::SecretString;
-use sms::{sign, TwilioSignatureVerifier};
+use sms::{sign, TwilioWebhook};
 
 use crate::SMS_WEBHOOK_URL;
 
 const TOKEN: &str = "auth-token";
+/// `SMS_WEBHOOK_URL`, as the public base URL and the path Twilio posts to.
+const PUBLIC: &str = "https://agents.example.com";
+const PATH: &str = "/webhooks/sms/twilio";
 
 fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
@@ -16,8 +21,42 @@ fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn verifier(token: &str) -> TwilioSignatureVerifier {
-    TwilioSignatureVerifier::new(SecretString::from(token)).expect("a token")
+fn webhook(token: &str) -> TwilioWebhook {
+    webhook_at(token, PUBLIC)
+}
+
+fn webhook_at(token: &str, public_base_url: &str) -> TwilioWebhook {
+    TwilioWebhook::new(SecretString::from(token), public_base_url.to_owned()).expect("a token")
+}
+
+/// `params` posted as a form to `path_and_query`, with `signature`.
+fn posted(path_and_query: &str, params: &[(String, String)], signature: &str) -> WebhookRequest {
+    WebhookRequest {
+        path_and_query: path_and_query.to_owned(),
+        headers: WebhookHeaders::new([("x-twilio-signature".to_owned(), signature.to_owned())]),
+        body: serde_urlencoded::to_string(params)
+            .expect("a form")
+            .into_bytes(),
+    }
+}
+
+/// Whether the webhook takes `signature` as Twilio's (whatever it then makes of the form).
+fn verifies(
+    webhook: &TwilioWebhook,
+    path_and_query: &str,
+    params: &[(String, String)],
+    signature: &str,
+) -> bool {
+    !matches!(
+        webhook.receive(posted(path_and_query, params, signature)),
+        Err(WebhookRefusal::Signature(_))
+    )
+}
+
+/// What the webhook makes of `form` signed as Twilio signs it.
+fn received(form: &[(String, String)]) -> Result<ProviderSms, WebhookRefusal> {
+    let signature = sign(TOKEN, SMS_WEBHOOK_URL, form);
+    webhook(TOKEN).receive(posted(PATH, form, &signature))
 }
 
 /// An inbound SMS as Twilio posts it.
@@ -52,13 +91,18 @@ fn twilios_documented_example_verifies() {
     let documented = "0/KCTR6DLpKmkAf8muzZqo1nDgQ=";
 
     assert_eq!(sign("12345", url, &posted), documented);
-    assert!(verifier("12345").verify(url, &posted, documented));
+    let webhook = webhook_at("12345", "https://mycompany.com");
+    assert!(verifies(
+        &webhook,
+        "/myapp.php?foo=1&bar=2",
+        &posted,
+        documented
+    ));
 }
 
 #[test]
 fn an_sms_webhook_from_twilios_own_tests_verifies() {
     // The SMS request in the request-validator tests of Twilio's Ruby library.
-    let url = "http://twiliotests.heroku.com/validate/sms";
     let posted = params(&[
         ("ToState", "CA"),
         ("FromState", "CA"),
@@ -78,8 +122,13 @@ fn an_sms_webhook_from_twilios_own_tests_verifies() {
         ("SmsSid", "SM2003cbd5e6a3701999aa3e5f20ff2787"),
     ]);
 
-    assert!(verifier("2bd9e9638872de601313dc77410d3b23").verify(
-        url,
+    let webhook = webhook_at(
+        "2bd9e9638872de601313dc77410d3b23",
+        "http://twiliotests.heroku.com",
+    );
+    assert!(verifies(
+        &webhook,
+        "/validate/sms",
         &posted,
         "mxeiv65lEe0b8L6LdVw2jgJi8yw="
     ));
@@ -90,7 +139,7 @@ fn a_webhook_signed_with_the_token_verifies() {
     let posted = inbound_sms();
     let signature = sign(TOKEN, SMS_WEBHOOK_URL, &posted);
 
-    assert!(verifier(TOKEN).verify(SMS_WEBHOOK_URL, &posted, &signature));
+    assert!(verifies(&webhook(TOKEN), PATH, &posted, &signature));
 }
 
 #[test]
@@ -106,7 +155,7 @@ fn a_webhook_without_parameters_signs_its_url_alone() {
 fn a_tampered_parameter_fails() {
     let posted = inbound_sms();
     let signature = sign(TOKEN, SMS_WEBHOOK_URL, &posted);
-    let verifier = verifier(TOKEN);
+    let webhook = webhook(TOKEN);
 
     let mut changed = posted.clone();
     for (name, value) in &mut changed {
@@ -114,36 +163,39 @@ fn a_tampered_parameter_fails() {
             *value = "Your code is 000000 — café".to_owned();
         }
     }
-    assert!(!verifier.verify(SMS_WEBHOOK_URL, &changed, &signature));
+    assert!(!verifies(&webhook, PATH, &changed, &signature));
 
     let mut added = posted.clone();
     added.push((
         "MediaUrl0".to_owned(),
         "https://evil.example/x.png".to_owned(),
     ));
-    assert!(!verifier.verify(SMS_WEBHOOK_URL, &added, &signature));
+    assert!(!verifies(&webhook, PATH, &added, &signature));
 
     let removed: Vec<_> = posted
         .iter()
         .filter(|(name, _)| name != "From")
         .cloned()
         .collect();
-    assert!(!verifier.verify(SMS_WEBHOOK_URL, &removed, &signature));
+    assert!(!verifies(&webhook, PATH, &removed, &signature));
 }
 
 #[test]
 fn a_tampered_url_fails() {
     let posted = inbound_sms();
     let signature = sign(TOKEN, SMS_WEBHOOK_URL, &posted);
-    let verifier = verifier(TOKEN);
 
-    for url in [
-        "http://agents.example.com/webhooks/sms/twilio",
-        "https://agents.example.com/webhooks/sms/twilio/",
-        "https://agents.example.com/webhooks/sms/twilio?agent=7",
-        "https://evil.example/webhooks/sms/twilio",
+    for (public, path) in [
+        ("http://agents.example.com", PATH),
+        (PUBLIC, "/webhooks/sms/twilio/"),
+        (PUBLIC, "/webhooks/sms/twilio?agent=7"),
+        ("https://evil.example", PATH),
     ] {
-        assert!(!verifier.verify(url, &posted, &signature), "{url}");
+        let webhook = webhook_at(TOKEN, public);
+        assert!(
+            !verifies(&webhook, path, &posted, &signature),
+            "{public}{path}"
+        );
     }
 }
 
@@ -152,21 +204,21 @@ fn another_token_fails() {
     let posted = inbound_sms();
     let signature = sign("another-token", SMS_WEBHOOK_URL, &posted);
 
-    assert!(!verifier(TOKEN).verify(SMS_WEBHOOK_URL, &posted, &signature));
+    assert!(!verifies(&webhook(TOKEN), PATH, &posted, &signature));
 }
 
 #[test]
 fn a_mangled_signature_fails() {
     let posted = inbound_sms();
     let signature = sign(TOKEN, SMS_WEBHOOK_URL, &posted);
-    let verifier = verifier(TOKEN);
+    let webhook = webhook(TOKEN);
 
     let truncated = &signature[..signature.len() - 2];
     let mut flipped = signature.clone().into_bytes();
     flipped[0] = if flipped[0] == b'A' { b'B' } else { b'A' };
     let flipped = String::from_utf8(flipped).expect("ASCII");
     for bad in [truncated, flipped.as_str(), "", "not base64!"] {
-        assert!(!verifier.verify(SMS_WEBHOOK_URL, &posted, bad), "{bad:?}");
+        assert!(!verifies(&webhook, PATH, &posted, bad), "{bad:?}");
     }
 }
 
@@ -179,9 +231,9 @@ fn the_order_parameters_arrive_in_does_not_matter() {
     let mut sorted = posted;
     sorted.sort();
 
-    let verifier = verifier(TOKEN);
-    assert!(verifier.verify(SMS_WEBHOOK_URL, &reversed, &signature));
-    assert!(verifier.verify(SMS_WEBHOOK_URL, &sorted, &signature));
+    let webhook = webhook(TOKEN);
+    assert!(verifies(&webhook, PATH, &reversed, &signature));
+    assert!(verifies(&webhook, PATH, &sorted, &signature));
 }
 
 #[test]
@@ -191,20 +243,19 @@ fn repeated_parameters_each_count_in_value_order() {
     let expected = "LJO9DkCP9GR/DXRHz3dnZT5GkBc=";
 
     assert_eq!(sign(TOKEN, SMS_WEBHOOK_URL, &posted), expected);
-    let verifier = verifier(TOKEN);
+    let webhook = webhook(TOKEN);
     let swapped = params(&[("Body", "a"), ("To", "+15550100123"), ("Body", "b")]);
-    assert!(verifier.verify(SMS_WEBHOOK_URL, &swapped, expected));
+    assert!(verifies(&webhook, PATH, &swapped, expected));
     // Each repetition signs its name: one parameter holding both values is another request.
     let merged = params(&[("Body", "ab"), ("To", "+15550100123")]);
-    assert!(!verifier.verify(SMS_WEBHOOK_URL, &merged, expected));
+    assert!(!verifies(&webhook, PATH, &merged, expected));
     let once = params(&[("Body", "a"), ("To", "+15550100123")]);
-    assert!(!verifier.verify(SMS_WEBHOOK_URL, &once, expected));
+    assert!(!verifies(&webhook, PATH, &once, expected));
 }
 
 #[test]
 fn forms_twilio_never_posts_are_refused_whatever_their_signature() {
-    let verifier = verifier(TOKEN);
-    assert_eq!(verifier.refused_params(&inbound_sms()), None);
+    assert_eq!(received(&inbound_sms()).map(drop), Ok(()));
     let with_media = [
         inbound_sms(),
         params(&[
@@ -213,7 +264,7 @@ fn forms_twilio_never_posts_are_refused_whatever_their_signature() {
         ]),
     ]
     .concat();
-    assert_eq!(verifier.refused_params(&with_media), None);
+    assert_eq!(received(&with_media).map(drop), Ok(()));
     let merged: Vec<(String, String)> = inbound_sms()
         .into_iter()
         .filter(|(name, _)| name != "NumMedia")
@@ -245,15 +296,51 @@ fn forms_twilio_never_posts_are_refused_whatever_their_signature() {
         ("alias", alias),
         ("account", account),
     ] {
-        assert!(verifier.refused_params(&form).is_some(), "{what}");
+        assert!(
+            matches!(received(&form), Err(WebhookRefusal::Malformed(_))),
+            "{what}"
+        );
     }
 }
 
 #[test]
 fn only_a_base64_sha1_could_be_a_signature() {
-    let verifier = verifier(TOKEN);
-    assert!(verifier.well_formed(&sign(TOKEN, SMS_WEBHOOK_URL, &inbound_sms())));
+    let webhook = webhook(TOKEN);
+    let signed = |signature: &str| {
+        WebhookHeaders::new([("X-Twilio-Signature".to_owned(), signature.to_owned())])
+    };
+    let signature = sign(TOKEN, SMS_WEBHOOK_URL, &inbound_sms());
+    assert_eq!(webhook.could_verify(&signed(&signature)), Ok(()));
+    let refused = Err(WebhookRefusal::Signature(
+        "Invalid X-Twilio-Signature".to_owned(),
+    ));
     for bad in ["", "nope", "AAAA", "0/KCTR6DLpKmkAf8muzZqo1nDgQ=0"] {
-        assert!(!verifier.well_formed(bad), "{bad:?}");
+        assert_eq!(webhook.could_verify(&signed(bad)), refused, "{bad:?}");
     }
+    assert_eq!(webhook.could_verify(&WebhookHeaders::default()), refused);
+}
+
+#[test]
+fn the_message_is_read_from_the_form() {
+    assert_eq!(
+        received(&inbound_sms()),
+        Ok(ProviderSms {
+            provider_message_id: "SM00000000000000000000000000000003".to_owned(),
+            flow: SmsFlow::Inbound,
+            from: "+15017122661".to_owned(),
+            to: "+15550100123".to_owned(),
+            body: "Your code is 481516 — café".to_owned(),
+            received_at: None,
+        })
+    );
+    let without_sender: Vec<(String, String)> = inbound_sms()
+        .into_iter()
+        .filter(|(name, _)| name != "From")
+        .collect();
+    assert_eq!(
+        received(&without_sender),
+        Err(WebhookRefusal::Malformed(
+            "the webhook lacks From".to_owned()
+        ))
+    );
 }
