@@ -488,7 +488,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_webhooks_message_is_stored_for_its_number_as_come_by_webhook() {
+    async fn a_webhooks_message_is_stored_for_its_number_as_a_webhook_delivery() {
         let mut webhook = MockInboundSmsWebhook::new();
         webhook
             .expect_receive()

@@ -34,7 +34,7 @@ const SIGNATURE_VERSION: &str = "v1";
 const HMAC_SHA256_BYTES: usize = 32;
 
 /// The longest webhook id taken: providers' ids are a few dozen characters.
-pub const MAX_ID_CHARS: usize = 256;
+const MAX_ID_CHARS: usize = 256;
 
 /// Standard base64, padded or not: secrets and signatures are written both ways.
 const BASE64: GeneralPurpose = GeneralPurpose::new(
