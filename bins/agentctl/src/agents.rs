@@ -2,7 +2,7 @@
 
 use anyhow::Context as _;
 use api_types::AgentResponse;
-use app::{CreateAgent, IssuedKey};
+use app::{CreateAgent, CreateAgentError, IssuedKey};
 use clap::Subcommand;
 use domain::{AgentId, Label};
 use serde_json::{json, Value};
@@ -40,7 +40,7 @@ pub enum AgentsCommand {
 }
 
 pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Value> {
-    let plane = context.services().await?.operator;
+    let admin = context.services().await?.operator.agents;
     Ok(match command {
         AgentsCommand::Create {
             label,
@@ -53,27 +53,38 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
                 .map(|label| Label::parse(&label))
                 .transpose()
                 .context("--label")?;
-            let issued = plane
-                .create_agent(CreateAgent {
+            let issued = admin
+                .create(CreateAgent {
                     sponsor,
                     label,
                     email,
                     phone,
                     wallet,
                 })
-                .await?;
+                .await
+                .map_err(create_error)?;
             issued_key(&issued)
         }
         AgentsCommand::List => {
-            let agents = plane.list_agents().await?;
+            let agents = admin.list().await?;
             json!(agents.iter().map(AgentResponse::from).collect::<Vec<_>>())
         }
-        AgentsCommand::Show { id } => json!(AgentResponse::from(&plane.show_agent(id).await?)),
+        AgentsCommand::Show { id } => json!(AgentResponse::from(&admin.show(id).await?)),
         AgentsCommand::Deactivate { id } => {
-            json!(AgentResponse::from(&plane.deactivate_agent(id).await?))
+            json!(AgentResponse::from(&admin.deactivate(id).await?))
         }
-        AgentsCommand::RotateKey { id } => issued_key(&plane.rotate_key(id).await?),
+        AgentsCommand::RotateKey { id } => issued_key(&admin.rotate_key(id).await?),
     })
+}
+
+/// The use case's refusal, with what the operator of this CLI sets to get past it.
+fn create_error(error: CreateAgentError) -> anyhow::Error {
+    match error {
+        CreateAgentError::ForeignMasterKey => {
+            anyhow::anyhow!("{error}; set WALLET_MASTER_KEY to the key they were sealed under")
+        }
+        other => other.into(),
+    }
 }
 
 /// The only place a key is ever printed: once, to the operator who asked for it.

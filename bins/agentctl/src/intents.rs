@@ -3,15 +3,18 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
-use api_types::TransferIntentOut;
+use api_types::{
+    OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
+};
+use app::ConfirmError;
 use clap::Subcommand;
 use domain::{AgentId, IntentId, IntentStatus, TransferIntentRecord};
-use ports::IntentFilter;
+use ports::{AttemptRecord, IntentFilter};
 use runtime::config::IntentConfig;
 use runtime::wiring;
 use serde_json::{json, Value};
 
-use crate::Context;
+use crate::{operator, Context};
 
 #[derive(Subcommand)]
 pub enum IntentsCommand {
@@ -68,71 +71,77 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                         .with_context(|| format!("--status {name:?} is not an intent status"))
                 })
                 .transpose()?;
-            let plane = context.services().await?.operator;
-            listed(&plane.list_intents(IntentFilter { agent, status }).await?)
+            let decisions = context.services().await?.operator.decisions;
+            listed(&decisions.list(IntentFilter { agent, status }).await?)
         }
         IntentsCommand::Show { id } => {
-            let plane = context.services().await?.operator;
-            let mut view = operator_view(&plane.show_intent(id).await?);
-            view["attempts"] = json!(plane
-                .intent_attempts(id)
-                .await?
-                .iter()
-                .map(|attempt| json!({
-                    "tx_hash": attempt.transfer.hash,
-                    "nonce": attempt.transfer.nonce,
-                    "max_fee_per_gas": attempt.transfer.fees.max_fee_per_gas.to_string(),
-                    "max_priority_fee_per_gas":
-                        attempt.transfer.fees.max_priority_fee_per_gas.to_string(),
-                    "broadcasts": attempt.broadcasts,
-                    "last_error": attempt.last_error,
-                }))
-                .collect::<Vec<_>>());
-            view
+            let decisions = context.services().await?.operator.decisions;
+            let intent = decisions.show(id).await?;
+            let attempts = decisions.attempts(id).await?;
+            json!(OperatorIntentDetail {
+                intent: (&intent).into(),
+                attempts: attempts.iter().map(attempt_view).collect(),
+            })
         }
         IntentsCommand::Confirm { id, force } => {
             let confirmation = context
                 .services()
                 .await?
                 .operator
-                .confirm_intent(id, force)
-                .await?;
-            let mut view = operator_view(&confirmation.intent);
-            // What the policy in force says: null when the intent keeps to it.
-            view["policy_violation"] = json!(confirmation
-                .policy_verdict
-                .err()
-                .map(|violation| violation.to_string()));
-            view
+                .decisions
+                .confirm(id, force, &operator())
+                .await
+                .map_err(confirm_error)?;
+            json!(OperatorConfirmationView::new(
+                &confirmation.intent,
+                &confirmation.policy_verdict
+            ))
         }
-        IntentsCommand::Resolve { id } => operator_view(
+        IntentsCommand::Resolve { id } => json!(OperatorIntentView::from(
             &context
                 .services()
                 .await?
                 .operator
-                .resolve_intent(id)
-                .await?,
-        ),
-        IntentsCommand::Reject { id, reason } => operator_view(
+                .resolution
+                .resolve(id, &operator())
+                .await?
+        )),
+        IntentsCommand::Reject { id, reason } => json!(OperatorIntentView::from(
             &context
                 .services()
                 .await?
                 .operator
-                .reject_intent(id, reason)
-                .await?,
-        ),
+                .decisions
+                .reject(id, reason, &operator())
+                .await?
+        )),
     })
 }
 
-fn listed(intents: &[TransferIntentRecord]) -> Value {
-    json!(intents.iter().map(operator_view).collect::<Vec<_>>())
+/// The use case's refusal, with the flag of this CLI that gets past it.
+fn confirm_error(error: ConfirmError) -> anyhow::Error {
+    match error {
+        ConfirmError::Policy(_) => {
+            anyhow::anyhow!("{error}; confirm with --force to execute it anyway")
+        }
+        other => other.into(),
+    }
 }
 
-/// The API's view of an intent plus what only an operator needs: whose it is.
-fn operator_view(intent: &TransferIntentRecord) -> Value {
-    let mut view = json!(TransferIntentOut::from(intent));
-    view["agent_id"] = json!(intent.agent_id.to_string());
-    view["wallet_id"] = json!(intent.wallet_id.to_string());
-    view["idempotency_key"] = json!(intent.idempotency_key.as_ref().map(|key| key.as_str()));
-    view
+fn listed(intents: &[TransferIntentRecord]) -> Value {
+    json!(intents
+        .iter()
+        .map(OperatorIntentView::from)
+        .collect::<Vec<_>>())
+}
+
+fn attempt_view(attempt: &AttemptRecord) -> OperatorAttemptView {
+    OperatorAttemptView {
+        tx_hash: attempt.transfer.hash.clone(),
+        nonce: attempt.transfer.nonce,
+        max_fee_per_gas: attempt.transfer.fees.max_fee_per_gas.to_string(),
+        max_priority_fee_per_gas: attempt.transfer.fees.max_priority_fee_per_gas.to_string(),
+        broadcasts: attempt.broadcasts,
+        last_error: attempt.last_error.clone(),
+    }
 }

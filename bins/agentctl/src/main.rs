@@ -13,7 +13,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use app::Services;
+use app::{Operator, OperatorName, Services};
 use clap::{Parser, Subcommand};
 use runtime::config::{DatabaseConfig, Environment, ProvisioningConfig, ServicesConfig};
 use runtime::wiring::{self, Database};
@@ -60,6 +60,16 @@ enum Command {
     Wallets(wallets::WalletsCommand),
     /// Apply pending migrations and exit.
     Migrate,
+}
+
+/// Who runs this `agentctl`, as the decisions it takes record it: the OS user (`USER`, else
+/// `LOGNAME`) when it is a name an operator may go by, else the CLI unnamed.
+fn operator() -> Operator {
+    let user = ["USER", "LOGNAME"]
+        .into_iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find_map(|user| OperatorName::parse(&user).ok());
+    Operator::Cli { user }
 }
 
 /// What every command group reads: the environment and the database settings.

@@ -37,12 +37,12 @@ pub struct PolicySetArgs {
 }
 
 pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Value> {
-    let plane = context.services().await?.operator;
+    let policies = context.services().await?.operator.policies;
     let policy = match command {
-        PolicyCommand::Show { agent_id } => plane.show_policy(agent_id).await?,
+        PolicyCommand::Show { agent_id } => policies.show(agent_id).await?,
         PolicyCommand::Set(args) => {
             let change = policy_change(&args)?;
-            plane.set_policy(args.agent_id, change).await?
+            policies.set(args.agent_id, change).await?
         }
     };
     Ok(json!(SpendPolicyOut::from(&policy)))

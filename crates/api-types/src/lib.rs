@@ -4,6 +4,7 @@
 
 mod agents;
 mod email;
+mod operator;
 mod sms;
 mod wallet;
 
@@ -11,6 +12,9 @@ pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
 pub use email::{
     AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest,
     EmailSendResponse, ParsedDataOut,
+};
+pub use operator::{
+    OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
 };
 pub use sms::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,

@@ -275,7 +275,7 @@ impl Executor {
         tracing::warn!(intent_id = %intent.id, %reason, "transfer failed before anything was sent");
         match self
             .queue
-            .settle(intent.id, Settlement::Failed(reason))
+            .settle(intent.id, Settlement::Failed(reason), None)
             .await
         {
             Ok(_) | Err(TransitionError::Refused(_)) => Ok(SubmitOutcome::Failed),
@@ -421,7 +421,7 @@ impl Executor {
         outcome: &mut FollowOutcome,
     ) -> Result<(), ExecutionError> {
         let executed = matches!(settlement, Settlement::Executed { .. });
-        match self.queue.settle(intent.id, settlement).await {
+        match self.queue.settle(intent.id, settlement, None).await {
             Ok(settled) => {
                 match executed {
                     true => outcome.executed += 1,
@@ -663,11 +663,12 @@ mod tests {
         queue.expect_assign_nonce().never();
         queue
             .expect_settle()
-            .withf(|_, settlement| {
-                matches!(settlement, Settlement::Failed(reason) if reason.contains("deactivated"))
+            .withf(|_, settlement, decided_by| {
+                decided_by.is_none()
+                    && matches!(settlement, Settlement::Failed(reason) if reason.contains("deactivated"))
             })
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Failed)));
+            .returning(|_, _, _| Ok(intent(IntentStatus::Failed)));
         let mut vault = MockKeyVault::new();
         vault.expect_sign_transfer().never();
         let executor = executor(queue, MockChainWriter::new(), vault);
@@ -856,14 +857,15 @@ mod tests {
         )]);
         queue
             .expect_settle()
-            .withf(|_, settlement| {
-                *settlement
-                    == Settlement::Executed {
-                        tx_hash: "0xold".into(),
-                    }
+            .withf(|_, settlement, decided_by| {
+                decided_by.is_none()
+                    && *settlement
+                        == Settlement::Executed {
+                            tx_hash: "0xold".into(),
+                        }
             })
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+            .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
         let mut chain = chain_mined(6);
         chain
             .expect_receipt()
@@ -890,11 +892,12 @@ mod tests {
         )]);
         queue
             .expect_settle()
-            .withf(|_, settlement| {
-                matches!(settlement, Settlement::Failed(reason) if reason.contains("0xreverted"))
+            .withf(|_, settlement, decided_by| {
+                decided_by.is_none()
+                    && matches!(settlement, Settlement::Failed(reason) if reason.contains("0xreverted"))
             })
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Failed)));
+            .returning(|_, _, _| Ok(intent(IntentStatus::Failed)));
         let mut chain = chain_mined(6);
         chain
             .expect_receipt()
@@ -997,11 +1000,12 @@ mod tests {
             chain.expect_broadcast().never();
             queue
                 .expect_settle()
-                .withf(|_, settlement| {
-                    matches!(settlement, Settlement::Failed(reason) if reason.contains("nonce 5"))
+                .withf(|_, settlement, decided_by| {
+                    decided_by.is_none()
+                        && matches!(settlement, Settlement::Failed(reason) if reason.contains("nonce 5"))
                 })
                 .times(usize::from(settles))
-                .returning(|_, _| Ok(intent(IntentStatus::Failed)));
+                .returning(|_, _, _| Ok(intent(IntentStatus::Failed)));
             queue
                 .expect_reschedule()
                 .withf(|_, _, used| *used)
@@ -1037,7 +1041,7 @@ mod tests {
         queue
             .expect_settle()
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+            .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
         let outcome = executor(queue, chain, MockKeyVault::new())
             .follow_submitted()
             .await
@@ -1094,7 +1098,7 @@ mod tests {
         queue
             .expect_settle()
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+            .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
         queue
             .expect_record_broadcast()
             .times(2)
@@ -1137,7 +1141,7 @@ mod tests {
         queue
             .expect_settle()
             .times(1)
-            .returning(|_, _| Ok(intent(IntentStatus::Executed)));
+            .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
         let outcome = executor(queue, chain, MockKeyVault::new())
             .follow_submitted()
             .await

@@ -4,7 +4,6 @@
 pub mod agents;
 pub mod auth_cache;
 pub mod codes;
-pub mod control_plane;
 pub mod email;
 pub mod errors;
 pub mod execution;
@@ -13,6 +12,7 @@ mod in_flight;
 pub mod key_rotation;
 pub mod leased_queue;
 pub mod long_lived;
+pub mod operator;
 pub mod outbox;
 mod paging;
 pub mod services;
@@ -25,9 +25,12 @@ pub use auth_cache::AuthCache;
 pub use codes::{
     ChannelsWait, CodeChannel, CodePorts, CodeService, CodeWait, FoundCode, WaitError,
 };
-pub use control_plane::{
-    AgentLookupError, ConfirmError, Confirmation, ControlPlane, ControlPlanePorts, CreateAgent,
-    CreateAgentError, IssuedKey, PolicyError, ResolveError,
+/// The operator's principal, defined beside the records that keep it (`decided_by`).
+pub use domain::{Operator, OperatorName};
+pub use operator::{
+    AgentAdmin, AgentAdminPorts, AgentLookupError, ChainResolution, ChainResolutionPorts,
+    ConfirmError, Confirmation, CreateAgent, CreateAgentError, IntentDecisions, IssuedKey,
+    OperatorServices, PolicyAdmin, PolicyError, ResolveError,
 };
 
 pub use email::{

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::{
-    AgentService, CodeService, ControlPlane, EmailService, LongLived, SmsService, WalletService,
+    AgentService, CodeService, EmailService, LongLived, OperatorServices, SmsService, WalletService,
 };
 
 pub struct Services {
@@ -19,7 +19,7 @@ pub struct Services {
     /// The long-lived requests held on this instance (waits now), capped per agent and counted.
     pub long_lived: Arc<LongLived>,
     /// The operator's side: agents, policies, decisions on intents, chain resolution.
-    pub operator: ControlPlane,
+    pub operator: OperatorServices,
 }
 
 impl Services {

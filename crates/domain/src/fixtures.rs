@@ -41,6 +41,7 @@ impl TransferIntentRecord {
             created_at: moment(),
             updated_at: moment(),
             confirmed_at: None,
+            decided_by: None,
         }
     }
 }

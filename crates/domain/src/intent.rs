@@ -12,7 +12,9 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::{AgentId, Asset, AtomicAmount, Chain, EvmAddress, IdempotencyKey, IntentId, WalletId};
+use crate::{
+    AgentId, Asset, AtomicAmount, Chain, EvmAddress, IdempotencyKey, IntentId, Operator, WalletId,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IntentStatus {
@@ -155,6 +157,9 @@ pub struct TransferIntentRecord {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub confirmed_at: Option<OffsetDateTime>,
+    /// Who took the latest operator decision on it (confirm, reject, resolve); `None` while no
+    /// operator has, and on intents decided before it was recorded.
+    pub decided_by: Option<Operator>,
 }
 
 impl TransferIntentRecord {

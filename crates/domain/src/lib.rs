@@ -15,6 +15,7 @@ pub mod ids;
 pub mod inbound;
 pub mod intent;
 pub mod limits;
+pub mod operator;
 pub mod policy;
 pub mod sms;
 pub mod text;
@@ -52,6 +53,9 @@ pub use intent::{
     IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms, TransitionRefused,
 };
 pub use limits::{RateDecision, RateLimit};
+pub use operator::{
+    Operator, OperatorName, OperatorNameError, StoredOperatorError, MAX_OPERATOR_NAME_CHARS,
+};
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
 };

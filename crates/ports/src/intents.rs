@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::{
     AgentId, CursorPosition, EvmAddress, IdempotencyKey, IntentEvent, IntentId, IntentStatus,
-    LeaseId, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord, TransferIntentRecord,
-    TransferTerms, TransitionRefused, WalletId, U256,
+    LeaseId, Operator, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
+    TransferIntentRecord, TransferTerms, TransitionRefused, WalletId, U256,
 };
 
 use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError};
@@ -145,13 +145,14 @@ pub trait IntentLedger: Send + Sync {
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
 
-    /// Moves the intent by `event` under its row lock, through the domain state machine;
-    /// `reason` is kept as the failure reason of a reject or fail.
+    /// Moves the intent by `event` under its row lock, through the domain state machine, as
+    /// `decided_by` decided; `reason` is kept as the failure reason of a reject or fail.
     async fn transition(
         &self,
         id: IntentId,
         event: IntentEvent,
         reason: Option<String>,
+        decided_by: Operator,
     ) -> Result<TransferIntentRecord, TransitionError>;
 }
 
@@ -283,12 +284,14 @@ pub trait ExecutionQueue: Send + Sync {
         nonce_used: bool,
     ) -> Result<(), StoreError>;
 
-    /// Ends the intent as `settlement` says, through the domain state machine. An intent that
-    /// failed before anything was sent for it gives its nonce back when it is the wallet's last.
+    /// Ends the intent as `settlement` says, through the domain state machine; `decided_by` is
+    /// the operator who settled it, `None` when the executor did. An intent that failed before
+    /// anything was sent for it gives its nonce back when it is the wallet's last.
     async fn settle(
         &self,
         intent: IntentId,
         settlement: Settlement,
+        decided_by: Option<Operator>,
     ) -> Result<TransferIntentRecord, TransitionError>;
 
     /// How long the oldest confirmed intent has waited since its confirmation (on the database

@@ -7,9 +7,9 @@ use diesel::prelude::*;
 use domain::{
     AgentId, AgentKeyHash, AgentRecord, Allowlist, Asset, AtomicAmount, Chain, Custody,
     EmailAddress, EmailInboxId, EmailInboxRecord, EvmAddress, IdempotencyKey, IntentId,
-    IntentStatus, Label, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset, SpendLimits,
-    SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId, WalletRecord,
-    WalletStatus, U256,
+    IntentStatus, Label, Operator, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset,
+    SpendLimits, SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId,
+    WalletRecord, WalletStatus, U256,
 };
 use ports::StoreError;
 use time::OffsetDateTime;
@@ -262,6 +262,7 @@ pub(crate) struct TransferIntentRow {
     created_at: OffsetDateTime,
     updated_at: OffsetDateTime,
     confirmed_at: Option<OffsetDateTime>,
+    decided_by: Option<String>,
 }
 
 impl TransferIntentRow {
@@ -292,6 +293,12 @@ impl TransferIntentRow {
             created_at: self.created_at,
             updated_at: self.updated_at,
             confirmed_at: self.confirmed_at,
+            decided_by: self
+                .decided_by
+                .as_deref()
+                .map(Operator::parse_stored)
+                .transpose()
+                .map_err(|error| corrupt(format!("decided_by: {error}")))?,
         })
     }
 }

@@ -99,6 +99,7 @@ diesel::table! {
         next_check_at -> Nullable<Timestamptz>,
         checks -> Integer,
         nonce_used_seen_at -> Nullable<Timestamptz>,
+        decided_by -> Nullable<Text>,
     }
 }
 

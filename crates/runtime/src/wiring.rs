@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::{
-    AgentService, AuthCache, CodePorts, CodeService, ControlPlane, ControlPlanePorts, EmailPorts,
-    EmailService, Executor, IntentExpiry, LongLived, OutboxWorker, Services, SmsPorts, SmsService,
+    AgentAdmin, AgentAdminPorts, AgentService, AuthCache, ChainResolution, ChainResolutionPorts,
+    CodePorts, CodeService, EmailPorts, EmailService, Executor, IntentDecisions, IntentExpiry,
+    LongLived, OperatorServices, OutboxWorker, PolicyAdmin, Services, SmsPorts, SmsService,
     WalletKeyRotation, WalletService, WalletStores,
 };
 use domain::{CursorCodec, PolicyAsset};
@@ -71,7 +72,7 @@ pub fn services(
         sms,
         codes,
         long_lived,
-        operator: control_plane(database, &config.provisioning, &config.sms, chain)?,
+        operator: operator_services(database, &config.provisioning, &config.sms, chain)?,
     };
     Ok((services, auth_cache_follower))
 }
@@ -288,12 +289,12 @@ pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
     PgSandboxChain::new(database.clone())
 }
 
-fn control_plane(
+fn operator_services(
     database: &Database,
     config: &ProvisioningConfig,
     sms: &SmsConfig,
     chain: &Chain,
-) -> anyhow::Result<ControlPlane> {
+) -> anyhow::Result<OperatorServices> {
     let (numbers, releaser): (Arc<dyn NumberProvisioner>, Arc<dyn NumberReleaser>) =
         match &sms.provider {
             SmsProviderConfig::Sandbox => (
@@ -305,21 +306,28 @@ fn control_plane(
                 (twilio.clone(), twilio)
             }
         };
+    let agents = agent_store(database);
     let intents = intent_store(database);
-    Ok(ControlPlane::new(
-        ControlPlanePorts {
-            agents: agent_store(database),
+    Ok(OperatorServices {
+        agents: AgentAdmin::new(
+            AgentAdminPorts {
+                agents: agents.clone(),
+                wallet_keys: Arc::new(PgWalletKeyStore::new(database.clone())),
+                inboxes: Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
+                numbers,
+                releaser,
+                vault: key_vault(config),
+            },
+            usdc(config),
+        ),
+        policies: PolicyAdmin::new(agents.clone(), usdc(config)),
+        decisions: IntentDecisions::new(agents, intents.clone()),
+        resolution: ChainResolution::new(ChainResolutionPorts {
             intents: intents.clone(),
-            wallet_keys: Arc::new(PgWalletKeyStore::new(database.clone())),
-            inboxes: Arc::new(SandboxInboxProvisioner::new(config.email_domain.clone())),
-            numbers,
-            releaser,
-            vault: key_vault(config),
             chain: chain.writer.clone(),
             settlement: intents,
-        },
-        usdc(config),
-    ))
+        }),
+    })
 }
 
 /// Refuses a master key that does not open the wallets already stored: a server or CLI with the

@@ -12,7 +12,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Double, Interval, Nullable, Timestamptz, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{FeeQuote, IntentEvent, IntentId, IntentStatus, LeaseId, TransferIntentRecord};
+use domain::{
+    FeeQuote, IntentEvent, IntentId, IntentStatus, LeaseId, Operator, TransferIntentRecord,
+};
 use ports::{
     AttemptRecord, ExecutionQueue, Settlement, SignedTransfer, StoreError, SubmissionClaim,
     SubmissionError, SubmittedIntent, TransitionError,
@@ -268,12 +270,13 @@ async fn settle_locked(
     connection: &mut AsyncPgConnection,
     id: IntentId,
     settlement: Settlement,
+    decided_by: Option<Operator>,
 ) -> Result<TransferIntentRecord, TxError<TransitionError>> {
     let (event, reason, mined) = match settlement {
         Settlement::Executed { tx_hash } => (IntentEvent::Execute, None, Some(tx_hash)),
         Settlement::Failed(reason) => (IntentEvent::Fail, Some(reason), None),
     };
-    let settled = transition_locked(connection, id, event, reason, mined).await?;
+    let settled = transition_locked(connection, id, event, reason, mined, decided_by).await?;
     if settled.status == IntentStatus::Failed && settled.tx_hash.is_none() {
         let nonce: Option<i64> = transfer_intents::table
             .find(id.0)
@@ -554,10 +557,12 @@ impl ExecutionQueue for PgIntentStore {
         &self,
         intent: IntentId,
         settlement: Settlement,
+        decided_by: Option<Operator>,
     ) -> Result<TransferIntentRecord, TransitionError> {
         self.database
             .in_transaction(|connection| {
-                async move { settle_locked(connection, intent, settlement).await }.scope_boxed()
+                async move { settle_locked(connection, intent, settlement, decided_by).await }
+                    .scope_boxed()
             })
             .await
     }

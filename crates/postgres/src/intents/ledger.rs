@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::{
-    AgentId, CursorPosition, IntentEvent, IntentId, TransferIntentRecord, WalletId, U256,
+    AgentId, CursorPosition, IntentEvent, IntentId, Operator, TransferIntentRecord, WalletId, U256,
 };
 use ports::{
     AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError, TransitionError,
@@ -141,11 +141,14 @@ impl IntentLedger for PgIntentStore {
         id: IntentId,
         event: IntentEvent,
         reason: Option<String>,
+        decided_by: Operator,
     ) -> Result<TransferIntentRecord, TransitionError> {
         self.database
             .in_transaction(|connection| {
-                async move { transition_locked(connection, id, event, reason, None).await }
-                    .scope_boxed()
+                async move {
+                    transition_locked(connection, id, event, reason, None, Some(decided_by)).await
+                }
+                .scope_boxed()
             })
             .await
     }

@@ -12,7 +12,7 @@ mod window;
 use diesel::prelude::*;
 use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentEvent, IntentId, TransferIntentRecord};
+use domain::{IntentEvent, IntentId, Operator, TransferIntentRecord};
 use ports::{StoreError, TransitionError};
 use time::OffsetDateTime;
 
@@ -48,10 +48,12 @@ struct Changes {
     executed_at: Option<OffsetDateTime>,
     tx_hash: Option<String>,
     next_check_at: Option<Option<OffsetDateTime>>,
+    decided_by: Option<String>,
 }
 
 /// Moves the intent by `event` under its row lock, through the domain state machine. A reject or
-/// fail keeps `reason`; an execution keeps the hash of the transaction that was mined. Times are
+/// fail keeps `reason`; an execution keeps the hash of the transaction that was mined; an
+/// operator's decision keeps who took it (the executor's leaves the last operator's). Times are
 /// the database's.
 async fn transition_locked(
     connection: &mut AsyncPgConnection,
@@ -59,6 +61,7 @@ async fn transition_locked(
     event: IntentEvent,
     reason: Option<String>,
     mined: Option<String>,
+    decided_by: Option<Operator>,
 ) -> Result<TransferIntentRecord, TxError<TransitionError>> {
     let current = transfer_intents::table
         .find(id.0)
@@ -87,6 +90,7 @@ async fn transition_locked(
         executed_at: (event == IntentEvent::Execute).then_some(now),
         tx_hash: mined,
         next_check_at: next.is_terminal().then_some(None),
+        decided_by: decided_by.map(|operator| operator.to_string()),
     };
     let row = diesel::update(transfer_intents::table.find(id.0))
         .set(changes)

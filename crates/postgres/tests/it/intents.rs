@@ -6,8 +6,8 @@ use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
     check_recipient, evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain,
     CursorPosition, Custody, EvmAddress, FeeQuote, IdempotencyKey, IntentEvent, IntentId,
-    IntentStatus, Label, LeaseId, PolicyAsset, PolicyChange, PolicyViolation, RateLimit,
-    RecipientRefused, TransferTerms, TransitionRefused, WalletId, U256,
+    IntentStatus, Label, LeaseId, Operator, OperatorName, PolicyAsset, PolicyChange,
+    PolicyViolation, RateLimit, RecipientRefused, TransferTerms, TransitionRefused, WalletId, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -54,6 +54,11 @@ fn address(last: u8) -> EvmAddress {
     let mut bytes = [0x22u8; 20];
     bytes[19] = last;
     EvmAddress::from_bytes(bytes)
+}
+
+/// The operator deciding in these tests: `agentctl` run by a user it could not name.
+fn cli() -> Operator {
+    Operator::Cli { user: None }
 }
 
 fn amount(digits: &str) -> AtomicAmount {
@@ -221,7 +226,12 @@ async fn the_daily_limit_counts_held_intents_and_releases_rejected_ones() {
     );
     fixture
         .intents
-        .transition(first.id, IntentEvent::Reject, Some("not today".into()))
+        .transition(
+            first.id,
+            IntentEvent::Reject,
+            Some("not today".into()),
+            cli(),
+        )
         .await
         .expect("rejected");
     assert!(
@@ -425,7 +435,7 @@ async fn every_change_to_an_agents_intents_moves_its_listing_version_and_only_it
 
     fixture
         .intents
-        .transition(intent.id, IntentEvent::Confirm, None)
+        .transition(intent.id, IntentEvent::Confirm, None, cli())
         .await
         .expect("confirmed");
     let confirmed = version(agent).await.expect("read");
@@ -457,14 +467,14 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
     };
     let confirmed = fixture
         .intents
-        .transition(intent.id, IntentEvent::Confirm, None)
+        .transition(intent.id, IntentEvent::Confirm, None, cli())
         .await
         .expect("confirmed");
     assert_eq!(confirmed.status, IntentStatus::Confirmed);
     assert!(confirmed.confirmed_at.is_some());
     let refused = fixture
         .intents
-        .transition(intent.id, IntentEvent::Reject, Some("late".into()))
+        .transition(intent.id, IntentEvent::Reject, Some("late".into()), cli())
         .await;
     assert_eq!(
         refused,
@@ -475,7 +485,7 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
     );
     let failed = fixture
         .intents
-        .transition(intent.id, IntentEvent::Fail, Some("reverted".into()))
+        .transition(intent.id, IntentEvent::Fail, Some("reverted".into()), cli())
         .await
         .expect("failed");
     assert_eq!(
@@ -486,7 +496,7 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
     assert_eq!(
         fixture
             .intents
-            .transition(missing, IntentEvent::Confirm, None)
+            .transition(missing, IntentEvent::Confirm, None, cli())
             .await,
         Err(TransitionError::NotFound(missing))
     );
@@ -535,7 +545,7 @@ async fn only_intents_pending_past_their_time_expire_and_release_their_amount() 
     };
     fixture
         .intents
-        .transition(old_confirmed.id, IntentEvent::Confirm, None)
+        .transition(old_confirmed.id, IntentEvent::Confirm, None, cli())
         .await
         .expect("confirmed");
     execute(
@@ -616,7 +626,7 @@ async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> IntentId {
     let intent = created(admit(fixture, send(agent, "1", None)).await);
     fixture
         .intents
-        .transition(intent.id, IntentEvent::Confirm, None)
+        .transition(intent.id, IntentEvent::Confirm, None, cli())
         .await
         .expect("confirmed");
     intent.id
@@ -783,7 +793,7 @@ async fn a_reclaimed_intent_keeps_its_nonce_and_a_failure_before_sending_gives_t
     );
     let failed = fixture
         .intents
-        .settle(first, Settlement::Failed("cannot sign".into()))
+        .settle(first, Settlement::Failed("cannot sign".into()), None)
         .await
         .expect("failed");
     assert_eq!(failed.status, IntentStatus::Failed);
@@ -848,6 +858,7 @@ async fn a_replacement_keeps_the_nonce_and_any_of_the_transactions_settles_the_i
             Settlement::Executed {
                 tx_hash: first.hash.clone(),
             },
+            None,
         )
         .await
         .expect("settled");
@@ -898,6 +909,7 @@ async fn due_intents_come_from_each_wallets_lowest_nonces_wallet_by_wallet() {
             Settlement::Executed {
                 tx_hash: "0xmined".into(),
             },
+            None,
         )
         .await
         .expect("settled");
@@ -1008,6 +1020,7 @@ async fn the_window_counts_an_executed_intent_from_when_its_money_moved() {
             Settlement::Executed {
                 tx_hash: transfer.hash,
             },
+            None,
         )
         .await
         .expect("executed");
@@ -1233,6 +1246,7 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
             Settlement::Executed {
                 tx_hash: transfer.hash,
             },
+            None,
         )
         .await
         .expect("settled");
@@ -1241,7 +1255,7 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
     assert!(matches!(
         fixture
             .intents
-            .settle(id, Settlement::Failed("late".into()))
+            .settle(id, Settlement::Failed("late".into()), None)
             .await,
         Err(TransitionError::Refused(_))
     ));
@@ -1249,6 +1263,87 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
         fixture.intents.oldest_confirmed_wait().await.expect("lag"),
         None
     );
+}
+
+fn named(user: &str) -> Operator {
+    Operator::Cli {
+        user: Some(OperatorName::parse(user).expect("valid")),
+    }
+}
+
+#[tokio::test]
+async fn every_operator_decision_records_who_took_it_and_the_executor_keeps_the_last() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 25, true).await;
+    let decided_by = |id: IntentId| {
+        let intents = fixture.intents.clone();
+        async move {
+            intents
+                .find(id)
+                .await
+                .expect("read")
+                .expect("exists")
+                .decided_by
+        }
+    };
+
+    let pending = created(admit(&fixture, send(agent, "1", None)).await);
+    assert_eq!(pending.decided_by, None, "no operator has decided yet");
+    let rejected = fixture
+        .intents
+        .transition(
+            pending.id,
+            IntentEvent::Reject,
+            Some("no".into()),
+            named("alice"),
+        )
+        .await
+        .expect("rejected");
+    assert_eq!(rejected.decided_by, Some(named("alice")));
+    assert_eq!(
+        decided_by(pending.id).await,
+        Some(named("alice")),
+        "read back"
+    );
+
+    let executed = created(admit(&fixture, send(agent, "1", None)).await);
+    fixture
+        .intents
+        .transition(executed.id, IntentEvent::Confirm, None, named("bob"))
+        .await
+        .expect("confirmed");
+    assert_eq!(decided_by(executed.id).await, Some(named("bob")));
+    let (_, transfer) = submit_next(&fixture, 0).await;
+    fixture
+        .intents
+        .settle(
+            executed.id,
+            Settlement::Executed {
+                tx_hash: transfer.hash,
+            },
+            None,
+        )
+        .await
+        .expect("settled by the executor");
+    assert_eq!(
+        decided_by(executed.id).await,
+        Some(named("bob")),
+        "the executor takes no decision of an operator's"
+    );
+
+    let resolved = confirmed_intent(&fixture, agent).await;
+    assert_eq!(decided_by(resolved).await, Some(cli()));
+    submit_next(&fixture, 1).await;
+    fixture
+        .intents
+        .settle(
+            resolved,
+            Settlement::Failed("nonce taken".into()),
+            Some(named("carol")),
+        )
+        .await
+        .expect("resolved by an operator");
+    assert_eq!(decided_by(resolved).await, Some(named("carol")));
 }
 
 async fn wallet_of(fixture: &Fixture, agent: AgentId) -> WalletId {
@@ -1424,13 +1519,13 @@ async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
     };
     fixture
         .intents
-        .transition(one, IntentEvent::Confirm, None)
+        .transition(one, IntentEvent::Confirm, None, cli())
         .await
         .expect("confirmed");
     assert_held(&fixture, agent, 1111).await;
     fixture
         .intents
-        .transition(ten, IntentEvent::Reject, Some("no".into()))
+        .transition(ten, IntentEvent::Reject, Some("no".into()), cli())
         .await
         .expect("rejected");
     assert_held(&fixture, agent, 1101).await;
@@ -1456,19 +1551,20 @@ async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
             Settlement::Executed {
                 tx_hash: transfer.hash,
             },
+            None,
         )
         .await
         .expect("executed");
     assert_held(&fixture, agent, 1001).await;
     fixture
         .intents
-        .transition(thousand, IntentEvent::Confirm, None)
+        .transition(thousand, IntentEvent::Confirm, None, cli())
         .await
         .expect("confirmed");
     submit_next(&fixture, 1).await;
     fixture
         .intents
-        .settle(thousand, Settlement::Failed("reverted".into()))
+        .settle(thousand, Settlement::Failed("reverted".into()), None)
         .await
         .expect("failed");
     assert_held(&fixture, agent, 1).await;
@@ -1651,7 +1747,10 @@ async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
                 0 => IntentEvent::Reject,
                 _ => IntentEvent::Confirm,
             };
-            intents.transition(id, event, None).await.expect("moved");
+            intents
+                .transition(id, event, None, cli())
+                .await
+                .expect("moved");
             false
         }));
     }

@@ -1,0 +1,109 @@
+//! What `agentctl` prints of transfer intents: the API's shape of an intent, plus what only an
+//! operator needs (whose it is, its idempotency key, who decided on it, its transactions).
+
+use domain::{PolicyViolation, TransferIntentRecord};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::TransferIntentOut;
+
+/// An intent as an operator sees it.
+#[derive(Debug, Serialize)]
+pub struct OperatorIntentView {
+    #[serde(flatten)]
+    pub intent: TransferIntentOut,
+    pub agent_id: Uuid,
+    pub wallet_id: Uuid,
+    pub idempotency_key: Option<String>,
+    /// Who took the latest operator decision on it (`cli`, `cli:<user>`); `null` while none has,
+    /// and for intents decided before it was recorded.
+    pub decided_by: Option<String>,
+}
+
+impl From<&TransferIntentRecord> for OperatorIntentView {
+    fn from(intent: &TransferIntentRecord) -> Self {
+        Self {
+            intent: TransferIntentOut::from(intent),
+            agent_id: intent.agent_id.0,
+            wallet_id: intent.wallet_id.0,
+            idempotency_key: intent
+                .idempotency_key
+                .as_ref()
+                .map(|key| key.as_str().to_owned()),
+            decided_by: intent.decided_by.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+/// A confirmed intent and what the spend policy in force says of it.
+#[derive(Debug, Serialize)]
+pub struct OperatorConfirmationView {
+    #[serde(flatten)]
+    pub intent: OperatorIntentView,
+    /// `null` when the intent keeps to the policy; otherwise the operator forced it past this.
+    pub policy_violation: Option<String>,
+}
+
+impl OperatorConfirmationView {
+    pub fn new(intent: &TransferIntentRecord, verdict: &Result<(), PolicyViolation>) -> Self {
+        Self {
+            intent: intent.into(),
+            policy_violation: verdict.as_ref().err().map(ToString::to_string),
+        }
+    }
+}
+
+/// One transaction sent for an intent. Fees are decimal strings: they may pass 2^53.
+#[derive(Debug, Serialize)]
+pub struct OperatorAttemptView {
+    pub tx_hash: String,
+    pub nonce: u64,
+    pub max_fee_per_gas: String,
+    pub max_priority_fee_per_gas: String,
+    /// How many times it was broadcast.
+    pub broadcasts: u32,
+    pub last_error: Option<String>,
+}
+
+/// An intent with every transaction sent for it, newest first.
+#[derive(Debug, Serialize)]
+pub struct OperatorIntentDetail {
+    #[serde(flatten)]
+    pub intent: OperatorIntentView,
+    pub attempts: Vec<OperatorAttemptView>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{Operator, OperatorName};
+    use serde_json::json;
+
+    #[test]
+    fn an_operator_view_adds_whose_the_intent_is_and_who_decided_on_it() {
+        let intent = TransferIntentRecord {
+            decided_by: Some(Operator::Cli {
+                user: Some(OperatorName::parse("alice").expect("valid")),
+            }),
+            ..TransferIntentRecord::fixture()
+        };
+        let view = serde_json::to_value(OperatorIntentView::from(&intent)).expect("serializes");
+        let api = serde_json::to_value(TransferIntentOut::from(&intent)).expect("serializes");
+        for (field, value) in api.as_object().expect("an object") {
+            assert_eq!(&view[field], value, "{field} as the API shows it");
+        }
+        assert_eq!(view["agent_id"], json!(intent.agent_id.to_string()));
+        assert_eq!(view["wallet_id"], json!(intent.wallet_id.to_string()));
+        assert_eq!(view["idempotency_key"], json!(null));
+        assert_eq!(view["decided_by"], json!("cli:alice"));
+    }
+
+    #[test]
+    fn a_confirmation_names_the_violation_it_was_forced_past() {
+        let intent = TransferIntentRecord::fixture();
+        let kept = serde_json::to_value(OperatorConfirmationView::new(&intent, &Ok(())))
+            .expect("serializes");
+        assert_eq!(kept["policy_violation"], json!(null));
+        assert_eq!(kept["decided_by"], json!(null));
+    }
+}

@@ -1,0 +1,621 @@
+//! The operator's administration of agents: creating them with their resources, listing and
+//! showing them, deactivating them and rotating their keys.
+
+use std::sync::Arc;
+
+use domain::{AgentId, AgentKey, AgentProfile, Label, PolicyAsset};
+use ports::{
+    AgentStore, Conflict, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
+    NewWallet, NumberProvisioner, NumberReleaser, ProviderError, StoreError, WalletKeyStore,
+};
+use uuid::Uuid;
+
+use crate::key_rotation::vault_opens_stored_keys;
+use crate::ResealError;
+
+/// How often a freshly provisioned phone number may collide with a stored one before giving up.
+const NUMBER_PROVISIONING_ATTEMPTS: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateAgent {
+    /// The sponsor whose send rate the agent shares with its other agents; `None` gives the
+    /// agent a sponsor of its own (`agent-<id>`), so sharing is always chosen, never a default.
+    pub sponsor: Option<String>,
+    pub label: Option<Label>,
+    pub email: bool,
+    pub phone: bool,
+    pub wallet: bool,
+}
+
+/// A key handed to the operator exactly once, with the agent it opens.
+#[derive(Debug)]
+pub struct IssuedKey {
+    pub key: AgentKey,
+    pub profile: AgentProfile,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateAgentError {
+    #[error("sponsor name must not be empty")]
+    EmptySponsor,
+    #[error("could not provision {resource}: {source}")]
+    Provisioning {
+        resource: &'static str,
+        source: ProviderError,
+    },
+    /// The wallets already stored were sealed under another master key: a wallet sealed now
+    /// would be under a key nothing else here opens (e.g. the public sandbox key). The way in
+    /// says how its operator configures the key.
+    #[error("the configured wallet master key does not open the wallets already in this database")]
+    ForeignMasterKey,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<ResealError> for CreateAgentError {
+    fn from(error: ResealError) -> Self {
+        match error {
+            ResealError::Store(store) => Self::Store(store),
+            ResealError::Vault(source) => Self::Provisioning {
+                resource: "wallet",
+                source,
+            },
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentLookupError {
+    #[error("agent {0} not found")]
+    NotFound(AgentId),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What the administration of agents works with.
+pub struct AgentAdminPorts {
+    pub agents: Arc<dyn AgentStore>,
+    pub wallet_keys: Arc<dyn WalletKeyStore>,
+    pub inboxes: Arc<dyn InboxProvisioner>,
+    pub numbers: Arc<dyn NumberProvisioner>,
+    /// Gives a deactivated agent's number back to its provider.
+    pub releaser: Arc<dyn NumberReleaser>,
+    pub vault: Arc<dyn KeyVault>,
+}
+
+pub struct AgentAdmin {
+    store: Arc<dyn AgentStore>,
+    wallet_keys: Arc<dyn WalletKeyStore>,
+    inboxes: Arc<dyn InboxProvisioner>,
+    numbers: Arc<dyn NumberProvisioner>,
+    releaser: Arc<dyn NumberReleaser>,
+    vault: Arc<dyn KeyVault>,
+    /// The token a new wallet's policy is in.
+    policy_asset: PolicyAsset,
+}
+
+impl AgentAdmin {
+    pub fn new(ports: AgentAdminPorts, policy_asset: PolicyAsset) -> Self {
+        Self {
+            store: ports.agents,
+            wallet_keys: ports.wallet_keys,
+            inboxes: ports.inboxes,
+            numbers: ports.numbers,
+            releaser: ports.releaser,
+            vault: ports.vault,
+            policy_asset,
+        }
+    }
+
+    /// Creates an agent with the requested resources and returns its key, shown this once.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn create(&self, request: CreateAgent) -> Result<IssuedKey, CreateAgentError> {
+        let id = AgentId(Uuid::now_v7());
+        let sponsor = match request.sponsor.as_deref().map(str::trim) {
+            Some("") => return Err(CreateAgentError::EmptySponsor),
+            Some(named) => named.to_owned(),
+            None => format!("agent-{id}"),
+        };
+        let key = crate::generate_agent_key();
+        let email_inbox = match request.email {
+            true => Some(self.provision_inbox(id).await?),
+            false => None,
+        };
+        let wallet = match request.wallet {
+            true => Some(self.provision_wallet().await?),
+            false => None,
+        };
+        let mut new_agent = NewAgent {
+            id,
+            sponsor,
+            label: request.label,
+            key_hash: key.hash(),
+            phone_number: None,
+            email_inbox,
+            wallet,
+        };
+        let mut attempts_left = NUMBER_PROVISIONING_ATTEMPTS;
+        loop {
+            if request.phone {
+                new_agent.phone_number = Some(self.provision_number().await?);
+            }
+            attempts_left -= 1;
+            match self.store.create(new_agent.clone()).await {
+                Ok(profile) => return Ok(IssuedKey { key, profile }),
+                // A sandbox or pooled number may already be held by another agent: draw again.
+                Err(StoreError::Conflict(Conflict::PhoneNumber))
+                    if request.phone && attempts_left > 0 =>
+                {
+                    tracing::warn!(agent_id = %id, "provisioned phone number already taken, retrying");
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+    }
+
+    async fn provision_inbox(&self, id: AgentId) -> Result<NewEmailInbox, CreateAgentError> {
+        let inbox = self.inboxes.provision_inbox(id).await.map_err(|source| {
+            CreateAgentError::Provisioning {
+                resource: "email inbox",
+                source,
+            }
+        })?;
+        Ok(NewEmailInbox {
+            address: inbox.address,
+            provider: inbox.provider,
+        })
+    }
+
+    async fn provision_number(&self) -> Result<NewPhoneNumber, CreateAgentError> {
+        let number = self.numbers.provision_number().await.map_err(|source| {
+            CreateAgentError::Provisioning {
+                resource: "phone number",
+                source,
+            }
+        })?;
+        Ok(NewPhoneNumber {
+            number: number.number,
+            country_iso2: number.country_iso2,
+            provider: number.provider,
+        })
+    }
+
+    async fn provision_wallet(&self) -> Result<NewWallet, CreateAgentError> {
+        if !vault_opens_stored_keys(self.wallet_keys.as_ref(), self.vault.as_ref()).await? {
+            return Err(CreateAgentError::ForeignMasterKey);
+        }
+        let key = self.vault.create_wallet_key().await.map_err(|source| {
+            CreateAgentError::Provisioning {
+                resource: "wallet",
+                source,
+            }
+        })?;
+        Ok(NewWallet {
+            provider: key.provider,
+            chain: self.policy_asset.chain,
+            address: key.address,
+            custody: key.custody,
+            sealed_key: key.sealed_key,
+            policy_asset: self.policy_asset.clone(),
+        })
+    }
+
+    pub async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
+        self.store.list().await
+    }
+
+    pub async fn show(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
+        self.store
+            .profile(id)
+            .await?
+            .ok_or(AgentLookupError::NotFound(id))
+    }
+
+    /// Deactivates the agent; its key stops working at once. Deactivating twice is harmless.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn deactivate(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
+        if !self.store.deactivate(id).await? {
+            return Err(AgentLookupError::NotFound(id));
+        }
+        let profile = self.show(id).await?;
+        // The agent is deactivated whatever the provider says; a number it keeps costs money, so
+        // a failed release is said loudly for the operator to finish by hand.
+        if let Some(phone) = &profile.phone_number {
+            if let Err(error) = self.releaser.release_number(&phone.number).await {
+                tracing::warn!(%error, number = %phone.number, "could not release the deactivated agent's number at its provider; release it by hand");
+            }
+        }
+        Ok(profile)
+    }
+
+    /// Issues a new key for the agent; the old key stops working at once.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn rotate_key(&self, id: AgentId) -> Result<IssuedKey, AgentLookupError> {
+        let key = crate::generate_agent_key();
+        if !self.store.replace_key_hash(id, key.hash()).await? {
+            return Err(AgentLookupError::NotFound(id));
+        }
+        let profile = self.show(id).await?;
+        Ok(IssuedKey { key, profile })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::PhoneNumberRecord;
+    use domain::{
+        AgentKeyHash, AgentRecord, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber,
+    };
+    use mockall::predicate::eq;
+    use ports::{
+        MockAgentStore, MockInboxProvisioner, MockKeyVault, MockNumberProvisioner,
+        MockNumberReleaser, MockWalletKeyStore, ProvisionedInbox, ProvisionedNumber,
+        SealedKeyRecord, SealedWalletKey,
+    };
+    use std::sync::Mutex;
+
+    use crate::operator::tests::usdc;
+
+    fn profile_of(agent: &NewAgent) -> AgentProfile {
+        AgentProfile {
+            agent: AgentRecord {
+                id: agent.id,
+                label: agent.label.clone(),
+                key_hash: agent.key_hash,
+                ..AgentRecord::fixture()
+            },
+            ..AgentProfile::fixture()
+        }
+    }
+
+    /// Ports whose mocks expect nothing, for a test to replace those it uses.
+    fn idle_ports() -> AgentAdminPorts {
+        AgentAdminPorts {
+            agents: Arc::new(MockAgentStore::new()),
+            wallet_keys: Arc::new(MockWalletKeyStore::new()),
+            inboxes: Arc::new(MockInboxProvisioner::new()),
+            numbers: Arc::new(MockNumberProvisioner::new()),
+            releaser: Arc::new(MockNumberReleaser::new()),
+            vault: Arc::new(MockKeyVault::new()),
+        }
+    }
+
+    fn plane(
+        store: MockAgentStore,
+        inboxes: MockInboxProvisioner,
+        numbers: MockNumberProvisioner,
+        vault: MockKeyVault,
+    ) -> AgentAdmin {
+        let mut wallet_keys = MockWalletKeyStore::new();
+        wallet_keys
+            .expect_sealed_keys_after()
+            .returning(|_, _| Ok(vec![]));
+        AgentAdmin::new(
+            AgentAdminPorts {
+                agents: Arc::new(store),
+                wallet_keys: Arc::new(wallet_keys),
+                inboxes: Arc::new(inboxes),
+                numbers: Arc::new(numbers),
+                vault: Arc::new(vault),
+                ..idle_ports()
+            },
+            usdc(),
+        )
+    }
+
+    fn request(email: bool, phone: bool, wallet: bool) -> CreateAgent {
+        CreateAgent {
+            sponsor: Some("acme".into()),
+            label: Some(Label::parse("bot").expect("valid")),
+            email,
+            phone,
+            wallet,
+        }
+    }
+
+    fn number(n: &str) -> ProvisionedNumber {
+        ProvisionedNumber {
+            number: PhoneNumber::parse(n).expect("valid"),
+            country_iso2: Some("US".into()),
+            provider: "sandbox".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn create_stores_only_the_hash_of_the_key_it_returns() {
+        let stored: Arc<Mutex<Option<NewAgent>>> = Arc::default();
+        let seen = stored.clone();
+        let mut store = MockAgentStore::new();
+        store.expect_create().times(1).returning(move |agent| {
+            *seen.lock().expect("lock") = Some(agent.clone());
+            Ok(profile_of(&agent))
+        });
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let issued = plane
+            .create(request(false, false, false))
+            .await
+            .expect("created");
+        let stored = stored.lock().expect("lock").clone().expect("stored");
+        assert_eq!(stored.key_hash, issued.key.hash());
+        assert_eq!(stored.sponsor, "acme");
+        assert!(
+            stored.email_inbox.is_none()
+                && stored.phone_number.is_none()
+                && stored.wallet.is_none()
+        );
+        assert!(!format!("{stored:?}").contains(issued.key.expose()));
+    }
+
+    #[tokio::test]
+    async fn create_provisions_each_requested_resource_once() {
+        let mut inboxes = MockInboxProvisioner::new();
+        inboxes.expect_provision_inbox().times(1).returning(|_| {
+            Ok(ProvisionedInbox {
+                address: EmailAddress::parse("a@inbox.agent-runtime.test").expect("valid"),
+                provider: "sandbox".into(),
+            })
+        });
+        let mut numbers = MockNumberProvisioner::new();
+        numbers
+            .expect_provision_number()
+            .times(1)
+            .returning(|| Ok(number("+15550100001")));
+        let mut vault = MockKeyVault::new();
+        vault.expect_create_wallet_key().times(1).returning(|| {
+            Ok(SealedWalletKey {
+                address: EvmAddress::from_bytes([7; 20]),
+                sealed_key: vec![1, 2, 3],
+                provider: "local".into(),
+                custody: Custody::SelfCustodial,
+            })
+        });
+        let mut store = MockAgentStore::new();
+        store
+            .expect_create()
+            .withf(|agent| {
+                let wallet = agent.wallet.as_ref().expect("wallet");
+                agent.email_inbox.is_some()
+                    && agent.phone_number.is_some()
+                    && wallet.sealed_key == vec![1, 2, 3]
+                    && wallet.chain == Chain::Base
+                    && wallet.policy_asset == usdc()
+            })
+            .times(1)
+            .returning(|agent| Ok(profile_of(&agent)));
+        let plane = plane(store, inboxes, numbers, vault);
+        plane
+            .create(request(true, true, true))
+            .await
+            .expect("created");
+    }
+
+    #[tokio::test]
+    async fn a_taken_phone_number_is_drawn_again() {
+        let mut numbers = MockNumberProvisioner::new();
+        let mut sequence = mockall::Sequence::new();
+        numbers
+            .expect_provision_number()
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|| Ok(number("+15550100001")));
+        numbers
+            .expect_provision_number()
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|| Ok(number("+15550100002")));
+        let mut store = MockAgentStore::new();
+        store
+            .expect_create()
+            .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100001"))
+            .returning(|_| Err(StoreError::Conflict(Conflict::PhoneNumber)));
+        store
+            .expect_create()
+            .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100002"))
+            .returning(|agent| Ok(profile_of(&agent)));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            numbers,
+            MockKeyVault::new(),
+        );
+        plane
+            .create(request(false, true, false))
+            .await
+            .expect("created");
+    }
+
+    #[tokio::test]
+    async fn a_provider_failure_creates_nothing() {
+        let mut vault = MockKeyVault::new();
+        vault
+            .expect_create_wallet_key()
+            .returning(|| Err(ProviderError::Unavailable("vault sealed".into())));
+        let mut store = MockAgentStore::new();
+        store.expect_create().never();
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            vault,
+        );
+        let error = plane
+            .create(request(false, false, true))
+            .await
+            .expect_err("fails");
+        assert!(matches!(
+            error,
+            CreateAgentError::Provisioning {
+                resource: "wallet",
+                ..
+            }
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_empty_sponsor_is_refused() {
+        let plane = plane(
+            MockAgentStore::new(),
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let mut blank = request(false, false, false);
+        blank.sponsor = Some("  ".into());
+        assert!(matches!(
+            plane.create(blank).await,
+            Err(CreateAgentError::EmptySponsor)
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_agent_created_without_a_sponsor_gets_one_of_its_own() {
+        let mut store = MockAgentStore::new();
+        store
+            .expect_create()
+            .withf(|agent| agent.sponsor == format!("agent-{}", agent.id))
+            .times(2)
+            .returning(|agent| Ok(profile_of(&agent)));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let mut unnamed = request(false, false, false);
+        unnamed.sponsor = None;
+        for _ in 0..2 {
+            plane.create(unnamed.clone()).await.expect("created");
+        }
+    }
+
+    #[tokio::test]
+    async fn rotation_replaces_the_stored_hash_with_the_new_keys_hash() {
+        let id = AgentId(Uuid::now_v7());
+        let replaced: Arc<Mutex<Option<AgentKeyHash>>> = Arc::default();
+        let seen = replaced.clone();
+        let mut store = MockAgentStore::new();
+        store
+            .expect_replace_key_hash()
+            .withf(move |agent, _| *agent == id)
+            .times(1)
+            .returning(move |_, hash| {
+                *seen.lock().expect("lock") = Some(hash);
+                Ok(true)
+            });
+        store.expect_profile().with(eq(id)).returning(move |_| {
+            Ok(Some(profile_of(&NewAgent {
+                id,
+                sponsor: "acme".into(),
+                label: None,
+                key_hash: AgentKeyHash([0; 32]),
+                phone_number: None,
+                email_inbox: None,
+                wallet: None,
+            })))
+        });
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let issued = plane.rotate_key(id).await.expect("rotated");
+        assert_eq!(*replaced.lock().expect("lock"), Some(issued.key.hash()));
+    }
+
+    #[tokio::test]
+    async fn rotating_or_deactivating_an_unknown_agent_is_not_found() {
+        let mut store = MockAgentStore::new();
+        store.expect_replace_key_hash().returning(|_, _| Ok(false));
+        store.expect_deactivate().returning(|_| Ok(false));
+        let plane = plane(
+            store,
+            MockInboxProvisioner::new(),
+            MockNumberProvisioner::new(),
+            MockKeyVault::new(),
+        );
+        let id = AgentId(Uuid::now_v7());
+        assert!(
+            matches!(plane.rotate_key(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+        );
+        assert!(
+            matches!(plane.deactivate(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_wallet_is_not_sealed_under_a_key_that_does_not_open_the_stored_ones() {
+        let mut wallet_keys = MockWalletKeyStore::new();
+        wallet_keys
+            .expect_sealed_keys_after()
+            .with(eq(None), eq(1))
+            .returning(|_, _| {
+                Ok(vec![SealedKeyRecord {
+                    wallet_id: domain::WalletId(Uuid::now_v7()),
+                    address: EvmAddress::from_bytes([4; 20]),
+                    sealed_key: vec![9],
+                }])
+            });
+        let mut vault = MockKeyVault::new();
+        vault
+            .expect_reseal_wallet_key()
+            .returning(|_, _| Err(ProviderError::Refused("sealed under another key".into())));
+        vault.expect_create_wallet_key().never();
+        let mut store = MockAgentStore::new();
+        store.expect_create().never();
+        let plane = AgentAdmin::new(
+            AgentAdminPorts {
+                agents: Arc::new(store),
+                wallet_keys: Arc::new(wallet_keys),
+                vault: Arc::new(vault),
+                ..idle_ports()
+            },
+            usdc(),
+        );
+        assert!(matches!(
+            plane.create(request(false, false, true)).await,
+            Err(CreateAgentError::ForeignMasterKey)
+        ));
+    }
+
+    #[tokio::test]
+    async fn deactivating_an_agent_gives_its_number_back_and_a_failed_release_does_not_undo_it() {
+        for release in [
+            Ok(()),
+            Err(ProviderError::Unavailable("twilio down".into())),
+        ] {
+            let profile = AgentProfile {
+                phone_number: Some(PhoneNumberRecord::fixture()),
+                ..AgentProfile::fixture()
+            };
+            let id = profile.agent.id;
+            let number = PhoneNumberRecord::fixture().number;
+            let mut store = MockAgentStore::new();
+            store.expect_deactivate().times(1).returning(|_| Ok(true));
+            store
+                .expect_profile()
+                .returning(move |_| Ok(Some(profile.clone())));
+            let mut releaser = MockNumberReleaser::new();
+            releaser
+                .expect_release_number()
+                .withf(move |released| *released == number)
+                .times(1)
+                .return_once(move |_| release);
+            let plane = AgentAdmin::new(
+                AgentAdminPorts {
+                    agents: Arc::new(store),
+                    releaser: Arc::new(releaser),
+                    ..idle_ports()
+                },
+                usdc(),
+            );
+            assert!(plane.deactivate(id).await.is_ok());
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The operator's side, one service per concern: the agents (`AgentAdmin`), their spend policies
+//! (`PolicyAdmin`), the decisions on transfer intents (`IntentDecisions`) and the settlement of a
+//! sent one by what the chain says (`ChainResolution`). Whoever decides is named by a
+//! `domain::Operator`, which the way in (`agentctl` now, a console later) builds, and every
+//! decision on an intent records it (`decided_by`, decision 0056).
+
+pub mod agent_admin;
+pub mod chain_resolution;
+pub mod intent_decisions;
+pub mod policy_admin;
+
+pub use agent_admin::{
+    AgentAdmin, AgentAdminPorts, AgentLookupError, CreateAgent, CreateAgentError, IssuedKey,
+};
+pub use chain_resolution::{ChainResolution, ChainResolutionPorts, ResolveError};
+pub use intent_decisions::{ConfirmError, Confirmation, IntentDecisions};
+pub use policy_admin::{PolicyAdmin, PolicyError};
+
+/// Every service of the operator's side, as `Services` holds them.
+pub struct OperatorServices {
+    pub agents: AgentAdmin,
+    pub policies: PolicyAdmin,
+    pub decisions: IntentDecisions,
+    pub resolution: ChainResolution,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use domain::{EvmAddress, Operator, OperatorName, PolicyAsset};
+
+    pub(crate) fn usdc() -> PolicyAsset {
+        PolicyAsset::usdc_on_base(
+            EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
+        )
+    }
+
+    /// The operator taking the decisions of the tests.
+    pub(crate) fn operator() -> Operator {
+        Operator::Cli {
+            user: Some(OperatorName::parse("alice").expect("valid")),
+        }
+    }
+}

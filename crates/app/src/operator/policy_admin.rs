@@ -1,0 +1,135 @@
+//! The operator's spend policies: setting and showing the policy of an agent's wallet.
+
+use std::sync::Arc;
+
+use domain::{AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord};
+use ports::{AgentStore, StoreError};
+
+use crate::NotProvisioned;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("agent {0} not found")]
+    AgentNotFound(AgentId),
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub struct PolicyAdmin {
+    store: Arc<dyn AgentStore>,
+    /// The token the policies are in.
+    policy_asset: PolicyAsset,
+}
+
+impl PolicyAdmin {
+    pub fn new(store: Arc<dyn AgentStore>, policy_asset: PolicyAsset) -> Self {
+        Self {
+            store,
+            policy_asset,
+        }
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn set(
+        &self,
+        id: AgentId,
+        change: PolicyChange,
+    ) -> Result<SpendPolicyRecord, PolicyError> {
+        match self
+            .store
+            .update_policy(id, self.policy_asset.clone(), change)
+            .await?
+        {
+            Some(policy) => Ok(policy),
+            None => Err(self.missing_wallet_reason(id).await),
+        }
+    }
+
+    /// The policy in force for the agent's wallet (`None` limits where none are configured).
+    pub async fn show(&self, id: AgentId) -> Result<SpendPolicyRecord, PolicyError> {
+        let profile = self
+            .store
+            .profile(id)
+            .await?
+            .ok_or(PolicyError::AgentNotFound(id))?;
+        match profile.wallet {
+            None => Err(NotProvisioned::Wallet.into()),
+            Some(wallet) => match wallet.spend_policy {
+                Some(policy) => Ok(policy),
+                // A wallet made before policies existed: an empty change creates its policy.
+                None => self.set(id, PolicyChange::default()).await,
+            },
+        }
+    }
+
+    async fn missing_wallet_reason(&self, id: AgentId) -> PolicyError {
+        match self.store.profile(id).await {
+            Ok(Some(_)) => NotProvisioned::Wallet.into(),
+            Ok(None) => PolicyError::AgentNotFound(id),
+            Err(store) => PolicyError::Store(store),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{AgentKeyHash, AgentProfile, AgentRecord};
+    use ports::{MockAgentStore, NewAgent};
+    use uuid::Uuid;
+
+    use crate::operator::tests::usdc;
+
+    fn profile_of(agent: &NewAgent) -> AgentProfile {
+        AgentProfile {
+            agent: AgentRecord {
+                id: agent.id,
+                label: agent.label.clone(),
+                key_hash: agent.key_hash,
+                ..AgentRecord::fixture()
+            },
+            ..AgentProfile::fixture()
+        }
+    }
+
+    fn plane(store: MockAgentStore) -> PolicyAdmin {
+        PolicyAdmin::new(Arc::new(store), usdc())
+    }
+
+    #[tokio::test]
+    async fn a_policy_for_an_agent_without_wallet_says_so() {
+        let id = AgentId(Uuid::now_v7());
+        let mut store = MockAgentStore::new();
+        store.expect_update_policy().returning(|_, _, _| Ok(None));
+        store.expect_profile().returning(move |_| {
+            Ok(Some(profile_of(&NewAgent {
+                id,
+                sponsor: "acme".into(),
+                label: None,
+                key_hash: AgentKeyHash([0; 32]),
+                phone_number: None,
+                email_inbox: None,
+                wallet: None,
+            })))
+        });
+        let plane = plane(store);
+        assert!(matches!(
+            plane.set(id, PolicyChange::default()).await,
+            Err(PolicyError::NotProvisioned(NotProvisioned::Wallet))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_policy_for_an_unknown_agent_is_not_found() {
+        let mut store = MockAgentStore::new();
+        store.expect_update_policy().never();
+        store.expect_profile().returning(|_| Ok(None));
+        let plane = plane(store);
+        assert!(matches!(
+            plane.show(AgentId(Uuid::now_v7())).await,
+            Err(PolicyError::AgentNotFound(_))
+        ));
+    }
+}

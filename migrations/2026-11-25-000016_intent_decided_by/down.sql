@@ -1,0 +1,1 @@
+ALTER TABLE transfer_intents DROP COLUMN decided_by;
