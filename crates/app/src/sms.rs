@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use domain::inbound::{delivery_key, kept_text};
 use domain::{
-    AgentId, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId,
+    AgentId, AgentProfile, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId,
     SmsMessageRecord, SmsSource, SYNC_WINDOW,
 };
 use futures_util::future::FutureExt;
 use ports::{
-    AgentStore, InboundSmsWebhook, NewSms, ProviderSms, SmsFlow, SmsProvider, SmsStore, StoreError,
+    InboundSmsWebhook, NewSms, ProviderSms, SmsFlow, SmsProvider, SmsStore, StoreError,
     WebhookHeaders, WebhookRefusal, WebhookRequest,
 };
 use text_mining::{extract_verification_codes, recognise_service};
@@ -68,7 +68,6 @@ pub enum Delivered {
 }
 
 pub struct SmsPorts {
-    pub agents: Arc<dyn AgentStore>,
     pub store: Arc<dyn SmsStore>,
     pub provider: Arc<dyn SmsProvider>,
     /// `None` when no webhook credentials are configured: every webhook is then refused.
@@ -97,33 +96,23 @@ impl SmsService {
         self.sync.clone()
     }
 
-    async fn require_number<E: From<StoreError> + From<NotProvisioned>>(
-        &self,
-        agent: AgentId,
-    ) -> Result<PhoneNumberRecord, E> {
-        Ok(self
-            .number(agent)
-            .await?
-            .ok_or(NotProvisioned::PhoneNumber)?)
-    }
-
-    /// The agent's number; `None` when it has none.
-    pub async fn number(&self, agent: AgentId) -> Result<Option<PhoneNumberRecord>, StoreError> {
-        let profile = self.ports.agents.profile(agent).await?;
-        Ok(profile.and_then(|profile| profile.phone_number))
+    /// The authenticated agent's number; `None` when it has none. Read from the profile the
+    /// request authenticated with, no query.
+    pub fn number<'a>(&self, profile: &'a AgentProfile) -> Option<&'a PhoneNumberRecord> {
+        profile.phone_number.as_ref()
     }
 
     /// Syncs the newest provider messages, then one page of the stored history, newest first.
-    #[tracing::instrument(level = "debug", skip(self))]
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
     pub async fn messages(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         direction: Option<Direction>,
         limit: usize,
         offset: usize,
     ) -> Result<SmsHistory, SmsError> {
-        let number = self.require_number::<SmsError>(agent).await?;
-        let synced = self.sync.sync(agent, &number).await?;
+        let number = self.number(profile).ok_or(NotProvisioned::PhoneNumber)?;
+        let synced = self.sync.sync(profile.agent.id, number).await?;
         let messages = self
             .ports
             .store
@@ -313,7 +302,7 @@ async fn sync_once(
 mod tests {
     use super::*;
     use domain::{AgentProfile, AgentRecord, PhoneNumberRecord};
-    use ports::{MockAgentStore, MockInboundSmsWebhook, MockSmsProvider, MockSmsStore};
+    use ports::{MockInboundSmsWebhook, MockSmsProvider, MockSmsStore};
 
     fn phone_profile() -> AgentProfile {
         AgentProfile {
@@ -334,17 +323,12 @@ mod tests {
         fresh_for: Duration,
         webhook: Option<MockInboundSmsWebhook>,
     ) -> SmsService {
-        let mut agents = MockAgentStore::new();
-        agents
-            .expect_profile()
-            .returning(|_| Ok(Some(phone_profile())));
         provider.expect_name().return_const("sandbox");
         store
             .expect_store()
             .returning(|messages| Ok(messages.len()));
         SmsService::new(
             SmsPorts {
-                agents: Arc::new(agents),
                 store: Arc::new(store),
                 provider: Arc::new(provider),
                 webhook: webhook.map(|webhook| Arc::new(webhook) as Arc<dyn InboundSmsWebhook>),
@@ -372,7 +356,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_recent_sync_stands_for_the_next_reads_and_an_old_one_does_not() {
-        let agent = AgentRecord::fixture().id;
+        let agent = &phone_profile();
         let fresh = syncing(vec![true], Duration::from_secs(3600));
         for _ in 0..3 {
             let history = fresh.messages(agent, None, 20, 0).await.expect("read");

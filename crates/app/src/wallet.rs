@@ -4,15 +4,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    check_recipient, check_transfer_amount, evaluate_transfer, AgentId, AgentProfile, Asset,
-    AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition, EvmAddress, IdempotencyKey,
-    IntentId, PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
+    check_recipient, check_transfer_amount, evaluate_transfer, AgentProfile, Asset, AssetBalance,
+    AtomicAmount, Chain, CursorCodec, CursorPosition, EvmAddress, IdempotencyKey, IntentId,
+    PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
     TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
 };
 use ports::{
-    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion,
-    NewTransferIntent, StoreError,
+    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, ChainClient,
+    ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion, NewTransferIntent,
+    StoreError,
 };
 use uuid::Uuid;
 
@@ -103,7 +103,6 @@ pub struct IntentPage {
 
 /// The stores a wallet service reads and writes.
 pub struct WalletStores {
-    pub agents: Arc<dyn AgentStore>,
     pub admission: Arc<dyn IntentAdmission>,
     pub ledger: Arc<dyn IntentLedger>,
 }
@@ -135,42 +134,32 @@ impl WalletService {
         }
     }
 
-    /// The agent's wallet, or the error that says it has none.
-    async fn require_wallet<E: From<StoreError> + From<NotProvisioned>>(
-        &self,
-        agent: AgentId,
-    ) -> Result<WalletRecord, E> {
-        Ok(self
-            .stores
-            .agents
-            .wallet(agent)
-            .await?
-            .ok_or(NotProvisioned::Wallet)?)
-    }
-
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn wallet(&self, agent: AgentId) -> Result<WalletRecord, WalletError> {
-        self.require_wallet(agent).await
+    /// The wallet of the authenticated agent, or the error that says it has none: read from the
+    /// profile the request authenticated with, no query.
+    pub fn wallet(&self, profile: &AgentProfile) -> Result<WalletRecord, WalletError> {
+        Ok(require_wallet(profile)?.clone())
     }
 
     /// The policy in force; a wallet without a stored policy has no limits.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn policy(&self, agent: AgentId) -> Result<SpendPolicyRecord, WalletError> {
-        let wallet = self.wallet(agent).await?;
-        Ok(wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
-            id: domain::SpendPolicyId(wallet.id.0),
-            asset: self.token.clone(),
-            limits: Default::default(),
-            allowlist: Default::default(),
-            created_at: wallet.created_at,
-            updated_at: wallet.created_at,
-        }))
+    pub fn policy(&self, profile: &AgentProfile) -> Result<SpendPolicyRecord, WalletError> {
+        let wallet = require_wallet(profile)?;
+        Ok(wallet
+            .spend_policy
+            .clone()
+            .unwrap_or_else(|| SpendPolicyRecord {
+                id: domain::SpendPolicyId(wallet.id.0),
+                asset: self.token.clone(),
+                limits: Default::default(),
+                allowlist: Default::default(),
+                created_at: wallet.created_at,
+                updated_at: wallet.created_at,
+            }))
     }
 
     /// Native and token balances, both read from the chain now: never a cached figure.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn balances(&self, agent: AgentId) -> Result<WalletBalances, BalanceError> {
-        let wallet = self.require_wallet::<BalanceError>(agent).await?;
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn balances(&self, profile: &AgentProfile) -> Result<WalletBalances, BalanceError> {
+        let wallet = require_wallet(profile)?.clone();
         let native = wallet.chain.native_asset();
         let mut assets = vec![AssetBalance {
             asset: native,
@@ -195,12 +184,13 @@ impl WalletService {
 
     /// Creates a transfer intent, pending until an operator confirms it. Returns the intent and
     /// whether it is an earlier one replayed for the same idempotency key.
-    #[tracing::instrument(level = "debug", skip(self, request), fields(amount = %request.amount, to = %request.to))]
+    #[tracing::instrument(level = "debug", skip(self, profile, request), fields(agent = %profile.agent.id, amount = %request.amount, to = %request.to))]
     pub async fn send(
         &self,
-        agent: AgentId,
+        profile: &AgentProfile,
         request: SendRequest,
     ) -> Result<(TransferIntentRecord, bool), SendError> {
+        let agent = profile.agent.id;
         let supported = Asset::parse(&request.asset) == Some(self.token.asset)
             && Chain::parse(&request.chain) == Some(self.token.chain);
         if !supported {
@@ -314,11 +304,16 @@ impl WalletService {
     }
 }
 
+/// The agent's wallet, or the error that says it has none.
+fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisioned> {
+    profile.wallet.as_ref().ok_or(NotProvisioned::Wallet)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentRecord, SpendLimits, TransferIntentRecord, U256};
-    use ports::{Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
+    use domain::{AgentId, AgentRecord, SpendLimits, TransferIntentRecord, U256};
+    use ports::{Listing, MockChainClient, MockIntentAdmission, MockIntentLedger};
 
     const LIMITS: SendLimits = SendLimits {
         rate: RateLimit {
@@ -332,23 +327,13 @@ mod tests {
         PolicyAsset::usdc_on_base(EvmAddress::from_bytes([0xaa; 20]))
     }
 
-    fn agents_with(wallet: Option<WalletRecord>) -> MockAgentStore {
-        let mut agents = MockAgentStore::new();
-        agents
-            .expect_wallet()
-            .returning(move |_| Ok(wallet.clone()));
-        agents
-    }
-
     fn service(
-        agents: MockAgentStore,
         admission: MockIntentAdmission,
         ledger: MockIntentLedger,
         chain: MockChainClient,
     ) -> WalletService {
         WalletService::new(
             WalletStores {
-                agents: Arc::new(agents),
                 admission: Arc::new(admission),
                 ledger: Arc::new(ledger),
             },
@@ -360,12 +345,7 @@ mod tests {
     }
 
     fn sending(admission: MockIntentAdmission) -> WalletService {
-        service(
-            MockAgentStore::new(),
-            admission,
-            MockIntentLedger::new(),
-            MockChainClient::new(),
-        )
+        service(admission, MockIntentLedger::new(), MockChainClient::new())
     }
 
     /// What the admission check decides for `policy` and `held` when the wallet is `0x01…01`.
@@ -381,13 +361,8 @@ mod tests {
         })
     }
 
-    fn reading(wallet: Option<WalletRecord>, ledger: MockIntentLedger) -> WalletService {
-        service(
-            agents_with(wallet),
-            MockIntentAdmission::new(),
-            ledger,
-            MockChainClient::new(),
-        )
+    fn reading(ledger: MockIntentLedger) -> WalletService {
+        service(MockIntentAdmission::new(), ledger, MockChainClient::new())
     }
 
     fn request(asset: &str, chain: &str) -> SendRequest {
@@ -428,7 +403,10 @@ mod tests {
         let service = sending(admission);
         for (asset, chain) in [("ETH", "base"), ("USDC", "ethereum"), ("DAI", "polygon")] {
             let refused = service
-                .send(AgentId(Uuid::now_v7()), request(asset, chain))
+                .send(
+                    &profile_with(Some(WalletRecord::fixture())),
+                    request(asset, chain),
+                )
                 .await;
             assert!(
                 matches!(
@@ -482,7 +460,10 @@ mod tests {
                 Ok(Admission::Created(intent_from(&new)))
             });
         let (intent, replayed) = sending(admission)
-            .send(AgentId(Uuid::now_v7()), request("usdc", "Base"))
+            .send(
+                &profile_with(Some(WalletRecord::fixture())),
+                request("usdc", "Base"),
+            )
             .await
             .expect("admitted");
         assert!(!replayed);
@@ -517,7 +498,7 @@ mod tests {
             };
             assert!(
                 matches!(
-                    service.send(AgentId(Uuid::now_v7()), request).await,
+                    service.send(&profile_with(Some(WalletRecord::fixture())), request).await,
                     Err(SendError::Recipient(r)) if r == refused
                 ),
                 "{refused:?}"
@@ -536,7 +517,7 @@ mod tests {
         };
         assert!(matches!(
             sending(admission)
-                .send(AgentId(Uuid::now_v7()), too_large)
+                .send(&profile_with(Some(WalletRecord::fixture())), too_large)
                 .await,
             Err(SendError::TooLarge(_))
         ));
@@ -570,7 +551,7 @@ mod tests {
                 }
             });
         let service = sending(admission);
-        let agent = AgentId(Uuid::now_v7());
+        let agent = &profile_with(Some(WalletRecord::fixture()));
         assert!(matches!(
             service.send(agent, request("USDC", "base")).await,
             Ok((_, true))
@@ -626,7 +607,7 @@ mod tests {
                 })
                 .collect())
         });
-        let service = reading(Some(WalletRecord::fixture()), ledger);
+        let service = reading(ledger);
         let first = service.intents(&profile, None, 2).await.expect("page");
         assert_eq!(first.items.len(), 2);
         let cursor = first.next_cursor.expect("more follow");
@@ -652,9 +633,8 @@ mod tests {
     async fn a_garbage_cursor_is_invalid_and_no_wallet_is_said() {
         let mut ledger = MockIntentLedger::new();
         ledger.expect_page().never();
-        let service = reading(None, ledger);
+        let service = reading(ledger);
         let walletless = profile_with(None);
-        let agent = walletless.agent.id;
         assert!(matches!(
             service
                 .intents(
@@ -670,11 +650,11 @@ mod tests {
             Err(ListIntentsError::NotProvisioned(NotProvisioned::Wallet))
         ));
         assert!(matches!(
-            service.balances(agent).await,
+            service.balances(&walletless).await,
             Err(BalanceError::NotProvisioned(NotProvisioned::Wallet))
         ));
         assert!(matches!(
-            service.policy(agent).await,
+            service.policy(&walletless),
             Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
@@ -704,7 +684,7 @@ mod tests {
                 ..TransferIntentRecord::fixture()
             }])
         });
-        let service = reading(Some(WalletRecord::fixture()), ledger);
+        let service = reading(ledger);
         let held = service
             .intents_first_page(&profile, 20, Some((version(5), "kept")))
             .await
@@ -730,6 +710,23 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn the_wallet_and_its_policy_are_read_from_the_authenticated_profile() {
+        let policy = policy_with(SpendLimits {
+            max_per_tx: Some(AtomicAmount::parse("50").expect("valid")),
+            max_daily: None,
+        });
+        let wallet = WalletRecord {
+            spend_policy: Some(policy.clone()),
+            ..WalletRecord::fixture()
+        };
+        let profile = profile_with(Some(wallet.clone()));
+        // The service holds no agent store: what the request authenticated with is the answer.
+        let service = reading(MockIntentLedger::new());
+        assert_eq!(service.wallet(&profile).expect("a wallet"), wallet);
+        assert_eq!(service.policy(&profile).expect("a policy"), policy);
+    }
+
     #[tokio::test]
     async fn balances_list_the_native_asset_and_the_token_from_the_chain() {
         let mut chain = MockChainClient::new();
@@ -740,14 +737,9 @@ mod tests {
             .expect_token_balance()
             .returning(|_, _| Ok(U256::from(1_500_000u64)));
         chain.expect_token_decimals().returning(|_| Ok(6));
-        let service = service(
-            agents_with(Some(WalletRecord::fixture())),
-            MockIntentAdmission::new(),
-            MockIntentLedger::new(),
-            chain,
-        );
+        let service = service(MockIntentAdmission::new(), MockIntentLedger::new(), chain);
         let balances = service
-            .balances(AgentId(Uuid::now_v7()))
+            .balances(&profile_with(Some(WalletRecord::fixture())))
             .await
             .expect("balances");
         let summary: Vec<_> = balances
@@ -770,14 +762,11 @@ mod tests {
         chain
             .expect_native_balance()
             .returning(|_| Err(ChainError::Unavailable("connection refused".into())));
-        let service = service(
-            agents_with(Some(WalletRecord::fixture())),
-            MockIntentAdmission::new(),
-            MockIntentLedger::new(),
-            chain,
-        );
+        let service = service(MockIntentAdmission::new(), MockIntentLedger::new(), chain);
         assert!(matches!(
-            service.balances(AgentId(Uuid::now_v7())).await,
+            service
+                .balances(&profile_with(Some(WalletRecord::fixture())))
+                .await,
             Err(BalanceError::Chain(ChainError::Unavailable(_)))
         ));
     }

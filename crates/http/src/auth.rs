@@ -4,7 +4,7 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
 use app::AuthError;
-use domain::{AgentId, AgentProfile};
+use domain::AgentProfile;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -12,17 +12,11 @@ use std::sync::Arc;
 use crate::errors::ApiError;
 use crate::state::ApiState;
 
-/// The agent the request's key belongs to, with its profile. Extracting it is what
-/// authenticates a route.
+/// The agent the request's key belongs to, with its profile: the one principal every agent use
+/// case takes, read once per request. Extracting it is what authenticates a route.
 #[derive(Debug, Clone)]
 pub struct AuthenticatedAgent {
     pub profile: Arc<AgentProfile>,
-}
-
-impl AuthenticatedAgent {
-    pub fn id(&self) -> AgentId {
-        self.profile.agent.id
-    }
 }
 
 impl FromRequest for AuthenticatedAgent {

@@ -137,7 +137,6 @@ fn wallet_service(
     let store = intent_store(database);
     WalletService::new(
         WalletStores {
-            agents: agent_store(database),
             admission: store.clone(),
             ledger: store,
         },
@@ -249,7 +248,6 @@ fn sms_service(database: &Database, config: &SmsConfig) -> anyhow::Result<SmsSer
     };
     Ok(SmsService::new(
         SmsPorts {
-            agents: agent_store(database),
             store: Arc::new(PgSmsStore::new(database.clone())),
             provider,
             webhook,

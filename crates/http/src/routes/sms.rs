@@ -58,11 +58,11 @@ pub async fn number(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<Option<PhoneNumberResponse>>, ApiError> {
-    let number = state.services.sms.number(agent.id()).await?;
+    let number = state.services.sms.number(&agent.profile);
     Ok(Json(number.map(|number| PhoneNumberResponse {
         number: number.number.as_str().to_owned(),
-        country_iso2: number.country_iso2,
-        provider: number.provider,
+        country_iso2: number.country_iso2.clone(),
+        provider: number.provider.clone(),
     })))
 }
 
@@ -105,7 +105,7 @@ pub async fn messages(
     let history = state
         .services
         .sms
-        .messages(agent.id(), direction, limit as usize, offset as usize)
+        .messages(&agent.profile, direction, limit as usize, offset as usize)
         .await?;
     let sync = if history.synced { "synced" } else { "stale" };
     Ok(HttpResponse::Ok().insert_header((SMS_SYNC, sync)).json(

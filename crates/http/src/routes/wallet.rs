@@ -87,7 +87,7 @@ pub async fn address(
     agent: AuthenticatedAgent,
 ) -> Result<Json<WalletAddressResponse>, ApiError> {
     Ok(Json(
-        (&state.services.wallets.wallet(agent.id()).await?).into(),
+        (&state.services.wallets.wallet(&agent.profile)?).into(),
     ))
 }
 
@@ -105,7 +105,7 @@ pub async fn policy(
     agent: AuthenticatedAgent,
 ) -> Result<Json<SpendPolicyResponse>, ApiError> {
     Ok(Json(
-        (&state.services.wallets.policy(agent.id()).await?).into(),
+        (&state.services.wallets.policy(&agent.profile)?).into(),
     ))
 }
 
@@ -123,7 +123,7 @@ pub async fn balance(
     agent: AuthenticatedAgent,
 ) -> Result<Json<WalletBalanceResponse>, ApiError> {
     Ok(Json(
-        (&state.services.wallets.balances(agent.id()).await?).into(),
+        (&state.services.wallets.balances(&agent.profile).await?).into(),
     ))
 }
 
@@ -188,7 +188,7 @@ pub async fn send(
     body: JsonBody<WalletSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let request = parse_send(body.read().await?)?;
-    let (intent, replayed) = state.services.wallets.send(agent.id(), request).await?;
+    let (intent, replayed) = state.services.wallets.send(&agent.profile, request).await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }
 
