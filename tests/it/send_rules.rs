@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl, intent_reaching, read, Server};
+use crate::harness::{agentctl, agentctl_with, intent_reaching, read, Server};
 use crate::wallet::{
     address_of, confirmed_send, post_send, send_amount, set_policy, settled_intent, wallet_agent,
     FAST_EXECUTOR, RECIPIENT, USDC_TOKEN,
@@ -399,4 +399,35 @@ async fn sends_refuse_keys_given_twice_bodies_of_another_type_and_blank_idempote
     )
     .await;
     assert_eq!(status, 422, "{refused}");
+}
+
+#[tokio::test]
+async fn every_operator_decision_shows_who_took_it() {
+    let database = TestDatabase::new().await;
+    let api = Server::start_on(&database, &[API_ONLY]).await;
+    let (key, _) = wallet_agent(&database).await;
+    let (_, confirmed) = send_amount(&api, &key, "10").await;
+    let (_, rejected) = send_amount(&api, &key, "20").await;
+    assert_eq!(
+        operator_sees(&database, &id_of(&confirmed), &["pending_confirmation"]).await["decided_by"],
+        Value::Null,
+        "no operator has decided yet"
+    );
+    let by_alice = agentctl_with(
+        &database,
+        &[("USER", "alice")],
+        &["intents", "confirm", &id_of(&confirmed)],
+    )
+    .await
+    .json();
+    assert_eq!(by_alice["decided_by"], "cli:alice", "{by_alice}");
+    let unnamed = agentctl(&database, &["intents", "reject", &id_of(&rejected)])
+        .await
+        .json();
+    assert_eq!(unnamed["decided_by"], "cli", "no user to name: {unnamed}");
+    assert_eq!(
+        operator_sees(&database, &id_of(&confirmed), &["confirmed"]).await["decided_by"],
+        "cli:alice",
+        "kept with the intent"
+    );
 }

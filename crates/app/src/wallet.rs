@@ -10,9 +10,9 @@ use domain::{
     TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
 };
 use ports::{
-    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, ChainClient,
-    ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion, NewTransferIntent,
-    StoreError,
+    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
+    ChainClient, ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion,
+    NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
 
@@ -103,6 +103,8 @@ pub struct IntentPage {
 
 /// The stores a wallet service reads and writes.
 pub struct WalletStores {
+    /// Where the policy in force is read (`policy`).
+    pub agents: Arc<dyn AgentStore>,
     pub admission: Arc<dyn IntentAdmission>,
     pub ledger: Arc<dyn IntentLedger>,
 }
@@ -140,20 +142,26 @@ impl WalletService {
         Ok(require_wallet(profile)?.clone())
     }
 
-    /// The policy in force; a wallet without a stored policy has no limits.
-    pub fn policy(&self, profile: &AgentProfile) -> Result<SpendPolicyRecord, WalletError> {
-        let wallet = require_wallet(profile)?;
-        Ok(wallet
-            .spend_policy
-            .clone()
-            .unwrap_or_else(|| SpendPolicyRecord {
-                id: domain::SpendPolicyId(wallet.id.0),
-                asset: self.token.clone(),
-                limits: Default::default(),
-                allowlist: Default::default(),
-                created_at: wallet.created_at,
-                updated_at: wallet.created_at,
-            }))
+    /// The policy in force, read from the store: an operator's change shows at the agent's very
+    /// next read, where the authenticated profile may hold the policy before it until the
+    /// change's notification arrives (decision 0030). A wallet without a stored policy has no
+    /// limits.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn policy(&self, profile: &AgentProfile) -> Result<SpendPolicyRecord, WalletError> {
+        let wallet = self
+            .stores
+            .agents
+            .wallet(profile.agent.id)
+            .await?
+            .ok_or(NotProvisioned::Wallet)?;
+        Ok(wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
+            id: domain::SpendPolicyId(wallet.id.0),
+            asset: self.token.clone(),
+            limits: Default::default(),
+            allowlist: Default::default(),
+            created_at: wallet.created_at,
+            updated_at: wallet.created_at,
+        }))
     }
 
     /// Native and token balances, both read from the chain now: never a cached figure.
@@ -313,7 +321,7 @@ fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisione
 mod tests {
     use super::*;
     use domain::{AgentId, AgentRecord, SpendLimits, TransferIntentRecord, U256};
-    use ports::{Listing, MockChainClient, MockIntentAdmission, MockIntentLedger};
+    use ports::{Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
 
     const LIMITS: SendLimits = SendLimits {
         rate: RateLimit {
@@ -332,8 +340,18 @@ mod tests {
         ledger: MockIntentLedger,
         chain: MockChainClient,
     ) -> WalletService {
+        serving(MockAgentStore::new(), admission, ledger, chain)
+    }
+
+    fn serving(
+        agents: MockAgentStore,
+        admission: MockIntentAdmission,
+        ledger: MockIntentLedger,
+        chain: MockChainClient,
+    ) -> WalletService {
         WalletService::new(
             WalletStores {
+                agents: Arc::new(agents),
                 admission: Arc::new(admission),
                 ledger: Arc::new(ledger),
             },
@@ -653,10 +671,6 @@ mod tests {
             service.balances(&walletless).await,
             Err(BalanceError::NotProvisioned(NotProvisioned::Wallet))
         ));
-        assert!(matches!(
-            service.policy(&walletless),
-            Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
-        ));
     }
 
     #[tokio::test]
@@ -711,20 +725,67 @@ mod tests {
     }
 
     #[test]
-    fn the_wallet_and_its_policy_are_read_from_the_authenticated_profile() {
-        let policy = policy_with(SpendLimits {
+    fn the_wallet_is_the_authenticated_profiles() {
+        let wallet = WalletRecord::fixture();
+        let mut agents = MockAgentStore::new();
+        agents.expect_wallet().never();
+        agents.expect_profile().never();
+        let service = serving(
+            agents,
+            MockIntentAdmission::new(),
+            MockIntentLedger::new(),
+            MockChainClient::new(),
+        );
+        assert_eq!(
+            service
+                .wallet(&profile_with(Some(wallet.clone())))
+                .expect("a wallet"),
+            wallet
+        );
+        assert!(matches!(
+            service.wallet(&profile_with(None)),
+            Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_policy_is_the_one_in_force_not_the_authenticated_profiles() {
+        let in_force = policy_with(SpendLimits {
             max_per_tx: Some(AtomicAmount::parse("50").expect("valid")),
             max_daily: None,
         });
-        let wallet = WalletRecord {
-            spend_policy: Some(policy.clone()),
+        let stored = WalletRecord {
+            spend_policy: Some(in_force.clone()),
             ..WalletRecord::fixture()
         };
-        let profile = profile_with(Some(wallet.clone()));
-        // The service holds no agent store: what the request authenticated with is the answer.
-        let service = reading(MockIntentLedger::new());
-        assert_eq!(service.wallet(&profile).expect("a wallet"), wallet);
-        assert_eq!(service.policy(&profile).expect("a policy"), policy);
+        let mut agents = MockAgentStore::new();
+        agents
+            .expect_wallet()
+            .times(1)
+            .returning(move |_| Ok(Some(stored.clone())));
+        let service = serving(
+            agents,
+            MockIntentAdmission::new(),
+            MockIntentLedger::new(),
+            MockChainClient::new(),
+        );
+        let authenticated = profile_with(Some(WalletRecord::fixture()));
+        assert_eq!(
+            service.policy(&authenticated).await.expect("a policy"),
+            in_force
+        );
+        let mut walletless = MockAgentStore::new();
+        walletless.expect_wallet().returning(|_| Ok(None));
+        let service = serving(
+            walletless,
+            MockIntentAdmission::new(),
+            MockIntentLedger::new(),
+            MockChainClient::new(),
+        );
+        assert!(matches!(
+            service.policy(&profile_with(None)).await,
+            Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
+        ));
     }
 
     #[tokio::test]

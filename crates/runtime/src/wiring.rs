@@ -137,6 +137,7 @@ fn wallet_service(
     let store = intent_store(database);
     WalletService::new(
         WalletStores {
+            agents: agent_store(database),
             admission: store.clone(),
             ledger: store,
         },

@@ -105,7 +105,7 @@ pub async fn policy(
     agent: AuthenticatedAgent,
 ) -> Result<Json<SpendPolicyResponse>, ApiError> {
     Ok(Json(
-        (&state.services.wallets.policy(&agent.profile)?).into(),
+        (&state.services.wallets.policy(&agent.profile).await?).into(),
     ))
 }
 
