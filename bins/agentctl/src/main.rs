@@ -62,10 +62,11 @@ enum Command {
     Migrate,
 }
 
-/// Who runs this `agentctl`, as the decisions it takes record it: the OS user (`USER`, else
-/// `LOGNAME`) when it is a name an operator may go by, else the CLI unnamed.
+/// Who runs this `agentctl`, as the decisions it takes record it: the OS user who ran it (the
+/// one behind `sudo` first, since operators run it from a root shell) when it is a name an
+/// operator may go by, else the CLI unnamed.
 fn operator() -> Operator {
-    let user = ["USER", "LOGNAME"]
+    let user = ["SUDO_USER", "USER", "LOGNAME"]
         .into_iter()
         .filter_map(|name| std::env::var(name).ok())
         .find_map(|user| OperatorName::parse(&user).ok());

@@ -104,6 +104,13 @@ mod tests {
         let kept = serde_json::to_value(OperatorConfirmationView::new(&intent, &Ok(())))
             .expect("serializes");
         assert_eq!(kept["policy_violation"], json!(null));
-        assert_eq!(kept["decided_by"], json!(null));
+        assert_eq!(kept["status"], json!("pending_confirmation"));
+        let violation = PolicyViolation::ExceedsPerTransactionMax {
+            amount: intent.amount,
+            max: domain::AtomicAmount::parse("10").expect("valid"),
+        };
+        let forced = serde_json::to_value(OperatorConfirmationView::new(&intent, &Err(violation)))
+            .expect("serializes");
+        assert_eq!(forced["policy_violation"], json!(violation.to_string()));
     }
 }

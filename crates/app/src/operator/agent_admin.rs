@@ -281,7 +281,7 @@ mod tests {
         }
     }
 
-    fn plane(
+    fn admin(
         store: MockAgentStore,
         inboxes: MockInboxProvisioner,
         numbers: MockNumberProvisioner,
@@ -331,13 +331,13 @@ mod tests {
             *seen.lock().expect("lock") = Some(agent.clone());
             Ok(profile_of(&agent))
         });
-        let plane = plane(
+        let admin = admin(
             store,
             MockInboxProvisioner::new(),
             MockNumberProvisioner::new(),
             MockKeyVault::new(),
         );
-        let issued = plane
+        let issued = admin
             .create(request(false, false, false))
             .await
             .expect("created");
@@ -388,8 +388,8 @@ mod tests {
             })
             .times(1)
             .returning(|agent| Ok(profile_of(&agent)));
-        let plane = plane(store, inboxes, numbers, vault);
-        plane
+        let admin = admin(store, inboxes, numbers, vault);
+        admin
             .create(request(true, true, true))
             .await
             .expect("created");
@@ -418,13 +418,13 @@ mod tests {
             .expect_create()
             .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100002"))
             .returning(|agent| Ok(profile_of(&agent)));
-        let plane = plane(
+        let admin = admin(
             store,
             MockInboxProvisioner::new(),
             numbers,
             MockKeyVault::new(),
         );
-        plane
+        admin
             .create(request(false, true, false))
             .await
             .expect("created");
@@ -438,13 +438,13 @@ mod tests {
             .returning(|| Err(ProviderError::Unavailable("vault sealed".into())));
         let mut store = MockAgentStore::new();
         store.expect_create().never();
-        let plane = plane(
+        let admin = admin(
             store,
             MockInboxProvisioner::new(),
             MockNumberProvisioner::new(),
             vault,
         );
-        let error = plane
+        let error = admin
             .create(request(false, false, true))
             .await
             .expect_err("fails");
@@ -459,7 +459,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_empty_sponsor_is_refused() {
-        let plane = plane(
+        let admin = admin(
             MockAgentStore::new(),
             MockInboxProvisioner::new(),
             MockNumberProvisioner::new(),
@@ -468,7 +468,7 @@ mod tests {
         let mut blank = request(false, false, false);
         blank.sponsor = Some("  ".into());
         assert!(matches!(
-            plane.create(blank).await,
+            admin.create(blank).await,
             Err(CreateAgentError::EmptySponsor)
         ));
     }
@@ -481,7 +481,7 @@ mod tests {
             .withf(|agent| agent.sponsor == format!("agent-{}", agent.id))
             .times(2)
             .returning(|agent| Ok(profile_of(&agent)));
-        let plane = plane(
+        let admin = admin(
             store,
             MockInboxProvisioner::new(),
             MockNumberProvisioner::new(),
@@ -490,7 +490,7 @@ mod tests {
         let mut unnamed = request(false, false, false);
         unnamed.sponsor = None;
         for _ in 0..2 {
-            plane.create(unnamed.clone()).await.expect("created");
+            admin.create(unnamed.clone()).await.expect("created");
         }
     }
 
@@ -519,13 +519,13 @@ mod tests {
                 wallet: None,
             })))
         });
-        let plane = plane(
+        let admin = admin(
             store,
             MockInboxProvisioner::new(),
             MockNumberProvisioner::new(),
             MockKeyVault::new(),
         );
-        let issued = plane.rotate_key(id).await.expect("rotated");
+        let issued = admin.rotate_key(id).await.expect("rotated");
         assert_eq!(*replaced.lock().expect("lock"), Some(issued.key.hash()));
     }
 
@@ -534,7 +534,7 @@ mod tests {
         let mut store = MockAgentStore::new();
         store.expect_replace_key_hash().returning(|_, _| Ok(false));
         store.expect_deactivate().returning(|_| Ok(false));
-        let plane = plane(
+        let admin = admin(
             store,
             MockInboxProvisioner::new(),
             MockNumberProvisioner::new(),
@@ -542,10 +542,10 @@ mod tests {
         );
         let id = AgentId(Uuid::now_v7());
         assert!(
-            matches!(plane.rotate_key(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+            matches!(admin.rotate_key(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
         );
         assert!(
-            matches!(plane.deactivate(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+            matches!(admin.deactivate(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
         );
     }
 
@@ -569,7 +569,7 @@ mod tests {
         vault.expect_create_wallet_key().never();
         let mut store = MockAgentStore::new();
         store.expect_create().never();
-        let plane = AgentAdmin::new(
+        let admin = AgentAdmin::new(
             AgentAdminPorts {
                 agents: Arc::new(store),
                 wallet_keys: Arc::new(wallet_keys),
@@ -579,7 +579,7 @@ mod tests {
             usdc(),
         );
         assert!(matches!(
-            plane.create(request(false, false, true)).await,
+            admin.create(request(false, false, true)).await,
             Err(CreateAgentError::ForeignMasterKey)
         ));
     }
@@ -607,7 +607,7 @@ mod tests {
                 .withf(move |released| *released == number)
                 .times(1)
                 .return_once(move |_| release);
-            let plane = AgentAdmin::new(
+            let admin = AgentAdmin::new(
                 AgentAdminPorts {
                     agents: Arc::new(store),
                     releaser: Arc::new(releaser),
@@ -615,7 +615,7 @@ mod tests {
                 },
                 usdc(),
             );
-            assert!(plane.deactivate(id).await.is_ok());
+            assert!(admin.deactivate(id).await.is_ok());
         }
     }
 }

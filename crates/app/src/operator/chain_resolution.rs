@@ -220,8 +220,8 @@ mod tests {
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_, _, _| Ok(intent_in(IntentStatus::Executed)));
-        let plane = resolving(&intent, &["0xnew", "0xold"], chain, settlement);
-        let resolved = plane
+        let resolution = resolving(&intent, &["0xnew", "0xold"], chain, settlement);
+        let resolved = resolution
             .resolve(intent.id, &operator())
             .await
             .expect("resolved");
@@ -265,8 +265,8 @@ mod tests {
         let intent = intent_in(IntentStatus::Submitted);
         let chain = chain_showing(6, ports::ReceiptStatus::Reverted);
         let settlement = expecting_failure(&["0xreverted"]);
-        let plane = resolving(&intent, &["0xreverted"], chain, settlement);
-        let resolved = plane
+        let resolution = resolving(&intent, &["0xreverted"], chain, settlement);
+        let resolved = resolution
             .resolve(intent.id, &operator())
             .await
             .expect("resolved");
@@ -286,8 +286,8 @@ mod tests {
             .times(2)
             .returning(|_| Ok(ports::ReceiptStatus::Pending));
         let settlement = expecting_failure(&["nonce 5", "will not be"]);
-        let plane = resolving(&intent, &["0xnew", "0xold"], chain, settlement);
-        let resolved = plane
+        let resolution = resolving(&intent, &["0xnew", "0xold"], chain, settlement);
+        let resolved = resolution
             .resolve(intent.id, &operator())
             .await
             .expect("resolved");
@@ -298,8 +298,8 @@ mod tests {
     async fn a_nonce_still_free_changes_nothing_and_says_so() {
         let intent = intent_in(IntentStatus::Submitted);
         let chain = chain_showing(5, ports::ReceiptStatus::Pending);
-        let plane = resolving(&intent, &["0xpending"], chain, settling_nothing());
-        let refused = plane.resolve(intent.id, &operator()).await;
+        let resolution = resolving(&intent, &["0xpending"], chain, settling_nothing());
+        let refused = resolution.resolve(intent.id, &operator()).await;
         assert!(
             matches!(
                 refused,
@@ -325,8 +325,8 @@ mod tests {
             let mut chain = MockChainWriter::new();
             chain.expect_mined_nonce().never();
             chain.expect_receipt().never();
-            let plane = resolving(&intent, &[], chain, settling_nothing());
-            let refused = plane.resolve(intent.id, &operator()).await;
+            let resolution = resolving(&intent, &[], chain, settling_nothing());
+            let refused = resolution.resolve(intent.id, &operator()).await;
             assert!(
                 matches!(refused, Err(ResolveError::NotSubmitted { status: s, .. }) if s == status),
                 "{refused:?}"
@@ -345,8 +345,8 @@ mod tests {
                 event: IntentEvent::Execute,
             }))
         });
-        let plane = resolving(&intent, &["0xmined"], chain, settlement);
-        let refused = plane.resolve(intent.id, &operator()).await;
+        let resolution = resolving(&intent, &["0xmined"], chain, settlement);
+        let refused = resolution.resolve(intent.id, &operator()).await;
         assert!(
             matches!(
                 refused,
@@ -366,9 +366,9 @@ mod tests {
         chain
             .expect_mined_nonce()
             .returning(|_| Err(ChainError::Unavailable("down".into())));
-        let plane = resolving(&intent, &["0xsent"], chain, settling_nothing());
+        let resolution = resolving(&intent, &["0xsent"], chain, settling_nothing());
         assert!(matches!(
-            plane.resolve(intent.id, &operator()).await,
+            resolution.resolve(intent.id, &operator()).await,
             Err(ResolveError::Chain(_))
         ));
     }

@@ -176,8 +176,8 @@ mod tests {
             })
             .times(1)
             .returning(|id, _, _, _| Err(TransitionError::NotFound(id)));
-        let plane = deciding(MockAgentStore::new(), intents);
-        assert!(plane
+        let decisions = deciding(MockAgentStore::new(), intents);
+        assert!(decisions
             .reject(IntentId(Uuid::now_v7()), None, &operator())
             .await
             .is_err());
@@ -241,10 +241,10 @@ mod tests {
     async fn the_intent_of_a_deactivated_agent_is_never_confirmed() {
         let (intent, store) = pending_with(false, "100");
         let id = intent.id;
-        let plane = deciding(store, ledger_of(intent, 25, 0));
+        let decisions = deciding(store, ledger_of(intent, 25, 0));
         for force in [false, true] {
             assert!(matches!(
-                plane.confirm(id, force, &operator()).await,
+                decisions.confirm(id, force, &operator()).await,
                 Err(ConfirmError::AgentInactive(x)) if x == id
             ));
         }
@@ -254,8 +254,8 @@ mod tests {
     async fn a_confirmation_judges_the_intent_by_the_policy_in_force() {
         // Its own 25 is in the window already: 25 of others plus 25 fit a limit of 50.
         let (intent, store) = pending_with(true, "50");
-        let plane = deciding(store, ledger_of(intent.clone(), 50, 1));
-        let confirmed = plane
+        let decisions = deciding(store, ledger_of(intent.clone(), 50, 1));
+        let confirmed = decisions
             .confirm(intent.id, false, &operator())
             .await
             .expect("within");
@@ -266,14 +266,14 @@ mod tests {
     #[tokio::test]
     async fn a_confirmation_that_breaks_a_tightened_policy_needs_force() {
         let (intent, store) = pending_with(true, "40");
-        let plane = deciding(store, ledger_of(intent.clone(), 50, 1));
+        let decisions = deciding(store, ledger_of(intent.clone(), 50, 1));
         assert!(matches!(
-            plane.confirm(intent.id, false, &operator()).await,
+            decisions.confirm(intent.id, false, &operator()).await,
             Err(ConfirmError::Policy(
                 PolicyViolation::ExceedsDailyMax { .. }
             ))
         ));
-        let forced = plane
+        let forced = decisions
             .confirm(intent.id, true, &operator())
             .await
             .expect("forced");

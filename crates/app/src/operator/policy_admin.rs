@@ -94,7 +94,7 @@ mod tests {
         }
     }
 
-    fn plane(store: MockAgentStore) -> PolicyAdmin {
+    fn policies(store: MockAgentStore) -> PolicyAdmin {
         PolicyAdmin::new(Arc::new(store), usdc())
     }
 
@@ -114,9 +114,9 @@ mod tests {
                 wallet: None,
             })))
         });
-        let plane = plane(store);
+        let policies = policies(store);
         assert!(matches!(
-            plane.set(id, PolicyChange::default()).await,
+            policies.set(id, PolicyChange::default()).await,
             Err(PolicyError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
@@ -126,9 +126,9 @@ mod tests {
         let mut store = MockAgentStore::new();
         store.expect_update_policy().never();
         store.expect_profile().returning(|_| Ok(None));
-        let plane = plane(store);
+        let policies = policies(store);
         assert!(matches!(
-            plane.show(AgentId(Uuid::now_v7())).await,
+            policies.show(AgentId(Uuid::now_v7())).await,
             Err(PolicyError::AgentNotFound(_))
         ));
     }
