@@ -1,7 +1,7 @@
 //! `agentctl agents`: create, list, show, deactivate, rotate keys.
 
 use anyhow::Context as _;
-use api_types::AgentResponse;
+use api_types::{AgentResponse, OperatorIssuedKey};
 use app::{CreateAgent, CreateAgentError, IssuedKey};
 use clap::Subcommand;
 use domain::{AgentId, Label};
@@ -89,5 +89,8 @@ fn create_error(error: CreateAgentError) -> anyhow::Error {
 
 /// The only place a key is ever printed: once, to the operator who asked for it.
 fn issued_key(issued: &IssuedKey) -> Value {
-    json!({ "agent_key": issued.key.expose(), "agent": AgentResponse::from(&issued.profile) })
+    json!(OperatorIssuedKey::new(
+        &issued.key,
+        AgentResponse::from(&issued.profile)
+    ))
 }

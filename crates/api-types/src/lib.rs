@@ -15,6 +15,7 @@ pub use email::{
 };
 pub use operator::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
+    OperatorIssuedKey,
 };
 pub use sms::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,

@@ -1,11 +1,29 @@
-//! What `agentctl` prints of transfer intents: the API's shape of an intent, plus what only an
-//! operator needs (whose it is, its idempotency key, who decided on it, its transactions).
+//! What `agentctl` prints beyond the API's shapes: a key it issued, and transfer intents as the
+//! API shows them plus what only an operator needs (whose it is, its idempotency key, who decided
+//! on it, its transactions).
 
-use domain::{PolicyViolation, TransferIntentRecord};
+use domain::{AgentKey, PolicyViolation, TransferIntentRecord};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::TransferIntentOut;
+use crate::{AgentResponse, TransferIntentOut};
+
+/// A key issued to the operator, printed this once with the agent it opens. No `Debug`: it holds
+/// the key itself, which no log may show.
+#[derive(Serialize)]
+pub struct OperatorIssuedKey {
+    pub agent_key: String,
+    pub agent: AgentResponse,
+}
+
+impl OperatorIssuedKey {
+    pub fn new(key: &AgentKey, agent: AgentResponse) -> Self {
+        Self {
+            agent_key: key.expose().to_owned(),
+            agent,
+        }
+    }
+}
 
 /// An intent as an operator sees it.
 #[derive(Debug, Serialize)]
@@ -78,6 +96,17 @@ mod tests {
     use super::*;
     use domain::{Operator, OperatorName};
     use serde_json::json;
+
+    #[test]
+    fn an_issued_key_is_printed_whole_beside_its_agent() {
+        let key = AgentKey::from_random_bytes([7; 32]);
+        let profile = domain::AgentProfile::fixture();
+        let printed =
+            serde_json::to_value(OperatorIssuedKey::new(&key, AgentResponse::from(&profile)))
+                .expect("serializes");
+        assert_eq!(printed["agent_key"], json!(key.expose()));
+        assert_eq!(printed["agent"]["id"], json!(profile.agent.id.to_string()));
+    }
 
     #[test]
     fn an_operator_view_adds_whose_the_intent_is_and_who_decided_on_it() {
