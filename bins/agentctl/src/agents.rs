@@ -94,3 +94,17 @@ fn issued_key(issued: &IssuedKey) -> Value {
         AgentResponse::from(&issued.profile)
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_foreign_master_key_says_which_variable_to_set() {
+        assert_eq!(
+            create_error(CreateAgentError::ForeignMasterKey).to_string(),
+            "the configured wallet master key does not open the wallets already in this \
+             database; set WALLET_MASTER_KEY to the key they were sealed under"
+        );
+    }
+}

@@ -145,3 +145,22 @@ fn attempt_view(attempt: &AttemptRecord) -> OperatorAttemptView {
         last_error: attempt.last_error.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{AtomicAmount, PolicyViolation};
+
+    #[test]
+    fn a_confirmation_refused_by_the_policy_says_how_to_force_it() {
+        let violation = PolicyViolation::ExceedsPerTransactionMax {
+            amount: AtomicAmount::parse("500").expect("valid"),
+            max: AtomicAmount::parse("100").expect("valid"),
+        };
+        assert_eq!(
+            confirm_error(ConfirmError::Policy(violation)).to_string(),
+            "the intent breaks the spend policy in force: amount 500 exceeds the per-transaction \
+             maximum of 100; confirm with --force to execute it anyway"
+        );
+    }
+}
