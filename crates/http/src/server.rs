@@ -14,6 +14,12 @@ use crate::state::ApiState;
 /// by then is closed, whatever bytes it sent.
 const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a connection may sit idle between requests. Longer than the idle time of common
+/// clients' pools (httpx 5 s, Node's undici 4 s), so the server is not the side that closes a
+/// connection in the instant a client sends its next request on it: a POST lost that way is
+/// not retried by the client (decision 0057).
+const IDLE_KEEP_ALIVE: Duration = Duration::from_secs(75);
+
 /// Descriptors kept for what is not a client connection: the database pools and the hub's
 /// listening connection, provider and node connections, the log, the listener.
 const RESERVED_DESCRIPTORS: u64 = 256;
@@ -61,6 +67,7 @@ pub fn server(
     .shutdown_timeout(shutdown_timeout.as_secs())
     .disable_signals()
     .client_request_timeout(REQUEST_HEAD_TIMEOUT)
+    .keep_alive(IDLE_KEEP_ALIVE)
     .client_disconnect_timeout(Duration::from_secs(1))
     .h1_allow_half_closed(false)
     .listen(listener)?
