@@ -14,11 +14,12 @@ use crate::state::ApiState;
 /// by then is closed, whatever bytes it sent.
 const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long a connection may sit idle between requests. Longer than the idle time of common
-/// clients' pools (httpx 5 s, Node's undici 4 s), so the server is not the side that closes a
-/// connection in the instant a client sends its next request on it: a POST lost that way is
-/// not retried by the client (decision 0057).
-const IDLE_KEEP_ALIVE: Duration = Duration::from_secs(75);
+/// How long a connection may sit idle between requests: three times the idle time of common
+/// short-lived clients' pools (httpx 5 s, Node's undici 4 s), so for them the client always closes
+/// first and never sends a request on a connection the server is closing in that instant (a POST
+/// lost that way is not retried); and short, so idle connections give their slots back soon
+/// (decision 0057).
+const IDLE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Descriptors kept for what is not a client connection: the database pools and the hub's
 /// listening connection, provider and node connections, the log, the listener.
