@@ -106,3 +106,23 @@ async fn waits_are_framed_like_every_other_request() {
     let signed = status_line(&server, &with_length(&format!("+{}", body.len()))).await;
     assert!(signed.starts_with("HTTP/1.1 400"), "{signed}");
 }
+
+#[tokio::test]
+async fn a_connection_idle_longer_than_a_clients_pool_keeps_it_is_still_open_for_the_next_request()
+{
+    let (server, _database) = Server::start().await;
+    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    let request = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    let mut answer = [0u8; 1024];
+    for _ in 0..2 {
+        stream.write_all(request).await.expect("write");
+        let read = tokio::time::timeout(CLOSED_WITHIN, stream.read(&mut answer))
+            .await
+            .expect("an answer")
+            .expect("read");
+        let text = String::from_utf8_lossy(&answer[..read]);
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        // Idle past the 5 s clients such as httpx keep a connection for: what is under test.
+        tokio::time::sleep(Duration::from_secs(6)).await;
+    }
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    AttachmentMeta, Direction, EmailMessageRecord, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES,
+    AttachmentMeta, EmailMessageRecord, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES,
     MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
 };
 use serde::{Deserialize, Serialize};
@@ -15,15 +15,15 @@ use utoipa::openapi::schema::{
 };
 use utoipa::ToSchema;
 
+use crate::enums::{Direction, EmailStatus, SendStatus};
+
 /// A message of the inbox, inbound or outbound.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EmailMessageOut {
     pub id: String,
-    /// `inbound` or `outbound`.
-    pub direction: String,
-    /// `queued` (accepted, waiting for the provider), `sent` (the provider took it), `failed`
-    /// (the provider refused it; see `failure_reason`), or `received` (inbound).
-    pub status: String,
+    pub direction: Direction,
+    /// See `failure_reason` when `failed`.
+    pub status: EmailStatus,
     /// Messages of one conversation share it; a reply has the thread of the message it answers.
     pub thread_id: String,
     #[serde(with = "time::serde::rfc3339")]
@@ -114,11 +114,11 @@ fn header_object(headers: Vec<(String, String)>) -> BTreeMap<String, String> {
 /// each of them.
 impl From<EmailMessageRecord> for EmailMessageOut {
     fn from(message: EmailMessageRecord) -> Self {
-        let inbound = message.direction == Direction::Inbound;
+        let inbound = message.direction == domain::Direction::Inbound;
         Self {
             id: message.id.to_string(),
-            direction: message.direction.as_str().to_owned(),
-            status: message.status.as_str().to_owned(),
+            direction: message.direction.into(),
+            status: message.status.into(),
             thread_id: message.thread_id.to_string(),
             created_at: message.created_at,
             provider_message_id: message.provider_message_id,
@@ -149,8 +149,8 @@ impl From<EmailMessageRecord> for EmailMessageOut {
 /// The answer to a send or a reply.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EmailSendResponse {
-    /// `sent`: the message was accepted; `data.status` tells where its delivery stands.
-    pub status: String,
+    /// The message was accepted; `data.status` tells where its delivery stands.
+    pub status: SendStatus,
     pub data: EmailMessageOut,
 }
 

@@ -1,18 +1,25 @@
 //! The shapes agent-runtime speaks, field for field as the API contract names them: what the
 //! HTTP API returns, what `agentctl` prints (so both describe an agent alike), and the bodies the
-//! API accepts. Built from the domain's records only; serde and utoipa, no transport.
+//! API accepts. Built from the domain's records only; serde and utoipa, no transport. The bodies
+//! become the domain's commands here (`TryFrom`), or `FieldErrors` each way in renders its way.
 
 mod agents;
+mod commands;
 mod email;
+mod enums;
+mod field_errors;
 mod operator;
 mod sms;
 mod wallet;
 
 pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
+pub use commands::{EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER};
 pub use email::{
     AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest,
     EmailSendResponse, ParsedDataOut,
 };
+pub use enums::{Channel, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus};
+pub use field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 pub use operator::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
     OperatorIssuedKey,

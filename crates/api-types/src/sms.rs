@@ -6,9 +6,12 @@ use domain::{EmailMessageRecord, SmsMessageRecord, MAX_WAIT_SECS};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
-use utoipa::openapi::schema::{Array, ArrayBuilder, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::schema::{Array, ArrayBuilder, SchemaType, Type};
+use utoipa::openapi::Ref;
 use utoipa::ToSchema;
 use uuid::Uuid;
+
+use crate::enums::{Channel, Direction};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PhoneNumberResponse {
@@ -38,8 +41,7 @@ pub struct SmsRawPayload {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SmsMessageOut {
     pub message_id: Uuid,
-    /// `inbound` or `outbound`.
-    pub direction: String,
+    pub direction: Direction,
     pub from_number: String,
     pub to_number: String,
     pub raw_payload: SmsRawPayload,
@@ -56,7 +58,7 @@ impl From<&SmsMessageRecord> for SmsMessageOut {
     fn from(message: &SmsMessageRecord) -> Self {
         Self {
             message_id: message.id.0,
-            direction: message.direction.as_str().to_owned(),
+            direction: message.direction.into(),
             from_number: message.from.clone(),
             to_number: message.to.clone(),
             raw_payload: SmsRawPayload {
@@ -157,11 +159,7 @@ pub struct WaitForCodeRequest {
 fn channels_schema() -> Array {
     ArrayBuilder::new()
         .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
-        .items(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .enum_values(Some(["sms", "email"])),
-        )
+        .items(Ref::from_schema_name("Channel"))
         .min_items(Some(1))
         .description(Some(
             "`sms`, `email`, or both; every channel the agent has when omitted (an empty list is \
@@ -191,8 +189,7 @@ pub struct CodesWaitRequest {
 /// A verification code that arrived by SMS or by mail.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CodeOut {
-    /// `sms` or `email`.
-    pub channel: String,
+    pub channel: Channel,
     /// The id of the SMS or the mail, as its own routes show it.
     pub message_id: String,
     /// The code found; null when the message holds none.
@@ -216,7 +213,7 @@ pub struct CodeOut {
 impl CodeOut {
     pub fn from_sms(message: &SmsMessageRecord, request_id: Option<String>) -> Self {
         Self {
-            channel: "sms".into(),
+            channel: Channel::Sms,
             message_id: message.id.to_string(),
             code: message.parsed_code.clone(),
             from: Some(message.from.clone()),
@@ -230,7 +227,7 @@ impl CodeOut {
 
     pub fn from_email(message: &EmailMessageRecord, request_id: Option<String>) -> Self {
         Self {
-            channel: "email".into(),
+            channel: Channel::Email,
             message_id: message.id.to_string(),
             code: message.verification_codes.first().cloned(),
             from: message.from.clone(),

@@ -9,6 +9,8 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::enums::{IntentStatus, WalletStatus};
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WalletOut {
     pub id: Uuid,
@@ -17,7 +19,7 @@ pub struct WalletOut {
     /// EIP-55 checksummed.
     pub address: String,
     pub custody: String,
-    pub status: String,
+    pub status: WalletStatus,
     pub delegated: bool,
     pub spend_policy: Option<SpendPolicyOut>,
     #[serde(with = "time::serde::rfc3339")]
@@ -40,7 +42,7 @@ impl From<&WalletRecord> for WalletOut {
             chain: wallet.chain.to_string(),
             address: wallet.address.to_string(),
             custody: wallet.custody.to_string(),
-            status: wallet.status.to_string(),
+            status: wallet.status.into(),
             delegated: wallet.delegated,
             spend_policy: wallet.spend_policy.as_ref().map(Into::into),
             created_at: wallet.created_at,
@@ -154,8 +156,7 @@ impl From<&WalletBalances> for WalletBalanceResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TransferIntentOut {
     pub id: Uuid,
-    /// pending_confirmation, confirmed, submitted, executed, failed, rejected or expired.
-    pub status: String,
+    pub status: IntentStatus,
     pub asset: String,
     pub chain: String,
     /// EIP-55 checksummed.
@@ -179,7 +180,7 @@ impl From<&TransferIntentRecord> for TransferIntentOut {
     fn from(intent: &TransferIntentRecord) -> Self {
         Self {
             id: intent.id.0,
-            status: intent.status.as_str().to_owned(),
+            status: intent.status.into(),
             asset: intent.asset.to_string(),
             chain: intent.chain.to_string(),
             recipient_address: intent.recipient.to_string(),

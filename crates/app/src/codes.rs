@@ -9,7 +9,6 @@
 //! whichever instance it arrived.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use domain::{
     AgentId, AgentProfile, EmailInboxRecord, EmailMessageRecord, PhoneNumberRecord,
@@ -19,6 +18,8 @@ use futures_util::future::FutureExt;
 use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
 use text_mining::{matches_service, recognise_service, sender_may_be, Sender};
 use time::OffsetDateTime;
+
+pub use domain::commands::{ChannelsWait, CodeChannel, CodeWait};
 
 use crate::long_lived::{LongLived, LongLivedKind};
 use crate::sms::SmsSync;
@@ -42,45 +43,6 @@ pub enum WaitError {
     Revoked,
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// A wait for a code, as the agent asked for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeWait {
-    /// Empty: any message.
-    pub service_name: String,
-    pub timeout: Duration,
-    pub request_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CodeChannel {
-    Sms,
-    Email,
-}
-
-impl CodeChannel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sms => "sms",
-            Self::Email => "email",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "sms" => Some(Self::Sms),
-            "email" => Some(Self::Email),
-            _ => None,
-        }
-    }
-}
-
-/// A wait over channels: `None` means every channel the agent has.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChannelsWait {
-    pub wait: CodeWait,
-    pub channels: Option<Vec<CodeChannel>>,
 }
 
 /// The message a code came in.

@@ -11,7 +11,7 @@ use domain::inbound::{
 use domain::{
     reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile, CursorCodec,
     CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
-    IdempotencyKey, RateLimit, SponsorId, MAX_ADDRESS_CHARS,
+    RateLimit, SponsorId, MAX_ADDRESS_CHARS,
 };
 use ports::{
     AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
@@ -21,6 +21,8 @@ use ports::{
 };
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
+
+pub use domain::commands::{ReplyMail, SendMail};
 
 use crate::paging::{first_page_against, into_page, FirstPage};
 use crate::NotProvisioned;
@@ -82,23 +84,6 @@ pub enum IngestError {
     Unreadable(#[from] InboundParseError),
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// A new message as the agent wrote it, its fields already valid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SendMail {
-    pub to: Vec<EmailAddress>,
-    pub cc: Vec<EmailAddress>,
-    pub bcc: Vec<EmailAddress>,
-    pub subject: String,
-    pub text: String,
-    /// Custom headers, each already checked against the sensitive list.
-    pub headers: Vec<(String, String)>,
-    pub category: Option<String>,
-    /// Given at all (even empty): the fields the service does not offer.
-    pub reply_to_given: bool,
-    pub html_given: bool,
-    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,14 +196,17 @@ impl EmailService {
 
     /// Replies to an inbound message of the agent's inbox: to its sender, `Re:` its subject, in
     /// its thread, with `In-Reply-To` and `References` taken from it.
-    #[tracing::instrument(level = "debug", skip(self, profile, text, idempotency_key), fields(agent = %profile.agent.id))]
+    #[tracing::instrument(level = "debug", skip(self, profile, reply), fields(agent = %profile.agent.id))]
     pub async fn reply(
         &self,
         profile: &AgentProfile,
         source: &str,
-        text: String,
-        idempotency_key: Option<IdempotencyKey>,
+        reply: ReplyMail,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let ReplyMail {
+            text,
+            idempotency_key,
+        } = reply;
         let (inbox, sponsor) = inbox_of(profile)?;
         let source_id = source
             .parse::<EmailMessageId>()
@@ -543,6 +531,13 @@ mod tests {
         burst: 5,
     };
 
+    fn reply_of(text: &str) -> ReplyMail {
+        ReplyMail {
+            text: text.into(),
+            idempotency_key: None,
+        }
+    }
+
     fn address(text: &str) -> EmailAddress {
         EmailAddress::parse(text).expect("valid address")
     }
@@ -753,7 +748,7 @@ mod tests {
         let source = Uuid::from_u128(5).to_string();
         mocks
             .service()
-            .reply(&profile(true), &source, "Sure".into(), None)
+            .reply(&profile(true), &source, reply_of("Sure"))
             .await
             .expect("replied");
     }
@@ -775,7 +770,7 @@ mod tests {
             assert!(matches!(
                 mocks
                     .service()
-                    .reply(&profile(true), &source, "x".into(), None)
+                    .reply(&profile(true), &source, reply_of("x"))
                     .await,
                 Err(SendMailError::NotReplyable)
             ));
@@ -785,7 +780,7 @@ mod tests {
         assert!(matches!(
             unknown
                 .service()
-                .reply(&profile(true), "not-a-uuid", "x".into(), None)
+                .reply(&profile(true), "not-a-uuid", reply_of("x"))
                 .await,
             Err(SendMailError::SourceNotFound)
         ));

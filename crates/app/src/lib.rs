@@ -34,8 +34,8 @@ pub use operator::{
 };
 
 pub use email::{
-    EmailPorts, EmailService, IngestError, IngestReport, MailPage, ReadMailError, SendMail,
-    SendMailError, SendRates, PREVIEW_CHARS, TRANSACTIONAL,
+    EmailPorts, EmailService, IngestError, IngestReport, MailPage, ReadMailError, ReplyMail,
+    SendMail, SendMailError, SendRates, PREVIEW_CHARS, TRANSACTIONAL,
 };
 pub use errors::NotProvisioned;
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, AgentProfile, Asset, AssetBalance,
-    AtomicAmount, Chain, CursorCodec, CursorPosition, EvmAddress, IdempotencyKey, IntentId,
-    PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
-    TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
+    Chain, CursorCodec, CursorPosition, IntentId, PolicyAsset, PolicyViolation, RateLimit,
+    RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransferTooLarge,
+    WalletBalances, WalletRecord,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -15,6 +15,8 @@ use ports::{
     NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
+
+pub use domain::commands::SendRequest;
 
 use crate::in_flight::InFlight;
 use crate::paging::{first_page_against, into_page, FirstPage};
@@ -83,16 +85,6 @@ pub enum ListIntentsError {
     InvalidCursor,
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// A send as the agent asked for it; `asset` and `chain` are names still to be checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SendRequest {
-    pub to: EvmAddress,
-    pub amount: AtomicAmount,
-    pub asset: String,
-    pub chain: String,
-    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -320,7 +312,9 @@ fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisione
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentId, AgentRecord, SpendLimits, TransferIntentRecord, U256};
+    use domain::{
+        AgentId, AgentRecord, AtomicAmount, EvmAddress, SpendLimits, TransferIntentRecord, U256,
+    };
     use ports::{Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
 
     const LIMITS: SendLimits = SendLimits {

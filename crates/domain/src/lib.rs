@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod amount;
 pub mod asset;
+pub mod commands;
 pub mod contact;
 pub mod cursor;
 pub mod email;

@@ -196,7 +196,7 @@ fn render_schemas(page: &mut String, schemas: &Value) {
             .filter(|part| part["properties"].is_object())
             .collect();
         if objects.is_empty() {
-            let _ = writeln!(page, "Type: {}.\n", type_of(schema));
+            let _ = writeln!(page, "Type: {}.\n", type_with_values(schema));
             continue;
         }
         page.push_str("| field | type | required | meaning |\n|---|---|---|---|\n");
@@ -269,6 +269,18 @@ fn type_of(schema: &Value) -> String {
         format!("{described}?")
     } else {
         described
+    }
+}
+
+/// A schema's type, and the values it allows when it names them (an enum).
+fn type_with_values(schema: &Value) -> String {
+    let kind = type_of(schema);
+    match schema["enum"].as_array() {
+        Some(values) => {
+            let values: Vec<String> = values.iter().map(Value::to_string).collect();
+            format!("{kind}, one of {}", values.join(", "))
+        }
+        None => kind,
     }
 }
 
@@ -358,6 +370,11 @@ mod tests {
             "array of [`X`](#x)"
         );
         assert_eq!(type_of(&json!({})), "any");
+        assert_eq!(
+            type_with_values(&json!({"type": "string", "enum": ["sms", "email"]})),
+            r#"string, one of "sms", "email""#
+        );
+        assert_eq!(type_with_values(&json!({"type": "integer"})), "integer");
     }
 
     #[test]

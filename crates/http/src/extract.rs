@@ -439,51 +439,6 @@ pub fn rejected(failures: impl IntoIterator<Item = Option<ValidationItem>>) -> A
     ApiError::Validation(failures.into_iter().flatten().collect())
 }
 
-/// A body field that failed a domain rule, in pydantic's `value_error` shape.
-pub fn value_error(
-    field: &str,
-    input: impl Into<Value>,
-    reason: impl std::fmt::Display,
-) -> ValidationItem {
-    ValidationItem::new(
-        "value_error",
-        vec![json!("body"), json!(field)],
-        format!("Value error, {reason}"),
-        input.into(),
-    )
-}
-
-/// A string body field outside `min..=max` characters, in pydantic's shape.
-pub fn string_length(
-    field: &str,
-    input: &str,
-    min: usize,
-    max: usize,
-) -> Result<(), ValidationItem> {
-    let length = input.chars().count();
-    let loc = vec![json!("body"), json!(field)];
-    if length < min {
-        let plural = if min == 1 { "" } else { "s" };
-        return Err(ValidationItem::new(
-            "string_too_short",
-            loc,
-            format!("String should have at least {min} character{plural}"),
-            json!(input),
-        )
-        .with_ctx(json!({ "min_length": min })));
-    }
-    if length > max {
-        return Err(ValidationItem::new(
-            "string_too_long",
-            loc,
-            format!("String should have at most {max} characters"),
-            json!(input),
-        )
-        .with_ctx(json!({ "max_length": max })));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,18 +558,6 @@ mod tests {
             item("limit=101"),
             json!({"type": "less_than_equal", "loc": ["query", "limit"], "msg": "Input should be less than or equal to 100", "input": "101", "ctx": {"le": 100}})
         );
-    }
-
-    #[test]
-    fn string_lengths_follow_pydantics_rules() {
-        assert_eq!(string_length("k", "abc", 1, 3), Ok(()));
-        let short =
-            serde_json::to_value(string_length("k", "", 1, 3).expect_err("short")).expect("json");
-        assert_eq!(short["type"], "string_too_short");
-        assert_eq!(short["ctx"], json!({"min_length": 1}));
-        let long = serde_json::to_value(string_length("k", "abcd", 1, 3).expect_err("long"))
-            .expect("json");
-        assert_eq!(long["msg"], "String should have at most 3 characters");
     }
 
     // Found by an outside attack: a body naming a key twice was read as its last value.

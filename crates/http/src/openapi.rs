@@ -6,12 +6,12 @@ use utoipa::{Modify, OpenApi};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 use api_types::{
-    AgentResponse, AttachmentOut, CodeOut, CodesWaitRequest, EmailInboxOut, EmailInboxPage,
-    EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut,
-    PhoneNumberOut, PhoneNumberResponse, SmsMessageOut, SmsRawPayload, SpendPolicyOut,
-    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
-    WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
-    WalletOut, WalletSendRequest,
+    AgentResponse, AttachmentOut, Channel, CodeOut, CodesWaitRequest, Direction, EmailInboxOut,
+    EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
+    EmailStatus, IntentStatus, ParsedDataOut, PhoneNumberOut, PhoneNumberResponse, SendStatus,
+    SmsMessageOut, SmsRawPayload, SpendPolicyOut, SpendPolicyResponse, TransferIntentOut,
+    TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest, WalletAddressResponse,
+    WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest, WalletStatus,
 };
 
 #[derive(OpenApi)]
@@ -66,6 +66,12 @@ use api_types::{
         WalletSendRequest,
         TransferIntentOut,
         TransferIntentPage,
+        Direction,
+        EmailStatus,
+        SendStatus,
+        IntentStatus,
+        WalletStatus,
+        Channel,
         ErrorBody,
         ValidationErrorBody,
         ValidationItem
@@ -116,6 +122,14 @@ mod tests {
             .unwrap_or_else(|| panic!("{pointer} is not in the description"))
     }
 
+    /// The schema a `$ref` names, or the schema itself.
+    fn resolved<'d>(description: &'d Value, schema: &'d Value) -> &'d Value {
+        match schema["$ref"].as_str() {
+            Some(reference) => at(description, reference.trim_start_matches('#')),
+            None => schema,
+        }
+    }
+
     fn parameter<'d>(description: &'d Value, operation: &str, name: &str) -> &'d Value {
         at(description, &format!("{operation}/parameters"))
             .as_array()
@@ -149,8 +163,11 @@ mod tests {
         let sms = "/paths/~1v1~1sms~1messages/get";
         for operation in [inbox, sms] {
             assert_eq!(
-                parameter(&description, operation, "direction")["pattern"],
-                "^(inbound|outbound)$"
+                resolved(
+                    &description,
+                    parameter(&description, operation, "direction")
+                )["enum"],
+                json!(["inbound", "outbound"])
             );
         }
         assert_eq!(
@@ -188,12 +205,52 @@ mod tests {
                 &json!(domain::MAX_REQUEST_ID_CHARS)
             );
         }
-        assert_eq!(
-            at(
-                &description,
-                "/components/schemas/CodesWaitRequest/properties/channels/items/enum"
-            ),
-            &json!(["sms", "email"])
+        let channel = at(
+            &description,
+            "/components/schemas/CodesWaitRequest/properties/channels/items",
         );
+        assert_eq!(
+            resolved(&description, channel)["enum"],
+            json!(["sms", "email"])
+        );
+    }
+
+    #[test]
+    fn statuses_directions_and_channels_are_published_as_enums() {
+        let description = description();
+        let field = |schema: &str, name: &str| {
+            let property = at(
+                &description,
+                &format!("/components/schemas/{schema}/properties/{name}"),
+            );
+            resolved(&description, property)["enum"].clone()
+        };
+        assert_eq!(
+            field("EmailMessageOut", "status"),
+            json!(["queued", "sent", "failed", "received"])
+        );
+        assert_eq!(
+            field("EmailMessageOut", "direction"),
+            json!(["inbound", "outbound"])
+        );
+        assert_eq!(field("EmailSendResponse", "status"), json!(["sent"]));
+        assert_eq!(
+            field("SmsMessageOut", "direction"),
+            json!(["inbound", "outbound"])
+        );
+        assert_eq!(field("CodeOut", "channel"), json!(["sms", "email"]));
+        assert_eq!(
+            field("TransferIntentOut", "status"),
+            json!([
+                "pending_confirmation",
+                "confirmed",
+                "submitted",
+                "executed",
+                "failed",
+                "rejected",
+                "expired"
+            ])
+        );
+        assert_eq!(field("WalletOut", "status"), json!(["active"]));
     }
 }

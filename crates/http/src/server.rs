@@ -14,6 +14,13 @@ use crate::state::ApiState;
 /// by then is closed, whatever bytes it sent.
 const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a connection may sit idle between requests: three times the idle time of common
+/// short-lived clients' pools (httpx 5 s, Node's undici 4 s), so for them the client always closes
+/// first and never sends a request on a connection the server is closing in that instant (a POST
+/// lost that way is not retried); and short, so idle connections give their slots back soon
+/// (decision 0057).
+const IDLE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 /// Descriptors kept for what is not a client connection: the database pools and the hub's
 /// listening connection, provider and node connections, the log, the listener.
 const RESERVED_DESCRIPTORS: u64 = 256;
@@ -61,6 +68,7 @@ pub fn server(
     .shutdown_timeout(shutdown_timeout.as_secs())
     .disable_signals()
     .client_request_timeout(REQUEST_HEAD_TIMEOUT)
+    .keep_alive(IDLE_KEEP_ALIVE)
     .client_disconnect_timeout(Duration::from_secs(1))
     .h1_allow_half_closed(false)
     .listen(listener)?

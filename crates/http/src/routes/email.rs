@@ -3,23 +3,17 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
-    EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
+    EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
+    EmailSendResponse, SendStatus, IDEMPOTENCY_KEY_HEADER,
 };
-use app::{MailPage, ReadMailError, SendMail, SendMailError};
-use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
-use domain::{
-    check_custom_header, check_custom_headers_size, check_no_nul, EmailAddress, EmailMessageRecord,
-    IdempotencyKey, MAX_BODY_TEXT_BYTES, MAX_RECIPIENTS,
-};
-use serde_json::{json, Value};
+use app::{MailPage, ReadMailError, ReplyMail, SendMail, SendMailError};
+use domain::EmailMessageRecord;
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
 use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::rendered_pages::{PageKey, PageListing};
 use crate::state::ApiState;
-
-const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// The JSON body limit of send and reply: far above `body_text`'s own limit even with every
 /// character escaped, so an over-long text is refused naming `body_text`.
@@ -70,191 +64,17 @@ impl From<ReadMailError> for ApiError {
     }
 }
 
-fn body_loc(path: &[Value]) -> Vec<Value> {
-    std::iter::once(json!("body"))
-        .chain(path.iter().cloned())
-        .collect()
-}
-
-/// Each address of one recipient field, or an item per invalid one.
-fn parse_addresses(
-    field: &str,
-    raw: &[String],
-    failures: &mut Vec<ValidationItem>,
-) -> Vec<EmailAddress> {
-    raw.iter()
-        .enumerate()
-        .filter_map(
-            |(index, candidate)| match EmailAddress::parse(candidate.trim()) {
-                Ok(address) => Some(address),
-                Err(error) => {
-                    failures.push(ValidationItem::new(
-                        "value_error",
-                        body_loc(&[json!(field), json!(index)]),
-                        format!("value is not a valid email address: {error}"),
-                        json!(candidate),
-                    ));
-                    None
-                }
-            },
-        )
-        .collect()
-}
-
-fn check_body_text(text: &str) -> Option<ValidationItem> {
-    if text.len() > MAX_BODY_TEXT_BYTES {
-        return Some(
-            ValidationItem::new(
-                "value_error",
-                body_loc(&[json!("body_text")]),
-                format!(
-                    "Value error, body_text must be at most {MAX_BODY_TEXT_BYTES} bytes of \
-                     UTF-8, got {}",
-                    text.len()
-                ),
-                // The text itself is not echoed back: it is over the limit by definition.
-                json!({ "bytes": text.len() }),
-            )
-            .with_ctx(json!({ "max_bytes": MAX_BODY_TEXT_BYTES })),
-        );
-    }
-    check_no_nul(text).err().map(|refused| {
-        ValidationItem::new(
-            "value_error",
-            body_loc(&[json!("body_text")]),
-            format!("Value error, body_text {refused}"),
-            json!(text),
-        )
-    })
-}
-
-/// The `Idempotency-Key` header, or pydantic's words for what is wrong with it.
-fn idempotency_key(request: &HttpRequest) -> Result<Option<IdempotencyKey>, ValidationItem> {
-    let Some(raw) = request.headers().get(IDEMPOTENCY_KEY) else {
-        return Ok(None);
-    };
-    let loc = vec![json!("header"), json!(IDEMPOTENCY_KEY)];
-    let text = raw.to_str().map_err(|_| {
-        ValidationItem::new(
-            "value_error",
-            loc.clone(),
-            "Value error, the idempotency key must be visible ASCII",
-            Value::Null,
-        )
-    })?;
-    IdempotencyKey::parse(text).map(Some).map_err(|error| {
-        ValidationItem::new(
-            "value_error",
-            loc,
-            format!("Value error, {error}"),
-            json!(text),
-        )
-    })
-}
-
-/// The send as the use case takes it, or every field that is wrong.
-fn parse_send(body: EmailSendRequest, key: Option<IdempotencyKey>) -> Result<SendMail, ApiError> {
-    let mut failures = Vec::new();
-    if body.to.is_empty() {
-        failures.push(
-            ValidationItem::new(
-                "too_short",
-                body_loc(&[json!("to")]),
-                "List should have at least 1 item after validation, not 0",
-                json!([]),
-            )
-            .with_ctx(json!({"field_type": "List", "min_length": 1, "actual_length": 0})),
-        );
-    }
-    let cc_raw = body.cc.unwrap_or_default();
-    let bcc_raw = body.bcc.unwrap_or_default();
-    let to = parse_addresses("to", &body.to, &mut failures);
-    let cc = parse_addresses("cc", &cc_raw, &mut failures);
-    let bcc = parse_addresses("bcc", &bcc_raw, &mut failures);
-    let mut counted = 0;
-    for (field, list) in [("to", &body.to), ("cc", &cc_raw), ("bcc", &bcc_raw)] {
-        let before = counted;
-        counted += list.len();
-        if before <= MAX_RECIPIENTS && counted > MAX_RECIPIENTS {
-            failures.push(
-                ValidationItem::new(
-                    "value_error",
-                    body_loc(&[json!(field)]),
-                    format!(
-                        "Value error, at most {MAX_RECIPIENTS} recipients are allowed over to, \
-                         cc and bcc together"
-                    ),
-                    json!(list),
-                )
-                .with_ctx(json!({ "max_recipients": MAX_RECIPIENTS })),
-            );
-        }
-    }
-    if body.subject.contains(['\r', '\n']) {
-        failures.push(ValidationItem::new(
-            "value_error",
-            body_loc(&[json!("subject")]),
-            "Value error, the subject is a header: it must not contain CR or LF",
-            json!(body.subject),
-        ));
-    } else if let Err(refused) = check_no_nul(&body.subject) {
-        failures.push(ValidationItem::new(
-            "value_error",
-            body_loc(&[json!("subject")]),
-            format!("Value error, the subject {refused}"),
-            json!(body.subject),
-        ));
-    }
-    failures.extend(check_body_text(&body.body_text));
-    let headers: Vec<(String, String)> = body.headers.unwrap_or_default().into_iter().collect();
-    if let Err(refused) = check_custom_headers_size(
-        headers
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_str())),
-    ) {
-        failures.push(
-            ValidationItem::new(
-                "value_error",
-                body_loc(&[json!("headers")]),
-                format!("Value error, {refused}"),
-                json!({ "headers": headers.len() }),
-            )
-            .with_ctx(json!({
-                "max_headers": MAX_CUSTOM_HEADERS,
-                "max_bytes": MAX_CUSTOM_HEADER_BYTES,
-            })),
-        );
-    }
-    for (name, value) in &headers {
-        if let Err(refused) = check_custom_header(name, value) {
-            failures.push(ValidationItem::new(
-                "value_error",
-                body_loc(&[json!("headers"), json!(name)]),
-                format!("Value error, {refused}"),
-                json!(value),
-            ));
-        }
-    }
-    if !failures.is_empty() {
-        return Err(ApiError::Validation(failures));
-    }
-    Ok(SendMail {
-        to,
-        cc,
-        bcc,
-        subject: body.subject,
-        text: body.body_text,
-        headers,
-        category: body.category,
-        reply_to_given: body.reply_to.is_some_and(|list| !list.is_empty()),
-        html_given: body.body_html.is_some_and(|html| !html.is_empty()),
-        idempotency_key: key,
-    })
+/// The `Idempotency-Key` header's bytes, when the request has one.
+fn idempotency_key(request: &HttpRequest) -> Option<&[u8]> {
+    request
+        .headers()
+        .get(IDEMPOTENCY_KEY_HEADER)
+        .map(|value| value.as_bytes())
 }
 
 fn sent(message: EmailMessageRecord, replayed: bool) -> HttpResponse {
     super::ok_replayed_if(replayed).json(EmailSendResponse {
-        status: "sent".into(),
+        status: SendStatus::Sent,
         data: message.into(),
     })
 }
@@ -290,10 +110,11 @@ pub async fn send(
     agent: AuthenticatedAgent,
     body: JsonBody<EmailSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = idempotency_key(&request);
     let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
-    let key = key.map_err(|item| rejected([Some(item)]))?;
-    let mail = parse_send(body, key)?;
+    let mail = SendMail::try_from(EmailSend {
+        body,
+        idempotency_key: idempotency_key(&request),
+    })?;
     let (message, replayed) = state.services.email.send(&agent.profile, mail).await?;
     Ok(sent(message, replayed))
 }
@@ -329,16 +150,15 @@ pub async fn reply(
     source: Path<String>,
     body: JsonBody<EmailReplyRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = idempotency_key(&request);
     let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
-    let key = key.map_err(|item| rejected([Some(item)]))?;
-    if let Some(item) = check_body_text(&body.body_text) {
-        return Err(rejected([Some(item)]));
-    }
+    let reply = ReplyMail::try_from(EmailReply {
+        body,
+        idempotency_key: idempotency_key(&request),
+    })?;
     let (message, replayed) = state
         .services
         .email
-        .reply(&agent.profile, &source.into_inner(), body.body_text, key)
+        .reply(&agent.profile, &source.into_inner(), reply)
         .await?;
     Ok(sent(message, replayed))
 }
@@ -352,7 +172,7 @@ pub async fn reply(
     params(
         ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
-        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted", pattern = "^(inbound|outbound)$"),
+        ("direction" = Option<api_types::Direction>, Query, description = "`inbound` or `outbound`; both when omitted"),
     ),
     responses(
         (status = 200, description = "One page of messages", body = EmailInboxPage),

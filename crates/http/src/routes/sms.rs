@@ -7,13 +7,11 @@ use api_types::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, VerificationCodeResponse,
     WaitForCodeRequest,
 };
-use app::{ChannelsWait, CodeChannel, CodeWait, FoundCode, SmsError, WaitError};
-use domain::{check_no_nul, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS};
-use serde_json::json;
+use app::{ChannelsWait, CodeWait, FoundCode, SmsError, WaitError};
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
-use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
+use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::state::ApiState;
 
 /// Says whether `GET /v1/sms/messages` reflects the provider now (`synced`) or, the provider
@@ -77,7 +75,7 @@ pub async fn number(
     params(
         ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 0, maximum = 100),
         ("offset" = Option<i64>, Query, description = "Messages to skip; 0 when omitted", minimum = 0, maximum = 4294967295.0),
-        ("direction" = Option<String>, Query, description = "`inbound` or `outbound`; both when omitted", pattern = "^(inbound|outbound)$"),
+        ("direction" = Option<api_types::Direction>, Query, description = "`inbound` or `outbound`; both when omitted"),
     ),
     responses(
         (status = 200, description = "The messages", body = Vec<SmsMessageOut>,
@@ -117,60 +115,6 @@ pub async fn messages(
     ))
 }
 
-/// The wait as the use case takes it, or every field that is wrong.
-fn parse_wait(body: WaitForCodeRequest) -> Result<CodeWait, ApiError> {
-    wait_fields(body.service_name, body.timeout, body.request_id).map_err(rejected)
-}
-
-/// The fields every wait for a code has, or a 422 item for each that is wrong.
-fn wait_fields(
-    service_name: String,
-    timeout: i64,
-    request_id: Option<String>,
-) -> Result<CodeWait, Vec<Option<ValidationItem>>> {
-    let body = WaitForCodeRequest {
-        service_name,
-        timeout,
-        request_id,
-    };
-    let loc = vec![json!("body"), json!("timeout")];
-    let timeout = if body.timeout < 0 {
-        Err(ValidationItem::new(
-            "greater_than_equal",
-            loc,
-            "Input should be greater than or equal to 0",
-            json!(body.timeout),
-        )
-        .with_ctx(json!({"ge": 0})))
-    } else if body.timeout > i64::from(MAX_WAIT_SECS) {
-        Err(ValidationItem::new(
-            "less_than_equal",
-            loc,
-            format!("Input should be less than or equal to {MAX_WAIT_SECS}"),
-            json!(body.timeout),
-        )
-        .with_ctx(json!({"le": MAX_WAIT_SECS})))
-    } else {
-        Ok(body.timeout.unsigned_abs())
-    };
-    let request_id = match &body.request_id {
-        Some(id) => string_length("request_id", id, 0, MAX_REQUEST_ID_CHARS).and_then(|()| {
-            check_no_nul(id).map_err(|refused| {
-                value_error("request_id", id.as_str(), format!("request_id {refused}"))
-            })
-        }),
-        None => Ok(()),
-    };
-    match (timeout, request_id) {
-        (Ok(seconds), Ok(())) => Ok(CodeWait {
-            service_name: body.service_name,
-            timeout: std::time::Duration::from_secs(seconds),
-            request_id: body.request_id,
-        }),
-        (timeout, request_id) => Err(vec![timeout.err(), request_id.err()]),
-    }
-}
-
 /// Waits for a verification code by SMS.
 ///
 /// The newest message no wait has returned yet (of `service_name`, when given) is returned at
@@ -194,7 +138,7 @@ pub async fn wait_for_code(
     agent: AuthenticatedAgent,
     body: JsonBody<WaitForCodeRequest>,
 ) -> Result<Json<VerificationCodeResponse>, ApiError> {
-    let wait = parse_wait(body.read().await?)?;
+    let wait = CodeWait::try_from(body.read().await?)?;
     let request_id = wait.request_id.clone();
     let message = state
         .services
@@ -227,48 +171,12 @@ pub async fn wait_any_channel(
     agent: AuthenticatedAgent,
     body: JsonBody<CodesWaitRequest>,
 ) -> Result<Json<CodeOut>, ApiError> {
-    let body = body.read().await?;
-    let channels = body.channels.map(|names| {
-        if names.is_empty() {
-            // Waiting on no channel would wait for nothing until the timeout.
-            return Err(ValidationItem::new(
-                "too_short",
-                vec![json!("body"), json!("channels")],
-                "List should have at least 1 item after validation, not 0",
-                json!([]),
-            )
-            .with_ctx(json!({"field_type": "List", "min_length": 1, "actual_length": 0})));
-        }
-        names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| {
-                CodeChannel::parse(name).ok_or_else(|| {
-                    ValidationItem::new(
-                        "enum",
-                        vec![json!("body"), json!("channels"), json!(index)],
-                        "Input should be 'sms' or 'email'",
-                        json!(name),
-                    )
-                    .with_ctx(json!({"expected": "'sms' or 'email'"}))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-    });
-    let wait = wait_fields(body.service_name, body.timeout, body.request_id);
-    let (wait, channels) = match (wait, channels.transpose()) {
-        (Ok(wait), Ok(channels)) => (wait, channels),
-        (wait, channels) => {
-            let mut items = wait.err().unwrap_or_default();
-            items.push(channels.err());
-            return Err(rejected(items));
-        }
-    };
-    let request_id = wait.request_id.clone();
+    let wait = ChannelsWait::try_from(body.read().await?)?;
+    let request_id = wait.wait.request_id.clone();
     let found = state
         .services
         .codes
-        .wait(&agent.profile, ChannelsWait { wait, channels })
+        .wait(&agent.profile, wait)
         .await
         .map_err(|error| match error {
             WaitError::TimedOut => ApiError::RequestTimeout(

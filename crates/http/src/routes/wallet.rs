@@ -3,15 +3,14 @@
 use actix_web::web::{self, Json};
 use actix_web::HttpResponse;
 use api_types::{
-    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
-    WalletBalanceResponse, WalletSendRequest,
+    FieldError, FieldErrors, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
+    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
 };
 use app::{BalanceError, IntentPage, ListIntentsError, SendError, SendRequest, WalletError};
-use domain::{AtomicAmount, EvmAddress, IdempotencyKey, IdempotencyKeyError};
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
-use crate::extract::{rejected, string_length, value_error, JsonBody, QueryParams};
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
+use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::rendered_pages::{PageKey, PageListing};
 use crate::state::ApiState;
 
@@ -41,14 +40,18 @@ impl From<SendError> for ApiError {
             SendError::Unsupported { asset, chain } => ApiError::BadRequest(format!(
                 "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
             )),
-            SendError::TooLarge(too_large) => rejected([Some(value_error(
+            SendError::TooLarge(too_large) => FieldErrors::from(FieldError::value_error(
                 "amount_atomic",
                 serde_json::Value::Null,
                 too_large,
-            ))]),
-            SendError::Recipient(refused) => {
-                rejected([Some(value_error("to", serde_json::Value::Null, refused))])
-            }
+            ))
+            .into(),
+            SendError::Recipient(refused) => FieldErrors::from(FieldError::value_error(
+                "to",
+                serde_json::Value::Null,
+                refused,
+            ))
+            .into(),
             SendError::KeyInFlight => ApiError::key_in_flight(),
             SendError::RateLimited { retry_after } => ApiError::TooManyRequests {
                 detail: "Too many sends from this agent; retry later".into(),
@@ -127,37 +130,6 @@ pub async fn balance(
     ))
 }
 
-/// The idempotency key, or pydantic's words for what is wrong with it.
-fn parse_key(raw: &str) -> Result<IdempotencyKey, ValidationItem> {
-    IdempotencyKey::parse(raw).map_err(|error| match error {
-        IdempotencyKeyError::Empty | IdempotencyKeyError::TooLong => {
-            match string_length("idempotency_key", raw, 1, domain::MAX_IDEMPOTENCY_KEY_CHARS) {
-                Err(item) => item,
-                Ok(()) => value_error("idempotency_key", raw, error),
-            }
-        }
-        IdempotencyKeyError::ControlCharacter => value_error("idempotency_key", raw, error),
-    })
-}
-
-/// The send as the use case takes it, or every field that is wrong.
-fn parse_send(body: WalletSendRequest) -> Result<SendRequest, ApiError> {
-    let to = EvmAddress::parse(&body.to).map_err(|e| value_error("to", body.to.as_str(), e));
-    let amount = AtomicAmount::parse(&body.amount_atomic)
-        .map_err(|e| value_error("amount_atomic", body.amount_atomic.as_str(), e));
-    let key = body.idempotency_key.as_deref().map(parse_key).transpose();
-    match (to, amount, key) {
-        (Ok(to), Ok(amount), Ok(idempotency_key)) => Ok(SendRequest {
-            to,
-            amount,
-            asset: body.asset,
-            chain: body.chain,
-            idempotency_key,
-        }),
-        (to, amount, key) => Err(rejected([to.err(), amount.err(), key.err()])),
-    }
-}
-
 /// Creates a transfer intent. It stays `pending_confirmation` until an operator confirms it.
 ///
 /// Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
@@ -187,7 +159,7 @@ pub async fn send(
     agent: AuthenticatedAgent,
     body: JsonBody<WalletSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let request = parse_send(body.read().await?)?;
+    let request = SendRequest::try_from(body.read().await?)?;
     let (intent, replayed) = state.services.wallets.send(&agent.profile, request).await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }

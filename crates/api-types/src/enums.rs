@@ -1,0 +1,101 @@
+//! The closed sets of names the API speaks (statuses, directions, channels): each is published
+//! as a schema enum, and written exactly as the domain names it.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Which way a message went: `inbound` (to the agent) or `outbound` (from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Inbound,
+    Outbound,
+}
+
+impl From<domain::Direction> for Direction {
+    fn from(direction: domain::Direction) -> Self {
+        match direction {
+            domain::Direction::Inbound => Self::Inbound,
+            domain::Direction::Outbound => Self::Outbound,
+        }
+    }
+}
+
+/// Where a mail stands: `queued` (accepted, waiting for the provider), `sent` (the provider took
+/// it), `failed` (the provider refused it), or `received` (inbound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EmailStatus {
+    Queued,
+    Sent,
+    Failed,
+    Received,
+}
+
+impl From<domain::EmailStatus> for EmailStatus {
+    fn from(status: domain::EmailStatus) -> Self {
+        match status {
+            domain::EmailStatus::Queued => Self::Queued,
+            domain::EmailStatus::Sent => Self::Sent,
+            domain::EmailStatus::Failed => Self::Failed,
+            domain::EmailStatus::Received => Self::Received,
+        }
+    }
+}
+
+/// The outcome of a send or a reply: `sent`, the message was accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SendStatus {
+    Sent,
+}
+
+/// Where a transfer intent stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentStatus {
+    PendingConfirmation,
+    Confirmed,
+    Submitted,
+    Executed,
+    Failed,
+    Rejected,
+    Expired,
+}
+
+impl From<domain::IntentStatus> for IntentStatus {
+    fn from(status: domain::IntentStatus) -> Self {
+        match status {
+            domain::IntentStatus::PendingConfirmation => Self::PendingConfirmation,
+            domain::IntentStatus::Confirmed => Self::Confirmed,
+            domain::IntentStatus::Submitted => Self::Submitted,
+            domain::IntentStatus::Executed => Self::Executed,
+            domain::IntentStatus::Failed => Self::Failed,
+            domain::IntentStatus::Rejected => Self::Rejected,
+            domain::IntentStatus::Expired => Self::Expired,
+        }
+    }
+}
+
+/// Whether a wallet may be used: `active`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WalletStatus {
+    Active,
+}
+
+impl From<domain::WalletStatus> for WalletStatus {
+    fn from(status: domain::WalletStatus) -> Self {
+        match status {
+            domain::WalletStatus::Active => Self::Active,
+        }
+    }
+}
+
+/// How a verification code came: `sms` or `email`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    Sms,
+    Email,
+}

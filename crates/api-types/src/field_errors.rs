@@ -1,0 +1,189 @@
+//! What is wrong with the fields of a request, said once for every way in: the HTTP API renders
+//! it as FastAPI's 422 list, and MCP or the console will render it their way. Kinds and messages
+//! are pydantic's, as the API contract fixes them.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The part of a request a field is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestPart {
+    /// The fields the caller sent (a JSON body, a tool's arguments).
+    Body,
+    /// What travels beside them (HTTP headers), e.g. the idempotency key of a mail send.
+    Header,
+}
+
+impl RequestPart {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Body => "body",
+            Self::Header => "header",
+        }
+    }
+}
+
+/// One step into the fields: a name, or an index in a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum FieldPath {
+    Name(String),
+    Index(usize),
+}
+
+impl From<&str> for FieldPath {
+    fn from(name: &str) -> Self {
+        Self::Name(name.to_owned())
+    }
+}
+
+impl From<usize> for FieldPath {
+    fn from(index: usize) -> Self {
+        Self::Index(index)
+    }
+}
+
+/// One field that is wrong: where, which rule (pydantic's type name, e.g. `string_too_long`),
+/// what is wrong for a person, the value as received, and what the rule expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    pub part: RequestPart,
+    pub path: Vec<FieldPath>,
+    pub kind: &'static str,
+    pub message: String,
+    pub input: Value,
+    // Boxed: most errors have none, and a small error keeps `Result<_, FieldError>` small.
+    pub context: Option<Box<Value>>,
+}
+
+impl FieldError {
+    pub fn new(
+        part: RequestPart,
+        path: Vec<FieldPath>,
+        kind: &'static str,
+        message: impl Into<String>,
+        input: Value,
+    ) -> Self {
+        Self {
+            part,
+            path,
+            kind,
+            message: message.into(),
+            input,
+            context: None,
+        }
+    }
+
+    /// An error of the body's field `path`.
+    pub fn body(
+        path: Vec<FieldPath>,
+        kind: &'static str,
+        message: impl Into<String>,
+        input: Value,
+    ) -> Self {
+        Self::new(RequestPart::Body, path, kind, message, input)
+    }
+
+    pub fn with_context(mut self, context: Value) -> Self {
+        self.context = Some(Box::new(context));
+        self
+    }
+
+    /// A body field that failed a domain rule, in pydantic's `value_error` shape.
+    pub fn value_error(
+        field: &str,
+        input: impl Into<Value>,
+        reason: impl std::fmt::Display,
+    ) -> Self {
+        Self::body(
+            vec![field.into()],
+            "value_error",
+            format!("Value error, {reason}"),
+            input.into(),
+        )
+    }
+
+    /// A list field given empty where it needs at least one item.
+    pub fn empty_list(path: Vec<FieldPath>) -> Self {
+        Self::body(
+            path,
+            "too_short",
+            "List should have at least 1 item after validation, not 0",
+            json!([]),
+        )
+        .with_context(json!({"field_type": "List", "min_length": 1, "actual_length": 0}))
+    }
+
+    /// A string body field outside `min..=max` characters.
+    pub fn check_length(field: &str, input: &str, min: usize, max: usize) -> Result<(), Self> {
+        let length = input.chars().count();
+        if length < min {
+            let plural = if min == 1 { "" } else { "s" };
+            return Err(Self::body(
+                vec![field.into()],
+                "string_too_short",
+                format!("String should have at least {min} character{plural}"),
+                json!(input),
+            )
+            .with_context(json!({ "min_length": min })));
+        }
+        if length > max {
+            return Err(Self::body(
+                vec![field.into()],
+                "string_too_long",
+                format!("String should have at most {max} characters"),
+                json!(input),
+            )
+            .with_context(json!({ "max_length": max })));
+        }
+        Ok(())
+    }
+}
+
+/// Every field of a request that is wrong, in the order the fields are checked, so the caller
+/// learns them all at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldErrors(pub Vec<FieldError>);
+
+impl FieldErrors {
+    /// The errors among `checks`; none is a request whose fields are all right.
+    pub fn among(checks: impl IntoIterator<Item = Option<FieldError>>) -> Self {
+        Self(checks.into_iter().flatten().collect())
+    }
+}
+
+impl From<FieldError> for FieldErrors {
+    fn from(error: FieldError) -> Self {
+        Self(vec![error])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_lengths_follow_pydantics_rules() {
+        assert_eq!(FieldError::check_length("k", "abc", 1, 3), Ok(()));
+        let short = FieldError::check_length("k", "", 1, 3).expect_err("short");
+        assert_eq!(short.kind, "string_too_short");
+        assert_eq!(short.message, "String should have at least 1 character");
+        assert_eq!(short.context, Some(Box::new(json!({"min_length": 1}))));
+        let long = FieldError::check_length("k", "abcd", 1, 3).expect_err("long");
+        assert_eq!(long.kind, "string_too_long");
+        assert_eq!(long.message, "String should have at most 3 characters");
+        assert_eq!(long.context, Some(Box::new(json!({"max_length": 3}))));
+        let plural = FieldError::check_length("k", "a", 2, 3).expect_err("short");
+        assert_eq!(plural.message, "String should have at least 2 characters");
+    }
+
+    #[test]
+    fn errors_among_checks_keep_their_order_and_drop_the_passed() {
+        let first = FieldError::value_error("a", "x", "one");
+        let second = FieldError::value_error("b", "y", "two");
+        assert_eq!(
+            FieldErrors::among([Some(first.clone()), None, Some(second.clone())]),
+            FieldErrors(vec![first, second])
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! Commands: what an agent asks a use case to do, every field already valid. Each way in (the
+//! HTTP API today, MCP and the console next) builds them from its own input (`api_types` does it
+//! for the request shapes the API accepts) and the use cases in `app` take them as they are.
+
+use std::time::Duration;
+
+use crate::{AtomicAmount, EmailAddress, EvmAddress, IdempotencyKey};
+
+/// A new message as the agent wrote it, its fields already valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendMail {
+    pub to: Vec<EmailAddress>,
+    pub cc: Vec<EmailAddress>,
+    pub bcc: Vec<EmailAddress>,
+    pub subject: String,
+    pub text: String,
+    /// Custom headers, each already checked against the sensitive list.
+    pub headers: Vec<(String, String)>,
+    pub category: Option<String>,
+    /// Given at all (even empty): the fields the service does not offer.
+    pub reply_to_given: bool,
+    pub html_given: bool,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// A reply to a message of the inbox, its text already valid; the message is named apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyMail {
+    pub text: String,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// A send as the agent asked for it; `asset` and `chain` are names still to be checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendRequest {
+    pub to: EvmAddress,
+    pub amount: AtomicAmount,
+    pub asset: String,
+    pub chain: String,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// A wait for a code, as the agent asked for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeWait {
+    /// Empty: any message.
+    pub service_name: String,
+    pub timeout: Duration,
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodeChannel {
+    Sms,
+    Email,
+}
+
+impl CodeChannel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sms => "sms",
+            Self::Email => "email",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "sms" => Some(Self::Sms),
+            "email" => Some(Self::Email),
+            _ => None,
+        }
+    }
+}
+
+/// A wait over channels: `None` means every channel the agent has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelsWait {
+    pub wait: CodeWait,
+    pub channels: Option<Vec<CodeChannel>>,
+}
