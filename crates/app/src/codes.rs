@@ -128,13 +128,6 @@ impl CodeService {
     ) -> Result<FoundCode, WaitError> {
         let sources = Self::sources(profile, wait.channels.as_deref())?;
         let wait = wait.wait;
-        if let Some(request_id) = &wait.request_id {
-            if let Some(done) =
-                answered(&self.ports, profile.agent.id, &sources, request_id).await?
-            {
-                return Ok(done);
-            }
-        }
         let waiter = Waiter::new(profile, self.ports.agents.clone());
         let (ports, sms_sync) = (self.ports.clone(), self.sms_sync.clone());
         self.waits
@@ -160,8 +153,9 @@ impl CodeService {
     }
 }
 
-/// The wait itself: a sync of the number when SMS is a source, then looks until a code is found,
-/// the timeout, shutdown or the key's revocation.
+/// The wait itself, in its place: the answer of an earlier wait of the same request id, else a
+/// sync of the number when SMS is a source, then looks until a code is found, the timeout,
+/// shutdown or the key's revocation.
 async fn wait_for(
     ports: Arc<CodePorts>,
     sms_sync: Arc<SmsSync>,
@@ -171,6 +165,13 @@ async fn wait_for(
     shutdown: Arc<Shutdown>,
 ) -> Result<FoundCode, WaitError> {
     let agent = waiter.agent();
+    // Inside the wait's place, so a request id answered earlier is looked up under the same
+    // per-agent cap as every wait (the cap bounds the lookups too).
+    if let Some(request_id) = &wait.request_id {
+        if let Some(done) = answered(&ports, agent, &sources, request_id).await? {
+            return Ok(done);
+        }
+    }
     // A message only the provider has yet (no webhook reached us) counts too.
     if let Some(number) = &sources.number {
         if let Err(error) = sms_sync.sync(agent, number).await {
