@@ -84,12 +84,7 @@ pub struct AgentAdminPorts {
 }
 
 pub struct AgentAdmin {
-    store: Arc<dyn AgentStore>,
-    wallet_keys: Arc<dyn WalletKeyStore>,
-    inboxes: Arc<dyn InboxProvisioner>,
-    numbers: Arc<dyn NumberProvisioner>,
-    releaser: Arc<dyn NumberReleaser>,
-    vault: Arc<dyn KeyVault>,
+    ports: AgentAdminPorts,
     /// The token a new wallet's policy is in.
     policy_asset: PolicyAsset,
 }
@@ -97,12 +92,7 @@ pub struct AgentAdmin {
 impl AgentAdmin {
     pub fn new(ports: AgentAdminPorts, policy_asset: PolicyAsset) -> Self {
         Self {
-            store: ports.agents,
-            wallet_keys: ports.wallet_keys,
-            inboxes: ports.inboxes,
-            numbers: ports.numbers,
-            releaser: ports.releaser,
-            vault: ports.vault,
+            ports,
             policy_asset,
         }
     }
@@ -140,7 +130,7 @@ impl AgentAdmin {
                 new_agent.phone_number = Some(self.provision_number().await?);
             }
             attempts_left -= 1;
-            match self.store.create(new_agent.clone()).await {
+            match self.ports.agents.create(new_agent.clone()).await {
                 Ok(profile) => return Ok(IssuedKey { key, profile }),
                 // A sandbox or pooled number may already be held by another agent: draw again.
                 Err(StoreError::Conflict(Conflict::PhoneNumber))
@@ -154,12 +144,15 @@ impl AgentAdmin {
     }
 
     async fn provision_inbox(&self, id: AgentId) -> Result<NewEmailInbox, CreateAgentError> {
-        let inbox = self.inboxes.provision_inbox(id).await.map_err(|source| {
-            CreateAgentError::Provisioning {
+        let inbox = self
+            .ports
+            .inboxes
+            .provision_inbox(id)
+            .await
+            .map_err(|source| CreateAgentError::Provisioning {
                 resource: "email inbox",
                 source,
-            }
-        })?;
+            })?;
         Ok(NewEmailInbox {
             address: inbox.address,
             provider: inbox.provider,
@@ -167,12 +160,15 @@ impl AgentAdmin {
     }
 
     async fn provision_number(&self) -> Result<NewPhoneNumber, CreateAgentError> {
-        let number = self.numbers.provision_number().await.map_err(|source| {
-            CreateAgentError::Provisioning {
+        let number = self
+            .ports
+            .numbers
+            .provision_number()
+            .await
+            .map_err(|source| CreateAgentError::Provisioning {
                 resource: "phone number",
                 source,
-            }
-        })?;
+            })?;
         Ok(NewPhoneNumber {
             number: number.number,
             country_iso2: number.country_iso2,
@@ -181,15 +177,20 @@ impl AgentAdmin {
     }
 
     async fn provision_wallet(&self) -> Result<NewWallet, CreateAgentError> {
-        if !vault_opens_stored_keys(self.wallet_keys.as_ref(), self.vault.as_ref()).await? {
+        if !vault_opens_stored_keys(self.ports.wallet_keys.as_ref(), self.ports.vault.as_ref())
+            .await?
+        {
             return Err(CreateAgentError::ForeignMasterKey);
         }
-        let key = self.vault.create_wallet_key().await.map_err(|source| {
-            CreateAgentError::Provisioning {
+        let key = self
+            .ports
+            .vault
+            .create_wallet_key()
+            .await
+            .map_err(|source| CreateAgentError::Provisioning {
                 resource: "wallet",
                 source,
-            }
-        })?;
+            })?;
         Ok(NewWallet {
             provider: key.provider,
             chain: self.policy_asset.chain,
@@ -201,11 +202,12 @@ impl AgentAdmin {
     }
 
     pub async fn list(&self) -> Result<Vec<AgentProfile>, StoreError> {
-        self.store.list().await
+        self.ports.agents.list().await
     }
 
     pub async fn show(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
-        self.store
+        self.ports
+            .agents
             .profile(id)
             .await?
             .ok_or(AgentLookupError::NotFound(id))
@@ -214,14 +216,14 @@ impl AgentAdmin {
     /// Deactivates the agent; its key stops working at once. Deactivating twice is harmless.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn deactivate(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
-        if !self.store.deactivate(id).await? {
+        if !self.ports.agents.deactivate(id).await? {
             return Err(AgentLookupError::NotFound(id));
         }
         let profile = self.show(id).await?;
         // The agent is deactivated whatever the provider says; a number it keeps costs money, so
         // a failed release is said loudly for the operator to finish by hand.
         if let Some(phone) = &profile.phone_number {
-            if let Err(error) = self.releaser.release_number(&phone.number).await {
+            if let Err(error) = self.ports.releaser.release_number(&phone.number).await {
                 tracing::warn!(%error, number = %phone.number, "could not release the deactivated agent's number at its provider; release it by hand");
             }
         }
@@ -232,7 +234,7 @@ impl AgentAdmin {
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn rotate_key(&self, id: AgentId) -> Result<IssuedKey, AgentLookupError> {
         let key = crate::generate_agent_key();
-        if !self.store.replace_key_hash(id, key.hash()).await? {
+        if !self.ports.agents.replace_key_hash(id, key.hash()).await? {
             return Err(AgentLookupError::NotFound(id));
         }
         let profile = self.show(id).await?;
@@ -244,9 +246,7 @@ impl AgentAdmin {
 mod tests {
     use super::*;
     use domain::PhoneNumberRecord;
-    use domain::{
-        AgentKeyHash, AgentRecord, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber,
-    };
+    use domain::{AgentKeyHash, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber};
     use mockall::predicate::eq;
     use ports::{
         MockAgentStore, MockInboxProvisioner, MockKeyVault, MockNumberProvisioner,
@@ -255,19 +255,7 @@ mod tests {
     };
     use std::sync::Mutex;
 
-    use crate::operator::tests::usdc;
-
-    fn profile_of(agent: &NewAgent) -> AgentProfile {
-        AgentProfile {
-            agent: AgentRecord {
-                id: agent.id,
-                label: agent.label.clone(),
-                key_hash: agent.key_hash,
-                ..AgentRecord::fixture()
-            },
-            ..AgentProfile::fixture()
-        }
-    }
+    use crate::operator::tests::{profile_of, usdc};
 
     /// Ports whose mocks expect nothing, for a test to replace those it uses.
     fn idle_ports() -> AgentAdminPorts {

@@ -50,18 +50,12 @@ pub struct ChainResolutionPorts {
 }
 
 pub struct ChainResolution {
-    intents: Arc<dyn IntentLedger>,
-    chain: Arc<dyn ChainWriter>,
-    settlement: Arc<dyn ExecutionQueue>,
+    ports: ChainResolutionPorts,
 }
 
 impl ChainResolution {
     pub fn new(ports: ChainResolutionPorts) -> Self {
-        Self {
-            intents: ports.intents,
-            chain: ports.chain,
-            settlement: ports.settlement,
-        }
+        Self { ports }
     }
 
     /// Settles a submitted intent by what the chain says now, for an operator who knows its
@@ -76,6 +70,7 @@ impl ChainResolution {
         operator: &Operator,
     ) -> Result<TransferIntentRecord, ResolveError> {
         let intent = self
+            .ports
             .intents
             .find(id)
             .await?
@@ -87,6 +82,7 @@ impl ChainResolution {
             });
         }
         let transactions: Vec<SignedTransfer> = self
+            .ports
             .intents
             .attempts(id)
             .await?
@@ -102,13 +98,15 @@ impl ChainResolution {
             })?;
         // The count first: a transaction of ours mined before it was read shows its receipt
         // after, so a used nonce without a receipt of ours is another transaction's.
-        let mined = self.chain.mined_nonce(&wallet).await?;
-        let settlement = match settlement_by_receipt(self.chain.as_ref(), &transactions).await? {
-            Some(settlement) => settlement,
-            None if nonce_used(nonce, mined) => nonce_taken_by_another(nonce),
-            None => return Err(ResolveError::StillPending { id, nonce, mined }),
-        };
+        let mined = self.ports.chain.mined_nonce(&wallet).await?;
+        let settlement =
+            match settlement_by_receipt(self.ports.chain.as_ref(), &transactions).await? {
+                Some(settlement) => settlement,
+                None if nonce_used(nonce, mined) => nonce_taken_by_another(nonce),
+                None => return Err(ResolveError::StillPending { id, nonce, mined }),
+            };
         match self
+            .ports
             .settlement
             .settle(id, settlement, Some(operator.clone()))
             .await

@@ -26,12 +26,26 @@ pub struct OperatorServices {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use domain::{EvmAddress, Operator, OperatorName, PolicyAsset};
+    use domain::{AgentProfile, AgentRecord, EvmAddress, Operator, OperatorName, PolicyAsset};
+    use ports::NewAgent;
 
     pub(crate) fn usdc() -> PolicyAsset {
         PolicyAsset::usdc_on_base(
             EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
         )
+    }
+
+    /// The profile a store answers with for `agent` once it is stored.
+    pub(crate) fn profile_of(agent: &NewAgent) -> AgentProfile {
+        AgentProfile {
+            agent: AgentRecord {
+                id: agent.id,
+                label: agent.label.clone(),
+                key_hash: agent.key_hash,
+                ..AgentRecord::fixture()
+            },
+            ..AgentProfile::fixture()
+        }
     }
 
     /// The operator taking the decisions of the tests.

@@ -76,23 +76,11 @@ impl PolicyAdmin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentKeyHash, AgentProfile, AgentRecord};
+    use domain::AgentKeyHash;
     use ports::{MockAgentStore, NewAgent};
     use uuid::Uuid;
 
-    use crate::operator::tests::usdc;
-
-    fn profile_of(agent: &NewAgent) -> AgentProfile {
-        AgentProfile {
-            agent: AgentRecord {
-                id: agent.id,
-                label: agent.label.clone(),
-                key_hash: agent.key_hash,
-                ..AgentRecord::fixture()
-            },
-            ..AgentProfile::fixture()
-        }
-    }
+    use crate::operator::tests::{profile_of, usdc};
 
     fn policies(store: MockAgentStore) -> PolicyAdmin {
         PolicyAdmin::new(Arc::new(store), usdc())
