@@ -16,6 +16,9 @@ Rules, by crate folder ("depends" means normal dependencies, dev-dependencies ar
   crates/http       no adapter and no database, mail or chain driver anywhere below it
   adapters          (crates/postgres, email, sms, evm) crates/domain, crates/ports and the pure
                     libraries only, so never each other, the use cases or the transport
+  outbound          (crates/webhook-delivery) crates/domain, crates/ports, crates/api-types and
+                    the pure libraries only: it speaks to the outside as an adapter does, in the
+                    API's own shapes, so never an adapter, the use cases or the composition root
   crates/runtime    the composition root: no other library crate depends on it
   test support      (crates/test-support) only as a dev-dependency
   bins/*, crates/runtime and tests/ are the only crates where an adapter and the transport meet.
@@ -36,8 +39,9 @@ DRIVER_CRATES = {
 }
 ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm")
 PURE_LIBRARIES = ("crates/text-mining", "crates/standard-webhooks")
+OUTBOUND = ("crates/webhook-delivery",)
 REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS,
-            *PURE_LIBRARIES)
+            *PURE_LIBRARIES, *OUTBOUND)
 COMPOSITION = "crates/runtime"
 TEST_SUPPORT = "crates/test-support"
 
@@ -125,6 +129,8 @@ def check(ws):
     no_io("crates/api-types", IO_CRATES)
     for adapter in ADAPTERS:
         only(adapter, ("crates/domain", "crates/ports", *PURE_LIBRARIES))
+    for outbound in OUTBOUND:
+        only(outbound, ("crates/domain", "crates/ports", "crates/api-types", *PURE_LIBRARIES))
     if present("crates/http"):
         http = ws.by_folder["crates/http"]
         for dep in sorted(ws.workspace_closure(http) & set(ADAPTERS)):

@@ -6,10 +6,14 @@ use std::sync::Arc;
 
 use actix_web::dev::ServerHandle;
 use actix_web::web;
-use http_api::{ApiState, Metrics, RenderedPages, WebhookGate, RENDERED_PAGES_BUDGET_BYTES};
+use http_api::{
+    ApiState, Metrics, RenderedPages, StreamSettings, WebhookGate, RENDERED_PAGES_BUDGET_BYTES,
+};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
-use runtime::jobs::{ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor};
+use runtime::jobs::{
+    EventRetentionJob, ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor, WebhookJob,
+};
 use runtime::wiring;
 use secrecy::ExposeSecret;
 use tokio::signal::unix::{signal, SignalKind};
@@ -23,6 +27,12 @@ fn listen(bind_addr: SocketAddr) -> anyhow::Result<TcpListener> {
         )
     })
 }
+
+/// How often events past their retention are looked for.
+const EVENT_RETENTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
+/// How often due webhook deliveries are looked for besides the wake-up each queued one sends:
+/// retries come due without one.
+const WEBHOOK_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The HTTP workers: one per core, as actix-web's own default.
 fn http_workers() -> usize {
@@ -66,7 +76,29 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     } else {
         tracing::info!("EMAIL_OUTBOX_ENABLED=false: queued mail is left to other instances");
     }
+    let events = services_config.events;
+    jobs.spawn(
+        EventRetentionJob {
+            log: wiring::event_log(&database),
+            kept_for: events.retention,
+        },
+        EVENT_RETENTION_INTERVAL,
+    );
     let notifications = wiring::notification_hub(&config.database);
+    if events.webhooks.enabled {
+        jobs.spawn_woken(
+            WebhookJob {
+                worker: Arc::new(wiring::webhook_worker(&database, &events.webhooks)?),
+                concurrency: events.webhooks.concurrency,
+            },
+            WEBHOOK_POLL_INTERVAL,
+            Some(WebhookJob::woken_by(notifications.clone())),
+        );
+    } else {
+        tracing::info!(
+            "WEBHOOK_DELIVERY_ENABLED=false: webhook deliveries are left to other instances"
+        );
+    }
     let (services, auth_cache_follower) =
         wiring::services(&database, notifications, &chain, services_config)?;
     actix_web::rt::spawn(auth_cache_follower);
@@ -81,6 +113,10 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
             .map(|token| token.expose_secret().to_owned()),
         inbound_mail_gate: WebhookGate::inbound_mail(),
         twilio_gate: WebhookGate::twilio(),
+        event_streams: StreamSettings {
+            buffer: events.stream_buffer,
+            stall: events.stream_stall,
+        },
     });
     let address = listener.local_addr()?;
     let server = http_api::server(listener, workers, state.clone(), config.shutdown_timeout)

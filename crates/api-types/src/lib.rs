@@ -7,6 +7,7 @@ mod agents;
 mod commands;
 mod email;
 mod enums;
+mod events;
 mod field_errors;
 mod operator;
 mod sms;
@@ -19,6 +20,12 @@ pub use email::{
     EmailSendResponse, ParsedDataOut,
 };
 pub use enums::{Channel, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus};
+pub use events::{
+    event_type_names, EmailFailedData, EmailReceivedData, EmailSentData, EventData, EventOut,
+    EventPage, EventTypeName, SmsReceivedData, WebhookAttemptOut, WebhookAttemptPage,
+    WebhookCreateRequest, WebhookOut, WebhookReplayRequest, WebhookReplayResponse,
+    WebhookUpdateRequest,
+};
 pub use field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 pub use operator::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use domain::{DeliveryRetry, LeaseId};
+use domain::{LeaseId, RetryRule};
 use ports::{Claimed, DeliveryError, JobOutcome, LeasedJob, LeasedQueue, StoreError};
 use uuid::Uuid;
 
@@ -19,7 +19,7 @@ pub struct QueueSettings {
     /// How long a claim keeps other workers off a job. Longer than an attempt's timeout, so an
     /// attempt in progress is never started twice.
     pub lease: Duration,
-    pub retry: DeliveryRetry,
+    pub retry: RetryRule,
 }
 
 /// What became of one claimed job.

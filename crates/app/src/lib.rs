@@ -6,6 +6,7 @@ pub mod auth_cache;
 pub mod codes;
 pub mod email;
 pub mod errors;
+pub mod events;
 pub mod execution;
 pub mod expiry;
 mod in_flight;
@@ -19,6 +20,7 @@ pub mod services;
 pub mod sms;
 mod waiting;
 pub mod wallet;
+pub mod webhooks;
 
 pub use agents::{AgentService, AuthError};
 pub use auth_cache::AuthCache;
@@ -38,6 +40,9 @@ pub use email::{
     SendMail, SendMailError, SendRates, PREVIEW_CHARS, TRANSACTIONAL,
 };
 pub use errors::NotProvisioned;
+pub use events::{
+    EventFollower, EventPage, EventPorts, EventService, FollowError, FollowItem, MAX_EVENT_PAGE,
+};
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
@@ -51,6 +56,7 @@ pub use wallet::{
     BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,
     WalletService, WalletStores, DAILY_WINDOW, IDEMPOTENCY_KEY_TTL,
 };
+pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};
 
 use domain::AgentKey;
 use rand::RngCore;

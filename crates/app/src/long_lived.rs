@@ -13,14 +13,17 @@ use domain::AgentId;
 pub enum LongLivedKind {
     /// A wait for a verification code, by SMS, mail or both.
     CodeWait,
+    /// A live stream of the agent's events.
+    EventStream,
 }
 
 impl LongLivedKind {
-    pub const ALL: [Self; 1] = [Self::CodeWait];
+    pub const ALL: [Self; 2] = [Self::CodeWait, Self::EventStream];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::CodeWait => "code_wait",
+            Self::EventStream => "event_stream",
         }
     }
 }
@@ -29,12 +32,14 @@ impl LongLivedKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LongLivedCaps {
     pub code_waits: usize,
+    pub event_streams: usize,
 }
 
 impl LongLivedCaps {
     fn of(&self, kind: LongLivedKind) -> usize {
         match kind {
             LongLivedKind::CodeWait => self.code_waits,
+            LongLivedKind::EventStream => self.event_streams,
         }
     }
 }
@@ -131,7 +136,10 @@ mod tests {
 
     #[test]
     fn each_agent_holds_up_to_its_cap_and_refusals_and_places_are_counted() {
-        let registry = LongLived::new(LongLivedCaps { code_waits: 2 });
+        let registry = LongLived::new(LongLivedCaps {
+            code_waits: 2,
+            event_streams: 1,
+        });
         let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
         let first = registry
             .enter(agent, LongLivedKind::CodeWait)
@@ -143,13 +151,24 @@ mod tests {
         let _others = registry
             .enter(other, LongLivedKind::CodeWait)
             .expect("another agent's cap is its own");
+        let _stream = registry
+            .enter(agent, LongLivedKind::EventStream)
+            .expect("each kind has its own cap");
+        assert!(registry.enter(agent, LongLivedKind::EventStream).is_none());
         assert_eq!(
             registry.usage(),
-            [LongLivedUsage {
-                kind: LongLivedKind::CodeWait,
-                held: 3,
-                refused: 1
-            }]
+            [
+                LongLivedUsage {
+                    kind: LongLivedKind::CodeWait,
+                    held: 3,
+                    refused: 1
+                },
+                LongLivedUsage {
+                    kind: LongLivedKind::EventStream,
+                    held: 1,
+                    refused: 1
+                }
+            ]
         );
         drop(first);
         assert!(registry.enter(agent, LongLivedKind::CodeWait).is_some());
@@ -159,9 +178,15 @@ mod tests {
     #[test]
     fn an_agent_with_nothing_held_is_forgotten() {
         let agent = AgentId(Uuid::now_v7());
-        let none_allowed = LongLived::new(LongLivedCaps { code_waits: 0 });
+        let none_allowed = LongLived::new(LongLivedCaps {
+            code_waits: 0,
+            event_streams: 0,
+        });
         assert!(none_allowed.enter(agent, LongLivedKind::CodeWait).is_none());
-        let one_allowed = LongLived::new(LongLivedCaps { code_waits: 1 });
+        let one_allowed = LongLived::new(LongLivedCaps {
+            code_waits: 1,
+            event_streams: 1,
+        });
         drop(one_allowed.enter(agent, LongLivedKind::CodeWait));
         for registry in [none_allowed, one_allowed] {
             assert!(registry.held.lock().expect("not poisoned").is_empty());

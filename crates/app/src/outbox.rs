@@ -40,20 +40,20 @@ mod tests {
 
     use super::*;
     use crate::HandOff;
-    use domain::{DeliveryRetry, EmailAddress, EmailMessageId, LeaseId, RetrySchedule};
+    use domain::{DeliveryRetry, EmailAddress, EmailMessageId, LeaseId, RetryRule, RetrySchedule};
     use mockall::Sequence;
     use ports::{ClaimedEmail, JobOutcome, MockEmailSender, MockLeasedQueue, StoreError};
     use uuid::Uuid;
 
     const SETTINGS: QueueSettings = QueueSettings {
         lease: Duration::from_secs(120),
-        retry: DeliveryRetry {
+        retry: RetryRule::Doubling(DeliveryRetry {
             schedule: RetrySchedule {
                 base: Duration::from_secs(2),
                 cap: Duration::from_secs(300),
             },
             give_up_after: Duration::from_secs(86_400),
-        },
+        }),
     };
 
     fn claimed(attempts: u32, age: Duration) -> ClaimedEmail {

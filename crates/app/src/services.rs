@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use crate::{
-    AgentService, CodeService, EmailService, LongLived, OperatorServices, SmsService, WalletService,
+    AgentService, CodeService, EmailService, EventService, LongLived, OperatorServices, SmsService,
+    WalletService, WebhookService,
 };
 
 pub struct Services {
@@ -16,15 +17,22 @@ pub struct Services {
     pub sms: SmsService,
     /// Waits for a code, over SMS, mail or both.
     pub codes: CodeService,
-    /// The long-lived requests held on this instance (waits now), capped per agent and counted.
+    /// The agent's event log: its feed and its live followers.
+    pub events: EventService,
+    /// The agent's webhook endpoints.
+    pub webhooks: WebhookService,
+    /// The long-lived requests held on this instance (waits, event streams), capped per agent
+    /// and counted.
     pub long_lived: Arc<LongLived>,
     /// The operator's side: agents, policies, decisions on intents, chain resolution.
     pub operator: OperatorServices,
 }
 
 impl Services {
-    /// Ends every wait at once (each answers as timed out), for a stopping instance.
+    /// Ends every wait (each answers as timed out) and every event stream at once, for a
+    /// stopping instance.
     pub fn shut_down(&self) {
         self.codes.shut_down();
+        self.events.shut_down();
     }
 }

@@ -28,7 +28,7 @@ impl Shutdown {
         notifications.notify_here(SHUTDOWN_TOPIC);
     }
 
-    fn begun(&self) -> bool {
+    pub(crate) fn begun(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
 }
@@ -56,7 +56,7 @@ impl Waiter {
     }
 
     /// Whether the key still authenticates the agent, read from the database.
-    async fn authorized(&self) -> Result<bool, StoreError> {
+    pub(crate) async fn authorized(&self) -> Result<bool, StoreError> {
         let profile = self
             .agents
             .active_profile_by_key_hash(&self.key_hash)
@@ -329,7 +329,10 @@ mod tests {
     #[tokio::test]
     async fn a_wait_joining_another_by_request_id_takes_a_place_of_its_own() {
         let waits: Waits<u32> = Waits::new(
-            LongLived::new(crate::LongLivedCaps { code_waits: 2 }),
+            LongLived::new(crate::LongLivedCaps {
+                code_waits: 2,
+                event_streams: 2,
+            }),
             LongLivedKind::CodeWait,
         );
         let agent = AgentId(Uuid::now_v7());

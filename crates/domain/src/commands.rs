@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::{AtomicAmount, EmailAddress, EvmAddress, IdempotencyKey};
+use crate::{AtomicAmount, EmailAddress, EventTypes, EvmAddress, IdempotencyKey, WebhookUrl};
 
 /// A new message as the agent wrote it, its fields already valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,4 +77,24 @@ impl CodeChannel {
 pub struct ChannelsWait {
     pub wait: CodeWait,
     pub channels: Option<Vec<CodeChannel>>,
+}
+
+/// A new webhook endpoint as the agent asked for it. The URL is well formed; whether its target
+/// is allowed is the service's to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateWebhook {
+    pub url: WebhookUrl,
+    /// `None`: every type.
+    pub types: Option<EventTypes>,
+    pub description: Option<String>,
+}
+
+/// A change of an endpoint; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateWebhook {
+    pub url: Option<WebhookUrl>,
+    /// `Some(None)`: every type.
+    pub types: Option<Option<EventTypes>>,
+    pub description: Option<Option<String>>,
+    pub enabled: Option<bool>,
 }

@@ -244,11 +244,11 @@ pub struct DeliveryRetry {
 
 /// How far either way a retry's wait is spread, so jobs that failed together (a provider's
 /// outage) do not all come back in the same instant.
-const RETRY_JITTER: f64 = 0.1;
+pub(crate) const RETRY_JITTER: f64 = 0.1;
 
 /// The longest `Retry-After` honoured: it comes from outside, and a job waits no longer than
 /// this on its word.
-const MAX_HONOURED_RETRY_AFTER: Duration = Duration::from_secs(3600);
+pub(crate) const MAX_HONOURED_RETRY_AFTER: Duration = Duration::from_secs(3600);
 
 impl DeliveryRetry {
     /// The wait before the next attempt after `attempts` failed ones, or `None` when the job is

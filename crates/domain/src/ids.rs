@@ -62,6 +62,10 @@ id_types! {
     IntentId,
     /// One executor's claim on a confirmed intent.
     LeaseId,
+    /// An agent's webhook endpoint.
+    WebhookEndpointId,
+    /// One event's delivery to one endpoint.
+    WebhookDeliveryId,
 }
 
 #[cfg(test)]

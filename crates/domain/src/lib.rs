@@ -8,6 +8,7 @@ pub mod commands;
 pub mod contact;
 pub mod cursor;
 pub mod email;
+pub mod events;
 pub mod evm_address;
 pub mod execution;
 #[cfg(any(test, feature = "test-fixtures"))]
@@ -18,10 +19,12 @@ pub mod intent;
 pub mod limits;
 pub mod operator;
 pub mod policy;
+pub mod retry;
 pub mod sms;
 pub mod text;
 pub mod transfer;
 pub mod wallet;
+pub mod webhooks;
 
 /// 256-bit unsigned integers, the type of every on-chain amount.
 pub use alloy_primitives::U256;
@@ -42,13 +45,16 @@ pub use email::{
     HeaderRefused, HeadersTooLarge, SenderAuthentication, MAX_BODY_TEXT_BYTES,
     MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
+pub use events::{
+    EventId, EventPayload, EventRecord, EventType, EventTypes, LogBounds, UnknownEventType,
+};
 pub use evm_address::{EvmAddress, EvmAddressError};
 pub use execution::{
     nonce_used, replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt,
 };
 pub use ids::{
     AgentId, EmailInboxId, EmailMessageId, IntentId, LeaseId, PhoneNumberId, SmsMessageId,
-    SpendPolicyId, SponsorId, WalletId,
+    SpendPolicyId, SponsorId, WalletId, WebhookDeliveryId, WebhookEndpointId,
 };
 pub use intent::{
     IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms, TransitionRefused,
@@ -60,6 +66,7 @@ pub use operator::{
 pub use policy::{
     evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
 };
+pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};
 pub use text::{check_no_nul, NulCharacter};
 pub use transfer::{
@@ -67,3 +74,8 @@ pub use transfer::{
     TransferTooLarge, MAX_IDEMPOTENCY_KEY_CHARS, MAX_TRANSFER_ATOMIC,
 };
 pub use wallet::{Custody, SpendPolicyRecord, WalletBalances, WalletRecord, WalletStatus};
+pub use webhooks::{
+    is_globally_routable, target_allowed, Targets, WebhookAttemptRecord, WebhookEndpointRecord,
+    WebhookUrl, WebhookUrlError, DISABLE_FAILING_AFTER, MAX_WEBHOOK_DESCRIPTION_CHARS,
+    MAX_WEBHOOK_ENDPOINTS, MAX_WEBHOOK_URL_CHARS, OLD_SECRET_SIGNS_FOR,
+};

@@ -417,6 +417,38 @@ impl QueryParams {
 }
 
 impl QueryParams {
+    /// A position in an agent's event log: a non-negative integer, 0 when absent.
+    pub fn sequence(&self, name: &str) -> Result<u64, ValidationItem> {
+        let Some(raw) = self.get(name) else {
+            return Ok(0);
+        };
+        let loc = vec![json!("query"), json!(name)];
+        let value: i128 = raw.trim().parse().map_err(|_| {
+            ValidationItem::new(
+                "int_parsing",
+                loc.clone(),
+                "Input should be a valid integer, unable to parse string as an integer",
+                json!(raw),
+            )
+        })?;
+        u64::try_from(value).map_err(|_| match value < 0 {
+            true => ValidationItem::new(
+                "greater_than_equal",
+                loc.clone(),
+                "Input should be greater than or equal to 0",
+                json!(raw),
+            )
+            .with_ctx(json!({ "ge": 0 })),
+            false => ValidationItem::new(
+                "less_than_equal",
+                loc.clone(),
+                format!("Input should be less than or equal to {}", u64::MAX),
+                json!(raw),
+            )
+            .with_ctx(json!({ "le": u64::MAX })),
+        })
+    }
+
     /// The `direction` filter of message listings: `inbound`, `outbound`, or absent.
     pub fn direction(&self) -> Result<Option<domain::Direction>, ValidationItem> {
         match self.get("direction") {

@@ -16,6 +16,7 @@ mod telemetry;
 pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
 pub use rendered_pages::{RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
+pub use routes::events::StreamSettings;
 pub use routes::webhooks::WebhookGate;
 pub use server::server;
 pub use state::ApiState;
@@ -120,6 +121,40 @@ const API: &[Endpoint] = &[
     }),
     Endpoint::new(Method::GET, "/v1/wallet/intents", |route| {
         route.to(routes::wallet::intents)
+    }),
+    Endpoint::new(Method::GET, "/v1/events", |route| {
+        route.to(routes::events::list)
+    }),
+    Endpoint::long_poll(Method::GET, "/v1/events/stream", |route| {
+        route.to(routes::events::stream)
+    }),
+    Endpoint::new(Method::POST, "/v1/webhooks", |route| {
+        route.to(routes::webhook_endpoints::create)
+    }),
+    Endpoint::new(Method::GET, "/v1/webhooks", |route| {
+        route.to(routes::webhook_endpoints::list)
+    }),
+    Endpoint::new(Method::GET, "/v1/webhooks/{webhook_id}", |route| {
+        route.to(routes::webhook_endpoints::get)
+    }),
+    Endpoint::new(Method::PATCH, "/v1/webhooks/{webhook_id}", |route| {
+        route.to(routes::webhook_endpoints::update)
+    }),
+    Endpoint::new(Method::DELETE, "/v1/webhooks/{webhook_id}", |route| {
+        route.to(routes::webhook_endpoints::delete)
+    }),
+    Endpoint::new(
+        Method::POST,
+        "/v1/webhooks/{webhook_id}/rotate-secret",
+        |route| route.to(routes::webhook_endpoints::rotate_secret),
+    ),
+    Endpoint::new(
+        Method::GET,
+        "/v1/webhooks/{webhook_id}/deliveries",
+        |route| route.to(routes::webhook_endpoints::deliveries),
+    ),
+    Endpoint::new(Method::POST, "/v1/webhooks/{webhook_id}/replay", |route| {
+        route.to(routes::webhook_endpoints::replay)
     }),
     Endpoint::new(Method::GET, "/healthz", |route| {
         route.to(routes::ops::healthz)

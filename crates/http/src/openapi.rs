@@ -6,12 +6,15 @@ use utoipa::{Modify, OpenApi};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 use api_types::{
-    AgentResponse, AttachmentOut, Channel, CodeOut, CodesWaitRequest, Direction, EmailInboxOut,
-    EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
-    EmailStatus, IntentStatus, ParsedDataOut, PhoneNumberOut, PhoneNumberResponse, SendStatus,
-    SmsMessageOut, SmsRawPayload, SpendPolicyOut, SpendPolicyResponse, TransferIntentOut,
-    TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest, WalletAddressResponse,
-    WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest, WalletStatus,
+    AgentResponse, AttachmentOut, Channel, CodeOut, CodesWaitRequest, Direction, EmailFailedData,
+    EmailInboxOut, EmailInboxPage, EmailMessageOut, EmailReceivedData, EmailReplyRequest,
+    EmailSendRequest, EmailSendResponse, EmailSentData, EmailStatus, EventData, EventOut,
+    EventPage, EventTypeName, IntentStatus, ParsedDataOut, PhoneNumberOut, PhoneNumberResponse,
+    SendStatus, SmsMessageOut, SmsRawPayload, SmsReceivedData, SpendPolicyOut, SpendPolicyResponse,
+    TransferIntentOut, TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest,
+    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
+    WalletStatus, WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut,
+    WebhookReplayRequest, WebhookReplayResponse, WebhookUpdateRequest,
 };
 
 #[derive(OpenApi)]
@@ -36,6 +39,16 @@ use api_types::{
         routes::wallet::balance,
         routes::wallet::send,
         routes::wallet::intents,
+        routes::events::list,
+        routes::events::stream,
+        routes::webhook_endpoints::create,
+        routes::webhook_endpoints::list,
+        routes::webhook_endpoints::get,
+        routes::webhook_endpoints::update,
+        routes::webhook_endpoints::delete,
+        routes::webhook_endpoints::rotate_secret,
+        routes::webhook_endpoints::deliveries,
+        routes::webhook_endpoints::replay,
         routes::ops::healthz,
         routes::ops::readyz
     ),
@@ -72,6 +85,21 @@ use api_types::{
         IntentStatus,
         WalletStatus,
         Channel,
+        EventOut,
+        EventPage,
+        EventTypeName,
+        EventData,
+        EmailReceivedData,
+        EmailSentData,
+        EmailFailedData,
+        SmsReceivedData,
+        WebhookCreateRequest,
+        WebhookUpdateRequest,
+        WebhookReplayRequest,
+        WebhookReplayResponse,
+        WebhookOut,
+        WebhookAttemptOut,
+        WebhookAttemptPage,
         ErrorBody,
         ValidationErrorBody,
         ValidationItem
@@ -82,6 +110,8 @@ use api_types::{
         (name = "sms", description = "The agent's receive-only number: its messages, and waiting for a verification code"),
         (name = "email", description = "The agent's inbox: send and reply through a durable outbox, read inbound and outbound mail"),
         (name = "wallet", description = "The agent's wallet on Base: balances, spend policy, transfer intents"),
+        (name = "events", description = "What happened to the agent's mail, SMS and transfers: a feed, and a live stream"),
+        (name = "webhooks", description = "Endpoints the agent's events are posted to, signed per Standard Webhooks"),
         (name = "operations", description = "Liveness and readiness probes")
     )
 )]

@@ -6,6 +6,7 @@ use app::Services;
 use ports::DatabaseHealth;
 
 use crate::rendered_pages::RenderedPages;
+use crate::routes::events::StreamSettings;
 use crate::routes::webhooks::WebhookGate;
 use crate::telemetry::Metrics;
 
@@ -21,4 +22,6 @@ pub struct ApiState {
     /// Turns to read and handle the bodies of the inbound mail webhook, and of Twilio's.
     pub inbound_mail_gate: WebhookGate,
     pub twilio_gate: WebhookGate,
+    /// How event streams hold what their readers have not taken yet.
+    pub event_streams: StreamSettings,
 }

@@ -13,7 +13,8 @@ use actix_web::middleware::Next;
 use actix_web::web;
 use app::LongLivedUsage;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 use tracing::Instrument;
 use uuid::Uuid;
@@ -38,6 +39,7 @@ pub struct Metrics {
     long_lived: IntGaugeVec,
     /// Brought up to the registry's count at each scrape, one scrape at a time.
     long_lived_refused: Mutex<IntCounterVec>,
+    pub(crate) event_streams_cut: IntCounter,
 }
 
 impl Metrics {
@@ -97,7 +99,7 @@ impl Metrics {
         let long_lived = IntGaugeVec::new(
             Opts::new(
                 "long_lived_requests",
-                "Long-lived requests held on this instance, by kind (waits for a code)",
+                "Long-lived requests held on this instance, by kind (code_wait, event_stream)",
             ),
             &["kind"],
         )
@@ -110,8 +112,14 @@ impl Metrics {
             &["kind"],
         )
         .expect("valid metric");
+        let event_streams_cut = IntCounter::new(
+            "event_streams_cut_total",
+            "Event streams cut because their reader took nothing for too long",
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(event_streams_cut.clone()),
             Box::new(latency.clone()),
             Box::new(long_poll_latency.clone()),
             Box::new(pool.clone()),
@@ -134,6 +142,7 @@ impl Metrics {
             first_pages,
             long_lived,
             long_lived_refused: Mutex::new(long_lived_refused),
+            event_streams_cut,
         }
     }
 

@@ -5,6 +5,7 @@ pub mod agents;
 pub mod chain;
 pub mod email;
 pub mod errors;
+pub mod events;
 pub mod health;
 pub mod intents;
 pub mod listings;
@@ -27,6 +28,10 @@ pub use email::{
     SendThrottle, WebhookMail,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
+pub use events::{
+    events_topic, EndpointRefusal, EventLog, NewWebhookEndpoint, PostAnswer, WebhookDelivery,
+    WebhookEndpointChanges, WebhookEndpoints, WebhookPoster, WEBHOOK_DELIVERIES_TOPIC,
+};
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
@@ -58,6 +63,8 @@ pub use email::{
     MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundMailWebhook,
     MockInboundParser, MockMailbox,
 };
+#[cfg(feature = "mock")]
+pub use events::{MockEventLog, MockWebhookEndpoints, MockWebhookPoster};
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]

@@ -265,7 +265,58 @@ pub(crate) struct TransferIntentRow {
     decided_by: Option<String>,
 }
 
+/// An intent as the event log keeps it (migration 000017): the row's columns under their names,
+/// the amount as text, times as PostgreSQL writes them in JSON.
+#[derive(serde::Deserialize)]
+struct StoredIntent {
+    id: Uuid,
+    agent_id: Uuid,
+    wallet_id: Uuid,
+    status: String,
+    asset: String,
+    chain: String,
+    token_address: Option<String>,
+    recipient_address: String,
+    amount_atomic: String,
+    idempotency_key: Option<String>,
+    tx_hash: Option<String>,
+    failure_reason: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    updated_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    confirmed_at: Option<OffsetDateTime>,
+    decided_by: Option<String>,
+}
+
 impl TransferIntentRow {
+    /// The intent an event keeps, read as its row would be; times in UTC, as the row's are.
+    pub(crate) fn from_stored(stored: serde_json::Value) -> Result<Self, StoreError> {
+        let stored: StoredIntent = serde_json::from_value(stored)
+            .map_err(|error| corrupt(format!("an event's intent: {error}")))?;
+        let utc = |at: OffsetDateTime| at.to_offset(time::UtcOffset::UTC);
+        Ok(Self {
+            id: stored.id,
+            agent_id: stored.agent_id,
+            wallet_id: stored.wallet_id,
+            status: stored.status,
+            asset: stored.asset,
+            chain: stored.chain,
+            token_address: stored.token_address,
+            recipient_address: stored.recipient_address,
+            amount_atomic: BigDecimal::from_str(&stored.amount_atomic)
+                .map_err(|error| corrupt(format!("an event's intent amount: {error}")))?,
+            idempotency_key: stored.idempotency_key,
+            tx_hash: stored.tx_hash,
+            failure_reason: stored.failure_reason,
+            created_at: utc(stored.created_at),
+            updated_at: utc(stored.updated_at),
+            confirmed_at: stored.confirmed_at.map(utc),
+            decided_by: stored.decided_by,
+        })
+    }
+
     pub(crate) fn into_record(self) -> Result<TransferIntentRecord, StoreError> {
         Ok(TransferIntentRecord {
             id: IntentId(self.id),

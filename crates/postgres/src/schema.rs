@@ -282,6 +282,80 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    agent_event_counters (agent_id) {
+        agent_id -> Uuid,
+        last_seq -> BigInt,
+        pruned_through -> BigInt,
+    }
+}
+
+diesel::table! {
+    events (agent_id, seq) {
+        agent_id -> Uuid,
+        seq -> BigInt,
+        id -> Uuid,
+        #[sql_name = "type"]
+        event_type -> Text,
+        data -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_endpoints (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        url -> Text,
+        types -> Nullable<Array<Text>>,
+        description -> Nullable<Text>,
+        enabled -> Bool,
+        disabled_reason -> Nullable<Text>,
+        failing_since -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_secrets (endpoint_id, created_at) {
+        endpoint_id -> Uuid,
+        secret -> Text,
+        created_at -> Timestamptz,
+        signs_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Uuid,
+        endpoint_id -> Uuid,
+        agent_id -> Uuid,
+        event_seq -> BigInt,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamptz,
+        lease_id -> Nullable<Uuid>,
+        lease_until -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (id) {
+        id -> Uuid,
+        delivery_id -> Uuid,
+        endpoint_id -> Uuid,
+        event_id -> Uuid,
+        event_type -> Text,
+        attempt -> Integer,
+        status_code -> Nullable<Integer>,
+        error -> Nullable<Text>,
+        duration_ms -> Integer,
+        attempted_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(agents -> sponsors (sponsor_id));
 diesel::joinable!(sms_messages -> phone_numbers (phone_number_id));
 diesel::joinable!(email_messages -> email_inboxes (inbox_id));
@@ -293,6 +367,8 @@ diesel::joinable!(wallets -> agents (agent_id));
 diesel::joinable!(spend_policies -> wallets (wallet_id));
 diesel::joinable!(wallet_spend_totals -> wallets (wallet_id));
 diesel::joinable!(transfer_attempts -> transfer_intents (intent_id));
+diesel::joinable!(webhook_secrets -> webhook_endpoints (endpoint_id));
+diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     sponsors,
@@ -307,4 +383,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     transfer_intents,
     wallet_spend_totals,
     transfer_attempts,
+    agent_event_counters,
+    events,
+    webhook_endpoints,
+    webhook_secrets,
+    webhook_deliveries,
+    webhook_attempts,
 );

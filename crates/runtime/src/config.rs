@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use api_types::TWILIO_SMS_WEBHOOK_PATH;
 use app::{ExecutorSettings, LongLivedCaps, QueueSettings, SendLimits, SendRates};
-use domain::{CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetrySchedule};
+use domain::{
+    CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetryOffsets, RetryRule, RetrySchedule,
+    Targets,
+};
 use email::{InvalidSmtpSettings, MailWebhook, ResendSettings, SmtpSecurity, SmtpSettings};
 use evm::MasterKey;
 use postgres_store::{Connector, PoolSettings};
@@ -443,13 +446,13 @@ impl EmailConfig {
             outbox_interval: millis("EMAIL_OUTBOX_INTERVAL_MS", 500)?,
             outbox: QueueSettings {
                 lease: seconds("EMAIL_OUTBOX_LEASE_SECS", 120)?,
-                retry: DeliveryRetry {
+                retry: RetryRule::Doubling(DeliveryRetry {
                     schedule: RetrySchedule {
                         base: millis("EMAIL_RETRY_BASE_MS", 2_000)?,
                         cap: seconds("EMAIL_RETRY_CAP_SECS", 300)?,
                     },
                     give_up_after: seconds("EMAIL_GIVE_UP_AFTER_SECS", 3 * 24 * 60 * 60)?,
-                },
+                }),
             },
         })
     }
@@ -694,6 +697,98 @@ pub struct ServicesConfig {
     pub cursors: CursorSecrets,
     /// How many long-lived requests of each kind one agent may hold at once per instance.
     pub long_lived: LongLivedCaps,
+    pub events: EventsConfig,
+}
+
+/// The event log, its streams and the webhooks that carry it (decision 0058).
+#[derive(Debug, Clone, Copy)]
+pub struct EventsConfig {
+    /// How long events are kept (`EVENT_RETENTION_DAYS`, 30).
+    pub retention: Duration,
+    /// The longest a stream goes without a comment line (`EVENT_STREAM_KEEPALIVE_SECS`, 10).
+    pub keep_alive: Duration,
+    /// How many items a stream holds for its reader (`EVENT_STREAM_BUFFER`, 256) ...
+    pub stream_buffer: usize,
+    /// ... and how long it may stay full before the reader is cut (`EVENT_STREAM_STALL_SECS`, 30).
+    pub stream_stall: Duration,
+    pub webhooks: WebhookConfig,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct WebhookConfig {
+    /// Attempt times after the first try (`WEBHOOK_RETRY_SCHEDULE`).
+    pub schedule: RetryOffsets,
+    /// Each attempt's whole time (`WEBHOOK_TIMEOUT_MS`, 15000).
+    pub timeout: Duration,
+    /// `WEBHOOK_ALLOW_PRIVATE_TARGETS`: deliveries to addresses that are not public.
+    pub targets: Targets,
+    /// Deliveries one instance makes at once (`WEBHOOK_CONCURRENCY`, 32).
+    pub concurrency: usize,
+    /// `WEBHOOK_DELIVERY_ENABLED` (true): whether this instance delivers.
+    pub enabled: bool,
+}
+
+/// The spec's schedule: seconds after the first try.
+const DEFAULT_WEBHOOK_SCHEDULE: &str = "0,5,300,1800,7200,18000,36000,36000";
+
+impl EventsConfig {
+    fn from_env(env: &Environment) -> Result<Self, ConfigError> {
+        let positive = |name: &'static str, value: u64| match value {
+            0 => Err(ConfigError::Invalid {
+                name,
+                reason: "must be at least 1".into(),
+            }),
+            _ => Ok(value),
+        };
+        let days = positive(
+            "EVENT_RETENTION_DAYS",
+            env.parsed("EVENT_RETENTION_DAYS", 30)?,
+        )?;
+        let keep_alive = positive(
+            "EVENT_STREAM_KEEPALIVE_SECS",
+            env.parsed("EVENT_STREAM_KEEPALIVE_SECS", 10)?,
+        )?;
+        let stream_buffer = positive(
+            "EVENT_STREAM_BUFFER",
+            env.parsed("EVENT_STREAM_BUFFER", 256)?,
+        )?;
+        let stall = positive(
+            "EVENT_STREAM_STALL_SECS",
+            env.parsed("EVENT_STREAM_STALL_SECS", 30)?,
+        )?;
+        let schedule = RetryOffsets::parse(
+            env.get("WEBHOOK_RETRY_SCHEDULE")
+                .unwrap_or(DEFAULT_WEBHOOK_SCHEDULE),
+        )
+        .map_err(|error| ConfigError::Invalid {
+            name: "WEBHOOK_RETRY_SCHEDULE",
+            reason: error.to_string(),
+        })?;
+        let timeout = positive(
+            "WEBHOOK_TIMEOUT_MS",
+            env.parsed("WEBHOOK_TIMEOUT_MS", 15_000)?,
+        )?;
+        let concurrency = positive(
+            "WEBHOOK_CONCURRENCY",
+            env.parsed("WEBHOOK_CONCURRENCY", 32)?,
+        )?;
+        Ok(Self {
+            retention: Duration::from_secs(days.saturating_mul(86_400)),
+            keep_alive: Duration::from_secs(keep_alive),
+            stream_buffer: usize::try_from(stream_buffer).unwrap_or(usize::MAX),
+            stream_stall: Duration::from_secs(stall),
+            webhooks: WebhookConfig {
+                schedule,
+                timeout: Duration::from_millis(timeout),
+                targets: match env.flag("WEBHOOK_ALLOW_PRIVATE_TARGETS", false)? {
+                    true => Targets::PrivateAllowed,
+                    false => Targets::PublicOnly,
+                },
+                concurrency: usize::try_from(concurrency).unwrap_or(usize::MAX),
+                enabled: env.flag("WEBHOOK_DELIVERY_ENABLED", true)?,
+            },
+        })
+    }
 }
 
 impl ServicesConfig {
@@ -721,6 +816,7 @@ impl ServicesConfig {
             email: EmailConfig::from_env(env)?,
             sms: SmsConfig::from_env(env)?,
             long_lived: long_lived_caps(env)?,
+            events: EventsConfig::from_env(env)?,
         })
     }
 
@@ -741,7 +837,17 @@ fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
             reason: "must be at least 1".into(),
         });
     }
-    Ok(LongLivedCaps { code_waits })
+    let event_streams: usize = env.parsed("EVENT_STREAMS_PER_AGENT", 8)?;
+    if event_streams == 0 {
+        return Err(ConfigError::Invalid {
+            name: "EVENT_STREAMS_PER_AGENT",
+            reason: "must be at least 1".into(),
+        });
+    }
+    Ok(LongLivedCaps {
+        code_waits,
+        event_streams,
+    })
 }
 
 /// Settings of the HTTP server.

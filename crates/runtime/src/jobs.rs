@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::{Executor, HandOff, IntentExpiry, OutboxWorker, SubmitOutcome};
+use app::{Executor, HandOff, IntentExpiry, LeasedWorker, OutboxWorker, SubmitOutcome};
 use async_trait::async_trait;
+use ports::{EventLog, Notifications, WebhookDelivery, WEBHOOK_DELIVERIES_TOPIC};
 use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
@@ -29,6 +30,8 @@ pub struct JobMetrics {
     ticks: IntCounterVec,
     intents: IntCounterVec,
     emails: IntCounterVec,
+    webhooks: IntCounterVec,
+    events_pruned: IntCounterVec,
     last_success: GaugeVec,
     queue_lag: GaugeVec,
 }
@@ -55,6 +58,20 @@ impl JobMetrics {
             ),
             &["job", "outcome"],
         )?;
+        let webhooks = IntCounterVec::new(
+            Opts::new(
+                "job_webhook_deliveries_total",
+                "Webhook delivery attempts, by outcome (delivered, retrying, failed, lease_lost)",
+            ),
+            &["job", "outcome"],
+        )?;
+        let events_pruned = IntCounterVec::new(
+            Opts::new(
+                "job_events_pruned_total",
+                "Events removed once older than EVENT_RETENTION_DAYS",
+            ),
+            &["job"],
+        )?;
         let last_success = GaugeVec::new(
             Opts::new(
                 "job_last_success_timestamp_seconds",
@@ -73,12 +90,16 @@ impl JobMetrics {
         registry.register(Box::new(ticks.clone()))?;
         registry.register(Box::new(intents.clone()))?;
         registry.register(Box::new(emails.clone()))?;
+        registry.register(Box::new(webhooks.clone()))?;
+        registry.register(Box::new(events_pruned.clone()))?;
         registry.register(Box::new(last_success.clone()))?;
         registry.register(Box::new(queue_lag.clone()))?;
         Ok(Self {
             ticks,
             intents,
             emails,
+            webhooks,
+            events_pruned,
             last_success,
             queue_lag,
         })
@@ -134,18 +155,37 @@ impl Supervisor {
     /// Runs `job` every `every` (the first round at once) until the supervisor stops. A failed
     /// round is logged and the job goes on at its next round.
     pub fn spawn(&mut self, job: impl Job, every: Duration) {
+        self.spawn_woken(job, every, None);
+    }
+
+    /// Runs `job` as `spawn` does, and also at once whenever `woken`'s topic is notified on any
+    /// instance (a round already running is followed by another).
+    pub fn spawn_woken(
+        &mut self,
+        job: impl Job,
+        every: Duration,
+        woken: Option<(Arc<dyn Notifications>, &'static str)>,
+    ) {
         let stop = self.stop.clone();
         let metrics = self.metrics.clone();
         let name = job.name();
         let handle = tokio::spawn(async move {
             let mut ticker = tokio::time::interval(every);
             ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            let wakeup = || match &woken {
+                Some((hub, topic)) => hub.subscribe(topic),
+                None => Box::pin(std::future::pending()),
+            };
+            let mut wake = wakeup();
             loop {
                 tokio::select! {
                     biased;
                     () = stop.cancelled() => break,
                     _ = ticker.tick() => {}
+                    () = &mut wake => {}
                 }
+                // Listening again before the round: what commits during it wakes the next.
+                wake = wakeup();
                 let round = job
                     .tick(&stop, &metrics)
                     .instrument(tracing::info_span!("job", job = name));
@@ -279,6 +319,82 @@ impl Job for OutboxJob {
             metrics.count_email(name, outcome);
         }
         metrics.set_queue_lag(name, self.0.queue_lag().await?);
+        Ok(())
+    }
+}
+
+/// Posts queued webhook deliveries, `concurrency` at a time, until none is due. Every instance
+/// runs it; leases keep two from posting one delivery.
+pub struct WebhookJob {
+    pub worker: Arc<LeasedWorker<WebhookDelivery>>,
+    pub concurrency: usize,
+}
+
+impl WebhookJob {
+    /// What wakes the job at once: a delivery queued on any instance.
+    pub fn woken_by(hub: Arc<dyn Notifications>) -> (Arc<dyn Notifications>, &'static str) {
+        (hub, WEBHOOK_DELIVERIES_TOPIC)
+    }
+}
+
+#[async_trait]
+impl Job for WebhookJob {
+    fn name(&self) -> &'static str {
+        "webhooks"
+    }
+
+    async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
+        let name = self.name();
+        let deliverer = || async {
+            while !stop.is_cancelled() {
+                let Some(outcome) = self.worker.work_next().await? else {
+                    break;
+                };
+                let outcome = match outcome {
+                    HandOff::Sent => "delivered",
+                    HandOff::Retrying(_) => "retrying",
+                    HandOff::Failed => "failed",
+                    HandOff::LeaseLost => "lease_lost",
+                };
+                metrics.webhooks.with_label_values(&[name, outcome]).inc();
+            }
+            Ok::<_, ports::StoreError>(())
+        };
+        let rounds = (0..self.concurrency.max(1)).map(|_| deliverer());
+        for round in futures_util::future::join_all(rounds).await {
+            round?;
+        }
+        metrics.set_queue_lag(name, self.worker.queue_lag().await?);
+        Ok(())
+    }
+}
+
+/// Removes events older than the retention, a batch at a time.
+pub struct EventRetentionJob {
+    pub log: Arc<dyn EventLog>,
+    pub kept_for: Duration,
+}
+
+/// Events removed per statement: a short transaction each.
+const PRUNE_BATCH: usize = 10_000;
+
+#[async_trait]
+impl Job for EventRetentionJob {
+    fn name(&self) -> &'static str {
+        "event_retention"
+    }
+
+    async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
+        while !stop.is_cancelled() {
+            let pruned = self.log.prune(self.kept_for, PRUNE_BATCH).await?;
+            metrics
+                .events_pruned
+                .with_label_values(&[self.name()])
+                .inc_by(u64::try_from(pruned).unwrap_or(u64::MAX));
+            if pruned < PRUNE_BATCH {
+                break;
+            }
+        }
         Ok(())
     }
 }

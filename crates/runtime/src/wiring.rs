@@ -6,27 +6,30 @@ use std::time::Duration;
 
 use app::{
     AgentAdmin, AgentAdminPorts, AgentService, AuthCache, ChainResolution, ChainResolutionPorts,
-    CodePorts, CodeService, EmailPorts, EmailService, Executor, IntentDecisions, IntentExpiry,
-    LongLived, OperatorServices, OutboxWorker, PolicyAdmin, Services, SmsPorts, SmsService,
-    WalletKeyRotation, WalletService, WalletStores,
+    CodePorts, CodeService, EmailPorts, EmailService, EventPorts, EventService, Executor,
+    IntentDecisions, IntentExpiry, LeasedWorker, LongLived, OperatorServices, OutboxWorker,
+    PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation, WalletService,
+    WalletStores, WebhookAttempt, WebhookService,
 };
-use domain::{CursorCodec, PolicyAsset};
+use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
 use evm::{LocalKeyVault, RpcChain};
 use ports::{
-    AgentStore, ChainClient, ChainWriter, EmailSender, InboundMailWebhook, InboundSmsWebhook,
-    Notifications, NumberProvisioner, NumberReleaser, SmsProvider,
+    AgentStore, ChainClient, ChainWriter, EmailSender, EventLog, InboundMailWebhook,
+    InboundSmsWebhook, Notifications, NumberProvisioner, NumberReleaser, SmsProvider,
+    WebhookDelivery,
 };
 pub use postgres_store::Database;
 use postgres_store::{
-    PgAgentStore, PgEmailStore, PgIntentStore, PgNotificationHub, PgSandboxChain, PgSandboxMailer,
-    PgSandboxSms, PgSmsStore, PgWalletKeyStore,
+    PgAgentStore, PgEmailStore, PgEventLog, PgIntentStore, PgNotificationHub, PgSandboxChain,
+    PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore, PgWebhookStore,
 };
 use sms::{SandboxNumberProvisioner, TwilioClient, TwilioWebhook};
+use webhook_delivery::{HttpWebhookPoster, PosterSettings};
 
 use crate::config::{
     ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
-    ServicesConfig, SmsConfig, SmsProviderConfig,
+    ServicesConfig, SmsConfig, SmsProviderConfig, WebhookConfig,
 };
 use crate::timer::TokioTimer;
 
@@ -58,7 +61,22 @@ pub fn services(
     let (agents, auth_cache_follower) = agent_service(database, notifications.clone());
     let sms = sms_service(database, &config.sms)?;
     let long_lived = LongLived::new(config.long_lived);
-    let codes = code_service(database, notifications, long_lived.clone(), &sms);
+    let codes = code_service(database, notifications.clone(), long_lived.clone(), &sms);
+    let events = EventService::new(
+        EventPorts {
+            log: Arc::new(PgEventLog::new(database.clone())),
+            agents: agent_store(database),
+            notifications,
+            timer: Arc::new(TokioTimer),
+        },
+        long_lived.clone(),
+        config.events.keep_alive,
+    );
+    let webhooks = WebhookService::new(
+        Arc::new(PgWebhookStore::new(database.clone())),
+        config.events.webhooks.targets,
+        config.cursors.codec(),
+    );
     let services = Services {
         agents,
         wallets: wallet_service(
@@ -71,6 +89,8 @@ pub fn services(
         email: email_service(database, &config.email, config.cursors.codec())?,
         sms,
         codes,
+        events,
+        webhooks,
         long_lived,
         operator: operator_services(database, &config.provisioning, &config.sms, chain)?,
     };
@@ -213,6 +233,37 @@ pub fn outbox_worker(database: &Database, config: &EmailConfig) -> anyhow::Resul
         sender,
         config.outbox,
     ))
+}
+
+/// The worker that posts queued webhook deliveries, each attempt within the configured timeout
+/// to addresses checked at that attempt.
+pub fn webhook_worker(
+    database: &Database,
+    config: &WebhookConfig,
+) -> anyhow::Result<LeasedWorker<WebhookDelivery>> {
+    let poster = HttpWebhookPoster::new(PosterSettings {
+        timeout: config.timeout,
+        targets: config.targets,
+        ..PosterSettings::default()
+    })?;
+    let store = Arc::new(PgWebhookStore::new(database.clone()));
+    Ok(LeasedWorker::new(
+        store.clone(),
+        Arc::new(WebhookAttempt::new(store, Arc::new(poster))),
+        QueueSettings {
+            // Past any attempt's end, so an attempt in progress is never started twice.
+            lease: config.timeout + WEBHOOK_LEASE_MARGIN,
+            retry: RetryRule::AtOffsets(config.schedule),
+        },
+    ))
+}
+
+/// How much longer than an attempt's timeout a delivery's lease lasts.
+const WEBHOOK_LEASE_MARGIN: Duration = Duration::from_secs(30);
+
+/// The event log, for the job that prunes it.
+pub fn event_log(database: &Database) -> Arc<dyn EventLog> {
+    Arc::new(PgEventLog::new(database.clone()))
 }
 
 /// The sandbox email provider, for operators reading what it was handed.

@@ -60,6 +60,11 @@ impl fmt::Debug for Secret {
 }
 
 impl Secret {
+    /// The text of a new secret made of `random` bytes, `whsec_<base64>`, as it is shown once.
+    pub fn text_of(random: [u8; 32]) -> String {
+        format!("{SECRET_PREFIX}{}", BASE64.encode(random))
+    }
+
     /// A secret as providers show it, `whsec_<base64>`, or the base64 alone.
     pub fn parse(text: &str) -> Result<Self, InvalidSecret> {
         let encoded = text.strip_prefix(SECRET_PREFIX).unwrap_or(text);

@@ -3,10 +3,12 @@
 pub mod agents;
 pub mod docs;
 pub mod email;
+pub mod events;
 pub mod fallback;
 pub mod ops;
 pub mod sms;
 pub mod wallet;
+pub mod webhook_endpoints;
 pub mod webhooks;
 
 use actix_web::http::header::HeaderName;

@@ -1,0 +1,311 @@
+//! The rules of an agent's webhook endpoints: where one may point, how many an agent keeps, how
+//! long a failing one lives (decision 0058).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use url::{Host, Url};
+use uuid::Uuid;
+
+use crate::{AgentId, EventId, EventType, EventTypes, WebhookDeliveryId, WebhookEndpointId};
+
+/// At most this many endpoints per agent.
+pub const MAX_WEBHOOK_ENDPOINTS: usize = 10;
+/// The longest URL an endpoint may have.
+pub const MAX_WEBHOOK_URL_CHARS: usize = 2048;
+/// The longest description.
+pub const MAX_WEBHOOK_DESCRIPTION_CHARS: usize = 512;
+/// An endpoint whose deliveries have all failed for this long is disabled.
+pub const DISABLE_FAILING_AFTER: Duration = Duration::from_secs(5 * 24 * 3600);
+/// After a rotation, the old secret keeps signing this long.
+pub const OLD_SECRET_SIGNS_FOR: Duration = Duration::from_secs(24 * 3600);
+
+/// An agent's webhook endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEndpointRecord {
+    pub id: WebhookEndpointId,
+    pub agent_id: AgentId,
+    pub url: String,
+    /// `None`: every type.
+    pub types: Option<EventTypes>,
+    pub description: Option<String>,
+    pub enabled: bool,
+    pub disabled_reason: Option<String>,
+    pub created_at: OffsetDateTime,
+}
+
+/// One attempt at a delivery, as the deliveries log shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookAttemptRecord {
+    /// Orders attempts made at the same instant.
+    pub attempt_id: Uuid,
+    pub delivery_id: WebhookDeliveryId,
+    pub event_id: EventId,
+    pub event_type: EventType,
+    /// 1 for the first attempt at the delivery.
+    pub attempt: u32,
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    pub duration: Duration,
+    pub attempted_at: OffsetDateTime,
+}
+
+/// Whether deliveries may go to addresses that are not globally routable (tests, private
+/// networks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Targets {
+    PublicOnly,
+    PrivateAllowed,
+}
+
+/// An endpoint's URL: absolute, `https` (or `http` where private targets are allowed), a host,
+/// no credentials, no fragment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookUrl(Url);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookUrlError {
+    #[error("URL should have at most {MAX_WEBHOOK_URL_CHARS} characters")]
+    TooLong,
+    #[error("not an absolute URL")]
+    NotAbsolute,
+    #[error("URL must use https")]
+    NotHttps,
+    #[error("URL must name a host")]
+    NoHost,
+    #[error("URL must not carry credentials")]
+    Credentials,
+    #[error("URL must not carry a fragment")]
+    Fragment,
+    #[error("URL points to an address that is not publicly routable")]
+    PrivateAddress,
+}
+
+impl WebhookUrl {
+    pub fn parse(text: &str, targets: Targets) -> Result<Self, WebhookUrlError> {
+        if text.chars().count() > MAX_WEBHOOK_URL_CHARS {
+            return Err(WebhookUrlError::TooLong);
+        }
+        let url = Url::parse(text).map_err(|_| WebhookUrlError::NotAbsolute)?;
+        match (url.scheme(), targets) {
+            ("https", _) | ("http", Targets::PrivateAllowed) => {}
+            _ => return Err(WebhookUrlError::NotHttps),
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(WebhookUrlError::Credentials);
+        }
+        if url.fragment().is_some() {
+            return Err(WebhookUrlError::Fragment);
+        }
+        let literal = match url.host() {
+            None => return Err(WebhookUrlError::NoHost),
+            Some(Host::Domain(_)) => None,
+            Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+        };
+        if let Some(ip) = literal {
+            if !target_allowed(ip, targets) {
+                return Err(WebhookUrlError::PrivateAddress);
+            }
+        }
+        Ok(Self(url))
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.0
+    }
+}
+
+/// Whether a delivery may be sent to `ip`.
+pub fn target_allowed(ip: IpAddr, targets: Targets) -> bool {
+    targets == Targets::PrivateAllowed || is_globally_routable(ip)
+}
+
+/// Whether `ip` is reachable on the public internet: not loopback, private (RFC 1918, IPv6 ULA),
+/// link-local (cloud metadata lives there), shared (CGNAT), documentation, benchmarking,
+/// multicast, reserved or unspecified, nor an IPv6 form that embeds such an IPv4 address
+/// (mapped, compatible, NAT64, 6to4).
+pub fn is_globally_routable(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(ip) => ipv4_global(ip),
+        IpAddr::V6(ip) => ipv6_global(ip),
+    }
+}
+
+fn ipv4_global(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    let refused = a == 0
+        || a == 10
+        || a == 127
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 169 && b == 254)
+        || (a == 172 && (16..32).contains(&b))
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 192 && b == 0 && c == 2)
+        || (a == 192 && b == 88 && c == 99)
+        || (a == 192 && b == 168)
+        || (a == 198 && (18..20).contains(&b))
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
+        || a >= 224;
+    !refused
+}
+
+fn ipv6_global(ip: Ipv6Addr) -> bool {
+    let segments = ip.segments();
+    let embedded_v4 = |high: usize| {
+        let [a, b] = segments[high].to_be_bytes();
+        let [c, d] = segments[high + 1].to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    if let Some(mapped) = ip.to_ipv4_mapped() {
+        return ipv4_global(mapped);
+    }
+    match segments {
+        // Unspecified, loopback and the deprecated IPv4-compatible forms.
+        [0, 0, 0, 0, 0, 0, _, _] => false,
+        // NAT64: what it embeds.
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => ipv4_global(embedded_v4(6)),
+        [0x64, 0xff9b, 1, ..] => false,
+        // Discard-only.
+        [0x100, 0, 0, 0, ..] => false,
+        // Teredo, benchmarking, ORCHID and documentation.
+        [0x2001, 0, ..] | [0x2001, 2, 0, ..] | [0x2001, 0x10..=0x2f, ..] | [0x2001, 0xdb8, ..] => {
+            false
+        }
+        // 6to4: what it embeds.
+        [0x2002, ..] => ipv4_global(embedded_v4(1)),
+        [0x3fff, 0..=0x0fff, ..] => false,
+        [first, ..] => {
+            let unique_local = first & 0xfe00 == 0xfc00;
+            let link_local = first & 0xffc0 == 0xfe80;
+            let site_local = first & 0xffc0 == 0xfec0;
+            let multicast = first & 0xff00 == 0xff00;
+            !(unique_local || link_local || site_local || multicast)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global(text: &str) -> bool {
+        is_globally_routable(text.parse().expect("an address"))
+    }
+
+    #[test]
+    fn public_addresses_are_routable() {
+        for ip in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "93.184.216.34",
+            "2606:4700::1111",
+            "2a00:1450::1",
+        ] {
+            assert!(global(ip), "{ip}");
+        }
+    }
+
+    #[test]
+    fn private_and_special_addresses_are_refused() {
+        for ip in [
+            "127.0.0.1",
+            "127.1.2.3",
+            "0.0.0.0",
+            "10.0.0.1",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "100.100.100.200",
+            "192.0.0.1",
+            "192.0.2.1",
+            "198.18.0.1",
+            "198.51.100.1",
+            "203.0.113.1",
+            "224.0.0.1",
+            "255.255.255.255",
+            "240.0.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd00:ec2::254",
+            "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+            "2002:7f00:1::",
+            "2002:a9fe:a9fe::",
+            "2001:db8::1",
+            "2001::1",
+            "100::1",
+        ] {
+            assert!(!global(ip), "{ip}");
+        }
+    }
+
+    #[test]
+    fn embedded_public_addresses_stay_routable() {
+        assert!(global("::ffff:8.8.8.8"));
+        assert!(global("64:ff9b::808:808"));
+        assert!(global("2002:808:808::"));
+    }
+
+    #[test]
+    fn urls_must_be_https_to_a_host_without_credentials() {
+        let public = Targets::PublicOnly;
+        assert!(WebhookUrl::parse("https://hooks.example.com/in?x=1", public).is_ok());
+        assert_eq!(
+            WebhookUrl::parse("http://hooks.example.com/", public),
+            Err(WebhookUrlError::NotHttps)
+        );
+        assert_eq!(
+            WebhookUrl::parse("ftp://hooks.example.com/", Targets::PrivateAllowed),
+            Err(WebhookUrlError::NotHttps)
+        );
+        assert_eq!(
+            WebhookUrl::parse("/relative", public),
+            Err(WebhookUrlError::NotAbsolute)
+        );
+        assert_eq!(
+            WebhookUrl::parse("https://user:pw@example.com/", public),
+            Err(WebhookUrlError::Credentials)
+        );
+        assert_eq!(
+            WebhookUrl::parse("https://example.com/#part", public),
+            Err(WebhookUrlError::Fragment)
+        );
+        let long = format!("https://example.com/{}", "a".repeat(MAX_WEBHOOK_URL_CHARS));
+        assert_eq!(
+            WebhookUrl::parse(&long, public),
+            Err(WebhookUrlError::TooLong)
+        );
+    }
+
+    #[test]
+    fn literal_private_addresses_are_refused_unless_allowed() {
+        for url in [
+            "https://127.0.0.1/",
+            "https://[::1]:8443/",
+            "https://169.254.169.254/latest",
+        ] {
+            assert_eq!(
+                WebhookUrl::parse(url, Targets::PublicOnly),
+                Err(WebhookUrlError::PrivateAddress),
+                "{url}"
+            );
+        }
+        assert!(WebhookUrl::parse("http://127.0.0.1:9000/hook", Targets::PrivateAllowed).is_ok());
+    }
+}

@@ -1,0 +1,220 @@
+//! `/v1/events`: the agent's event log as a feed and as a live stream (Server-Sent Events).
+
+use std::time::Duration;
+
+use actix_web::http::header::{self, HeaderName};
+use actix_web::web::{self, Bytes, Json};
+use actix_web::{HttpRequest, HttpResponse};
+use api_types::{EventOut, EventPage};
+use app::{FollowError, FollowItem, MAX_EVENT_PAGE};
+use domain::EventTypes;
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::auth::AuthenticatedAgent;
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
+use crate::extract::{rejected, QueryParams};
+use crate::state::ApiState;
+use crate::telemetry::Metrics;
+
+/// How a stream holds what its reader has not taken yet.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamSettings {
+    /// Items held for the reader at most ...
+    pub buffer: usize,
+    /// ... and for how long they may stay that many before the reader is cut.
+    pub stall: Duration,
+}
+
+impl From<FollowError> for ApiError {
+    fn from(error: FollowError) -> Self {
+        match error {
+            FollowError::TooManyStreams => ApiError::TooManyRequests {
+                detail: "Too many event streams of this agent at once; close one or retry later"
+                    .into(),
+                retry_after: Duration::from_secs(3),
+            },
+            FollowError::Store(store) => store.into(),
+        }
+    }
+}
+
+/// `types`: a comma-separated list of event types; every type when absent.
+fn types_of(query: &QueryParams) -> Result<EventTypes, ValidationItem> {
+    let Some(raw) = query.get("types") else {
+        return Ok(EventTypes::all());
+    };
+    EventTypes::parse_list(raw).map_err(|unknown| {
+        let expected = api_types::event_type_names();
+        ValidationItem::new(
+            "enum",
+            vec![json!("query"), json!("types")],
+            format!("Input should be one of {expected}"),
+            json!(unknown.0),
+        )
+        .with_ctx(json!({ "expected": expected }))
+    })
+}
+
+/// The agent's events, oldest first.
+///
+/// Events with `seq` greater than `after`, of the `types` asked for. `next_after` is the last
+/// item's `seq` when more may follow: pass it as `after` for the next page.
+#[utoipa::path(get, path = "/v1/events", tag = "events", operation_id = "list_events",
+    security(("HTTPBearer" = [])),
+    params(
+        ("after" = Option<u64>, Query, description = "Events after this `seq`; 0 when omitted", minimum = 0),
+        ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
+        ("types" = Option<String>, Query, description = "Comma-separated event types; every type when omitted"),
+    ),
+    responses(
+        (status = 200, description = "The events", body = EventPage),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn list(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    query: QueryParams,
+) -> Result<Json<EventPage>, ApiError> {
+    let after = query.sequence("after");
+    let limit = query.integer("limit", 20, 1, MAX_EVENT_PAGE as u32);
+    let types = types_of(&query);
+    let (after, limit, types) = match (after, limit, types) {
+        (Ok(after), Ok(limit), Ok(types)) => (after, limit, types),
+        (after, limit, types) => return Err(rejected([after.err(), limit.err(), types.err()])),
+    };
+    let page = state
+        .services
+        .events
+        .page(&agent.profile, after, types, limit as usize)
+        .await?;
+    Ok(Json(EventPage {
+        items: page.items.iter().map(EventOut::from).collect(),
+        next_after: page.next_after,
+    }))
+}
+
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// Where a stream starts: after `Last-Event-ID` when the client sends one (a reconnection),
+/// else after `?after=`, else from the start.
+fn start_of(request: &HttpRequest, query: &QueryParams) -> Result<u64, ValidationItem> {
+    let Some(last) = request.headers().get(LAST_EVENT_ID) else {
+        return query.sequence("after");
+    };
+    let text = last.to_str().unwrap_or_default().trim();
+    text.parse::<u64>().map_err(|_| {
+        ValidationItem::new(
+            "int_parsing",
+            vec![json!("header"), json!("last-event-id")],
+            "Input should be a valid integer, unable to parse string as an integer",
+            json!(text),
+        )
+    })
+}
+
+/// One item as the stream writes it.
+fn frame(item: FollowItem) -> Bytes {
+    match item {
+        FollowItem::Event(event) => Bytes::from(format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            event.seq,
+            event.event_type,
+            EventOut::to_json(&event)
+        )),
+        FollowItem::Reset { after } => Bytes::from(format!(
+            "event: reset\ndata: {}\n\n",
+            json!({ "after": after })
+        )),
+        FollowItem::KeepAlive => Bytes::from_static(b": keep-alive\n\n"),
+    }
+}
+
+/// Moves the follower's items into the stream's buffer until the follow ends or the reader goes;
+/// a reader whose buffer stays full for `stall` is cut: it resumes with `Last-Event-ID`.
+async fn pump(
+    mut follower: app::EventFollower,
+    buffer: mpsc::Sender<Bytes>,
+    stall: Duration,
+    metrics: web::Data<ApiState>,
+) {
+    loop {
+        let item = tokio::select! {
+            item = follower.next() => item,
+            () = buffer.closed() => return,
+        };
+        let Some(item) = item else {
+            return;
+        };
+        match tokio::time::timeout(stall, buffer.send(frame(item))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(_) => {
+                metrics.metrics.count_stream_cut();
+                tracing::info!(
+                    stalled_secs = stall.as_secs(),
+                    "an event stream's reader kept up with nothing; it is cut"
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// The agent's events as they commit (Server-Sent Events).
+///
+/// `retry: 3000` first; then what the agent missed after `Last-Event-ID` (or `after`), then each
+/// event as it commits on any instance: `id: <seq>`, `event: <type>`, `data: <the event>`. A
+/// comment line comes at least every 15 s. When the position asked for is older than what is
+/// kept, the first message is `event: reset` and the stream goes on from the oldest kept event.
+/// A reader too slow to keep up is disconnected; it resumes with `Last-Event-ID`. At most
+/// `EVENT_STREAMS_PER_AGENT` (8) streams per agent at once; beyond, 429.
+#[utoipa::path(get, path = "/v1/events/stream", tag = "events", operation_id = "stream_events",
+    security(("HTTPBearer" = [])),
+    params(
+        ("after" = Option<u64>, Query, description = "Start after this `seq` when no `Last-Event-ID` is sent; 0 when omitted", minimum = 0),
+        ("types" = Option<String>, Query, description = "Comma-separated event types; every type when omitted"),
+        ("Last-Event-ID" = Option<u64>, Header, description = "The last `seq` received, sent on reconnection"),
+    ),
+    responses(
+        (status = 200, description = "The stream", content_type = "text/event-stream", body = String),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 429, description = "Too many streams of this agent at once", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn stream(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    request: HttpRequest,
+    query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let (after, types) = match (start_of(&request, &query), types_of(&query)) {
+        (Ok(after), Ok(types)) => (after, types),
+        (after, types) => return Err(rejected([after.err(), types.err()])),
+    };
+    let follower = state.services.events.follow(&agent.profile, after, types)?;
+    let settings = state.event_streams;
+    let (buffer, taken) = mpsc::channel(settings.buffer.max(1));
+    actix_web::rt::spawn(pump(follower, buffer, settings.stall, state.clone()));
+    let first = futures_util::stream::once(async { Bytes::from_static(b"retry: 3000\n\n") });
+    let items = futures_util::stream::unfold(taken, |mut taken| async move {
+        taken.recv().await.map(|item| (item, taken))
+    });
+    let body = first.chain(items).map(Ok::<_, std::convert::Infallible>);
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((HeaderName::from_static("x-accel-buffering"), "no"))
+        .streaming(body))
+}
+
+impl Metrics {
+    /// Counts an event stream cut for a reader that took nothing for too long.
+    pub(crate) fn count_stream_cut(&self) {
+        self.event_streams_cut.inc();
+    }
+}

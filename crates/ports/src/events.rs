@@ -1,0 +1,187 @@
+//! The event log and the webhooks that carry it out (decision 0058): what the core reads of the
+//! log, keeps of an agent's endpoints, and asks of whoever posts to them.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use domain::{
+    AgentId, CursorPosition, EventRecord, EventTypes, LogBounds, WebhookAttemptRecord,
+    WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord, WebhookUrl,
+};
+
+use crate::{LeasedJob, StoreError};
+
+/// The topic published on commit of every event of an agent, by the trigger that writes it.
+pub fn events_topic(agent: AgentId) -> String {
+    format!("events:{agent}")
+}
+
+/// The topic published on commit when an event queued a webhook delivery.
+pub const WEBHOOK_DELIVERIES_TOPIC: &str = "webhook-deliveries";
+
+/// Reads of an agent's event log.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait EventLog: Send + Sync {
+    /// What retention removed of the agent's log.
+    async fn bounds(&self, agent: AgentId) -> Result<LogBounds, StoreError>;
+
+    /// The agent's events with `seq > after` of `types`, oldest first, at most `limit`.
+    async fn page(
+        &self,
+        agent: AgentId,
+        after: u64,
+        types: EventTypes,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError>;
+
+    /// Removes up to `batch` events older than `kept_for`, with whatever still refers to them;
+    /// how many went.
+    async fn prune(&self, kept_for: Duration, batch: usize) -> Result<usize, StoreError>;
+}
+
+/// A new endpoint and its first secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewWebhookEndpoint {
+    pub id: WebhookEndpointId,
+    pub url: WebhookUrl,
+    pub types: Option<EventTypes>,
+    pub description: Option<String>,
+    pub secret: String,
+}
+
+/// What a change of an endpoint sets; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebhookEndpointChanges {
+    pub url: Option<WebhookUrl>,
+    /// `Some(None)`: every type.
+    pub types: Option<Option<EventTypes>>,
+    pub description: Option<Option<String>>,
+    pub enabled: Option<bool>,
+}
+
+/// Why an endpoint was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointRefusal {
+    #[error("the agent has as many endpoints as it may")]
+    TooMany,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// An agent's endpoints, their secrets and the log of their deliveries. Every read and change
+/// is scoped to the agent: another agent's endpoint is not found.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WebhookEndpoints: Send + Sync {
+    /// Creates the endpoint unless the agent holds `max` already.
+    async fn create(
+        &self,
+        agent: AgentId,
+        endpoint: NewWebhookEndpoint,
+        max: usize,
+    ) -> Result<WebhookEndpointRecord, EndpointRefusal>;
+
+    /// The agent's endpoints, oldest first.
+    async fn list(&self, agent: AgentId) -> Result<Vec<WebhookEndpointRecord>, StoreError>;
+
+    async fn get(
+        &self,
+        agent: AgentId,
+        id: WebhookEndpointId,
+    ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
+
+    /// Applies `changes`; enabling clears the reason it was disabled, disabling fails what is
+    /// queued for it (kept for replay).
+    async fn update(
+        &self,
+        agent: AgentId,
+        id: WebhookEndpointId,
+        changes: WebhookEndpointChanges,
+    ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
+
+    /// Removes the endpoint and whatever is queued for it; whether it existed.
+    async fn delete(&self, agent: AgentId, id: WebhookEndpointId) -> Result<bool, StoreError>;
+
+    /// Makes `secret` the endpoint's newest; the ones before it sign for `old_signs_for` more.
+    async fn rotate_secret(
+        &self,
+        agent: AgentId,
+        id: WebhookEndpointId,
+        secret: String,
+        old_signs_for: Duration,
+    ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
+
+    /// The endpoint's attempts, newest first, after `after`; `None` when it is not found.
+    async fn attempts(
+        &self,
+        agent: AgentId,
+        id: WebhookEndpointId,
+        after: Option<CursorPosition>,
+        limit: usize,
+    ) -> Result<Option<Vec<WebhookAttemptRecord>>, StoreError>;
+
+    /// Queues every kept event of a type the endpoint wants with `seq > after` for delivery
+    /// again; how many were queued, `None` when it is not found.
+    async fn replay(
+        &self,
+        agent: AgentId,
+        id: WebhookEndpointId,
+        after: u64,
+    ) -> Result<Option<usize>, StoreError>;
+
+    /// Disables the endpoint with `reason` (its receiver said it is gone) and fails what is
+    /// queued for it.
+    async fn disable(&self, id: WebhookEndpointId, reason: &str) -> Result<(), StoreError>;
+
+    /// Keeps what one attempt came to.
+    async fn log_attempt(
+        &self,
+        endpoint: WebhookEndpointId,
+        attempt: &WebhookAttemptRecord,
+    ) -> Result<(), StoreError>;
+}
+
+/// One event to post to one endpoint: a webhook delivery queue's job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    pub id: WebhookDeliveryId,
+    pub endpoint: WebhookEndpointId,
+    pub url: String,
+    /// Every secret that signs for the endpoint now, newest first.
+    pub secrets: Vec<String>,
+    pub event: EventRecord,
+    /// 1 for the first attempt at this delivery.
+    pub attempt: u32,
+}
+
+/// A delivery is done when its receiver answered 2xx, with that status.
+impl LeasedJob for WebhookDelivery {
+    type Id = WebhookDeliveryId;
+    type Done = u16;
+
+    fn id(&self) -> WebhookDeliveryId {
+        self.id
+    }
+}
+
+/// How one POST to a receiver went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostAnswer {
+    /// The receiver's status; `None` when there was none (refused target, no connection,
+    /// timeout).
+    pub status: Option<u16>,
+    /// What went wrong when there was no status, or a short account of the answer.
+    pub error: Option<String>,
+    /// The receiver's `Retry-After`, when it gave one.
+    pub retry_after: Option<Duration>,
+    pub duration: Duration,
+}
+
+/// Posts one event to one receiver, signed (Standard Webhooks), at the URL's address checked
+/// again at this attempt.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WebhookPoster: Send + Sync {
+    async fn post(&self, delivery: &WebhookDelivery) -> PostAnswer;
+}

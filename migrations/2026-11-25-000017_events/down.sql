@@ -1,0 +1,15 @@
+DROP TRIGGER sms_messages_zz_evented ON sms_messages;
+DROP TRIGGER email_messages_zz_evented_update ON email_messages;
+DROP TRIGGER email_messages_zz_evented_insert ON email_messages;
+DROP TRIGGER transfer_intents_zz_evented_update ON transfer_intents;
+DROP TRIGGER transfer_intents_zz_evented_insert ON transfer_intents;
+DROP FUNCTION sms_messages_event();
+DROP FUNCTION email_messages_event();
+DROP FUNCTION transfer_intents_event();
+DROP FUNCTION record_event(uuid, text, jsonb);
+DROP TABLE webhook_attempts;
+DROP TABLE webhook_deliveries;
+DROP TABLE webhook_secrets;
+DROP TABLE webhook_endpoints;
+DROP TABLE events;
+DROP TABLE agent_event_counters;
