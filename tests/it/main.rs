@@ -7,6 +7,7 @@ mod connections;
 mod database_outage;
 mod docs_page;
 mod email;
+mod event_stream;
 mod exactly_once;
 mod fake_http;
 mod fake_mail_api;

@@ -4,10 +4,12 @@
 
 mod agents;
 mod codes;
+mod events;
 mod intents;
 mod policy;
 mod sandbox;
 mod wallets;
+mod webhooks;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -58,6 +60,12 @@ enum Command {
     /// Maintain wallet keys.
     #[command(subcommand)]
     Wallets(wallets::WalletsCommand),
+    /// Read an agent's event log.
+    #[command(subcommand)]
+    Events(events::EventsCommand),
+    /// List an agent's webhook endpoints; show, replay or disable one.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCommand),
     /// Apply pending migrations and exit.
     Migrate,
 }
@@ -155,5 +163,7 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
         Command::Intents(command) => intents::run(&context, command).await,
         Command::Sandbox(command) => sandbox::run(&context, command).await,
         Command::Wallets(command) => wallets::run(&context, command).await,
+        Command::Events(command) => events::run(&context, command).await,
+        Command::Webhooks(command) => webhooks::run(&context, command).await,
     }
 }

@@ -25,6 +25,23 @@ pub struct EventPorts {
     pub timer: Arc<dyn Timer>,
 }
 
+/// The agent's events of `types` after `after`, oldest first, at most `limit` (1 to
+/// `MAX_EVENT_PAGE`), read with one more to tell whether more follow.
+pub(crate) async fn page_of(
+    log: &dyn EventLog,
+    agent: AgentId,
+    after: u64,
+    types: EventTypes,
+    limit: usize,
+) -> Result<EventPage, StoreError> {
+    let limit = limit.clamp(1, MAX_EVENT_PAGE);
+    let mut items = log.page(agent, after, types, limit + 1).await?;
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next_after = more.then(|| items.last().map(|last| last.seq)).flatten();
+    Ok(EventPage { items, next_after })
+}
+
 /// A page of the feed, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventPage {
@@ -78,16 +95,14 @@ impl EventService {
         types: EventTypes,
         limit: usize,
     ) -> Result<EventPage, StoreError> {
-        let limit = limit.clamp(1, MAX_EVENT_PAGE);
-        let mut items = self
-            .ports
-            .log
-            .page(profile.agent.id, after, types, limit + 1)
-            .await?;
-        let more = items.len() > limit;
-        items.truncate(limit);
-        let next_after = more.then(|| items.last().map(|last| last.seq)).flatten();
-        Ok(EventPage { items, next_after })
+        page_of(
+            self.ports.log.as_ref(),
+            profile.agent.id,
+            after,
+            types,
+            limit,
+        )
+        .await
     }
 
     /// Follows the agent's events of `types` after `after`, holding one of the agent's places

@@ -31,8 +31,8 @@ pub use codes::{
 pub use domain::{Operator, OperatorName};
 pub use operator::{
     AgentAdmin, AgentAdminPorts, AgentLookupError, ChainResolution, ChainResolutionPorts,
-    ConfirmError, Confirmation, CreateAgent, CreateAgentError, IntentDecisions, IssuedKey,
-    OperatorServices, PolicyAdmin, PolicyError, ResolveError,
+    ConfirmError, Confirmation, CreateAgent, CreateAgentError, EndpointView, EventAdmin,
+    IntentDecisions, IssuedKey, OperatorServices, PolicyAdmin, PolicyError, ResolveError,
 };
 
 pub use email::{

@@ -267,3 +267,138 @@ impl Deliver<WebhookDelivery> for WebhookAttempt {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use domain::{
+        EmailMessageId, EventId, EventPayload, EventRecord, EventType, WebhookDeliveryId,
+    };
+    use ports::{MockWebhookEndpoints, MockWebhookPoster, PostAnswer};
+
+    fn delivery() -> WebhookDelivery {
+        WebhookDelivery {
+            id: WebhookDeliveryId(Uuid::now_v7()),
+            endpoint: WebhookEndpointId(Uuid::now_v7()),
+            url: "https://hooks.example.com/in".into(),
+            secrets: vec!["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()],
+            event: EventRecord {
+                id: EventId(Uuid::now_v7()),
+                seq: 3,
+                event_type: EventType::EmailSent,
+                timestamp: OffsetDateTime::now_utc(),
+                payload: EventPayload::EmailSent {
+                    message_id: EmailMessageId(Uuid::now_v7()),
+                    provider_message_id: None,
+                },
+            },
+            attempt: 2,
+        }
+    }
+
+    fn answered(status: Option<u16>, retry_after: Option<Duration>) -> MockWebhookPoster {
+        let mut poster = MockWebhookPoster::new();
+        poster
+            .expect_post()
+            .times(1)
+            .returning(move |_| PostAnswer {
+                status,
+                error: status
+                    .is_none()
+                    .then(|| "timed out after 15000 ms".to_owned()),
+                retry_after,
+                duration: Duration::from_millis(12),
+            });
+        poster
+    }
+
+    /// A log that keeps each attempt and expects no disabling.
+    fn logging(logged: &Arc<std::sync::Mutex<Vec<WebhookAttemptRecord>>>) -> MockWebhookEndpoints {
+        let mut endpoints = MockWebhookEndpoints::new();
+        let logged = logged.clone();
+        endpoints.expect_log_attempt().returning(move |_, attempt| {
+            logged.lock().expect("not poisoned").push(attempt.clone());
+            Ok(())
+        });
+        endpoints
+    }
+
+    #[tokio::test]
+    async fn a_2xx_is_delivered_and_every_attempt_is_logged() {
+        let logged = Arc::default();
+        let attempt = WebhookAttempt::new(
+            Arc::new(logging(&logged)),
+            Arc::new(answered(Some(204), None)),
+        );
+        let job = delivery();
+        assert_eq!(attempt.deliver(&job).await, Ok(204));
+        let logged = logged.lock().expect("not poisoned");
+        assert_eq!(logged.len(), 1);
+        assert_eq!(
+            (
+                logged[0].attempt,
+                logged[0].status_code,
+                logged[0].error.clone()
+            ),
+            (2, Some(204), None)
+        );
+        assert_eq!(logged[0].event_id, job.event.id);
+    }
+
+    #[tokio::test]
+    async fn a_410_disables_the_endpoint_at_once_and_is_not_tried_again() {
+        let logged = Arc::default();
+        let mut endpoints = logging(&logged);
+        let job = delivery();
+        let endpoint = job.endpoint;
+        endpoints
+            .expect_disable()
+            .withf(move |id, reason| *id == endpoint && reason.contains("410"))
+            .times(1)
+            .returning(|_, _| Ok(()));
+        let attempt = WebhookAttempt::new(Arc::new(endpoints), Arc::new(answered(Some(410), None)));
+        assert!(matches!(
+            attempt.deliver(&job).await,
+            Err(DeliveryError::Refused(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_429_or_503_passes_its_retry_after_on_and_anything_else_is_tried_again() {
+        for (status, retry_after, passed_on) in [
+            (
+                Some(429),
+                Some(Duration::from_secs(7)),
+                Some(Duration::from_secs(7)),
+            ),
+            (
+                Some(503),
+                Some(Duration::from_secs(9)),
+                Some(Duration::from_secs(9)),
+            ),
+            (Some(500), Some(Duration::from_secs(9)), None),
+            (Some(302), None, None),
+            (None, None, None),
+        ] {
+            let logged = Arc::default();
+            let attempt = WebhookAttempt::new(
+                Arc::new(logging(&logged)),
+                Arc::new(answered(status, retry_after)),
+            );
+            match attempt.deliver(&delivery()).await {
+                Err(DeliveryError::Transient {
+                    retry_after,
+                    reason,
+                }) => {
+                    assert_eq!(retry_after, passed_on, "{status:?}");
+                    assert!(!reason.is_empty(), "{status:?}");
+                }
+                other => panic!("{status:?}: {other:?}"),
+            }
+            let logged = logged.lock().expect("not poisoned");
+            assert!(logged[0].error.is_some(), "{status:?} is logged as failed");
+        }
+    }
+}

@@ -9,7 +9,7 @@ use crate::{
     AgentId, AgentKeyHash, AgentProfile, AgentRecord, Allowlist, Asset, AtomicAmount, Chain,
     Custody, EvmAddress, IntentId, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord,
     PolicyAsset, SpendLimits, SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord,
-    WalletId, WalletRecord, WalletStatus,
+    WalletId, WalletRecord, WalletStatus, WebhookEndpointId, WebhookEndpointRecord,
 };
 
 /// 2026-11-22T00:00:00Z: a fixed moment, so fixtures compare equal.
@@ -110,6 +110,22 @@ impl PhoneNumberRecord {
             number: PhoneNumber::parse("+15550100123").expect("a valid number"),
             country_iso2: Some("US".into()),
             provider: "sandbox".into(),
+            created_at: moment(),
+        }
+    }
+}
+
+impl WebhookEndpointRecord {
+    /// An enabled endpoint for every type.
+    pub fn fixture() -> Self {
+        Self {
+            id: WebhookEndpointId(Uuid::from_u128(0x0192_0000_0000_7000_8000_0000_0000_0701)),
+            agent_id: AgentId(Uuid::from_u128(2)),
+            url: "https://hooks.example.com/agent".into(),
+            types: None,
+            description: None,
+            enabled: true,
+            disabled_reason: None,
             created_at: moment(),
         }
     }

@@ -82,6 +82,9 @@ pub trait WebhookEndpoints: Send + Sync {
         max: usize,
     ) -> Result<WebhookEndpointRecord, EndpointRefusal>;
 
+    /// The agent whose endpoint `id` is, if any.
+    async fn owner(&self, id: WebhookEndpointId) -> Result<Option<AgentId>, StoreError>;
+
     /// The agent's endpoints, oldest first.
     async fn list(&self, agent: AgentId) -> Result<Vec<WebhookEndpointRecord>, StoreError>;
 

@@ -226,6 +226,19 @@ impl WebhookEndpoints for PgWebhookStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
+    async fn owner(&self, id: WebhookEndpointId) -> Result<Option<AgentId>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let owner = webhook_endpoints::table
+            .find(id.0)
+            .select(webhook_endpoints::agent_id)
+            .first::<Uuid>(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        Ok(owner.map(AgentId))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn list(&self, agent: AgentId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
         webhook_endpoints::table

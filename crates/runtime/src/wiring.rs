@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use app::{
     AgentAdmin, AgentAdminPorts, AgentService, AuthCache, ChainResolution, ChainResolutionPorts,
-    CodePorts, CodeService, EmailPorts, EmailService, EventPorts, EventService, Executor,
-    IntentDecisions, IntentExpiry, LeasedWorker, LongLived, OperatorServices, OutboxWorker,
-    PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation, WalletService,
-    WalletStores, WebhookAttempt, WebhookService,
+    CodePorts, CodeService, EmailPorts, EmailService, EventAdmin, EventPorts, EventService,
+    Executor, IntentDecisions, IntentExpiry, LeasedWorker, LongLived, OperatorServices,
+    OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation,
+    WalletService, WalletStores, WebhookAttempt, WebhookService,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
@@ -377,6 +377,10 @@ fn operator_services(
             chain: chain.writer.clone(),
             settlement: intents,
         }),
+        events: EventAdmin::new(
+            Arc::new(PgEventLog::new(database.clone())),
+            Arc::new(PgWebhookStore::new(database.clone())),
+        ),
     })
 }
 

@@ -1,11 +1,13 @@
 //! The operator's side, one service per concern: the agents (`AgentAdmin`), their spend policies
 //! (`PolicyAdmin`), the decisions on transfer intents (`IntentDecisions`) and the settlement of a
-//! sent one by what the chain says (`ChainResolution`). Whoever decides is named by a
+//! sent one by what the chain says (`ChainResolution`), the agents' events and webhook endpoints
+//! (`EventAdmin`). Whoever decides is named by a
 //! `domain::Operator`, which the way in (`agentctl` now, a console later) builds, and every
 //! decision on an intent records it (`decided_by`, decision 0056).
 
 pub mod agent_admin;
 pub mod chain_resolution;
+pub mod event_admin;
 pub mod intent_decisions;
 pub mod policy_admin;
 
@@ -13,6 +15,7 @@ pub use agent_admin::{
     AgentAdmin, AgentAdminPorts, AgentLookupError, CreateAgent, CreateAgentError, IssuedKey,
 };
 pub use chain_resolution::{ChainResolution, ChainResolutionPorts, ResolveError};
+pub use event_admin::{EndpointView, EventAdmin};
 pub use intent_decisions::{ConfirmError, Confirmation, IntentDecisions};
 pub use policy_admin::{PolicyAdmin, PolicyError};
 
@@ -22,6 +25,8 @@ pub struct OperatorServices {
     pub policies: PolicyAdmin,
     pub decisions: IntentDecisions,
     pub resolution: ChainResolution,
+    /// The agents' events and webhook endpoints.
+    pub events: EventAdmin,
 }
 
 #[cfg(test)]

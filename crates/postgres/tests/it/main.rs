@@ -2,6 +2,7 @@
 
 mod agents;
 mod email;
+mod events;
 mod intents;
 mod migrations;
 mod sandbox_chain;

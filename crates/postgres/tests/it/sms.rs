@@ -8,13 +8,13 @@ use uuid::Uuid;
 
 use crate::agents::{full_agent, store};
 
-fn sms_store(database: &TestDatabase) -> PgSmsStore {
+pub(crate) fn sms_store(database: &TestDatabase) -> PgSmsStore {
     PgSmsStore::new(
         Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
     )
 }
 
-fn inbound(profile: &AgentProfile, sid: &str, body: &str) -> NewSms {
+pub(crate) fn inbound(profile: &AgentProfile, sid: &str, body: &str) -> NewSms {
     let number = profile.phone_number.as_ref().expect("number");
     NewSms {
         id: SmsMessageId(Uuid::now_v7()),
