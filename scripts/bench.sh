@@ -9,6 +9,7 @@
 #   BENCH_SOAK_SECS    length of the mixed-load soak (default 600)
 #   BENCH_WAITERS      concurrent waits for a code (default 10000)
 #   BENCH_HALF_OPEN    idle half-open connections (default BENCH_WAITERS)
+#   BENCH_STREAMS      open event streams of one agent (default 10000)
 #   BENCH_PEER         the FastAPI peer's directory (default ../shared/bench/fastapi-peer)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -240,6 +241,12 @@ BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets" "$unlimited
 send_rps="$last_rps"
 [[ "$last_non2xx" == 0 ]] || send_rps=0
 row "POST /v1/wallet/send, 100 wallets, req/s (all 2xx)" "$send_rps" "" at_least 1500 "$last_peak"
+# The same sends with the event log's triggers off: what writing each intent's event costs.
+psql -q "$DATABASE_URL" -c "ALTER TABLE transfer_intents DISABLE TRIGGER transfer_intents_zz_evented_insert"
+BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets, no events" "$unlimited_pid" \
+  "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+psql -q "$DATABASE_URL" -c "ALTER TABLE transfer_intents ENABLE TRIGGER transfer_intents_zz_evented_insert"
+row "sends req/s with events / without" "$send_rps" "$last_rps" min 0.9
 
 # One wallet's send latency, one request at a time: empty, then with 10,000 intents in its window.
 window_key="$(create_key --wallet)"
@@ -398,6 +405,32 @@ row "  slowest closed after s (head deadline 5 s)" "$(field 'slowest closed afte
 row "  server CPU % while they are open" "$(field 'server CPU while open')" "" at_most 10
 row "  a health check meanwhile ms" "$(field 'health check meanwhile')" "" at_most 100
 row "  server CPU % once they are gone" "$(field 'server CPU after')" "" at_most 2
+
+# --- Events ---------------------------------------------------------------------------------------
+# Webhooks to a receiver on this machine (a private address, allowed here), then streams.
+stop_servers
+start_server WEBHOOK_ALLOW_PRIVATE_TARGETS=true
+events_agent="$(target/release/agentctl agents create --label bench --phone 2>/dev/null)"
+events_key="$(json_field '["agent_key"]' <<<"$events_agent")"
+events_agent_id="$(json_field '["agent"]["id"]' <<<"$events_agent")"
+events_out="$(python3 scripts/bench-events.py webhooks "$started_url" "$DATABASE_URL" \
+  "$events_key" "$events_agent_id" 200 20000)"
+echo "$events_out"
+row "commit to webhook delivery p99 ms, idle" \
+  "$(sed -n 's/.*delivery, idle.*p99 \([0-9.]*\) ms.*/\1/p' <<<"$events_out")" "" at_most 100
+row "webhook deliveries/s, 20,000 queued at once" \
+  "$(sed -n 's/.*deliveries\/s \([0-9]*\).*/\1/p' <<<"$events_out")" "" at_least 1000
+row "  delivered twice" "$(sed -n 's/.*delivered twice \([0-9]*\).*/\1/p' <<<"$events_out")" "" at_most 0
+stop_servers
+streams="${BENCH_STREAMS:-10000}"
+start_server EVENT_STREAMS_PER_AGENT="$streams"
+streams_out="$(python3 scripts/bench-events.py streams "$started_url" "$DATABASE_URL" \
+  "$events_key" "$events_agent_id" "${servers[-1]}" "$streams")"
+echo "$streams_out"
+row "$streams event streams of one agent: server RSS MiB" \
+  "$(sed -n 's/.*server RSS \([0-9]*\) MiB.*/\1/p' <<<"$streams_out")" "" at_most 256
+row "  one event to every stream, p99 ms" \
+  "$(sed -n 's/.*received it.*p99 \([0-9]*\) ms.*/\1/p' <<<"$streams_out")" "" at_most 250
 
 echo
 python3 scripts/bench-table.py table <"$results"

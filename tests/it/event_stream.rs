@@ -129,6 +129,24 @@ fn number_of(agent: &Value) -> String {
         .to_owned()
 }
 
+/// A send of 5 atomic units under `idempotency_key`, to run apart from the server's lifetime.
+fn wallet_send(
+    server: &Server,
+    key: &str,
+    idempotency_key: &str,
+) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> + Send + 'static {
+    server
+        .client
+        .post(server.url("/v1/wallet/send"))
+        .bearer_auth(key)
+        .json(&json!({
+            "to": "0x2222222222222222222222222222222222222222",
+            "amount_atomic": "5",
+            "idempotency_key": idempotency_key
+        }))
+        .send()
+}
+
 async fn feed(server: &Server, key: &str, query: &str) -> Value {
     let (status, page) = server.get(&format!("/v1/events{query}"), Some(key)).await;
     assert_eq!(status, 200, "{page}");
@@ -226,19 +244,12 @@ async fn an_event_committed_on_one_instance_reaches_streams_on_another() {
     let mut stream = Stream::open(&listening, &key, "", None).await;
     stream.next(Duration::from_secs(10)).await.expect("retry");
     let sent_at = Instant::now();
-    let response = writing
-        .client
-        .post(writing.url("/v1/wallet/send"))
-        .bearer_auth(&key)
-        .json(&json!({
-            "to": "0x2222222222222222222222222222222222222222",
-            "amount_atomic": "5",
-            "idempotency_key": "one"
-        }))
-        .send()
+    let intent: Value = wallet_send(&writing, &key, "one")
         .await
-        .expect("send");
-    let intent: Value = response.json().await.expect("intent");
+        .expect("send")
+        .json()
+        .await
+        .expect("intent");
     let created = stream.next_event().await;
     println!(
         "a send on one instance reached a stream on the other in {:?}",
@@ -505,21 +516,7 @@ async fn a_change_cut_off_by_a_killed_server_leaves_neither_it_nor_its_event() {
             "SELECT 1 FROM wallets WHERE agent_id = '{agent_id}' FOR UPDATE"
         ))
         .await;
-    let client = server.client.clone();
-    let url = server.url("/v1/wallet/send");
-    let send_key = key.clone();
-    let send = tokio::spawn(async move {
-        client
-            .post(url)
-            .bearer_auth(send_key)
-            .json(&json!({
-                "to": "0x2222222222222222222222222222222222222222",
-                "amount_atomic": "5",
-                "idempotency_key": "cut"
-            }))
-            .send()
-            .await
-    });
+    let send = tokio::spawn(wallet_send(&server, &key, "cut"));
     let deadline = Instant::now() + Duration::from_secs(20);
     while !database
         .sessions()
@@ -560,18 +557,7 @@ async fn a_change_cut_off_by_a_killed_server_leaves_neither_it_nor_its_event() {
     );
     let (_, intents) = restarted.get("/v1/wallet/intents", Some(&key)).await;
     assert_eq!(intents["items"], json!([]), "no change");
-    let again = restarted
-        .client
-        .post(restarted.url("/v1/wallet/send"))
-        .bearer_auth(&key)
-        .json(&json!({
-            "to": "0x2222222222222222222222222222222222222222",
-            "amount_atomic": "5",
-            "idempotency_key": "cut"
-        }))
-        .send()
-        .await
-        .expect("send");
+    let again = wallet_send(&restarted, &key, "cut").await.expect("send");
     assert_eq!(again.status(), 200);
     let page = feed(&restarted, &key, "").await;
     assert_eq!(

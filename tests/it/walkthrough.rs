@@ -67,6 +67,8 @@ async fn the_readme_walkthrough_runs_as_written() {
         "/v1/wallet/send",
         "/v1/wallet/intents",
         "intents confirm",
+        "/v1/events",
+        "/v1/events/stream",
     ] {
         assert!(
             script.contains(step),
@@ -107,6 +109,11 @@ async fn the_readme_walkthrough_runs_as_written() {
             "\"code\": \"385920\"",
         ),
         ("the SMS code was waited for", "\"code\": \"482913\""),
+        (
+            "the feed listed the intent",
+            "\"type\":\"transfer_intent.created\"",
+        ),
+        ("the stream carried the SMS", "event: sms.received"),
     ] {
         assert!(stdout.contains(shown), "{what}: {stdout}");
     }
