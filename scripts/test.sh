@@ -19,6 +19,9 @@ export ANVIL_BIN
 # aiosmtpd, the SMTP server of the email tests.
 SMTP_PYTHON="${SMTP_PYTHON:-$(scripts/smtp-tools.sh)}"
 export SMTP_PYTHON
+# httpx-sse and standardwebhooks, the independent clients of the events tests.
+EVENT_CLIENTS_PYTHON="${EVENT_CLIENTS_PYTHON:-$(scripts/event-clients.sh)}"
+export EVENT_CLIENTS_PYTHON
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
 # The black-box tests spawn these binaries, so they must be current.
 cargo build --workspace --bins --locked
