@@ -15,6 +15,7 @@ mod fake_twilio_api;
 mod faulty_node;
 mod harness;
 mod hostile_input;
+mod independent_clients;
 mod me;
 mod onchain;
 mod ops;
