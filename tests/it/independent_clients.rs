@@ -278,7 +278,7 @@ async fn httpx_sse_follows_the_stream_across_a_restart_with_no_gap_and_no_duplic
         assert_eq!(event["data"], *item, "the stream's data is the feed's item");
         assert_eq!(
             event["data"]["seq"].to_string(),
-            event["id"].as_str().unwrap()
+            event["id"].as_str().expect("id")
         );
     }
 
@@ -438,7 +438,7 @@ async fn standardwebhooks_verifies_every_attempt_and_each_event_is_delivered_onc
     }
 
     // Event 1 was tried again at the schedule's 2 s (±10 %), with a signature of its own time.
-    let retried = &by_id[events[0]["id"].as_str().unwrap()];
+    let retried = &by_id[events[0]["id"].as_str().expect("id")];
     let received = |attempt: &Value| attempt["received_at"].as_f64().expect("received_at");
     let timestamp = |attempt: &Value| -> i64 {
         attempt["webhook_timestamp"]
@@ -476,8 +476,8 @@ async fn standardwebhooks_verifies_every_attempt_and_each_event_is_delivered_onc
         .filter(|attempt| attempt["event_id"] == events[0]["id"])
         .map(|attempt| {
             (
-                attempt["attempt"].as_u64().unwrap(),
-                attempt["status_code"].as_u64().unwrap(),
+                attempt["attempt"].as_u64().expect("attempt"),
+                attempt["status_code"].as_u64().expect("status_code"),
             )
         })
         .collect();
