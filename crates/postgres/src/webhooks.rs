@@ -25,7 +25,7 @@ use crate::database::Database;
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::events::{type_names, EventRow};
 use crate::notifications::CHANNEL;
-use crate::schema::{events, webhook_attempts, webhook_endpoints, webhook_secrets};
+use crate::schema::{webhook_attempts, webhook_endpoints, webhook_secrets};
 
 pub struct PgWebhookStore {
     database: Database,
@@ -505,23 +505,34 @@ struct ClaimedRow {
     id: Uuid,
     #[diesel(sql_type = SqlUuid)]
     endpoint_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    agent_id: Uuid,
-    #[diesel(sql_type = BigInt)]
-    event_seq: i64,
     #[diesel(sql_type = Integer)]
     attempts: i32,
     #[diesel(sql_type = diesel::sql_types::Double)]
     age: f64,
     #[diesel(sql_type = Text)]
     url: String,
+    #[diesel(sql_type = diesel::sql_types::Array<Text>)]
+    secrets: Vec<String>,
+    #[diesel(sql_type = BigInt)]
+    seq: i64,
+    #[diesel(sql_type = SqlUuid)]
+    event_id: Uuid,
+    #[diesel(sql_type = Text)]
+    event_type: String,
+    #[diesel(sql_type = diesel::sql_types::Jsonb)]
+    data: serde_json::Value,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    created_at: OffsetDateTime,
 }
 
-async fn claim_locked(
+/// Leases the oldest due delivery of an enabled endpoint and reads what its attempt needs (the
+/// endpoint's URL and live secrets, newest first, and the event) in one statement: a delivery
+/// costs the queue two round trips, its claim and its record.
+async fn claim(
     connection: &mut AsyncPgConnection,
     lease: LeaseId,
     lease_for: Duration,
-) -> Result<Option<Claimed<WebhookDelivery>>, TxError<StoreError>> {
+) -> Result<Option<Claimed<WebhookDelivery>>, StoreError> {
     let claimed = diesel::sql_query(
         "WITH due AS ( \
              SELECT delivery.id FROM webhook_deliveries AS delivery \
@@ -530,52 +541,55 @@ async fn claim_locked(
              WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now() \
                AND (delivery.lease_until IS NULL OR delivery.lease_until < now()) \
              ORDER BY delivery.next_attempt_at, delivery.id LIMIT 1 \
-             FOR UPDATE OF delivery SKIP LOCKED) \
-         UPDATE webhook_deliveries AS delivery \
-         SET lease_id = $1, lease_until = now() + $2, attempts = delivery.attempts + 1 \
-         FROM due, webhook_endpoints AS endpoint \
-         WHERE delivery.id = due.id AND endpoint.id = delivery.endpoint_id \
-         RETURNING delivery.id, delivery.endpoint_id, delivery.agent_id, delivery.event_seq, \
-             delivery.attempts, \
-             extract(epoch FROM now() - delivery.created_at)::float8 AS age, endpoint.url",
+             FOR UPDATE OF delivery SKIP LOCKED), \
+         leased AS ( \
+             UPDATE webhook_deliveries AS delivery \
+             SET lease_id = $1, lease_until = now() + $2, attempts = delivery.attempts + 1 \
+             FROM due WHERE delivery.id = due.id \
+             RETURNING delivery.id, delivery.endpoint_id, delivery.agent_id, \
+                 delivery.event_seq, delivery.attempts, \
+                 extract(epoch FROM now() - delivery.created_at)::float8 AS age) \
+         SELECT leased.id, leased.endpoint_id, leased.attempts, leased.age, endpoint.url, \
+             ARRAY(SELECT secret.secret FROM webhook_secrets AS secret \
+                   WHERE secret.endpoint_id = leased.endpoint_id \
+                     AND (secret.signs_until IS NULL OR secret.signs_until > now()) \
+                   ORDER BY secret.created_at DESC) AS secrets, \
+             event.seq, event.id AS event_id, event.type AS event_type, event.data, \
+             event.created_at \
+         FROM leased \
+         JOIN webhook_endpoints AS endpoint ON endpoint.id = leased.endpoint_id \
+         JOIN events AS event \
+             ON event.agent_id = leased.agent_id AND event.seq = leased.event_seq",
     )
     .bind::<SqlUuid, _>(lease.0)
     .bind::<Interval, _>(interval(lease_for))
     .get_result::<ClaimedRow>(connection)
     .await
-    .optional()?;
+    .optional()
+    .map_err(from_diesel)?;
     let Some(claimed) = claimed else {
         return Ok(None);
     };
-    let secrets = webhook_secrets::table
-        .filter(webhook_secrets::endpoint_id.eq(claimed.endpoint_id))
-        .filter(
-            webhook_secrets::signs_until
-                .is_null()
-                .or(webhook_secrets::signs_until.gt(diesel::dsl::now)),
-        )
-        .order(webhook_secrets::created_at.desc())
-        .select(webhook_secrets::secret)
-        .load::<String>(connection)
-        .await?;
-    let event = events::table
-        .find((claimed.agent_id, claimed.event_seq))
-        .select(EventRow::as_select())
-        .first::<EventRow>(connection)
-        .await?
-        .into_record()
-        .map_err(TxError::store)?;
+    let event = EventRow {
+        seq: claimed.seq,
+        id: claimed.event_id,
+        event_type: claimed.event_type,
+        data: claimed.data,
+        created_at: claimed.created_at,
+    }
+    .into_record()?;
+    let attempts = u32::try_from(claimed.attempts).unwrap_or_default();
     Ok(Some(Claimed {
         job: WebhookDelivery {
             id: WebhookDeliveryId(claimed.id),
             endpoint: WebhookEndpointId(claimed.endpoint_id),
             url: claimed.url,
-            secrets,
+            secrets: claimed.secrets,
             event,
-            attempt: u32::try_from(claimed.attempts).unwrap_or_default(),
+            attempt: attempts,
         },
         lease,
-        attempts: u32::try_from(claimed.attempts).unwrap_or_default(),
+        attempts,
         age: duration_from_secs(claimed.age),
     }))
 }
@@ -589,10 +603,10 @@ async fn record_locked(
     lease: LeaseId,
     outcome: &JobOutcome<u16>,
 ) -> Result<bool, diesel::result::Error> {
-    let (status, error, wait): (&str, Option<&str>, Option<Duration>) = match outcome {
-        JobOutcome::Done(_) => ("delivered", None, None),
-        JobOutcome::Retry { error, wait } => ("pending", Some(error), Some(*wait)),
-        JobOutcome::Failed(reason) => ("failed", Some(reason), None),
+    let (status, error, wait): (&str, &str, Option<Duration>) = match outcome {
+        JobOutcome::Done(_) => return record_delivered(connection, id, lease).await,
+        JobOutcome::Retry { error, wait } => ("pending", error, Some(*wait)),
+        JobOutcome::Failed(reason) => ("failed", reason, None),
     };
     let endpoint = diesel::sql_query(
         "UPDATE webhook_deliveries SET status = $3, last_error = $4, \
@@ -604,7 +618,7 @@ async fn record_locked(
     .bind::<SqlUuid, _>(id.0)
     .bind::<SqlUuid, _>(lease.0)
     .bind::<Text, _>(status)
-    .bind::<Nullable<Text>, _>(error)
+    .bind::<Text, _>(error)
     .bind::<Nullable<Interval>, _>(wait.map(interval))
     .get_result::<EndpointOf>(connection)
     .await
@@ -612,13 +626,6 @@ async fn record_locked(
     let Some(EndpointOf { endpoint_id }) = endpoint else {
         return Ok(false);
     };
-    if matches!(outcome, JobOutcome::Done(_)) {
-        diesel::update(webhook_endpoints::table.find(endpoint_id))
-            .set(webhook_endpoints::failing_since.eq(None::<OffsetDateTime>))
-            .execute(connection)
-            .await?;
-        return Ok(true);
-    }
     let spell = diesel::sql_query(
         "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) \
          WHERE id = $1 RETURNING failing_since <= now() - $2 AS long_enough",
@@ -637,6 +644,38 @@ async fn record_locked(
         .await?;
     }
     Ok(true)
+}
+
+/// Settles a delivered delivery and ends its endpoint's failing spell, if one runs, in one
+/// statement; the endpoint's row is written only then, so deliveries to one endpoint do not
+/// queue on its lock.
+async fn record_delivered(
+    connection: &mut AsyncPgConnection,
+    id: WebhookDeliveryId,
+    lease: LeaseId,
+) -> Result<bool, diesel::result::Error> {
+    let settled = diesel::sql_query(
+        "WITH settled AS ( \
+             UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, \
+                 lease_id = NULL, lease_until = NULL \
+             WHERE id = $1 AND lease_id = $2 AND status = 'pending' \
+             RETURNING endpoint_id), \
+         recovered AS ( \
+             UPDATE webhook_endpoints AS endpoint SET failing_since = NULL FROM settled \
+             WHERE endpoint.id = settled.endpoint_id AND endpoint.failing_since IS NOT NULL) \
+         SELECT count(*) AS settled FROM settled",
+    )
+    .bind::<SqlUuid, _>(id.0)
+    .bind::<SqlUuid, _>(lease.0)
+    .get_result::<Settled>(connection)
+    .await?;
+    Ok(settled.settled == 1)
+}
+
+#[derive(QueryableByName)]
+struct Settled {
+    #[diesel(sql_type = BigInt)]
+    settled: i64,
 }
 
 #[derive(QueryableByName)]
@@ -665,11 +704,8 @@ impl LeasedQueue<WebhookDelivery> for PgWebhookStore {
         lease: LeaseId,
         lease_for: Duration,
     ) -> Result<Option<Claimed<WebhookDelivery>>, StoreError> {
-        self.database
-            .in_transaction(|connection| {
-                async move { claim_locked(connection, lease, lease_for).await }.scope_boxed()
-            })
-            .await
+        let mut connection = self.database.connection().await?;
+        claim(&mut connection, lease, lease_for).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -693,6 +729,12 @@ impl LeasedQueue<WebhookDelivery> for PgWebhookStore {
         lease: LeaseId,
         outcome: &JobOutcome<u16>,
     ) -> Result<bool, StoreError> {
+        if matches!(outcome, JobOutcome::Done(_)) {
+            let mut connection = self.database.connection().await?;
+            return record_delivered(&mut connection, id, lease)
+                .await
+                .map_err(from_diesel);
+        }
         self.database
             .in_transaction(|connection| {
                 async move { Ok(record_locked(connection, id, lease, outcome).await?) }
