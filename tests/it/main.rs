@@ -30,4 +30,5 @@ mod sms;
 mod stuck_intents;
 mod tls;
 mod walkthrough;
+mod webhook_delivery;
 mod wallet;
