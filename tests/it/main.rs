@@ -30,5 +30,5 @@ mod sms;
 mod stuck_intents;
 mod tls;
 mod walkthrough;
-mod webhook_delivery;
 mod wallet;
+mod webhook_delivery;

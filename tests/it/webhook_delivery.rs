@@ -26,6 +26,9 @@ const DEADLINE: Duration = Duration::from_secs(30);
 /// How long a test watches for what should not come: several of the server's 0.5 s polls.
 const QUIET: Duration = Duration::from_secs(3);
 
+/// The types of an endpoint that hears only of new transfer intents.
+const CREATED: &[&str] = &["transfer_intent.created"];
+
 /// How the receiver answers one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reply {
@@ -122,7 +125,12 @@ impl Receiver {
     }
 
     fn received(&self) -> Vec<Received> {
-        self.server.state().received.lock().expect("received").clone()
+        self.server
+            .state()
+            .received
+            .lock()
+            .expect("received")
+            .clone()
     }
 
     fn delivered(&self) -> Vec<Received> {
@@ -146,9 +154,9 @@ impl Receiver {
             }
             assert!(
                 started.elapsed() < deadline,
-                "the receiver got {} requests: {:?}",
+                "the receiver got {} requests: {}",
                 received.len(),
-                received.iter().map(|r| r.reply).collect::<Vec<_>>()
+                account(&received)
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -157,6 +165,15 @@ impl Receiver {
     async fn wait_for_requests(&self, count: usize) -> Vec<Received> {
         self.wait_until(DEADLINE, |received| received.len() >= count)
             .await
+    }
+
+    /// Waits until requests for `count` different events have come.
+    async fn wait_for_ids(&self, count: usize) {
+        self.wait_until(DEADLINE, |received| {
+            let ids: HashSet<&str> = received.iter().map(Received::webhook_id).collect();
+            ids.len() >= count
+        })
+        .await;
     }
 
     async fn wait_for_deliveries(&self, count: usize, deadline: Duration) -> Vec<Received> {
@@ -176,10 +193,26 @@ impl Receiver {
         assert_eq!(
             received.len(),
             count,
-            "more requests came: {:?}",
-            received.iter().map(|r| r.reply).collect::<Vec<_>>()
+            "more requests came: {}",
+            account(&received)
         );
     }
+}
+
+/// Each request's event, answer and arrival after the first, for a failure's message.
+fn account(received: &[Received]) -> String {
+    let lines: Vec<String> = received
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {:?} at {:.2} s",
+                r.webhook_id(),
+                r.reply,
+                gap(&received[0], r)
+            )
+        })
+        .collect();
+    lines.join("; ")
 }
 
 async fn answer(
@@ -188,7 +221,11 @@ async fn answer(
 ) -> Result<Response<Full<Bytes>>, std::io::Error> {
     let at = Instant::now();
     let (parts, body) = request.into_parts();
-    let body = body.collect().await.map_err(std::io::Error::other)?.to_bytes();
+    let body = body
+        .collect()
+        .await
+        .map_err(std::io::Error::other)?
+        .to_bytes();
     let reply = {
         let mut script = state.script.lock().expect("script");
         let then = script.then;
@@ -269,8 +306,14 @@ impl Endpoint {
         if let Some(types) = types {
             body["types"] = json!(types);
         }
-        let (status, created) =
-            call(server, reqwest::Method::POST, "/v1/webhooks", key, Some(body)).await;
+        let (status, created) = call(
+            server,
+            reqwest::Method::POST,
+            "/v1/webhooks",
+            key,
+            Some(body),
+        )
+        .await;
         assert_eq!(status, 201, "{created}");
         let secret = created["secret"].as_str().expect("secret").to_owned();
         assert!(secret.starts_with("whsec_"), "{secret}");
@@ -288,6 +331,19 @@ impl Endpoint {
         let (status, shown) = server.get(&self.path(""), Some(key)).await;
         assert_eq!(status, 200, "{shown}");
         shown
+    }
+
+    /// The endpoint once it is disabled.
+    async fn wait_until_disabled(&self, server: &Server, key: &str) -> Value {
+        let started = Instant::now();
+        loop {
+            let shown = self.show(server, key).await;
+            if shown["enabled"] == false {
+                return shown;
+            }
+            assert!(started.elapsed() < DEADLINE, "still enabled: {shown}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The logged attempts, newest first.
@@ -353,6 +409,16 @@ async fn feed(server: &Server, key: &str) -> Vec<Value> {
     }
 }
 
+/// The ids of the agent's `transfer_intent.created` events.
+async fn created_intents(server: &Server, key: &str) -> HashSet<String> {
+    feed(server, key)
+        .await
+        .iter()
+        .filter(|event| event["type"] == "transfer_intent.created")
+        .map(|event| event["id"].as_str().expect("id").to_owned())
+        .collect()
+}
+
 /// Seconds between two arrivals.
 fn gap(earlier: &Received, later: &Received) -> f64 {
     later.at.duration_since(earlier.at).as_secs_f64()
@@ -365,6 +431,25 @@ fn deliveries_by_id(received: &[Received]) -> HashMap<String, usize> {
         *counts.entry(request.webhook_id().to_owned()).or_insert(0) += 1;
     }
     counts
+}
+
+/// Asserts that the requests came at `schedule`'s offsets after the first: never before a step's
+/// 10 % spread, and no later than the spread, the server's 0.5 s poll and some load allow.
+fn assert_at_offsets(received: &[Received], schedule: &[f64]) -> Vec<f64> {
+    let offsets: Vec<f64> = received.iter().map(|r| gap(&received[0], r)).collect();
+    assert_eq!(offsets.len(), schedule.len(), "{offsets:?}");
+    for k in 1..schedule.len() {
+        let spread = 0.1 * (schedule[k] - schedule[k - 1]);
+        let (earliest, latest) = (schedule[k] - spread - 0.05, schedule[k] + spread + 2.5);
+        assert!(
+            (earliest..latest).contains(&offsets[k]),
+            "attempt {} came at {:.2} s, due at {} s: {offsets:.2?}",
+            k + 1,
+            offsets[k],
+            schedule[k]
+        );
+    }
+    offsets
 }
 
 fn statuses(attempts: &[Value]) -> Vec<Value> {
@@ -386,13 +471,7 @@ async fn a_delivery_is_signed_carries_the_feeds_event_and_only_types_the_endpoin
     let all = Receiver::start(&[], Reply::Status(200)).await;
     let transfers = Receiver::start(&[], Reply::Status(200)).await;
     let endpoint = Endpoint::create(&server, &key, &all.url, None).await;
-    let other = Endpoint::create(
-        &server,
-        &key,
-        &transfers.url,
-        Some(&["transfer_intent.created"]),
-    )
-    .await;
+    let other = Endpoint::create(&server, &key, &transfers.url, Some(CREATED)).await;
 
     send_sms(&database, &number).await;
     let received = all.wait_for_requests(1).await;
@@ -449,14 +528,15 @@ async fn failed_attempts_are_retried_at_the_schedules_times_with_the_same_id() {
     for request in &received {
         assert_eq!(request.webhook_id(), event_id.as_str().expect("id"));
     }
-    let offsets: Vec<f64> = received.iter().map(|r| gap(&received[0], r)).collect();
-    let gaps = [gap(&received[0], &received[1]), gap(&received[1], &received[2])];
+    let gaps = [
+        gap(&received[0], &received[1]),
+        gap(&received[1], &received[2]),
+    ];
+    let offsets = assert_at_offsets(&received, &[0.0, 2.0, 4.0]);
     println!("retry timeline: arrivals at {offsets:.2?} s after the first, gaps {gaps:.2?} s");
     // Attempts are due at 2 s and 4 s after the first try, each step spread ±10 % (so ±0.2 s),
-    // and start at most one 0.5 s poll late (more under load). Never early: a gap is at least
-    // 2 - 0.2 - 0.2 - 0.5 s, the second attempt late and the third early.
-    assert!((1.75..4.0).contains(&offsets[1]), "{offsets:?}");
-    assert!((3.75..6.0).contains(&offsets[2]), "{offsets:?}");
+    // and start up to a 0.5 s poll late. The third is timed from the first try, not from the
+    // second, so the second gap may be as short as 2 - 0.2 - 0.2 - 0.5 s.
     for gap in gaps {
         assert!((1.1..4.0).contains(&gap), "{gaps:?}");
     }
@@ -471,6 +551,28 @@ async fn failed_attempts_are_retried_at_the_schedules_times_with_the_same_id() {
     assert!(attempts[1]["error"].is_string(), "{attempts:?}");
     receiver.assert_quiet_at(3).await;
     assert_eq!(endpoint.attempts(&server, &key).await.len(), 3);
+}
+
+#[tokio::test]
+#[ignore = "product bug: retries are timed from when the delivery was queued, not from its first \
+            try, so a first try that comes late is followed by the next attempts at once"]
+async fn retries_are_timed_from_the_first_try_even_when_it_comes_late() {
+    let database = TestDatabase::new().await;
+    // This instance serves the API and delivers nothing: the delivery waits in the queue.
+    let api = hook_server(&database, "0,4,8", &[("WEBHOOK_DELIVERY_ENABLED", "false")]).await;
+    let (key, number) = phone_agent(&database).await;
+    let receiver = Receiver::start(&[], Reply::Status(500)).await;
+    Endpoint::create(&api, &key, &receiver.url, None).await;
+    send_sms(&database, &number).await;
+    // The first try comes 8 s after the event, when an instance that delivers starts (as after
+    // an outage, or behind a backlog).
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert!(receiver.received().is_empty());
+    let _deliverer = hook_server(&database, "0,4,8", &[]).await;
+    let received = receiver.wait_for_requests(3).await;
+    let offsets: Vec<f64> = received.iter().map(|r| gap(&received[0], r)).collect();
+    println!("a first try 8 s late, then attempts at {offsets:.2?} s after it");
+    assert_at_offsets(&received, &[0.0, 4.0, 8.0]);
 }
 
 #[tokio::test]
@@ -504,8 +606,8 @@ async fn a_410_disables_the_endpoint_at_once() {
     receiver.wait_for_requests(1).await;
     let attempts = endpoint.wait_for_attempts(&server, &key, 1).await;
     assert_eq!(statuses(&attempts), [json!(410)]);
-    let shown = endpoint.show(&server, &key).await;
-    assert_eq!(shown["enabled"], false, "{shown}");
+    // The attempt is logged before the endpoint is disabled, in a transaction of its own.
+    let shown = endpoint.wait_until_disabled(&server, &key).await;
     assert!(
         shown["disabled_reason"]
             .as_str()
@@ -532,8 +634,9 @@ async fn an_attempt_that_times_out_is_logged_and_retried() {
     send_sms(&database, &number).await;
     let delivered = receiver.wait_for_deliveries(1, DEADLINE).await;
     let received = receiver.received();
-    assert_eq!(received.len(), 2);
     assert_eq!(received[0].webhook_id(), delivered[0].webhook_id());
+    let offsets = assert_at_offsets(&received, &[0.0, 1.0]);
+    println!("a hung attempt then a delivery, at {offsets:.2?} s after the first");
     let attempts = endpoint.wait_for_attempts(&server, &key, 2).await;
     assert_eq!(statuses(&attempts), [json!(200), Value::Null]);
     let error = attempts[1]["error"].as_str().expect("an error");
@@ -552,15 +655,13 @@ async fn a_receiver_down_for_a_while_gets_the_delivery_once_it_is_up() {
     let endpoint = Endpoint::create(&server, &key, &receiver.url, None).await;
 
     send_sms(&database, &number).await;
-    let first = receiver.wait_for_requests(1).await[0].at;
-    // Up 7 s after the first try: between the attempts due at 6 s and at 9 s.
-    tokio::time::sleep_until((first + Duration::from_secs(7)).into()).await;
+    // Up once the attempt due at 6 s has failed, 6 to 7 s in: the next, due at 9 s, gets through.
+    receiver.wait_for_requests(3).await;
     receiver.answer_all(Reply::Status(200));
     let delivered = receiver.wait_for_deliveries(1, DEADLINE).await;
     let received = receiver.received();
-    let offsets: Vec<f64> = received.iter().map(|r| gap(&received[0], r)).collect();
-    println!("down then up at 7 s: requests at {offsets:.2?} s after the first");
-    assert_eq!(received.len(), 4, "{offsets:?}");
+    let offsets = assert_at_offsets(&received, &[0.0, 3.0, 6.0, 9.0]);
+    println!("down then up after the third: requests at {offsets:.2?} s after the first");
     assert!(received
         .iter()
         .all(|r| r.webhook_id() == delivered[0].webhook_id()));
@@ -590,6 +691,10 @@ async fn a_failed_delivery_stops_after_the_last_attempt_and_a_replay_sends_the_s
     send_sms(&database, &number).await;
     let attempts = endpoint.wait_for_attempts(&server, &key, 2).await;
     assert_eq!(statuses(&attempts), [json!(500), json!(500)]);
+    let received = receiver.received();
+    assert_eq!(received[0].webhook_id(), received[1].webhook_id());
+    let offsets = assert_at_offsets(&received, &[0.0, 1.0]);
+    println!("two failed attempts at {offsets:.2?} s after the first");
     receiver.assert_quiet_at(2).await;
     assert_eq!(endpoint.attempts(&server, &key).await.len(), 2);
 
@@ -614,7 +719,16 @@ async fn a_failed_delivery_stops_after_the_last_attempt_and_a_replay_sends_the_s
     );
     let attempts = endpoint.wait_for_attempts(&server, &key, 3).await;
     assert_eq!(statuses(&attempts)[0], json!(200), "{attempts:?}");
-    receiver.assert_quiet_at(3).await;
+    tokio::time::sleep(QUIET).await;
+    let received = receiver.received();
+    assert_eq!(
+        received.len(),
+        3,
+        "more requests came: {}\nattempts: {:#?}\nlogs:\n{}",
+        account(&received),
+        endpoint.attempts(&server, &key).await,
+        server.logs()
+    );
 }
 
 #[tokio::test]
@@ -649,7 +763,9 @@ async fn after_a_rotation_each_delivery_is_signed_by_the_old_and_the_new_secret(
             .count();
         assert_eq!(verifying, 1, "{header} by {secret}");
     }
-    assert!(request.verifies(signatures[0], new) != request.verifies(signatures[0], &endpoint.secret));
+    assert!(
+        request.verifies(signatures[0], new) != request.verifies(signatures[0], &endpoint.secret)
+    );
 }
 
 #[tokio::test]
@@ -677,7 +793,8 @@ async fn a_private_target_is_refused_at_creation_or_at_the_attempt_without_a_con
     .await;
     assert_eq!(status, 422, "{refused}");
     println!("http to 127.0.0.1: {refused}");
-    let endpoint = Endpoint::create(&server, &key, &format!("https://localhost:{port}/"), None).await;
+    let endpoint =
+        Endpoint::create(&server, &key, &format!("https://localhost:{port}/"), None).await;
 
     send_sms(&database, &number).await;
     let attempts = endpoint.wait_for_attempts(&server, &key, 1).await;
@@ -734,16 +851,11 @@ async fn two_instances_deliver_two_hundred_events_each_once() {
     let second = Server::start_on(&database, &settings).await;
     let (key, _) = wallet_agent(&database).await;
     let receiver = Receiver::start(&[], Reply::Status(200)).await;
-    Endpoint::create(&first, &key, &receiver.url, Some(&["transfer_intent.created"])).await;
+    Endpoint::create(&first, &key, &receiver.url, Some(CREATED)).await;
 
     let started = Instant::now();
     sends(&[&first, &second], &key, 200, 10).await;
-    let events: HashSet<String> = feed(&first, &key)
-        .await
-        .iter()
-        .filter(|event| event["type"] == "transfer_intent.created")
-        .map(|event| event["id"].as_str().expect("id").to_owned())
-        .collect();
+    let events = created_intents(&first, &key).await;
     assert_eq!(events.len(), 200);
     receiver
         .wait_until(DEADLINE, |received| {
@@ -755,7 +867,10 @@ async fn two_instances_deliver_two_hundred_events_each_once() {
     let counts = deliveries_by_id(&receiver.received());
     let delivered: HashSet<String> = counts.keys().cloned().collect();
     let duplicates: usize = counts.values().map(|n| n - 1).sum();
-    let (on_first, on_second) = (delivery_counts(&first).await, delivery_counts(&second).await);
+    let (on_first, on_second) = (
+        delivery_counts(&first).await,
+        delivery_counts(&second).await,
+    );
     println!(
         "two instances, 200 events: all delivered {took:.2?} after the first send; \
          duplicates {duplicates}; first instance counted {on_first:?}, second {on_second:?}"
@@ -773,33 +888,22 @@ async fn a_server_killed_with_deliveries_queued_loses_none_after_restart() {
     let mut settings = UNLIMITED_SENDS.to_vec();
     settings.extend([
         ("WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
-        ("WEBHOOK_RETRY_SCHEDULE", "0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30"),
+        (
+            "WEBHOOK_RETRY_SCHEDULE",
+            "0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30",
+        ),
         // Leases of the killed server's attempts end this long after they began, plus a margin.
         ("WEBHOOK_TIMEOUT_MS", "2000"),
     ]);
     let server = Server::start_on(&database, &settings).await;
     let (key, _) = wallet_agent(&database).await;
     let receiver = Receiver::start(&[], Reply::Close).await;
-    Endpoint::create(&server, &key, &receiver.url, Some(&["transfer_intent.created"])).await;
+    Endpoint::create(&server, &key, &receiver.url, Some(CREATED)).await;
     sends(&[&server], &key, 50, 10).await;
-    let events: HashSet<String> = feed(&server, &key)
-        .await
-        .iter()
-        .filter(|event| event["type"] == "transfer_intent.created")
-        .map(|event| event["id"].as_str().expect("id").to_owned())
-        .collect();
+    let events = created_intents(&server, &key).await;
     assert_eq!(events.len(), 50);
     // Every delivery has been tried, and failed, at least once before the kill.
-    receiver
-        .wait_until(DEADLINE, |received| {
-            received
-                .iter()
-                .map(Received::webhook_id)
-                .collect::<HashSet<_>>()
-                .len()
-                == 50
-        })
-        .await;
+    receiver.wait_for_ids(50).await;
     let tried = receiver.received().len();
 
     drop(server); // SIGKILL
@@ -813,7 +917,16 @@ async fn a_server_killed_with_deliveries_queued_loses_none_after_restart() {
         .await;
     let took = up.elapsed();
     receiver.assert_quiet_at(receiver.received().len()).await;
-    let counts = deliveries_by_id(&receiver.received());
+    let received = receiver.received();
+    // Those the killed server was posting stay leased until their lease ends: the attempt's
+    // timeout and 30 s beyond.
+    let late: Vec<f64> = received
+        .iter()
+        .filter(|r| r.delivered() && r.at.duration_since(up) > Duration::from_secs(10))
+        .map(|r| r.at.duration_since(up).as_secs_f64())
+        .collect();
+    println!("delivered more than 10 s after the restart: {late:.2?} s");
+    let counts = deliveries_by_id(&received);
     let delivered: HashSet<String> = counts.keys().cloned().collect();
     let lost = events.difference(&delivered).count();
     let duplicates: usize = counts.values().map(|n| n - 1).sum();
@@ -838,16 +951,7 @@ async fn deleting_an_endpoint_stops_its_queued_deliveries() {
     for _ in 0..3 {
         send_sms(&database, &number).await;
     }
-    receiver
-        .wait_until(DEADLINE, |received| {
-            received
-                .iter()
-                .map(Received::webhook_id)
-                .collect::<HashSet<_>>()
-                .len()
-                == 3
-        })
-        .await;
+    receiver.wait_for_ids(3).await;
 
     let (status, deleted) = call(
         &server,
@@ -862,9 +966,7 @@ async fn deleting_an_endpoint_stops_its_queued_deliveries() {
     let before = receiver.received().len();
     receiver.assert_quiet_at(before).await;
     assert!(receiver.delivered().is_empty());
-    let (status, gone) = server
-        .get(&endpoint.path("/deliveries"), Some(&key))
-        .await;
+    let (status, gone) = server.get(&endpoint.path("/deliveries"), Some(&key)).await;
     assert_eq!(status, 404, "{gone}");
     println!("{before} failed attempts before the delete, none after");
 }
