@@ -763,9 +763,6 @@ async fn after_a_rotation_each_delivery_is_signed_by_the_old_and_the_new_secret(
             .count();
         assert_eq!(verifying, 1, "{header} by {secret}");
     }
-    assert!(
-        request.verifies(signatures[0], new) != request.verifies(signatures[0], &endpoint.secret)
-    );
 }
 
 #[tokio::test]
