@@ -56,6 +56,8 @@ CREATE TABLE webhook_deliveries (
     status          text NOT NULL DEFAULT 'pending'
         CHECK (status IN ('pending', 'delivered', 'failed')),
     attempts        integer NOT NULL DEFAULT 0,
+    -- The schedule's attempt times count from the first attempt, whenever it came.
+    first_attempted_at timestamptz,
     next_attempt_at timestamptz NOT NULL,
     lease_id        uuid,
     lease_until     timestamptz,

@@ -640,3 +640,88 @@ async fn operators_read_an_agents_events_and_replay_or_disable_its_endpoints() {
         missing.stderr
     );
 }
+
+#[tokio::test]
+async fn every_path_that_moves_an_intent_writes_its_event() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[("EXECUTOR_INTERVAL_MS", "50")]).await;
+    let (key, agent) = create_agent(&database, &["--wallet"]).await;
+    let wallet = agent["wallet"]["address"].as_str().expect("wallet");
+    agentctl(&database, &["sandbox", "fund", wallet, "1000"])
+        .await
+        .json();
+    let mut intents = Vec::new();
+    for name in ["executed", "rejected", "expired"] {
+        let intent: Value = wallet_send(&server, &key, name)
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("intent");
+        intents.push(intent["id"].as_str().expect("id").to_owned());
+    }
+    // The operator decides two (agentctl), the executor settles one, and expiry takes the last.
+    agentctl(&database, &["intents", "confirm", &intents[0]])
+        .await
+        .json();
+    agentctl(&database, &["intents", "reject", &intents[1]])
+        .await
+        .json();
+    agentctl(&database, &["intents", "expire", "--pending-for-secs", "0"])
+        .await
+        .json();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let events = loop {
+        let page = feed(&server, &key, "?limit=100").await;
+        let items = page["items"].as_array().expect("items").clone();
+        if items
+            .iter()
+            .any(|event| event["type"] == "transfer_intent.executed")
+        {
+            break items;
+        }
+        assert!(Instant::now() < deadline, "never executed: {page}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let of = |intent: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|event| event["data"]["id"] == intent)
+            .map(|event| {
+                let kind = event["type"].as_str().expect("type").to_owned();
+                assert_eq!(
+                    kind.strip_prefix("transfer_intent.")
+                        .expect("an intent's event"),
+                    match event["data"]["status"].as_str().expect("status") {
+                        "pending_confirmation" => "created",
+                        status => status,
+                    },
+                    "each event carries the intent as it entered that state"
+                );
+                kind
+            })
+            .collect()
+    };
+    assert_eq!(
+        of(&intents[0]),
+        [
+            "transfer_intent.created",
+            "transfer_intent.confirmed",
+            "transfer_intent.submitted",
+            "transfer_intent.executed"
+        ]
+    );
+    assert_eq!(
+        of(&intents[1]),
+        ["transfer_intent.created", "transfer_intent.rejected"]
+    );
+    assert_eq!(
+        of(&intents[2]),
+        ["transfer_intent.created", "transfer_intent.expired"]
+    );
+    let seqs: Vec<u64> = events
+        .iter()
+        .map(|event| event["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "no gap");
+}

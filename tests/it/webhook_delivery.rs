@@ -554,8 +554,6 @@ async fn failed_attempts_are_retried_at_the_schedules_times_with_the_same_id() {
 }
 
 #[tokio::test]
-#[ignore = "product bug: retries are timed from when the delivery was queued, not from its first \
-            try, so a first try that comes late is followed by the next attempts at once"]
 async fn retries_are_timed_from_the_first_try_even_when_it_comes_late() {
     let database = TestDatabase::new().await;
     // This instance serves the API and delivers nothing: the delivery waits in the queue.

@@ -27,7 +27,8 @@ pub struct Claimed<J> {
     pub lease: LeaseId,
     /// Attempts so far, this one included.
     pub attempts: u32,
-    /// How long ago the job was queued.
+    /// How long ago the job was queued; for a queue whose retries count from the first attempt
+    /// (webhook deliveries), since that attempt.
     pub age: Duration,
 }
 

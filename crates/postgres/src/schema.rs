@@ -333,6 +333,7 @@ diesel::table! {
         event_seq -> BigInt,
         status -> Text,
         attempts -> Integer,
+        first_attempted_at -> Nullable<Timestamptz>,
         next_attempt_at -> Timestamptz,
         lease_id -> Nullable<Uuid>,
         lease_until -> Nullable<Timestamptz>,

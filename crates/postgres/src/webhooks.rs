@@ -527,7 +527,8 @@ struct ClaimedRow {
 
 /// Leases the oldest due delivery of an enabled endpoint and reads what its attempt needs (the
 /// endpoint's URL and live secrets, newest first, and the event) in one statement: a delivery
-/// costs the queue two round trips, its claim and its record.
+/// costs the queue two round trips, its claim and its record. Its age is counted from its first
+/// attempt, as the retry schedule is, however late that attempt came (an outage, a backlog).
 async fn claim(
     connection: &mut AsyncPgConnection,
     lease: LeaseId,
@@ -544,11 +545,12 @@ async fn claim(
              FOR UPDATE OF delivery SKIP LOCKED), \
          leased AS ( \
              UPDATE webhook_deliveries AS delivery \
-             SET lease_id = $1, lease_until = now() + $2, attempts = delivery.attempts + 1 \
+             SET lease_id = $1, lease_until = now() + $2, attempts = delivery.attempts + 1, \
+                 first_attempted_at = coalesce(delivery.first_attempted_at, now()) \
              FROM due WHERE delivery.id = due.id \
              RETURNING delivery.id, delivery.endpoint_id, delivery.agent_id, \
                  delivery.event_seq, delivery.attempts, \
-                 extract(epoch FROM now() - delivery.created_at)::float8 AS age) \
+                 extract(epoch FROM now() - delivery.first_attempted_at)::float8 AS age) \
          SELECT leased.id, leased.endpoint_id, leased.attempts, leased.age, endpoint.url, \
              ARRAY(SELECT secret.secret FROM webhook_secrets AS secret \
                    WHERE secret.endpoint_id = leased.endpoint_id \
