@@ -14,6 +14,8 @@ and the latency from its commit to its arrival on each stream.
 import asyncio
 import datetime
 import json
+import selectors
+import socket
 import subprocess
 import sys
 import time
@@ -128,60 +130,56 @@ def rss_mib(pid):
     return -1
 
 
-async def follow(host, port, key, after, opened, arrivals, stop):
-    """One stream from `after`: counts as opened once its head came, then times the first event."""
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.write(f"GET /v1/events/stream?after={after} HTTP/1.1\r\nHost: {host}\r\n"
-                 f"Authorization: Bearer {key}\r\n\r\n".encode())
-    await writer.drain()
-    head = await reader.readuntil(b"\r\n\r\n")
-    if not head.startswith(b"HTTP/1.1 200"):
-        raise RuntimeError(head[:80])
-    opened.append(1)
-    buffered = b""
-    while not stop.is_set():
-        chunk = await reader.read(65536)
-        if not chunk:
-            break
-        buffered += chunk
-        marker = buffered.find(b"\ndata: {")
-        if marker >= 0 and buffered.find(b"\n", marker + 1) > 0:
-            now = time.time()
-            line = buffered[marker + 7:buffered.find(b"\n", marker + 1)]
-            arrivals.append((now, json.loads(line)))
-            break
-    writer.close()
-
-
-async def streams(base_url, database_url, key, agent_id, server_pid, count):
+def streams(base_url, database_url, key, agent_id, server_pid, count):
+    """Plain sockets on one epoll loop: the client costs as little as it can beside the server
+    on the same cores, so the latency is the server's."""
     host, port = base_url.removeprefix("http://").split(":")
-    opened, arrivals, stop = [], [], asyncio.Event()
     # Every stream starts at the log's head: what they receive is the one event sent below.
     head = int(psql(database_url, "SELECT coalesce(max(seq), 0) FROM events "
                                   f"WHERE agent_id = '{agent_id}'").strip())
-    tasks = []
-    for n in range(count):
-        tasks.append(asyncio.create_task(
-            follow(host, int(port), key, head, opened, arrivals, stop)))
-        if n % 200 == 199:
-            await asyncio.sleep(0.05)
-    deadline = time.time() + 120
-    while len(opened) < count and time.time() < deadline:
-        await asyncio.sleep(0.2)
-    await asyncio.sleep(2)
+    request = (f"GET /v1/events/stream?after={head} HTTP/1.1\r\nHost: {host}\r\n"
+               f"Authorization: Bearer {key}\r\n\r\n").encode()
+    poller = selectors.DefaultSelector()
+    received = {}
+    for _ in range(count):
+        connection = socket.create_connection((host, int(port)))
+        connection.sendall(request)
+        connection.setblocking(False)
+        poller.register(connection, selectors.EVENT_READ)
+        received[connection] = b""
+
+    def read_until(marker, deadline):
+        """Reads every stream until each holds `marker`; the time each first held it."""
+        at = {}
+        while len(at) < len(received) and time.time() < deadline:
+            for ready, _ in poller.select(timeout=1):
+                connection = ready.fileobj
+                try:
+                    chunk = connection.recv(65536)
+                except BlockingIOError:
+                    continue
+                now = time.time()
+                received[connection] += chunk
+                if connection not in at and marker in received[connection]:
+                    at[connection] = now
+        return at
+
+    opened = read_until(b"retry: 3000", time.time() + 120)
+    time.sleep(2)
     print(f"{len(opened)} streams open: server RSS {rss_mib(server_pid)} MiB", flush=True)
-    await asyncio.to_thread(psql, database_url, sms_sql(agent_id, 1, "fanout"))
-    deadline = time.time() + 60
-    while len(arrivals) < len(opened) and time.time() < deadline:
-        await asyncio.sleep(0.05)
-    latencies = [(arrival - committed_at(event)) * 1000 for arrival, event in arrivals]
-    print(f"one event to {len(opened)} streams: {len(arrivals)} received it, "
+    psql(database_url, sms_sql(agent_id, 1, "fanout"))
+    arrived = read_until(b"\ndata: {", time.time() + 60)
+    latencies = []
+    for connection, at in arrived.items():
+        text = received[connection]
+        start = text.index(b"\ndata: {") + 7
+        event = json.loads(text[start:text.index(b"\n", start)])
+        latencies.append((at - committed_at(event)) * 1000)
+    print(f"one event to {len(opened)} streams: {len(arrived)} received it, "
           f"p50 {percentile(latencies, 0.5):.0f} ms p99 {percentile(latencies, 0.99):.0f} ms",
           flush=True)
-    stop.set()
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    for connection in received:
+        connection.close()
 
 
 def main():
@@ -190,8 +188,7 @@ def main():
         asyncio.run(webhooks(base_url, database_url, key, agent_id,
                              int(sys.argv[6]), int(sys.argv[7])))
     else:
-        asyncio.run(streams(base_url, database_url, key, agent_id,
-                            int(sys.argv[6]), int(sys.argv[7])))
+        streams(base_url, database_url, key, agent_id, int(sys.argv[6]), int(sys.argv[7]))
 
 
 if __name__ == "__main__":

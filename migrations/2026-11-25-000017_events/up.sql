@@ -65,7 +65,7 @@ CREATE TABLE webhook_deliveries (
     created_at      timestamptz NOT NULL,
     FOREIGN KEY (agent_id, event_seq) REFERENCES events (agent_id, seq) ON DELETE CASCADE
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_id) WHERE lease_id IS NOT NULL;
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (agent_id, event_seq);
 

@@ -17,6 +17,9 @@ use crate::waiting::{Joined, Shutdown, Waiter, SHUTDOWN_TOPIC};
 pub const MAX_EVENT_PAGE: usize = 100;
 /// How many events a follower reads at once.
 const FOLLOW_READ: usize = 100;
+/// How many reads that found events are kept for the followers that come to the same position
+/// after the read ended (one event to thousands of streams wakes them over some milliseconds).
+const RECENT_READS: usize = 4096;
 
 pub struct EventPorts {
     pub log: Arc<dyn EventLog>,
@@ -60,11 +63,62 @@ pub enum FollowError {
 
 type SharedRead = Result<Arc<Vec<EventRecord>>, StoreError>;
 
+/// A read of what follows a position, and where the agent's topic stood when it was asked for.
+type ReadKey = (AgentId, u64, Option<u64>);
+
+/// What followers read of the log: each read once for those at the same position while it runs,
+/// and kept afterwards. A read asked for where the agent's topic stood at `n` sees everything
+/// notified up to `n`, so it answers every follower that subscribed at `n` (a later change wakes
+/// them), even when it found nothing; without the hub's count, only a read that found events is
+/// kept, being a true start of what follows its position (`seq` has no gap and only grows).
+#[derive(Clone)]
+struct Reads {
+    running: Arc<Joined<ReadKey, SharedRead>>,
+    recent: Arc<quick_cache::sync::Cache<ReadKey, Arc<Vec<EventRecord>>>>,
+}
+
+impl Reads {
+    fn new() -> Self {
+        Self {
+            running: Arc::default(),
+            recent: Arc::new(quick_cache::sync::Cache::new(RECENT_READS)),
+        }
+    }
+
+    async fn after(
+        &self,
+        log: &Arc<dyn EventLog>,
+        agent: AgentId,
+        position: u64,
+        topic_at: Option<u64>,
+    ) -> SharedRead {
+        let key = (agent, position, topic_at);
+        if let Some(kept) = self.recent.get(&key) {
+            return Ok(kept);
+        }
+        let log = log.clone();
+        let read = self
+            .running
+            .run(key, move || {
+                async move {
+                    log.page(agent, position, EventTypes::all(), FOLLOW_READ)
+                        .await
+                        .map(Arc::new)
+                }
+                .boxed()
+            })
+            .await?;
+        if topic_at.is_some() || !read.is_empty() {
+            self.recent.insert(key, read.clone());
+        }
+        Ok(read)
+    }
+}
+
 pub struct EventService {
     ports: Arc<EventPorts>,
     long_lived: Arc<LongLived>,
-    /// Reads in progress by agent and position, shared by the followers that ask for the same.
-    reads: Arc<Joined<(AgentId, u64), SharedRead>>,
+    reads: Reads,
     shutdown: Arc<Shutdown>,
     keep_alive: Duration,
 }
@@ -75,7 +129,7 @@ impl EventService {
         Self {
             ports: Arc::new(ports),
             long_lived,
-            reads: Arc::default(),
+            reads: Reads::new(),
             shutdown: Arc::default(),
             keep_alive,
         }
@@ -155,7 +209,7 @@ pub enum FollowItem {
 /// One reader's follow of an agent's log.
 pub struct EventFollower {
     ports: Arc<EventPorts>,
-    reads: Arc<Joined<(AgentId, u64), SharedRead>>,
+    reads: Reads,
     shutdown: Arc<Shutdown>,
     waiter: Waiter,
     stopping: futures_util::future::Shared<ports::Wakeup>,
@@ -209,8 +263,11 @@ impl EventFollower {
                 return Ok(Some(FollowItem::KeepAlive));
             }
             let topic = events_topic(agent);
-            let woken = self.ports.notifications.subscribe(&topic);
-            let read = self.read(agent).await?;
+            let (topic_at, woken) = self.ports.notifications.subscribe_counted(&topic);
+            let read = self
+                .reads
+                .after(&self.ports.log, agent, self.position, topic_at)
+                .await?;
             if let Some(last) = read.last() {
                 self.position = last.seq;
                 self.pending.extend(
@@ -252,21 +309,5 @@ impl EventFollower {
                 }
             }
         }
-    }
-
-    /// What follows the position, read once for every follower of the agent at that position.
-    async fn read(&self, agent: AgentId) -> SharedRead {
-        let log = self.ports.log.clone();
-        let position = self.position;
-        self.reads
-            .run((agent, position), move || {
-                async move {
-                    log.page(agent, position, EventTypes::all(), FOLLOW_READ)
-                        .await
-                        .map(Arc::new)
-                }
-                .boxed()
-            })
-            .await
     }
 }

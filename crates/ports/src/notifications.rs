@@ -15,6 +15,14 @@ pub trait Notifications: Send + Sync {
     /// and the wait.
     fn subscribe(&self, topic: &str) -> Wakeup;
 
+    /// `subscribe`, with where the topic stands as it subscribes: a number that moves whenever
+    /// the topic is notified or the hub reconnects, and never comes back to an earlier value.
+    /// A look made after this call sees every change published before the number it returns;
+    /// `None` when the hub cannot tell.
+    fn subscribe_counted(&self, topic: &str) -> (Option<u64>, Wakeup) {
+        (None, self.subscribe(topic))
+    }
+
     /// Wakes this instance's waiters of `topic` at once, without going through the database:
     /// e.g. every wait at shutdown.
     fn notify_here(&self, topic: &str);

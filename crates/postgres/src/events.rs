@@ -165,20 +165,24 @@ impl EventLog for PgEventLog {
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let mut query = events::table
+        let after_seq = events::table
             .filter(events::agent_id.eq(agent.0))
             .filter(events::seq.gt(seq_column(after)))
             .order(events::seq)
             .limit(i64::try_from(limit).unwrap_or(i64::MAX))
-            .select(EventRow::as_select())
-            .into_boxed();
-        if !types.is_all() {
-            query = query.filter(events::event_type.eq_any(type_names(types)));
+            .select(EventRow::as_select());
+        // Every type is what streams read on each event: that statement's text never changes,
+        // so it stays prepared; a filter on types has as many texts as lists.
+        let rows = match types.is_all() {
+            true => after_seq.load::<EventRow>(&mut connection).await,
+            false => {
+                after_seq
+                    .filter(events::event_type.eq_any(type_names(types)))
+                    .load::<EventRow>(&mut connection)
+                    .await
+            }
         }
-        let rows = query
-            .load::<EventRow>(&mut connection)
-            .await
-            .map_err(from_diesel)?;
+        .map_err(from_diesel)?;
         rows.into_iter().map(EventRow::into_record).collect()
     }
 

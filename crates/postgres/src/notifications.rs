@@ -4,7 +4,7 @@
 //! (the driver diesel-async itself runs on).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -25,27 +25,36 @@ const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 const RECONNECT_CAP: Duration = Duration::from_secs(5);
 
 struct Hub {
-    /// A generation counter per topic: a waiter wakes when it moves.
+    /// A generation per topic: a waiter wakes when it moves.
     topics: Mutex<HashMap<String, watch::Sender<u64>>>,
     /// Moves at every (re)connection: notifications may have been missed, so everyone looks again.
     epoch: watch::Sender<u64>,
+    /// Where every generation and epoch is drawn from, so none takes a value it had before, even
+    /// a topic dropped for want of waiters and made again.
+    moves: AtomicU64,
     listening: AtomicBool,
 }
 
 impl Hub {
+    fn next_move(&self) -> u64 {
+        self.moves.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     fn wake(&self, topic: &str) {
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(sender) = topics.get(topic) {
             if sender.receiver_count() == 0 {
                 topics.remove(topic);
             } else {
-                sender.send_modify(|generation| *generation += 1);
+                let moved = self.next_move();
+                sender.send_modify(|generation| *generation = moved);
             }
         }
     }
 
     fn wake_everyone(&self) {
-        self.epoch.send_modify(|epoch| *epoch += 1);
+        let moved = self.next_move();
+        self.epoch.send_modify(|epoch| *epoch = moved);
     }
 }
 
@@ -62,6 +71,7 @@ impl PgNotificationHub {
         let hub = Arc::new(Hub {
             topics: Mutex::new(HashMap::new()),
             epoch: watch::Sender::new(0),
+            moves: AtomicU64::new(0),
             listening: AtomicBool::new(false),
         });
         let listener = tokio::spawn(listen(connector, hub.clone()));
@@ -77,6 +87,10 @@ impl Drop for PgNotificationHub {
 
 impl Notifications for PgNotificationHub {
     fn subscribe(&self, topic: &str) -> Wakeup {
+        self.subscribe_counted(topic).1
+    }
+
+    fn subscribe_counted(&self, topic: &str) -> (Option<u64>, Wakeup) {
         let mut topics = self
             .hub
             .topics
@@ -88,15 +102,17 @@ impl Notifications for PgNotificationHub {
         // Both receivers start at the current generation: only a later change wakes them.
         let mut topic_changed = topics
             .entry(topic.to_owned())
-            .or_insert_with(|| watch::Sender::new(0))
+            .or_insert_with(|| watch::Sender::new(self.hub.next_move()))
             .subscribe();
         let mut reconnected = self.hub.epoch.subscribe();
-        Box::pin(async move {
+        let stands_at = (*topic_changed.borrow()).max(*reconnected.borrow());
+        let wakeup = Box::pin(async move {
             tokio::select! {
                 _ = topic_changed.changed() => {}
                 _ = reconnected.changed() => {}
             }
-        })
+        });
+        (Some(stands_at), wakeup)
     }
 
     fn notify_here(&self, topic: &str) {
@@ -162,4 +178,36 @@ async fn listen_once(connector: &Connector, hub: &Hub) -> Result<(), tokio_postg
     driver.abort();
     tracing::warn!("notification connection closed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hub whose listener never connects (nothing listens on the discard port): what it tells
+    /// of its topics is all in memory.
+    fn unconnected() -> PgNotificationHub {
+        PgNotificationHub::start(
+            Connector::from_url("postgres://nobody@127.0.0.1:9/none").expect("a valid URL"),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_topic_stands_at_a_new_count_after_each_notification_and_never_an_old_one() {
+        let hub = unconnected();
+        let (first, woken) = hub.subscribe_counted("events:a");
+        let first = first.expect("the hub counts");
+        hub.notify_here("events:a");
+        woken.await;
+        let (second, _) = hub.subscribe_counted("events:a");
+        assert!(second.expect("counted") > first);
+        let (other, _) = hub.subscribe_counted("events:b");
+        assert_ne!(other, second, "topics are counted from one source");
+        // With no waiter left, a notification drops the topic; made again, it counts on.
+        let (before, dropped) = hub.subscribe_counted("events:c");
+        drop(dropped);
+        hub.notify_here("events:c");
+        let (again, _) = hub.subscribe_counted("events:c");
+        assert!(again > before, "{again:?} after {before:?}");
+    }
 }

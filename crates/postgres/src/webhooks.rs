@@ -25,6 +25,7 @@ use crate::database::Database;
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::events::{type_names, EventRow};
 use crate::notifications::CHANNEL;
+use crate::prepared::Prepared;
 use crate::schema::{webhook_attempts, webhook_endpoints, webhook_secrets};
 
 pub struct PgWebhookStore {
@@ -534,8 +535,9 @@ async fn claim(
     lease: LeaseId,
     lease_for: Duration,
 ) -> Result<Option<Claimed<WebhookDelivery>>, StoreError> {
-    let claimed = diesel::sql_query(
-        "WITH due AS ( \
+    let claimed = Prepared(
+        diesel::sql_query(
+            "WITH due AS ( \
              SELECT delivery.id FROM webhook_deliveries AS delivery \
              JOIN webhook_endpoints AS endpoint \
                  ON endpoint.id = delivery.endpoint_id AND endpoint.enabled \
@@ -562,9 +564,10 @@ async fn claim(
          JOIN webhook_endpoints AS endpoint ON endpoint.id = leased.endpoint_id \
          JOIN events AS event \
              ON event.agent_id = leased.agent_id AND event.seq = leased.event_seq",
+        )
+        .bind::<SqlUuid, _>(lease.0)
+        .bind::<Interval, _>(interval(lease_for)),
     )
-    .bind::<SqlUuid, _>(lease.0)
-    .bind::<Interval, _>(interval(lease_for))
     .get_result::<ClaimedRow>(connection)
     .await
     .optional()
@@ -610,30 +613,34 @@ async fn record_locked(
         JobOutcome::Retry { error, wait } => ("pending", error, Some(*wait)),
         JobOutcome::Failed(reason) => ("failed", reason, None),
     };
-    let endpoint = diesel::sql_query(
-        "UPDATE webhook_deliveries SET status = $3, last_error = $4, \
+    let endpoint = Prepared(
+        diesel::sql_query(
+            "UPDATE webhook_deliveries SET status = $3, last_error = $4, \
              next_attempt_at = coalesce(now() + $5, next_attempt_at), \
              lease_id = NULL, lease_until = NULL \
          WHERE id = $1 AND lease_id = $2 AND status = 'pending' \
          RETURNING endpoint_id",
+        )
+        .bind::<SqlUuid, _>(id.0)
+        .bind::<SqlUuid, _>(lease.0)
+        .bind::<Text, _>(status)
+        .bind::<Text, _>(error)
+        .bind::<Nullable<Interval>, _>(wait.map(interval)),
     )
-    .bind::<SqlUuid, _>(id.0)
-    .bind::<SqlUuid, _>(lease.0)
-    .bind::<Text, _>(status)
-    .bind::<Text, _>(error)
-    .bind::<Nullable<Interval>, _>(wait.map(interval))
     .get_result::<EndpointOf>(connection)
     .await
     .optional()?;
     let Some(EndpointOf { endpoint_id }) = endpoint else {
         return Ok(false);
     };
-    let spell = diesel::sql_query(
-        "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) \
-         WHERE id = $1 RETURNING failing_since <= now() - $2 AS long_enough",
+    let spell = Prepared(
+        diesel::sql_query(
+            "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) \
+             WHERE id = $1 RETURNING failing_since <= now() - $2 AS long_enough",
+        )
+        .bind::<SqlUuid, _>(endpoint_id)
+        .bind::<Interval, _>(interval(DISABLE_FAILING_AFTER)),
     )
-    .bind::<SqlUuid, _>(endpoint_id)
-    .bind::<Interval, _>(interval(DISABLE_FAILING_AFTER))
     .get_result::<FailingSpell>(connection)
     .await?;
     if spell.long_enough {
@@ -656,8 +663,9 @@ async fn record_delivered(
     id: WebhookDeliveryId,
     lease: LeaseId,
 ) -> Result<bool, diesel::result::Error> {
-    let settled = diesel::sql_query(
-        "WITH settled AS ( \
+    let settled = Prepared(
+        diesel::sql_query(
+            "WITH settled AS ( \
              UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, \
                  lease_id = NULL, lease_until = NULL \
              WHERE id = $1 AND lease_id = $2 AND status = 'pending' \
@@ -666,9 +674,10 @@ async fn record_delivered(
              UPDATE webhook_endpoints AS endpoint SET failing_since = NULL FROM settled \
              WHERE endpoint.id = settled.endpoint_id AND endpoint.failing_since IS NOT NULL) \
          SELECT count(*) AS settled FROM settled",
+        )
+        .bind::<SqlUuid, _>(id.0)
+        .bind::<SqlUuid, _>(lease.0),
     )
-    .bind::<SqlUuid, _>(id.0)
-    .bind::<SqlUuid, _>(lease.0)
     .get_result::<Settled>(connection)
     .await?;
     Ok(settled.settled == 1)
