@@ -64,9 +64,11 @@ CREATE TABLE webhook_deliveries (
     last_error      text,
     created_at      timestamptz NOT NULL,
     FOREIGN KEY (agent_id, event_seq) REFERENCES events (agent_id, seq) ON DELETE CASCADE
-);
+) WITH (fillfactor = 70);
+-- No index on the lease: a claim then changes no indexed column and is a heap-only update (room
+-- left on each page for it), so the due index does not fill with entries of leased rows that
+-- every claim after would step over. A release by lease, rare, reads the pending rows instead.
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_id) WHERE lease_id IS NOT NULL;
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (agent_id, event_seq);
 
 -- What each attempt came to, newest first per endpoint.

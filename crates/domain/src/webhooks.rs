@@ -59,8 +59,8 @@ pub enum Targets {
     PrivateAllowed,
 }
 
-/// An endpoint's URL: absolute, `https` (or `http` where private targets are allowed), a host,
-/// no credentials, no fragment.
+/// An endpoint's URL: absolute, `https` (or `http` to a private address, where those are
+/// allowed: a name is checked at each attempt), a host, no credentials, no fragment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookUrl(Url);
 
@@ -80,6 +80,8 @@ pub enum WebhookUrlError {
     Fragment,
     #[error("URL points to an address that is not publicly routable")]
     PrivateAddress,
+    #[error("URL must use https unless it points to a private address")]
+    HttpToPublic,
 }
 
 impl WebhookUrl {
@@ -107,6 +109,9 @@ impl WebhookUrl {
         if let Some(ip) = literal {
             if !target_allowed(ip, targets) {
                 return Err(WebhookUrlError::PrivateAddress);
+            }
+            if url.scheme() == "http" && is_globally_routable(ip) {
+                return Err(WebhookUrlError::HttpToPublic);
             }
         }
         Ok(Self(url))
@@ -307,5 +312,9 @@ mod tests {
             );
         }
         assert!(WebhookUrl::parse("http://127.0.0.1:9000/hook", Targets::PrivateAllowed).is_ok());
+        assert_eq!(
+            WebhookUrl::parse("http://8.8.8.8/hook", Targets::PrivateAllowed),
+            Err(WebhookUrlError::HttpToPublic)
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use api_types::EventOut;
 use async_trait::async_trait;
-use domain::Targets;
+use domain::{is_globally_routable, Targets};
 use ports::{PostAnswer, WebhookDelivery, WebhookPoster};
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{redirect, Response, StatusCode, Url};
@@ -102,6 +102,9 @@ impl HttpWebhookPoster {
         if let Some(refused) = literal_refused(&url, self.settings.targets) {
             return Outcome::failed(refused.to_string());
         }
+        if let Some(refused) = plain_http_to_public(&url).await {
+            return Outcome::failed(refused);
+        }
         let id = delivery.event.id.to_string();
         let body = EventOut::to_json(&delivery.event).into_bytes();
         let timestamp = unix_seconds(SystemTime::now());
@@ -181,6 +184,29 @@ fn literal_refused(url: &Url, targets: Targets) -> Option<TargetRefused> {
         .parse()
         .ok()?;
     TargetRefused::first_of(host, [ip], targets)
+}
+
+/// Plain `http` goes only to private addresses (allowed for tests and private networks): a
+/// host that resolves to a public one is refused, as `https` is the rule there.
+async fn plain_http_to_public(url: &Url) -> Option<String> {
+    if url.scheme() != "http" {
+        return None;
+    }
+    let host = url
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = url.port_or_known_default()?;
+    let addresses = match tokio::net::lookup_host((host, port)).await {
+        Ok(addresses) => addresses,
+        Err(error) => return Some(format!("resolving {host}: {error}")),
+    };
+    addresses
+        .map(|address| address.ip())
+        .find(|ip| is_globally_routable(*ip))
+        .map(|ip| {
+            format!("plain http refused: {host} resolves to {ip}, a public address needs https")
+        })
 }
 
 fn unix_seconds(now: SystemTime) -> i64 {
@@ -263,6 +289,21 @@ fn account(status: StatusCode, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn plain_http_goes_only_to_private_addresses() {
+        async fn refused(url: &str) -> Option<String> {
+            plain_http_to_public(&Url::parse(url).expect("a URL")).await
+        }
+        assert!(refused("http://127.0.0.1:9000/hook").await.is_none());
+        assert!(refused("http://localhost:9000/hook").await.is_none());
+        assert!(
+            refused("https://8.8.8.8/hook").await.is_none(),
+            "https is checked elsewhere"
+        );
+        let public = refused("http://8.8.8.8/hook").await.expect("refused");
+        assert!(public.contains("needs https"), "{public}");
+    }
 
     #[test]
     fn the_account_is_one_line_of_at_most_200_characters() {
