@@ -116,6 +116,7 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         event_streams: StreamSettings {
             buffer: events.stream_buffer,
             stall: events.stream_stall,
+            lifetime: events.stream_lifetime,
         },
     });
     let address = listener.local_addr()?;

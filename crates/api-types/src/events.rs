@@ -62,7 +62,9 @@ impl From<EventType> for EventTypeName {
     }
 }
 
+// No other field: each type's data is told from the others' by its fields alone.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EmailReceivedData {
     pub message_id: Uuid,
     pub thread_id: Uuid,
@@ -71,19 +73,25 @@ pub struct EmailReceivedData {
     pub verification_codes: Vec<String>,
 }
 
+// No other field: each type's data is told from the others' by its fields alone.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EmailSentData {
     pub message_id: Uuid,
     pub provider_message_id: Option<String>,
 }
 
+// No other field: each type's data is told from the others' by its fields alone.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EmailFailedData {
     pub message_id: Uuid,
     pub reason: Option<String>,
 }
 
+// No other field: each type's data is told from the others' by its fields alone.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SmsReceivedData {
     pub message_id: Uuid,
     pub from_number: String,
@@ -194,10 +202,13 @@ pub struct EventPage {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct WebhookCreateRequest {
-    /// `https://` (`http://` only where private targets are allowed), at most 2048 characters.
+    /// `https://` (`http://` only to a private address, where those are allowed), at most 2048
+    /// characters, no credentials, no fragment.
+    #[schema(format = "uri", max_length = 2048)]
     pub url: String,
     /// The event types to deliver; omitted or `null`: every type.
     #[serde(default)]
+    #[schema(min_items = 1)]
     pub types: Option<Vec<String>>,
     #[serde(default)]
     pub description: Option<String>,
@@ -209,7 +220,7 @@ pub struct WebhookUpdateRequest {
     pub url: Option<String>,
     /// `null`: every type.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<Vec<String>>)]
+    #[schema(value_type = Option<Vec<String>>, min_items = 1)]
     pub types: Option<Option<Vec<String>>>,
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>)]
@@ -221,7 +232,37 @@ pub struct WebhookUpdateRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct WebhookReplayRequest {
     /// Every kept event with a greater `seq` is delivered again.
-    pub after: u64,
+    #[serde(deserialize_with = "crate::sms::whole_number")]
+    #[schema(minimum = 0)]
+    pub after: i64,
+}
+
+impl WebhookReplayRequest {
+    /// The position to replay after, or pydantic's words for a negative one.
+    pub fn position(&self) -> Result<u64, FieldErrors> {
+        u64::try_from(self.after).map_err(|_| {
+            FieldErrors::from(
+                FieldError::body(
+                    vec!["after".into()],
+                    "greater_than_equal",
+                    "Input should be greater than or equal to 0",
+                    json!(self.after),
+                )
+                .with_context(json!({ "ge": 0 })),
+            )
+        })
+    }
+}
+
+/// One message of `GET /v1/events/stream`, as an SSE client reads it: `retry` first, then each
+/// event's `id` (its `seq`), `event` (its type, or `reset`) and `data` (the event as one line of
+/// JSON; for `reset`, `{"after": <seq>}`). Comment lines keep the stream open.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerSentEvent {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: Option<String>,
+    pub retry: Option<u64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

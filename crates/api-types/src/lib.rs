@@ -22,9 +22,9 @@ pub use email::{
 pub use enums::{Channel, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus};
 pub use events::{
     event_type_names, EmailFailedData, EmailReceivedData, EmailSentData, EventData, EventOut,
-    EventPage, EventTypeName, SmsReceivedData, WebhookAttemptOut, WebhookAttemptPage,
-    WebhookCreateRequest, WebhookOut, WebhookReplayRequest, WebhookReplayResponse,
-    WebhookUpdateRequest,
+    EventPage, EventTypeName, ServerSentEvent, SmsReceivedData, WebhookAttemptOut,
+    WebhookAttemptPage, WebhookCreateRequest, WebhookOut, WebhookReplayRequest,
+    WebhookReplayResponse, WebhookUpdateRequest,
 };
 pub use field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 pub use operator::{

@@ -107,7 +107,7 @@ fn default_timeout() -> i64 {
 /// A whole number of seconds as JSON may write it: an integer, or a number without a fractional
 /// part (`5.0`), which is an integer to JSON Schema and to FastAPI alike. Its range is checked
 /// with the other fields.
-fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+pub(crate) fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     struct WholeNumber;
 
     impl Visitor<'_> for WholeNumber {

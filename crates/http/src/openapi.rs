@@ -10,11 +10,12 @@ use api_types::{
     EmailInboxOut, EmailInboxPage, EmailMessageOut, EmailReceivedData, EmailReplyRequest,
     EmailSendRequest, EmailSendResponse, EmailSentData, EmailStatus, EventData, EventOut,
     EventPage, EventTypeName, IntentStatus, ParsedDataOut, PhoneNumberOut, PhoneNumberResponse,
-    SendStatus, SmsMessageOut, SmsRawPayload, SmsReceivedData, SpendPolicyOut, SpendPolicyResponse,
-    TransferIntentOut, TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest,
-    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
-    WalletStatus, WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut,
-    WebhookReplayRequest, WebhookReplayResponse, WebhookUpdateRequest,
+    SendStatus, ServerSentEvent, SmsMessageOut, SmsRawPayload, SmsReceivedData, SpendPolicyOut,
+    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
+    WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
+    WalletOut, WalletSendRequest, WalletStatus, WebhookAttemptOut, WebhookAttemptPage,
+    WebhookCreateRequest, WebhookOut, WebhookReplayRequest, WebhookReplayResponse,
+    WebhookUpdateRequest,
 };
 
 #[derive(OpenApi)]
@@ -89,6 +90,7 @@ use api_types::{
         EventPage,
         EventTypeName,
         EventData,
+        ServerSentEvent,
         EmailReceivedData,
         EmailSentData,
         EmailFailedData,

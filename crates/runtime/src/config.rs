@@ -711,6 +711,9 @@ pub struct EventsConfig {
     pub stream_buffer: usize,
     /// ... and how long it may stay full before the reader is cut (`EVENT_STREAM_STALL_SECS`, 30).
     pub stream_stall: Duration,
+    /// How long a stream lives before it ends and its client reconnects (`EVENT_STREAM_MAX_SECS`,
+    /// 3600): no connection is held for good.
+    pub stream_lifetime: Duration,
     pub webhooks: WebhookConfig,
 }
 
@@ -756,6 +759,10 @@ impl EventsConfig {
             "EVENT_STREAM_STALL_SECS",
             env.parsed("EVENT_STREAM_STALL_SECS", 30)?,
         )?;
+        let lifetime = positive(
+            "EVENT_STREAM_MAX_SECS",
+            env.parsed("EVENT_STREAM_MAX_SECS", 3600)?,
+        )?;
         let schedule = RetryOffsets::parse(
             env.get("WEBHOOK_RETRY_SCHEDULE")
                 .unwrap_or(DEFAULT_WEBHOOK_SCHEDULE),
@@ -777,6 +784,7 @@ impl EventsConfig {
             keep_alive: Duration::from_secs(keep_alive),
             stream_buffer: usize::try_from(stream_buffer).unwrap_or(usize::MAX),
             stream_stall: Duration::from_secs(stall),
+            stream_lifetime: Duration::from_secs(lifetime),
             webhooks: WebhookConfig {
                 schedule,
                 timeout: Duration::from_millis(timeout),

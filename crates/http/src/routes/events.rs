@@ -5,7 +5,7 @@ use std::time::Duration;
 use actix_web::http::header::{self, HeaderName};
 use actix_web::web::{self, Bytes, Json};
 use actix_web::{HttpRequest, HttpResponse};
-use api_types::{EventOut, EventPage};
+use api_types::{EventOut, EventPage, ServerSentEvent};
 use app::{FollowError, FollowItem, MAX_EVENT_PAGE};
 use domain::EventTypes;
 use futures_util::StreamExt;
@@ -25,6 +25,8 @@ pub struct StreamSettings {
     pub buffer: usize,
     /// ... and for how long they may stay that many before the reader is cut.
     pub stall: Duration,
+    /// How long a stream lives before it ends (its client reconnects).
+    pub lifetime: Duration,
 }
 
 impl From<FollowError> for ApiError {
@@ -138,13 +140,17 @@ fn frame(item: FollowItem) -> Bytes {
 async fn pump(
     mut follower: app::EventFollower,
     buffer: mpsc::Sender<Bytes>,
-    stall: Duration,
+    settings: StreamSettings,
     metrics: web::Data<ApiState>,
 ) {
+    let stall = settings.stall;
+    let ends = tokio::time::sleep(settings.lifetime);
+    tokio::pin!(ends);
     loop {
         let item = tokio::select! {
             item = follower.next() => item,
             () = buffer.closed() => return,
+            () = &mut ends => return,
         };
         let Some(item) = item else {
             return;
@@ -171,7 +177,8 @@ async fn pump(
 /// comment line comes at least every 15 s. When the position asked for is older than what is
 /// kept, the first message is `event: reset` and the stream goes on from the oldest kept event.
 /// A reader too slow to keep up is disconnected; it resumes with `Last-Event-ID`. At most
-/// `EVENT_STREAMS_PER_AGENT` (8) streams per agent at once; beyond, 429.
+/// `EVENT_STREAMS_PER_AGENT` (8) streams per agent at once; beyond, 429. A stream ends after an
+/// hour (`EVENT_STREAM_MAX_SECS`); its client reconnects with `Last-Event-ID`.
 #[utoipa::path(get, path = "/v1/events/stream", tag = "events", operation_id = "stream_events",
     security(("HTTPBearer" = [])),
     params(
@@ -180,7 +187,7 @@ async fn pump(
         ("Last-Event-ID" = Option<u64>, Header, description = "The last `seq` received, sent on reconnection"),
     ),
     responses(
-        (status = 200, description = "The stream", content_type = "text/event-stream", body = String),
+        (status = 200, description = "The stream, one message at a time", content_type = "text/event-stream", body = ServerSentEvent),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
         (status = 429, description = "Too many streams of this agent at once", body = ErrorBody),
@@ -199,7 +206,7 @@ pub async fn stream(
     let follower = state.services.events.follow(&agent.profile, after, types)?;
     let settings = state.event_streams;
     let (buffer, taken) = mpsc::channel(settings.buffer.max(1));
-    actix_web::rt::spawn(pump(follower, buffer, settings.stall, state.clone()));
+    actix_web::rt::spawn(pump(follower, buffer, settings, state.clone()));
     let first = futures_util::stream::once(async { Bytes::from_static(b"retry: 3000\n\n") });
     let items = futures_util::stream::unfold(taken, |mut taken| async move {
         taken.recv().await.map(|item| (item, taken))

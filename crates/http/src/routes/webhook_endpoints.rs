@@ -240,11 +240,11 @@ pub async fn replay(
     body: JsonBody<WebhookReplayRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let id = endpoint_id(path)?;
-    let request = body.read().await?;
+    let after = body.read().await?.position()?;
     let queued = state
         .services
         .webhooks
-        .replay(&agent.profile, id, request.after)
+        .replay(&agent.profile, id, after)
         .await?;
     Ok(HttpResponse::Accepted().json(WebhookReplayResponse { queued }))
 }
