@@ -105,21 +105,7 @@ impl Stream {
 }
 
 async fn sms(database: &TestDatabase, number: &str, body: &str) {
-    agentctl(
-        database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            number,
-            "--from",
-            "+15550001111",
-            "--body",
-            body,
-        ],
-    )
-    .await
-    .json();
+    crate::sms::sandbox_sms(database, number, body).await;
 }
 
 fn number_of(agent: &Value) -> String {

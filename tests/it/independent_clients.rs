@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use test_support::{workspace_root, TestDatabase};
 
 use crate::email::post;
-use crate::harness::{agentctl, create_agent, Server};
+use crate::harness::{create_agent, Server};
 
 /// One of the Python clients of scripts/, killed when dropped; what it printed, one JSON value a
 /// line, is collected as it comes.
@@ -126,25 +126,7 @@ impl Drop for PythonClient {
 /// An SMS from +15550001111 to `to`, delivered at the sandbox provider by `agentctl`, which
 /// writes to the database itself: one `sms.received` event, whether a server runs or not.
 async fn sandbox_sms(database: &TestDatabase, to: &str) {
-    let delivered = agentctl(
-        database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            to,
-            "--from",
-            "+15550001111",
-            "--body",
-            "code 123456",
-        ],
-    )
-    .await;
-    assert!(
-        delivered.success,
-        "agentctl sandbox sms: {}",
-        delivered.stderr
-    );
+    crate::sms::sandbox_sms(database, to, "code 123456").await;
 }
 
 /// The agent's events as the feed lists them (at most 100).

@@ -90,7 +90,7 @@ async fn deliver(server: &Server, sid: &str, to: &str, body: &str) {
 }
 
 /// An SMS from +15550001111 to `to`, delivered at the sandbox provider by `agentctl`.
-async fn sandbox_sms(database: &TestDatabase, to: &str, body: &str) -> Value {
+pub(crate) async fn sandbox_sms(database: &TestDatabase, to: &str, body: &str) -> Value {
     agentctl(
         database,
         &[

@@ -17,7 +17,7 @@ use test_support::TestDatabase;
 use tokio::net::TcpListener;
 
 use crate::fake_http::FakeServer;
-use crate::harness::{agentctl, Server};
+use crate::harness::Server;
 use crate::sms::phone_agent;
 use crate::wallet::{send_amount, wallet_agent, UNLIMITED_SENDS};
 
@@ -375,21 +375,7 @@ impl Endpoint {
 
 /// An SMS with a code to the agent's number, through the sandbox provider.
 async fn send_sms(database: &TestDatabase, number: &str) {
-    let sent = agentctl(
-        database,
-        &[
-            "sandbox",
-            "sms",
-            "--to",
-            number,
-            "--from",
-            "+15550001111",
-            "--body",
-            "code 123456",
-        ],
-    )
-    .await;
-    assert!(sent.success, "{}", sent.stderr);
+    crate::sms::sandbox_sms(database, number, "code 123456").await;
 }
 
 /// The agent's whole feed, oldest first.

@@ -599,20 +599,17 @@ async fn claim(
     }))
 }
 
-/// Settles the delivery held under `lease`; `false` when the lease passed on. A failure starts
-/// or continues the endpoint's failing spell, which disables it once it has lasted
-/// `DISABLE_FAILING_AFTER`; a success ends the spell.
-async fn record_locked(
+/// A failed attempt at the delivery held under `lease`, settled as `status` (`pending` again
+/// after `wait`, or `failed`); `false` when the lease passed on. The failure starts or continues
+/// the endpoint's failing spell, which disables it once it has lasted `DISABLE_FAILING_AFTER`.
+async fn record_failure(
     connection: &mut AsyncPgConnection,
     id: WebhookDeliveryId,
     lease: LeaseId,
-    outcome: &JobOutcome<u16>,
+    status: &'static str,
+    error: &str,
+    wait: Option<Duration>,
 ) -> Result<bool, diesel::result::Error> {
-    let (status, error, wait): (&str, &str, Option<Duration>) = match outcome {
-        JobOutcome::Done(_) => return record_delivered(connection, id, lease).await,
-        JobOutcome::Retry { error, wait } => ("pending", error, Some(*wait)),
-        JobOutcome::Failed(reason) => ("failed", reason, None),
-    };
     let endpoint = Prepared(
         diesel::sql_query(
             "UPDATE webhook_deliveries SET status = $3, last_error = $4, \
@@ -740,15 +737,19 @@ impl LeasedQueue<WebhookDelivery> for PgWebhookStore {
         lease: LeaseId,
         outcome: &JobOutcome<u16>,
     ) -> Result<bool, StoreError> {
-        if matches!(outcome, JobOutcome::Done(_)) {
-            let mut connection = self.database.connection().await?;
-            return record_delivered(&mut connection, id, lease)
-                .await
-                .map_err(from_diesel);
-        }
+        let (status, error, wait) = match outcome {
+            JobOutcome::Done(_) => {
+                let mut connection = self.database.connection().await?;
+                return record_delivered(&mut connection, id, lease)
+                    .await
+                    .map_err(from_diesel);
+            }
+            JobOutcome::Retry { error, wait } => ("pending", error, Some(*wait)),
+            JobOutcome::Failed(reason) => ("failed", reason, None),
+        };
         self.database
             .in_transaction(|connection| {
-                async move { Ok(record_locked(connection, id, lease, outcome).await?) }
+                async move { Ok(record_failure(connection, id, lease, status, error, wait).await?) }
                     .scope_boxed()
             })
             .await

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use domain::{
     AgentId, EventTypes, Operator, WebhookAttemptRecord, WebhookEndpointId, WebhookEndpointRecord,
 };
-use ports::{EventLog, StoreError, WebhookEndpointChanges, WebhookEndpoints};
+use ports::{EventLog, StoreError, WebhookEndpoints};
 
 use crate::events::{page_of, EventPage};
 use crate::webhooks::WebhookError;
@@ -98,7 +98,7 @@ impl EventAdmin {
         };
         self.endpoints.disable(id, &reason).await?;
         self.endpoints
-            .update(agent, id, WebhookEndpointChanges::default())
+            .get(agent, id)
             .await?
             .ok_or(WebhookError::NotFound)
     }
@@ -127,7 +127,7 @@ mod tests {
             })
             .times(1)
             .returning(|_, _| Ok(()));
-        endpoints.expect_update().returning(move |_, _, _| {
+        endpoints.expect_get().returning(move |_, _| {
             Ok(Some(WebhookEndpointRecord {
                 enabled: false,
                 ..WebhookEndpointRecord::fixture()
