@@ -2,6 +2,7 @@
 //! it as FastAPI's 422 list, and MCP or the console will render it their way. Kinds and messages
 //! are pydantic's, as the API contract fixes them.
 
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -158,6 +159,94 @@ impl From<FieldError> for FieldErrors {
     }
 }
 
+/// Reads the fields a caller sent (a JSON body, a tool's arguments) into `T`, or says what is
+/// wrong with the first field that does not fit, in pydantic's kind and wording.
+pub fn read_fields<T: DeserializeOwned>(value: Value) -> Result<T, FieldError> {
+    let input = value.clone();
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let mut path = Vec::new();
+        let mut located = &input;
+        for segment in error.path().iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => {
+                    path.push(FieldPath::Index(*index));
+                    located = located.get(index).unwrap_or(&Value::Null);
+                }
+                serde_path_to_error::Segment::Map { key }
+                | serde_path_to_error::Segment::Enum { variant: key } => {
+                    path.push(FieldPath::Name(key.clone()));
+                    located = located.get(key).unwrap_or(&Value::Null);
+                }
+                serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        from_serde(&error.into_inner().to_string(), path, located, &input)
+    })
+}
+
+/// Maps serde's message to pydantic's error type and wording.
+fn from_serde(
+    message: &str,
+    mut path: Vec<FieldPath>,
+    located: &Value,
+    whole: &Value,
+) -> FieldError {
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        path.push(FieldPath::from(field));
+        return FieldError::body(path, "missing", "Field required", whole.clone());
+    }
+    if message.starts_with("unknown field `") {
+        // serde_path_to_error's path already ends at the unknown field.
+        return FieldError::body(
+            path,
+            "extra_forbidden",
+            "Extra inputs are not permitted",
+            located.clone(),
+        );
+    }
+    let expected = message.split("expected ").nth(1).unwrap_or_default();
+    let (kind, msg) =
+        if expected.starts_with("a string") || expected.starts_with("a borrowed string") {
+            ("string_type", "Input should be a valid string")
+        } else if [
+            "i8",
+            "i16",
+            "i32",
+            "i64",
+            "u8",
+            "u16",
+            "u32",
+            "u64",
+            "usize",
+            "an integer",
+        ]
+        .iter()
+        .any(|t| expected.starts_with(t))
+        {
+            ("int_type", "Input should be a valid integer")
+        } else if expected.starts_with("a boolean") {
+            ("bool_type", "Input should be a valid boolean")
+        } else if expected.starts_with("a sequence") {
+            ("list_type", "Input should be a valid list")
+        } else if expected.starts_with("struct") || expected.starts_with("a map") {
+            (
+                "model_attributes_type",
+                "Input should be a valid dictionary or object to extract fields from",
+            )
+        } else {
+            return FieldError::body(
+                path,
+                "value_error",
+                format!("Value error, {message}"),
+                located.clone(),
+            );
+        };
+    FieldError::body(path, kind, msg, located.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +273,32 @@ mod tests {
         assert_eq!(
             FieldErrors::among([Some(first.clone()), None, Some(second.clone())]),
             FieldErrors(vec![first, second])
+        );
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Shape {
+        name: String,
+        counts: Vec<u32>,
+    }
+
+    #[test]
+    fn fields_that_do_not_fit_are_located_and_worded_as_pydantic_does() {
+        let missing = read_fields::<Shape>(json!({"counts": []})).expect_err("missing");
+        assert_eq!(
+            (missing.kind, missing.path, missing.message.as_str()),
+            ("missing", vec![FieldPath::from("name")], "Field required")
+        );
+        let mistyped =
+            read_fields::<Shape>(json!({"name": "a", "counts": [1, "two"]})).expect_err("typed");
+        assert_eq!(
+            (mistyped.kind, mistyped.path, mistyped.input),
+            (
+                "int_type",
+                vec![FieldPath::from("counts"), FieldPath::from(1)],
+                json!("two")
+            )
         );
     }
 }

@@ -26,7 +26,7 @@ pub use events::{
     WebhookAttemptPage, WebhookCreateRequest, WebhookOut, WebhookReplayRequest,
     WebhookReplayResponse, WebhookUpdateRequest,
 };
-pub use field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
+pub use field_errors::{read_fields, FieldError, FieldErrors, FieldPath, RequestPart};
 pub use operator::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
     OperatorIssuedKey,

@@ -471,6 +471,7 @@ mod tests {
                 LongLived::new(LongLivedCaps {
                     code_waits: self.waits_per_agent,
                     event_streams: 1,
+                    decision_waits: 1,
                 }),
                 sms_sync,
             )

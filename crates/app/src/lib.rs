@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod auth_cache;
 pub mod codes;
+pub mod decisions;
 pub mod email;
 pub mod errors;
 pub mod events;
@@ -35,6 +36,7 @@ pub use operator::{
     IntentDecisions, IssuedKey, OperatorServices, PolicyAdmin, PolicyError, ResolveError,
 };
 
+pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};
 pub use email::{
     EmailPorts, EmailService, IngestError, IngestReport, MailPage, ReadMailError, ReplyMail,
     SendMail, SendMailError, SendRates, PREVIEW_CHARS, TRANSACTIONAL,
@@ -53,8 +55,9 @@ pub use paging::FirstPage;
 pub use services::Services;
 pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhookError};
 pub use wallet::{
-    BalanceError, IntentPage, ListIntentsError, SendError, SendLimits, SendRequest, WalletError,
-    WalletService, WalletStores, DAILY_WINDOW, IDEMPOTENCY_KEY_TTL,
+    BalanceError, IntentLookupError, IntentPage, ListIntentsError, PolicyUsage, SendError,
+    SendLimits, SendRequest, WalletError, WalletService, WalletStores, DAILY_WINDOW,
+    IDEMPOTENCY_KEY_TTL,
 };
 pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};
 

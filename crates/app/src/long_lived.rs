@@ -1,6 +1,6 @@
-//! The one registry of long-lived requests on an instance (waits for a code now; event streams
-//! and MCP progress streams join it as kinds of their own): each kind capped per agent, and
-//! counted for the metrics, whichever transport holds it.
+//! The one registry of long-lived requests on an instance (waits for a code or for a decision on
+//! an intent, event streams): each kind capped per agent, and counted for the metrics, whichever
+//! transport holds it (a wait over MCP holds the same place as over HTTP).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,15 +15,18 @@ pub enum LongLivedKind {
     CodeWait,
     /// A live stream of the agent's events.
     EventStream,
+    /// A wait for an operator's decision on a transfer intent.
+    DecisionWait,
 }
 
 impl LongLivedKind {
-    pub const ALL: [Self; 2] = [Self::CodeWait, Self::EventStream];
+    pub const ALL: [Self; 3] = [Self::CodeWait, Self::EventStream, Self::DecisionWait];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::CodeWait => "code_wait",
             Self::EventStream => "event_stream",
+            Self::DecisionWait => "decision_wait",
         }
     }
 }
@@ -33,6 +36,7 @@ impl LongLivedKind {
 pub struct LongLivedCaps {
     pub code_waits: usize,
     pub event_streams: usize,
+    pub decision_waits: usize,
 }
 
 impl LongLivedCaps {
@@ -40,6 +44,7 @@ impl LongLivedCaps {
         match kind {
             LongLivedKind::CodeWait => self.code_waits,
             LongLivedKind::EventStream => self.event_streams,
+            LongLivedKind::DecisionWait => self.decision_waits,
         }
     }
 }
@@ -139,6 +144,7 @@ mod tests {
         let registry = LongLived::new(LongLivedCaps {
             code_waits: 2,
             event_streams: 1,
+            decision_waits: 1,
         });
         let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
         let first = registry
@@ -167,6 +173,11 @@ mod tests {
                     kind: LongLivedKind::EventStream,
                     held: 1,
                     refused: 1
+                },
+                LongLivedUsage {
+                    kind: LongLivedKind::DecisionWait,
+                    held: 0,
+                    refused: 0
                 }
             ]
         );
@@ -181,11 +192,13 @@ mod tests {
         let none_allowed = LongLived::new(LongLivedCaps {
             code_waits: 0,
             event_streams: 0,
+            decision_waits: 0,
         });
         assert!(none_allowed.enter(agent, LongLivedKind::CodeWait).is_none());
         let one_allowed = LongLived::new(LongLivedCaps {
             code_waits: 1,
             event_streams: 1,
+            decision_waits: 1,
         });
         drop(one_allowed.enter(agent, LongLivedKind::CodeWait));
         for registry in [none_allowed, one_allowed] {

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use crate::{
-    AgentService, CodeService, EmailService, EventService, LongLived, OperatorServices, SmsService,
-    WalletService, WebhookService,
+    AgentService, CodeService, DecisionWaits, EmailService, EventService, LongLived,
+    OperatorServices, SmsService, WalletService, WebhookService,
 };
 
 pub struct Services {
@@ -17,6 +17,8 @@ pub struct Services {
     pub sms: SmsService,
     /// Waits for a code, over SMS, mail or both.
     pub codes: CodeService,
+    /// Waits for an operator's decision on a transfer intent.
+    pub decisions: DecisionWaits,
     /// The agent's event log: its feed and its live followers.
     pub events: EventService,
     /// The agent's webhook endpoints.
@@ -33,6 +35,7 @@ impl Services {
     /// stopping instance.
     pub fn shut_down(&self) {
         self.codes.shut_down();
+        self.decisions.shut_down();
         self.events.shut_down();
     }
 }

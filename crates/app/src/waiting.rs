@@ -332,6 +332,7 @@ mod tests {
             LongLived::new(crate::LongLivedCaps {
                 code_waits: 2,
                 event_streams: 2,
+                decision_waits: 2,
             }),
             LongLivedKind::CodeWait,
         );

@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    check_recipient, check_transfer_amount, evaluate_transfer, AgentProfile, Asset, AssetBalance,
-    Chain, CursorCodec, CursorPosition, IntentId, PolicyAsset, PolicyViolation, RateLimit,
-    RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransferTooLarge,
-    WalletBalances, WalletRecord,
+    check_recipient, check_transfer_amount, evaluate_transfer, window_usage, AgentProfile, Asset,
+    AssetBalance, Chain, CursorCodec, CursorPosition, IntentId, PolicyAsset, PolicyViolation,
+    RateLimit, RecipientRefused, SpendPolicyRecord, SpendWindow, TransferIntentRecord,
+    TransferTerms, TransferTooLarge, WalletBalances, WalletRecord, WindowUsage, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -23,7 +23,7 @@ use crate::paging::{first_page_against, into_page, FirstPage};
 use crate::NotProvisioned;
 
 /// The rolling window of the daily limit.
-pub const DAILY_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
+pub const DAILY_WINDOW: Duration = SpendWindow::Daily.length();
 
 /// How long an idempotency key answers retries with its intent; after it, the key may be used for
 /// a new transfer (Stripe keeps keys for 24 hours too).
@@ -85,6 +85,24 @@ pub enum ListIntentsError {
     InvalidCursor,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IntentLookupError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    /// No intent of this agent has that id (another agent's is not found either).
+    #[error("transfer intent not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The policy in force and what is left of each window it caps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyUsage {
+    pub policy: SpendPolicyRecord,
+    pub windows: Vec<WindowUsage>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +172,43 @@ impl WalletService {
             created_at: wallet.created_at,
             updated_at: wallet.created_at,
         }))
+    }
+
+    /// The policy in force with what each window it caps holds now and has left, as admission
+    /// would count them at this instant.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn usage(&self, profile: &AgentProfile) -> Result<PolicyUsage, WalletError> {
+        let policy = self.policy(profile).await?;
+        let wallet = require_wallet(profile)?;
+        let held_daily = if policy.limits.max_daily.is_some() {
+            self.stores
+                .ledger
+                .held_in_window(wallet.id, SpendWindow::Daily.length())
+                .await?
+        } else {
+            U256::ZERO
+        };
+        let windows = window_usage(&policy.limits, held_daily);
+        Ok(PolicyUsage { policy, windows })
+    }
+
+    /// One of the agent's intents, by the id its routes show.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn intent(
+        &self,
+        profile: &AgentProfile,
+        id: &str,
+    ) -> Result<TransferIntentRecord, IntentLookupError> {
+        require_wallet(profile)?;
+        let id = id
+            .parse::<IntentId>()
+            .map_err(|_| IntentLookupError::NotFound)?;
+        self.stores
+            .ledger
+            .find(id)
+            .await?
+            .filter(|intent| intent.agent_id == profile.agent.id)
+            .ok_or(IntentLookupError::NotFound)
     }
 
     /// Native and token balances, both read from the chain now: never a cached figure.
@@ -823,6 +878,117 @@ mod tests {
                 .balances(&profile_with(Some(WalletRecord::fixture())))
                 .await,
             Err(BalanceError::Chain(ChainError::Unavailable(_)))
+        ));
+    }
+    fn wallet_with(limits: SpendLimits) -> MockAgentStore {
+        let stored = WalletRecord {
+            spend_policy: Some(policy_with(limits)),
+            ..WalletRecord::fixture()
+        };
+        let mut agents = MockAgentStore::new();
+        agents
+            .expect_wallet()
+            .returning(move |_| Ok(Some(stored.clone())));
+        agents
+    }
+
+    #[tokio::test]
+    async fn usage_counts_the_daily_window_of_the_policy_in_force() {
+        let mut ledger = MockIntentLedger::new();
+        ledger
+            .expect_held_in_window()
+            .withf(|wallet, window| {
+                *wallet == WalletRecord::fixture().id && *window == DAILY_WINDOW
+            })
+            .times(1)
+            .returning(|_, _| Ok(U256::from(30)));
+        let daily_50 = SpendLimits {
+            max_per_tx: None,
+            max_daily: Some(AtomicAmount::parse("50").expect("valid")),
+        };
+        let service = serving(
+            wallet_with(daily_50),
+            MockIntentAdmission::new(),
+            ledger,
+            MockChainClient::new(),
+        );
+        let usage = service
+            .usage(&profile_with(Some(WalletRecord::fixture())))
+            .await
+            .expect("usage");
+        assert_eq!(usage.policy.limits, daily_50);
+        assert_eq!(
+            usage.windows,
+            [WindowUsage {
+                window: SpendWindow::Daily,
+                cap: AtomicAmount::parse("50").expect("valid"),
+                spent: U256::from(30),
+                remaining: U256::from(20),
+            }]
+        );
+    }
+
+    #[tokio::test]
+    async fn usage_of_a_policy_without_windows_reads_no_window() {
+        let mut ledger = MockIntentLedger::new();
+        ledger.expect_held_in_window().never();
+        let service = serving(
+            wallet_with(SpendLimits::default()),
+            MockIntentAdmission::new(),
+            ledger,
+            MockChainClient::new(),
+        );
+        let usage = service
+            .usage(&profile_with(Some(WalletRecord::fixture())))
+            .await
+            .expect("usage");
+        assert_eq!(usage.windows, []);
+    }
+
+    #[tokio::test]
+    async fn an_intent_is_found_only_among_the_agents_own() {
+        let profile = profile_with(Some(WalletRecord::fixture()));
+        let own = TransferIntentRecord {
+            id: IntentId(Uuid::now_v7()),
+            agent_id: profile.agent.id,
+            ..TransferIntentRecord::fixture()
+        };
+        let others = TransferIntentRecord {
+            id: IntentId(Uuid::now_v7()),
+            agent_id: AgentId(Uuid::now_v7()),
+            ..TransferIntentRecord::fixture()
+        };
+        let mut ledger = MockIntentLedger::new();
+        let stored = [own.clone(), others.clone()];
+        ledger
+            .expect_find()
+            .returning(move |id| Ok(stored.iter().find(|intent| intent.id == id).cloned()));
+        let service = reading(ledger);
+        assert_eq!(
+            service
+                .intent(&profile, &own.id.to_string())
+                .await
+                .expect("its own"),
+            own
+        );
+        for id in [
+            others.id.to_string(),
+            Uuid::now_v7().to_string(),
+            "nope".into(),
+        ] {
+            assert!(
+                matches!(
+                    service.intent(&profile, &id).await,
+                    Err(IntentLookupError::NotFound)
+                ),
+                "{id}"
+            );
+        }
+        assert!(matches!(
+            service
+                .intent(&profile_with(None), &own.id.to_string())
+                .await,
+            Err(IntentLookupError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
 }

@@ -64,7 +64,8 @@ pub use operator::{
     Operator, OperatorName, OperatorNameError, StoredOperatorError, MAX_OPERATOR_NAME_CHARS,
 };
 pub use policy::{
-    evaluate_transfer, Allowlist, AllowlistChange, PolicyChange, PolicyViolation, SpendLimits,
+    evaluate_transfer, window_usage, Allowlist, AllowlistChange, PolicyChange, PolicyViolation,
+    SpendLimits, SpendWindow, WindowUsage,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};

@@ -1,4 +1,6 @@
-//! Spend policy of a wallet: the limits an operator configures.
+//! Spend policy of a wallet: the limits an operator configures, and what is left of them.
+
+use std::time::Duration;
 
 use alloy_primitives::U256;
 
@@ -98,6 +100,66 @@ pub enum PolicyViolation {
         max: AtomicAmount,
         available: U256,
     },
+}
+
+impl PolicyViolation {
+    /// The name of the rule that refused, as a verdict names it.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Self::RecipientNotAllowlisted { .. } => "allowlist",
+            Self::ExceedsPerTransactionMax { .. } => "max_per_tx",
+            Self::ExceedsDailyMax { .. } => "max_daily",
+        }
+    }
+}
+
+/// A rolling window a policy caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpendWindow {
+    /// The rolling 24 hours of `max_daily`.
+    Daily,
+}
+
+impl SpendWindow {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Daily => "daily",
+        }
+    }
+
+    /// How far back the window reaches from now.
+    pub const fn length(self) -> Duration {
+        match self {
+            Self::Daily => Duration::from_secs(24 * 60 * 60),
+        }
+    }
+}
+
+/// What a capped window holds now and what is left of its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowUsage {
+    pub window: SpendWindow,
+    pub cap: AtomicAmount,
+    /// Reserved by intents whose money may still move, and moved within the window.
+    pub spent: U256,
+    /// What a transfer may still take; zero when the window holds its cap or more (a cap lowered
+    /// after the money was reserved).
+    pub remaining: U256,
+}
+
+/// Each window the limits cap, with what it holds (`held_daily`, as admission sums it) and what
+/// is left: the figures a verdict and the wallet's view show.
+pub fn window_usage(limits: &SpendLimits, held_daily: U256) -> Vec<WindowUsage> {
+    limits
+        .max_daily
+        .map(|cap| WindowUsage {
+            window: SpendWindow::Daily,
+            cap,
+            spent: held_daily,
+            remaining: cap.value().saturating_sub(held_daily),
+        })
+        .into_iter()
+        .collect()
 }
 
 /// Checks a transfer of `amount` to `recipient` against the policy, given the amount already
@@ -370,5 +432,61 @@ mod tests {
         assert_eq!(created.addresses(), Some(&[address(1)][..]));
         let appended = created.extended(&[address(1), address(3)]);
         assert_eq!(appended.addresses(), Some(&[address(1), address(3)][..]));
+    }
+    #[test]
+    fn each_violation_names_its_rule() {
+        let rules = [
+            PolicyViolation::RecipientNotAllowlisted {
+                recipient: address(1),
+            },
+            PolicyViolation::ExceedsPerTransactionMax {
+                amount: amount("2"),
+                max: amount("1"),
+            },
+            PolicyViolation::ExceedsDailyMax {
+                amount: amount("2"),
+                max: amount("1"),
+                available: U256::ZERO,
+            },
+        ]
+        .map(|violation| violation.rule());
+        assert_eq!(rules, ["allowlist", "max_per_tx", "max_daily"]);
+    }
+
+    #[test]
+    fn usage_shows_only_capped_windows_with_what_is_left() {
+        assert_eq!(window_usage(&SpendLimits::default(), U256::from(5)), []);
+        let limits = SpendLimits {
+            max_per_tx: Some(amount("10")),
+            max_daily: Some(amount("50")),
+        };
+        assert_eq!(
+            window_usage(&limits, U256::from(20)),
+            [WindowUsage {
+                window: SpendWindow::Daily,
+                cap: amount("50"),
+                spent: U256::from(20),
+                remaining: U256::from(30),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_window_holding_more_than_its_lowered_cap_has_nothing_left() {
+        let limits = SpendLimits {
+            max_per_tx: None,
+            max_daily: Some(amount("50")),
+        };
+        let usage = window_usage(&limits, U256::from(80));
+        assert_eq!(
+            (usage[0].spent, usage[0].remaining),
+            (U256::from(80), U256::ZERO)
+        );
+    }
+
+    #[test]
+    fn the_daily_window_is_a_rolling_day() {
+        assert_eq!(SpendWindow::Daily.length(), Duration::from_secs(86_400));
+        assert_eq!(SpendWindow::Daily.as_str(), "daily");
     }
 }

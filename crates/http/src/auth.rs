@@ -3,7 +3,6 @@
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
-use app::AuthError;
 use domain::AgentProfile;
 use std::future::Future;
 use std::pin::Pin;
@@ -11,6 +10,7 @@ use std::sync::Arc;
 
 use crate::errors::ApiError;
 use crate::state::ApiState;
+use refusals::Refusal;
 
 /// The agent the request's key belongs to, with its profile: the one principal every agent use
 /// case takes, read once per request. Extracting it is what authenticates a route.
@@ -27,22 +27,14 @@ impl FromRequest for AuthenticatedAgent {
         let presented = bearer_token(request);
         let state = request.app_data::<web::Data<ApiState>>().cloned();
         Box::pin(async move {
-            let state =
-                state.ok_or_else(|| ApiError::Internal("ApiState not registered".into()))?;
-            let presented = presented.ok_or(ApiError::InvalidKey)?;
+            let state = state.ok_or_else(|| {
+                ApiError::Refused(Refusal::Internal("ApiState not registered".into()))
+            })?;
+            let presented = presented.ok_or(ApiError::Refused(Refusal::InvalidKey))?;
             Ok(AuthenticatedAgent {
                 profile: state.services.agents.authenticate(&presented).await?,
             })
         })
-    }
-}
-
-impl From<AuthError> for ApiError {
-    fn from(error: AuthError) -> Self {
-        match error {
-            AuthError::InvalidKey => ApiError::InvalidKey,
-            AuthError::Store(store) => store.into(),
-        }
     }
 }
 

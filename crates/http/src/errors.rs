@@ -5,6 +5,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use api_types::{FieldError, FieldErrors, FieldPath};
+use refusals::Refusal;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::openapi::schema::{Array, ArrayBuilder, Object, OneOfBuilder, Type};
@@ -92,73 +93,40 @@ pub struct ValidationErrorBody {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    #[error("Invalid agent key")]
-    InvalidKey,
+    /// Refused by a use case, or here for one of the reasons every way in has (a missing key, an
+    /// unknown resource): the kind picks the status, the detail is the text every way in shows.
+    #[error(transparent)]
+    Refused(Refusal),
     /// A credential other than the agent key is missing or wrong, e.g. a webhook's signature (401).
     #[error("{0}")]
     Unauthorized(String),
-    /// A business rule refused the request (400).
-    #[error("{0}")]
-    BadRequest(String),
-    /// The key is valid but the action is not permitted, e.g. by the spend policy (403).
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("Not Found")]
-    NotFound,
-    /// The request conflicts with stored state, e.g. a reused idempotency key (409).
-    #[error("{0}")]
-    Conflict(String),
     #[error("Method Not Allowed")]
     MethodNotAllowed,
-    /// A wait ended without what it waited for (408).
-    #[error("{0}")]
-    RequestTimeout(String),
-    /// Too many requests: the client may retry after `retry_after` (429 with `Retry-After`).
-    #[error("{detail}")]
-    TooManyRequests {
-        detail: String,
-        retry_after: std::time::Duration,
-    },
+    /// FastAPI's 422 list: field errors of the use cases, and the body's own JSON errors made
+    /// here.
     #[error("request validation failed")]
     Validation(Vec<ValidationItem>),
-    /// A dependency (the database, a provider) could not be reached; the cause is only logged.
-    #[error("{detail}")]
-    Unavailable { detail: &'static str, cause: String },
-    /// A bug or an unexpected state; the cause is only logged.
-    #[error("Internal Server Error")]
-    Internal(String),
-}
-
-impl ApiError {
-    /// A write whose idempotency key another request of the same key still holds.
-    pub(crate) fn key_in_flight() -> Self {
-        Self::Conflict(
-            "Idempotency key conflict: a request with this key is still in progress; retry once \
-             it has finished"
-                .into(),
-        )
-    }
-
-    /// A write whose idempotency key an earlier, different request took; `mismatch` names it.
-    pub(crate) fn key_mismatch(mismatch: impl std::fmt::Display) -> Self {
-        Self::Conflict(format!("Idempotency key conflict: {mismatch}"))
-    }
 }
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        match self {
-            Self::InvalidKey | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::NotFound => StatusCode::NOT_FOUND,
-            Self::Conflict(_) => StatusCode::CONFLICT,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
-            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        let refusal = match self {
+            Self::Refused(refusal) => refusal,
+            Self::Unauthorized(_) => return StatusCode::UNAUTHORIZED,
+            Self::MethodNotAllowed => return StatusCode::METHOD_NOT_ALLOWED,
+            Self::Validation(_) => return StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        match refusal {
+            Refusal::InvalidKey => StatusCode::UNAUTHORIZED,
+            Refusal::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Refusal::Forbidden(_) => StatusCode::FORBIDDEN,
+            Refusal::NotFound => StatusCode::NOT_FOUND,
+            Refusal::Conflict(_) => StatusCode::CONFLICT,
+            Refusal::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
+            Refusal::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Refusal::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Refusal::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Refusal::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -170,28 +138,27 @@ impl ResponseError for ApiError {
                     detail: items.clone(),
                 })
             }
-            Self::InvalidKey => {
+            Self::Refused(Refusal::Invalid(FieldErrors(errors))) => {
+                return response.json(ValidationErrorBody {
+                    detail: errors.iter().cloned().map(ValidationItem::from).collect(),
+                })
+            }
+            Self::Refused(Refusal::InvalidKey) => {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
             }
-            Self::TooManyRequests { retry_after, .. } => {
+            Self::Refused(Refusal::TooManyRequests { retry_after, .. }) => {
                 // Whole seconds, rounded up: a client waiting that long is never early.
                 let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
                 response.insert_header((header::RETRY_AFTER, seconds.max(1)));
             }
-            Self::Unavailable { cause, .. } => {
+            Self::Refused(Refusal::Unavailable { cause, .. }) => {
                 tracing::warn!(%cause, "dependency unavailable");
             }
-            Self::Internal(cause) => {
+            Self::Refused(Refusal::Internal(cause)) => {
                 tracing::error!(%cause, "internal error");
             }
-            Self::BadRequest(_)
-            | Self::Unauthorized(_)
-            | Self::Forbidden(_)
-            | Self::NotFound
-            | Self::Conflict(_)
-            | Self::MethodNotAllowed
-            | Self::RequestTimeout(_) => {}
+            Self::Refused(_) | Self::Unauthorized(_) | Self::MethodNotAllowed => {}
         }
         response.json(ErrorBody {
             detail: self.to_string(),
@@ -199,48 +166,41 @@ impl ResponseError for ApiError {
     }
 }
 
-impl From<FieldErrors> for ApiError {
-    fn from(FieldErrors(errors): FieldErrors) -> Self {
-        Self::Validation(errors.into_iter().map(ValidationItem::from).collect())
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> Self {
+        Self::Refused(refusal)
     }
 }
 
-impl From<ports::StoreError> for ApiError {
-    fn from(error: ports::StoreError) -> Self {
-        match error {
-            ports::StoreError::Unavailable(cause) => Self::Unavailable {
-                detail: "Database unavailable",
-                cause,
-            },
-            ports::StoreError::Busy(_) => Self::TooManyRequests {
-                detail: "Too many concurrent requests for this resource; retry shortly".into(),
-                retry_after: std::time::Duration::from_secs(1),
-            },
-            other => Self::Internal(other.to_string()),
-        }
-    }
+/// Lets a handler's `?` take each use case's error through its `Refusal`.
+macro_rules! refused_as_api_errors {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for ApiError {
+            fn from(error: $error) -> Self {
+                Refusal::from(error).into()
+            }
+        })*
+    };
 }
 
-impl From<ports::ChainError> for ApiError {
-    fn from(error: ports::ChainError) -> Self {
-        let (ports::ChainError::Unavailable(cause) | ports::ChainError::Unexpected(cause)) = error;
-        Self::Unavailable {
-            detail: "Chain unavailable",
-            cause,
-        }
-    }
-}
-
-impl From<app::NotProvisioned> for ApiError {
-    fn from(missing: app::NotProvisioned) -> Self {
-        let resource = match missing {
-            app::NotProvisioned::Wallet => "wallet",
-            app::NotProvisioned::EmailInbox => "email inbox",
-            app::NotProvisioned::PhoneNumber => "phone number",
-        };
-        Self::BadRequest(format!("No {resource} provisioned for this agent"))
-    }
-}
+refused_as_api_errors!(
+    FieldErrors,
+    ports::StoreError,
+    ports::ChainError,
+    app::NotProvisioned,
+    app::AuthError,
+    app::WalletError,
+    app::BalanceError,
+    app::SendError,
+    app::ListIntentsError,
+    app::IntentLookupError,
+    app::SendMailError,
+    app::ReadMailError,
+    app::SmsError,
+    app::WaitError,
+    app::FollowError,
+    app::WebhookError,
+);
 
 #[cfg(test)]
 mod tests {

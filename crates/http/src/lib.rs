@@ -122,6 +122,9 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::GET, "/v1/wallet/intents", |route| {
         route.to(routes::wallet::intents)
     }),
+    Endpoint::new(Method::GET, "/v1/wallet/intents/{intent_id}", |route| {
+        route.to(routes::wallet::intent)
+    }),
     Endpoint::new(Method::GET, "/v1/events", |route| {
         route.to(routes::events::list)
     }),

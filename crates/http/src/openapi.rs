@@ -40,6 +40,7 @@ use api_types::{
         routes::wallet::balance,
         routes::wallet::send,
         routes::wallet::intents,
+        routes::wallet::intent,
         routes::events::list,
         routes::events::stream,
         routes::webhook_endpoints::create,

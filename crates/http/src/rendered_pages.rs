@@ -16,6 +16,7 @@ use quick_cache::{DefaultHashBuilder, OptionsBuilder, Weighter};
 use serde::Serialize;
 
 use crate::errors::ApiError;
+use refusals::Refusal;
 
 /// What the kept pages may hold in all: a few thousand pages of twenty messages.
 pub const RENDERED_PAGES_BUDGET_BYTES: usize = 32 * 1024 * 1024;
@@ -116,7 +117,9 @@ impl RenderedPages {
             FirstPage::Unchanged(body) => body,
             FirstPage::Read { page, version } => {
                 let body = Bytes::from(serde_json::to_vec(&render(page)).map_err(|error| {
-                    ApiError::Internal(format!("rendering a first page: {error}"))
+                    ApiError::Refused(Refusal::Internal(format!(
+                        "rendering a first page: {error}"
+                    )))
                 })?);
                 if let Some(version) = version {
                     self.keep(key, version, body.clone());

@@ -852,9 +852,17 @@ fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
             reason: "must be at least 1".into(),
         });
     }
+    let decision_waits: usize = env.parsed("DECISION_WAITS_PER_AGENT", 20)?;
+    if decision_waits == 0 {
+        return Err(ConfigError::Invalid {
+            name: "DECISION_WAITS_PER_AGENT",
+            reason: "must be at least 1".into(),
+        });
+    }
     Ok(LongLivedCaps {
         code_waits,
         event_streams,
+        decision_waits,
     })
 }
 

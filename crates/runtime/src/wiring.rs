@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use app::{
     AgentAdmin, AgentAdminPorts, AgentService, AuthCache, ChainResolution, ChainResolutionPorts,
-    CodePorts, CodeService, EmailPorts, EmailService, EventAdmin, EventPorts, EventService,
-    Executor, IntentDecisions, IntentExpiry, LeasedWorker, LongLived, OperatorServices,
-    OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation,
-    WalletService, WalletStores, WebhookAttempt, WebhookService,
+    CodePorts, CodeService, DecisionPorts, DecisionWaits, EmailPorts, EmailService, EventAdmin,
+    EventPorts, EventService, Executor, IntentDecisions, IntentExpiry, LeasedWorker, LongLived,
+    OperatorServices, OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService,
+    WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
@@ -62,6 +62,15 @@ pub fn services(
     let sms = sms_service(database, &config.sms)?;
     let long_lived = LongLived::new(config.long_lived);
     let codes = code_service(database, notifications.clone(), long_lived.clone(), &sms);
+    let decisions = DecisionWaits::new(
+        DecisionPorts {
+            agents: agent_store(database),
+            ledger: intent_store(database),
+            notifications: notifications.clone(),
+            timer: Arc::new(TokioTimer),
+        },
+        long_lived.clone(),
+    );
     let events = EventService::new(
         EventPorts {
             log: Arc::new(PgEventLog::new(database.clone())),
@@ -89,6 +98,7 @@ pub fn services(
         email: email_service(database, &config.email, config.cursors.codec())?,
         sms,
         codes,
+        decisions,
         events,
         webhooks,
         long_lived,

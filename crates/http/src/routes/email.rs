@@ -6,7 +6,7 @@ use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
     EmailSendResponse, SendStatus, IDEMPOTENCY_KEY_HEADER,
 };
-use app::{MailPage, ReadMailError, ReplyMail, SendMail, SendMailError};
+use app::{MailPage, ReplyMail, SendMail};
 use domain::EmailMessageRecord;
 
 use crate::auth::AuthenticatedAgent;
@@ -18,51 +18,6 @@ use crate::state::ApiState;
 /// The JSON body limit of send and reply: far above `body_text`'s own limit even with every
 /// character escaped, so an over-long text is refused naming `body_text`.
 const MAX_SEND_BODY_BYTES: usize = 8 * 1024 * 1024;
-
-/// The spec's fixed wait for a throttled send.
-const THROTTLE_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
-
-impl From<SendMailError> for ApiError {
-    fn from(error: SendMailError) -> Self {
-        match error {
-            SendMailError::NotProvisioned(missing) => missing.into(),
-            SendMailError::Category(category) => ApiError::BadRequest(format!(
-                "Unsupported category {category:?}: only \"transactional\" mail can be sent \
-                 (marketing is unavailable)"
-            )),
-            SendMailError::Unavailable(field) => {
-                ApiError::BadRequest(format!("{field} is unavailable: leave it out"))
-            }
-            SendMailError::DomainNotVerified(domain) => ApiError::BadRequest(format!(
-                "Sending domain {domain} is not verified; mail cannot be sent from it"
-            )),
-            SendMailError::SourceNotFound => ApiError::NotFound,
-            SendMailError::NotReplyable => ApiError::BadRequest(
-                "Source message is not a replyable inbound thread: only inbound mail with a \
-                 sender address can be answered"
-                    .into(),
-            ),
-            SendMailError::Throttled => ApiError::TooManyRequests {
-                detail: "Email send rate exceeded for this sponsor; retry later".into(),
-                retry_after: THROTTLE_RETRY_AFTER,
-            },
-            error @ SendMailError::IdempotencyMismatch { .. } => ApiError::key_mismatch(error),
-            SendMailError::KeyInFlight => ApiError::key_in_flight(),
-            SendMailError::Store(store) => store.into(),
-        }
-    }
-}
-
-impl From<ReadMailError> for ApiError {
-    fn from(error: ReadMailError) -> Self {
-        match error {
-            ReadMailError::NotProvisioned(missing) => missing.into(),
-            ReadMailError::InvalidCursor => ApiError::BadRequest("Invalid cursor".into()),
-            ReadMailError::NotFound => ApiError::NotFound,
-            ReadMailError::Store(store) => store.into(),
-        }
-    }
-}
 
 /// The `Idempotency-Key` header's bytes, when the request has one.
 fn idempotency_key(request: &HttpRequest) -> Option<&[u8]> {

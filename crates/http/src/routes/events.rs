@@ -6,7 +6,7 @@ use actix_web::http::header::{self, HeaderName};
 use actix_web::web::{self, Bytes, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{EventOut, EventPage, ServerSentEvent};
-use app::{FollowError, FollowItem, MAX_EVENT_PAGE};
+use app::{FollowItem, MAX_EVENT_PAGE};
 use domain::EventTypes;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -27,19 +27,6 @@ pub struct StreamSettings {
     pub stall: Duration,
     /// How long a stream lives before it ends (its client reconnects).
     pub lifetime: Duration,
-}
-
-impl From<FollowError> for ApiError {
-    fn from(error: FollowError) -> Self {
-        match error {
-            FollowError::TooManyStreams => ApiError::TooManyRequests {
-                detail: "Too many event streams of this agent at once; close one or retry later"
-                    .into(),
-                retry_after: Duration::from_secs(3),
-            },
-            FollowError::Store(store) => store.into(),
-        }
-    }
 }
 
 /// `types`: a comma-separated list of event types; every type when absent.

@@ -4,9 +4,10 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::errors::ApiError;
+use refusals::Refusal;
 
 pub async fn not_found() -> HttpResponse {
-    ApiError::NotFound.error_response()
+    ApiError::Refused(Refusal::NotFound).error_response()
 }
 
 /// The 405 of a known path; `allow` lists its methods, as RFC 9110 requires of a 405.

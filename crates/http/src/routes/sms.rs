@@ -7,9 +7,11 @@ use api_types::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, VerificationCodeResponse,
     WaitForCodeRequest,
 };
-use app::{ChannelsWait, CodeWait, FoundCode, SmsError, WaitError};
+use app::{ChannelsWait, CodeWait, FoundCode, WaitError};
 
 use crate::auth::AuthenticatedAgent;
+use refusals::Refusal;
+
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
 use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::state::ApiState;
@@ -17,32 +19,6 @@ use crate::state::ApiState;
 /// Says whether `GET /v1/sms/messages` reflects the provider now (`synced`) or, the provider
 /// being unreachable, only what was stored before (`stale`).
 const SMS_SYNC: HeaderName = HeaderName::from_static("x-sms-sync");
-
-impl From<SmsError> for ApiError {
-    fn from(error: SmsError) -> Self {
-        match error {
-            SmsError::NotProvisioned(missing) => missing.into(),
-            SmsError::Store(store) => store.into(),
-        }
-    }
-}
-
-impl From<WaitError> for ApiError {
-    fn from(error: WaitError) -> Self {
-        match error {
-            WaitError::NotProvisioned(missing) => missing.into(),
-            WaitError::TimedOut => ApiError::RequestTimeout(
-                "No new SMS with a verification code arrived before the timeout".into(),
-            ),
-            WaitError::Revoked => ApiError::InvalidKey,
-            WaitError::TooManyWaiters => ApiError::TooManyRequests {
-                detail: "Too many waits for a code from this agent at once; retry later".into(),
-                retry_after: std::time::Duration::from_secs(1),
-            },
-            WaitError::Store(store) => store.into(),
-        }
-    }
-}
 
 /// The agent's phone number; `null` when it has none.
 #[utoipa::path(get, path = "/v1/sms/number", tag = "sms", operation_id = "get_sms_number",
@@ -179,9 +155,9 @@ pub async fn wait_any_channel(
         .wait(&agent.profile, wait)
         .await
         .map_err(|error| match error {
-            WaitError::TimedOut => ApiError::RequestTimeout(
-                "No new verification code arrived before the timeout".into(),
-            ),
+            WaitError::TimedOut => {
+                Refusal::TimedOut("No new verification code arrived before the timeout".into())
+            }
             other => other.into(),
         })?;
     Ok(Json(match &found {

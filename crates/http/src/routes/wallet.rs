@@ -1,80 +1,18 @@
 //! `/v1/wallet`: address, policy, balance, transfer intents.
 
-use actix_web::web::{self, Json};
+use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    FieldError, FieldErrors, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
+    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
+    WalletBalanceResponse, WalletSendRequest,
 };
-use app::{BalanceError, IntentPage, ListIntentsError, SendError, SendRequest, WalletError};
+use app::{IntentPage, SendRequest};
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
 use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::rendered_pages::{PageKey, PageListing};
 use crate::state::ApiState;
-
-impl From<WalletError> for ApiError {
-    fn from(error: WalletError) -> Self {
-        match error {
-            WalletError::NotProvisioned(missing) => missing.into(),
-            WalletError::Store(store) => store.into(),
-        }
-    }
-}
-
-impl From<BalanceError> for ApiError {
-    fn from(error: BalanceError) -> Self {
-        match error {
-            BalanceError::NotProvisioned(missing) => missing.into(),
-            BalanceError::Chain(chain) => chain.into(),
-            BalanceError::Store(store) => store.into(),
-        }
-    }
-}
-
-impl From<SendError> for ApiError {
-    fn from(error: SendError) -> Self {
-        match error {
-            SendError::NotProvisioned(missing) => missing.into(),
-            SendError::Unsupported { asset, chain } => ApiError::BadRequest(format!(
-                "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
-            )),
-            SendError::TooLarge(too_large) => FieldErrors::from(FieldError::value_error(
-                "amount_atomic",
-                serde_json::Value::Null,
-                too_large,
-            ))
-            .into(),
-            SendError::Recipient(refused) => FieldErrors::from(FieldError::value_error(
-                "to",
-                serde_json::Value::Null,
-                refused,
-            ))
-            .into(),
-            SendError::KeyInFlight => ApiError::key_in_flight(),
-            SendError::RateLimited { retry_after } => ApiError::TooManyRequests {
-                detail: "Too many sends from this agent; retry later".into(),
-                retry_after,
-            },
-            SendError::Policy(violation) => {
-                ApiError::Forbidden(format!("Spend policy violation: {violation}"))
-            }
-            error @ SendError::IdempotencyMismatch { .. } => ApiError::key_mismatch(error),
-            SendError::Store(store) => store.into(),
-        }
-    }
-}
-
-impl From<ListIntentsError> for ApiError {
-    fn from(error: ListIntentsError) -> Self {
-        match error {
-            ListIntentsError::NotProvisioned(missing) => missing.into(),
-            ListIntentsError::InvalidCursor => ApiError::BadRequest("Invalid cursor".into()),
-            ListIntentsError::Store(store) => store.into(),
-        }
-    }
-}
 
 /// The wallet's address on its chain.
 #[utoipa::path(get, path = "/v1/wallet/address", tag = "wallet", operation_id = "get_wallet_address",
@@ -219,4 +157,28 @@ pub async fn intents(
         .intents(&agent.profile, Some(cursor), limit as usize)
         .await?;
     Ok(HttpResponse::Ok().json(render(page)))
+}
+
+/// One of the agent's transfer intents, as it stands now.
+#[utoipa::path(get, path = "/v1/wallet/intents/{intent_id}", tag = "wallet", operation_id = "get_wallet_intent",
+    security(("HTTPBearer" = [])),
+    params(("intent_id" = String, Path, description = "The intent's id")),
+    responses(
+        (status = 200, description = "The intent", body = TransferIntentOut),
+        (status = 400, description = "No wallet provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 404, description = "No such intent of this agent", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn intent(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    id: Path<String>,
+) -> Result<Json<TransferIntentOut>, ApiError> {
+    let intent = state
+        .services
+        .wallets
+        .intent(&agent.profile, &id.into_inner())
+        .await?;
+    Ok(Json(TransferIntentOut::from(&intent)))
 }

@@ -9,30 +9,12 @@ use api_types::{
 use app::WebhookError;
 use domain::commands::{CreateWebhook, UpdateWebhook};
 use domain::WebhookEndpointId;
-use serde_json::json;
 use uuid::Uuid;
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
+use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
 use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::state::ApiState;
-
-impl From<WebhookError> for ApiError {
-    fn from(error: WebhookError) -> Self {
-        match error {
-            WebhookError::NotFound => ApiError::NotFound,
-            WebhookError::TooMany => ApiError::Conflict(error.to_string()),
-            WebhookError::Url(refused) => ApiError::Validation(vec![ValidationItem::new(
-                "value_error",
-                vec![json!("body"), json!("url")],
-                format!("Value error, {refused}"),
-                serde_json::Value::Null,
-            )]),
-            WebhookError::InvalidCursor => ApiError::BadRequest(error.to_string()),
-            WebhookError::Store(store) => store.into(),
-        }
-    }
-}
 
 /// The endpoint a path names; one that is no UUID is not found.
 fn endpoint_id(path: Path<String>) -> Result<WebhookEndpointId, ApiError> {

@@ -12,6 +12,8 @@ use ports::{WebhookHeaders, WebhookRefusal, WebhookRequest};
 use serde_json::json;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
+use refusals::Refusal;
+
 use crate::errors::ApiError;
 use crate::extract::read_payload;
 use crate::state::ApiState;
@@ -61,10 +63,11 @@ impl WebhookGate {
     async fn turn(&self) -> Result<SemaphorePermit<'_>, ApiError> {
         match tokio::time::timeout(self.wait, self.bodies.acquire()).await {
             Ok(Ok(permit)) => Ok(permit),
-            Ok(Err(_)) | Err(_) => Err(ApiError::TooManyRequests {
+            Ok(Err(_)) | Err(_) => Err(Refusal::TooManyRequests {
                 detail: "Too many webhooks are being received at once; retry later".into(),
                 retry_after: Duration::from_secs(5),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -78,7 +81,9 @@ impl WebhookGate {
         tokio::time::timeout(self.read_within, read_payload(payload, max_bytes))
             .await
             .map_err(|_| {
-                ApiError::RequestTimeout("The request body did not arrive in time".into())
+                ApiError::from(Refusal::TimedOut(
+                    "The request body did not arrive in time".into(),
+                ))
             })?
     }
 }
@@ -86,15 +91,16 @@ impl WebhookGate {
 impl From<SmsWebhookError> for ApiError {
     fn from(error: SmsWebhookError) -> Self {
         match error {
-            SmsWebhookError::NotConfigured => ApiError::Unavailable {
+            SmsWebhookError::NotConfigured => Refusal::Unavailable {
                 detail: "Inbound SMS webhook is not configured",
                 cause: "TWILIO_AUTH_TOKEN or SMS_PUBLIC_BASE_URL is not set".into(),
-            },
+            }
+            .into(),
             SmsWebhookError::Refused(WebhookRefusal::Signature(detail)) => {
-                ApiError::Forbidden(detail)
+                Refusal::Forbidden(detail).into()
             }
             SmsWebhookError::Refused(WebhookRefusal::Malformed(detail)) => {
-                ApiError::BadRequest(detail)
+                Refusal::BadRequest(detail).into()
             }
             SmsWebhookError::Store(store) => store.into(),
         }
@@ -104,15 +110,20 @@ impl From<SmsWebhookError> for ApiError {
 impl From<IngestError> for ApiError {
     fn from(error: IngestError) -> Self {
         match error {
-            IngestError::NotConfigured => ApiError::Unavailable {
+            IngestError::NotConfigured => Refusal::Unavailable {
                 detail: "Inbound email webhook is not configured",
                 cause: "EMAIL_WEBHOOK_SECRETS is not set".into(),
-            },
+            }
+            .into(),
             IngestError::Refused(WebhookRefusal::Signature(detail)) => {
                 ApiError::Unauthorized(detail)
             }
-            IngestError::Refused(WebhookRefusal::Malformed(detail)) => ApiError::BadRequest(detail),
-            IngestError::Unreadable(unreadable) => ApiError::BadRequest(unreadable.to_string()),
+            IngestError::Refused(WebhookRefusal::Malformed(detail)) => {
+                Refusal::BadRequest(detail).into()
+            }
+            IngestError::Unreadable(unreadable) => {
+                Refusal::BadRequest(unreadable.to_string()).into()
+            }
             IngestError::Store(store) => store.into(),
         }
     }
@@ -228,7 +239,7 @@ mod tests {
         let first = gate.turn().await.expect("a turn");
         assert!(matches!(
             gate.turn().await,
-            Err(ApiError::TooManyRequests { .. })
+            Err(ApiError::Refused(Refusal::TooManyRequests { .. }))
         ));
         drop(first);
         assert!(gate.turn().await.is_ok(), "a turn freed is taken again");
@@ -242,7 +253,7 @@ mod tests {
             as std::pin::Pin<Box<dyn futures_util::Stream<Item = _>>>);
         assert!(matches!(
             gate().read(never, 10).await,
-            Err(ApiError::RequestTimeout(_))
+            Err(ApiError::Refused(Refusal::TimedOut(_)))
         ));
     }
 }

@@ -1,0 +1,305 @@
+//! What a refused request is told, said once for every way in: each use case's error becomes a
+//! `Refusal`, a kind (which the HTTP API turns into a status, MCP into a tool result with
+//! `isError`) and the detail text the caller reads. So a policy denial, a reused idempotency key
+//! or a missing wallet reads the same over `/v1`, `/mcp` and the console. Causes of unavailability
+//! and of internal errors are kept beside the detail, for the log only.
+
+use std::time::Duration;
+
+use api_types::{FieldError, FieldErrors};
+use app::{
+    AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError, ListIntentsError,
+    NotProvisioned, ReadMailError, SendError, SendMailError, SmsError, WaitError, WalletError,
+    WebhookError,
+};
+use ports::{ChainError, StoreError};
+
+/// How long a throttled mail send is told to wait: the spec's fixed `Retry-After`.
+pub const MAIL_THROTTLE_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// A request refused, with what its caller is told.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    /// The agent key is missing, malformed or no longer authenticates.
+    #[error("Invalid agent key")]
+    InvalidKey,
+    /// A business rule refused the request: a resource not provisioned, an invalid cursor...
+    #[error("{0}")]
+    BadRequest(String),
+    /// The key is valid but the action is not permitted, e.g. by the spend policy.
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("Not Found")]
+    NotFound,
+    /// The request conflicts with stored state, e.g. a reused idempotency key.
+    #[error("{0}")]
+    Conflict(String),
+    /// A wait ended without what it waited for.
+    #[error("{0}")]
+    TimedOut(String),
+    /// Too many requests: the caller may retry after `retry_after`.
+    #[error("{detail}")]
+    TooManyRequests {
+        detail: String,
+        retry_after: Duration,
+    },
+    /// Fields of the request are wrong, each named.
+    #[error("request validation failed")]
+    Invalid(FieldErrors),
+    /// A dependency (the database, the chain) could not be reached; `cause` is for the log.
+    #[error("{detail}")]
+    Unavailable { detail: &'static str, cause: String },
+    /// A bug or an unexpected state; `cause` is for the log, never for the caller.
+    #[error("Internal Server Error")]
+    Internal(String),
+}
+
+impl Refusal {
+    /// A write whose idempotency key another request of the same key still holds.
+    pub fn key_in_flight() -> Self {
+        Self::Conflict(
+            "Idempotency key conflict: a request with this key is still in progress; retry once \
+             it has finished"
+                .into(),
+        )
+    }
+
+    /// A write whose idempotency key an earlier, different request took; `mismatch` names it.
+    pub fn key_mismatch(mismatch: impl std::fmt::Display) -> Self {
+        Self::Conflict(format!("Idempotency key conflict: {mismatch}"))
+    }
+}
+
+impl From<FieldErrors> for Refusal {
+    fn from(errors: FieldErrors) -> Self {
+        Self::Invalid(errors)
+    }
+}
+
+impl From<FieldError> for Refusal {
+    fn from(error: FieldError) -> Self {
+        Self::Invalid(FieldErrors::from(error))
+    }
+}
+
+impl From<StoreError> for Refusal {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Unavailable(cause) => Self::Unavailable {
+                detail: "Database unavailable",
+                cause,
+            },
+            StoreError::Busy(_) => Self::TooManyRequests {
+                detail: "Too many concurrent requests for this resource; retry shortly".into(),
+                retry_after: Duration::from_secs(1),
+            },
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<ChainError> for Refusal {
+    fn from(error: ChainError) -> Self {
+        let (ChainError::Unavailable(cause) | ChainError::Unexpected(cause)) = error;
+        Self::Unavailable {
+            detail: "Chain unavailable",
+            cause,
+        }
+    }
+}
+
+impl From<NotProvisioned> for Refusal {
+    fn from(missing: NotProvisioned) -> Self {
+        let resource = match missing {
+            NotProvisioned::Wallet => "wallet",
+            NotProvisioned::EmailInbox => "email inbox",
+            NotProvisioned::PhoneNumber => "phone number",
+        };
+        Self::BadRequest(format!("No {resource} provisioned for this agent"))
+    }
+}
+
+impl From<AuthError> for Refusal {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::InvalidKey => Self::InvalidKey,
+            AuthError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<WalletError> for Refusal {
+    fn from(error: WalletError) -> Self {
+        match error {
+            WalletError::NotProvisioned(missing) => missing.into(),
+            WalletError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<BalanceError> for Refusal {
+    fn from(error: BalanceError) -> Self {
+        match error {
+            BalanceError::NotProvisioned(missing) => missing.into(),
+            BalanceError::Chain(chain) => chain.into(),
+            BalanceError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<SendError> for Refusal {
+    fn from(error: SendError) -> Self {
+        match error {
+            SendError::NotProvisioned(missing) => missing.into(),
+            SendError::Unsupported { asset, chain } => Self::BadRequest(format!(
+                "Unsupported asset or chain: only asset {asset} on chain {chain} is supported"
+            )),
+            SendError::TooLarge(too_large) => {
+                FieldError::value_error("amount_atomic", serde_json::Value::Null, too_large).into()
+            }
+            SendError::Recipient(refused) => {
+                FieldError::value_error("to", serde_json::Value::Null, refused).into()
+            }
+            SendError::KeyInFlight => Self::key_in_flight(),
+            SendError::RateLimited { retry_after } => Self::TooManyRequests {
+                detail: "Too many sends from this agent; retry later".into(),
+                retry_after,
+            },
+            SendError::Policy(violation) => {
+                Self::Forbidden(format!("Spend policy violation: {violation}"))
+            }
+            error @ SendError::IdempotencyMismatch { .. } => Self::key_mismatch(error),
+            SendError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<ListIntentsError> for Refusal {
+    fn from(error: ListIntentsError) -> Self {
+        match error {
+            ListIntentsError::NotProvisioned(missing) => missing.into(),
+            ListIntentsError::InvalidCursor => Self::BadRequest("Invalid cursor".into()),
+            ListIntentsError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<IntentLookupError> for Refusal {
+    fn from(error: IntentLookupError) -> Self {
+        match error {
+            IntentLookupError::NotProvisioned(missing) => missing.into(),
+            IntentLookupError::NotFound => Self::NotFound,
+            IntentLookupError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<DecisionWaitError> for Refusal {
+    fn from(error: DecisionWaitError) -> Self {
+        match error {
+            DecisionWaitError::NotProvisioned(missing) => missing.into(),
+            DecisionWaitError::NotFound => Self::NotFound,
+            DecisionWaitError::TooManyWaiters => Self::TooManyRequests {
+                detail: "Too many waits for a decision from this agent at once; retry later".into(),
+                retry_after: Duration::from_secs(1),
+            },
+            DecisionWaitError::Revoked => Self::InvalidKey,
+            DecisionWaitError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<SendMailError> for Refusal {
+    fn from(error: SendMailError) -> Self {
+        match error {
+            SendMailError::NotProvisioned(missing) => missing.into(),
+            SendMailError::Category(category) => Self::BadRequest(format!(
+                "Unsupported category {category:?}: only \"transactional\" mail can be sent \
+                 (marketing is unavailable)"
+            )),
+            SendMailError::Unavailable(field) => {
+                Self::BadRequest(format!("{field} is unavailable: leave it out"))
+            }
+            SendMailError::DomainNotVerified(domain) => Self::BadRequest(format!(
+                "Sending domain {domain} is not verified; mail cannot be sent from it"
+            )),
+            SendMailError::SourceNotFound => Self::NotFound,
+            SendMailError::NotReplyable => Self::BadRequest(
+                "Source message is not a replyable inbound thread: only inbound mail with a \
+                 sender address can be answered"
+                    .into(),
+            ),
+            SendMailError::Throttled => Self::TooManyRequests {
+                detail: "Email send rate exceeded for this sponsor; retry later".into(),
+                retry_after: MAIL_THROTTLE_RETRY_AFTER,
+            },
+            error @ SendMailError::IdempotencyMismatch { .. } => Self::key_mismatch(error),
+            SendMailError::KeyInFlight => Self::key_in_flight(),
+            SendMailError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<ReadMailError> for Refusal {
+    fn from(error: ReadMailError) -> Self {
+        match error {
+            ReadMailError::NotProvisioned(missing) => missing.into(),
+            ReadMailError::InvalidCursor => Self::BadRequest("Invalid cursor".into()),
+            ReadMailError::NotFound => Self::NotFound,
+            ReadMailError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<SmsError> for Refusal {
+    fn from(error: SmsError) -> Self {
+        match error {
+            SmsError::NotProvisioned(missing) => missing.into(),
+            SmsError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<WaitError> for Refusal {
+    fn from(error: WaitError) -> Self {
+        match error {
+            WaitError::NotProvisioned(missing) => missing.into(),
+            WaitError::TimedOut => Self::TimedOut(
+                "No new SMS with a verification code arrived before the timeout".into(),
+            ),
+            WaitError::Revoked => Self::InvalidKey,
+            WaitError::TooManyWaiters => Self::TooManyRequests {
+                detail: "Too many waits for a code from this agent at once; retry later".into(),
+                retry_after: Duration::from_secs(1),
+            },
+            WaitError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<FollowError> for Refusal {
+    fn from(error: FollowError) -> Self {
+        match error {
+            FollowError::TooManyStreams => Self::TooManyRequests {
+                detail: "Too many event streams of this agent at once; close one or retry later"
+                    .into(),
+                retry_after: Duration::from_secs(3),
+            },
+            FollowError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<WebhookError> for Refusal {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::NotFound => Self::NotFound,
+            WebhookError::TooMany => Self::Conflict(error.to_string()),
+            WebhookError::Url(refused) => {
+                FieldError::value_error("url", serde_json::Value::Null, refused).into()
+            }
+            WebhookError::InvalidCursor => Self::BadRequest(error.to_string()),
+            WebhookError::Store(store) => store.into(),
+        }
+    }
+}
