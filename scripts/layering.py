@@ -13,7 +13,14 @@ Rules, by crate folder ("depends" means normal dependencies, dev-dependencies ar
   crates/app        crates/domain, crates/ports and the pure libraries only; no IO crate below it
                     but tokio
   crates/api-types  crates/domain only; no IO crate below it
+  crates/refusals   crates/domain, crates/ports, crates/app, crates/api-types and the pure
+                    libraries only; no IO crate below it but tokio: what a refused request is
+                    told, shared by every way in
   crates/http       no adapter and no database, mail or chain driver anywhere below it
+  crates/mcp        (a transport beside HTTP) crates/domain, crates/ports, crates/app,
+                    crates/api-types, crates/refusals and the pure libraries only, so never
+                    crates/http, an adapter or the composition root; no database, mail or chain
+                    driver anywhere below it
   adapters          (crates/postgres, email, sms, evm) crates/domain, crates/ports and the pure
                     libraries only, so never each other, the use cases or the transport
   outbound          (crates/webhook-delivery) crates/domain, crates/ports, crates/api-types and
@@ -40,8 +47,10 @@ DRIVER_CRATES = {
 ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm")
 PURE_LIBRARIES = ("crates/text-mining", "crates/standard-webhooks")
 OUTBOUND = ("crates/webhook-delivery",)
+REFUSALS = "crates/refusals"
+TRANSPORTS = ("crates/mcp",)
 REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS,
-            *PURE_LIBRARIES, *OUTBOUND)
+            *PURE_LIBRARIES, *OUTBOUND, REFUSALS, *TRANSPORTS)
 COMPOSITION = "crates/runtime"
 TEST_SUPPORT = "crates/test-support"
 
@@ -131,6 +140,15 @@ def check(ws):
         only(adapter, ("crates/domain", "crates/ports", *PURE_LIBRARIES))
     for outbound in OUTBOUND:
         only(outbound, ("crates/domain", "crates/ports", "crates/api-types", *PURE_LIBRARIES))
+    use_cases = ("crates/domain", "crates/ports", "crates/app", "crates/api-types", *PURE_LIBRARIES)
+    only(REFUSALS, use_cases)
+    no_io(REFUSALS, IO_CRATES - {"tokio"})
+    for transport in TRANSPORTS:
+        only(transport, (*use_cases, REFUSALS))
+        if present(transport):
+            drivers = sorted(ws.external_closure(ws.by_folder[transport]) & DRIVER_CRATES)
+            if drivers:
+                violations.append(f"{transport} pulls driver crates: {', '.join(drivers)}")
     if present("crates/http"):
         http = ws.by_folder["crates/http"]
         for dep in sorted(ws.workspace_closure(http) & set(ADAPTERS)):

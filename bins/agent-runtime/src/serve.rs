@@ -9,6 +9,7 @@ use actix_web::web;
 use http_api::{
     ApiState, Metrics, RenderedPages, StreamSettings, WebhookGate, RENDERED_PAGES_BUDGET_BYTES,
 };
+use mcp::{AllowedHosts, McpEndpoint, McpSettings};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
 use runtime::jobs::{
@@ -17,6 +18,7 @@ use runtime::jobs::{
 use runtime::wiring;
 use secrecy::ExposeSecret;
 use tokio::signal::unix::{signal, SignalKind};
+use url::Url;
 
 /// Takes the listening socket first, so a taken port fails at once, before any migration, with
 /// the setting to change in the message.
@@ -102,8 +104,12 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     let (services, auth_cache_follower) =
         wiring::services(&database, notifications, &chain, services_config)?;
     actix_web::rt::spawn(auth_cache_follower);
+    let address = listener.local_addr()?;
+    let services = Arc::new(services);
+    let mcp = McpEndpoint::new(services.clone(), mcp_settings(&config, address)?);
     let state = web::Data::new(ApiState {
         services,
+        mcp,
         database: Arc::new(database),
         first_pages: RenderedPages::new(RENDERED_PAGES_BUDGET_BYTES),
         metrics: Metrics::new(registry),
@@ -119,7 +125,6 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
             lifetime: events.stream_lifetime,
         },
     });
-    let address = listener.local_addr()?;
     let server = http_api::server(listener, workers, state.clone(), config.shutdown_timeout)
         .map_err(|error| anyhow::anyhow!("serving on BIND_ADDR {}: {error}", config.bind_addr))?;
     tracing::info!(
@@ -135,6 +140,38 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     jobs.stop().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `/mcp`'s settings: the public URL (the address listened on when `PUBLIC_BASE_URL` is not set)
+/// and the hosts it answers under (`MCP_ALLOWED_HOSTS`, else the public URL's host and the
+/// loopback names).
+fn mcp_settings(config: &ServerConfig, address: SocketAddr) -> anyhow::Result<McpSettings> {
+    let public_base_url = config
+        .public_base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"));
+    let names = match &config.mcp_allowed_hosts {
+        Some(names) if names.is_empty() => {
+            anyhow::bail!("MCP_ALLOWED_HOSTS names no host; leave it unset for the default")
+        }
+        Some(names) => names.clone(),
+        None => Url::parse(&public_base_url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_owned))
+            .into_iter()
+            .chain(AllowedHosts::LOOPBACK.map(str::to_owned))
+            .collect(),
+    };
+    let allowed_hosts = AllowedHosts::new(&names).map_err(|name| {
+        anyhow::anyhow!(
+            "MCP_ALLOWED_HOSTS is invalid: {name:?} is not a host name (names only, without \
+             scheme or port)"
+        )
+    })?;
+    Ok(McpSettings {
+        allowed_hosts,
+        public_base_url,
+    })
 }
 
 /// On SIGTERM or SIGINT (Ctrl-C): the jobs finish the step in hand and stop; waits for codes are

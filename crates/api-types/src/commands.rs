@@ -267,26 +267,15 @@ fn wait_fields(
     timeout: i64,
     request_id: Option<String>,
 ) -> Result<CodeWait, FieldErrors> {
-    let path = || vec![FieldPath::from("timeout")];
-    let seconds = if timeout < 0 {
-        Err(FieldError::body(
-            path(),
-            "greater_than_equal",
-            "Input should be greater than or equal to 0",
-            json!(timeout),
-        )
-        .with_context(json!({"ge": 0})))
-    } else if timeout > i64::from(MAX_WAIT_SECS) {
-        Err(FieldError::body(
-            path(),
-            "less_than_equal",
-            format!("Input should be less than or equal to {MAX_WAIT_SECS}"),
-            json!(timeout),
-        )
-        .with_context(json!({"le": MAX_WAIT_SECS})))
-    } else {
-        Ok(timeout.unsigned_abs())
-    };
+    let seconds = FieldError::check_range(
+        RequestPart::Body,
+        "timeout",
+        timeout.into(),
+        0,
+        MAX_WAIT_SECS.into(),
+        json!(timeout),
+    )
+    .map(|()| timeout.unsigned_abs());
     let request_id_checked = match &request_id {
         Some(id) => {
             FieldError::check_length("request_id", id, 0, MAX_REQUEST_ID_CHARS).and_then(|()| {

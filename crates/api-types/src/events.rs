@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::field_errors::{FieldError, FieldErrors};
+use crate::field_errors::{FieldError, FieldErrors, RequestPart};
 use crate::TransferIntentOut;
 
 /// What happened: `email.received`, `email.sent`, `email.failed`, `sms.received`, or
@@ -390,6 +390,22 @@ fn check_types(types: &[String]) -> Result<EventTypes, Vec<FieldError>> {
         true => Ok(EventTypes::of(known)),
         false => Err(unknown),
     }
+}
+
+/// The types of a comma-separated list (`types` of the feed and the stream), or the enum error
+/// naming the first unknown one.
+pub fn read_event_types(part: RequestPart, list: &str) -> Result<EventTypes, FieldError> {
+    EventTypes::parse_list(list).map_err(|unknown| {
+        let expected = event_type_names();
+        FieldError::new(
+            part,
+            vec!["types".into()],
+            "enum",
+            format!("Input should be one of {expected}"),
+            json!(unknown.0),
+        )
+        .with_context(json!({ "expected": expected }))
+    })
 }
 
 /// Every type's name, quoted, as pydantic lists what an enum expects.

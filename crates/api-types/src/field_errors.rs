@@ -13,6 +13,8 @@ pub enum RequestPart {
     Body,
     /// What travels beside them (HTTP headers), e.g. the idempotency key of a mail send.
     Header,
+    /// The parameters of a URL's query string.
+    Query,
 }
 
 impl RequestPart {
@@ -20,7 +22,49 @@ impl RequestPart {
         match self {
             Self::Body => "body",
             Self::Header => "header",
+            Self::Query => "query",
         }
+    }
+}
+
+/// How many items a page of a listing holds: `default` when the caller names none, else at
+/// least `min` and at most `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageLimit {
+    pub default: u32,
+    pub min: u32,
+    pub max: u32,
+}
+
+impl PageLimit {
+    /// The inbox, the intents, the events and the webhook deliveries.
+    pub const PAGE: Self = Self {
+        default: 20,
+        min: 1,
+        max: 100,
+    };
+    /// The SMS history: the spec sets no minimum there, so 0 is an empty page.
+    pub const SMS: Self = Self {
+        default: 20,
+        min: 0,
+        max: 100,
+    };
+
+    /// The limit asked for (`None`: the default) if within bounds, else pydantic's words for
+    /// why not; `input` is the value as the caller sent it.
+    pub fn check(
+        self,
+        part: RequestPart,
+        field: &str,
+        asked: Option<i128>,
+        input: Value,
+    ) -> Result<u32, FieldError> {
+        let Some(asked) = asked else {
+            return Ok(self.default);
+        };
+        FieldError::check_range(part, field, asked, self.min.into(), self.max.into(), input)?;
+        // Within `min..=max`, so within u32.
+        Ok(u32::try_from(asked).unwrap_or(self.max))
     }
 }
 
@@ -113,6 +157,58 @@ impl FieldError {
             json!([]),
         )
         .with_context(json!({"field_type": "List", "min_length": 1, "actual_length": 0}))
+    }
+
+    /// A whole number outside `min..=max`, in pydantic's words; `input` is the value as sent.
+    pub fn check_range(
+        part: RequestPart,
+        field: &str,
+        value: i128,
+        min: i128,
+        max: i128,
+        input: Value,
+    ) -> Result<(), Self> {
+        let path = vec![FieldPath::from(field)];
+        if value < min {
+            return Err(Self::new(
+                part,
+                path,
+                "greater_than_equal",
+                format!("Input should be greater than or equal to {min}"),
+                input,
+            )
+            .with_context(json!({ "ge": min })));
+        }
+        if value > max {
+            return Err(Self::new(
+                part,
+                path,
+                "less_than_equal",
+                format!("Input should be less than or equal to {max}"),
+                input,
+            )
+            .with_context(json!({ "le": max })));
+        }
+        Ok(())
+    }
+
+    /// The direction of a message listing, `inbound` or `outbound`, or the enum error naming
+    /// both.
+    pub fn read_direction(
+        part: RequestPart,
+        field: &str,
+        raw: &str,
+    ) -> Result<domain::Direction, Self> {
+        domain::Direction::parse(raw).ok_or_else(|| {
+            Self::new(
+                part,
+                vec![field.into()],
+                "enum",
+                "Input should be 'inbound' or 'outbound'",
+                json!(raw),
+            )
+            .with_context(json!({"expected": "'inbound' or 'outbound'"}))
+        })
     }
 
     /// A string body field outside `min..=max` characters.

@@ -21,12 +21,12 @@ pub use email::{
 };
 pub use enums::{Channel, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus};
 pub use events::{
-    event_type_names, EmailFailedData, EmailReceivedData, EmailSentData, EventData, EventOut,
-    EventPage, EventTypeName, ServerSentEvent, SmsReceivedData, WebhookAttemptOut,
-    WebhookAttemptPage, WebhookCreateRequest, WebhookOut, WebhookReplayRequest,
+    event_type_names, read_event_types, EmailFailedData, EmailReceivedData, EmailSentData,
+    EventData, EventOut, EventPage, EventTypeName, ServerSentEvent, SmsReceivedData,
+    WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut, WebhookReplayRequest,
     WebhookReplayResponse, WebhookUpdateRequest,
 };
-pub use field_errors::{read_fields, FieldError, FieldErrors, FieldPath, RequestPart};
+pub use field_errors::{read_fields, FieldError, FieldErrors, FieldPath, PageLimit, RequestPart};
 pub use operator::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
     OperatorIssuedKey,
@@ -35,12 +35,22 @@ pub use sms::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,
     VerificationCodeResponse, WaitForCodeRequest,
 };
+/// The credential of an `Authorization` header's value when its scheme is `Bearer` (in any
+/// case): how every way in over HTTP carries the agent key.
+pub fn bearer_credential(value: &str) -> Option<&str> {
+    let (scheme, credential) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credential.trim())
+}
+
 /// Where the providers post inbound messages: the route the server serves, and the URL the
 /// service gives the provider (a number bought at Twilio is pointed there).
 pub const TWILIO_SMS_WEBHOOK_PATH: &str = "/webhooks/sms/twilio";
 pub const INBOUND_EMAIL_WEBHOOK_PATH: &str = "/webhooks/email/inbound";
 
 pub use wallet::{
-    SpendPolicyOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
+    default_asset, default_chain, PolicyVerdictOut, SpendPolicyOut, SpendPolicyResponse,
+    SpendUsageOut, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
+    WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest, WindowUsageOut,
 };

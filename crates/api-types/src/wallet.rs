@@ -1,8 +1,8 @@
 //! The wallet: its address, spend policy, balances and transfer intents.
 
 use domain::{
-    format_units, Asset, Chain, SpendPolicyRecord, TransferIntentRecord, WalletBalances,
-    WalletRecord,
+    format_units, Asset, Chain, PolicyViolation, SpendPolicyRecord, SpendWindow,
+    TransferIntentRecord, WalletBalances, WalletRecord, WindowUsage,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -89,6 +89,78 @@ pub struct SpendPolicyResponse {
     pub max_daily_atomic: Option<String>,
     /// `null` when no allowlist is configured; an empty list allows no recipient.
     pub allowlisted_addresses: Option<Vec<String>>,
+}
+
+/// What a window the policy caps holds, and what a transfer may still take of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct WindowUsageOut {
+    /// Integer in atomic units: held by intents whose money may still move, and moved within the
+    /// window.
+    pub spent_atomic: String,
+    /// Integer in atomic units; `"0"` when the window holds its cap or more.
+    pub remaining_atomic: String,
+}
+
+/// Each window the policy caps; a window not configured is left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SpendUsageOut {
+    /// The rolling 24 hours of `max_daily_atomic`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daily: Option<WindowUsageOut>,
+}
+
+impl From<&[WindowUsage]> for SpendUsageOut {
+    fn from(windows: &[WindowUsage]) -> Self {
+        let mut usage = Self::default();
+        for window in windows {
+            let out = WindowUsageOut {
+                spent_atomic: window.spent.to_string(),
+                remaining_atomic: window.remaining.to_string(),
+            };
+            match window.window {
+                SpendWindow::Daily => usage.daily = Some(out),
+            }
+        }
+        usage
+    }
+}
+
+/// The spend policy's verdict on a transfer: whether it passed, else the rule that refused and
+/// why, what it is (or would be) once admitted, and what is left of each window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PolicyVerdictOut {
+    pub allowed: bool,
+    /// The rule that refused (`allowlist`, `max_per_tx`, `max_daily`); `null` when allowed.
+    pub rule: Option<String>,
+    /// Why it refused; `null` when allowed.
+    pub detail: Option<String>,
+    /// Where an admitted transfer stands: it waits for an operator's confirmation.
+    pub would_be: IntentStatus,
+    pub usage: SpendUsageOut,
+}
+
+impl PolicyVerdictOut {
+    /// The verdict on a transfer the policy admitted, with the windows as they stand now.
+    pub fn allowed(windows: &[WindowUsage]) -> Self {
+        Self {
+            allowed: true,
+            rule: None,
+            detail: None,
+            would_be: IntentStatus::PendingConfirmation,
+            usage: windows.into(),
+        }
+    }
+
+    /// The verdict on a transfer the policy refused.
+    pub fn refused(violation: &PolicyViolation, windows: &[WindowUsage]) -> Self {
+        Self {
+            allowed: false,
+            rule: Some(violation.rule().to_owned()),
+            detail: Some(violation.to_string()),
+            would_be: IntentStatus::PendingConfirmation,
+            usage: windows.into(),
+        }
+    }
 }
 
 impl From<&SpendPolicyRecord> for SpendPolicyResponse {
@@ -202,11 +274,13 @@ pub struct TransferIntentPage {
     pub next_cursor: Option<String>,
 }
 
-fn default_asset() -> String {
+/// The asset of a transfer that names none.
+pub fn default_asset() -> String {
     Asset::Usdc.symbol().to_owned()
 }
 
-fn default_chain() -> String {
+/// The chain of a transfer that names none.
+pub fn default_chain() -> String {
     Chain::Base.as_str().to_owned()
 }
 

@@ -38,21 +38,12 @@ impl FromRequest for AuthenticatedAgent {
     }
 }
 
-/// The credential of an `Authorization: Bearer ...` header; the scheme is case-insensitive.
+/// The credential of an `Authorization: Bearer ...` header.
 pub(crate) fn bearer_token(request: &HttpRequest) -> Option<String> {
-    bearer_credential(
-        request
-            .headers()
-            .get(header::AUTHORIZATION)?
-            .to_str()
-            .ok()?,
-    )
-}
-
-/// The credential of an `Authorization` header's value, when its scheme is Bearer.
-pub(crate) fn bearer_credential(value: &str) -> Option<String> {
-    let (scheme, credential) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| credential.trim().to_owned())
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    api_types::bearer_credential(value).map(str::to_owned)
 }

@@ -110,23 +110,13 @@ pub enum ApiError {
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        let refusal = match self {
-            Self::Refused(refusal) => refusal,
-            Self::Unauthorized(_) => return StatusCode::UNAUTHORIZED,
-            Self::MethodNotAllowed => return StatusCode::METHOD_NOT_ALLOWED,
-            Self::Validation(_) => return StatusCode::UNPROCESSABLE_ENTITY,
-        };
-        match refusal {
-            Refusal::InvalidKey => StatusCode::UNAUTHORIZED,
-            Refusal::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Refusal::Forbidden(_) => StatusCode::FORBIDDEN,
-            Refusal::NotFound => StatusCode::NOT_FOUND,
-            Refusal::Conflict(_) => StatusCode::CONFLICT,
-            Refusal::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
-            Refusal::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Refusal::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Refusal::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Refusal::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        match self {
+            Self::Refused(refusal) => {
+                StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+            }
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
         }
     }
 
@@ -147,18 +137,13 @@ impl ResponseError for ApiError {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
             }
-            Self::Refused(Refusal::TooManyRequests { retry_after, .. }) => {
-                // Whole seconds, rounded up: a client waiting that long is never early.
-                let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
-                response.insert_header((header::RETRY_AFTER, seconds.max(1)));
+            Self::Refused(refusal) => {
+                if let Some(seconds) = refusal.retry_after_secs() {
+                    response.insert_header((header::RETRY_AFTER, seconds));
+                }
+                refusal.log_cause();
             }
-            Self::Refused(Refusal::Unavailable { cause, .. }) => {
-                tracing::warn!(%cause, "dependency unavailable");
-            }
-            Self::Refused(Refusal::Internal(cause)) => {
-                tracing::error!(%cause, "internal error");
-            }
-            Self::Refused(_) | Self::Unauthorized(_) | Self::MethodNotAllowed => {}
+            Self::Unauthorized(_) | Self::MethodNotAllowed => {}
         }
         response.json(ErrorBody {
             detail: self.to_string(),

@@ -11,6 +11,8 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use api_types::{FieldError, PageLimit, RequestPart};
+
 use crate::errors::{ApiError, ValidationItem};
 
 /// Largest JSON body accepted; larger bodies are refused before they are read in full.
@@ -300,27 +302,21 @@ impl QueryParams {
                 json!(raw),
             )
         })?;
-        if value < i64::from(min) {
-            return Err(ValidationItem::new(
-                "greater_than_equal",
-                loc,
-                format!("Input should be greater than or equal to {min}"),
-                json!(raw),
-            )
-            .with_ctx(json!({ "ge": min })));
-        }
-        u32::try_from(value)
-            .ok()
-            .filter(|value| *value <= max)
-            .ok_or_else(|| {
-                ValidationItem::new(
-                    "less_than_equal",
-                    loc,
-                    format!("Input should be less than or equal to {max}"),
-                    json!(raw),
-                )
-                .with_ctx(json!({ "le": max }))
-            })
+        FieldError::check_range(
+            RequestPart::Query,
+            name,
+            value.into(),
+            min.into(),
+            max.into(),
+            json!(raw),
+        )?;
+        // Within `min..=max`, so within u32.
+        Ok(u32::try_from(value).unwrap_or(max))
+    }
+
+    /// The page size asked for, within `limit`'s bounds.
+    pub fn limit(&self, limit: PageLimit) -> Result<u32, ValidationItem> {
+        self.integer("limit", limit.default, limit.min, limit.max)
     }
 }
 
@@ -361,15 +357,11 @@ impl QueryParams {
     pub fn direction(&self) -> Result<Option<domain::Direction>, ValidationItem> {
         match self.get("direction") {
             None => Ok(None),
-            Some(raw) => domain::Direction::parse(raw).map(Some).ok_or_else(|| {
-                ValidationItem::new(
-                    "enum",
-                    vec![json!("query"), json!("direction")],
-                    "Input should be 'inbound' or 'outbound'",
-                    json!(raw),
-                )
-                .with_ctx(json!({"expected": "'inbound' or 'outbound'"}))
-            }),
+            Some(raw) => Ok(Some(FieldError::read_direction(
+                RequestPart::Query,
+                "direction",
+                raw,
+            )?)),
         }
     }
 }

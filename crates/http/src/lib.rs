@@ -168,9 +168,11 @@ const API: &[Endpoint] = &[
 ];
 
 /// Served beside the API and deliberately left out of its description: the Prometheus text, the
-/// description itself and its page (`/docs`, with the renderer it loads), and the providers'
-/// webhooks, which agents never call.
+/// description itself and its page (`/docs`, with the renderer it loads), the providers'
+/// webhooks, which agents never call, and the MCP endpoint, a protocol of its own (its tools are
+/// listed in `docs/api.md`). `/mcp` is measured as a long poll: a tool may wait up to a minute.
 const OUTSIDE_THE_API: &[Endpoint] = &[
+    Endpoint::long_poll(Method::POST, mcp::MCP_PATH, |route| route.to(mcp::serve)),
     Endpoint::new(Method::POST, INBOUND_EMAIL_WEBHOOK_PATH, |route| {
         route.to(routes::webhooks::inbound_email)
     }),
@@ -192,6 +194,7 @@ const OUTSIDE_THE_API: &[Endpoint] = &[
 /// Registers every route, the JSON 404 and 405, and the shared state on an actix `App`.
 pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
+        config.app_data(web::Data::new(state.mcp.clone()));
         config.app_data(state);
         let endpoints: Vec<&Endpoint> = API.iter().chain(OUTSIDE_THE_API).collect();
         let mut paths: Vec<&str> = Vec::new();

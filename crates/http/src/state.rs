@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use app::Services;
+use mcp::McpEndpoint;
 use ports::DatabaseHealth;
 
 use crate::rendered_pages::RenderedPages;
@@ -11,8 +12,10 @@ use crate::routes::webhooks::WebhookGate;
 use crate::telemetry::Metrics;
 
 pub struct ApiState {
-    /// The use cases, built once by the composition root.
-    pub services: Services,
+    /// The use cases, built once by the composition root and shared with `/mcp`.
+    pub services: Arc<Services>,
+    /// The MCP endpoint: the same use cases as tools.
+    pub mcp: McpEndpoint,
     pub database: Arc<dyn DatabaseHealth>,
     /// First pages of inboxes and intents as last rendered, answered again while unchanged.
     pub first_pages: RenderedPages,

@@ -55,6 +55,42 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// The HTTP status of this kind of refusal: the API answers with it, and MCP's tool results
+    /// name it beside the detail, so a model reads the same figure as a REST client.
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::InvalidKey => 401,
+            Self::BadRequest(_) => 400,
+            Self::Forbidden(_) => 403,
+            Self::NotFound => 404,
+            Self::Conflict(_) => 409,
+            Self::TimedOut(_) => 408,
+            Self::TooManyRequests { .. } => 429,
+            Self::Invalid(_) => 422,
+            Self::Unavailable { .. } => 503,
+            Self::Internal(_) => 500,
+        }
+    }
+
+    /// Whole seconds to wait before retrying, rounded up so a caller waiting that long is never
+    /// early; only for too many requests.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        let Self::TooManyRequests { retry_after, .. } = self else {
+            return None;
+        };
+        let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        Some(seconds.max(1))
+    }
+
+    /// Logs what only the log may know: the cause of an unavailability or of an internal error.
+    pub fn log_cause(&self) {
+        match self {
+            Self::Unavailable { cause, .. } => tracing::warn!(%cause, "dependency unavailable"),
+            Self::Internal(cause) => tracing::error!(%cause, "internal error"),
+            _ => {}
+        }
+    }
+
     /// A write whose idempotency key another request of the same key still holds.
     pub fn key_in_flight() -> Self {
         Self::Conflict(
@@ -301,5 +337,40 @@ impl From<WebhookError> for Refusal {
             WebhookError::InvalidCursor => Self::BadRequest(error.to_string()),
             WebhookError::Store(store) => store.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_is_never_told_to_retry_early() {
+        let refusal = |retry_after| Refusal::TooManyRequests {
+            detail: String::new(),
+            retry_after,
+        };
+        assert_eq!(
+            refusal(Duration::from_millis(1500)).retry_after_secs(),
+            Some(2)
+        );
+        assert_eq!(refusal(Duration::ZERO).retry_after_secs(), Some(1));
+        assert_eq!(refusal(Duration::from_secs(5)).retry_after_secs(), Some(5));
+        assert_eq!(Refusal::NotFound.retry_after_secs(), None);
+    }
+
+    #[test]
+    fn the_detail_of_a_policy_denial_names_the_rule() {
+        let refusal = Refusal::from(SendError::Policy(
+            domain::PolicyViolation::ExceedsPerTransactionMax {
+                amount: domain::AtomicAmount::parse("30").expect("valid"),
+                max: domain::AtomicAmount::parse("25").expect("valid"),
+            },
+        ));
+        assert_eq!(refusal.status(), 403);
+        assert_eq!(
+            refusal.to_string(),
+            "Spend policy violation: amount 30 exceeds the per-transaction maximum of 25"
+        );
     }
 }

@@ -532,23 +532,7 @@ pub struct SmsConfig {
 
 impl SmsConfig {
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
-        let public_base_url = match env.get("SMS_PUBLIC_BASE_URL") {
-            None => None,
-            Some(raw) => {
-                let parsed = Url::parse(raw).ok().filter(|url| {
-                    matches!(url.scheme(), "http" | "https")
-                        && url.has_host()
-                        && url.query().is_none()
-                });
-                if parsed.is_none() {
-                    return Err(ConfigError::Invalid {
-                        name: "SMS_PUBLIC_BASE_URL",
-                        reason: "must be an http:// or https:// URL without a query".into(),
-                    });
-                }
-                Some(raw.trim_end_matches('/').to_owned())
-            }
-        };
+        let public_base_url = public_url(env, "SMS_PUBLIC_BASE_URL")?;
         let provider = match env.get("SMS_PROVIDER").unwrap_or("sandbox") {
             "sandbox" => SmsProviderConfig::Sandbox,
             "twilio" => {
@@ -836,6 +820,24 @@ impl ServicesConfig {
     }
 }
 
+/// A public URL of the service from `name`: http or https, with a host, without a query; kept
+/// without its trailing slash.
+fn public_url(env: &Environment, name: &'static str) -> Result<Option<String>, ConfigError> {
+    let Some(raw) = env.get(name) else {
+        return Ok(None);
+    };
+    let parsed = Url::parse(raw).ok().filter(|url| {
+        matches!(url.scheme(), "http" | "https") && url.has_host() && url.query().is_none()
+    });
+    if parsed.is_none() {
+        return Err(ConfigError::Invalid {
+            name,
+            reason: "must be an http:// or https:// URL without a query".into(),
+        });
+    }
+    Ok(Some(raw.trim_end_matches('/').to_owned()))
+}
+
 fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
     // Named for SMS since its waits came first; it caps waits for a code on every channel.
     let code_waits: usize = env.parsed("SMS_WAITERS_PER_AGENT", 20)?;
@@ -874,6 +876,12 @@ pub struct ServerConfig {
     /// chain or provider configured).
     pub metrics_token: Option<SecretString>,
     pub bind_addr: SocketAddr,
+    /// `PUBLIC_BASE_URL`, without its trailing slash: the service's URL as its users reach it
+    /// (links to the console start with it); `None`: the address the server listens on.
+    pub public_base_url: Option<String>,
+    /// `MCP_ALLOWED_HOSTS`: the host names `/mcp` answers under; `None`: the host of the public
+    /// URL and the loopback names.
+    pub mcp_allowed_hosts: Option<Vec<String>>,
     pub log_format: LogFormat,
     pub shutdown_timeout: Duration,
 }
@@ -911,6 +919,14 @@ impl ServerConfig {
                 "BIND_ADDR",
                 DEFAULT_BIND_ADDR.parse().expect("valid default"),
             )?,
+            public_base_url: public_url(env, "PUBLIC_BASE_URL")?,
+            mcp_allowed_hosts: env.get("MCP_ALLOWED_HOSTS").map(|list| {
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            }),
             log_format,
             shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
         };

@@ -4,7 +4,7 @@ use actix_web::web::{self, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
-    EmailSendResponse, SendStatus, IDEMPOTENCY_KEY_HEADER,
+    EmailSendResponse, PageLimit, SendStatus, IDEMPOTENCY_KEY_HEADER,
 };
 use app::{MailPage, ReplyMail, SendMail};
 use domain::EmailMessageRecord;
@@ -141,7 +141,7 @@ pub async fn inbox(
     agent: AuthenticatedAgent,
     query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = query.integer("limit", 20, 1, 100);
+    let limit = query.limit(PageLimit::PAGE);
     let direction = query.direction();
     let (limit, direction) = match (limit, direction) {
         (Ok(limit), Ok(direction)) => (limit, direction),

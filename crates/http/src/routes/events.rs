@@ -5,8 +5,8 @@ use std::time::Duration;
 use actix_web::http::header::{self, HeaderName};
 use actix_web::web::{self, Bytes, Json};
 use actix_web::{HttpRequest, HttpResponse};
-use api_types::{EventOut, EventPage, ServerSentEvent};
-use app::{FollowItem, MAX_EVENT_PAGE};
+use api_types::{EventOut, EventPage, PageLimit, RequestPart, ServerSentEvent};
+use app::FollowItem;
 use domain::EventTypes;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -34,16 +34,7 @@ fn types_of(query: &QueryParams) -> Result<EventTypes, ValidationItem> {
     let Some(raw) = query.get("types") else {
         return Ok(EventTypes::all());
     };
-    EventTypes::parse_list(raw).map_err(|unknown| {
-        let expected = api_types::event_type_names();
-        ValidationItem::new(
-            "enum",
-            vec![json!("query"), json!("types")],
-            format!("Input should be one of {expected}"),
-            json!(unknown.0),
-        )
-        .with_ctx(json!({ "expected": expected }))
-    })
+    Ok(api_types::read_event_types(RequestPart::Query, raw)?)
 }
 
 /// The agent's events, oldest first.
@@ -69,7 +60,7 @@ pub async fn list(
     query: QueryParams,
 ) -> Result<Json<EventPage>, ApiError> {
     let after = query.sequence("after");
-    let limit = query.integer("limit", 20, 1, MAX_EVENT_PAGE as u32);
+    let limit = query.limit(PageLimit::PAGE);
     let types = types_of(&query);
     let (after, limit, types) = match (after, limit, types) {
         (Ok(after), Ok(limit), Ok(types)) => (after, limit, types),

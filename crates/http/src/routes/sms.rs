@@ -4,8 +4,8 @@ use actix_web::http::header::HeaderName;
 use actix_web::web::{self, Json};
 use actix_web::HttpResponse;
 use api_types::{
-    CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, VerificationCodeResponse,
-    WaitForCodeRequest,
+    CodeOut, CodesWaitRequest, PageLimit, PhoneNumberResponse, SmsMessageOut,
+    VerificationCodeResponse, WaitForCodeRequest,
 };
 use app::{ChannelsWait, CodeWait, FoundCode, WaitError};
 
@@ -67,7 +67,7 @@ pub async fn messages(
     query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
     // The spec sets no minimum here (it does for the inbox and intents): limit=0 is an empty page.
-    let limit = query.integer("limit", 20, 0, 100);
+    let limit = query.limit(PageLimit::SMS);
     let offset = query.integer("offset", 0, 0, u32::MAX);
     let direction = query.direction();
     let (limit, offset, direction) = match (limit, offset, direction) {

@@ -3,7 +3,7 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
+    PageLimit, SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
     WalletBalanceResponse, WalletSendRequest,
 };
 use app::{IntentPage, SendRequest};
@@ -125,7 +125,7 @@ pub async fn intents(
     query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
     let limit = query
-        .integer("limit", 20, 1, 100)
+        .limit(PageLimit::PAGE)
         .map_err(|item| rejected([Some(item)]))?;
     let render = |page: IntentPage| TransferIntentPage {
         items: page.items.iter().map(TransferIntentOut::from).collect(),

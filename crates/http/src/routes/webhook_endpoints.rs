@@ -3,8 +3,8 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut, WebhookReplayRequest,
-    WebhookReplayResponse, WebhookUpdateRequest,
+    PageLimit, WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut,
+    WebhookReplayRequest, WebhookReplayResponse, WebhookUpdateRequest,
 };
 use app::WebhookError;
 use domain::commands::{CreateWebhook, UpdateWebhook};
@@ -190,7 +190,7 @@ pub async fn deliveries(
 ) -> Result<Json<WebhookAttemptPage>, ApiError> {
     let id = endpoint_id(path)?;
     let limit = query
-        .integer("limit", 20, 1, 100)
+        .limit(PageLimit::PAGE)
         .map_err(|refused| rejected([Some(refused)]))?;
     let page = state
         .services

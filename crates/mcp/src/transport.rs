@@ -1,0 +1,281 @@
+//! `/mcp` on actix-web. A request is admitted here (its `Host` and `Origin`, its agent key, the
+//! tools its URL names) and its body read within bounds; then rmcp's Streamable HTTP service
+//! answers it, stateless: JSON, or an event stream while a tool reports progress, passed on as it
+//! comes. Glue of our own rather than rmcp-actix-web (decision 0059).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Bytes};
+use actix_web::{HttpRequest, HttpResponse};
+use app::Services;
+use futures_util::StreamExt;
+use http_body_util::{BodyDataStream, BodyExt, Full};
+use refusals::Refusal;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+
+use crate::hosts::AllowedHosts;
+use crate::tools::{AgentTools, Caller, Toolbox};
+
+/// Where the endpoint is served.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The largest request body read: a mail's text (256 KiB) with every character escaped, with
+/// room to spare, as the REST send route allows.
+const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long a client has to send its request's body once its head arrived.
+const BODY_WITHIN: Duration = Duration::from_secs(30);
+
+/// The endpoint's settings.
+#[derive(Debug, Clone)]
+pub struct McpSettings {
+    /// The hosts `/mcp` answers under (`MCP_ALLOWED_HOSTS`).
+    pub allowed_hosts: AllowedHosts,
+    /// `PUBLIC_BASE_URL`: the console's pages, where an operator decides, are below it.
+    pub public_base_url: String,
+}
+
+/// The MCP endpoint, built once and shared by every worker.
+#[derive(Clone)]
+pub struct McpEndpoint {
+    inner: Arc<Endpoint>,
+}
+
+struct Endpoint {
+    rmcp: StreamableHttpService<AgentTools, NeverSessionManager>,
+    toolbox: Arc<Toolbox>,
+    allowed_hosts: AllowedHosts,
+}
+
+impl McpEndpoint {
+    pub fn new(services: Arc<Services>, settings: McpSettings) -> Self {
+        let toolbox = Arc::new(Toolbox::new(services, &settings.public_base_url));
+        let tools = toolbox.clone();
+        // rmcp checks `Host` again itself; it refuses nothing admitted here (a name on any port).
+        let config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_allowed_hosts(settings.allowed_hosts.names().to_vec())
+            .with_max_request_body_bytes(MAX_BODY_BYTES);
+        let rmcp = StreamableHttpService::new(
+            move || Ok(AgentTools::new(tools.clone())),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        Self {
+            inner: Arc::new(Endpoint {
+                rmcp,
+                toolbox,
+                allowed_hosts: settings.allowed_hosts,
+            }),
+        }
+    }
+
+    /// Every tool served, as `tools/list` describes them.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.inner.toolbox.tools()
+    }
+
+    /// The caller of `request`, or the answer that refuses it: 403 for a host or origin not
+    /// allowed (before anything else, so a rebound page learns nothing), 401 without a valid
+    /// agent key, 400 for a `?tools=` naming a tool that does not exist.
+    async fn admit(&self, request: &HttpRequest) -> Result<Caller, Turned> {
+        let header = |name| {
+            request
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+        };
+        let host = header(header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
+        self.inner
+            .allowed_hosts
+            .admit(host, header(header::ORIGIN))
+            .map_err(|refused| Turned::Detail(StatusCode::FORBIDDEN, refused.detail()))?;
+        let key = header(header::AUTHORIZATION)
+            .and_then(api_types::bearer_credential)
+            .ok_or(Turned::Refused(Refusal::InvalidKey))?;
+        let profile = self
+            .inner
+            .toolbox
+            .services
+            .agents
+            .authenticate(key)
+            .await
+            .map_err(|error| Turned::Refused(error.into()))?;
+        let tools = self.tools_named(request.query_string())?;
+        Ok(Caller { profile, tools })
+    }
+
+    /// The tools `?tools=a,b` limits the connection to; all of them without it.
+    fn tools_named(&self, query: &str) -> Result<Option<Arc<[String]>>, Turned> {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
+        let Some((_, list)) = pairs.into_iter().rev().find(|(name, _)| name == "tools") else {
+            return Ok(None);
+        };
+        let names: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let unknown = names.iter().find(|name| !self.inner.toolbox.has_tool(name));
+        if names.is_empty() || unknown.is_some() {
+            let known: Vec<String> = self
+                .tools()
+                .into_iter()
+                .map(|tool| tool.name.into_owned())
+                .collect();
+            let what = match unknown {
+                Some(name) => format!("?tools= names an unknown tool {name:?}"),
+                None => "?tools= names no tool".to_owned(),
+            };
+            return Err(Turned::Detail(
+                StatusCode::BAD_REQUEST,
+                format!("{what}; the tools are {}", known.join(", ")),
+            ));
+        }
+        Ok(Some(names.into()))
+    }
+}
+
+/// Serves `/mcp`.
+pub async fn serve(
+    request: HttpRequest,
+    payload: web::Payload,
+    endpoint: web::Data<McpEndpoint>,
+) -> HttpResponse {
+    let caller = match endpoint.admit(&request).await {
+        Ok(caller) => caller,
+        Err(turned) => return turned.response(),
+    };
+    let body = match read_body(payload).await {
+        Ok(body) => body,
+        Err(turned) => return turned.response(),
+    };
+    let mut forwarded = http::Request::new(Full::new(body));
+    *forwarded.method_mut() = match http::Method::from_bytes(request.method().as_str().as_bytes()) {
+        Ok(method) => method,
+        Err(_) => {
+            return Turned::Detail(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed".into())
+                .response()
+        }
+    };
+    *forwarded.uri_mut() = match http::Uri::try_from(request.uri().to_string()) {
+        Ok(uri) => uri,
+        Err(_) => {
+            return Turned::Detail(StatusCode::BAD_REQUEST, "Invalid request URI".into()).response()
+        }
+    };
+    for (name, value) in request.headers() {
+        // The agent key stops here: the tools know the agent by its profile, and nothing the
+        // SDK does with headers ever sees the key.
+        if name == header::AUTHORIZATION {
+            continue;
+        }
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(name.as_str().as_bytes()),
+            http::HeaderValue::from_bytes(value.as_bytes()),
+        ) {
+            forwarded.headers_mut().append(name, value);
+        }
+    }
+    forwarded.extensions_mut().insert(caller);
+    answer(endpoint.inner.rmcp.handle(forwarded).await).await
+}
+
+/// The request's body, at most `MAX_BODY_BYTES` of it, within `BODY_WITHIN`.
+async fn read_body(mut payload: web::Payload) -> Result<Bytes, Turned> {
+    let read = async {
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|error| {
+                Turned::Detail(
+                    StatusCode::BAD_REQUEST,
+                    format!("could not read the request body: {error}"),
+                )
+            })?;
+            if body.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(Turned::Detail(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("body must be at most {MAX_BODY_BYTES} bytes"),
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    };
+    tokio::time::timeout(BODY_WITHIN, read)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Turned::Detail(
+                StatusCode::REQUEST_TIMEOUT,
+                "The request body did not arrive in time".into(),
+            ))
+        })
+}
+
+/// rmcp's answer as actix-web sends it: a JSON answer whole, an event stream as it comes.
+async fn answer(
+    response: http::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>,
+) -> HttpResponse {
+    let (parts, body) = response.into_parts();
+    let mut answer =
+        HttpResponse::build(StatusCode::from_u16(parts.status.as_u16()).unwrap_or_default());
+    let mut streamed = false;
+    for (name, value) in &parts.headers {
+        if name == http::header::CONTENT_TYPE && value.as_bytes().starts_with(b"text/event-stream")
+        {
+            streamed = true;
+        }
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_str().as_bytes()),
+            HeaderValue::from_bytes(value.as_bytes()),
+        ) {
+            answer.append_header((name, value));
+        }
+    }
+    if streamed {
+        return answer.streaming(BodyDataStream::new(body));
+    }
+    match body.collect().await {
+        Ok(collected) => answer.body(collected.to_bytes()),
+        Err(never) => match never {},
+    }
+}
+
+/// Why a request is answered before it reaches the tools.
+enum Turned {
+    /// Refused as the API refuses: a key that does not authenticate, the database unavailable.
+    Refused(Refusal),
+    /// Refused by the transport itself, with this status and detail.
+    Detail(StatusCode, String),
+}
+
+impl Turned {
+    /// `{"detail": ...}` with the status; `WWW-Authenticate: Bearer` for a key refused,
+    /// `Retry-After` for too many requests, as the API answers them.
+    fn response(self) -> HttpResponse {
+        let (status, detail) = match self {
+            Self::Detail(status, detail) => (status, detail),
+            Self::Refused(refusal) => {
+                refusal.log_cause();
+                let status = StatusCode::from_u16(refusal.status())
+                    .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let mut response = HttpResponse::build(status);
+                if matches!(refusal, Refusal::InvalidKey) {
+                    response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+                }
+                if let Some(seconds) = refusal.retry_after_secs() {
+                    response.insert_header((header::RETRY_AFTER, seconds));
+                }
+                return response.json(json!({ "detail": refusal.to_string() }));
+            }
+        };
+        HttpResponse::build(status).json(json!({ "detail": detail }))
+    }
+}
