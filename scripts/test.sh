@@ -22,6 +22,11 @@ export SMTP_PYTHON
 # httpx-sse and standardwebhooks, the independent clients of the events tests.
 EVENT_CLIENTS_PYTHON="${EVENT_CLIENTS_PYTHON:-$(scripts/event-clients.sh)}"
 export EVENT_CLIENTS_PYTHON
+# The official MCP Python SDK, the independent client of the MCP tests.
+MCP_CLIENTS_PYTHON="${MCP_CLIENTS_PYTHON:-$(scripts/mcp-clients.sh)}"
+export MCP_CLIENTS_PYTHON
+# The MCP conformance suite and the Node 22 it runs on, installed before the tests that run it.
+scripts/mcp-conformance.sh >/dev/null
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
 # The black-box tests spawn these binaries, so they must be current.
 cargo build --workspace --bins --locked

@@ -16,6 +16,7 @@ mod faulty_node;
 mod harness;
 mod hostile_input;
 mod independent_clients;
+mod mcp;
 mod me;
 mod onchain;
 mod ops;

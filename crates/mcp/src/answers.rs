@@ -102,9 +102,10 @@ fn item(error: &FieldError) -> Value {
     item
 }
 
-/// Runs `work` (a wait of up to `total`), telling the caller every `every` how long it has
-/// waited when the call asked for progress (it carries a `progressToken`). `None` when the call
-/// was cancelled (its client gone): the work is dropped, and whatever place it held with it.
+/// Runs `work` (a wait of up to `total`), telling the caller how long it has waited when the call
+/// asked for progress (it carries a `progressToken`): at once, so its answer starts as an event
+/// stream at once, then every `every`. `None` when the call was cancelled (its client gone): the
+/// work is dropped, and whatever place it held with it.
 pub async fn reporting_progress<T>(
     context: &RequestContext<RoleServer>,
     what: &str,
@@ -114,10 +115,11 @@ pub async fn reporting_progress<T>(
 ) -> Option<T> {
     let token = context.meta.get_progress_token();
     let started = Instant::now();
-    let mut ticks = tokio::time::interval_at((started + every).into(), every);
+    let mut ticks = tokio::time::interval_at(started.into(), every);
     tokio::pin!(work);
     loop {
         tokio::select! {
+            biased;
             done = &mut work => return Some(done),
             () = context.ct.cancelled() => return None,
             _ = ticks.tick(), if token.is_some() => {
@@ -131,5 +133,102 @@ pub async fn reporting_progress<T>(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use api_types::{EmailSend, FieldErrors};
+
+    use super::*;
+
+    fn structured(result: &CallToolResult) -> &Value {
+        result.structured_content.as_ref().expect("structured")
+    }
+
+    fn text(result: &CallToolResult) -> &str {
+        &result.content[0].as_text().expect("text").text
+    }
+
+    fn send_refused(body: Value, key: Option<&[u8]>) -> CallToolResult {
+        let errors = app::SendMail::try_from(EmailSend {
+            body: serde_json::from_value(body).expect("a body"),
+            idempotency_key: key,
+        })
+        .expect_err("refused");
+        refused(errors.into())
+    }
+
+    #[test]
+    fn wrong_fields_are_each_named_where_the_model_passed_them() {
+        let result = send_refused(
+            json!({"to": ["nobody", "a@b.co"], "subject": "a\nb", "body_text": "x"}),
+            None,
+        );
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            text(&result),
+            "Invalid arguments: to.0: value is not a valid email address: email address must be \
+             local@domain; subject: Value error, the subject is a header: it must not contain CR \
+             or LF"
+        );
+        assert_eq!(structured(&result)["status"], 422);
+        assert_eq!(
+            structured(&result)["detail"][0],
+            json!({"type": "value_error", "loc": ["to", 0], "input": "nobody",
+                   "msg": "value is not a valid email address: email address must be local@domain"})
+        );
+    }
+
+    #[test]
+    fn the_routes_idempotency_key_header_is_the_argument_here() {
+        let result = send_refused(
+            json!({"to": ["a@b.co"], "subject": "s", "body_text": "x"}),
+            Some(b"\x01"),
+        );
+        assert_eq!(
+            text(&result),
+            "Invalid arguments: idempotency_key: Value error, the idempotency key must be visible \
+             ASCII"
+        );
+        assert_eq!(
+            structured(&result)["detail"][0]["loc"],
+            json!(["idempotency_key"])
+        );
+    }
+
+    #[test]
+    fn a_refusal_reads_as_the_routes_detail_with_its_status_and_retry() {
+        let result = refused(Refusal::TooManyRequests {
+            detail: "Too many sends from this agent; retry later".into(),
+            retry_after: Duration::from_millis(2500),
+        });
+        assert_eq!(text(&result), "Too many sends from this agent; retry later");
+        assert_eq!(
+            structured(&result),
+            &json!({"status": 429, "retry_after": 3,
+                    "detail": "Too many sends from this agent; retry later"})
+        );
+        let limits = FieldErrors::from(FieldError::value_error("to", "x", "no"));
+        assert_eq!(structured(&refused(limits.into()))["status"], 422);
+    }
+
+    #[test]
+    fn an_internal_error_tells_the_model_nothing_of_its_cause() {
+        let result = refused(Refusal::Internal("the pool's secret".into()));
+        assert_eq!(text(&result), "Internal Server Error");
+        assert!(!structured(&result).to_string().contains("secret"));
+    }
+
+    #[test]
+    fn an_answer_is_the_same_json_as_structure_and_as_text() {
+        let result = answer(json!({"found": true}));
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(
+            serde_json::from_str::<Value>(text(&result)).expect("JSON"),
+            *structured(&result)
+        );
     }
 }

@@ -39,13 +39,12 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Argumen
     }
 }
 
-/// Which way a message went.
+/// Which way a message went: `inbound` (received by the agent) or `outbound` (sent by it).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum Direction {
-    /// Received by the agent.
     Inbound,
-    /// Sent by the agent.
     Outbound,
 }
 
@@ -58,13 +57,12 @@ impl From<Direction> for domain::Direction {
     }
 }
 
-/// Where a code may arrive.
+/// Where a code may arrive: `sms` (the agent's number) or `email` (its inbox).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum Channel {
-    /// A text message to the agent's phone number.
     Sms,
-    /// A mail to the agent's inbox.
     Email,
 }
 
@@ -94,8 +92,7 @@ pub struct ListInboxArguments {
     /// How many messages to return, newest first: 1 to 100 (20 when left out).
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<i64>,
-    /// The `next_cursor` of the previous page, to read the page after it; leave it out for the
-    /// newest messages.
+    /// The `next_cursor` of the previous page, to read the page after it; leave it out for the newest messages.
     pub cursor: Option<String>,
     /// Only mail received (`inbound`) or sent (`outbound`); both when left out.
     pub direction: Option<Direction>,
@@ -130,12 +127,9 @@ pub struct SendEmailArguments {
     /// Addresses copied without the others seeing them.
     #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub bcc: Option<Vec<String>>,
-    /// Custom headers, name to value; headers the service or mail servers write (From, To,
-    /// Subject, Message-ID, Content-*, ...) are refused.
+    /// Custom headers, name to value; headers the service or mail servers write (From, To, Subject, Message-ID, Content-*, ...) are refused.
     pub headers: Option<BTreeMap<String, String>>,
-    /// Any string of 1 to 255 visible ASCII characters you choose for this mail. Calling again
-    /// with the same key and the same mail returns the first answer and never mails twice:
-    /// pass one whenever you may retry.
+    /// Any string of 1 to 255 visible ASCII characters you choose for this mail. Calling again with the same key and the same mail returns the first answer and never mails twice: pass one whenever you may retry.
     #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = "^[!-~]([ -~]*[!-~])?$"))]
     pub idempotency_key: Option<String>,
 }
@@ -160,8 +154,7 @@ impl SendEmailArguments {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReplyEmailArguments {
-    /// The inbound message to answer, as `list_inbox` shows it: the reply goes to its sender,
-    /// in its thread.
+    /// The inbound message to answer, as `list_inbox` shows it: the reply goes to its sender, in its thread.
     pub message_id: String,
     /// The reply, as plain text: at most 262,144 bytes of UTF-8.
     #[schemars(length(max = MAX_BODY_TEXT_BYTES))]
@@ -216,15 +209,13 @@ impl ListSmsArguments {
 pub struct WaitForCodeArguments {
     /// Only a code from this service, e.g. `Google` or `GitHub`; any service when left out.
     pub service_name: Option<String>,
-    /// Seconds to wait for a code that has not arrived yet: 0 to 55 (55 when left out); 0 only
-    /// looks at what arrived already.
+    /// Seconds to wait for a code that has not arrived yet: 0 to 55 (55 when left out); 0 only looks at what arrived already.
     #[schemars(range(min = 0, max = MAX_TOOL_WAIT_SECS))]
     pub timeout: Option<i64>,
     /// Where to look: `sms`, `email` or both; every channel the agent has when left out.
     #[schemars(length(min = 1))]
     pub channels: Option<Vec<Channel>>,
-    /// Any id of at most 128 characters: calling again with it returns the code the first call
-    /// returned instead of waiting for another.
+    /// Any id of at most 128 characters: calling again with it returns the code the first call returned instead of waiting for another.
     #[schemars(length(max = MAX_REQUEST_ID_CHARS))]
     pub request_id: Option<String>,
 }
@@ -260,17 +251,14 @@ pub struct CreateTransferArguments {
     /// The recipient's address on Base: 0x and 40 hex digits.
     #[schemars(regex(pattern = "^0x([0-9a-f]{40}|[0-9A-F]{40}|[0-9a-fA-F]{40})$"))]
     pub to: String,
-    /// The amount in atomic units, a whole number as a string: USDC has 6 decimals, so
-    /// `"1000000"` is 1 USDC.
+    /// The amount in atomic units, a whole number as a string: USDC has 6 decimals, so `"1000000"` is 1 USDC.
     #[schemars(regex(pattern = "^[0-9]*[1-9][0-9]*$"))]
     pub amount_atomic: String,
     /// `USDC`, the only asset (the default).
     pub asset: Option<String>,
     /// `base`, the only chain (the default).
     pub chain: Option<String>,
-    /// Required: any string you choose for this transfer, 1 to 255 characters without control
-    /// characters. Calling again with the same key and transfer returns the same intent; never
-    /// create a second intent for one payment.
+    /// Required: any string you choose for this transfer, 1 to 255 characters without control characters. Calling again with the same key and transfer returns the same intent; never create a second intent for one payment.
     #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$"))]
     pub idempotency_key: String,
 }
@@ -334,21 +322,20 @@ impl WaitForDecisionArguments {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListEventsArguments {
-    /// Only events after this `seq` (0 when left out): pass the `next_after` of the previous
-    /// page, or the last `seq` you handled.
+    /// Only events after this `seq` (0 when left out): pass the `next_after` of the previous page, or the last `seq` you handled.
     #[schemars(range(min = 0))]
     pub after: Option<i64>,
     /// How many events to return, oldest first: 1 to 100 (20 when left out).
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<i64>,
     /// Only events of these types; every type when left out.
+    #[serde(default)]
     #[schemars(schema_with = "event_types_schema")]
     pub types: Option<Vec<String>>,
 }
 
 impl ListEventsArguments {
-    /// Where the page starts, its size and the types asked for, or an error for each that is
-    /// wrong.
+    /// Where the page starts, its size and the types asked for, or an error for each that is wrong.
     pub fn page(&self) -> Result<(u64, usize, domain::EventTypes), FieldErrors> {
         let after = self.after.unwrap_or(0);
         let after = FieldError::check_range(
@@ -386,4 +373,89 @@ fn event_types_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         "minItems": 1,
         "description": "Only events of these types; every type when left out.",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read<T: DeserializeOwned>(value: Value) -> T {
+        read_fields(value).expect("arguments")
+    }
+
+    #[test]
+    fn a_code_wait_lasts_55_seconds_at_most_and_by_default() {
+        let wait: WaitForCodeArguments = read(json!({}));
+        assert_eq!(wait.into_request().expect("within").timeout, 55);
+        let wait: WaitForCodeArguments = read(json!({"timeout": 56, "channels": ["sms"]}));
+        let refused = wait.into_request().expect_err("beyond");
+        assert_eq!(
+            (refused.kind, refused.message.as_str()),
+            (
+                "less_than_equal",
+                "Input should be less than or equal to 55"
+            )
+        );
+        let wait: WaitForCodeArguments = read(json!({"timeout": 0, "channels": ["email"]}));
+        assert_eq!(
+            wait.into_request().expect("within").channels,
+            Some(vec!["email".to_owned()])
+        );
+    }
+
+    #[test]
+    fn a_decision_wait_lasts_one_to_55_seconds() {
+        let wait: WaitForDecisionArguments = read(json!({"intent_id": "x"}));
+        assert_eq!(wait.timeout(), Ok(std::time::Duration::from_secs(55)));
+        for timeout in [0, 56] {
+            let wait: WaitForDecisionArguments =
+                read(json!({"intent_id": "x", "timeout": timeout}));
+            assert!(wait.timeout().is_err(), "{timeout}");
+        }
+    }
+
+    #[test]
+    fn pages_are_bounded_as_the_routes_bound_them() {
+        let inbox: ListInboxArguments = read(json!({}));
+        assert_eq!(inbox.limit(), Ok(20));
+        let inbox: ListInboxArguments = read(json!({"limit": 0}));
+        assert_eq!(inbox.limit().expect_err("empty").kind, "greater_than_equal");
+        let sms: ListSmsArguments = read(json!({"limit": 0, "offset": 3}));
+        assert_eq!(sms.window(), Ok((0, 3)));
+        let sms: ListSmsArguments = read(json!({"limit": 101, "offset": -1}));
+        assert_eq!(sms.window().expect_err("both wrong").0.len(), 2);
+    }
+
+    #[test]
+    fn event_types_are_those_the_log_writes() {
+        let events: ListEventsArguments =
+            read(json!({"after": 7, "types": ["sms.received", "email.sent"]}));
+        let (after, limit, types) = events.page().expect("a page");
+        assert_eq!((after, limit), (7, 20));
+        assert!(types.contains(domain::EventType::SmsReceived));
+        assert!(!types.contains(domain::EventType::EmailReceived));
+        let events: ListEventsArguments = read(json!({"types": ["sms.received", "sms.sent"]}));
+        let refused = events.page().expect_err("unknown");
+        assert_eq!(refused.0[0].kind, "enum");
+        assert_eq!(refused.0[0].input, json!("sms.sent"));
+    }
+
+    #[test]
+    fn a_transfer_names_usdc_on_base_unless_told_otherwise_and_carries_its_key() {
+        let transfer: CreateTransferArguments =
+            read(json!({"to": "0x01", "amount_atomic": "5", "idempotency_key": "k"}));
+        let request = transfer.into_request();
+        assert_eq!(
+            (request.asset.as_str(), request.chain.as_str()),
+            ("USDC", "base")
+        );
+        assert_eq!(request.idempotency_key.as_deref(), Some("k"));
+        let missing =
+            read_fields::<CreateTransferArguments>(json!({"to": "0x01", "amount_atomic": "5"}))
+                .expect_err("a key is required");
+        assert_eq!(
+            missing.path,
+            vec![api_types::FieldPath::from("idempotency_key")]
+        );
+    }
 }
