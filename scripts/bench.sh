@@ -161,6 +161,25 @@ else
   row "GET /v1/agents/me req/s" "$last_rps" "" none "" "$last_peak"
 fi
 
+# --- get_me over MCP against GET /v1/agents/me over REST, alternating, three rounds ---------------
+# The same agent and answer; MCP adds JSON-RPC, rmcp's dispatch and the tool's rendering.
+mcp_answer="$(curl -fsS -X POST "$unlimited_url/mcp" -H "Authorization: Bearer $key" \
+  -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
+  -H "MCP-Protocol-Version: 2025-11-25" \
+  -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_me","arguments":{}}}')"
+[[ "$mcp_answer" == *'"isError":false'* ]] || { echo "bench: get_me over MCP failed: $mcp_answer" >&2; exit 1; }
+mcp_rps=() mcp_p99=() rest_rps=() rest_p99=()
+for round in 1 2 3; do
+  scenario "GET /v1/agents/me, REST (round $round)" "$unlimited_pid" "$unlimited_url/v1/agents/me" \
+    -H "Authorization: Bearer $key"
+  rest_rps+=("$last_rps") rest_p99+=("$last_p99_ms")
+  scenario "  tools/call get_me, MCP (round $round)" "$unlimited_pid" "$unlimited_url/mcp" \
+    -H "Authorization: Bearer $key" -s scripts/bench-mcp.lua
+  mcp_rps+=("$last_rps") mcp_p99+=("$last_p99_ms") mcp_peak="$last_peak"
+done
+row "MCP get_me req/s / REST GET /v1/agents/me (median of 3)" "$(median "${mcp_rps[@]}")" "$(median "${rest_rps[@]}")" min 0.5 "$mcp_peak"
+row "MCP get_me p99 ms / REST (median of 3)" "$(median "${mcp_p99[@]}")" "$(median "${rest_p99[@]}")" max 2
+
 # --- Database-bound reads against pgbench -S ------------------------------------------------------
 if [[ "$(psql -qtA "$PGBENCH_URL" -c "SELECT to_regclass('pgbench_accounts') IS NOT NULL")" != t ]]; then
   echo "bench: initialising pgbench (scale 10, once per pgbench database)" >&2

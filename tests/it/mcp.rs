@@ -783,3 +783,62 @@ async fn the_conformance_suite_passes_but_for_its_explained_expected_failures() 
         "{printed}"
     );
 }
+
+#[tokio::test]
+async fn mcp_answers_under_the_public_host_it_is_given_and_a_wrong_one_stops_start_up() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(
+        &database,
+        &[
+            ("PUBLIC_BASE_URL", "https://agents.example.com/"),
+            ("MCP_ALLOWED_HOSTS", "agents.example.com"),
+        ],
+    )
+    .await;
+    let (key, _) = equipped_agent(&database).await;
+    let bearer = format!("Bearer {key}");
+    let (status, _) = read(raw_post(&server, "/mcp", &[("Authorization", &bearer)]).await).await;
+    assert_eq!(status, 403, "loopback is no longer among the hosts");
+    let (status, _) = read(
+        raw_post(
+            &server,
+            "/mcp",
+            &[("Authorization", &bearer), ("Host", "agents.example.com")],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    let defaults = Server::start_on(
+        &database,
+        &[("PUBLIC_BASE_URL", "https://agents.example.com")],
+    )
+    .await;
+    let client = connect(&defaults, &key, ClientLifecycleMode::Initialize).await;
+    let created = ok(
+        &client,
+        "create_transfer_intent",
+        json!({"to": RECIPIENT, "amount_atomic": "1000000", "idempotency_key": "public"}),
+    )
+    .await;
+    assert_eq!(
+        created["approval_url"],
+        format!(
+            "https://agents.example.com/console/intents/{}",
+            created["intent"]["id"].as_str().expect("id")
+        )
+    );
+
+    let output = tokio::process::Command::new(crate::harness::binary("agent-runtime"))
+        .env_clear()
+        .env("DATABASE_URL", database.url())
+        .env("BIND_ADDR", "127.0.0.1:0")
+        .env("MCP_ALLOWED_HOSTS", "https://agents.example.com")
+        .output()
+        .await
+        .expect("run");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("MCP_ALLOWED_HOSTS"), "{stderr}");
+}

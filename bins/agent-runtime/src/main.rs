@@ -105,9 +105,10 @@ fn init_tracing(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
             std::io::stdout(),
         ));
     // PostgreSQL NOTICEs (e.g. "relation already exists, skipping" at every migration check) are
-    // chatter, not events; RUST_LOG can still ask for them.
+    // chatter, not events, and so are the MCP SDK's three lines for every stateless request (its
+    // service started, its input ended, its service ended); RUST_LOG can still ask for them.
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,tokio_postgres::connection=warn"));
+        .unwrap_or_else(|_| EnvFilter::new("info,tokio_postgres::connection=warn,rmcp=warn"));
     // Use cases, store and chain calls are debug spans: free at `info`, and at `debug` each one
     // logs its duration when it closes, so a request's lines show where its time went.
     let span_events = match filter.max_level_hint() {

@@ -43,6 +43,8 @@ fn http_workers() -> usize {
 
 pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     let listener = listen(config.bind_addr)?;
+    let address = listener.local_addr()?;
+    let mcp_settings = mcp_settings(&config, address)?;
     let workers = http_workers();
     // A pool per worker: the connections a worker uses are driven by its own thread, with no
     // wake-up of another thread for each query (decision 0035).
@@ -104,9 +106,8 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     let (services, auth_cache_follower) =
         wiring::services(&database, notifications, &chain, services_config)?;
     actix_web::rt::spawn(auth_cache_follower);
-    let address = listener.local_addr()?;
     let services = Arc::new(services);
-    let mcp = McpEndpoint::new(services.clone(), mcp_settings(&config, address)?);
+    let mcp = McpEndpoint::new(services.clone(), mcp_settings);
     let state = web::Data::new(ApiState {
         services,
         mcp,

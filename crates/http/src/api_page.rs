@@ -54,6 +54,10 @@ pub fn render(doc: &Value) -> String {
             render_operation(&mut page, operation);
         }
     }
+    render_tools(
+        &mut page,
+        &serde_json::to_value(mcp::tool_catalog()).unwrap_or_default(),
+    );
     render_schemas(&mut page, &doc["components"]["schemas"]);
     page.truncate(page.trim_end().len());
     page.push('\n');
@@ -167,6 +171,80 @@ fn render_operation(page: &mut String, operation: &Operation) {
         }
     }
     page.push('\n');
+}
+
+/// The MCP tools, as `tools/list` describes them: the same use cases, for language-model agents.
+fn render_tools(page: &mut String, tools: &Value) {
+    let Some(tools) = tools.as_array() else {
+        return;
+    };
+    page.push_str(
+        "## MCP tools\n\nThe same use cases serve agents driven by a language model as MCP tools \
+         at `POST /mcp` (Streamable HTTP, stateless, protocol versions 2025-11-25 and \
+         2026-07-28), with the same `Authorization: Bearer <agent key>`; `Host` and `Origin` must \
+         name one of `MCP_ALLOWED_HOSTS`. Each tool calls its route's use case with the same \
+         rules, limits, idempotency and events. A refusal is a tool result with `isError: true` \
+         whose text is the `detail` this API gives and whose structured content is `{\"status\", \
+         \"detail\", ...}` (`detail` lists the wrong fields for a 422, `retry_after` comes with a \
+         429). `?tools=a,b` on the URL limits the tools listed and callable. No tool confirms or \
+         rejects a transfer: `create_transfer_intent` answers with the intent, the policy's \
+         verdict and `approval_url`, where an operator decides.\n\n\
+         | tool | title | hints | what it does |\n|---|---|---|---|\n",
+    );
+    for tool in tools {
+        let name = text(&tool["name"]);
+        let description = text(&tool["description"]);
+        let first = description.split(". ").next().unwrap_or_default();
+        let _ = writeln!(
+            page,
+            "| [`{name}`](#{}) | {} | {} | {} |",
+            anchor(&name),
+            cell(&text(&tool["title"])),
+            hints(&tool["annotations"]),
+            cell(first.trim_end_matches('.'))
+        );
+    }
+    page.push('\n');
+    for tool in tools {
+        let _ = writeln!(
+            page,
+            "### {}\n\n{}\n",
+            text(&tool["name"]),
+            text(&tool["description"])
+        );
+        if tool["inputSchema"]["properties"]
+            .as_object()
+            .is_none_or(|properties| properties.is_empty())
+        {
+            page.push_str("Arguments: none.\n\n");
+            continue;
+        }
+        page.push_str("| argument | type | required | meaning |\n|---|---|---|---|\n");
+        render_fields(page, &tool["inputSchema"]);
+        page.push('\n');
+    }
+}
+
+/// A tool's annotations as words.
+fn hints(annotations: &Value) -> String {
+    let hint = |name: &str| annotations[name].as_bool();
+    let mut words = Vec::new();
+    if hint("readOnlyHint") == Some(true) {
+        words.push("read-only");
+    }
+    if hint("destructiveHint") == Some(true) {
+        words.push("destructive");
+    }
+    if hint("destructiveHint") == Some(false) && hint("readOnlyHint") == Some(false) {
+        words.push("not destructive");
+    }
+    if hint("idempotentHint") == Some(true) {
+        words.push("idempotent");
+    }
+    if hint("openWorldHint") == Some(true) {
+        words.push("open-world");
+    }
+    words.join(", ")
 }
 
 fn render_schemas(page: &mut String, schemas: &Value) {

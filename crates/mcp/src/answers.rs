@@ -13,11 +13,17 @@ use rmcp::RoleServer;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-/// The answer to a call that did what it was asked.
+/// The answer to a call that did what it was asked: structured, and the same JSON as text for
+/// clients that read only text. Both are written from `value` itself, which is quicker than
+/// writing the text from the structured value.
 pub fn answer(value: impl Serialize) -> CallToolResult {
-    match serde_json::to_value(value) {
-        Ok(value) => CallToolResult::structured(value),
-        Err(error) => refused(Refusal::Internal(format!(
+    match (serde_json::to_value(&value), serde_json::to_string(&value)) {
+        (Ok(structured), Ok(text)) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(structured);
+            result
+        }
+        (Err(error), _) | (_, Err(error)) => refused(Refusal::Internal(format!(
             "rendering a tool's answer: {error}"
         ))),
     }

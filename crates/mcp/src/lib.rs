@@ -11,5 +11,5 @@ mod transport;
 
 pub use arguments::MAX_TOOL_WAIT_SECS;
 pub use hosts::{AllowedHosts, HostRefusal};
-pub use tools::PROTOCOL_VERSIONS;
+pub use tools::{tool_catalog, PROTOCOL_VERSIONS};
 pub use transport::{serve, McpEndpoint, McpSettings, MCP_PATH};

@@ -124,6 +124,11 @@ impl Toolbox {
     }
 }
 
+/// Every tool, by name, as `tools/list` describes them to a caller that may use them all.
+pub fn tool_catalog() -> Vec<Tool> {
+    AgentTools::tool_router().list_all()
+}
+
 /// The tools of one MCP request.
 #[derive(Clone)]
 pub struct AgentTools {

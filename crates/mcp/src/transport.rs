@@ -28,6 +28,17 @@ pub const MCP_PATH: &str = "/mcp";
 /// room to spare, as the REST send route allows.
 const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
+/// The headers rmcp reads besides its own `mcp-*` ones (`MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name`, `Mcp-Param-*`, `Mcp-Session-Id`), in actix-web's lower case.
+const FORWARDED_HEADERS: [&str; 6] = [
+    "host",
+    "origin",
+    "accept",
+    "content-type",
+    "content-length",
+    "last-event-id",
+];
+
 /// How long a client has to send its request's body once its head arrived.
 const BODY_WITHIN: Duration = Duration::from_secs(30);
 
@@ -165,20 +176,25 @@ pub async fn serve(
                 .response()
         }
     };
-    *forwarded.uri_mut() = match http::Uri::try_from(request.uri().to_string()) {
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or(MCP_PATH, |path| path.as_str());
+    *forwarded.uri_mut() = match http::Uri::try_from(path) {
         Ok(uri) => uri,
         Err(_) => {
             return Turned::Detail(StatusCode::BAD_REQUEST, "Invalid request URI".into()).response()
         }
     };
+    // Only the headers of the protocol: the agent key stops here (the tools know the agent by its
+    // profile, and nothing the SDK does with headers ever sees the key).
     for (name, value) in request.headers() {
-        // The agent key stops here: the tools know the agent by its profile, and nothing the
-        // SDK does with headers ever sees the key.
-        if name == header::AUTHORIZATION {
+        let name = name.as_str();
+        if !FORWARDED_HEADERS.contains(&name) && !name.starts_with("mcp-") {
             continue;
         }
         if let (Ok(name), Ok(value)) = (
-            http::HeaderName::from_bytes(name.as_str().as_bytes()),
+            http::HeaderName::from_bytes(name.as_bytes()),
             http::HeaderValue::from_bytes(value.as_bytes()),
         ) {
             forwarded.headers_mut().append(name, value);

@@ -1197,6 +1197,48 @@ mod tests {
     }
 
     #[test]
+    fn the_public_url_and_the_mcp_hosts_are_read_as_given() {
+        let config = |extra: &[(&'static str, &'static str)]| {
+            let pairs: Vec<(&str, &str)> = [URL].into_iter().chain(extra.iter().copied()).collect();
+            ServerConfig::from_env(&Environment::from_pairs(pairs))
+        };
+        let unset = config(&[]).expect("valid");
+        assert_eq!(
+            (unset.public_base_url, unset.mcp_allowed_hosts),
+            (None, None)
+        );
+        let set = config(&[
+            ("PUBLIC_BASE_URL", "https://agents.example.com/"),
+            ("MCP_ALLOWED_HOSTS", " agents.example.com, localhost ,"),
+        ])
+        .expect("valid");
+        assert_eq!(
+            set.public_base_url.as_deref(),
+            Some("https://agents.example.com")
+        );
+        assert_eq!(
+            set.mcp_allowed_hosts,
+            Some(vec!["agents.example.com".into(), "localhost".into()])
+        );
+        for wrong in [
+            "agents.example.com",
+            "ftp://agents.example.com",
+            "https://a.example?x=1",
+        ] {
+            assert!(
+                matches!(
+                    config(&[("PUBLIC_BASE_URL", wrong)]),
+                    Err(ConfigError::Invalid {
+                        name: "PUBLIC_BASE_URL",
+                        ..
+                    })
+                ),
+                "{wrong}"
+            );
+        }
+    }
+
+    #[test]
     fn the_example_environment_is_valid_and_names_every_variable() {
         let (set, mut documented) = env_example();
         let env = Environment::from_pairs(set.iter().map(|(n, v)| (n.as_str(), v.as_str())));
