@@ -842,3 +842,44 @@ async fn mcp_answers_under_the_public_host_it_is_given_and_a_wrong_one_stops_sta
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("MCP_ALLOWED_HOSTS"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_stopping_server_answers_its_waits_still_pending_before_it_exits() {
+    let database = TestDatabase::new().await;
+    let mut server = Server::start_on(&database, &[]).await;
+    let (key, _) = equipped_agent(&database).await;
+    let client = connect(&server, &key, ClientLifecycleMode::Initialize).await;
+    let created = ok(
+        &client,
+        "create_transfer_intent",
+        json!({"to": RECIPIENT, "amount_atomic": "1000000", "idempotency_key": "stop"}),
+    )
+    .await;
+    let intent_id = created["intent"]["id"].as_str().expect("id").to_owned();
+    let waiting = tokio::spawn(async move {
+        let started = Instant::now();
+        let result = call(
+            &client,
+            "wait_for_transfer_decision",
+            json!({"intent_id": intent_id, "timeout": 55}),
+        )
+        .await;
+        (result, started.elapsed())
+    });
+    let held = "long_lived_requests{kind=\"decision_wait\"} 1";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.metrics().await.contains(held) {
+        assert!(Instant::now() < deadline, "the wait never took its place");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.terminate();
+    let (result, waited) = waiting.await.expect("the wait");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let answer = result.structured_content.expect("structured");
+    assert_eq!(answer["decided"], false);
+    assert!(
+        waited < Duration::from_secs(20),
+        "answered after {waited:?}"
+    );
+    assert!(server.wait_for_exit(Duration::from_secs(30)).await);
+}

@@ -90,7 +90,7 @@ fn page_size(asked: Option<i64>, limit: PageLimit) -> Result<usize, FieldError> 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListInboxArguments {
     /// How many messages to return, newest first: 1 to 100 (20 when left out).
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(range(min = PageLimit::PAGE.min, max = PageLimit::PAGE.max))]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page, to read the page after it; leave it out for the newest messages.
     pub cursor: Option<String>,
@@ -175,7 +175,7 @@ impl ReplyEmailArguments {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListSmsArguments {
     /// How many messages to return, newest first: 0 to 100 (20 when left out).
-    #[schemars(range(min = 0, max = 100))]
+    #[schemars(range(min = PageLimit::SMS.min, max = PageLimit::SMS.max))]
     pub limit: Option<i64>,
     /// How many of the newest messages to skip.
     #[schemars(range(min = 0, max = u32::MAX))]
@@ -284,7 +284,7 @@ pub struct IntentArguments {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListIntentsArguments {
     /// How many intents to return, newest first: 1 to 100 (20 when left out).
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(range(min = PageLimit::PAGE.min, max = PageLimit::PAGE.max))]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page, to read the page after it.
     pub cursor: Option<String>,
@@ -326,7 +326,7 @@ pub struct ListEventsArguments {
     #[schemars(range(min = 0))]
     pub after: Option<i64>,
     /// How many events to return, oldest first: 1 to 100 (20 when left out).
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(range(min = PageLimit::PAGE.min, max = PageLimit::PAGE.max))]
     pub limit: Option<i64>,
     /// Only events of these types; every type when left out.
     #[serde(default)]
