@@ -683,7 +683,8 @@ impl ServerHandler for AgentTools {
                 .collect(),
         );
         listed.result_type = Some(ResultType::COMPLETE);
-        // The list changes only with a new release: a client may keep it (SEP-2549).
+        // The list depends on the URL's `?tools=` alone, never on the agent, so caches may share
+        // it; it is given for this answer only, as rmcp's own handler gives it (SEP-2549).
         listed.ttl_ms = stateless.then_some(0);
         listed.cache_scope = stateless.then_some(CacheScope::Public);
         Ok(listed)
