@@ -518,6 +518,21 @@ async fn the_transport_refuses_before_any_tool_runs() {
         .is_err());
     ok(&limited, "get_me", json!({})).await;
 
+    let oversized = server
+        .client
+        .post(server.url("/mcp"))
+        .bearer_auth(&key)
+        .header("Content-Type", "application/json")
+        .body(vec![b' '; 8 * 1024 * 1024 + 1])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(
+        oversized.status(),
+        413,
+        "a body is bounded before it is parsed"
+    );
+
     let get = server
         .client
         .get(server.url("/mcp"))
