@@ -313,6 +313,15 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
         assert!(confirming.await.expect("confirmed").success);
         assert_eq!(decided["decided"], true);
         assert_ne!(decided["intent"]["status"], "pending_confirmation");
+        // The executor writes the intent's last events; the feed is compared once it settled.
+        crate::harness::intent_reaching(
+            &database,
+            &[],
+            &intent_id,
+            &["executed", "failed"],
+            Duration::from_secs(30),
+        )
+        .await;
 
         assert_eq!(
             ok(&client, "list_events", json!({"limit": 100})).await,

@@ -146,7 +146,7 @@ impl PolicyVerdictOut {
             allowed: true,
             rule: None,
             detail: None,
-            would_be: IntentStatus::PendingConfirmation,
+            would_be: domain::IntentStatus::ADMITTED.into(),
             usage: windows.into(),
         }
     }
@@ -157,7 +157,7 @@ impl PolicyVerdictOut {
             allowed: false,
             rule: Some(violation.rule().to_owned()),
             detail: Some(violation.to_string()),
-            would_be: IntentStatus::PendingConfirmation,
+            would_be: domain::IntentStatus::ADMITTED.into(),
             usage: windows.into(),
         }
     }

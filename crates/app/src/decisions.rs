@@ -16,6 +16,7 @@ use ports::{events_topic, AgentStore, IntentLedger, Notifications, StoreError, T
 use crate::codes::WaitError;
 use crate::long_lived::{LongLived, LongLivedKind};
 use crate::waiting::{look_until_found, Waiter, Waits};
+use crate::wallet::own_intent;
 use crate::NotProvisioned;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -137,11 +138,8 @@ impl DecisionWaits {
         profile: &AgentProfile,
         id: IntentId,
     ) -> Result<TransferIntentRecord, DecisionWaitError> {
-        self.ports
-            .ledger
-            .find(id)
+        own_intent(self.ports.ledger.as_ref(), profile, id)
             .await?
-            .filter(|intent| intent.agent_id == profile.agent.id)
             .ok_or(DecisionWaitError::NotFound)
     }
 }

@@ -203,11 +203,8 @@ impl WalletService {
         let id = id
             .parse::<IntentId>()
             .map_err(|_| IntentLookupError::NotFound)?;
-        self.stores
-            .ledger
-            .find(id)
+        own_intent(self.stores.ledger.as_ref(), profile, id)
             .await?
-            .filter(|intent| intent.agent_id == profile.agent.id)
             .ok_or(IntentLookupError::NotFound)
     }
 
@@ -357,6 +354,18 @@ impl WalletService {
         });
         Ok(IntentPage { items, next_cursor })
     }
+}
+
+/// The agent's intent `id`; another agent's is none of its own.
+pub(crate) async fn own_intent(
+    ledger: &dyn IntentLedger,
+    profile: &AgentProfile,
+    id: IntentId,
+) -> Result<Option<TransferIntentRecord>, StoreError> {
+    Ok(ledger
+        .find(id)
+        .await?
+        .filter(|intent| intent.agent_id == profile.agent.id))
 }
 
 /// The agent's wallet, or the error that says it has none.

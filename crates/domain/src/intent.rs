@@ -52,6 +52,9 @@ pub struct TransitionRefused {
 }
 
 impl IntentStatus {
+    /// Where a transfer the spend policy admits starts: waiting for an operator's confirmation.
+    pub const ADMITTED: Self = Self::PendingConfirmation;
+
     pub const ALL: [IntentStatus; 7] = [
         Self::PendingConfirmation,
         Self::Confirmed,

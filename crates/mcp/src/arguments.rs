@@ -87,6 +87,20 @@ fn page_size(asked: Option<i64>, limit: PageLimit) -> Result<usize, FieldError> 
         .map(|size| size as usize)
 }
 
+/// A wait's `timeout`: `MAX_TOOL_WAIT_SECS` when left out, else at least `min` and at most that.
+fn wait_seconds(asked: Option<i64>, min: i128) -> Result<i64, FieldError> {
+    let timeout = asked.unwrap_or(MAX_TOOL_WAIT_SECS.into());
+    FieldError::check_range(
+        RequestPart::Body,
+        "timeout",
+        timeout.into(),
+        min,
+        MAX_TOOL_WAIT_SECS.into(),
+        json!(timeout),
+    )?;
+    Ok(timeout)
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListInboxArguments {
     /// How many messages to return, newest first: 1 to 100 (20 when left out).
@@ -223,15 +237,7 @@ pub struct WaitForCodeArguments {
 impl WaitForCodeArguments {
     /// The route's request body, its timeout within the tool's bound.
     pub fn into_request(self) -> Result<CodesWaitRequest, FieldError> {
-        let timeout = self.timeout.unwrap_or(MAX_TOOL_WAIT_SECS.into());
-        FieldError::check_range(
-            RequestPart::Body,
-            "timeout",
-            timeout.into(),
-            0,
-            MAX_TOOL_WAIT_SECS.into(),
-            json!(timeout),
-        )?;
+        let timeout = wait_seconds(self.timeout, 0)?;
         Ok(CodesWaitRequest {
             service_name: self.service_name.unwrap_or_default(),
             timeout,
@@ -307,15 +313,7 @@ pub struct WaitForDecisionArguments {
 
 impl WaitForDecisionArguments {
     pub fn timeout(&self) -> Result<std::time::Duration, FieldError> {
-        let timeout = self.timeout.unwrap_or(MAX_TOOL_WAIT_SECS.into());
-        FieldError::check_range(
-            RequestPart::Body,
-            "timeout",
-            timeout.into(),
-            1,
-            MAX_TOOL_WAIT_SECS.into(),
-            json!(timeout),
-        )?;
+        let timeout = wait_seconds(self.timeout, 1)?;
         Ok(std::time::Duration::from_secs(timeout.unsigned_abs()))
     }
 }

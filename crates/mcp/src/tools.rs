@@ -151,18 +151,9 @@ fn input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
         .unwrap_or_else(|error| panic!("the arguments of a tool are an object: {error}"))
 }
 
-/// The arguments as read, or the refusal that says what to fix.
-macro_rules! read {
-    ($arguments:expr) => {
-        match $arguments {
-            Ok(arguments) => arguments,
-            Err(error) => return refused(Refusal::from(error)),
-        }
-    };
-}
-
-/// The use case's answer, or its refusal.
-macro_rules! done {
+/// The value of what succeeded (arguments read, a command made, a use case done), or the tool's
+/// answer that refuses with what failed.
+macro_rules! or_refuse {
     ($outcome:expr) => {
         match $outcome {
             Ok(value) => value,
@@ -247,9 +238,9 @@ cursor for the next page.",
         caller: Caller,
         Arguments(arguments): Arguments<ListInboxArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let limit = read!(arguments.limit());
-        let page = done!(
+        let arguments = or_refuse!(arguments);
+        let limit = or_refuse!(arguments.limit());
+        let page = or_refuse!(
             self.services()
                 .email
                 .inbox(
@@ -279,8 +270,8 @@ verification codes found in it and whether its sender was authenticated.",
         caller: Caller,
         Arguments(arguments): Arguments<MessageArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let message = done!(
+        let arguments = or_refuse!(arguments);
+        let message = or_refuse!(
             self.services()
                 .email
                 .message(&caller.profile, &arguments.message_id)
@@ -309,12 +300,12 @@ many sends are refused with a retry_after in seconds.",
         caller: Caller,
         Arguments(arguments): Arguments<SendEmailArguments>,
     ) -> CallToolResult {
-        let (body, key) = read!(arguments).into_request();
-        let mail = read!(SendMail::try_from(EmailSend {
+        let (body, key) = or_refuse!(arguments).into_request();
+        let mail = or_refuse!(SendMail::try_from(EmailSend {
             body,
             idempotency_key: key.as_deref().map(str::as_bytes),
         }));
-        let (message, _) = done!(self.services().email.send(&caller.profile, mail).await);
+        let (message, _) = or_refuse!(self.services().email.send(&caller.profile, mail).await);
         answer(EmailSendResponse {
             status: SendStatus::Sent,
             data: message.into(),
@@ -339,12 +330,12 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
         caller: Caller,
         Arguments(arguments): Arguments<ReplyEmailArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let reply = read!(ReplyMail::try_from(EmailReply {
+        let arguments = or_refuse!(arguments);
+        let reply = or_refuse!(ReplyMail::try_from(EmailReply {
             body: arguments.body(),
             idempotency_key: arguments.idempotency_key.as_deref().map(str::as_bytes),
         }));
-        let (message, _) = done!(
+        let (message, _) = or_refuse!(
             self.services()
                 .email
                 .reply(&caller.profile, &arguments.message_id, reply)
@@ -370,9 +361,9 @@ it could not be reached.",
         caller: Caller,
         Arguments(arguments): Arguments<ListSmsArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let (limit, offset) = read!(arguments.window());
-        let history = done!(
+        let arguments = or_refuse!(arguments);
+        let (limit, offset) = or_refuse!(arguments.window());
+        let history = or_refuse!(
             self.services()
                 .sms
                 .messages(
@@ -406,8 +397,8 @@ keep waiting. Call it right after asking a service to send the code.",
         context: RequestContext<RoleServer>,
         Arguments(arguments): Arguments<WaitForCodeArguments>,
     ) -> CallToolResult {
-        let request = read!(read!(arguments).into_request());
-        let wait = read!(ChannelsWait::try_from(request));
+        let request = or_refuse!(or_refuse!(arguments).into_request());
+        let wait = or_refuse!(ChannelsWait::try_from(request));
         let (timeout, request_id) = (wait.wait.timeout, wait.wait.request_id.clone());
         let waited = reporting_progress(
             &context,
@@ -451,8 +442,8 @@ of each capped window (`usage`).",
     )]
     async fn get_wallet(&self, caller: Caller) -> CallToolResult {
         let wallets = &self.services().wallets;
-        let balances = done!(wallets.balances(&caller.profile).await);
-        let usage = done!(wallets.usage(&caller.profile).await);
+        let balances = or_refuse!(wallets.balances(&caller.profile).await);
+        let usage = or_refuse!(wallets.usage(&caller.profile).await);
         let balances = WalletBalanceResponse::from(&balances);
         answer(WalletAnswer {
             address: balances.address,
@@ -485,7 +476,7 @@ new one) when unsure whether the first call went through.",
         caller: Caller,
         Arguments(arguments): Arguments<CreateTransferArguments>,
     ) -> CallToolResult {
-        let request = read!(SendRequest::try_from(read!(arguments).into_request()));
+        let request = or_refuse!(SendRequest::try_from(or_refuse!(arguments).into_request()));
         let wallets = &self.services().wallets;
         let sent = match wallets.send(&caller.profile, request).await {
             Ok(sent) => Ok(sent),
@@ -493,7 +484,7 @@ new one) when unsure whether the first call went through.",
             Err(error) => return refused(error.into()),
         };
         // What is left of each window once the policy has judged, for the verdict.
-        let windows = done!(wallets.usage(&caller.profile).await).windows;
+        let windows = or_refuse!(wallets.usage(&caller.profile).await).windows;
         match sent {
             Ok((intent, replayed)) => {
                 let intent = TransferIntentOut::from(&intent);
@@ -529,8 +520,8 @@ new one) when unsure whether the first call went through.",
         caller: Caller,
         Arguments(arguments): Arguments<IntentArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let intent = done!(
+        let arguments = or_refuse!(arguments);
+        let intent = or_refuse!(
             self.services()
                 .wallets
                 .intent(&caller.profile, &arguments.intent_id)
@@ -552,9 +543,9 @@ cursor for the next page.",
         caller: Caller,
         Arguments(arguments): Arguments<ListIntentsArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let limit = read!(arguments.limit());
-        let page = done!(
+        let arguments = or_refuse!(arguments);
+        let limit = or_refuse!(arguments.limit());
+        let page = or_refuse!(
             self.services()
                 .wallets
                 .intents(&caller.profile, arguments.cursor.as_deref(), limit)
@@ -582,8 +573,8 @@ keep waiting. A confirmed intent then moves on to `submitted` and `executed` by 
         context: RequestContext<RoleServer>,
         Arguments(arguments): Arguments<WaitForDecisionArguments>,
     ) -> CallToolResult {
-        let arguments = read!(arguments);
-        let timeout = read!(arguments.timeout());
+        let arguments = or_refuse!(arguments);
+        let timeout = or_refuse!(arguments.timeout());
         let waited = reporting_progress(
             &context,
             "waiting for an operator's decision",
@@ -629,8 +620,8 @@ the last seq you handled to pick up from there later.",
         caller: Caller,
         Arguments(arguments): Arguments<ListEventsArguments>,
     ) -> CallToolResult {
-        let (after, limit, types) = read!(read!(arguments).page());
-        let page = done!(
+        let (after, limit, types) = or_refuse!(or_refuse!(arguments).page());
+        let page = or_refuse!(
             self.services()
                 .events
                 .page(&caller.profile, after, types, limit)
