@@ -331,16 +331,33 @@ impl WebhookEndpoints for PgWebhookStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn delete(&self, agent: AgentId, id: WebhookEndpointId) -> Result<bool, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let deleted = diesel::delete(
-            webhook_endpoints::table
-                .find(id.0)
-                .filter(webhook_endpoints::agent_id.eq(agent.0)),
-        )
-        .execute(&mut connection)
-        .await
-        .map_err(from_diesel)?;
-        Ok(deleted == 1)
+        self.database
+            .in_transaction(|connection| {
+                async move {
+                    // A failed attempt's settlement holds its delivery's row, then takes the
+                    // endpoint's (record_failure); deleting takes the endpoint's, then its
+                    // deliveries' as it cascades. Taking the deliveries' rows first keeps that
+                    // order, so the two wait for each other instead of deadlocking.
+                    diesel::sql_query(
+                        "SELECT id FROM webhook_deliveries \
+                         WHERE endpoint_id = $1 AND agent_id = $2 ORDER BY id FOR UPDATE",
+                    )
+                    .bind::<SqlUuid, _>(id.0)
+                    .bind::<SqlUuid, _>(agent.0)
+                    .execute(connection)
+                    .await?;
+                    let deleted = diesel::delete(
+                        webhook_endpoints::table
+                            .find(id.0)
+                            .filter(webhook_endpoints::agent_id.eq(agent.0)),
+                    )
+                    .execute(connection)
+                    .await?;
+                    Ok(deleted == 1)
+                }
+                .scope_boxed()
+            })
+            .await
     }
 
     #[tracing::instrument(level = "debug", skip(self, secret))]

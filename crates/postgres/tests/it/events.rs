@@ -313,3 +313,61 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_its_queue_fails() {
     .collect();
     assert_eq!(statuses, HashSet::from(["failed".to_owned()]));
 }
+
+#[tokio::test]
+async fn deleting_an_endpoint_waits_for_a_failure_being_settled_instead_of_deadlocking() {
+    use diesel_async::SimpleAsyncConnection;
+
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(87))
+        .await
+        .expect("created");
+    let webhooks = Arc::new(PgWebhookStore::new(pool(&database)));
+    let agent = profile.agent.id;
+    let created = webhooks
+        .create(agent, endpoint(None), 10)
+        .await
+        .expect("created");
+    sms_store(&database)
+        .store(vec![inbound(&profile, "SM1", "hi")])
+        .await
+        .expect("stored");
+    let (delivery, _) = claim(&webhooks).await;
+    // A failed attempt being settled holds its delivery's row, then takes its endpoint's to
+    // continue the failing spell (record_failure).
+    let mut settling = database.connection().await;
+    settling
+        .batch_execute(&format!(
+            "BEGIN; UPDATE webhook_deliveries SET last_error = 'HTTP 500' WHERE id = '{}'",
+            delivery.id.0
+        ))
+        .await
+        .expect("the delivery's row");
+    let deleting = {
+        let webhooks = webhooks.clone();
+        tokio::spawn(async move { webhooks.delete(agent, created.id).await })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !database
+        .sessions()
+        .await
+        .iter()
+        .any(|session| session.waiting_for_lock)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the delete never waited"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    settling
+        .batch_execute(&format!(
+            "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) \
+             WHERE id = '{}'; COMMIT",
+            created.id.0
+        ))
+        .await
+        .expect("the settlement takes the endpoint's row and commits");
+    assert_eq!(deleting.await.expect("joined"), Ok(true));
+}
