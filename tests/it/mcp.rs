@@ -17,7 +17,7 @@ use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Value};
 use test_support::{workspace_root, TestDatabase};
 
-use crate::email::post;
+use crate::email::{message_reaching, post};
 use crate::harness::{agentctl, create_agent, header, read, Server};
 use crate::sms::sandbox_sms;
 
@@ -187,6 +187,9 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
             again["data"]["id"], sent["data"]["id"],
             "the key never mails twice"
         );
+        // The sender hands the mail on in the background; the pages are compared once it did.
+        let sent_id = sent["data"]["id"].as_str().expect("id");
+        message_reaching(&server, &key, sent_id, "sent").await;
 
         let address = agent["email_inbox"]["address"].as_str().expect("inbox");
         agentctl(
@@ -228,6 +231,8 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
         .await;
         assert_eq!(reply["data"]["to"], json!(["alice@example.org"]));
         assert_eq!(reply["data"]["thread_id"], inbound["thread_id"]);
+        let reply_id = reply["data"]["id"].as_str().expect("id");
+        message_reaching(&server, &key, reply_id, "sent").await;
 
         let number = agent["phone_number"]["number"].as_str().expect("number");
         sandbox_sms(&database, number, "Your code is 482913").await;
