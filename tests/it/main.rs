@@ -21,6 +21,7 @@ mod me;
 mod onchain;
 mod ops;
 mod outages;
+mod policy;
 mod private_pg;
 mod protection;
 mod rotation;

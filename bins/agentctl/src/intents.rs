@@ -8,7 +8,7 @@ use api_types::{
 };
 use app::ConfirmError;
 use clap::Subcommand;
-use domain::{AgentId, IntentId, IntentStatus, TransferIntentRecord};
+use domain::{AgentId, IntentId, IntentStatus, Operator, OperatorName, TransferIntentRecord};
 use ports::{AttemptRecord, IntentFilter};
 use runtime::config::IntentConfig;
 use runtime::wiring;
@@ -29,14 +29,19 @@ pub enum IntentsCommand {
     /// Show one intent, with every transaction sent for it.
     Show { id: IntentId },
     /// Approve a pending intent for execution on chain. The intent is judged again by the spend
-    /// policy in force; one that breaks it is refused unless --force is given.
+    /// policy in force; one that breaks it is refused unless --force is given. It is confirmed
+    /// once it has the approvals the policy asks of it: above the policy's quorum threshold,
+    /// that many distinct operators, each naming themselves with --operator.
     Confirm {
         id: IntentId,
         /// Confirm even if the intent breaks the spend policy in force.
         #[arg(long)]
         force: bool,
+        /// Approve as this operator; without it, the approval is the control plane's.
+        #[arg(long, value_name = "NAME")]
+        operator: Option<String>,
     },
-    /// Refuse a pending intent; its amount is released from the daily limit.
+    /// Refuse a pending intent; its amount is released from the spend windows.
     Reject {
         id: IntentId,
         #[arg(long)]
@@ -83,13 +88,23 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 attempts: attempts.iter().map(attempt_view).collect(),
             })
         }
-        IntentsCommand::Confirm { id, force } => {
+        IntentsCommand::Confirm {
+            id,
+            force,
+            operator: name,
+        } => {
+            let approver = match name {
+                Some(name) => Operator::Named(
+                    OperatorName::parse(&name).with_context(|| format!("--operator {name:?}"))?,
+                ),
+                None => operator(),
+            };
             let confirmation = context
                 .services()
                 .await?
                 .operator
                 .decisions
-                .confirm(id, force, &operator())
+                .confirm(id, force, &approver)
                 .await
                 .map_err(confirm_error)?;
             json!(OperatorConfirmationView::new(
@@ -123,6 +138,9 @@ fn confirm_error(error: ConfirmError) -> anyhow::Error {
     match error {
         ConfirmError::Policy(_) => {
             anyhow::anyhow!("{error}; confirm with --force to execute it anyway")
+        }
+        ConfirmError::QuorumNeedsNamedOperator { .. } => {
+            anyhow::anyhow!("{error}: approve with --operator NAME")
         }
         other => other.into(),
     }

@@ -3,7 +3,10 @@
 use anyhow::Context as _;
 use api_types::SpendPolicyOut;
 use clap::{Args, Subcommand};
-use domain::{AgentId, Allowlist, AllowlistChange, AtomicAmount, EvmAddress, PolicyChange};
+use domain::{
+    AgentId, Allowlist, AllowlistChange, ApprovalCount, AtomicAmount, EvmAddress, PolicyChange,
+    RecipientLimit, RecipientLimitsChange, MAX_APPROVALS_REQUIRED,
+};
 use serde_json::{json, Value};
 
 use crate::{Context, ATOMIC_UNITS};
@@ -12,8 +15,8 @@ use crate::{Context, ATOMIC_UNITS};
 pub enum PolicyCommand {
     /// Change the spend policy; options left out keep their value.
     #[command(after_help = ATOMIC_UNITS)]
-    Set(PolicySetArgs),
-    /// Show the spend policy in force.
+    Set(Box<PolicySetArgs>),
+    /// Show the spend policy in force with what each window it caps holds (`usage`).
     Show { agent_id: AgentId },
 }
 
@@ -34,30 +37,84 @@ pub struct PolicySetArgs {
     /// Remove the allowlist (any recipient allowed); with --allow, replace it instead.
     #[arg(long)]
     clear_allowlist: bool,
+    /// Largest total over a rolling 7 days in atomic units, or `none`.
+    #[arg(long, value_name = "N|none")]
+    max_weekly: Option<String>,
+    /// Largest total over a rolling 30 days in atomic units, or `none`.
+    #[arg(long, value_name = "N|none")]
+    max_monthly: Option<String>,
+    /// Caps for one recipient on top of the wallet's (repeatable): its largest transfer and its
+    /// largest total over a rolling 24 hours, each in atomic units or `none`; `none:none`
+    /// removes the recipient's caps. Other recipients keep theirs.
+    #[arg(long = "recipient-limit", value_name = "ADDRESS:PER_TX:DAILY")]
+    recipient_limits: Vec<String>,
+    /// Remove every recipient's caps; with --recipient-limit, replace them instead.
+    #[arg(long)]
+    clear_recipient_limits: bool,
+    /// Transfers at or under this amount are confirmed by the policy at creation, within
+    /// --auto-confirm-daily (atomic units, or `none`).
+    #[arg(long, value_name = "N|none")]
+    auto_confirm_max: Option<String>,
+    /// Largest total the policy confirms by itself over a rolling 24 hours (atomic units, or
+    /// `none`).
+    #[arg(long, value_name = "N|none")]
+    auto_confirm_daily: Option<String>,
+    /// Distinct operators who must approve a transfer above --approvals-above (1 to 5, or `none`
+    /// for one).
+    #[arg(long, value_name = "N|none")]
+    approvals_required: Option<String>,
+    /// The amount above which --approvals-required applies (atomic units), or `none` for every
+    /// transfer.
+    #[arg(long, value_name = "N|none")]
+    approvals_above: Option<String>,
 }
 
 pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Value> {
     let policies = context.services().await?.operator.policies;
-    let policy = match command {
-        PolicyCommand::Show { agent_id } => policies.show(agent_id).await?,
+    Ok(match command {
+        PolicyCommand::Show { agent_id } => {
+            let usage = policies.usage(agent_id).await?;
+            json!(SpendPolicyOut::with_usage(&usage.policy, &usage.windows))
+        }
+        // The policy as the agent's wallet shows it (`/v1/agents/me`).
         PolicyCommand::Set(args) => {
             let change = policy_change(&args)?;
-            policies.set(args.agent_id, change).await?
+            json!(SpendPolicyOut::from(
+                &policies.set(args.agent_id, change).await?
+            ))
         }
+    })
+}
+
+/// An amount in atomic units, or `none` for no limit.
+fn amount_or_none(flag: &str, raw: &str) -> anyhow::Result<Option<AtomicAmount>> {
+    match raw {
+        "none" => Ok(None),
+        digits => AtomicAmount::parse(digits)
+            .map(Some)
+            .with_context(|| format!("{flag} {digits:?}")),
+    }
+}
+
+/// `ADDRESS:PER_TX:DAILY`, each amount in atomic units or `none`.
+fn recipient_limit(raw: &str) -> anyhow::Result<RecipientLimit> {
+    let flag = "--recipient-limit";
+    let [address, per_tx, daily] = raw.split(':').collect::<Vec<_>>()[..] else {
+        anyhow::bail!("{flag} {raw:?}: expected ADDRESS:PER_TX:DAILY");
     };
-    Ok(json!(SpendPolicyOut::from(&policy)))
+    Ok(RecipientLimit {
+        address: EvmAddress::parse(address).with_context(|| format!("{flag} {raw:?}"))?,
+        max_per_tx: amount_or_none(flag, per_tx)?,
+        max_daily: amount_or_none(flag, daily)?,
+    })
 }
 
 fn policy_change(args: &PolicySetArgs) -> anyhow::Result<PolicyChange> {
     let limit =
         |flag: &str, raw: &Option<String>| -> anyhow::Result<Option<Option<AtomicAmount>>> {
-            match raw.as_deref() {
-                None => Ok(None),
-                Some("none") => Ok(Some(None)),
-                Some(digits) => AtomicAmount::parse(digits)
-                    .map(|amount| Some(Some(amount)))
-                    .with_context(|| format!("{flag} {digits:?}")),
-            }
+            raw.as_deref()
+                .map(|raw| amount_or_none(flag, raw))
+                .transpose()
         };
     let allowed = args
         .allow
@@ -70,9 +127,41 @@ fn policy_change(args: &PolicySetArgs) -> anyhow::Result<PolicyChange> {
         (true, true) => AllowlistChange::Remove,
         (true, false) => AllowlistChange::Replace(Allowlist::of(allowed)),
     };
+    let limits = args
+        .recipient_limits
+        .iter()
+        .map(|raw| recipient_limit(raw))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let recipient_limits = match (args.clear_recipient_limits, limits.is_empty()) {
+        (false, true) => RecipientLimitsChange::Keep,
+        (false, false) => RecipientLimitsChange::Merge(limits),
+        (true, _) => RecipientLimitsChange::Replace(limits),
+    };
+    let approvals_required = args
+        .approvals_required
+        .as_deref()
+        .map(|raw| match raw {
+            "none" => Ok(None),
+            count => count
+                .parse::<u8>()
+                .ok()
+                .and_then(|count| ApprovalCount::new(count).ok())
+                .map(Some)
+                .with_context(|| {
+                    format!("--approvals-required {count:?}: a number from 1 to {MAX_APPROVALS_REQUIRED}, or none")
+                }),
+        })
+        .transpose()?;
     Ok(PolicyChange {
         max_per_tx: limit("--max-per-tx", &args.max_per_tx)?,
         max_daily: limit("--max-daily", &args.max_daily)?,
+        max_weekly: limit("--max-weekly", &args.max_weekly)?,
+        max_monthly: limit("--max-monthly", &args.max_monthly)?,
         allowlist,
+        recipient_limits,
+        auto_confirm_max: limit("--auto-confirm-max", &args.auto_confirm_max)?,
+        auto_confirm_daily: limit("--auto-confirm-daily", &args.auto_confirm_daily)?,
+        approvals_required,
+        approvals_above: limit("--approvals-above", &args.approvals_above)?,
     })
 }

@@ -50,6 +50,24 @@ pub enum SendStatus {
     Sent,
 }
 
+/// Who confirmed a transfer intent: `operator` (the approvals it needed) or `policy` (the
+/// auto-confirm tier, at its creation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmedBy {
+    Operator,
+    Policy,
+}
+
+impl From<domain::ConfirmedBy> for ConfirmedBy {
+    fn from(by: domain::ConfirmedBy) -> Self {
+        match by {
+            domain::ConfirmedBy::Operator => Self::Operator,
+            domain::ConfirmedBy::Policy => Self::Policy,
+        }
+    }
+}
+
 /// Where a transfer intent stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

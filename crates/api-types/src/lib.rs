@@ -19,7 +19,9 @@ pub use email::{
     AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest,
     EmailSendResponse, ParsedDataOut,
 };
-pub use enums::{Channel, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus};
+pub use enums::{
+    Channel, ConfirmedBy, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus,
+};
 pub use events::{
     event_type_names, read_event_types, EmailFailedData, EmailReceivedData, EmailSentData,
     EventData, EventOut, EventPage, EventTypeName, ServerSentEvent, SmsReceivedData,
@@ -50,7 +52,8 @@ pub const TWILIO_SMS_WEBHOOK_PATH: &str = "/webhooks/sms/twilio";
 pub const INBOUND_EMAIL_WEBHOOK_PATH: &str = "/webhooks/email/inbound";
 
 pub use wallet::{
-    default_asset, default_chain, PolicyVerdictOut, SpendPolicyOut, SpendPolicyResponse,
-    SpendUsageOut, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
-    WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest, WindowUsageOut,
+    default_asset, default_chain, ApprovalsOut, PolicyVerdictOut, RecipientLimitOut,
+    SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
+    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
+    WindowUsageOut,
 };

@@ -33,8 +33,8 @@ pub struct OperatorIntentView {
     pub agent_id: Uuid,
     pub wallet_id: Uuid,
     pub idempotency_key: Option<String>,
-    /// Who took the latest operator decision on it (`cli`, `cli:<user>`); `null` while none has,
-    /// and for intents decided before it was recorded.
+    /// Who took the latest operator decision on it (`cli`, `cli:<user>`, `operator:<name>`);
+    /// `null` while none has, and for intents decided before it was recorded.
     pub decided_by: Option<String>,
 }
 

@@ -1,15 +1,16 @@
 //! The wallet: its address, spend policy, balances and transfer intents.
 
 use domain::{
-    format_units, Asset, Chain, PolicyViolation, SpendPolicyRecord, SpendWindow,
-    TransferIntentRecord, WalletBalances, WalletRecord, WindowUsage,
+    format_units, Admitted, ApprovalCount, Asset, AtomicAmount, Chain, PolicyViolation,
+    SpendPolicyRecord, SpendWindow, TransferIntentRecord, WalletBalances, WalletRecord,
+    WindowUsage,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::enums::{IntentStatus, WalletStatus};
+use crate::enums::{ConfirmedBy, IntentStatus, WalletStatus};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WalletOut {
@@ -89,6 +90,42 @@ pub struct SpendPolicyResponse {
     pub max_daily_atomic: Option<String>,
     /// `null` when no allowlist is configured; an empty list allows no recipient.
     pub allowlisted_addresses: Option<Vec<String>>,
+    /// Cap over a rolling 7 days, counted like the daily cap. Integer in atomic units; `null`
+    /// when not configured.
+    pub max_weekly_atomic: Option<String>,
+    /// Cap over a rolling 30 days, counted like the daily cap. Integer in atomic units; `null`
+    /// when not configured.
+    pub max_monthly_atomic: Option<String>,
+    /// Caps for single counterparties, on top of the wallet's; `null` when none is configured.
+    pub recipient_limits: Option<Vec<RecipientLimitOut>>,
+    /// A transfer at or under this amount, while those the policy confirmed in the rolling 24
+    /// hours stay within `auto_confirm_daily_atomic`, is confirmed by the policy at creation.
+    /// Integer in atomic units; `null` when not configured.
+    pub auto_confirm_max_atomic: Option<String>,
+    /// Integer in atomic units; `null` when not configured.
+    pub auto_confirm_daily_atomic: Option<String>,
+    /// Distinct operators' approvals a transfer above `approvals_required_above_atomic` needs (2
+    /// to 5; every transfer when no amount is set); under it, one. `null`: one for every
+    /// transfer.
+    pub approvals_required: Option<u8>,
+    /// Integer in atomic units; `null` when not configured.
+    pub approvals_required_above_atomic: Option<String>,
+    /// Each configured window: what it holds and what is left. Read only; left out of the policy
+    /// nested in `/v1/agents/me`, which answers without reading the windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<SpendUsageOut>,
+}
+
+/// The caps of one counterparty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct RecipientLimitOut {
+    /// EIP-55 checksummed.
+    pub address: String,
+    /// Integer in atomic units; `null` when not configured.
+    pub max_per_tx_atomic: Option<String>,
+    /// Over a rolling 24 hours, counted like the daily cap. Integer in atomic units; `null` when
+    /// not configured.
+    pub max_daily_atomic: Option<String>,
 }
 
 /// What a window the policy caps holds, and what a transfer may still take of it.
@@ -107,18 +144,31 @@ pub struct SpendUsageOut {
     /// The rolling 24 hours of `max_daily_atomic`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub daily: Option<WindowUsageOut>,
+    /// The rolling 7 days of `max_weekly_atomic`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weekly: Option<WindowUsageOut>,
+    /// The rolling 30 days of `max_monthly_atomic`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monthly: Option<WindowUsageOut>,
+    /// The rolling 24 hours of the transfers the policy confirmed, capped by
+    /// `auto_confirm_daily_atomic`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_confirm_daily: Option<WindowUsageOut>,
 }
 
 impl From<&[WindowUsage]> for SpendUsageOut {
     fn from(windows: &[WindowUsage]) -> Self {
         let mut usage = Self::default();
         for window in windows {
-            let out = WindowUsageOut {
+            let out = Some(WindowUsageOut {
                 spent_atomic: window.spent.to_string(),
                 remaining_atomic: window.remaining.to_string(),
-            };
+            });
             match window.window {
-                SpendWindow::Daily => usage.daily = Some(out),
+                SpendWindow::Daily => usage.daily = out,
+                SpendWindow::Weekly => usage.weekly = out,
+                SpendWindow::Monthly => usage.monthly = out,
+                SpendWindow::AutoConfirmDaily => usage.auto_confirm_daily = out,
             }
         }
         usage
@@ -130,52 +180,99 @@ impl From<&[WindowUsage]> for SpendUsageOut {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct PolicyVerdictOut {
     pub allowed: bool,
-    /// The rule that refused (`allowlist`, `max_per_tx`, `max_daily`); `null` when allowed.
+    /// The rule that refused (`allowlist`, `max_per_tx`, `recipient_max_per_tx`, `max_daily`,
+    /// `max_weekly`, `max_monthly`, `recipient_max_daily`); `null` when allowed.
     pub rule: Option<String>,
-    /// Why it refused; `null` when allowed.
+    /// Why it refused, with what the window still allows; `null` when allowed.
     pub detail: Option<String>,
-    /// Where an admitted transfer stands: it waits for an operator's confirmation.
+    /// Where the transfer stands once admitted: `confirmed` when the policy's auto-confirm tier
+    /// takes it, `pending_confirmation` (waiting for operators) otherwise, and for one refused.
+    #[schema(value_type = String, pattern = "^(pending_confirmation|confirmed)$")]
     pub would_be: IntentStatus,
     pub usage: SpendUsageOut,
 }
 
 impl PolicyVerdictOut {
-    /// The verdict on a transfer the policy admitted, with the windows as they stand now.
-    pub fn allowed(windows: &[WindowUsage]) -> Self {
+    /// The verdict of `admitted` (the policy's judgement of a transfer), with the windows as
+    /// they stand.
+    pub fn of(admitted: &Result<Admitted, PolicyViolation>, windows: &[WindowUsage]) -> Self {
+        match admitted {
+            Ok(admitted) => Self::allowed(admitted.status(), windows),
+            Err(violation) => Self {
+                allowed: false,
+                rule: Some(violation.rule().to_owned()),
+                detail: Some(violation.to_string()),
+                would_be: domain::IntentStatus::PendingConfirmation.into(),
+                usage: windows.into(),
+            },
+        }
+    }
+
+    /// The verdict on a transfer the policy admitted as `status`.
+    pub fn allowed(status: domain::IntentStatus, windows: &[WindowUsage]) -> Self {
         Self {
             allowed: true,
             rule: None,
             detail: None,
-            would_be: domain::IntentStatus::ADMITTED.into(),
+            would_be: status.into(),
             usage: windows.into(),
         }
     }
+}
 
-    /// The verdict on a transfer the policy refused.
-    pub fn refused(violation: &PolicyViolation, windows: &[WindowUsage]) -> Self {
+impl SpendPolicyResponse {
+    /// The policy with what each window it caps holds (`windows`).
+    pub fn with_usage(policy: &SpendPolicyRecord, windows: &[WindowUsage]) -> Self {
         Self {
-            allowed: false,
-            rule: Some(violation.rule().to_owned()),
-            detail: Some(violation.to_string()),
-            would_be: domain::IntentStatus::ADMITTED.into(),
-            usage: windows.into(),
+            usage: Some(windows.into()),
+            ..policy.into()
+        }
+    }
+}
+
+impl SpendPolicyOut {
+    /// The policy with what each window it caps holds (`windows`).
+    pub fn with_usage(policy: &SpendPolicyRecord, windows: &[WindowUsage]) -> Self {
+        Self {
+            id: policy.id.0,
+            policy: SpendPolicyResponse::with_usage(policy, windows),
         }
     }
 }
 
 impl From<&SpendPolicyRecord> for SpendPolicyResponse {
     fn from(policy: &SpendPolicyRecord) -> Self {
+        let rules = &policy.rules;
+        let atomic = |amount: Option<AtomicAmount>| amount.map(|amount| amount.to_string());
+        let recipient_limits = rules.recipient_limits.as_slice();
         Self {
             asset: policy.asset.asset.to_string(),
             chain: policy.asset.chain.to_string(),
             decimals: policy.asset.decimals,
             token_address: policy.asset.token_address.map(|a| a.to_string()),
-            max_per_tx_atomic: policy.limits.max_per_tx.map(|a| a.to_string()),
-            max_daily_atomic: policy.limits.max_daily.map(|a| a.to_string()),
-            allowlisted_addresses: policy
+            max_per_tx_atomic: atomic(rules.limits.max_per_tx),
+            max_daily_atomic: atomic(rules.limits.max_daily),
+            allowlisted_addresses: rules
                 .allowlist
                 .addresses()
                 .map(|addresses| addresses.iter().map(ToString::to_string).collect()),
+            max_weekly_atomic: atomic(rules.limits.max_weekly),
+            max_monthly_atomic: atomic(rules.limits.max_monthly),
+            recipient_limits: (!recipient_limits.is_empty()).then(|| {
+                recipient_limits
+                    .iter()
+                    .map(|limit| RecipientLimitOut {
+                        address: limit.address.to_string(),
+                        max_per_tx_atomic: atomic(limit.max_per_tx),
+                        max_daily_atomic: atomic(limit.max_daily),
+                    })
+                    .collect()
+            }),
+            auto_confirm_max_atomic: atomic(rules.auto_confirm.max),
+            auto_confirm_daily_atomic: atomic(rules.auto_confirm.daily),
+            approvals_required: rules.quorum.required.map(ApprovalCount::get),
+            approvals_required_above_atomic: atomic(rules.quorum.above),
+            usage: None,
         }
     }
 }
@@ -246,6 +343,18 @@ pub struct TransferIntentOut {
     pub updated_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339::option")]
     pub confirmed_at: Option<OffsetDateTime>,
+    /// `null` until it is confirmed.
+    pub confirmed_by: Option<ConfirmedBy>,
+    pub approvals: ApprovalsOut,
+}
+
+/// The distinct operators' approvals an intent needs and has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct ApprovalsOut {
+    /// What the policy in force asks of it: 1, or 2 to 5 above the quorum's threshold; 0 for an
+    /// intent the policy confirmed.
+    pub required: u8,
+    pub received: u8,
 }
 
 impl From<&TransferIntentRecord> for TransferIntentOut {
@@ -263,6 +372,11 @@ impl From<&TransferIntentRecord> for TransferIntentOut {
             created_at: intent.created_at,
             updated_at: intent.updated_at,
             confirmed_at: intent.confirmed_at,
+            confirmed_by: intent.confirmed_by.map(Into::into),
+            approvals: ApprovalsOut {
+                required: intent.approvals.required,
+                received: intent.approvals.received,
+            },
         }
     }
 }

@@ -56,7 +56,7 @@ pub use services::Services;
 pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhookError};
 pub use wallet::{
     BalanceError, IntentLookupError, IntentPage, ListIntentsError, PolicyUsage, SendError,
-    SendLimits, SendRequest, WalletError, WalletService, WalletStores, DAILY_WINDOW,
+    SendLimits, SendRequest, TransferCheck, WalletError, WalletService, WalletStores,
     IDEMPOTENCY_KEY_TTL,
 };
 pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};

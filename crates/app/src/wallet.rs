@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    check_recipient, check_transfer_amount, evaluate_transfer, window_usage, AgentProfile, Asset,
-    AssetBalance, Chain, CursorCodec, CursorPosition, IntentId, PolicyAsset, PolicyViolation,
-    RateLimit, RecipientRefused, SpendPolicyRecord, SpendWindow, TransferIntentRecord,
-    TransferTerms, TransferTooLarge, WalletBalances, WalletRecord, WindowUsage, U256,
+    check_recipient, check_transfer_amount, evaluate_transfer, window_usage, Admitted,
+    AgentProfile, Asset, AssetBalance, Chain, CursorCodec, CursorPosition, EvmAddress, Held,
+    IntentId, PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
+    SpendRules, SpendWindow, TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances,
+    WalletId, WalletRecord, WindowUsage,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -21,9 +22,6 @@ pub use domain::commands::SendRequest;
 use crate::in_flight::InFlight;
 use crate::paging::{first_page_against, into_page, FirstPage};
 use crate::NotProvisioned;
-
-/// The rolling window of the daily limit.
-pub const DAILY_WINDOW: Duration = SpendWindow::Daily.length();
 
 /// How long an idempotency key answers retries with its intent; after it, the key may be used for
 /// a new transfer (Stripe keeps keys for 24 hours too).
@@ -77,6 +75,15 @@ pub enum SendError {
     Store(#[from] StoreError),
 }
 
+impl From<WalletError> for SendError {
+    fn from(error: WalletError) -> Self {
+        match error {
+            WalletError::NotProvisioned(missing) => Self::NotProvisioned(missing),
+            WalletError::Store(store) => Self::Store(store),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ListIntentsError {
     #[error(transparent)]
@@ -102,6 +109,14 @@ pub enum IntentLookupError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyUsage {
     pub policy: SpendPolicyRecord,
+    pub windows: Vec<WindowUsage>,
+}
+
+/// The policy's verdict on a transfer that was only checked: how it would go on, or the rule
+/// that refuses it, with what each capped window holds now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransferCheck {
+    pub verdict: Result<Admitted, PolicyViolation>,
     pub windows: Vec<WindowUsage>,
 }
 
@@ -167,8 +182,7 @@ impl WalletService {
         Ok(wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
             id: domain::SpendPolicyId(wallet.id.0),
             asset: self.token.clone(),
-            limits: Default::default(),
-            allowlist: Default::default(),
+            rules: SpendRules::default(),
             created_at: wallet.created_at,
             updated_at: wallet.created_at,
         }))
@@ -180,16 +194,59 @@ impl WalletService {
     pub async fn usage(&self, profile: &AgentProfile) -> Result<PolicyUsage, WalletError> {
         let policy = self.policy(profile).await?;
         let wallet = require_wallet(profile)?;
-        let held_daily = if policy.limits.max_daily.is_some() {
-            self.stores
-                .ledger
-                .held_in_window(wallet.id, SpendWindow::Daily.length())
-                .await?
-        } else {
-            U256::ZERO
-        };
-        let windows = window_usage(&policy.limits, held_daily);
+        let (_, windows) =
+            held_and_usage(self.stores.ledger.as_ref(), wallet.id, &policy.rules, None).await?;
         Ok(PolicyUsage { policy, windows })
+    }
+
+    /// The spend policy's verdict on a send of `request`, with the same checks of its terms as
+    /// `send`, without creating or reserving anything.
+    #[tracing::instrument(level = "debug", skip(self, profile, request), fields(agent = %profile.agent.id, amount = %request.amount, to = %request.to))]
+    pub async fn check(
+        &self,
+        profile: &AgentProfile,
+        request: SendRequest,
+    ) -> Result<TransferCheck, SendError> {
+        let terms = self.terms(&request)?;
+        let wallet = require_wallet(profile)?;
+        check_recipient(
+            &terms.recipient,
+            &wallet.address,
+            self.token.token_address.as_ref(),
+        )
+        .map_err(SendError::Recipient)?;
+        let policy = self.policy(profile).await?;
+        let rules = &policy.rules;
+        let capped_recipient = rules.recipient_limits.daily_capped(&terms.recipient);
+        let (held, windows) = held_and_usage(
+            self.stores.ledger.as_ref(),
+            wallet.id,
+            rules,
+            capped_recipient,
+        )
+        .await?;
+        Ok(TransferCheck {
+            verdict: evaluate_transfer(rules, &terms.recipient, terms.amount, &held),
+            windows,
+        })
+    }
+
+    /// The transfer a send asks for, in the one asset and chain the service pays in.
+    fn terms(&self, request: &SendRequest) -> Result<TransferTerms, SendError> {
+        let supported = Asset::parse(&request.asset) == Some(self.token.asset)
+            && Chain::parse(&request.chain) == Some(self.token.chain);
+        if !supported {
+            return Err(SendError::Unsupported {
+                asset: self.token.asset,
+                chain: self.token.chain,
+            });
+        }
+        Ok(TransferTerms {
+            asset: self.token.asset,
+            chain: self.token.chain,
+            recipient: request.to,
+            amount: check_transfer_amount(request.amount)?,
+        })
     }
 
     /// One of the agent's intents, by the id its routes show.
@@ -234,8 +291,9 @@ impl WalletService {
         Ok(WalletBalances { wallet, assets })
     }
 
-    /// Creates a transfer intent, pending until an operator confirms it. Returns the intent and
-    /// whether it is an earlier one replayed for the same idempotency key.
+    /// Creates a transfer intent, pending until the operators it needs approve it, or confirmed
+    /// at once by the policy's auto-confirm tier. Returns the intent and whether it is an earlier
+    /// one replayed for the same idempotency key.
     #[tracing::instrument(level = "debug", skip(self, profile, request), fields(agent = %profile.agent.id, amount = %request.amount, to = %request.to))]
     pub async fn send(
         &self,
@@ -243,20 +301,7 @@ impl WalletService {
         request: SendRequest,
     ) -> Result<(TransferIntentRecord, bool), SendError> {
         let agent = profile.agent.id;
-        let supported = Asset::parse(&request.asset) == Some(self.token.asset)
-            && Chain::parse(&request.chain) == Some(self.token.chain);
-        if !supported {
-            return Err(SendError::Unsupported {
-                asset: self.token.asset,
-                chain: self.token.chain,
-            });
-        }
-        let terms = TransferTerms {
-            asset: self.token.asset,
-            chain: self.token.chain,
-            recipient: request.to,
-            amount: check_transfer_amount(request.amount)?,
-        };
+        let terms = self.terms(&request)?;
         let _slot = self
             .in_flight
             .enter(agent, self.limits.concurrent_per_agent)
@@ -275,16 +320,14 @@ impl WalletService {
             check_recipient(&terms.recipient, context.wallet_address, token.as_ref())
                 .map_err(AdmissionRefusal::Recipient)?;
             evaluate_transfer(
-                &context.policy.limits,
-                &context.policy.allowlist,
+                &context.policy.rules,
                 &terms.recipient,
                 terms.amount,
-                context.held,
+                &context.held,
             )
             .map_err(AdmissionRefusal::Policy)
         };
         let limits = AdmissionLimits {
-            spend: DAILY_WINDOW,
             idempotency_key: IDEMPOTENCY_KEY_TTL,
             rate: self.limits.rate,
         };
@@ -354,6 +397,25 @@ impl WalletService {
         });
         Ok(IntentPage { items, next_cursor })
     }
+}
+
+/// What the wallet's windows hold now (the recipient's daily one too when given), read only when
+/// the rules cap one of them, and the usage of each window they cap.
+pub(crate) async fn held_and_usage(
+    ledger: &dyn IntentLedger,
+    wallet: WalletId,
+    rules: &SpendRules,
+    recipient: Option<EvmAddress>,
+) -> Result<(Held, Vec<WindowUsage>), StoreError> {
+    let capped = SpendWindow::ALL
+        .into_iter()
+        .any(|window| window.cap(rules).is_some());
+    let held = if capped || recipient.is_some() {
+        ledger.held(wallet, recipient).await?
+    } else {
+        Held::default()
+    };
+    Ok((held, window_usage(rules, &held)))
 }
 
 /// The agent's intent `id`; another agent's is none of its own.
@@ -429,13 +491,18 @@ mod tests {
         check: &ports::AdmissionCheck,
         policy: &SpendPolicyRecord,
         held: U256,
-    ) -> Result<(), AdmissionRefusal> {
+    ) -> Result<Admitted, AdmissionRefusal> {
         check(&AdmissionContext {
             wallet_address: &EvmAddress::from_bytes([1; 20]),
             policy,
-            held,
+            held: Held {
+                daily: held,
+                ..Held::default()
+            },
         })
     }
+
+    const ONE_APPROVAL: Admitted = Admitted::AwaitsApprovals(domain::ApprovalCount::ONE);
 
     fn reading(ledger: MockIntentLedger) -> WalletService {
         service(MockIntentAdmission::new(), ledger, MockChainClient::new())
@@ -467,7 +534,10 @@ mod tests {
 
     fn policy_with(limits: SpendLimits) -> SpendPolicyRecord {
         SpendPolicyRecord {
-            limits,
+            rules: SpendRules {
+                limits,
+                ..SpendRules::default()
+            },
             ..SpendPolicyRecord::fixture()
         }
     }
@@ -507,7 +577,6 @@ mod tests {
                 assert_eq!(
                     limits,
                     AdmissionLimits {
-                        spend: DAILY_WINDOW,
                         idempotency_key: IDEMPOTENCY_KEY_TTL,
                         rate: LIMITS.rate,
                     }
@@ -519,6 +588,7 @@ mod tests {
                 let per_tx_50 = policy_with(SpendLimits {
                     max_per_tx: Some(AtomicAmount::parse("50").expect("valid")),
                     max_daily: None,
+                    ..SpendLimits::default()
                 });
                 assert!(matches!(
                     judged(check, &per_tx_50, U256::ZERO),
@@ -527,10 +597,10 @@ mod tests {
                     ))
                 ));
                 let unlimited = policy_with(SpendLimits::default());
-                assert_eq!(judged(check, &unlimited, U256::ZERO), Ok(()));
+                assert_eq!(judged(check, &unlimited, U256::ZERO), Ok(ONE_APPROVAL));
                 assert_eq!(
                     judged(check, &unlimited, U256::MAX),
-                    Ok(()),
+                    Ok(ONE_APPROVAL),
                     "without a daily limit the window does not matter"
                 );
                 Ok(Admission::Created(intent_from(&new)))
@@ -811,6 +881,7 @@ mod tests {
         let in_force = policy_with(SpendLimits {
             max_per_tx: Some(AtomicAmount::parse("50").expect("valid")),
             max_daily: None,
+            ..SpendLimits::default()
         });
         let stored = WalletRecord {
             spend_policy: Some(in_force.clone()),
@@ -905,15 +976,19 @@ mod tests {
     async fn usage_counts_the_daily_window_of_the_policy_in_force() {
         let mut ledger = MockIntentLedger::new();
         ledger
-            .expect_held_in_window()
-            .withf(|wallet, window| {
-                *wallet == WalletRecord::fixture().id && *window == DAILY_WINDOW
-            })
+            .expect_held()
+            .withf(|wallet, recipient| *wallet == WalletRecord::fixture().id && recipient.is_none())
             .times(1)
-            .returning(|_, _| Ok(U256::from(30)));
+            .returning(|_, _| {
+                Ok(Held {
+                    daily: U256::from(30),
+                    ..Held::default()
+                })
+            });
         let daily_50 = SpendLimits {
             max_per_tx: None,
             max_daily: Some(AtomicAmount::parse("50").expect("valid")),
+            ..SpendLimits::default()
         };
         let service = serving(
             wallet_with(daily_50),
@@ -925,7 +1000,7 @@ mod tests {
             .usage(&profile_with(Some(WalletRecord::fixture())))
             .await
             .expect("usage");
-        assert_eq!(usage.policy.limits, daily_50);
+        assert_eq!(usage.policy.rules.limits, daily_50);
         assert_eq!(
             usage.windows,
             [WindowUsage {
@@ -940,7 +1015,7 @@ mod tests {
     #[tokio::test]
     async fn usage_of_a_policy_without_windows_reads_no_window() {
         let mut ledger = MockIntentLedger::new();
-        ledger.expect_held_in_window().never();
+        ledger.expect_held().never();
         let service = serving(
             wallet_with(SpendLimits::default()),
             MockIntentAdmission::new(),

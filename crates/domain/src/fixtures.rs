@@ -6,9 +6,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::{
-    AgentId, AgentKeyHash, AgentProfile, AgentRecord, Allowlist, Asset, AtomicAmount, Chain,
+    AgentId, AgentKeyHash, AgentProfile, AgentRecord, Approvals, Asset, AtomicAmount, Chain,
     Custody, EvmAddress, IntentId, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord,
-    PolicyAsset, SpendLimits, SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord,
+    PolicyAsset, SpendPolicyId, SpendPolicyRecord, SpendRules, SponsorId, TransferIntentRecord,
     WalletId, WalletRecord, WalletStatus, WebhookEndpointId, WebhookEndpointRecord,
 };
 
@@ -42,6 +42,11 @@ impl TransferIntentRecord {
             updated_at: moment(),
             confirmed_at: None,
             decided_by: None,
+            confirmed_by: None,
+            approvals: Approvals {
+                required: 1,
+                received: 0,
+            },
         }
     }
 }
@@ -52,8 +57,7 @@ impl SpendPolicyRecord {
         Self {
             id: SpendPolicyId(Uuid::from_u128(4)),
             asset: PolicyAsset::usdc_on_base(fixture_token()),
-            limits: SpendLimits::default(),
-            allowlist: Allowlist::unrestricted(),
+            rules: SpendRules::default(),
             created_at: moment(),
             updated_at: moment(),
         }

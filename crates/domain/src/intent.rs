@@ -52,9 +52,6 @@ pub struct TransitionRefused {
 }
 
 impl IntentStatus {
-    /// Where a transfer the spend policy admits starts: waiting for an operator's confirmation.
-    pub const ADMITTED: Self = Self::PendingConfirmation;
-
     pub const ALL: [IntentStatus; 7] = [
         Self::PendingConfirmation,
         Self::Confirmed,
@@ -88,9 +85,9 @@ impl IntentStatus {
         )
     }
 
-    /// Whether the intent's amount counts against the daily limit: from creation on, until it is
-    /// rejected, expires or fails.
-    pub fn holds_daily_allowance(self) -> bool {
+    /// Whether the intent's amount counts against the spend windows: from creation on, until it
+    /// is rejected, expires or fails (an executed one, for the window's length after).
+    pub fn holds_allowance(self) -> bool {
         matches!(
             self,
             Self::PendingConfirmation | Self::Confirmed | Self::Submitted | Self::Executed
@@ -133,6 +130,38 @@ impl fmt::Display for IntentEvent {
     }
 }
 
+/// Who confirmed an intent for execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfirmedBy {
+    /// The operators it needed approved it.
+    Operator,
+    /// The spend policy's auto-confirm tier, at its creation.
+    Policy,
+}
+
+impl ConfirmedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Operator => "operator",
+            Self::Policy => "policy",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Operator, Self::Policy]
+            .into_iter()
+            .find(|by| by.as_str() == name)
+    }
+}
+
+/// The operators' approvals an intent needs and has: `required` is what the policy in force asks
+/// of it (zero for one the policy confirmed), kept up to date while it is pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Approvals {
+    pub required: u8,
+    pub received: u8,
+}
+
 /// What a transfer moves, and to whom: the part of a send that an idempotent retry must repeat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransferTerms {
@@ -160,9 +189,12 @@ pub struct TransferIntentRecord {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub confirmed_at: Option<OffsetDateTime>,
-    /// Who took the latest operator decision on it (confirm, reject, resolve); `None` while no
+    /// Who took the latest operator decision on it (approve, reject, resolve); `None` while no
     /// operator has, and on intents decided before it was recorded.
     pub decided_by: Option<Operator>,
+    /// Who confirmed it; `None` while it was not confirmed.
+    pub confirmed_by: Option<ConfirmedBy>,
+    pub approvals: Approvals,
 }
 
 impl TransferIntentRecord {
@@ -172,6 +204,15 @@ impl TransferIntentRecord {
             chain: self.chain,
             recipient: self.recipient,
             amount: self.amount,
+        }
+    }
+
+    /// Where the spend policy put the intent when it was admitted, whatever became of it since:
+    /// `confirmed` by its auto-confirm tier, else waiting for operators.
+    pub fn admitted_as(&self) -> IntentStatus {
+        match self.confirmed_by {
+            Some(ConfirmedBy::Policy) => IntentStatus::Confirmed,
+            _ => IntentStatus::PendingConfirmation,
         }
     }
 
@@ -234,6 +275,14 @@ mod tests {
     }
 
     #[test]
+    fn who_confirmed_reads_back_what_it_writes() {
+        for by in [ConfirmedBy::Operator, ConfirmedBy::Policy] {
+            assert_eq!(ConfirmedBy::parse(by.as_str()), Some(by));
+        }
+        assert_eq!(ConfirmedBy::parse("agent"), None);
+    }
+
+    #[test]
     fn a_refusal_says_what_was_attempted() {
         let refused = S::Executed.apply(E::Confirm).expect_err("terminal");
         assert_eq!(refused.to_string(), "a executed intent cannot be confirmed");
@@ -256,10 +305,10 @@ mod tests {
                     Ok(next) => {
                         prop_assert!(!status.is_terminal());
                         prop_assert!(ALLOWED.contains(&(status, event, next)));
-                        if status.holds_daily_allowance() && !next.holds_daily_allowance() {
+                        if status.holds_allowance() && !next.holds_allowance() {
                             prop_assert!(matches!(next, S::Rejected | S::Expired | S::Failed));
                         }
-                        prop_assert!(status.holds_daily_allowance() || !next.holds_daily_allowance());
+                        prop_assert!(status.holds_allowance() || !next.holds_allowance());
                         status = next;
                         visited.push(status);
                     }

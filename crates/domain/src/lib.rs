@@ -57,15 +57,18 @@ pub use ids::{
     SpendPolicyId, SponsorId, WalletId, WebhookDeliveryId, WebhookEndpointId,
 };
 pub use intent::{
-    IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms, TransitionRefused,
+    Approvals, ConfirmedBy, IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms,
+    TransitionRefused,
 };
 pub use limits::{RateDecision, RateLimit};
 pub use operator::{
     Operator, OperatorName, OperatorNameError, StoredOperatorError, MAX_OPERATOR_NAME_CHARS,
 };
 pub use policy::{
-    evaluate_transfer, window_usage, Allowlist, AllowlistChange, PolicyChange, PolicyViolation,
-    SpendLimits, SpendWindow, WindowUsage,
+    evaluate_transfer, window_usage, Admitted, Allowlist, AllowlistChange, ApprovalCount,
+    ApprovalCountOutOfRange, AutoConfirm, Held, PolicyChange, PolicyViolation, Quorum,
+    RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation, SpendLimits, SpendRules,
+    SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};

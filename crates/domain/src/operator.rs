@@ -39,16 +39,19 @@ impl OperatorName {
     }
 }
 
-/// The operator's principal: who takes a decision on an intent (confirm, reject, resolve).
-/// Stored as text in `decided_by` (its `Display`): `cli` for `agentctl` run by a user it could
-/// not name, `cli:<user>` for one run by a named OS user. A console signing operators in will be
-/// a kind of its own, `console:<id>`.
+/// The operator's principal: who takes a decision on an intent (approve, reject, resolve).
+/// Stored as text in `decided_by` and in an intent's approvals (its `Display`): `cli` for
+/// `agentctl` run by a user it could not name, `cli:<user>` for one run by a named OS user (both
+/// the control plane), `operator:<name>` for an operator who names themselves (`agentctl
+/// --operator`, the console's accounts): the one kind whose approvals make a quorum.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Operator {
     Cli { user: Option<OperatorName> },
+    Named(OperatorName),
 }
 
 const CLI: &str = "cli";
+const NAMED: &str = "operator";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoredOperatorError {
@@ -69,6 +72,7 @@ impl Operator {
             CLI => Ok(Self::Cli {
                 user: name.map(OperatorName::parse).transpose()?,
             }),
+            NAMED => Ok(Self::Named(OperatorName::parse(name.unwrap_or_default())?)),
             _ => Err(StoredOperatorError::UnknownKind(stored.to_owned())),
         }
     }
@@ -79,6 +83,7 @@ impl fmt::Display for Operator {
         match self {
             Self::Cli { user: None } => f.write_str(CLI),
             Self::Cli { user: Some(user) } => write!(f, "{CLI}:{}", user.as_str()),
+            Self::Named(name) => write!(f, "{NAMED}:{}", name.as_str()),
         }
     }
 }
@@ -101,7 +106,14 @@ mod tests {
 
     #[test]
     fn the_stored_form_reads_back_as_it_was_written() {
-        for operator in [cli(None), cli(Some("alice")), cli(Some("ops:night-shift"))] {
+        let named = Operator::Named(OperatorName::parse("bob").expect("valid"));
+        assert_eq!(named.to_string(), "operator:bob");
+        for operator in [
+            cli(None),
+            cli(Some("alice")),
+            cli(Some("ops:night-shift")),
+            named,
+        ] {
             assert_eq!(
                 Operator::parse_stored(&operator.to_string()),
                 Ok(operator.clone())
@@ -117,6 +129,7 @@ mod tests {
         ));
         assert!(Operator::parse_stored("").is_err());
         assert!(Operator::parse_stored("cli:").is_err());
+        assert!(Operator::parse_stored("operator").is_err());
     }
 
     #[test]

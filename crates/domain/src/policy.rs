@@ -1,16 +1,35 @@
-//! Spend policy of a wallet: the limits an operator configures, and what is left of them.
+//! Spend policy of a wallet: the rules an operator configures, the verdict they give on a
+//! transfer, and what is left of each window they cap. Every rule is optional; `None` means it is
+//! not configured, so a policy of the first edition (per-transaction and daily caps, allowlist)
+//! reads and behaves as it always did.
 
+use std::fmt;
 use std::time::Duration;
 
 use alloy_primitives::U256;
+use time::OffsetDateTime;
 
-use crate::{AtomicAmount, EvmAddress};
+use crate::{AtomicAmount, ConfirmedBy, EvmAddress, IntentStatus};
 
-/// Amount limits of a spend policy; `None` means no limit is configured.
+/// Amount caps of the whole wallet; `None` means no cap is configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SpendLimits {
     pub max_per_tx: Option<AtomicAmount>,
     pub max_daily: Option<AtomicAmount>,
+    pub max_weekly: Option<AtomicAmount>,
+    pub max_monthly: Option<AtomicAmount>,
+}
+
+impl SpendLimits {
+    /// The cap of one of the wallet's rolling windows.
+    pub fn cap(&self, window: SpendWindow) -> Option<AtomicAmount> {
+        match window {
+            SpendWindow::Daily => self.max_daily,
+            SpendWindow::Weekly => self.max_weekly,
+            SpendWindow::Monthly => self.max_monthly,
+            SpendWindow::AutoConfirmDaily => None,
+        }
+    }
 }
 
 /// Recipients a wallet may pay. `None` (no allowlist configured) differs from an empty list,
@@ -38,11 +57,161 @@ impl Allowlist {
         self.0.as_deref()
     }
 
+    /// Whether the allowlist lets `recipient` be paid: always, when none is configured.
+    pub fn admits(&self, recipient: &EvmAddress) -> bool {
+        self.addresses()
+            .is_none_or(|allowed| allowed.contains(recipient))
+    }
+
     /// This allowlist with `added` appended, creating the list if none was configured.
     pub fn extended(&self, added: &[EvmAddress]) -> Self {
         let existing = self.0.iter().flatten().copied();
         Self::of(existing.chain(added.iter().copied()))
     }
+}
+
+/// The most counterparties one policy caps, so a policy stays a small record read with every
+/// send.
+pub const MAX_RECIPIENT_LIMITS: usize = 100;
+
+/// Caps on what one counterparty may be paid, on top of the wallet's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecipientLimit {
+    pub address: EvmAddress,
+    pub max_per_tx: Option<AtomicAmount>,
+    pub max_daily: Option<AtomicAmount>,
+}
+
+/// The counterparties a policy caps, each once, in the order they were first configured.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecipientLimits(Vec<RecipientLimit>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a policy caps at most {MAX_RECIPIENT_LIMITS} recipients")]
+pub struct TooManyRecipientLimits;
+
+impl RecipientLimits {
+    /// The given limits, the last one of an address replacing earlier ones in place; an entry
+    /// capping nothing removes its address.
+    pub fn of(
+        limits: impl IntoIterator<Item = RecipientLimit>,
+    ) -> Result<Self, TooManyRecipientLimits> {
+        Self::default().merged(limits)
+    }
+
+    pub fn as_slice(&self) -> &[RecipientLimit] {
+        &self.0
+    }
+
+    pub fn of_recipient(&self, recipient: &EvmAddress) -> Option<&RecipientLimit> {
+        self.0.iter().find(|limit| limit.address == *recipient)
+    }
+
+    /// `recipient` when its day is capped: the one recipient whose own window a transfer to it
+    /// is judged against (`Held::recipient_daily`).
+    pub fn daily_capped(&self, recipient: &EvmAddress) -> Option<EvmAddress> {
+        self.of_recipient(recipient)
+            .filter(|limit| limit.max_daily.is_some())
+            .map(|limit| limit.address)
+    }
+
+    /// These limits with `changes` applied one by one (see `of`).
+    pub fn merged(
+        &self,
+        changes: impl IntoIterator<Item = RecipientLimit>,
+    ) -> Result<Self, TooManyRecipientLimits> {
+        let mut limits = self.0.clone();
+        for change in changes {
+            let caps_anything = change.max_per_tx.is_some() || change.max_daily.is_some();
+            match limits
+                .iter()
+                .position(|limit| limit.address == change.address)
+            {
+                Some(at) if caps_anything => limits[at] = change,
+                Some(at) => {
+                    limits.remove(at);
+                }
+                None if caps_anything => limits.push(change),
+                None => {}
+            }
+        }
+        if limits.len() > MAX_RECIPIENT_LIMITS {
+            return Err(TooManyRecipientLimits);
+        }
+        Ok(Self(limits))
+    }
+}
+
+/// The tier of transfers the policy confirms by itself: each at or under `max`, while those it
+/// confirmed in the rolling 24 hours stay within `daily`. Neither configured: no such tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AutoConfirm {
+    pub max: Option<AtomicAmount>,
+    pub daily: Option<AtomicAmount>,
+}
+
+impl AutoConfirm {
+    /// Whether a transfer of `amount` is confirmed by the policy, the tier's window holding
+    /// `held_daily` already.
+    pub fn confirms(&self, amount: AtomicAmount, held_daily: U256) -> bool {
+        let configured = self.max.is_some() || self.daily.is_some();
+        configured
+            && self.max.is_none_or(|max| amount <= max)
+            && self.daily.is_none_or(|cap| fits(held_daily, amount, cap))
+    }
+}
+
+/// How many distinct operators a quorum may ask for.
+pub const MAX_APPROVALS_REQUIRED: u8 = 5;
+
+/// A number of distinct operators' approvals, 1 to `MAX_APPROVALS_REQUIRED`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ApprovalCount(u8);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("approvals required must be between 1 and {MAX_APPROVALS_REQUIRED}")]
+pub struct ApprovalCountOutOfRange;
+
+impl ApprovalCount {
+    pub const ONE: Self = Self(1);
+
+    pub fn new(count: u8) -> Result<Self, ApprovalCountOutOfRange> {
+        (1..=MAX_APPROVALS_REQUIRED)
+            .contains(&count)
+            .then_some(Self(count))
+            .ok_or(ApprovalCountOutOfRange)
+    }
+
+    pub fn get(self) -> u8 {
+        self.0
+    }
+}
+
+/// How many distinct operators must approve a transfer: `required` for amounts above `above`
+/// (for every amount when no threshold is configured), one otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Quorum {
+    pub required: Option<ApprovalCount>,
+    pub above: Option<AtomicAmount>,
+}
+
+impl Quorum {
+    pub fn required_for(&self, amount: AtomicAmount) -> ApprovalCount {
+        match self.required {
+            Some(required) if self.above.is_none_or(|threshold| amount > threshold) => required,
+            _ => ApprovalCount::ONE,
+        }
+    }
+}
+
+/// Every rule of a spend policy.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpendRules {
+    pub limits: SpendLimits,
+    pub allowlist: Allowlist,
+    pub recipient_limits: RecipientLimits,
+    pub auto_confirm: AutoConfirm,
+    pub quorum: Quorum,
 }
 
 /// What an operator does to a wallet's allowlist.
@@ -57,32 +226,254 @@ pub enum AllowlistChange {
     Extend(Vec<EvmAddress>),
 }
 
-/// A change to a spend policy; `None` fields keep their current value, `Some(None)` clears a limit.
+/// What an operator does to a wallet's per-recipient caps.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum RecipientLimitsChange {
+    #[default]
+    Keep,
+    /// Sets the caps of the given recipients and keeps the others; an entry capping nothing
+    /// removes its recipient's.
+    Merge(Vec<RecipientLimit>),
+    /// Exactly the given caps (none at all when empty).
+    Replace(Vec<RecipientLimit>),
+}
+
+/// A change to a spend policy; `None` fields keep their current value, `Some(None)` clears a
+/// rule.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PolicyChange {
     pub max_per_tx: Option<Option<AtomicAmount>>,
     pub max_daily: Option<Option<AtomicAmount>>,
+    pub max_weekly: Option<Option<AtomicAmount>>,
+    pub max_monthly: Option<Option<AtomicAmount>>,
     pub allowlist: AllowlistChange,
+    pub recipient_limits: RecipientLimitsChange,
+    pub auto_confirm_max: Option<Option<AtomicAmount>>,
+    pub auto_confirm_daily: Option<Option<AtomicAmount>>,
+    pub approvals_required: Option<Option<ApprovalCount>>,
+    pub approvals_above: Option<Option<AtomicAmount>>,
 }
 
 impl PolicyChange {
-    /// The limits and allowlist that result from applying this change to the current ones.
-    pub fn apply(&self, limits: SpendLimits, allowlist: &Allowlist) -> (SpendLimits, Allowlist) {
+    /// The rules that result from applying this change to the current ones.
+    pub fn apply(&self, rules: &SpendRules) -> Result<SpendRules, TooManyRecipientLimits> {
         let limits = SpendLimits {
-            max_per_tx: self.max_per_tx.unwrap_or(limits.max_per_tx),
-            max_daily: self.max_daily.unwrap_or(limits.max_daily),
+            max_per_tx: self.max_per_tx.unwrap_or(rules.limits.max_per_tx),
+            max_daily: self.max_daily.unwrap_or(rules.limits.max_daily),
+            max_weekly: self.max_weekly.unwrap_or(rules.limits.max_weekly),
+            max_monthly: self.max_monthly.unwrap_or(rules.limits.max_monthly),
         };
         let allowlist = match &self.allowlist {
-            AllowlistChange::Keep => allowlist.clone(),
+            AllowlistChange::Keep => rules.allowlist.clone(),
             AllowlistChange::Remove => Allowlist::unrestricted(),
             AllowlistChange::Replace(replacement) => replacement.clone(),
-            AllowlistChange::Extend(added) => allowlist.extended(added),
+            AllowlistChange::Extend(added) => rules.allowlist.extended(added),
         };
-        (limits, allowlist)
+        let recipient_limits = match &self.recipient_limits {
+            RecipientLimitsChange::Keep => rules.recipient_limits.clone(),
+            RecipientLimitsChange::Merge(changes) => {
+                rules.recipient_limits.merged(changes.iter().copied())?
+            }
+            RecipientLimitsChange::Replace(limits) => RecipientLimits::of(limits.iter().copied())?,
+        };
+        Ok(SpendRules {
+            limits,
+            allowlist,
+            recipient_limits,
+            auto_confirm: AutoConfirm {
+                max: self.auto_confirm_max.unwrap_or(rules.auto_confirm.max),
+                daily: self.auto_confirm_daily.unwrap_or(rules.auto_confirm.daily),
+            },
+            quorum: Quorum {
+                required: self.approvals_required.unwrap_or(rules.quorum.required),
+                above: self.approvals_above.unwrap_or(rules.quorum.above),
+            },
+        })
     }
 }
 
-/// Why a transfer breaks the spend policy.
+/// A rolling window a policy caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpendWindow {
+    /// The rolling 24 hours of `max_daily` (and of each recipient's `max_daily`).
+    Daily,
+    /// The rolling 7 days of `max_weekly`.
+    Weekly,
+    /// The rolling 30 days of `max_monthly`.
+    Monthly,
+    /// The rolling 24 hours of the intents the policy confirmed, capped by `auto_confirm_daily`.
+    AutoConfirmDaily,
+}
+
+impl SpendWindow {
+    pub const ALL: [Self; 4] = [
+        Self::Daily,
+        Self::Weekly,
+        Self::Monthly,
+        Self::AutoConfirmDaily,
+    ];
+
+    /// The window's name in `usage`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Daily => "daily",
+            Self::Weekly => "weekly",
+            Self::Monthly => "monthly",
+            Self::AutoConfirmDaily => "auto_confirm_daily",
+        }
+    }
+
+    /// How far back the window reaches from now.
+    pub const fn length(self) -> Duration {
+        const DAY: u64 = 24 * 60 * 60;
+        match self {
+            Self::Daily | Self::AutoConfirmDaily => Duration::from_secs(DAY),
+            Self::Weekly => Duration::from_secs(7 * DAY),
+            Self::Monthly => Duration::from_secs(30 * DAY),
+        }
+    }
+
+    /// The window's length as a refusal says it.
+    fn span(self) -> &'static str {
+        match self {
+            Self::Daily | Self::AutoConfirmDaily => "24 hours",
+            Self::Weekly => "7 days",
+            Self::Monthly => "30 days",
+        }
+    }
+
+    /// Its cap in a policy, if one is configured.
+    pub fn cap(self, rules: &SpendRules) -> Option<AtomicAmount> {
+        match self {
+            Self::AutoConfirmDaily => rules.auto_confirm.daily,
+            wallet => rules.limits.cap(wallet),
+        }
+    }
+}
+
+impl fmt::Display for SpendWindow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the wallet's intents hold now in each window a transfer is checked against: those whose
+/// money may still move, and those whose money moved within the window (`Reservation` says which
+/// intent counts where). Sums saturate rather than overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Held {
+    pub daily: U256,
+    pub weekly: U256,
+    pub monthly: U256,
+    /// Of the intents the policy confirmed.
+    pub auto_confirm_daily: U256,
+    /// Of the intents to the transfer's recipient, in the rolling 24 hours.
+    pub recipient_daily: U256,
+}
+
+impl Held {
+    pub fn of(&self, window: SpendWindow) -> U256 {
+        match window {
+            SpendWindow::Daily => self.daily,
+            SpendWindow::Weekly => self.weekly,
+            SpendWindow::Monthly => self.monthly,
+            SpendWindow::AutoConfirmDaily => self.auto_confirm_daily,
+        }
+    }
+
+    /// What is held without one pending intent of `amount` to the recipient, which holds its
+    /// amount in the wallet's windows and its recipient's: the figures to judge that intent
+    /// against as if it came now.
+    pub fn without_pending(&self, amount: AtomicAmount) -> Self {
+        let amount = amount.value();
+        Self {
+            daily: self.daily.saturating_sub(amount),
+            weekly: self.weekly.saturating_sub(amount),
+            monthly: self.monthly.saturating_sub(amount),
+            auto_confirm_daily: self.auto_confirm_daily,
+            recipient_daily: self.recipient_daily.saturating_sub(amount),
+        }
+    }
+}
+
+/// What one intent holds of the windows: the facts the running totals of a wallet are kept
+/// from, and the definition they are checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reservation {
+    pub status: IntentStatus,
+    pub recipient: EvmAddress,
+    pub amount: AtomicAmount,
+    pub confirmed_by: Option<ConfirmedBy>,
+    pub executed_at: Option<OffsetDateTime>,
+}
+
+impl Reservation {
+    /// Whether the intent counts in `window` at `now`: from its creation while its money may
+    /// still move, and once executed for the window's length after; never once it was rejected,
+    /// expired or failed. The auto-confirm window counts only what the policy confirmed.
+    pub fn counts_in(&self, window: SpendWindow, now: OffsetDateTime) -> bool {
+        if window == SpendWindow::AutoConfirmDaily && self.confirmed_by != Some(ConfirmedBy::Policy)
+        {
+            return false;
+        }
+        match self.status {
+            IntentStatus::Executed => self
+                .executed_at
+                .is_some_and(|at| at > now - window.length()),
+            status => status.holds_allowance(),
+        }
+    }
+}
+
+impl Held {
+    /// What `reservations` hold at `now`, `recipient_daily` for intents to `recipient`.
+    pub fn tally<'a>(
+        reservations: impl IntoIterator<Item = &'a Reservation>,
+        recipient: &EvmAddress,
+        now: OffsetDateTime,
+    ) -> Self {
+        let mut held = Self::default();
+        for reservation in reservations {
+            let amount = reservation.amount.value();
+            let add = |sum: &mut U256, counts: bool| {
+                if counts {
+                    *sum = sum.saturating_add(amount);
+                }
+            };
+            add(
+                &mut held.daily,
+                reservation.counts_in(SpendWindow::Daily, now),
+            );
+            add(
+                &mut held.weekly,
+                reservation.counts_in(SpendWindow::Weekly, now),
+            );
+            add(
+                &mut held.monthly,
+                reservation.counts_in(SpendWindow::Monthly, now),
+            );
+            add(
+                &mut held.auto_confirm_daily,
+                reservation.counts_in(SpendWindow::AutoConfirmDaily, now),
+            );
+            add(
+                &mut held.recipient_daily,
+                reservation.recipient == *recipient
+                    && reservation.counts_in(SpendWindow::Daily, now),
+            );
+        }
+        held
+    }
+}
+
+/// Whether a window holding `held` can take `amount` more under `cap`.
+fn fits(held: U256, amount: AtomicAmount, cap: AtomicAmount) -> bool {
+    held.checked_add(amount.value())
+        .is_some_and(|total| total <= cap.value())
+}
+
+/// Why a transfer breaks the spend policy. Each says the rule, and for a window what it still
+/// allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PolicyViolation {
     #[error("recipient {recipient} is not on the wallet's allowlist")]
@@ -92,10 +483,25 @@ pub enum PolicyViolation {
         amount: AtomicAmount,
         max: AtomicAmount,
     },
+    #[error("amount {amount} exceeds the per-transaction maximum of {max} for this recipient")]
+    ExceedsRecipientPerTransactionMax {
+        amount: AtomicAmount,
+        max: AtomicAmount,
+    },
     #[error(
-        "amount {amount} exceeds the daily maximum of {max}; {available} is still available in the rolling 24 hours"
+        "amount {amount} exceeds the {window} maximum of {max}; {available} is still available in the rolling {span}",
+        span = window.span()
     )]
-    ExceedsDailyMax {
+    ExceedsWindowMax {
+        window: SpendWindow,
+        amount: AtomicAmount,
+        max: AtomicAmount,
+        available: U256,
+    },
+    #[error(
+        "amount {amount} exceeds the daily maximum of {max} for this recipient; {available} is still available to it in the rolling 24 hours"
+    )]
+    ExceedsRecipientDailyMax {
         amount: AtomicAmount,
         max: AtomicAmount,
         available: U256,
@@ -108,31 +514,100 @@ impl PolicyViolation {
         match self {
             Self::RecipientNotAllowlisted { .. } => "allowlist",
             Self::ExceedsPerTransactionMax { .. } => "max_per_tx",
-            Self::ExceedsDailyMax { .. } => "max_daily",
+            Self::ExceedsRecipientPerTransactionMax { .. } => "recipient_max_per_tx",
+            Self::ExceedsWindowMax { window, .. } => match window {
+                SpendWindow::Daily => "max_daily",
+                SpendWindow::Weekly => "max_weekly",
+                SpendWindow::Monthly => "max_monthly",
+                SpendWindow::AutoConfirmDaily => "auto_confirm_daily",
+            },
+            Self::ExceedsRecipientDailyMax { .. } => "recipient_max_daily",
         }
     }
 }
 
-/// A rolling window a policy caps.
+/// How a transfer the policy admits goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpendWindow {
-    /// The rolling 24 hours of `max_daily`.
-    Daily,
+pub enum Admitted {
+    /// It waits for this many distinct operators' approvals.
+    AwaitsApprovals(ApprovalCount),
+    /// The policy confirmed it: it executes without an operator.
+    ConfirmedByPolicy,
 }
 
-impl SpendWindow {
-    pub fn as_str(self) -> &'static str {
+impl Admitted {
+    /// Where the intent starts.
+    pub fn status(self) -> IntentStatus {
         match self {
-            Self::Daily => "daily",
+            Self::AwaitsApprovals(_) => IntentStatus::PendingConfirmation,
+            Self::ConfirmedByPolicy => IntentStatus::Confirmed,
         }
     }
+}
 
-    /// How far back the window reaches from now.
-    pub const fn length(self) -> Duration {
-        match self {
-            Self::Daily => Duration::from_secs(24 * 60 * 60),
+/// Judges a transfer of `amount` to `recipient` by `rules`, given what each window holds
+/// already. Rules apply only where configured, in this order: the allowlist, the wallet's
+/// per-transaction cap, the recipient's, the wallet's daily, weekly and monthly caps, the
+/// recipient's daily cap. An admitted transfer is confirmed by the policy when it is within both
+/// auto-confirm limits and needs no more than one approval.
+pub fn evaluate_transfer(
+    rules: &SpendRules,
+    recipient: &EvmAddress,
+    amount: AtomicAmount,
+    held: &Held,
+) -> Result<Admitted, PolicyViolation> {
+    if !rules.allowlist.admits(recipient) {
+        return Err(PolicyViolation::RecipientNotAllowlisted {
+            recipient: *recipient,
+        });
+    }
+    if let Some(max) = rules.limits.max_per_tx.filter(|max| amount > *max) {
+        return Err(PolicyViolation::ExceedsPerTransactionMax { amount, max });
+    }
+    let counterparty = rules.recipient_limits.of_recipient(recipient);
+    if let Some(max) = counterparty
+        .and_then(|limit| limit.max_per_tx)
+        .filter(|max| amount > *max)
+    {
+        return Err(PolicyViolation::ExceedsRecipientPerTransactionMax { amount, max });
+    }
+    for window in [
+        SpendWindow::Daily,
+        SpendWindow::Weekly,
+        SpendWindow::Monthly,
+    ] {
+        let held = held.of(window);
+        if let Some(max) = rules
+            .limits
+            .cap(window)
+            .filter(|max| !fits(held, amount, *max))
+        {
+            return Err(PolicyViolation::ExceedsWindowMax {
+                window,
+                amount,
+                max,
+                available: max.value().saturating_sub(held),
+            });
         }
     }
+    if let Some(max) = counterparty
+        .and_then(|limit| limit.max_daily)
+        .filter(|max| !fits(held.recipient_daily, amount, *max))
+    {
+        return Err(PolicyViolation::ExceedsRecipientDailyMax {
+            amount,
+            max,
+            available: max.value().saturating_sub(held.recipient_daily),
+        });
+    }
+    let approvals = rules.quorum.required_for(amount);
+    let confirmed = approvals == ApprovalCount::ONE
+        && rules.auto_confirm.confirms(amount, held.auto_confirm_daily);
+    Ok(if confirmed {
+        Admitted::ConfirmedByPolicy
+    } else {
+        Admitted::AwaitsApprovals(approvals)
+    })
 }
 
 /// What a capped window holds now and what is left of its cap.
@@ -147,346 +622,23 @@ pub struct WindowUsage {
     pub remaining: U256,
 }
 
-/// Each window the limits cap, with what it holds (`held_daily`, as admission sums it) and what
-/// is left: the figures a verdict and the wallet's view show.
-pub fn window_usage(limits: &SpendLimits, held_daily: U256) -> Vec<WindowUsage> {
-    limits
-        .max_daily
-        .map(|cap| WindowUsage {
-            window: SpendWindow::Daily,
-            cap,
-            spent: held_daily,
-            remaining: cap.value().saturating_sub(held_daily),
-        })
+/// Each window the rules cap, in `SpendWindow::ALL` order, with what it holds and what is left:
+/// the figures a verdict and the wallet's view show.
+pub fn window_usage(rules: &SpendRules, held: &Held) -> Vec<WindowUsage> {
+    SpendWindow::ALL
         .into_iter()
+        .filter_map(|window| {
+            let cap = window.cap(rules)?;
+            let spent = held.of(window);
+            Some(WindowUsage {
+                window,
+                cap,
+                spent,
+                remaining: cap.value().saturating_sub(spent),
+            })
+        })
         .collect()
 }
 
-/// Checks a transfer of `amount` to `recipient` against the policy, given the amount already
-/// held by intents in the rolling 24-hour window. Rules apply only where configured; the
-/// allowlist is checked first, then the per-transaction and the daily maximum.
-pub fn evaluate_transfer(
-    limits: &SpendLimits,
-    allowlist: &Allowlist,
-    recipient: &EvmAddress,
-    amount: AtomicAmount,
-    held_in_window: U256,
-) -> Result<(), PolicyViolation> {
-    if let Some(allowed) = allowlist.addresses() {
-        if !allowed.contains(recipient) {
-            return Err(PolicyViolation::RecipientNotAllowlisted {
-                recipient: *recipient,
-            });
-        }
-    }
-    if let Some(max) = limits.max_per_tx {
-        if amount > max {
-            return Err(PolicyViolation::ExceedsPerTransactionMax { amount, max });
-        }
-    }
-    if let Some(max) = limits.max_daily {
-        let within = held_in_window
-            .checked_add(amount.value())
-            .is_some_and(|total| total <= max.value());
-        if !within {
-            let available = max.value().saturating_sub(held_in_window);
-            return Err(PolicyViolation::ExceedsDailyMax {
-                amount,
-                max,
-                available,
-            });
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn address(last: u8) -> EvmAddress {
-        let mut bytes = [0u8; 20];
-        bytes[19] = last;
-        EvmAddress::from_bytes(bytes)
-    }
-
-    #[test]
-    fn an_allowlist_keeps_each_address_once_in_order() {
-        let list = Allowlist::of([address(2), address(1), address(2)]);
-        assert_eq!(list.addresses(), Some(&[address(2), address(1)][..]));
-    }
-
-    #[test]
-    fn no_allowlist_and_an_empty_allowlist_differ() {
-        assert_eq!(Allowlist::unrestricted().addresses(), None);
-        assert_eq!(Allowlist::of([]).addresses(), Some(&[][..]));
-    }
-
-    fn amount(value: &str) -> AtomicAmount {
-        AtomicAmount::parse(value).expect("valid amount")
-    }
-
-    #[test]
-    fn an_empty_change_keeps_everything() {
-        let limits = SpendLimits {
-            max_per_tx: Some(amount("5")),
-            max_daily: None,
-        };
-        let list = Allowlist::of([address(1)]);
-        assert_eq!(PolicyChange::default().apply(limits, &list), (limits, list));
-    }
-
-    #[test]
-    fn limits_can_be_set_and_cleared_independently() {
-        let limits = SpendLimits {
-            max_per_tx: Some(amount("5")),
-            max_daily: Some(amount("9")),
-        };
-        let change = PolicyChange {
-            max_per_tx: Some(None),
-            max_daily: Some(Some(amount("20"))),
-            allowlist: AllowlistChange::Keep,
-        };
-        let (changed, _) = change.apply(limits, &Allowlist::unrestricted());
-        assert_eq!(
-            changed,
-            SpendLimits {
-                max_per_tx: None,
-                max_daily: Some(amount("20"))
-            }
-        );
-    }
-
-    #[test]
-    fn allowlist_changes_remove_replace_and_extend() {
-        let current = Allowlist::of([address(1)]);
-        let apply = |allowlist| {
-            PolicyChange {
-                allowlist,
-                ..PolicyChange::default()
-            }
-            .apply(SpendLimits::default(), &current)
-            .1
-        };
-        assert_eq!(apply(AllowlistChange::Remove), Allowlist::unrestricted());
-        assert_eq!(
-            apply(AllowlistChange::Replace(Allowlist::of([]))),
-            Allowlist::of([])
-        );
-        assert_eq!(
-            apply(AllowlistChange::Extend(vec![address(2)])),
-            Allowlist::of([address(1), address(2)])
-        );
-    }
-
-    fn limits(per_tx: Option<&str>, daily: Option<&str>) -> SpendLimits {
-        SpendLimits {
-            max_per_tx: per_tx.map(amount),
-            max_daily: daily.map(amount),
-        }
-    }
-
-    fn check(
-        limits: &SpendLimits,
-        list: &Allowlist,
-        value: &str,
-        held: U256,
-    ) -> Result<(), PolicyViolation> {
-        evaluate_transfer(limits, list, &address(1), amount(value), held)
-    }
-
-    #[test]
-    fn no_rules_configured_allows_anything() {
-        let max = U256::MAX.to_string();
-        assert_eq!(
-            check(
-                &SpendLimits::default(),
-                &Allowlist::unrestricted(),
-                &max,
-                U256::MAX
-            ),
-            Ok(())
-        );
-    }
-
-    #[test]
-    fn the_per_transaction_maximum_allows_exactly_the_limit_and_refuses_one_more() {
-        let policy = limits(Some("100"), None);
-        assert_eq!(
-            check(&policy, &Allowlist::unrestricted(), "100", U256::ZERO),
-            Ok(())
-        );
-        assert_eq!(
-            check(&policy, &Allowlist::unrestricted(), "101", U256::ZERO),
-            Err(PolicyViolation::ExceedsPerTransactionMax {
-                amount: amount("101"),
-                max: amount("100")
-            })
-        );
-    }
-
-    #[test]
-    fn the_daily_maximum_counts_what_the_window_already_holds() {
-        let policy = limits(None, Some("1000"));
-        let list = Allowlist::unrestricted();
-        assert_eq!(check(&policy, &list, "400", U256::from(600)), Ok(()));
-        assert_eq!(
-            check(&policy, &list, "401", U256::from(600)),
-            Err(PolicyViolation::ExceedsDailyMax {
-                amount: amount("401"),
-                max: amount("1000"),
-                available: U256::from(400)
-            })
-        );
-        assert_eq!(check(&policy, &list, "1000", U256::ZERO), Ok(()));
-        assert_eq!(
-            check(&policy, &list, "1", U256::from(1000)),
-            Err(PolicyViolation::ExceedsDailyMax {
-                amount: amount("1"),
-                max: amount("1000"),
-                available: U256::ZERO
-            })
-        );
-    }
-
-    #[test]
-    fn a_window_already_over_the_limit_shows_nothing_available() {
-        let refused = check(
-            &limits(None, Some("10")),
-            &Allowlist::unrestricted(),
-            "1",
-            U256::from(50),
-        );
-        assert!(
-            matches!(refused, Err(PolicyViolation::ExceedsDailyMax { available, .. }) if available == U256::ZERO)
-        );
-    }
-
-    #[test]
-    fn sums_that_overflow_256_bits_are_refused_not_wrapped() {
-        let max = U256::MAX.to_string();
-        let policy = limits(None, Some(&max));
-        let list = Allowlist::unrestricted();
-        assert_eq!(check(&policy, &list, &max, U256::ZERO), Ok(()));
-        assert!(matches!(
-            check(&policy, &list, "2", U256::MAX - U256::from(1)),
-            Err(PolicyViolation::ExceedsDailyMax { available, .. }) if available == U256::from(1)
-        ));
-        assert!(check(&policy, &list, &max, U256::MAX).is_err());
-    }
-
-    #[test]
-    fn an_allowlist_admits_only_its_addresses_and_an_empty_one_admits_none() {
-        let policy = SpendLimits::default();
-        assert_eq!(
-            check(&policy, &Allowlist::of([address(1)]), "5", U256::ZERO),
-            Ok(())
-        );
-        let refused = Err(PolicyViolation::RecipientNotAllowlisted {
-            recipient: address(1),
-        });
-        assert_eq!(
-            check(&policy, &Allowlist::of([address(2)]), "5", U256::ZERO),
-            refused
-        );
-        assert_eq!(check(&policy, &Allowlist::of([]), "5", U256::ZERO), refused);
-        assert_eq!(
-            check(&policy, &Allowlist::unrestricted(), "5", U256::ZERO),
-            Ok(())
-        );
-    }
-
-    #[test]
-    fn the_allowlist_is_checked_before_the_amounts() {
-        let policy = limits(Some("1"), Some("1"));
-        let refused = check(&policy, &Allowlist::of([]), "5", U256::ZERO);
-        assert!(matches!(
-            refused,
-            Err(PolicyViolation::RecipientNotAllowlisted { .. })
-        ));
-        let refused = check(&policy, &Allowlist::unrestricted(), "5", U256::ZERO);
-        assert!(matches!(
-            refused,
-            Err(PolicyViolation::ExceedsPerTransactionMax { .. })
-        ));
-    }
-
-    #[test]
-    fn details_name_the_rule_and_what_is_left() {
-        let refused = check(
-            &limits(None, Some("1000")),
-            &Allowlist::unrestricted(),
-            "700",
-            U256::from(600),
-        );
-        let detail = refused.expect_err("over").to_string();
-        assert!(
-            detail.contains("daily maximum of 1000") && detail.contains("400 is still available"),
-            "{detail}"
-        );
-    }
-
-    #[test]
-    fn extending_creates_or_appends_without_duplicates() {
-        let created = Allowlist::unrestricted().extended(&[address(1)]);
-        assert_eq!(created.addresses(), Some(&[address(1)][..]));
-        let appended = created.extended(&[address(1), address(3)]);
-        assert_eq!(appended.addresses(), Some(&[address(1), address(3)][..]));
-    }
-    #[test]
-    fn each_violation_names_its_rule() {
-        let rules = [
-            PolicyViolation::RecipientNotAllowlisted {
-                recipient: address(1),
-            },
-            PolicyViolation::ExceedsPerTransactionMax {
-                amount: amount("2"),
-                max: amount("1"),
-            },
-            PolicyViolation::ExceedsDailyMax {
-                amount: amount("2"),
-                max: amount("1"),
-                available: U256::ZERO,
-            },
-        ]
-        .map(|violation| violation.rule());
-        assert_eq!(rules, ["allowlist", "max_per_tx", "max_daily"]);
-    }
-
-    #[test]
-    fn usage_shows_only_capped_windows_with_what_is_left() {
-        assert_eq!(window_usage(&SpendLimits::default(), U256::from(5)), []);
-        let limits = SpendLimits {
-            max_per_tx: Some(amount("10")),
-            max_daily: Some(amount("50")),
-        };
-        assert_eq!(
-            window_usage(&limits, U256::from(20)),
-            [WindowUsage {
-                window: SpendWindow::Daily,
-                cap: amount("50"),
-                spent: U256::from(20),
-                remaining: U256::from(30),
-            }]
-        );
-    }
-
-    #[test]
-    fn a_window_holding_more_than_its_lowered_cap_has_nothing_left() {
-        let limits = SpendLimits {
-            max_per_tx: None,
-            max_daily: Some(amount("50")),
-        };
-        let usage = window_usage(&limits, U256::from(80));
-        assert_eq!(
-            (usage[0].spent, usage[0].remaining),
-            (U256::from(80), U256::ZERO)
-        );
-    }
-
-    #[test]
-    fn the_daily_window_is_a_rolling_day() {
-        assert_eq!(SpendWindow::Daily.length(), Duration::from_secs(86_400));
-        assert_eq!(SpendWindow::Daily.as_str(), "daily");
-    }
-}
+mod tests;

@@ -5,9 +5,7 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use crate::{
-    Allowlist, AssetBalance, Chain, EvmAddress, PolicyAsset, SpendLimits, SpendPolicyId, WalletId,
-};
+use crate::{AssetBalance, Chain, EvmAddress, PolicyAsset, SpendPolicyId, SpendRules, WalletId};
 
 /// Whether a wallet may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,8 +61,7 @@ impl fmt::Display for Custody {
 pub struct SpendPolicyRecord {
     pub id: SpendPolicyId,
     pub asset: PolicyAsset,
-    pub limits: SpendLimits,
-    pub allowlist: Allowlist,
+    pub rules: SpendRules,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
 }

@@ -119,6 +119,9 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::POST, "/v1/wallet/send", |route| {
         route.to(routes::wallet::send)
     }),
+    Endpoint::new(Method::POST, "/v1/wallet/check", |route| {
+        route.to(routes::wallet::check)
+    }),
     Endpoint::new(Method::GET, "/v1/wallet/intents", |route| {
         route.to(routes::wallet::intents)
     }),

@@ -6,16 +6,17 @@ use utoipa::{Modify, OpenApi};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 use api_types::{
-    AgentResponse, AttachmentOut, Channel, CodeOut, CodesWaitRequest, Direction, EmailFailedData,
-    EmailInboxOut, EmailInboxPage, EmailMessageOut, EmailReceivedData, EmailReplyRequest,
-    EmailSendRequest, EmailSendResponse, EmailSentData, EmailStatus, EventData, EventOut,
-    EventPage, EventTypeName, IntentStatus, ParsedDataOut, PhoneNumberOut, PhoneNumberResponse,
-    SendStatus, ServerSentEvent, SmsMessageOut, SmsRawPayload, SmsReceivedData, SpendPolicyOut,
-    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
+    AgentResponse, ApprovalsOut, AttachmentOut, Channel, CodeOut, CodesWaitRequest, ConfirmedBy,
+    Direction, EmailFailedData, EmailInboxOut, EmailInboxPage, EmailMessageOut, EmailReceivedData,
+    EmailReplyRequest, EmailSendRequest, EmailSendResponse, EmailSentData, EmailStatus, EventData,
+    EventOut, EventPage, EventTypeName, IntentStatus, ParsedDataOut, PhoneNumberOut,
+    PhoneNumberResponse, PolicyVerdictOut, RecipientLimitOut, SendStatus, ServerSentEvent,
+    SmsMessageOut, SmsRawPayload, SmsReceivedData, SpendPolicyOut, SpendPolicyResponse,
+    SpendUsageOut, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
     WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
     WalletOut, WalletSendRequest, WalletStatus, WebhookAttemptOut, WebhookAttemptPage,
     WebhookCreateRequest, WebhookOut, WebhookReplayRequest, WebhookReplayResponse,
-    WebhookUpdateRequest,
+    WebhookUpdateRequest, WindowUsageOut,
 };
 
 #[derive(OpenApi)]
@@ -39,6 +40,7 @@ use api_types::{
         routes::wallet::policy,
         routes::wallet::balance,
         routes::wallet::send,
+        routes::wallet::check,
         routes::wallet::intents,
         routes::wallet::intent,
         routes::events::list,
@@ -79,7 +81,13 @@ use api_types::{
         WalletBalanceResponse,
         WalletAssetBalance,
         WalletSendRequest,
+        PolicyVerdictOut,
+        SpendUsageOut,
+        WindowUsageOut,
+        RecipientLimitOut,
         TransferIntentOut,
+        ApprovalsOut,
+        ConfirmedBy,
         TransferIntentPage,
         Direction,
         EmailStatus,

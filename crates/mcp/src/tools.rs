@@ -449,7 +449,7 @@ of each capped window (`usage`).",
             address: balances.address,
             chain: balances.chain,
             balances: balances.assets,
-            policy: (&usage.policy).into(),
+            policy: SpendPolicyResponse::with_usage(&usage.policy, &usage.windows),
             usage: usage.windows.as_slice().into(),
         })
     }
@@ -459,8 +459,10 @@ of each capped window (`usage`).",
         title = "Ask for a USDC transfer",
         description = "Asks for a transfer of USDC on Base from the agent's wallet. The spend \
 policy is checked at once: a transfer it refuses comes back as an error naming the rule and what \
-is left of each window. One it allows is recorded as an intent `pending_confirmation`: no money \
-moves until an operator confirms it at approval_url. Then call wait_for_transfer_decision. The \
+is left of each window. One it allows is recorded as an intent: `confirmed` when the policy's \
+auto-confirm tier takes it (it executes without an operator), otherwise `pending_confirmation`, \
+and no money moves until the operators it needs approve it at approval_url; then call \
+wait_for_transfer_decision. The \
 idempotency_key is required: use one key per payment, and call again with the same key (never a \
 new one) when unsure whether the first call went through.",
         input_schema = input::<CreateTransferArguments>(),
@@ -487,16 +489,17 @@ new one) when unsure whether the first call went through.",
         let windows = or_refuse!(wallets.usage(&caller.profile).await).windows;
         match sent {
             Ok((intent, replayed)) => {
+                let admitted_as = intent.admitted_as();
                 let intent = TransferIntentOut::from(&intent);
                 answer(TransferAnswer {
                     approval_url: self.toolbox.approval_url(&intent),
                     intent,
                     replayed,
-                    verdict: PolicyVerdictOut::allowed(&windows),
+                    verdict: PolicyVerdictOut::allowed(admitted_as, &windows),
                 })
             }
             Err(violation) => {
-                let verdict = PolicyVerdictOut::refused(&violation, &windows);
+                let verdict = PolicyVerdictOut::of(&Err(violation), &windows);
                 refused_with(
                     SendError::Policy(violation).into(),
                     Map::from_iter([("verdict".to_owned(), to_json(&verdict))]),

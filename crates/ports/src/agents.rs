@@ -3,7 +3,8 @@
 use async_trait::async_trait;
 use domain::{
     AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
-    PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, WalletRecord,
+    PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits,
+    WalletRecord,
 };
 
 use crate::StoreError;
@@ -71,11 +72,20 @@ pub trait AgentStore: Send + Sync {
     async fn replace_key_hash(&self, id: AgentId, hash: AgentKeyHash) -> Result<bool, StoreError>;
 
     /// Applies `change` to the spend policy of the agent's wallet, creating the policy for `asset`
-    /// when the wallet has none. `None` when the agent has no wallet.
+    /// when the wallet has none, and sets the approvals the wallet's pending intents need by the
+    /// changed policy. `None` when the agent has no wallet.
     async fn update_policy(
         &self,
         id: AgentId,
         asset: PolicyAsset,
         change: PolicyChange,
-    ) -> Result<Option<SpendPolicyRecord>, StoreError>;
+    ) -> Result<Option<SpendPolicyRecord>, PolicyUpdateError>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyUpdateError {
+    #[error(transparent)]
+    TooManyRecipientLimits(#[from] TooManyRecipientLimits),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }

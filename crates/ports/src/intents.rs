@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, CursorPosition, EvmAddress, IdempotencyKey, IntentEvent, IntentId, IntentStatus,
-    LeaseId, Operator, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
-    TransferIntentRecord, TransferTerms, TransitionRefused, WalletId, U256,
+    Admitted, AgentId, ApprovalCount, CursorPosition, EvmAddress, Held, IdempotencyKey,
+    IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit,
+    RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
+    WalletId,
 };
 
 use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError};
@@ -22,11 +23,9 @@ pub struct NewTransferIntent {
     pub idempotency_key: Option<IdempotencyKey>,
 }
 
-/// How long what admission looks back at lasts, and how often an agent may send.
+/// How long an idempotency key lasts, and how often an agent may send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AdmissionLimits {
-    /// The rolling window of the daily limit.
-    pub spend: Duration,
     /// How long an idempotency key answers retries; after it, the key may be used afresh.
     pub idempotency_key: Duration,
     /// The agent's send rate, shared by every server instance. Every send that reaches admission
@@ -39,9 +38,10 @@ pub struct AdmissionLimits {
 pub struct AdmissionContext<'a> {
     pub wallet_address: &'a EvmAddress,
     pub policy: &'a SpendPolicyRecord,
-    /// What the wallet's intents hold in the spend window: those whose money may still move, and
-    /// those whose money moved within it. Saturates rather than overflows.
-    pub held: U256,
+    /// What the wallet's intents hold in each spend window: those whose money may still move,
+    /// and those whose money moved within it; the recipient's daily window is counted only where
+    /// the policy caps it (zero otherwise). Saturates rather than overflows.
+    pub held: Held,
 }
 
 /// Why the check refused a send.
@@ -53,9 +53,10 @@ pub enum AdmissionRefusal {
     Policy(PolicyViolation),
 }
 
-/// The rules a send must pass, decided inside the wallet's critical section.
+/// The rules a send must pass, decided inside the wallet's critical section, and how the intent
+/// goes on when it passes them.
 pub type AdmissionCheck =
-    dyn Fn(&AdmissionContext<'_>) -> Result<(), AdmissionRefusal> + Send + Sync;
+    dyn Fn(&AdmissionContext<'_>) -> Result<Admitted, AdmissionRefusal> + Send + Sync;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Admission {
@@ -111,6 +112,14 @@ pub trait IntentAdmission: Send + Sync {
     ) -> Result<Admission, AdmissionError>;
 }
 
+/// An intent after an operator's approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    pub intent: TransferIntentRecord,
+    /// False when this operator had approved it before.
+    pub counted: bool,
+}
+
 /// A recorded transaction of an intent and how its broadcasts went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRecord {
@@ -139,11 +148,27 @@ pub trait IntentLedger: Send + Sync {
     /// Every intent matching `filter`, newest first.
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError>;
 
-    /// What the wallet's intents hold in a spend window of `window` now (as admission sums it).
-    async fn held_in_window(&self, wallet: WalletId, window: Duration) -> Result<U256, StoreError>;
+    /// What the wallet's intents hold in each spend window now (as admission counts them), and
+    /// in `recipient`'s daily window when one is given.
+    async fn held(
+        &self,
+        wallet: WalletId,
+        recipient: Option<EvmAddress>,
+    ) -> Result<Held, StoreError>;
 
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
+
+    /// Records `approver`'s approval of the pending intent under its row lock, with `required`
+    /// the approvals the policy in force asks of it; once distinct operators' approvals reach
+    /// it, the intent is confirmed (`confirmed_by` operator). An operator's second approval is
+    /// not counted again.
+    async fn approve(
+        &self,
+        id: IntentId,
+        approver: Operator,
+        required: ApprovalCount,
+    ) -> Result<Approval, TransitionError>;
 
     /// Moves the intent by `event` under its row lock, through the domain state machine, as
     /// `decided_by` decided; `reason` is kept as the failure reason of a reject or fail.

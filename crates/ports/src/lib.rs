@@ -16,7 +16,9 @@ pub mod sms;
 pub mod wallet_keys;
 pub mod webhooks;
 
-pub use agents::{AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet};
+pub use agents::{
+    AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, PolicyUpdateError,
+};
 pub use chain::{
     BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer,
     TransferCall,
@@ -35,9 +37,9 @@ pub use events::{
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
-    AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper,
-    NewTransferIntent, Settlement, SubmissionClaim, SubmissionError, SubmittedIntent,
-    TransitionError,
+    Approval, AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger,
+    IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
+    SubmittedIntent, TransitionError,
 };
 pub use listings::{Listing, ListingVersion};
 pub use notifications::{

@@ -1,24 +1,29 @@
 //! `AgentStore` on PostgreSQL: agents, their resources and spend policies.
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
+use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, AgentKeyHash, AgentProfile, PolicyAsset, PolicyChange, SpendPolicyRecord, WalletRecord,
+    AgentId, AgentKeyHash, AgentProfile, AtomicAmount, IntentStatus, PolicyAsset, PolicyChange,
+    Quorum, SpendPolicyRecord, WalletRecord,
 };
-use ports::{AgentStore, NewAgent, StoreError};
+use ports::{AgentStore, NewAgent, PolicyUpdateError, StoreError};
 use uuid::Uuid;
 
 use crate::database::Database;
 use crate::errors::{from_diesel, TxError};
 use crate::rows::{
-    address_column, allowlist_column, numeric_column, AgentRow, EmailInboxRow, PhoneNumberRow,
-    SpendPolicyRow, WalletRow,
+    address_column, allowlist_column, amount_from_numeric, numeric_column, recipient_limits_column,
+    AgentRow, EmailInboxRow, PhoneNumberRow, SpendPolicyRow, WalletRow,
 };
 use crate::schema::{
-    agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors, wallets,
+    agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors,
+    transfer_intents, wallets,
 };
 
 pub struct PgAgentStore {
@@ -165,7 +170,7 @@ async fn insert_default_policy(
     connection: &mut AsyncPgConnection,
     wallet_id: Uuid,
     asset: &PolicyAsset,
-) -> Result<(), TxError<StoreError>> {
+) -> Result<(), diesel::result::Error> {
     diesel::insert_into(spend_policies::table)
         .values((
             spend_policies::id.eq(Uuid::now_v7()),
@@ -187,7 +192,7 @@ async fn apply_policy_change(
     agent: AgentId,
     asset: &PolicyAsset,
     change: &PolicyChange,
-) -> Result<Option<SpendPolicyRecord>, TxError<StoreError>> {
+) -> Result<Option<SpendPolicyRecord>, TxError<PolicyUpdateError>> {
     let Some(wallet_id) = wallets::table
         .filter(wallets::agent_id.eq(agent.0))
         .select(wallets::id)
@@ -206,22 +211,77 @@ async fn apply_policy_change(
         .first(connection)
         .await?;
     let policy_id = current.id;
-    let current = current.into_record().map_err(TxError::Abort)?;
+    let current = current.into_record().map_err(TxError::store)?;
     if *change == PolicyChange::default() {
         return Ok(Some(current));
     }
-    let (limits, allowlist) = change.apply(current.limits, &current.allowlist);
+    let rules = change
+        .apply(&current.rules)
+        .map_err(|too_many| TxError::Abort(too_many.into()))?;
+    let amount = |cap: Option<AtomicAmount>| cap.as_ref().map(numeric_column);
     let updated = diesel::update(spend_policies::table.find(policy_id))
         .set((
-            spend_policies::max_per_tx_atomic.eq(limits.max_per_tx.as_ref().map(numeric_column)),
-            spend_policies::max_daily_atomic.eq(limits.max_daily.as_ref().map(numeric_column)),
-            spend_policies::allowlisted_addresses.eq(allowlist_column(&allowlist)),
+            (
+                spend_policies::max_per_tx_atomic.eq(amount(rules.limits.max_per_tx)),
+                spend_policies::max_daily_atomic.eq(amount(rules.limits.max_daily)),
+                spend_policies::max_weekly_atomic.eq(amount(rules.limits.max_weekly)),
+                spend_policies::max_monthly_atomic.eq(amount(rules.limits.max_monthly)),
+            ),
+            spend_policies::allowlisted_addresses.eq(allowlist_column(&rules.allowlist)),
+            spend_policies::recipient_limits.eq(recipient_limits_column(&rules.recipient_limits)),
+            (
+                spend_policies::auto_confirm_max_atomic.eq(amount(rules.auto_confirm.max)),
+                spend_policies::auto_confirm_daily_atomic.eq(amount(rules.auto_confirm.daily)),
+            ),
+            (
+                spend_policies::approvals_required
+                    .eq(rules.quorum.required.map(|count| i16::from(count.get()))),
+                spend_policies::approvals_required_above_atomic.eq(amount(rules.quorum.above)),
+            ),
             spend_policies::updated_at.eq(diesel::dsl::now),
         ))
         .returning(SpendPolicyRow::as_returning())
         .get_result(connection)
         .await?;
-    updated.into_record().map(Some).map_err(TxError::Abort)
+    if rules.quorum != current.rules.quorum {
+        require_quorum_of_pending(connection, wallet_id, &rules.quorum).await?;
+    }
+    updated.into_record().map(Some).map_err(TxError::store)
+}
+
+/// Sets the approvals each pending intent of the wallet needs by `quorum`
+/// (`Quorum::required_for`), where they differ from what it needed.
+async fn require_quorum_of_pending(
+    connection: &mut AsyncPgConnection,
+    wallet: Uuid,
+    quorum: &Quorum,
+) -> Result<(), TxError<PolicyUpdateError>> {
+    let pending: Vec<(Uuid, BigDecimal, i16)> = transfer_intents::table
+        .filter(transfer_intents::wallet_id.eq(wallet))
+        .filter(transfer_intents::status.eq(IntentStatus::PendingConfirmation.as_str()))
+        .select((
+            transfer_intents::id,
+            transfer_intents::amount_atomic,
+            transfer_intents::approvals_required,
+        ))
+        .for_update()
+        .load(connection)
+        .await?;
+    let mut changed: BTreeMap<i16, Vec<Uuid>> = BTreeMap::new();
+    for (id, amount, required_before) in pending {
+        let amount = amount_from_numeric(&amount).map_err(TxError::store)?;
+        let required = i16::from(quorum.required_for(amount).get());
+        if required != required_before {
+            changed.entry(required).or_default().push(id);
+        }
+    }
+    for (required, ids) in changed {
+        diesel::update(transfer_intents::table.filter(transfer_intents::id.eq_any(ids)))
+            .set(transfer_intents::approvals_required.eq(required))
+            .execute(connection)
+            .await?;
+    }
+    Ok(())
 }
 
 #[async_trait]
@@ -330,7 +390,7 @@ impl AgentStore for PgAgentStore {
         id: AgentId,
         asset: PolicyAsset,
         change: PolicyChange,
-    ) -> Result<Option<SpendPolicyRecord>, StoreError> {
+    ) -> Result<Option<SpendPolicyRecord>, PolicyUpdateError> {
         self.database
             .in_transaction(|connection| {
                 async move { apply_policy_change(connection, id, &asset, &change).await }

@@ -5,11 +5,12 @@ use std::str::FromStr;
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use domain::{
-    AgentId, AgentKeyHash, AgentRecord, Allowlist, Asset, AtomicAmount, Chain, Custody,
-    EmailAddress, EmailInboxId, EmailInboxRecord, EvmAddress, IdempotencyKey, IntentId,
-    IntentStatus, Label, Operator, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset,
-    SpendLimits, SpendPolicyId, SpendPolicyRecord, SponsorId, TransferIntentRecord, WalletId,
-    WalletRecord, WalletStatus, U256,
+    AgentId, AgentKeyHash, AgentRecord, Allowlist, ApprovalCount, Approvals, Asset, AtomicAmount,
+    AutoConfirm, Chain, ConfirmedBy, Custody, EmailAddress, EmailInboxId, EmailInboxRecord,
+    EvmAddress, IdempotencyKey, IntentId, IntentStatus, Label, Operator, PhoneNumber,
+    PhoneNumberId, PhoneNumberRecord, PolicyAsset, Quorum, RecipientLimit, RecipientLimits,
+    SpendLimits, SpendPolicyId, SpendPolicyRecord, SpendRules, SponsorId, TransferIntentRecord,
+    WalletId, WalletRecord, WalletStatus, U256,
 };
 use ports::StoreError;
 use time::OffsetDateTime;
@@ -141,6 +142,62 @@ pub(crate) struct SpendPolicyRow {
     allowlisted_addresses: Option<Vec<String>>,
     created_at: OffsetDateTime,
     updated_at: OffsetDateTime,
+    max_weekly_atomic: Option<BigDecimal>,
+    max_monthly_atomic: Option<BigDecimal>,
+    recipient_limits: Option<serde_json::Value>,
+    auto_confirm_max_atomic: Option<BigDecimal>,
+    auto_confirm_daily_atomic: Option<BigDecimal>,
+    approvals_required: Option<i16>,
+    approvals_required_above_atomic: Option<BigDecimal>,
+}
+
+/// One recipient's caps as `spend_policies.recipient_limits` keeps them.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredRecipientLimit {
+    address: String,
+    max_per_tx_atomic: Option<String>,
+    max_daily_atomic: Option<String>,
+}
+
+/// The stored form of a policy's per-recipient caps; `None` when it caps no recipient.
+pub(crate) fn recipient_limits_column(limits: &RecipientLimits) -> Option<serde_json::Value> {
+    let stored: Vec<StoredRecipientLimit> = limits
+        .as_slice()
+        .iter()
+        .map(|limit| StoredRecipientLimit {
+            address: address_column(&limit.address),
+            max_per_tx_atomic: limit.max_per_tx.map(|max| max.to_string()),
+            max_daily_atomic: limit.max_daily.map(|max| max.to_string()),
+        })
+        .collect();
+    (!stored.is_empty()).then(|| serde_json::to_value(stored).expect("strings serialise as JSON"))
+}
+
+fn recipient_limits_from(stored: Option<serde_json::Value>) -> Result<RecipientLimits, StoreError> {
+    let Some(stored) = stored else {
+        return Ok(RecipientLimits::default());
+    };
+    let stored: Vec<StoredRecipientLimit> = serde_json::from_value(stored)
+        .map_err(|error| corrupt(format!("recipient limits: {error}")))?;
+    let cap = |digits: Option<String>| {
+        digits
+            .map(|digits| {
+                AtomicAmount::parse(&digits)
+                    .map_err(|error| corrupt(format!("recipient limit: {error}")))
+            })
+            .transpose()
+    };
+    let limits = stored
+        .into_iter()
+        .map(|limit| {
+            Ok(RecipientLimit {
+                address: parse_address(&limit.address)?,
+                max_per_tx: cap(limit.max_per_tx_atomic)?,
+                max_daily: cap(limit.max_daily_atomic)?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    RecipientLimits::of(limits).map_err(corrupt)
 }
 
 impl SpendPolicyRow {
@@ -154,6 +211,17 @@ impl SpendPolicyRow {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
+        let amount =
+            |stored: &Option<BigDecimal>| stored.as_ref().map(amount_from_numeric).transpose();
+        let approvals_required = self
+            .approvals_required
+            .map(|count| {
+                u8::try_from(count)
+                    .ok()
+                    .and_then(|count| ApprovalCount::new(count).ok())
+                    .ok_or_else(|| corrupt(format!("approvals required {count}")))
+            })
+            .transpose()?;
         Ok(SpendPolicyRecord {
             id: SpendPolicyId(self.id),
             asset: PolicyAsset {
@@ -166,19 +234,24 @@ impl SpendPolicyRow {
                     .map(parse_address)
                     .transpose()?,
             },
-            limits: SpendLimits {
-                max_per_tx: self
-                    .max_per_tx_atomic
-                    .as_ref()
-                    .map(amount_from_numeric)
-                    .transpose()?,
-                max_daily: self
-                    .max_daily_atomic
-                    .as_ref()
-                    .map(amount_from_numeric)
-                    .transpose()?,
+            rules: SpendRules {
+                limits: SpendLimits {
+                    max_per_tx: amount(&self.max_per_tx_atomic)?,
+                    max_daily: amount(&self.max_daily_atomic)?,
+                    max_weekly: amount(&self.max_weekly_atomic)?,
+                    max_monthly: amount(&self.max_monthly_atomic)?,
+                },
+                allowlist,
+                recipient_limits: recipient_limits_from(self.recipient_limits)?,
+                auto_confirm: AutoConfirm {
+                    max: amount(&self.auto_confirm_max_atomic)?,
+                    daily: amount(&self.auto_confirm_daily_atomic)?,
+                },
+                quorum: Quorum {
+                    required: approvals_required,
+                    above: amount(&self.approvals_required_above_atomic)?,
+                },
             },
-            allowlist,
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
@@ -210,7 +283,7 @@ pub(crate) fn u256_numeric(value: U256) -> BigDecimal {
     BigDecimal::from_str(&value.to_string()).expect("decimal digits are a valid BigDecimal")
 }
 
-fn amount_from_numeric(stored: &BigDecimal) -> Result<AtomicAmount, StoreError> {
+pub(crate) fn amount_from_numeric(stored: &BigDecimal) -> Result<AtomicAmount, StoreError> {
     AtomicAmount::new(u256_from_numeric(stored)?)
         .map_err(|error| corrupt(format!("amount: {error}")))
 }
@@ -263,10 +336,14 @@ pub(crate) struct TransferIntentRow {
     updated_at: OffsetDateTime,
     confirmed_at: Option<OffsetDateTime>,
     decided_by: Option<String>,
+    confirmed_by: Option<String>,
+    approvals_required: i16,
+    approvals_received: i16,
 }
 
 /// An intent as the event log keeps it (migration 000017): the row's columns under their names,
-/// the amount as text, times as PostgreSQL writes them in JSON.
+/// the amount as text, times as PostgreSQL writes them in JSON. Events written before migration
+/// 000018 carry no confirmation or approvals: those of a confirmed intent read as one operator's.
 #[derive(serde::Deserialize)]
 struct StoredIntent {
     id: Uuid,
@@ -288,6 +365,9 @@ struct StoredIntent {
     #[serde(with = "time::serde::rfc3339::option")]
     confirmed_at: Option<OffsetDateTime>,
     decided_by: Option<String>,
+    confirmed_by: Option<String>,
+    approvals_required: Option<i16>,
+    approvals_received: Option<i16>,
 }
 
 impl TransferIntentRow {
@@ -296,6 +376,7 @@ impl TransferIntentRow {
         let stored: StoredIntent = serde_json::from_value(stored)
             .map_err(|error| corrupt(format!("an event's intent: {error}")))?;
         let utc = |at: OffsetDateTime| at.to_offset(time::UtcOffset::UTC);
+        let confirmed_before_approvals = stored.confirmed_at.is_some();
         Ok(Self {
             id: stored.id,
             agent_id: stored.agent_id,
@@ -314,6 +395,13 @@ impl TransferIntentRow {
             updated_at: utc(stored.updated_at),
             confirmed_at: stored.confirmed_at.map(utc),
             decided_by: stored.decided_by,
+            confirmed_by: stored.confirmed_by.or_else(|| {
+                confirmed_before_approvals.then(|| ConfirmedBy::Operator.as_str().to_owned())
+            }),
+            approvals_required: stored.approvals_required.unwrap_or(1),
+            approvals_received: stored
+                .approvals_received
+                .unwrap_or(i16::from(confirmed_before_approvals)),
         })
     }
 
@@ -350,6 +438,21 @@ impl TransferIntentRow {
                 .map(Operator::parse_stored)
                 .transpose()
                 .map_err(|error| corrupt(format!("decided_by: {error}")))?,
+            confirmed_by: self
+                .confirmed_by
+                .as_deref()
+                .map(|by| {
+                    ConfirmedBy::parse(by).ok_or_else(|| corrupt(format!("confirmed_by {by:?}")))
+                })
+                .transpose()?,
+            approvals: Approvals {
+                required: approval_count(self.approvals_required)?,
+                received: approval_count(self.approvals_received)?,
+            },
         })
     }
+}
+
+fn approval_count(stored: i16) -> Result<u8, StoreError> {
+    u8::try_from(stored).map_err(|_| corrupt(format!("approval count {stored}")))
 }

@@ -71,6 +71,13 @@ diesel::table! {
         allowlisted_addresses -> Nullable<Array<Text>>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        max_weekly_atomic -> Nullable<Numeric>,
+        max_monthly_atomic -> Nullable<Numeric>,
+        recipient_limits -> Nullable<Jsonb>,
+        auto_confirm_max_atomic -> Nullable<Numeric>,
+        auto_confirm_daily_atomic -> Nullable<Numeric>,
+        approvals_required -> Nullable<SmallInt>,
+        approvals_required_above_atomic -> Nullable<Numeric>,
     }
 }
 
@@ -100,6 +107,9 @@ diesel::table! {
         checks -> Integer,
         nonce_used_seen_at -> Nullable<Timestamptz>,
         decided_by -> Nullable<Text>,
+        confirmed_by -> Nullable<Text>,
+        approvals_required -> SmallInt,
+        approvals_received -> SmallInt,
     }
 }
 
@@ -107,8 +117,33 @@ diesel::table! {
     wallet_spend_totals (wallet_id) {
         wallet_id -> Uuid,
         open_atomic -> Numeric,
-        executed_atomic -> Numeric,
-        executed_expired_through -> Timestamptz,
+        daily_executed_atomic -> Numeric,
+        daily_expired_through -> Timestamptz,
+        weekly_executed_atomic -> Numeric,
+        weekly_expired_through -> Timestamptz,
+        monthly_executed_atomic -> Numeric,
+        monthly_expired_through -> Timestamptz,
+        auto_open_atomic -> Numeric,
+        auto_daily_executed_atomic -> Numeric,
+        auto_daily_expired_through -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    recipient_spend_totals (wallet_id, recipient_address) {
+        wallet_id -> Uuid,
+        recipient_address -> Text,
+        open_atomic -> Numeric,
+        daily_executed_atomic -> Numeric,
+        daily_expired_through -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    intent_approvals (intent_id, operator) {
+        intent_id -> Uuid,
+        operator -> Text,
+        approved_at -> Timestamptz,
     }
 }
 
@@ -367,6 +402,8 @@ diesel::joinable!(email_inboxes -> agents (agent_id));
 diesel::joinable!(wallets -> agents (agent_id));
 diesel::joinable!(spend_policies -> wallets (wallet_id));
 diesel::joinable!(wallet_spend_totals -> wallets (wallet_id));
+diesel::joinable!(recipient_spend_totals -> wallets (wallet_id));
+diesel::joinable!(intent_approvals -> transfer_intents (intent_id));
 diesel::joinable!(transfer_attempts -> transfer_intents (intent_id));
 diesel::joinable!(webhook_secrets -> webhook_endpoints (endpoint_id));
 diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
@@ -383,6 +420,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     spend_policies,
     transfer_intents,
     wallet_spend_totals,
+    recipient_spend_totals,
+    intent_approvals,
     transfer_attempts,
     agent_event_counters,
     events,

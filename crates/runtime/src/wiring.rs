@@ -380,7 +380,7 @@ fn operator_services(
             },
             usdc(config),
         ),
-        policies: PolicyAdmin::new(agents.clone(), usdc(config)),
+        policies: PolicyAdmin::new(agents.clone(), intents.clone(), usdc(config)),
         decisions: IntentDecisions::new(agents, intents.clone()),
         resolution: ChainResolution::new(ChainResolutionPorts {
             intents: intents.clone(),

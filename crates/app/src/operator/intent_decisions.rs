@@ -5,12 +5,10 @@
 use std::sync::Arc;
 
 use domain::{
-    evaluate_transfer, IntentEvent, IntentId, Operator, PolicyViolation, TransferIntentRecord,
-    TransitionRefused,
+    evaluate_transfer, ApprovalCount, IntentEvent, IntentId, IntentStatus, Operator,
+    PolicyViolation, TransferIntentRecord, TransitionRefused,
 };
 use ports::{AgentStore, AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
-
-use crate::DAILY_WINDOW;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfirmError {
@@ -22,6 +20,18 @@ pub enum ConfirmError {
     /// (the way in says how its operator forces one).
     #[error("the intent breaks the spend policy in force: {0}")]
     Policy(PolicyViolation),
+    /// A quorum counts only operators who name themselves.
+    #[error(
+        "intent {id} needs {required} approvals by distinct operators: each approves under a name of their own"
+    )]
+    QuorumNeedsNamedOperator { id: IntentId, required: u8 },
+    #[error("{operator} has already approved intent {id}; it needs {required} distinct operators, {received} so far")]
+    AlreadyApproved {
+        id: IntentId,
+        operator: Operator,
+        required: u8,
+        received: u8,
+    },
     #[error(transparent)]
     Refused(#[from] TransitionRefused),
     #[error(transparent)]
@@ -38,8 +48,9 @@ impl From<TransitionError> for ConfirmError {
     }
 }
 
-/// A confirmed intent and what the spend policy in force says of it: a violation here means the
-/// operator forced the confirmation.
+/// An approved intent (confirmed once it has every approval it needs; its `approvals` say how
+/// many) and what the spend policy in force says of it: a violation here means the operator
+/// forced the approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confirmation {
     pub intent: TransferIntentRecord,
@@ -72,9 +83,11 @@ impl IntentDecisions {
             .ok_or(TransitionError::NotFound(id))
     }
 
-    /// Approves a pending intent for execution, after judging it again as things are now: the
-    /// intent of a deactivated agent is never confirmed, and one that breaks the spend policy in
-    /// force only when `force` says so.
+    /// Records `operator`'s approval of a pending intent, after judging it again as things are
+    /// now: the intent of a deactivated agent is never approved, and one that breaks the spend
+    /// policy in force only when `force` says so. The intent is confirmed for execution once
+    /// the approvals the policy in force asks of it are in: distinct named operators' where it
+    /// needs more than one.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn confirm(
         &self,
@@ -97,33 +110,44 @@ impl IntentDecisions {
         if !profile.agent.is_active {
             return Err(ConfirmError::AgentInactive(id));
         }
-        let (limits, allowlist) = profile
+        let rules = profile
             .wallet
             .and_then(|wallet| wallet.spend_policy)
-            .map(|policy| (policy.limits, policy.allowlist))
+            .map(|policy| policy.rules)
             .unwrap_or_default();
+        let required = rules.quorum.required_for(intent.amount);
+        if required > ApprovalCount::ONE && !matches!(operator, Operator::Named(_)) {
+            return Err(ConfirmError::QuorumNeedsNamedOperator {
+                id,
+                required: required.get(),
+            });
+        }
         let held = self
             .intents
-            .held_in_window(intent.wallet_id, DAILY_WINDOW)
+            .held(intent.wallet_id, Some(intent.recipient))
             .await?;
         // The pending intent holds its own amount already: judge it as if it came now.
-        let held_by_others = held.saturating_sub(intent.amount.value());
         let policy_verdict = evaluate_transfer(
-            &limits,
-            &allowlist,
+            &rules,
             &intent.recipient,
             intent.amount,
-            held_by_others,
-        );
+            &held.without_pending(intent.amount),
+        )
+        .map(drop);
         if let (Err(violation), false) = (policy_verdict, force) {
             return Err(ConfirmError::Policy(violation));
         }
-        let intent = self
-            .intents
-            .transition(id, IntentEvent::Confirm, None, operator.clone())
-            .await?;
+        let approval = self.intents.approve(id, operator.clone(), required).await?;
+        if !approval.counted && approval.intent.status == IntentStatus::PendingConfirmation {
+            return Err(ConfirmError::AlreadyApproved {
+                id,
+                operator: operator.clone(),
+                required: approval.intent.approvals.required,
+                received: approval.intent.approvals.received,
+            });
+        }
         Ok(Confirmation {
-            intent,
+            intent: approval.intent,
             policy_verdict,
         })
     }
@@ -133,7 +157,7 @@ impl IntentDecisions {
         self.intents.attempts(id).await
     }
 
-    /// Refuses a pending intent; its amount no longer counts against the daily limit.
+    /// Refuses a pending intent; its amount no longer counts against the spend windows.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn reject(
         &self,
@@ -152,10 +176,10 @@ impl IntentDecisions {
 mod tests {
     use super::*;
     use domain::{
-        AgentProfile, AgentRecord, AtomicAmount, IntentStatus, SpendLimits, SpendPolicyRecord,
-        WalletRecord, U256,
+        AgentProfile, AgentRecord, Approvals, AtomicAmount, Held, Quorum, SpendLimits,
+        SpendPolicyRecord, SpendRules, WalletRecord, U256,
     };
-    use ports::{MockAgentStore, MockIntentLedger};
+    use ports::{Approval, MockAgentStore, MockIntentLedger};
     use uuid::Uuid;
 
     use crate::operator::tests::operator;
@@ -185,11 +209,24 @@ mod tests {
 
     /// A pending intent of 25 and the profile of its agent, with a daily limit of `daily`.
     fn pending_with(active: bool, daily: &str) -> (TransferIntentRecord, MockAgentStore) {
+        pending_under(active, daily, Quorum::default())
+    }
+
+    /// `pending_with`, the policy asking for `quorum` too.
+    fn pending_under(
+        active: bool,
+        daily: &str,
+        quorum: Quorum,
+    ) -> (TransferIntentRecord, MockAgentStore) {
         let intent = TransferIntentRecord::fixture();
         let policy = SpendPolicyRecord {
-            limits: SpendLimits {
-                max_per_tx: None,
-                max_daily: Some(AtomicAmount::parse(daily).expect("valid")),
+            rules: SpendRules {
+                limits: SpendLimits {
+                    max_daily: Some(AtomicAmount::parse(daily).expect("valid")),
+                    ..SpendLimits::default()
+                },
+                quorum,
+                ..SpendRules::default()
             },
             ..SpendPolicyRecord::fixture()
         };
@@ -212,29 +249,102 @@ mod tests {
     }
 
     /// A ledger holding `intent`, with `held` in its wallet's window, expecting `confirms`
-    /// confirmations by `operator()`.
+    /// approvals by `operator()` that confirm it.
     fn ledger_of(intent: TransferIntentRecord, held: u64, confirms: usize) -> MockIntentLedger {
+        let mut intents = reading_ledger(&intent, held);
+        intents
+            .expect_approve()
+            .withf(|_, approver, required| {
+                *approver == operator() && *required == ApprovalCount::ONE
+            })
+            .times(confirms)
+            .returning(move |_, _, _| {
+                Ok(Approval {
+                    intent: TransferIntentRecord {
+                        status: IntentStatus::Confirmed,
+                        ..intent.clone()
+                    },
+                    counted: true,
+                })
+            });
+        intents
+    }
+
+    /// A ledger that finds `intent`, with `held` in its wallet's windows and its recipient's.
+    fn reading_ledger(intent: &TransferIntentRecord, held: u64) -> MockIntentLedger {
         let mut intents = MockIntentLedger::new();
         let found = intent.clone();
         intents
             .expect_find()
             .returning(move |_| Ok(Some(found.clone())));
-        intents
-            .expect_held_in_window()
-            .returning(move |_, _| Ok(U256::from(held)));
-        intents
-            .expect_transition()
-            .withf(|_, event, _, decided_by| {
-                *event == IntentEvent::Confirm && *decided_by == operator()
+        intents.expect_held().returning(move |_, recipient| {
+            assert!(recipient.is_some(), "its recipient's window is judged too");
+            Ok(Held {
+                daily: U256::from(held),
+                ..Held::default()
             })
-            .times(confirms)
-            .returning(move |_, _, _, _| {
-                Ok(TransferIntentRecord {
-                    status: IntentStatus::Confirmed,
-                    ..intent.clone()
+        });
+        intents
+    }
+
+    fn two_above_ten() -> Quorum {
+        Quorum {
+            required: Some(ApprovalCount::new(2).expect("in range")),
+            above: Some(AtomicAmount::parse("10").expect("valid")),
+        }
+    }
+
+    #[tokio::test]
+    async fn above_the_quorum_threshold_only_named_operators_approve() {
+        let (intent, store) = pending_under(true, "100", two_above_ten());
+        let mut intents = reading_ledger(&intent, 25);
+        intents.expect_approve().never();
+        let decisions = deciding(store, intents);
+        assert!(matches!(
+            decisions.confirm(intent.id, false, &operator()).await,
+            Err(ConfirmError::QuorumNeedsNamedOperator { required: 2, .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_approval_asks_for_the_quorum_of_the_policy_in_force_and_a_second_one_is_refused() {
+        let (intent, store) = pending_under(true, "100", two_above_ten());
+        let bob = Operator::Named(domain::OperatorName::parse("bob").expect("valid"));
+        let mut intents = reading_ledger(&intent, 25);
+        let pending = intent.clone();
+        intents
+            .expect_approve()
+            .withf(|_, _, required| required.get() == 2)
+            .times(1)
+            .returning(move |_, _, _| {
+                Ok(Approval {
+                    intent: TransferIntentRecord {
+                        approvals: Approvals {
+                            required: 2,
+                            received: 1,
+                        },
+                        ..pending.clone()
+                    },
+                    counted: false,
                 })
             });
-        intents
+        let decisions = deciding(store, intents);
+        let refused = decisions.confirm(intent.id, false, &bob).await;
+        assert!(
+            matches!(
+                &refused,
+                Err(ConfirmError::AlreadyApproved {
+                    required: 2,
+                    received: 1,
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        assert!(refused
+            .expect_err("refused")
+            .to_string()
+            .contains("operator:bob has already approved"));
     }
 
     #[tokio::test]
@@ -270,7 +380,7 @@ mod tests {
         assert!(matches!(
             decisions.confirm(intent.id, false, &operator()).await,
             Err(ConfirmError::Policy(
-                PolicyViolation::ExceedsDailyMax { .. }
+                PolicyViolation::ExceedsWindowMax { .. }
             ))
         ));
         let forced = decisions
@@ -279,7 +389,7 @@ mod tests {
             .expect("forced");
         assert!(matches!(
             forced.policy_verdict,
-            Err(PolicyViolation::ExceedsDailyMax { .. })
+            Err(PolicyViolation::ExceedsWindowMax { .. })
         ));
     }
 }

@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use domain::{AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord};
-use ports::{AgentStore, StoreError};
+use domain::{AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits};
+use ports::{AgentStore, IntentLedger, PolicyUpdateError, StoreError};
 
-use crate::NotProvisioned;
+use crate::wallet::held_and_usage;
+use crate::{NotProvisioned, PolicyUsage};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
@@ -14,21 +15,49 @@ pub enum PolicyError {
     #[error(transparent)]
     NotProvisioned(#[from] NotProvisioned),
     #[error(transparent)]
+    TooManyRecipientLimits(#[from] TooManyRecipientLimits),
+    #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<PolicyUpdateError> for PolicyError {
+    fn from(error: PolicyUpdateError) -> Self {
+        match error {
+            PolicyUpdateError::TooManyRecipientLimits(too_many) => too_many.into(),
+            PolicyUpdateError::Store(store) => store.into(),
+        }
+    }
 }
 
 pub struct PolicyAdmin {
     store: Arc<dyn AgentStore>,
+    /// Where what each window holds is read.
+    ledger: Arc<dyn IntentLedger>,
     /// The token the policies are in.
     policy_asset: PolicyAsset,
 }
 
 impl PolicyAdmin {
-    pub fn new(store: Arc<dyn AgentStore>, policy_asset: PolicyAsset) -> Self {
+    pub fn new(
+        store: Arc<dyn AgentStore>,
+        ledger: Arc<dyn IntentLedger>,
+        policy_asset: PolicyAsset,
+    ) -> Self {
         Self {
             store,
+            ledger,
             policy_asset,
         }
+    }
+
+    /// The policy in force for the agent's wallet with what each window it caps holds now and
+    /// has left, as admission would count them.
+    pub async fn usage(&self, id: AgentId) -> Result<PolicyUsage, PolicyError> {
+        let policy = self.show(id).await?;
+        let wallet = self.store.wallet(id).await?.ok_or(NotProvisioned::Wallet)?;
+        let (_, windows) =
+            held_and_usage(self.ledger.as_ref(), wallet.id, &policy.rules, None).await?;
+        Ok(PolicyUsage { policy, windows })
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -77,13 +106,13 @@ impl PolicyAdmin {
 mod tests {
     use super::*;
     use domain::AgentKeyHash;
-    use ports::{MockAgentStore, NewAgent};
+    use ports::{MockAgentStore, MockIntentLedger, NewAgent};
     use uuid::Uuid;
 
     use crate::operator::tests::{profile_of, usdc};
 
     fn policies(store: MockAgentStore) -> PolicyAdmin {
-        PolicyAdmin::new(Arc::new(store), usdc())
+        PolicyAdmin::new(Arc::new(store), Arc::new(MockIntentLedger::new()), usdc())
     }
 
     #[tokio::test]

@@ -3,8 +3,8 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    PageLimit, SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
-    WalletBalanceResponse, WalletSendRequest,
+    PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
+    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
 };
 use app::{IntentPage, SendRequest};
 
@@ -32,11 +32,13 @@ pub async fn address(
     ))
 }
 
-/// The spend policy in force; `null` where a rule is not configured.
+/// The spend policy in force; `null` where a rule is not configured. `usage` gives each
+/// configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
+/// what is left of it.
 #[utoipa::path(get, path = "/v1/wallet/policy", tag = "wallet", operation_id = "get_wallet_policy",
     security(("HTTPBearer" = [])),
     responses(
-        (status = 200, description = "The effective spend policy", body = SpendPolicyResponse),
+        (status = 200, description = "The effective spend policy and its usage", body = SpendPolicyResponse),
         (status = 400, description = "No wallet provisioned", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
@@ -45,9 +47,11 @@ pub async fn policy(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<SpendPolicyResponse>, ApiError> {
-    Ok(Json(
-        (&state.services.wallets.policy(&agent.profile).await?).into(),
-    ))
+    let usage = state.services.wallets.usage(&agent.profile).await?;
+    Ok(Json(SpendPolicyResponse::with_usage(
+        &usage.policy,
+        &usage.windows,
+    )))
 }
 
 /// Native and USDC balances, read from the chain at the time of the call.
@@ -68,12 +72,16 @@ pub async fn balance(
     ))
 }
 
-/// Creates a transfer intent. It stays `pending_confirmation` until an operator confirms it.
+/// Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
+/// confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
+/// `confirmed_by: policy`).
 ///
 /// Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
 /// units: `"100000000"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
-/// the per-transfer limit, the rolling 24-hour limit over every intent still holding its amount,
-/// and the recipient allowlist; a violation is 403 with a detail naming the rule. With an
+/// the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
+/// rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
+/// still holding its amount; a violation is 403 with a detail naming the rule and what the
+/// window still allows. With an
 /// `idempotency_key`, a retry with the same parameters within 24 hours returns the original
 /// intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
 /// request is still in progress, is 409.
@@ -100,6 +108,37 @@ pub async fn send(
     let request = SendRequest::try_from(body.read().await?)?;
     let (intent, replayed) = state.services.wallets.send(&agent.profile, request).await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
+}
+
+/// The spend policy's verdict on a transfer, without creating or reserving anything.
+///
+/// Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored) and answers whether
+/// the policy allows the transfer now; if not, the rule that refuses it and why; where it would
+/// stand (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each
+/// configured window holds. A later send may be judged otherwise: other sends can take the
+/// allowance first.
+#[utoipa::path(post, path = "/v1/wallet/check", tag = "wallet", operation_id = "check_wallet_send",
+    security(("HTTPBearer" = [])),
+    request_body = WalletSendRequest,
+    responses(
+        (status = 200, description = "The verdict; `allowed: false` for a transfer the policy refuses", body = PolicyVerdictOut),
+        (status = 400, description = "No wallet provisioned, or an unsupported asset or chain", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 422, description = "Request validation failed, including a recipient that can only lose the money (the zero address, the wallet itself, the token contract)", body = ValidationErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn check(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    body: JsonBody<WalletSendRequest>,
+) -> Result<Json<PolicyVerdictOut>, ApiError> {
+    let request = SendRequest::try_from(body.read().await?)?;
+    let check = state
+        .services
+        .wallets
+        .check(&agent.profile, request)
+        .await?;
+    Ok(Json(PolicyVerdictOut::of(&check.verdict, &check.windows)))
 }
 
 /// The agent's transfer intents, newest first, a page at a time.

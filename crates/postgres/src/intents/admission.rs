@@ -10,10 +10,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Interval};
+use diesel::sql_types::{Bool, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentId, IntentStatus, TransferIntentRecord, WalletId};
+use domain::{Admitted, ConfirmedBy, IntentId, TransferIntentRecord, WalletId};
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
     NewTransferIntent, StoreError,
@@ -124,30 +124,45 @@ async fn admit_locked(
     };
     let wallet = WalletId(wallet_id);
     let policy = policy.into_record().map_err(TxError::store)?;
+    let terms = &intent.terms;
+    let capped_recipient = policy.rules.recipient_limits.daily_capped(&terms.recipient);
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,
-        held: move_expiry_and_read_held(connection, wallet, limits.spend).await?,
+        held: move_expiry_and_read_held(connection, wallet, capped_recipient.as_ref()).await?,
     };
-    check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
-    let terms = &intent.terms;
-    let row = diesel::insert_into(transfer_intents::table)
-        .values((
-            transfer_intents::id.eq(intent.id.0),
-            transfer_intents::agent_id.eq(intent.agent_id.0),
-            transfer_intents::wallet_id.eq(wallet_id),
-            transfer_intents::status.eq(IntentStatus::PendingConfirmation.as_str()),
-            transfer_intents::asset.eq(terms.asset.symbol()),
-            transfer_intents::chain.eq(terms.chain.as_str()),
-            transfer_intents::token_address.eq(intent.token_address.as_ref().map(address_column)),
-            transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
-            transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
-            transfer_intents::idempotency_key
-                .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
-        ))
-        .returning(TransferIntentRow::as_returning())
-        .get_result(connection)
-        .await?;
+    let admitted =
+        check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
+    let (confirmed_by, approvals_required) = match admitted {
+        Admitted::ConfirmedByPolicy => (Some(ConfirmedBy::Policy.as_str()), 0),
+        Admitted::AwaitsApprovals(count) => (None, i16::from(count.get())),
+    };
+    // Prepared: the text is the same on every run, the SQL of `confirmed_at` included.
+    let row = Prepared(
+        diesel::insert_into(transfer_intents::table)
+            .values((
+                transfer_intents::id.eq(intent.id.0),
+                transfer_intents::agent_id.eq(intent.agent_id.0),
+                transfer_intents::wallet_id.eq(wallet_id),
+                transfer_intents::status.eq(admitted.status().as_str()),
+                transfer_intents::confirmed_by.eq(confirmed_by),
+                transfer_intents::confirmed_at.eq(sql::<Nullable<Timestamptz>>("CASE WHEN ")
+                    .bind::<Bool, _>(confirmed_by.is_some())
+                    .sql(" THEN now() END")),
+                transfer_intents::approvals_required.eq(approvals_required),
+                transfer_intents::asset.eq(terms.asset.symbol()),
+                transfer_intents::chain.eq(terms.chain.as_str()),
+                transfer_intents::token_address
+                    .eq(intent.token_address.as_ref().map(address_column)),
+                transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
+                transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
+                transfer_intents::idempotency_key
+                    .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
+            ))
+            .returning(TransferIntentRow::as_returning()),
+    )
+    .get_result(connection)
+    .await?;
     Ok(Admission::Created(intent_record(row)?))
 }
 
@@ -191,19 +206,18 @@ mod tests {
     use diesel::sql_types::BigInt;
     use diesel_async::{AsyncConnection, SimpleAsyncConnection};
     use domain::{
-        AgentId, AgentKey, Asset, AtomicAmount, Chain, Custody, EvmAddress, IntentId, Label,
-        PolicyAsset, RateLimit, TransferTerms, U256,
+        AgentId, AgentKey, ApprovalCount, Asset, AtomicAmount, Chain, Custody, EvmAddress,
+        IntentId, Label, PolicyAsset, RateLimit, TransferTerms, U256,
     };
     use ports::{AdmissionRefusal, AgentStore, NewAgent, NewWallet, StoreError};
     use test_support::TestDatabase;
 
     use super::*;
-    use crate::intents::window::held_in_window;
+    use crate::intents::window::read_held;
     use crate::{Connector, Database, PgAgentStore, PoolSettings};
 
     const DAY: Duration = Duration::from_secs(24 * 60 * 60);
     const LIMITS: AdmissionLimits = AdmissionLimits {
-        spend: DAY,
         idempotency_key: DAY,
         rate: RateLimit {
             per_minute: 1_000_000,
@@ -254,8 +268,8 @@ mod tests {
         }
     }
 
-    fn allow(_: &AdmissionContext<'_>) -> Result<(), AdmissionRefusal> {
-        Ok(())
+    fn allow(_: &AdmissionContext<'_>) -> Result<Admitted, AdmissionRefusal> {
+        Ok(Admitted::AwaitsApprovals(ApprovalCount::ONE))
     }
 
     #[derive(QueryableByName)]
@@ -307,7 +321,7 @@ mod tests {
             .transaction::<_, TxError<StoreError>, _>(|connection| {
                 async move {
                     let before = intents_read(connection).await?;
-                    let held = held_in_window(connection, wallet, DAY).await?;
+                    let held = read_held(connection, wallet, None).await?.daily;
                     Ok((held, intents_read(connection).await? - before))
                 }
                 .scope_boxed()

@@ -3,22 +3,84 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
-    AgentId, CursorPosition, IntentEvent, IntentId, Operator, TransferIntentRecord, WalletId, U256,
+    AgentId, ApprovalCount, Approvals, CursorPosition, EvmAddress, Held, IntentEvent, IntentId,
+    Operator, TransferIntentRecord, WalletId,
 };
 use ports::{
-    AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError, TransitionError,
+    Approval, AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError,
+    TransitionError,
 };
 
 use super::execution::AttemptRow;
-use super::window::held_in_window;
-use super::{transition_locked, PgIntentStore};
+use super::window::read_held;
+use super::{intent_record, lock_intent, move_locked, transition_locked, PgIntentStore};
 use crate::errors::{from_diesel, TxError};
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
 use crate::rows::TransferIntentRow;
-use crate::schema::{transfer_attempts, transfer_intents, wallets};
+use crate::schema::{intent_approvals, transfer_attempts, transfer_intents, wallets};
+
+/// Records the approval under the intent's lock, and confirms the intent once the distinct
+/// operators' approvals reach `required`.
+async fn approve_locked(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+    approver: Operator,
+    required: ApprovalCount,
+) -> Result<Approval, TxError<TransitionError>> {
+    let current = lock_intent(connection, id).await?;
+    // Only a pending intent takes approvals: say so before recording one.
+    current
+        .status
+        .apply(IntentEvent::Confirm)
+        .map_err(|refused| TxError::Abort(TransitionError::Refused(refused)))?;
+    let counted = diesel::insert_into(intent_approvals::table)
+        .values((
+            intent_approvals::intent_id.eq(id.0),
+            intent_approvals::operator.eq(approver.to_string()),
+        ))
+        .on_conflict_do_nothing()
+        .execute(connection)
+        .await?
+        == 1;
+    let received: i64 = intent_approvals::table
+        .filter(intent_approvals::intent_id.eq(id.0))
+        .count()
+        .get_result(connection)
+        .await?;
+    let approvals = Approvals {
+        required: required.get(),
+        received: u8::try_from(received).unwrap_or(u8::MAX),
+    };
+    let intent = if approvals.received >= approvals.required {
+        move_locked(
+            connection,
+            &current,
+            IntentEvent::Confirm,
+            None,
+            None,
+            Some(approver),
+            Some(approvals),
+        )
+        .await?
+    } else {
+        let row = diesel::update(transfer_intents::table.find(id.0))
+            .set((
+                transfer_intents::approvals_required.eq(i16::from(approvals.required)),
+                transfer_intents::approvals_received.eq(i16::from(approvals.received)),
+                transfer_intents::decided_by.eq(approver.to_string()),
+                transfer_intents::updated_at.eq(diesel::dsl::now),
+            ))
+            .returning(TransferIntentRow::as_returning())
+            .get_result(connection)
+            .await?;
+        intent_record(row)?
+    };
+    Ok(Approval { intent, counted })
+}
 
 fn records(rows: Vec<TransferIntentRow>) -> Result<Vec<TransferIntentRecord>, StoreError> {
     rows.into_iter()
@@ -104,15 +166,30 @@ impl IntentLedger for PgIntentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn held_in_window(
+    async fn held(
         &self,
         wallet: WalletId,
-        window: std::time::Duration,
-    ) -> Result<U256, StoreError> {
+        recipient: Option<EvmAddress>,
+    ) -> Result<Held, StoreError> {
         let mut connection = self.database.connection().await?;
-        held_in_window(&mut connection, wallet, window)
+        read_held(&mut connection, wallet, recipient.as_ref())
             .await
             .map_err(TxError::into_error)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn approve(
+        &self,
+        id: IntentId,
+        approver: Operator,
+        required: ApprovalCount,
+    ) -> Result<Approval, TransitionError> {
+        self.database
+            .in_transaction(|connection| {
+                async move { approve_locked(connection, id, approver, required).await }
+                    .scope_boxed()
+            })
+            .await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

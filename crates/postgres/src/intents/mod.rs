@@ -12,7 +12,7 @@ mod window;
 use diesel::prelude::*;
 use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentEvent, IntentId, Operator, TransferIntentRecord};
+use domain::{Approvals, ConfirmedBy, IntentEvent, IntentId, Operator, TransferIntentRecord};
 use ports::{StoreError, TransitionError};
 use time::OffsetDateTime;
 
@@ -45,10 +45,37 @@ struct Changes {
     updated_at: OffsetDateTime,
     failure_reason: Option<String>,
     confirmed_at: Option<OffsetDateTime>,
+    confirmed_by: Option<&'static str>,
+    approvals_required: Option<i16>,
+    approvals_received: Option<i16>,
     executed_at: Option<OffsetDateTime>,
     tx_hash: Option<String>,
     next_check_at: Option<Option<OffsetDateTime>>,
     decided_by: Option<String>,
+}
+
+/// The intent `id`, locked until the transaction ends.
+async fn lock_intent<E: From<StoreError> + From<TransitionError>>(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+) -> Result<TransferIntentRecord, TxError<E>> {
+    let current = transfer_intents::table
+        .find(id.0)
+        .select(TransferIntentRow::as_select())
+        .for_update()
+        .first(connection)
+        .await
+        .optional()?
+        .ok_or(TxError::Abort(TransitionError::NotFound(id).into()))?;
+    intent_record(current)
+}
+
+async fn database_now(
+    connection: &mut AsyncPgConnection,
+) -> Result<OffsetDateTime, diesel::result::Error> {
+    diesel::select(diesel::dsl::sql::<Timestamptz>("now()"))
+        .get_result(connection)
+        .await
 }
 
 /// Moves the intent by `event` under its row lock, through the domain state machine. A reject or
@@ -63,22 +90,26 @@ async fn transition_locked(
     mined: Option<String>,
     decided_by: Option<Operator>,
 ) -> Result<TransferIntentRecord, TxError<TransitionError>> {
-    let current = transfer_intents::table
-        .find(id.0)
-        .select(TransferIntentRow::as_select())
-        .for_update()
-        .first(connection)
-        .await
-        .optional()?
-        .ok_or(TxError::Abort(TransitionError::NotFound(id)))?;
-    let current = intent_record(current)?;
+    let current = lock_intent(connection, id).await?;
+    move_locked(connection, &current, event, reason, mined, decided_by, None).await
+}
+
+/// `transition_locked` on an intent already locked; a confirmation records `approvals`.
+async fn move_locked(
+    connection: &mut AsyncPgConnection,
+    current: &TransferIntentRecord,
+    event: IntentEvent,
+    reason: Option<String>,
+    mined: Option<String>,
+    decided_by: Option<Operator>,
+    approvals: Option<Approvals>,
+) -> Result<TransferIntentRecord, TxError<TransitionError>> {
     let next = current
         .status
         .apply(event)
         .map_err(|refused| TxError::Abort(TransitionError::Refused(refused)))?;
-    let now: OffsetDateTime = diesel::select(diesel::dsl::sql::<Timestamptz>("now()"))
-        .get_result(connection)
-        .await?;
+    let now = database_now(connection).await?;
+    let confirmed = event == IntentEvent::Confirm;
     let changes = Changes {
         status: next.as_str(),
         updated_at: now,
@@ -86,13 +117,16 @@ async fn transition_locked(
             IntentEvent::Reject | IntentEvent::Fail => reason,
             _ => None,
         },
-        confirmed_at: (event == IntentEvent::Confirm).then_some(now),
+        confirmed_at: confirmed.then_some(now),
+        confirmed_by: confirmed.then_some(ConfirmedBy::Operator.as_str()),
+        approvals_required: approvals.map(|approvals| i16::from(approvals.required)),
+        approvals_received: approvals.map(|approvals| i16::from(approvals.received)),
         executed_at: (event == IntentEvent::Execute).then_some(now),
         tx_hash: mined,
         next_check_at: next.is_terminal().then_some(None),
         decided_by: decided_by.map(|operator| operator.to_string()),
     };
-    let row = diesel::update(transfer_intents::table.find(id.0))
+    let row = diesel::update(transfer_intents::table.find(current.id.0))
         .set(changes)
         .returning(TransferIntentRow::as_returning())
         .get_result(connection)

@@ -114,8 +114,8 @@ async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
     );
     let policy = wallet.spend_policy.expect("policy");
     assert_eq!(policy.asset, usdc());
-    assert_eq!(policy.limits, SpendLimits::default());
-    assert_eq!(policy.allowlist, Allowlist::unrestricted());
+    assert_eq!(policy.rules.limits, SpendLimits::default());
+    assert_eq!(policy.rules.allowlist, Allowlist::unrestricted());
 }
 
 #[tokio::test]
@@ -246,19 +246,20 @@ async fn policy_changes_apply_and_persist() {
             "115792089237316195423570985008687907853269984665640564039457584007913129639935",
         ))),
         allowlist: AllowlistChange::Extend(vec![address(200), address(201)]),
+        ..PolicyChange::default()
     };
     let updated = store
         .update_policy(new.id, usdc(), change)
         .await
         .expect("updated")
         .expect("has wallet");
-    assert_eq!(updated.limits.max_per_tx, Some(amount("1000000")));
+    assert_eq!(updated.rules.limits.max_per_tx, Some(amount("1000000")));
     assert_eq!(
-        updated.limits.max_daily.map(|a| a.value()),
+        updated.rules.limits.max_daily.map(|a| a.value()),
         Some(alloy_max())
     );
     assert_eq!(
-        updated.allowlist,
+        updated.rules.allowlist,
         Allowlist::of([address(200), address(201)])
     );
     let read = store.profile(new.id).await.expect("read").expect("exists");
@@ -271,18 +272,19 @@ async fn policy_changes_apply_and_persist() {
         max_per_tx: Some(None),
         max_daily: None,
         allowlist: AllowlistChange::Replace(Allowlist::of([])),
+        ..PolicyChange::default()
     };
     let updated = store
         .update_policy(new.id, usdc(), cleared)
         .await
         .expect("updated")
         .expect("has wallet");
-    assert_eq!(updated.limits.max_per_tx, None);
+    assert_eq!(updated.rules.limits.max_per_tx, None);
     assert_eq!(
-        updated.limits.max_daily.map(|a| a.value()),
+        updated.rules.limits.max_daily.map(|a| a.value()),
         Some(alloy_max())
     );
-    assert_eq!(updated.allowlist.addresses(), Some(&[][..]));
+    assert_eq!(updated.rules.allowlist.addresses(), Some(&[][..]));
 }
 
 fn alloy_max() -> alloy_primitives::U256 {
@@ -341,7 +343,7 @@ async fn concurrent_allowlist_extensions_lose_no_address() {
         .expect("wallet")
         .spend_policy
         .expect("policy");
-    assert_eq!(policy.allowlist.addresses().map(<[_]>::len), Some(12));
+    assert_eq!(policy.rules.allowlist.addresses().map(<[_]>::len), Some(12));
 }
 
 #[tokio::test]

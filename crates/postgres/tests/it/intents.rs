@@ -4,10 +4,11 @@ use std::time::Duration;
 use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
-    check_recipient, evaluate_transfer, AgentId, AgentKey, Asset, AtomicAmount, Chain,
-    CursorPosition, Custody, EvmAddress, FeeQuote, IdempotencyKey, IntentEvent, IntentId,
-    IntentStatus, Label, LeaseId, Operator, OperatorName, PolicyAsset, PolicyChange,
-    PolicyViolation, RateLimit, RecipientRefused, TransferTerms, TransitionRefused, WalletId, U256,
+    check_recipient, evaluate_transfer, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
+    AtomicAmount, Chain, CursorPosition, Custody, EvmAddress, FeeQuote, Held, IdempotencyKey,
+    IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator, OperatorName, PolicyAsset,
+    PolicyChange, PolicyViolation, RateLimit, RecipientRefused, SpendWindow, TransferTerms,
+    TransitionRefused, WalletId, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -108,7 +109,6 @@ fn send(agent: AgentId, value: &str, key: Option<&str>) -> NewTransferIntent {
 
 /// Admission's limits, with a send rate no test but the rate's own reaches.
 const LIMITS: AdmissionLimits = AdmissionLimits {
-    spend: DAY,
     idempotency_key: DAY,
     rate: RateLimit {
         per_minute: 1_000_000,
@@ -120,7 +120,7 @@ const LIMITS: AdmissionLimits = AdmissionLimits {
 fn policy_check(
     recipient: EvmAddress,
     value: AtomicAmount,
-) -> impl Fn(&AdmissionContext<'_>) -> Result<(), AdmissionRefusal> {
+) -> impl Fn(&AdmissionContext<'_>) -> Result<Admitted, AdmissionRefusal> {
     move |context| {
         check_recipient(
             &recipient,
@@ -128,14 +128,8 @@ fn policy_check(
             usdc().token_address.as_ref(),
         )
         .map_err(AdmissionRefusal::Recipient)?;
-        evaluate_transfer(
-            &context.policy.limits,
-            &context.policy.allowlist,
-            &recipient,
-            value,
-            context.held,
-        )
-        .map_err(AdmissionRefusal::Policy)
+        evaluate_transfer(&context.policy.rules, &recipient, value, &context.held)
+            .map_err(AdmissionRefusal::Policy)
     }
 }
 
@@ -221,7 +215,7 @@ async fn the_daily_limit_counts_held_intents_and_releases_rejected_ones() {
     };
     let refused = admit(&fixture, send(agent, "5", None)).await;
     assert!(
-        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsDailyMax { available, .. }))) if available == U256::from(4)),
+        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsWindowMax { window: SpendWindow::Daily, available, .. }))) if available == U256::from(4)),
         "{refused:?}"
     );
     fixture
@@ -317,7 +311,10 @@ async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
         match task.await.expect("task") {
             Ok(Admission::Created(_)) => admitted += 1,
             Err(AdmissionError::Refused(AdmissionRefusal::Policy(
-                PolicyViolation::ExceedsDailyMax { .. },
+                PolicyViolation::ExceedsWindowMax {
+                    window: SpendWindow::Daily,
+                    ..
+                },
             ))) => {}
             other => panic!("unexpected {other:?}"),
         }
@@ -1035,7 +1032,7 @@ async fn the_window_counts_an_executed_intent_from_when_its_money_moved() {
     .await;
     let refused = admit(&fixture, send(agent, "10", None)).await;
     assert!(
-        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsDailyMax { available, .. }))) if available == U256::from(9)),
+        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsWindowMax { window: SpendWindow::Daily, available, .. }))) if available == U256::from(9)),
         "the 1 that left 2 hours ago still counts: {refused:?}"
     );
     execute(
@@ -1188,7 +1185,10 @@ async fn a_policy_change_waits_for_the_send_being_checked_and_the_next_send_meet
         matches!(
             refused,
             Err(AdmissionError::Refused(AdmissionRefusal::Policy(
-                PolicyViolation::ExceedsDailyMax { .. }
+                PolicyViolation::ExceedsWindowMax {
+                    window: SpendWindow::Daily,
+                    ..
+                }
             )))
         ),
         "{refused:?}"
@@ -1385,9 +1385,8 @@ async fn scanned_held(fixture: &Fixture, wallet: WalletId, window: Duration) -> 
     U256::from_str_radix(&sum.held, 10).expect("an integer")
 }
 
-/// What admission sees the wallet hold in a window of `window`; the send is refused, so nothing
-/// it did is kept.
-async fn admission_held(fixture: &Fixture, agent: AgentId, window: Duration) -> U256 {
+/// What admission sees the wallet hold; the send is refused, so nothing it did is kept.
+async fn admission_held(fixture: &Fixture, agent: AgentId) -> Held {
     let seen = Arc::new(Mutex::new(None));
     let look = {
         let seen = seen.clone();
@@ -1396,14 +1395,10 @@ async fn admission_held(fixture: &Fixture, agent: AgentId, window: Duration) -> 
             Err(AdmissionRefusal::Recipient(RecipientRefused::OwnWallet))
         }
     };
-    let limits = AdmissionLimits {
-        spend: window,
-        ..LIMITS
-    };
     assert!(matches!(
         fixture
             .intents
-            .admit(send(agent, "1", None), limits, &look)
+            .admit(send(agent, "1", None), LIMITS, &look)
             .await,
         Err(AdmissionError::Refused(_))
     ));
@@ -1411,46 +1406,40 @@ async fn admission_held(fixture: &Fixture, agent: AgentId, window: Duration) -> 
     held.expect("admission looked")
 }
 
-/// Checks that a scan of the window, the ledger and admission all see `expected` held in a
-/// window of `window`.
-async fn assert_held_in(fixture: &Fixture, agent: AgentId, window: Duration, expected: u64) {
+/// Checks that a scan of the window, the ledger and admission all see `expected` held in the
+/// wallet's `window`.
+async fn assert_held_in(fixture: &Fixture, agent: AgentId, window: SpendWindow, expected: u64) {
     let wallet = wallet_of(fixture, agent).await;
     let expected = U256::from(expected);
     assert_eq!(
-        scanned_held(fixture, wallet, window).await,
+        scanned_held(fixture, wallet, window.length()).await,
         expected,
-        "the scan, {window:?}"
+        "the scan, {window}"
     );
     assert_eq!(
         fixture
             .intents
-            .held_in_window(wallet, window)
+            .held(wallet, None)
             .await
-            .expect("held"),
+            .expect("held")
+            .of(window),
         expected,
-        "the ledger, {window:?}"
+        "the ledger, {window}"
     );
     assert_eq!(
-        admission_held(fixture, agent, window).await,
+        admission_held(fixture, agent).await.of(window),
         expected,
-        "admission, {window:?}"
+        "admission, {window}"
     );
 }
 
 async fn assert_held(fixture: &Fixture, agent: AgentId, expected: u64) {
-    assert_held_in(fixture, agent, DAY, expected).await;
+    assert_held_in(fixture, agent, SpendWindow::Daily, expected).await;
 }
 
-/// Admits a send of `value` judged in a spend window of `window`, which moves the wallet's
-/// running totals to that window.
-async fn admit_within(fixture: &Fixture, agent: AgentId, value: &str, window: Duration) {
-    let intent = send(agent, value, None);
-    let check = policy_check(intent.terms.recipient, intent.terms.amount);
-    let limits = AdmissionLimits {
-        spend: window,
-        ..LIMITS
-    };
-    created(fixture.intents.admit(intent, limits, &check).await);
+/// Admits a send of `value`, which moves the wallet's running totals to the windows' starts.
+async fn admit_value(fixture: &Fixture, agent: AgentId, value: &str) {
+    created(admit(fixture, send(agent, value, None)).await);
 }
 
 /// Stores `count` intents of the agent's wallet straight into the table, `amount` each, in
@@ -1494,7 +1483,7 @@ struct Totals {
 async fn stored_totals(fixture: &Fixture, agent: AgentId) -> (String, String) {
     let mut connection = fixture.database.connection().await;
     let totals: Totals = diesel::sql_query(
-        "SELECT open_atomic::text AS open, executed_atomic::text AS executed \
+        "SELECT open_atomic::text AS open, daily_executed_atomic::text AS executed \
          FROM wallet_spend_totals JOIN wallets ON wallets.id = wallet_id WHERE agent_id = $1",
     )
     .bind::<SqlUuid, _>(agent.0)
@@ -1574,7 +1563,7 @@ async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
     )
     .await;
     assert_held(&fixture, agent, 0).await;
-    admit_within(&fixture, agent, "7", DAY).await;
+    admit_value(&fixture, agent, "7").await;
     assert_held(&fixture, agent, 7).await;
     assert_eq!(
         stored_totals(&fixture, agent).await,
@@ -1599,7 +1588,7 @@ async fn executed_intents_leave_the_window_as_they_age_and_return_when_their_tim
         .await;
     }
     assert_held(&fixture, agent, 1111).await;
-    admit_within(&fixture, agent, "2", DAY).await;
+    admit_value(&fixture, agent, "2").await;
     assert_held(&fixture, agent, 1113).await;
     let age = |hours: u32| {
         format!("UPDATE transfer_intents SET executed_at = executed_at - interval '{hours} hours' WHERE status = 'executed'")
@@ -1607,11 +1596,11 @@ async fn executed_intents_leave_the_window_as_they_age_and_return_when_their_tim
     // Two hours on: the 1000 executed 23 hours ago is 25 hours old.
     execute(&fixture, &age(2)).await;
     assert_held(&fixture, agent, 113).await;
-    admit_within(&fixture, agent, "2", DAY).await;
+    admit_value(&fixture, agent, "2").await;
     assert_held(&fixture, agent, 115).await;
     // Three more: the 100 is out too.
     execute(&fixture, &age(3)).await;
-    admit_within(&fixture, agent, "2", DAY).await;
+    admit_value(&fixture, agent, "2").await;
     assert_held(&fixture, agent, 17).await;
     assert_eq!(
         stored_totals(&fixture, agent).await,
@@ -1628,11 +1617,18 @@ async fn executed_intents_leave_the_window_as_they_age_and_return_when_their_tim
 }
 
 #[tokio::test]
-async fn a_change_of_window_counts_exactly_what_the_new_window_holds() {
+async fn each_window_counts_exactly_the_executions_of_its_length() {
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 32, true).await;
-    for (amount, hours_ago) in [(1, 1), (10, 5), (100, 20), (1000, 30), (10_000, 50)] {
-        let executed_at = format!("now() - interval '{hours_ago} hours'");
+    let days_ago = [
+        (1, 0.5),
+        (10, 3.0),
+        (100, 8.0),
+        (1000, 29.0),
+        (10_000, 31.0),
+    ];
+    for (amount, days) in days_ago {
+        let executed_at = format!("now() - interval '{} hours'", days * 24.0);
         seed_intents(
             &fixture,
             agent,
@@ -1643,19 +1639,32 @@ async fn a_change_of_window_counts_exactly_what_the_new_window_holds() {
         )
         .await;
     }
-    let hours = |hours: u64| Duration::from_secs(hours * 3600);
-    assert_held_in(&fixture, agent, DAY, 111).await;
-    // A shorter window moves the totals forward, a longer one back; reading either moves nothing.
-    admit_within(&fixture, agent, "100000", hours(2)).await;
-    assert_held_in(&fixture, agent, hours(2), 100_001).await;
-    assert_held_in(&fixture, agent, DAY, 100_111).await;
-    admit_within(&fixture, agent, "200000", hours(48)).await;
-    assert_held_in(&fixture, agent, hours(48), 301_111).await;
-    assert_held_in(&fixture, agent, hours(72), 311_111).await;
-    assert_held_in(&fixture, agent, DAY, 300_111).await;
-    assert_held_in(&fixture, agent, hours(2), 300_001).await;
-    admit_within(&fixture, agent, "1", DAY).await;
-    assert_held_in(&fixture, agent, DAY, 300_112).await;
+    let windows = &fixture;
+    let check = |daily, weekly, monthly| async move {
+        assert_held_in(windows, agent, SpendWindow::Daily, daily).await;
+        assert_held_in(windows, agent, SpendWindow::Weekly, weekly).await;
+        assert_held_in(windows, agent, SpendWindow::Monthly, monthly).await;
+    };
+    check(1, 11, 1111).await;
+    admit_value(&fixture, agent, "20000").await;
+    check(20_001, 20_011, 21_111).await;
+    // Two days on: the 1 leaves the day, the 1000 the month. Reading moves nothing, admitting
+    // moves every window's point.
+    execute(
+        &fixture,
+        "UPDATE transfer_intents SET executed_at = executed_at - interval '2 days' WHERE status = 'executed'",
+    )
+    .await;
+    check(20_000, 20_011, 20_111).await;
+    admit_value(&fixture, agent, "1").await;
+    check(20_001, 20_012, 20_112).await;
+    // Moved back into every window, the 10,000 counts in each again.
+    execute(
+        &fixture,
+        "UPDATE transfer_intents SET executed_at = now() - interval '1 hour' WHERE amount_atomic = 10000",
+    )
+    .await;
+    check(30_001, 30_012, 30_112).await;
 }
 
 #[tokio::test]
@@ -1697,7 +1706,7 @@ async fn ten_thousand_intents_in_the_window_leave_the_held_amount_exact() {
     assert_held(&fixture, agent, 12_500).await;
     let refused = admit(&fixture, send(agent, "7501", None)).await;
     assert!(
-        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsDailyMax { available, .. }))) if available == U256::from(7500)),
+        matches!(refused, Err(AdmissionError::Refused(AdmissionRefusal::Policy(PolicyViolation::ExceedsWindowMax { window: SpendWindow::Daily, available, .. }))) if available == U256::from(7500)),
         "{refused:?}"
     );
     created(admit(&fixture, send(agent, "7500", None)).await);
@@ -1774,12 +1783,13 @@ async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
     assert_eq!(
         fixture
             .intents
-            .held_in_window(wallet, DAY)
+            .held(wallet, None)
             .await
-            .expect("held"),
+            .expect("held")
+            .daily,
         scanned
     );
-    assert_eq!(admission_held(&fixture, agent, DAY).await, scanned);
+    assert_eq!(admission_held(&fixture, agent).await.daily, scanned);
     assert!(admitted > 0);
 }
 
@@ -1850,7 +1860,7 @@ async fn every_new_send_takes_a_token_of_its_agents_bucket_a_replay_none_and_pas
         },
         ..LIMITS
     };
-    let allow = |_: &AdmissionContext<'_>| Ok(());
+    let allow = |_: &AdmissionContext<'_>| Ok(Admitted::AwaitsApprovals(ApprovalCount::ONE));
     let refuse = |_: &AdmissionContext<'_>| {
         Err(AdmissionRefusal::Policy(
             PolicyViolation::RecipientNotAllowlisted {
