@@ -184,12 +184,40 @@ impl Database {
         E: From<StoreError> + Send + 'a,
         R: Send + 'a,
     {
-        let mut pooled = self.connection().await?;
-        let connection: &mut AsyncPgConnection = &mut pooled;
-        connection
+        let mut lease = TransactionLease(Some(self.connection().await?));
+        let outcome = lease
+            .connection()
             .transaction::<R, TxError<E>, _>(work)
-            .await
-            .map_err(TxError::into_error)
+            .await;
+        lease.ended();
+        outcome.map_err(TxError::into_error)
+    }
+}
+
+/// A pooled connection lent to one transaction. A transaction whose future is dropped before it
+/// ends (the request of a client that hung up) may have left its connection inside it, holding
+/// its row locks: that connection is closed, so PostgreSQL rolls the transaction back at once,
+/// rather than given back to the pool, where it would hold them until the pool next handed it out.
+struct TransactionLease(Option<Object<AsyncPgConnection>>);
+
+impl TransactionLease {
+    fn connection(&mut self) -> &mut AsyncPgConnection {
+        self.0
+            .as_deref_mut()
+            .expect("a lease holds its connection until it ends")
+    }
+
+    /// The transaction committed or rolled back: the connection goes back to the pool.
+    fn ended(mut self) {
+        self.0.take();
+    }
+}
+
+impl Drop for TransactionLease {
+    fn drop(&mut self) {
+        if let Some(abandoned) = self.0.take() {
+            drop(Object::take(abandoned));
+        }
     }
 }
 
@@ -227,6 +255,7 @@ mod tests {
     use test_support::TestDatabase;
 
     use super::*;
+    use diesel_async::scoped_futures::ScopedFutureExt;
 
     #[test]
     fn the_c_posix_and_english_locales_speak_the_untranslated_words() {
@@ -268,6 +297,52 @@ mod tests {
         );
         drop((first, second));
         assert_eq!(sharded.pool_usage().idle, 2);
+    }
+
+    #[tokio::test]
+    async fn a_transaction_dropped_midway_releases_its_locks_at_once() {
+        let database = TestDatabase::new().await;
+        let connector = Connector::from_url(database.url()).expect("the test database's URL");
+        let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
+        let mut other = pool.connection().await.expect("a connection");
+        other
+            .batch_execute(
+                "CREATE TABLE locked (id int PRIMARY KEY); INSERT INTO locked VALUES (1)",
+            )
+            .await
+            .expect("a table");
+        let (locked, lock_taken) = tokio::sync::oneshot::channel();
+        let holding = pool.in_transaction::<(), StoreError, _>(|connection| {
+            async move {
+                connection
+                    .batch_execute("SELECT id FROM locked WHERE id = 1 FOR UPDATE")
+                    .await
+                    .map_err(|error| TxError::store(from_diesel(error)))?;
+                locked.send(()).expect("the test waits for the lock");
+                std::future::pending::<()>().await;
+                Ok(())
+            }
+            .scope_boxed()
+        });
+        tokio::select! {
+            _ = holding => unreachable!("the transaction never ends by itself"),
+            taken = lock_taken => taken.expect("the lock was taken"),
+        }
+        // The transaction's future is gone; its row is free again within the deadline.
+        other
+            .batch_execute("SET lock_timeout = '100ms'")
+            .await
+            .expect("a timeout");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while let Err(error) = other
+            .batch_execute("SELECT id FROM locked WHERE id = 1 FOR UPDATE")
+            .await
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the dropped transaction still holds its lock: {error}"
+            );
+        }
     }
 
     async fn backend_of(database: &Database) -> i32 {
