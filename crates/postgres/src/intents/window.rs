@@ -55,18 +55,19 @@ const AUTO_CONFIRM_DAILY: ExecutedSum = ExecutedSum {
     counts: "AND confirmed_by = 'policy'",
     length: "$2",
 };
-/// A recipient's (`$3`) daily sum; its window's length is `$2`.
+/// A recipient's (`$5`) daily sum; its window's length is `$2`.
 const RECIPIENT_DAILY: ExecutedSum = ExecutedSum {
     sum: "daily_executed_atomic",
     expired_through: "daily_expired_through",
-    counts: "AND recipient_address = $3",
+    counts: "AND recipient_address = $5",
     length: "$2",
 };
 
 impl ExecutedSum {
     /// The executed amount in the window ending now, for the totals row `totals`: the sum kept
     /// for its expiry point, less the intents executed between that point and the window's
-    /// start, or plus those between the window's start and that point.
+    /// start when the point is the earlier, or plus those between them when it is the later.
+    /// One range either way: one descent of the index a window.
     fn in_window(&self) -> String {
         let Self {
             sum,
@@ -74,16 +75,16 @@ impl ExecutedSum {
             counts,
             length,
         } = self;
-        let executed = format!(
-            "SELECT sum(amount_atomic) FROM transfer_intents \
-             WHERE wallet_id = $1 AND status = 'executed' {counts}"
+        let (point, start) = (
+            format!("totals.{expired_through}"),
+            format!("now() - {length}"),
         );
         format!(
-            "totals.{sum} \
-             - coalesce(({executed} AND executed_at > totals.{expired_through} \
-                 AND executed_at <= now() - {length}), 0) \
-             + coalesce(({executed} AND executed_at > now() - {length} \
-                 AND executed_at <= totals.{expired_through}), 0)"
+            "totals.{sum} + coalesce((\
+                SELECT CASE WHEN {point} < {start} THEN -1 ELSE 1 END * sum(amount_atomic) \
+                FROM transfer_intents WHERE wallet_id = $1 AND status = 'executed' {counts} \
+                    AND executed_at > least({point}, {start}) \
+                    AND executed_at <= greatest({point}, {start})), 0)"
         )
     }
 
@@ -133,7 +134,7 @@ const SCAN_RECIPIENT: &str = "coalesce(sum(amount_atomic) FILTER (WHERE status I
         ('pending_confirmation', 'confirmed', 'submitted')), 0) AS open_atomic, \
     coalesce(sum(amount_atomic) FILTER (WHERE status = 'executed' \
         AND executed_at > now() - $2), 0) AS executed_atomic \
-    FROM transfer_intents WHERE wallet_id = $1 AND recipient_address = $3 \
+    FROM transfer_intents WHERE wallet_id = $1 AND recipient_address = $5 \
         AND (status IN ('pending_confirmation', 'confirmed', 'submitted') \
              OR (status = 'executed' AND executed_at > now() - $2))";
 
@@ -141,18 +142,38 @@ static READ_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT coalesce(\
             (SELECT totals.open_atomic + {} FROM recipient_spend_totals AS totals \
-             WHERE totals.wallet_id = $1 AND totals.recipient_address = $3), \
+             WHERE totals.wallet_id = $1 AND totals.recipient_address = $5), \
             (SELECT open_atomic + executed_atomic FROM (SELECT {SCAN_RECIPIENT}) AS scan)) AS held",
         RECIPIENT_DAILY.in_window()
+    )
+});
+
+/// `READ_WALLET` and `READ_RECIPIENT` in one statement.
+static READ_WALLET_AND_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT wallet.*, ({recipient}) AS recipient_daily FROM ({wallet}) AS wallet",
+        wallet = READ_WALLET.as_str(),
+        recipient = READ_RECIPIENT.as_str(),
     )
 });
 
 static MOVE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "UPDATE recipient_spend_totals AS totals SET {} \
-         WHERE totals.wallet_id = $1 AND totals.recipient_address = $3 \
+         WHERE totals.wallet_id = $1 AND totals.recipient_address = $5 \
          RETURNING totals.open_atomic + totals.daily_executed_atomic AS held",
         RECIPIENT_DAILY.moved()
+    )
+});
+
+/// The wallet's move and the recipient's in one statement: one round trip while the wallet is
+/// locked. `recipient_daily` is null while the recipient has no totals yet.
+static MOVE_WALLET_AND_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH wallet AS ({wallet}), recipient AS ({recipient}) \
+         SELECT wallet.*, (SELECT held FROM recipient) AS recipient_daily FROM wallet",
+        wallet = MOVE_WALLET.as_str(),
+        recipient = MOVE_RECIPIENT.as_str(),
     )
 });
 
@@ -160,7 +181,7 @@ static CREATE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO recipient_spend_totals \
              (wallet_id, recipient_address, open_atomic, daily_executed_atomic, daily_expired_through) \
-         SELECT $1, $3, open_atomic, executed_atomic, now() - $2 FROM (SELECT {SCAN_RECIPIENT}) AS scan \
+         SELECT $1, $5, open_atomic, executed_atomic, now() - $2 FROM (SELECT {SCAN_RECIPIENT}) AS scan \
          RETURNING open_atomic + daily_executed_atomic AS held"
     )
 });
@@ -175,6 +196,16 @@ struct WalletHeld {
     monthly: BigDecimal,
     #[diesel(sql_type = Numeric)]
     auto_confirm_daily: BigDecimal,
+}
+
+/// The wallet's windows and a recipient's day; a move reads the recipient's as null while it has
+/// no totals yet.
+#[derive(QueryableByName)]
+struct WalletAndRecipientHeld {
+    #[diesel(embed)]
+    wallet: WalletHeld,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Numeric>)]
+    recipient_daily: Option<BigDecimal>,
 }
 
 #[derive(QueryableByName)]
@@ -215,13 +246,10 @@ macro_rules! windows_statement {
     };
 }
 
-/// A statement of the daily window of `recipient` of `wallet` (`$1`, `$2` its length, `$3`).
+/// A statement of the windows of `wallet` and of `recipient` (`$5`), one of them or both.
 macro_rules! recipient_statement {
     ($sql:expr, $wallet:expr, $recipient:expr) => {
-        diesel::sql_query($sql)
-            .bind::<SqlUuid, _>($wallet.0)
-            .bind::<Interval, _>(interval(SpendWindow::Daily.length()))
-            .bind::<Text, _>(address_column($recipient))
+        windows_statement!($sql, $wallet).bind::<Text, _>(address_column($recipient))
     };
 }
 
@@ -233,21 +261,27 @@ pub(super) async fn read_held<E: From<StoreError>>(
     wallet: WalletId,
     recipient: Option<&EvmAddress>,
 ) -> Result<Held, TxError<E>> {
-    let held: Option<WalletHeld> = Prepared(windows_statement!(READ_WALLET.as_str(), wallet))
-        .get_result(connection)
-        .await
-        .optional()?;
+    let Some(recipient) = recipient else {
+        let held: Option<WalletHeld> = Prepared(windows_statement!(READ_WALLET.as_str(), wallet))
+            .get_result(connection)
+            .await
+            .optional()?;
+        return wallet_held(held, wallet);
+    };
+    let read: Option<WalletAndRecipientHeld> = Prepared(recipient_statement!(
+        READ_WALLET_AND_RECIPIENT.as_str(),
+        wallet,
+        recipient
+    ))
+    .get_result(connection)
+    .await
+    .optional()?;
+    let (held, recipient_daily) = read.map(|read| (read.wallet, read.recipient_daily)).unzip();
     let mut held = wallet_held(held, wallet)?;
-    if let Some(recipient) = recipient {
-        let of_recipient: RecipientHeld = Prepared(recipient_statement!(
-            READ_RECIPIENT.as_str(),
-            wallet,
-            recipient
-        ))
-        .get_result(connection)
-        .await?;
-        held.recipient_daily = counted(&of_recipient.held);
-    }
+    held.recipient_daily = recipient_daily
+        .flatten()
+        .as_ref()
+        .map_or(U256::ZERO, counted);
     Ok(held)
 }
 
@@ -270,33 +304,38 @@ pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
         .first::<Uuid>(connection)
         .await
         .optional()?;
-    let held: Option<WalletHeld> = Prepared(windows_statement!(MOVE_WALLET.as_str(), wallet))
-        .get_result(connection)
-        .await
-        .optional()?;
+    let Some(recipient) = recipient else {
+        let held: Option<WalletHeld> = Prepared(windows_statement!(MOVE_WALLET.as_str(), wallet))
+            .get_result(connection)
+            .await
+            .optional()?;
+        return wallet_held(held, wallet);
+    };
+    let moved: Option<WalletAndRecipientHeld> = Prepared(recipient_statement!(
+        MOVE_WALLET_AND_RECIPIENT.as_str(),
+        wallet,
+        recipient
+    ))
+    .get_result(connection)
+    .await
+    .optional()?;
+    let (held, recipient_daily) = moved
+        .map(|moved| (moved.wallet, moved.recipient_daily))
+        .unzip();
     let mut held = wallet_held(held, wallet)?;
-    if let Some(recipient) = recipient {
-        let moved: Option<RecipientHeld> = Prepared(recipient_statement!(
-            MOVE_RECIPIENT.as_str(),
-            wallet,
-            recipient
-        ))
-        .get_result(connection)
-        .await
-        .optional()?;
-        let of_recipient = match moved {
-            Some(moved) => moved,
-            None => {
-                Prepared(recipient_statement!(
-                    CREATE_RECIPIENT.as_str(),
-                    wallet,
-                    recipient
-                ))
-                .get_result(connection)
-                .await?
-            }
-        };
-        held.recipient_daily = counted(&of_recipient.held);
-    }
+    let recipient_daily = match recipient_daily.flatten() {
+        Some(recipient_daily) => recipient_daily,
+        None => {
+            let created: RecipientHeld = Prepared(recipient_statement!(
+                CREATE_RECIPIENT.as_str(),
+                wallet,
+                recipient
+            ))
+            .get_result(connection)
+            .await?;
+            created.held
+        }
+    };
+    held.recipient_daily = counted(&recipient_daily);
     Ok(held)
 }
