@@ -31,7 +31,8 @@ keys_file="$(mktemp -t agent-runtime-bench-keys.XXXXXX)"
 single_key_file="$(mktemp -t agent-runtime-bench-key.XXXXXX)"
 mixed_keys_file="$(mktemp -t agent-runtime-bench-mixed.XXXXXX)"
 webhooks_file="$(mktemp -t agent-runtime-bench-webhooks.XXXXXX)"
-trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file"' EXIT
+agents_file="$(mktemp -t agent-runtime-bench-agents.XXXXXX)"
+trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file" "$agents_file"' EXIT
 
 # --- Figures ------------------------------------------------------------------------------------
 # The figures of one wrk run's output: sets last_rps, last_p50_ms, last_p99_ms, last_non2xx and
@@ -114,6 +115,65 @@ ANALYZE email_messages;
 SQL
 }
 
+# seed_executed_intents AGENT COUNT STEP: COUNT executed intents of AGENT's wallet, STEP apart, the
+# newest STEP ago, written past the triggers (replica role: one trigger call a row would lock the
+# wallet's one totals row COUNT times); the wallet's running totals then count them as the trigger
+# would have, from one scan.
+seed_executed_intents() {
+  psql -q -v ON_ERROR_STOP=1 "$DATABASE_URL" -v agent="$1" -v count="$2" -v step="$3" <<'SQL'
+BEGIN;
+SET LOCAL session_replication_role = replica;
+INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, token_address,
+    recipient_address, amount_atomic, tx_hash, nonce, confirmed_at, confirmed_by,
+    approvals_received, executed_at, created_at, updated_at)
+SELECT gen_random_uuid(), wallet.agent_id, wallet.id, 'executed', 'USDC', 'base', NULL,
+    '0x000000000000000000000000000000000000dead', 1, '0x' || lpad(to_hex(n), 64, '0'),
+    1000000 + n, seeded.at, 'operator', 1, seeded.at, seeded.at, seeded.at
+FROM wallets AS wallet,
+    LATERAL (SELECT n, now() - n * :'step'::interval AS at
+             FROM generate_series(1, :count) AS n) AS seeded
+WHERE wallet.agent_id = :'agent';
+SET LOCAL session_replication_role = origin;
+UPDATE wallet_spend_totals AS totals
+SET daily_executed_atomic = (SELECT coalesce(sum(amount_atomic), 0) FROM transfer_intents
+        WHERE wallet_id = totals.wallet_id AND status = 'executed'
+          AND executed_at > totals.daily_expired_through),
+    weekly_executed_atomic = (SELECT coalesce(sum(amount_atomic), 0) FROM transfer_intents
+        WHERE wallet_id = totals.wallet_id AND status = 'executed'
+          AND executed_at > totals.weekly_expired_through),
+    monthly_executed_atomic = (SELECT coalesce(sum(amount_atomic), 0) FROM transfer_intents
+        WHERE wallet_id = totals.wallet_id AND status = 'executed'
+          AND executed_at > totals.monthly_expired_through),
+    auto_daily_executed_atomic = (SELECT coalesce(sum(amount_atomic), 0) FROM transfer_intents
+        WHERE wallet_id = totals.wallet_id AND status = 'executed' AND confirmed_by = 'policy'
+          AND executed_at > totals.auto_daily_expired_through)
+FROM wallets AS wallet
+WHERE wallet.agent_id = :'agent' AND totals.wallet_id = wallet.id;
+UPDATE recipient_spend_totals AS totals
+SET daily_executed_atomic = (
+    SELECT coalesce(sum(amount_atomic), 0) FROM transfer_intents
+    WHERE wallet_id = totals.wallet_id AND recipient_address = totals.recipient_address
+      AND status = 'executed' AND executed_at > totals.daily_expired_through)
+FROM wallets AS wallet
+WHERE wallet.agent_id = :'agent' AND totals.wallet_id = wallet.id;
+COMMIT;
+ANALYZE transfer_intents;
+SQL
+}
+
+# every_window AGENT WALLET: a policy with every window of the second edition (policy.md) and a cap
+# for the recipient the sends pay, all wide enough for any run, but for the auto-confirm tier: its
+# first send is confirmed by the policy and executed (the wallet is funded for it), which fills the
+# tier's day, so every later send judges that window too and waits for an operator.
+every_window() {
+  target/release/agentctl sandbox fund "$2" 1 >/dev/null
+  target/release/agentctl policy set "$1" --max-per-tx 1000000 --max-daily 1000000000000000 \
+    --max-weekly 1000000000000000 --max-monthly 1000000000000000 \
+    --recipient-limit "0x000000000000000000000000000000000000dEaD:1000000:1000000000000000" \
+    --auto-confirm-max 1 --auto-confirm-daily 1 --approvals-required 2 --approvals-above 1000000 \
+    >/dev/null
+}
+
 webhook_secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 # Throughput figures with the send limits out of the way; the flood figure with the defaults.
 start_server SEND_RATE_PER_MINUTE=100000000 SEND_BURST=100000 SEND_CONCURRENCY_PER_AGENT=1000 \
@@ -125,7 +185,7 @@ defaults_url="$started_url"
 
 key="$(create_key --email --phone --wallet)"
 echo "bench: creating 100 agents with wallets and a daily limit" >&2
-create_spending_agents bench 100 "$keys_file"
+create_spending_agents bench 100 "$keys_file" /dev/null "$agents_file"
 cp "$keys_file" "$mixed_keys_file"
 
 echo
@@ -191,6 +251,17 @@ read_agent="$(curl -fsS -H "Authorization: Bearer $read_key" "$unlimited_url/v1/
 seed_rejected_intents "$read_agent" 25 '1 second' '0'
 seed_inbound_mail "$read_agent" 25 '1 second'
 read_inbox="$(psql -qtA "$DATABASE_URL" -c "SELECT id FROM email_inboxes WHERE agent_id = '$read_agent'")"
+# The policy is read by an agent of its own, with every window configured and some of them used,
+# so the read computes each window's usage.
+policy_reader="$(target/release/agentctl agents create --label bench --wallet 2>/dev/null)"
+policy_key="$(json_field '["agent_key"]' <<<"$policy_reader")"
+# shellcheck disable=SC2046 # the agent's id and its wallet's address, two words
+every_window $(agent_and_wallet <<<"$policy_reader")
+for _ in 1 2 3; do
+  curl -fsS -o /dev/null -H "Authorization: Bearer $policy_key" -H "Content-Type: application/json" \
+    -d '{"to": "0x000000000000000000000000000000000000dEaD", "amount_atomic": "1"}' \
+    "$unlimited_url/v1/wallet/send"
+done
 
 # pgbench_run URL ARGS...: pgbench on URL, warmed up as every wrk scenario is (a first run reads a
 # cold cache); sets last_tps. ARGS say what it runs.
@@ -212,7 +283,9 @@ for round in 1 2 3; do
   printf '%-56s %10s tps\n' "pgbench -S, $connections clients (round $round)" "$last_tps"
   pgbench_rounds+=("$last_tps")
   for read in "${reads[@]}"; do
-    scenario "GET $read (round $round)" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $read_key"
+    reader="$read_key"
+    [[ "$read" != /v1/wallet/policy ]] || reader="$policy_key"
+    scenario "GET $read (round $round)" "$unlimited_pid" "$unlimited_url$read" -H "Authorization: Bearer $reader"
     read_rps[$read]+=" $last_rps"
     (( last_peak <= ${read_peak[$read]:-0} )) || read_peak[$read]="$last_peak"
   done
@@ -266,6 +339,31 @@ BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets, no events" 
   "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
 psql -q "$DATABASE_URL" -c "ALTER TABLE transfer_intents ENABLE TRIGGER transfer_intents_zz_evented_insert"
 row "sends req/s with events / without" "$send_rps" "$last_rps" min 0.9
+
+# The same sends with every window of the second edition and a cap for their recipient, then
+# PostgreSQL's own simple-update transaction on the same cluster: a send is one transaction.
+echo "bench: configuring every window on the 100 wallets" >&2
+while read -r agent wallet; do every_window "$agent" "$wallet"; done <"$agents_file"
+BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets, every window" "$unlimited_pid" \
+  "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+windows_rps="$last_rps"
+[[ "$last_non2xx" == 0 ]] || windows_rps=0
+row "sends req/s, every window and a recipient cap / the daily cap only" "$windows_rps" "$send_rps" min 0.9 "$last_peak"
+pgbench_run "$PGBENCH_URL" -N
+printf '%-56s %10s tps\n' "pgbench -N (simple-update), $connections clients" "$last_tps"
+row "sends req/s, every window / pgbench -N tps" "$windows_rps" "$last_tps" min 0.5
+
+# One wallet's send latency under every window, one request at a time: empty, then with 100,000
+# executed intents inside its monthly window (about 3,500 of them in its day, 24,000 in its week).
+monthly_agent="$(target/release/agentctl agents create --label bench --wallet 2>/dev/null)"
+monthly_key="$(json_field '["agent_key"]' <<<"$monthly_agent")"
+# shellcheck disable=SC2046 # the agent's id and its wallet's address, two words
+every_window $(agent_and_wallet <<<"$monthly_agent")
+monthly_empty_p50="$(python3 scripts/bench-table.py latency "$unlimited_url" "$monthly_key" 300)"
+seed_executed_intents "$(json_field '["agent"]["id"]' <<<"$monthly_agent")" 100000 '25 seconds'
+monthly_full_p50="$(python3 scripts/bench-table.py latency "$unlimited_url" "$monthly_key" 300)"
+printf '%-56s p50 %8s ms -> %8s ms\n' "POST /v1/wallet/send, every window: empty -> 100,000 executed" "$monthly_empty_p50" "$monthly_full_p50"
+row "send p50 ms, every window, 100,000 intents in the month / empty" "$monthly_full_p50" "$monthly_empty_p50" max 1.5
 
 # One wallet's send latency, one request at a time: empty, then with 10,000 intents in its window.
 window_key="$(create_key --wallet)"

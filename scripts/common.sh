@@ -91,17 +91,24 @@ stop_servers() {
 }
 
 json_field() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+# The "ID ADDRESS" line of the agent `agentctl agents create` printed on stdin, with a wallet.
+agent_and_wallet() {
+  python3 -c 'import json, sys; a = json.load(sys.stdin)["agent"]; print(a["id"], a["wallet"]["address"])'
+}
 
-# create_spending_agents LABEL COUNT KEYS [ADDRESSES]: COUNT agents with an inbox and a wallet
-# under a spend policy the sends stay under (so every send is checked against a policy that
-# applies); their keys are appended to the file KEYS, their inboxes' addresses to ADDRESSES.
+# create_spending_agents LABEL COUNT KEYS [ADDRESSES [AGENTS]]: COUNT agents with an inbox and a
+# wallet under a spend policy the sends stay under (so every send is checked against a policy that
+# applies); their keys are appended to the file KEYS, their inboxes' addresses to ADDRESSES, and
+# their ids with their wallets' addresses ("ID ADDRESS" lines) to AGENTS.
 # Made with the CLI `agentctl` names (the release build's when unset).
 create_spending_agents() {
-  local label="$1" count="$2" keys="$3" addresses="${4:-/dev/null}" cli="${agentctl:-target/release/agentctl}" created
+  local label="$1" count="$2" keys="$3" addresses="${4:-/dev/null}" agents="${5:-/dev/null}"
+  local cli="${agentctl:-target/release/agentctl}" created
   for _ in $(seq 1 "$count"); do
     created="$("$cli" agents create --label "$label" --email --wallet 2>/dev/null)"
     json_field '["agent_key"]' <<<"$created" >>"$keys"
     json_field '["agent"]["email_inbox"]["address"]' <<<"$created" >>"$addresses"
+    agent_and_wallet <<<"$created" >>"$agents"
     "$cli" policy set "$(json_field '["agent"]["id"]' <<<"$created")" \
       --max-per-tx 1000000 --max-daily 1000000000000000 >/dev/null
   done
