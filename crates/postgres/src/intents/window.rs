@@ -235,6 +235,15 @@ fn wallet_held<E: From<StoreError>>(
     })
 }
 
+/// The wallet's windows of a combined row, and the recipient's day where it was read.
+fn split_held<E: From<StoreError>>(
+    row: Option<WalletAndRecipientHeld>,
+    wallet: WalletId,
+) -> Result<(Held, Option<BigDecimal>), TxError<E>> {
+    let (held, recipient_daily) = row.map(|row| (row.wallet, row.recipient_daily)).unzip();
+    Ok((wallet_held(held, wallet)?, recipient_daily.flatten()))
+}
+
 /// A statement of the windows of `wallet`, their lengths bound as `$2` to `$4`.
 macro_rules! windows_statement {
     ($sql:expr, $wallet:expr) => {
@@ -276,12 +285,8 @@ pub(super) async fn read_held<E: From<StoreError>>(
     .get_result(connection)
     .await
     .optional()?;
-    let (held, recipient_daily) = read.map(|read| (read.wallet, read.recipient_daily)).unzip();
-    let mut held = wallet_held(held, wallet)?;
-    held.recipient_daily = recipient_daily
-        .flatten()
-        .as_ref()
-        .map_or(U256::ZERO, counted);
+    let (mut held, recipient_daily) = split_held(read, wallet)?;
+    held.recipient_daily = recipient_daily.as_ref().map_or(U256::ZERO, counted);
     Ok(held)
 }
 
@@ -319,11 +324,8 @@ pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
     .get_result(connection)
     .await
     .optional()?;
-    let (held, recipient_daily) = moved
-        .map(|moved| (moved.wallet, moved.recipient_daily))
-        .unzip();
-    let mut held = wallet_held(held, wallet)?;
-    let recipient_daily = match recipient_daily.flatten() {
+    let (mut held, recipient_daily) = split_held(moved, wallet)?;
+    let recipient_daily = match recipient_daily {
         Some(recipient_daily) => recipient_daily,
         None => {
             let created: RecipientHeld = Prepared(recipient_statement!(
