@@ -7,8 +7,8 @@ use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, window_usage, Admitted,
     AgentProfile, Asset, AssetBalance, Chain, CursorCodec, CursorPosition, EvmAddress, Held,
     IntentId, PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
-    SpendRules, SpendWindow, TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances,
-    WalletId, WalletRecord, WindowUsage,
+    SpendRules, TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances,
+    WalletRecord, WindowUsage,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -167,35 +167,38 @@ impl WalletService {
         Ok(require_wallet(profile)?.clone())
     }
 
-    /// The policy in force, read from the store: an operator's change shows at the agent's very
+    /// The policy in force and what the wallet's windows hold now (in `recipient`'s day too when
+    /// given), read from the store in one reading: an operator's change shows at the agent's very
     /// next read, where the authenticated profile may hold the policy before it until the
     /// change's notification arrives (decision 0030). A wallet without a stored policy has no
     /// limits.
-    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
-    pub async fn policy(&self, profile: &AgentProfile) -> Result<SpendPolicyRecord, WalletError> {
-        let wallet = self
+    async fn policy_and_held(
+        &self,
+        profile: &AgentProfile,
+        recipient: Option<EvmAddress>,
+    ) -> Result<(SpendPolicyRecord, Held), WalletError> {
+        let (wallet, held) = self
             .stores
-            .agents
-            .wallet(profile.agent.id)
+            .ledger
+            .wallet_and_held(profile.agent.id, recipient)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
-        Ok(wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
+        let policy = wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
             id: domain::SpendPolicyId(wallet.id.0),
             asset: self.token.clone(),
             rules: SpendRules::default(),
             created_at: wallet.created_at,
             updated_at: wallet.created_at,
-        }))
+        });
+        Ok((policy, held))
     }
 
     /// The policy in force with what each window it caps holds now and has left, as admission
     /// would count them at this instant.
     #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
     pub async fn usage(&self, profile: &AgentProfile) -> Result<PolicyUsage, WalletError> {
-        let policy = self.policy(profile).await?;
-        let wallet = require_wallet(profile)?;
-        let (_, windows) =
-            held_and_usage(self.stores.ledger.as_ref(), wallet.id, &policy.rules, None).await?;
+        let (policy, held) = self.policy_and_held(profile, None).await?;
+        let windows = window_usage(&policy.rules, &held);
         Ok(PolicyUsage { policy, windows })
     }
 
@@ -215,19 +218,13 @@ impl WalletService {
             self.token.token_address.as_ref(),
         )
         .map_err(SendError::Recipient)?;
-        let policy = self.policy(profile).await?;
+        // The recipient's day is read whether the policy caps it or not: the verdict counts it
+        // only where it does.
+        let (policy, held) = self.policy_and_held(profile, Some(terms.recipient)).await?;
         let rules = &policy.rules;
-        let capped_recipient = rules.recipient_limits.daily_capped(&terms.recipient);
-        let (held, windows) = held_and_usage(
-            self.stores.ledger.as_ref(),
-            wallet.id,
-            rules,
-            capped_recipient,
-        )
-        .await?;
         Ok(TransferCheck {
             verdict: evaluate_transfer(rules, &terms.recipient, terms.amount, &held),
-            windows,
+            windows: window_usage(rules, &held),
         })
     }
 
@@ -399,25 +396,6 @@ impl WalletService {
     }
 }
 
-/// What the wallet's windows hold now (the recipient's daily one too when given), read only when
-/// the rules cap one of them, and the usage of each window they cap.
-pub(crate) async fn held_and_usage(
-    ledger: &dyn IntentLedger,
-    wallet: WalletId,
-    rules: &SpendRules,
-    recipient: Option<EvmAddress>,
-) -> Result<(Held, Vec<WindowUsage>), StoreError> {
-    let capped = SpendWindow::ALL
-        .into_iter()
-        .any(|window| window.cap(rules).is_some());
-    let held = if capped || recipient.is_some() {
-        ledger.held(wallet, recipient).await?
-    } else {
-        Held::default()
-    };
-    Ok((held, window_usage(rules, &held)))
-}
-
 /// The agent's intent `id`; another agent's is none of its own.
 pub(crate) async fn own_intent(
     ledger: &dyn IntentLedger,
@@ -439,7 +417,8 @@ fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisione
 mod tests {
     use super::*;
     use domain::{
-        AgentId, AgentRecord, AtomicAmount, EvmAddress, SpendLimits, TransferIntentRecord, U256,
+        AgentId, AgentRecord, AtomicAmount, EvmAddress, SpendLimits, SpendWindow,
+        TransferIntentRecord, U256,
     };
     use ports::{Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
 
@@ -856,7 +835,6 @@ mod tests {
     fn the_wallet_is_the_authenticated_profiles() {
         let wallet = WalletRecord::fixture();
         let mut agents = MockAgentStore::new();
-        agents.expect_wallet().never();
         agents.expect_profile().never();
         let service = serving(
             agents,
@@ -883,36 +861,29 @@ mod tests {
             max_daily: None,
             ..SpendLimits::default()
         });
-        let stored = WalletRecord {
-            spend_policy: Some(in_force.clone()),
-            ..WalletRecord::fixture()
-        };
-        let mut agents = MockAgentStore::new();
-        agents
-            .expect_wallet()
-            .times(1)
-            .returning(move |_| Ok(Some(stored.clone())));
+        let authenticated = profile_with(Some(WalletRecord::fixture()));
         let service = serving(
-            agents,
+            MockAgentStore::new(),
             MockIntentAdmission::new(),
-            MockIntentLedger::new(),
+            ledger_holding(in_force.clone(), Held::default()),
             MockChainClient::new(),
         );
-        let authenticated = profile_with(Some(WalletRecord::fixture()));
         assert_eq!(
-            service.policy(&authenticated).await.expect("a policy"),
+            service.usage(&authenticated).await.expect("usage").policy,
             in_force
         );
-        let mut walletless = MockAgentStore::new();
-        walletless.expect_wallet().returning(|_| Ok(None));
+        let mut walletless = MockIntentLedger::new();
+        walletless
+            .expect_wallet_and_held()
+            .returning(|_, _| Ok(None));
         let service = serving(
-            walletless,
+            MockAgentStore::new(),
             MockIntentAdmission::new(),
-            MockIntentLedger::new(),
+            walletless,
             MockChainClient::new(),
         );
         assert!(matches!(
-            service.policy(&profile_with(None)).await,
+            service.usage(&profile_with(None)).await,
             Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
@@ -960,40 +931,36 @@ mod tests {
             Err(BalanceError::Chain(ChainError::Unavailable(_)))
         ));
     }
-    fn wallet_with(limits: SpendLimits) -> MockAgentStore {
+    /// A ledger whose one reading of the wallet holds `policy` and `held`.
+    fn ledger_holding(policy: SpendPolicyRecord, held: Held) -> MockIntentLedger {
         let stored = WalletRecord {
-            spend_policy: Some(policy_with(limits)),
+            spend_policy: Some(policy),
             ..WalletRecord::fixture()
         };
-        let mut agents = MockAgentStore::new();
-        agents
-            .expect_wallet()
-            .returning(move |_| Ok(Some(stored.clone())));
-        agents
+        let mut ledger = MockIntentLedger::new();
+        ledger
+            .expect_wallet_and_held()
+            .withf(|_, recipient| recipient.is_none())
+            .times(1)
+            .returning(move |_, _| Ok(Some((stored.clone(), held))));
+        ledger
     }
 
     #[tokio::test]
     async fn usage_counts_the_daily_window_of_the_policy_in_force() {
-        let mut ledger = MockIntentLedger::new();
-        ledger
-            .expect_held()
-            .withf(|wallet, recipient| *wallet == WalletRecord::fixture().id && recipient.is_none())
-            .times(1)
-            .returning(|_, _| {
-                Ok(Held {
-                    daily: U256::from(30),
-                    ..Held::default()
-                })
-            });
         let daily_50 = SpendLimits {
             max_per_tx: None,
             max_daily: Some(AtomicAmount::parse("50").expect("valid")),
             ..SpendLimits::default()
         };
+        let held = Held {
+            daily: U256::from(30),
+            ..Held::default()
+        };
         let service = serving(
-            wallet_with(daily_50),
+            MockAgentStore::new(),
             MockIntentAdmission::new(),
-            ledger,
+            ledger_holding(policy_with(daily_50), held),
             MockChainClient::new(),
         );
         let usage = service
@@ -1013,13 +980,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn usage_of_a_policy_without_windows_reads_no_window() {
-        let mut ledger = MockIntentLedger::new();
-        ledger.expect_held().never();
+    async fn usage_of_a_policy_without_windows_shows_no_window() {
+        let held = Held {
+            daily: U256::from(30),
+            ..Held::default()
+        };
         let service = serving(
-            wallet_with(SpendLimits::default()),
+            MockAgentStore::new(),
             MockIntentAdmission::new(),
-            ledger,
+            ledger_holding(policy_with(SpendLimits::default()), held),
             MockChainClient::new(),
         );
         let usage = service

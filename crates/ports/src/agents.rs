@@ -4,7 +4,6 @@ use async_trait::async_trait;
 use domain::{
     AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
     PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits,
-    WalletRecord,
 };
 
 use crate::StoreError;
@@ -58,9 +57,6 @@ pub trait AgentStore: Send + Sync {
     ) -> Result<Option<AgentProfile>, StoreError>;
 
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError>;
-
-    /// The agent's wallet with its spend policy; `None` when it has none.
-    async fn wallet(&self, id: AgentId) -> Result<Option<WalletRecord>, StoreError>;
 
     /// All agents, oldest first.
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError>;

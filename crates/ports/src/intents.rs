@@ -9,7 +9,7 @@ use domain::{
     Admitted, AgentId, ApprovalCount, CursorPosition, EvmAddress, Held, IdempotencyKey,
     IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit,
     RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
-    WalletId,
+    WalletRecord,
 };
 
 use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError};
@@ -148,13 +148,15 @@ pub trait IntentLedger: Send + Sync {
     /// Every intent matching `filter`, newest first.
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError>;
 
-    /// What the wallet's intents hold in each spend window now (as admission counts them), and
-    /// in `recipient`'s daily window when one is given.
-    async fn held(
+    /// The agent's wallet with its stored policy, and what the wallet's intents hold in each
+    /// spend window now (as admission counts them), in `recipient`'s daily window too when one
+    /// is given: one reading, so the policy and the amounts are of one moment. None without a
+    /// wallet.
+    async fn wallet_and_held(
         &self,
-        wallet: WalletId,
+        agent: AgentId,
         recipient: Option<EvmAddress>,
-    ) -> Result<Held, StoreError>;
+    ) -> Result<Option<(WalletRecord, Held)>, StoreError>;
 
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;

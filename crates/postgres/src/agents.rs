@@ -10,7 +10,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
     AgentId, AgentKeyHash, AgentProfile, AtomicAmount, IntentStatus, PolicyAsset, PolicyChange,
-    Quorum, SpendPolicyRecord, WalletRecord,
+    Quorum, SpendPolicyRecord,
 };
 use ports::{AgentStore, NewAgent, PolicyUpdateError, StoreError};
 use uuid::Uuid;
@@ -323,26 +323,6 @@ impl AgentStore for PgAgentStore {
         load_profile(&mut connection, id)
             .await
             .map_err(TxError::into_error)
-    }
-
-    #[tracing::instrument(level = "debug", skip(self))]
-    async fn wallet(&self, id: AgentId) -> Result<Option<WalletRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let row: Option<(WalletRow, Option<SpendPolicyRow>)> = wallets::table
-            .left_join(spend_policies::table)
-            .filter(wallets::agent_id.eq(id.0))
-            .select((
-                WalletRow::as_select(),
-                Option::<SpendPolicyRow>::as_select(),
-            ))
-            .first(&mut connection)
-            .await
-            .optional()
-            .map_err(from_diesel)?;
-        row.map(|(wallet, policy)| {
-            wallet.into_record(policy.map(SpendPolicyRow::into_record).transpose()?)
-        })
-        .transpose()
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

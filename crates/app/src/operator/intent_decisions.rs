@@ -110,9 +110,13 @@ impl IntentDecisions {
         if !profile.agent.is_active {
             return Err(ConfirmError::AgentInactive(id));
         }
-        let rules = profile
-            .wallet
-            .and_then(|wallet| wallet.spend_policy)
+        let (wallet, held) = self
+            .intents
+            .wallet_and_held(intent.agent_id, Some(intent.recipient))
+            .await?
+            .ok_or(ConfirmError::NotFound(id))?;
+        let rules = wallet
+            .spend_policy
             .map(|policy| policy.rules)
             .unwrap_or_default();
         let required = rules.quorum.required_for(intent.amount);
@@ -122,10 +126,6 @@ impl IntentDecisions {
                 required: required.get(),
             });
         }
-        let held = self
-            .intents
-            .held(intent.wallet_id, Some(intent.recipient))
-            .await?;
         // The pending intent holds its own amount already: judge it as if it came now.
         let policy_verdict = evaluate_transfer(
             &rules,
@@ -207,8 +207,12 @@ mod tests {
             .is_err());
     }
 
-    /// A pending intent of 25 and the profile of its agent, with a daily limit of `daily`.
-    fn pending_with(active: bool, daily: &str) -> (TransferIntentRecord, MockAgentStore) {
+    /// A pending intent of 25, the profile of its agent and its wallet, with a daily limit of
+    /// `daily`.
+    fn pending_with(
+        active: bool,
+        daily: &str,
+    ) -> (TransferIntentRecord, MockAgentStore, WalletRecord) {
         pending_under(active, daily, Quorum::default())
     }
 
@@ -217,7 +221,7 @@ mod tests {
         active: bool,
         daily: &str,
         quorum: Quorum,
-    ) -> (TransferIntentRecord, MockAgentStore) {
+    ) -> (TransferIntentRecord, MockAgentStore, WalletRecord) {
         let intent = TransferIntentRecord::fixture();
         let policy = SpendPolicyRecord {
             rules: SpendRules {
@@ -241,17 +245,23 @@ mod tests {
             }),
             ..AgentProfile::fixture()
         };
+        let wallet = profile.wallet.clone().expect("a wallet");
         let mut store = MockAgentStore::new();
         store
             .expect_profile()
             .returning(move |_| Ok(Some(profile.clone())));
-        (intent, store)
+        (intent, store, wallet)
     }
 
-    /// A ledger holding `intent`, with `held` in its wallet's window, expecting `confirms`
-    /// approvals by `operator()` that confirm it.
-    fn ledger_of(intent: TransferIntentRecord, held: u64, confirms: usize) -> MockIntentLedger {
-        let mut intents = reading_ledger(&intent, held);
+    /// A ledger holding `intent` and its `wallet`, with `held` in the wallet's window, expecting
+    /// `confirms` approvals by `operator()` that confirm it.
+    fn ledger_of(
+        intent: TransferIntentRecord,
+        wallet: &WalletRecord,
+        held: u64,
+        confirms: usize,
+    ) -> MockIntentLedger {
+        let mut intents = reading_ledger(&intent, wallet, held);
         intents
             .expect_approve()
             .withf(|_, approver, required| {
@@ -270,20 +280,29 @@ mod tests {
         intents
     }
 
-    /// A ledger that finds `intent`, with `held` in its wallet's windows and its recipient's.
-    fn reading_ledger(intent: &TransferIntentRecord, held: u64) -> MockIntentLedger {
+    /// A ledger that finds `intent` and its `wallet`, with `held` in the wallet's windows and
+    /// its recipient's.
+    fn reading_ledger(
+        intent: &TransferIntentRecord,
+        wallet: &WalletRecord,
+        held: u64,
+    ) -> MockIntentLedger {
         let mut intents = MockIntentLedger::new();
         let found = intent.clone();
         intents
             .expect_find()
             .returning(move |_| Ok(Some(found.clone())));
-        intents.expect_held().returning(move |_, recipient| {
-            assert!(recipient.is_some(), "its recipient's window is judged too");
-            Ok(Held {
-                daily: U256::from(held),
-                ..Held::default()
-            })
-        });
+        let wallet = wallet.clone();
+        intents
+            .expect_wallet_and_held()
+            .returning(move |_, recipient| {
+                assert!(recipient.is_some(), "its recipient's window is judged too");
+                let held = Held {
+                    daily: U256::from(held),
+                    ..Held::default()
+                };
+                Ok(Some((wallet.clone(), held)))
+            });
         intents
     }
 
@@ -296,8 +315,8 @@ mod tests {
 
     #[tokio::test]
     async fn above_the_quorum_threshold_only_named_operators_approve() {
-        let (intent, store) = pending_under(true, "100", two_above_ten());
-        let mut intents = reading_ledger(&intent, 25);
+        let (intent, store, wallet) = pending_under(true, "100", two_above_ten());
+        let mut intents = reading_ledger(&intent, &wallet, 25);
         intents.expect_approve().never();
         let decisions = deciding(store, intents);
         assert!(matches!(
@@ -308,9 +327,9 @@ mod tests {
 
     #[tokio::test]
     async fn an_approval_asks_for_the_quorum_of_the_policy_in_force_and_a_second_one_is_refused() {
-        let (intent, store) = pending_under(true, "100", two_above_ten());
+        let (intent, store, wallet) = pending_under(true, "100", two_above_ten());
         let bob = Operator::Named(domain::OperatorName::parse("bob").expect("valid"));
-        let mut intents = reading_ledger(&intent, 25);
+        let mut intents = reading_ledger(&intent, &wallet, 25);
         let pending = intent.clone();
         intents
             .expect_approve()
@@ -349,9 +368,9 @@ mod tests {
 
     #[tokio::test]
     async fn the_intent_of_a_deactivated_agent_is_never_confirmed() {
-        let (intent, store) = pending_with(false, "100");
+        let (intent, store, wallet) = pending_with(false, "100");
         let id = intent.id;
-        let decisions = deciding(store, ledger_of(intent, 25, 0));
+        let decisions = deciding(store, ledger_of(intent, &wallet, 25, 0));
         for force in [false, true] {
             assert!(matches!(
                 decisions.confirm(id, force, &operator()).await,
@@ -363,8 +382,8 @@ mod tests {
     #[tokio::test]
     async fn a_confirmation_judges_the_intent_by_the_policy_in_force() {
         // Its own 25 is in the window already: 25 of others plus 25 fit a limit of 50.
-        let (intent, store) = pending_with(true, "50");
-        let decisions = deciding(store, ledger_of(intent.clone(), 50, 1));
+        let (intent, store, wallet) = pending_with(true, "50");
+        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, 50, 1));
         let confirmed = decisions
             .confirm(intent.id, false, &operator())
             .await
@@ -375,8 +394,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_confirmation_that_breaks_a_tightened_policy_needs_force() {
-        let (intent, store) = pending_with(true, "40");
-        let decisions = deciding(store, ledger_of(intent.clone(), 50, 1));
+        let (intent, store, wallet) = pending_with(true, "40");
+        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, 50, 1));
         assert!(matches!(
             decisions.confirm(intent.id, false, &operator()).await,
             Err(ConfirmError::Policy(

@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use domain::{AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits};
+use domain::{
+    window_usage, AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits,
+};
 use ports::{AgentStore, IntentLedger, PolicyUpdateError, StoreError};
 
-use crate::wallet::held_and_usage;
 use crate::{NotProvisioned, PolicyUsage};
 
 #[derive(Debug, thiserror::Error)]
@@ -53,10 +54,15 @@ impl PolicyAdmin {
     /// The policy in force for the agent's wallet with what each window it caps holds now and
     /// has left, as admission would count them.
     pub async fn usage(&self, id: AgentId) -> Result<PolicyUsage, PolicyError> {
-        let policy = self.show(id).await?;
-        let wallet = self.store.wallet(id).await?.ok_or(NotProvisioned::Wallet)?;
-        let (_, windows) =
-            held_and_usage(self.ledger.as_ref(), wallet.id, &policy.rules, None).await?;
+        let Some((wallet, held)) = self.ledger.wallet_and_held(id, None).await? else {
+            return Err(self.missing_wallet_reason(id).await);
+        };
+        let policy = match wallet.spend_policy {
+            Some(policy) => policy,
+            // A wallet made before policies existed: an empty change creates its policy.
+            None => self.set(id, PolicyChange::default()).await?,
+        };
+        let windows = window_usage(&policy.rules, &held);
         Ok(PolicyUsage { policy, windows })
     }
 

@@ -213,7 +213,7 @@ mod tests {
     use test_support::TestDatabase;
 
     use super::*;
-    use crate::intents::window::read_held;
+    use crate::intents::window::wallet_and_held;
     use crate::{Connector, Database, PgAgentStore, PoolSettings};
 
     const DAY: Duration = Duration::from_secs(24 * 60 * 60);
@@ -315,14 +315,17 @@ mod tests {
             .expect("admitted")
     }
 
-    /// What the wallet holds as the ledger reads it, and the intents that reading read.
-    async fn held_reading(connection: &mut AsyncPgConnection, wallet: WalletId) -> (U256, i64) {
+    /// What the agent's wallet holds as the ledger reads it, and the intents that reading read.
+    async fn held_reading(connection: &mut AsyncPgConnection, agent: AgentId) -> (U256, i64) {
         connection
             .transaction::<_, TxError<StoreError>, _>(|connection| {
                 async move {
                     let before = intents_read(connection).await?;
-                    let held = read_held(connection, wallet, None).await?.daily;
-                    Ok((held, intents_read(connection).await? - before))
+                    let (_, held) = wallet_and_held(connection, agent, None)
+                        .await
+                        .map_err(TxError::store)?
+                        .expect("a wallet");
+                    Ok((held.daily, intents_read(connection).await? - before))
                 }
                 .scope_boxed()
             })
@@ -338,7 +341,7 @@ mod tests {
         let connector = Connector::from_url(database.url()).expect("the test database's URL");
         let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
         let agents = PgAgentStore::new(pool);
-        let (quiet, quiet_wallet) = new_agent(&agents, 1).await;
+        let (quiet, _) = new_agent(&agents, 1).await;
         let (busy, busy_wallet) = new_agent(&agents, 2).await;
         let mut connection = database.connection().await;
         // 5,000 open and 5,000 executed in the window, and 1,000 executed before it, which the
@@ -375,8 +378,8 @@ mod tests {
         );
         assert_eq!(
             (
-                held_reading(&mut connection, quiet_wallet).await,
-                held_reading(&mut connection, busy_wallet).await
+                held_reading(&mut connection, quiet).await,
+                held_reading(&mut connection, busy).await
             ),
             ((U256::from(2), 0), (U256::from(10_002), 0)),
             "nor does the ledger's reading of the held amount"

@@ -7,7 +7,7 @@ use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
     AgentId, ApprovalCount, Approvals, CursorPosition, EvmAddress, Held, IntentEvent, IntentId,
-    Operator, TransferIntentRecord, WalletId,
+    Operator, TransferIntentRecord, WalletRecord,
 };
 use ports::{
     Approval, AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError,
@@ -15,7 +15,7 @@ use ports::{
 };
 
 use super::execution::AttemptRow;
-use super::window::read_held;
+use super::window::wallet_and_held;
 use super::{intent_record, lock_intent, move_locked, transition_locked, PgIntentStore};
 use crate::errors::{from_diesel, TxError};
 use crate::keyset::{before, limited_to};
@@ -166,15 +166,13 @@ impl IntentLedger for PgIntentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn held(
+    async fn wallet_and_held(
         &self,
-        wallet: WalletId,
+        agent: AgentId,
         recipient: Option<EvmAddress>,
-    ) -> Result<Held, StoreError> {
+    ) -> Result<Option<(WalletRecord, Held)>, StoreError> {
         let mut connection = self.database.connection().await?;
-        read_held(&mut connection, wallet, recipient.as_ref())
-            .await
-            .map_err(TxError::into_error)
+        wallet_and_held(&mut connection, agent, recipient.as_ref()).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -9,80 +9,91 @@
 use std::sync::LazyLock;
 
 use bigdecimal::BigDecimal;
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Interval, Numeric, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Nullable, Numeric, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{EvmAddress, Held, SpendWindow, WalletId, U256};
+use domain::{AgentId, EvmAddress, Held, SpendWindow, WalletId, WalletRecord, U256};
 use ports::StoreError;
 use uuid::Uuid;
 
-use crate::clock::interval;
-use crate::errors::{corrupt, TxError};
+use crate::errors::{corrupt, from_diesel, TxError};
 use crate::prepared::Prepared;
-use crate::rows::{address_column, u256_saturating_from_numeric};
-use crate::schema::wallet_spend_totals;
+use crate::rows::{address_column, u256_saturating_from_numeric, SpendPolicyRow, WalletRow};
+use crate::schema::{spend_policies, wallet_spend_totals, wallets};
 
-/// One executed sum of a totals row: its columns, the intents it counts beyond the wallet's
-/// (`$1`) executed ones, and the bind parameter of its window's length.
+/// One executed sum of a totals table: its columns, the intents it counts beyond the wallet's
+/// executed ones, and its window. Each statement names the totals table in full (no alias), so
+/// the sums read alike in an update of it and in a join with the wallet.
 struct ExecutedSum {
+    totals: &'static str,
     sum: &'static str,
     expired_through: &'static str,
     counts: &'static str,
-    length: &'static str,
+    window: SpendWindow,
 }
 
 const DAILY: ExecutedSum = ExecutedSum {
+    totals: "wallet_spend_totals",
     sum: "daily_executed_atomic",
     expired_through: "daily_expired_through",
     counts: "",
-    length: "$2",
+    window: SpendWindow::Daily,
 };
 const WEEKLY: ExecutedSum = ExecutedSum {
+    totals: "wallet_spend_totals",
     sum: "weekly_executed_atomic",
     expired_through: "weekly_expired_through",
     counts: "",
-    length: "$3",
+    window: SpendWindow::Weekly,
 };
 const MONTHLY: ExecutedSum = ExecutedSum {
+    totals: "wallet_spend_totals",
     sum: "monthly_executed_atomic",
     expired_through: "monthly_expired_through",
     counts: "",
-    length: "$4",
+    window: SpendWindow::Monthly,
 };
 const AUTO_CONFIRM_DAILY: ExecutedSum = ExecutedSum {
+    totals: "wallet_spend_totals",
     sum: "auto_daily_executed_atomic",
     expired_through: "auto_daily_expired_through",
     counts: "AND confirmed_by = 'policy'",
-    length: "$2",
+    window: SpendWindow::AutoConfirmDaily,
 };
-/// A recipient's (`$5`) daily sum; its window's length is `$2`.
+/// A recipient's daily sum.
 const RECIPIENT_DAILY: ExecutedSum = ExecutedSum {
+    totals: "recipient_spend_totals",
     sum: "daily_executed_atomic",
     expired_through: "daily_expired_through",
-    counts: "AND recipient_address = $5",
-    length: "$2",
+    counts: "AND recipient_address = recipient_spend_totals.recipient_address",
+    window: SpendWindow::Daily,
 };
 
+/// Where `window` starts now, as SQL: its length is a constant of the statement's text.
+fn window_start(window: SpendWindow) -> String {
+    format!("now() - interval '{} seconds'", window.length().as_secs())
+}
+
 impl ExecutedSum {
-    /// The executed amount in the window ending now, for the totals row `totals`: the sum kept
-    /// for its expiry point, less the intents executed between that point and the window's
-    /// start when the point is the earlier, or plus those between them when it is the later.
-    /// One range either way: one descent of the index a window.
+    /// The executed amount in the window ending now, for its totals row: the sum kept for its
+    /// expiry point, less the intents executed between that point and the window's start when
+    /// the point is the earlier, or plus those between them when it is the later. One range
+    /// either way: one descent of the index a window.
     fn in_window(&self) -> String {
         let Self {
+            totals,
             sum,
             expired_through,
             counts,
-            length,
+            window,
         } = self;
-        let (point, start) = (
-            format!("totals.{expired_through}"),
-            format!("now() - {length}"),
-        );
+        let (point, start) = (format!("{totals}.{expired_through}"), window_start(*window));
         format!(
-            "totals.{sum} + coalesce((\
+            "{totals}.{sum} + coalesce((\
                 SELECT CASE WHEN {point} < {start} THEN -1 ELSE 1 END * sum(amount_atomic) \
-                FROM transfer_intents WHERE wallet_id = $1 AND status = 'executed' {counts} \
+                FROM transfer_intents WHERE wallet_id = {totals}.wallet_id \
+                    AND status = 'executed' {counts} \
                     AND executed_at > least({point}, {start}) \
                     AND executed_at <= greatest({point}, {start})), 0)"
         )
@@ -91,21 +102,22 @@ impl ExecutedSum {
     /// The assignments that move the expiry point to the window's start.
     fn moved(&self) -> String {
         format!(
-            "{sum} = {in_window}, {expired_through} = now() - {length}",
+            "{sum} = {in_window}, {expired_through} = {start}",
             sum = self.sum,
             in_window = self.in_window(),
             expired_through = self.expired_through,
-            length = self.length,
+            start = window_start(self.window),
         )
     }
 }
 
-/// Each window of the wallet's row as `Held` names it, read from that row (`totals`).
+/// Each window of the wallet's totals row as `Held` names it, read from that row.
 fn wallet_windows(read: impl Fn(&ExecutedSum) -> String) -> String {
     format!(
-        "totals.open_atomic + {daily} AS daily, totals.open_atomic + {weekly} AS weekly, \
-         totals.open_atomic + {monthly} AS monthly, \
-         totals.auto_open_atomic + {auto} AS auto_confirm_daily",
+        "wallet_spend_totals.open_atomic + {daily} AS daily, \
+         wallet_spend_totals.open_atomic + {weekly} AS weekly, \
+         wallet_spend_totals.open_atomic + {monthly} AS monthly, \
+         wallet_spend_totals.auto_open_atomic + {auto} AS auto_confirm_daily",
         daily = read(&DAILY),
         weekly = read(&WEEKLY),
         monthly = read(&MONTHLY),
@@ -113,55 +125,53 @@ fn wallet_windows(read: impl Fn(&ExecutedSum) -> String) -> String {
     )
 }
 
-static READ_WALLET: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT {} FROM wallet_spend_totals AS totals WHERE totals.wallet_id = $1",
-        wallet_windows(ExecutedSum::in_window)
-    )
-});
-
 static MOVE_WALLET: LazyLock<String> = LazyLock::new(|| {
     let moves = [&DAILY, &WEEKLY, &MONTHLY, &AUTO_CONFIRM_DAILY].map(ExecutedSum::moved);
     format!(
-        "UPDATE wallet_spend_totals AS totals SET {} WHERE totals.wallet_id = $1 RETURNING {}",
+        "UPDATE wallet_spend_totals SET {} WHERE wallet_spend_totals.wallet_id = $1 RETURNING {}",
         moves.join(", "),
-        wallet_windows(|executed| format!("totals.{}", executed.sum)),
+        wallet_windows(|executed| format!("{}.{}", executed.totals, executed.sum)),
     )
 });
 
-/// The recipient's held amount from a scan of its intents: for a recipient without totals.
-const SCAN_RECIPIENT: &str = "coalesce(sum(amount_atomic) FILTER (WHERE status IN \
-        ('pending_confirmation', 'confirmed', 'submitted')), 0) AS open_atomic, \
-    coalesce(sum(amount_atomic) FILTER (WHERE status = 'executed' \
-        AND executed_at > now() - $2), 0) AS executed_atomic \
-    FROM transfer_intents WHERE wallet_id = $1 AND recipient_address = $5 \
-        AND (status IN ('pending_confirmation', 'confirmed', 'submitted') \
-             OR (status = 'executed' AND executed_at > now() - $2))";
+/// What the intents of `wallet` to `recipient` (SQL expressions) hold in the recipient's day, from
+/// a scan of them: for a recipient without totals.
+fn scan_recipient(wallet: &str, recipient: &str) -> String {
+    let start = window_start(SpendWindow::Daily);
+    format!(
+        "coalesce(sum(amount_atomic) FILTER (WHERE status IN \
+                ('pending_confirmation', 'confirmed', 'submitted')), 0) AS open_atomic, \
+            coalesce(sum(amount_atomic) FILTER (WHERE status = 'executed' \
+                AND executed_at > {start}), 0) AS executed_atomic \
+         FROM transfer_intents WHERE wallet_id = {wallet} AND recipient_address = {recipient} \
+             AND (status IN ('pending_confirmation', 'confirmed', 'submitted') \
+                  OR (status = 'executed' AND executed_at > {start}))"
+    )
+}
 
+/// The wallet's windows, read from its totals row joined by that table's name.
+static READ_WALLET: LazyLock<String> = LazyLock::new(|| wallet_windows(ExecutedSum::in_window));
+
+/// What the recipient `recipient.address` holds in its day, for the wallet joined as `wallets`:
+/// its totals, or a scan of its intents while it has none.
 static READ_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT coalesce(\
-            (SELECT totals.open_atomic + {} FROM recipient_spend_totals AS totals \
-             WHERE totals.wallet_id = $1 AND totals.recipient_address = $5), \
-            (SELECT open_atomic + executed_atomic FROM (SELECT {SCAN_RECIPIENT}) AS scan)) AS held",
-        RECIPIENT_DAILY.in_window()
-    )
-});
-
-/// `READ_WALLET` and `READ_RECIPIENT` in one statement.
-static READ_WALLET_AND_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT wallet.*, ({recipient}) AS recipient_daily FROM ({wallet}) AS wallet",
-        wallet = READ_WALLET.as_str(),
-        recipient = READ_RECIPIENT.as_str(),
+        "coalesce(\
+            (SELECT recipient_spend_totals.open_atomic + {in_window} FROM recipient_spend_totals \
+             WHERE recipient_spend_totals.wallet_id = wallets.id \
+               AND recipient_spend_totals.recipient_address = recipient.address), \
+            (SELECT open_atomic + executed_atomic FROM (SELECT {scan}) AS scan))",
+        in_window = RECIPIENT_DAILY.in_window(),
+        scan = scan_recipient("wallets.id", "recipient.address"),
     )
 });
 
 static MOVE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "UPDATE recipient_spend_totals AS totals SET {} \
-         WHERE totals.wallet_id = $1 AND totals.recipient_address = $5 \
-         RETURNING totals.open_atomic + totals.daily_executed_atomic AS held",
+        "UPDATE recipient_spend_totals SET {} \
+         WHERE recipient_spend_totals.wallet_id = $1 AND recipient_spend_totals.recipient_address = $2 \
+         RETURNING recipient_spend_totals.open_atomic + recipient_spend_totals.daily_executed_atomic \
+             AS held",
         RECIPIENT_DAILY.moved()
     )
 });
@@ -181,8 +191,10 @@ static CREATE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO recipient_spend_totals \
              (wallet_id, recipient_address, open_atomic, daily_executed_atomic, daily_expired_through) \
-         SELECT $1, $5, open_atomic, executed_atomic, now() - $2 FROM (SELECT {SCAN_RECIPIENT}) AS scan \
-         RETURNING open_atomic + daily_executed_atomic AS held"
+         SELECT $1, $2, open_atomic, executed_atomic, {start} FROM (SELECT {scan}) AS scan \
+         RETURNING open_atomic + daily_executed_atomic AS held",
+        start = window_start(SpendWindow::Daily),
+        scan = scan_recipient("$1", "$2"),
     )
 });
 
@@ -244,53 +256,88 @@ fn split_held<E: From<StoreError>>(
     Ok((wallet_held(held, wallet)?, recipient_daily.flatten()))
 }
 
-/// A statement of the windows of `wallet`, their lengths bound as `$2` to `$4`.
+/// A statement of the windows of `wallet` (`$1`).
 macro_rules! windows_statement {
     ($sql:expr, $wallet:expr) => {
-        diesel::sql_query($sql)
-            .bind::<SqlUuid, _>($wallet.0)
-            .bind::<Interval, _>(interval(SpendWindow::Daily.length()))
-            .bind::<Interval, _>(interval(SpendWindow::Weekly.length()))
-            .bind::<Interval, _>(interval(SpendWindow::Monthly.length()))
+        diesel::sql_query($sql).bind::<SqlUuid, _>($wallet.0)
     };
 }
 
-/// A statement of the windows of `wallet` and of `recipient` (`$5`), one of them or both.
+/// A statement of the windows of `wallet` (`$1`) and of `recipient` (`$2`), one of them or both.
 macro_rules! recipient_statement {
     ($sql:expr, $wallet:expr, $recipient:expr) => {
         windows_statement!($sql, $wallet).bind::<Text, _>(address_column($recipient))
     };
 }
 
-/// What the wallet's intents hold in each window now, and when `recipient` is given what those
-/// to it hold in its daily window: every intent whose money may still move, and every executed
-/// one whose money moved within the window. Reads the totals as they are and writes nothing.
-pub(super) async fn read_held<E: From<StoreError>>(
-    connection: &mut AsyncPgConnection,
-    wallet: WalletId,
-    recipient: Option<&EvmAddress>,
-) -> Result<Held, TxError<E>> {
-    let Some(recipient) = recipient else {
-        let held: Option<WalletHeld> = Prepared(windows_statement!(READ_WALLET.as_str(), wallet))
-            .get_result(connection)
-            .await
-            .optional()?;
-        return wallet_held(held, wallet);
-    };
-    let read: Option<WalletAndRecipientHeld> = Prepared(recipient_statement!(
-        READ_WALLET_AND_RECIPIENT.as_str(),
-        wallet,
-        recipient
-    ))
-    .get_result(connection)
-    .await
-    .optional()?;
-    let (mut held, recipient_daily) = split_held(read, wallet)?;
-    held.recipient_daily = recipient_daily.as_ref().map_or(U256::ZERO, counted);
-    Ok(held)
+/// The windows of a wallet as its read with the wallet row takes them.
+#[derive(Queryable)]
+struct WindowsRead {
+    daily: BigDecimal,
+    weekly: BigDecimal,
+    monthly: BigDecimal,
+    auto_confirm_daily: BigDecimal,
+    recipient_daily: Option<BigDecimal>,
 }
 
-/// The same amounts as `read_held`, after moving each window's expiry point to its start, so the
+/// The agent's wallet with its stored policy, and what its intents hold in each window now (and
+/// when `recipient` is given, what those to it hold in its daily window): every intent whose
+/// money may still move, and every executed one whose money moved within the window. One
+/// statement, so the policy and the amounts are of one snapshot; it reads the totals as they are
+/// and writes nothing.
+pub(super) async fn wallet_and_held(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    recipient: Option<&EvmAddress>,
+) -> Result<Option<(WalletRecord, Held)>, StoreError> {
+    type Windows = (Numeric, Numeric, Numeric, Numeric, Nullable<Numeric>);
+    // One text with a recipient and one without: with a recipient that may be null, PostgreSQL
+    // would plan every run afresh, its plan for the null being so much cheaper than the generic.
+    macro_rules! reading {
+        ($windows:expr) => {
+            Prepared(
+                wallets::table
+                    .left_join(spend_policies::table)
+                    .inner_join(wallet_spend_totals::table)
+                    .filter(wallets::agent_id.eq(agent.0))
+                    .select((
+                        WalletRow::as_select(),
+                        Option::<SpendPolicyRow>::as_select(),
+                        $windows,
+                    ))
+                    .limit(1),
+            )
+            .get_result(connection)
+            .await
+        };
+    }
+    let windows = sql::<Windows>(READ_WALLET.as_str());
+    let row: Option<(WalletRow, Option<SpendPolicyRow>, WindowsRead)> = match recipient {
+        None => reading!(windows.sql(", NULL::numeric")),
+        Some(recipient) => reading!(windows
+            .sql(", (SELECT ")
+            .sql(READ_RECIPIENT.as_str())
+            .sql(" FROM (SELECT ")
+            .bind::<Text, _>(address_column(recipient))
+            .sql("::text AS address) AS recipient)")),
+    }
+    .optional()
+    .map_err(from_diesel)?;
+    let Some((wallet, policy, windows)) = row else {
+        return Ok(None);
+    };
+    let wallet = wallet.into_record(policy.map(SpendPolicyRow::into_record).transpose()?)?;
+    let held = Held {
+        daily: counted(&windows.daily),
+        weekly: counted(&windows.weekly),
+        monthly: counted(&windows.monthly),
+        auto_confirm_daily: counted(&windows.auto_confirm_daily),
+        recipient_daily: windows.recipient_daily.as_ref().map_or(U256::ZERO, counted),
+    };
+    Ok(Some((wallet, held)))
+}
+
+/// The same amounts as `wallet_and_held`, after moving each window's expiry point to its start, so the
 /// executed intents that aged out since the last move are read once and never again; a
 /// recipient's totals are made at their first reading here. Locks the wallet's totals until the
 /// transaction ends: take it after every other lock.

@@ -102,10 +102,6 @@ async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
         .address
         .as_str()
         .starts_with("agent-"));
-    assert_eq!(
-        store.wallet(new.id).await.expect("wallet query"),
-        read.wallet
-    );
     let wallet = read.wallet.expect("wallet");
     assert_eq!(wallet.address, address(1));
     assert_eq!(
@@ -127,7 +123,6 @@ async fn an_agent_without_resources_has_none() {
     assert!(
         profile.phone_number.is_none() && profile.email_inbox.is_none() && profile.wallet.is_none()
     );
-    assert_eq!(store.wallet(new.id).await.expect("wallet query"), None);
     assert_eq!(profile.agent.label, None);
 }
 

@@ -7,8 +7,8 @@ use domain::{
     check_recipient, evaluate_transfer, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
     AtomicAmount, Chain, CursorPosition, Custody, EvmAddress, FeeQuote, Held, IdempotencyKey,
     IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator, OperatorName, PolicyAsset,
-    PolicyChange, PolicyViolation, RateLimit, RecipientRefused, SpendWindow, TransferTerms,
-    TransitionRefused, WalletId, U256,
+    PolicyChange, PolicyViolation, RateLimit, RecipientLimit, RecipientLimitsChange,
+    RecipientRefused, SpendWindow, TransferTerms, TransitionRefused, WalletId, WalletRecord, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -1347,13 +1347,21 @@ async fn every_operator_decision_records_who_took_it_and_the_executor_keeps_the_
 }
 
 async fn wallet_of(fixture: &Fixture, agent: AgentId) -> WalletId {
+    ledger_held(fixture, agent, None).await.0.id
+}
+
+/// The agent's wallet and what it holds, as the ledger reads them.
+async fn ledger_held(
+    fixture: &Fixture,
+    agent: AgentId,
+    recipient: Option<EvmAddress>,
+) -> (WalletRecord, Held) {
     fixture
-        .agents
-        .wallet(agent)
+        .intents
+        .wallet_and_held(agent, recipient)
         .await
         .expect("read")
         .expect("a wallet")
-        .id
 }
 
 #[derive(diesel::QueryableByName)]
@@ -1417,12 +1425,7 @@ async fn assert_held_in(fixture: &Fixture, agent: AgentId, window: SpendWindow, 
         "the scan, {window}"
     );
     assert_eq!(
-        fixture
-            .intents
-            .held(wallet, None)
-            .await
-            .expect("held")
-            .of(window),
+        ledger_held(fixture, agent, None).await.1.of(window),
         expected,
         "the ledger, {window}"
     );
@@ -1491,6 +1494,98 @@ async fn stored_totals(fixture: &Fixture, agent: AgentId) -> (String, String) {
     .await
     .expect("every wallet has totals");
     (totals.open, totals.executed)
+}
+
+#[tokio::test]
+async fn one_reading_holds_the_wallet_its_policy_and_a_recipients_day_before_and_after_its_totals()
+{
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 31, true).await;
+    let capped = RecipientLimit {
+        address: address(99),
+        max_per_tx: None,
+        max_daily: Some(amount("1000")),
+    };
+    let change = PolicyChange {
+        recipient_limits: RecipientLimitsChange::Replace(vec![capped]),
+        ..PolicyChange::default()
+    };
+    fixture
+        .agents
+        .update_policy(agent, usdc(), change)
+        .await
+        .expect("policy")
+        .expect("wallet");
+    // To the capped recipient: 3 pending of 5, 2 executed of 7 within the day, 4 of 100 before.
+    seed_intents(
+        &fixture,
+        agent,
+        3,
+        IntentStatus::PendingConfirmation,
+        5,
+        "NULL",
+    )
+    .await;
+    let within = "now() - interval '1 hour'";
+    seed_intents(&fixture, agent, 2, IntentStatus::Executed, 7, within).await;
+    let before = "now() - interval '25 hours'";
+    seed_intents(&fixture, agent, 4, IntentStatus::Executed, 100, before).await;
+    let (wallet, held) = ledger_held(&fixture, agent, Some(address(99))).await;
+    let policy = wallet.spend_policy.expect("a policy");
+    assert_eq!(
+        policy.rules.recipient_limits.daily_capped(&address(99)),
+        Some(address(99))
+    );
+    assert_eq!(
+        (held.daily, held.recipient_daily),
+        (U256::from(29), U256::from(29)),
+        "a recipient without totals is read from a scan of its intents"
+    );
+    assert_eq!(
+        ledger_held(&fixture, agent, Some(address(7)))
+            .await
+            .1
+            .recipient_daily,
+        U256::ZERO,
+        "another recipient's intents are its own"
+    );
+    assert_eq!(
+        ledger_held(&fixture, agent, None).await.1.recipient_daily,
+        U256::ZERO,
+        "no recipient, no recipient's day"
+    );
+    // The first send to the capped recipient makes its totals; the reading then takes them.
+    admit_value(&fixture, agent, "10").await;
+    let stored: i64 = {
+        let mut connection = fixture.database.connection().await;
+        diesel::dsl::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+            "(SELECT count(*) FROM recipient_spend_totals)",
+        ))
+        .get_result(&mut connection)
+        .await
+        .expect("count")
+    };
+    assert_eq!(stored, 1, "the capped recipient has totals now");
+    let (_, held) = ledger_held(&fixture, agent, Some(address(99))).await;
+    assert_eq!(
+        (held.daily, held.recipient_daily),
+        (U256::from(39), U256::from(39))
+    );
+    // A mark only the totals carry: the reading is theirs, not a scan's.
+    execute(
+        &fixture,
+        "UPDATE recipient_spend_totals SET open_atomic = open_atomic + 1000",
+    )
+    .await;
+    let (_, held) = ledger_held(&fixture, agent, Some(address(99))).await;
+    assert_eq!(held.recipient_daily, U256::from(1039));
+    let walletless = new_agent(&fixture, 32, false).await;
+    assert!(fixture
+        .intents
+        .wallet_and_held(walletless, Some(address(99)))
+        .await
+        .expect("read")
+        .is_none());
 }
 
 #[tokio::test]
@@ -1780,15 +1875,7 @@ async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
     let wallet = wallet_of(&fixture, agent).await;
     let scanned = scanned_held(&fixture, wallet, DAY).await;
     assert!(scanned <= U256::from(60), "{scanned} held of 60");
-    assert_eq!(
-        fixture
-            .intents
-            .held(wallet, None)
-            .await
-            .expect("held")
-            .daily,
-        scanned
-    );
+    assert_eq!(ledger_held(&fixture, agent, None).await.1.daily, scanned);
     assert_eq!(admission_held(&fixture, agent).await.daily, scanned);
     assert!(admitted > 0);
 }
