@@ -156,6 +156,10 @@ async fn set_daily(fixture: &Fixture, agent: AgentId, daily: &str) {
         max_daily: Some(Some(amount(daily))),
         ..PolicyChange::default()
     };
+    change_policy(fixture, agent, change).await;
+}
+
+async fn change_policy(fixture: &Fixture, agent: AgentId, change: PolicyChange) {
     fixture
         .agents
         .update_policy(agent, usdc(), change)
@@ -1510,12 +1514,7 @@ async fn one_reading_holds_the_wallet_its_policy_and_a_recipients_day_before_and
         recipient_limits: RecipientLimitsChange::Replace(vec![capped]),
         ..PolicyChange::default()
     };
-    fixture
-        .agents
-        .update_policy(agent, usdc(), change)
-        .await
-        .expect("policy")
-        .expect("wallet");
+    change_policy(&fixture, agent, change).await;
     // To the capped recipient: 3 pending of 5, 2 executed of 7 within the day, 4 of 100 before.
     seed_intents(
         &fixture,
