@@ -120,6 +120,8 @@ async fn bad_policy_flags_are_refused_and_change_nothing() {
     for flags in [
         ["--approvals-required", "6"].as_slice(),
         &["--approvals-required", "0"],
+        // One operator is no quorum (policy.md: 2 to 5).
+        &["--approvals-required", "1"],
         &["--recipient-limit", "0x12:1:1"],
         &["--recipient-limit", &format!("{RECIPIENT}:1")],
         &["--max-weekly", "-5"],

@@ -59,7 +59,7 @@ pub struct PolicySetArgs {
     /// `none`).
     #[arg(long, value_name = "N|none")]
     auto_confirm_daily: Option<String>,
-    /// Distinct operators who must approve a transfer above --approvals-above (1 to 5, or `none`
+    /// Distinct operators who must approve a transfer above --approvals-above (2 to 5, or `none`
     /// for one).
     #[arg(long, value_name = "N|none")]
     approvals_required: Option<String>,
@@ -145,10 +145,10 @@ fn policy_change(args: &PolicySetArgs) -> anyhow::Result<PolicyChange> {
             count => count
                 .parse::<u8>()
                 .ok()
-                .and_then(|count| ApprovalCount::new(count).ok())
+                .and_then(|count| ApprovalCount::quorum(count).ok())
                 .map(Some)
                 .with_context(|| {
-                    format!("--approvals-required {count:?}: a number from 1 to {MAX_APPROVALS_REQUIRED}, or none")
+                    format!("--approvals-required {count:?}: a number from 2 to {MAX_APPROVALS_REQUIRED}, or none")
                 }),
         })
         .transpose()?;

@@ -67,8 +67,9 @@ pub use operator::{
 pub use policy::{
     evaluate_transfer, window_usage, Admitted, Allowlist, AllowlistChange, ApprovalCount,
     ApprovalCountOutOfRange, AutoConfirm, Held, PolicyChange, PolicyViolation, Quorum,
-    RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation, SpendLimits, SpendRules,
-    SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
+    QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
+    SpendLimits, SpendRules, SpendWindow, TooManyRecipientLimits, WindowUsage,
+    MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};

@@ -182,10 +182,23 @@ impl ApprovalCount {
             .ok_or(ApprovalCountOutOfRange)
     }
 
+    /// The count a policy's quorum asks for: 2 to `MAX_APPROVALS_REQUIRED` distinct operators
+    /// (one operator is no quorum: a policy without one asks for one approval).
+    pub fn quorum(count: u8) -> Result<Self, QuorumOutOfRange> {
+        (2..=MAX_APPROVALS_REQUIRED)
+            .contains(&count)
+            .then_some(Self(count))
+            .ok_or(QuorumOutOfRange)
+    }
+
     pub fn get(self) -> u8 {
         self.0
     }
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a quorum is 2 to {MAX_APPROVALS_REQUIRED} distinct operators")]
+pub struct QuorumOutOfRange;
 
 /// How many distinct operators must approve a transfer: `required` for amounts above `above`
 /// (for every amount when no threshold is configured), one otherwise.

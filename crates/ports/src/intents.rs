@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    Admitted, AgentId, ApprovalCount, CursorPosition, EvmAddress, Held, IdempotencyKey,
-    IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit,
-    RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
-    WalletRecord,
+    Admitted, AgentId, CursorPosition, EvmAddress, Held, IdempotencyKey, IntentEvent, IntentId,
+    IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit, RecipientRefused,
+    SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused, WalletRecord,
 };
 
 use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError};
@@ -161,16 +160,13 @@ pub trait IntentLedger: Send + Sync {
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
 
-    /// Records `approver`'s approval of the pending intent under its row lock, with `required`
-    /// the approvals the policy in force asks of it; once distinct operators' approvals reach
-    /// it, the intent is confirmed (`confirmed_by` operator). An operator's second approval is
-    /// not counted again.
-    async fn approve(
-        &self,
-        id: IntentId,
-        approver: Operator,
-        required: ApprovalCount,
-    ) -> Result<Approval, TransitionError>;
+    /// Records `approver`'s approval of the pending intent under its row lock; once distinct
+    /// operators' approvals reach the approvals the intent requires, it is confirmed
+    /// (`confirmed_by` operator). What it requires is read under that lock: every change of the
+    /// policy sets it on the wallet's pending intents under the same lock, so a change made
+    /// while the approval was on its way is the one that counts. An operator's second approval
+    /// is not counted again.
+    async fn approve(&self, id: IntentId, approver: Operator) -> Result<Approval, TransitionError>;
 
     /// Moves the intent by `event` under its row lock, through the domain state machine, as
     /// `decided_by` decided; `reason` is kept as the failure reason of a reject or fail.

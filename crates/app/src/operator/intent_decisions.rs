@@ -137,7 +137,7 @@ impl IntentDecisions {
         if let (Err(violation), false) = (policy_verdict, force) {
             return Err(ConfirmError::Policy(violation));
         }
-        let approval = self.intents.approve(id, operator.clone(), required).await?;
+        let approval = self.intents.approve(id, operator.clone()).await?;
         if !approval.counted && approval.intent.status == IntentStatus::PendingConfirmation {
             return Err(ConfirmError::AlreadyApproved {
                 id,
@@ -264,11 +264,9 @@ mod tests {
         let mut intents = reading_ledger(&intent, wallet, held);
         intents
             .expect_approve()
-            .withf(|_, approver, required| {
-                *approver == operator() && *required == ApprovalCount::ONE
-            })
+            .withf(|_, approver| *approver == operator())
             .times(confirms)
-            .returning(move |_, _, _| {
+            .returning(move |_, _| {
                 Ok(Approval {
                     intent: TransferIntentRecord {
                         status: IntentStatus::Confirmed,
@@ -326,27 +324,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_approval_asks_for_the_quorum_of_the_policy_in_force_and_a_second_one_is_refused() {
+    async fn a_second_approval_of_one_operator_is_refused() {
         let (intent, store, wallet) = pending_under(true, "100", two_above_ten());
         let bob = Operator::Named(domain::OperatorName::parse("bob").expect("valid"));
         let mut intents = reading_ledger(&intent, &wallet, 25);
         let pending = intent.clone();
-        intents
-            .expect_approve()
-            .withf(|_, _, required| required.get() == 2)
-            .times(1)
-            .returning(move |_, _, _| {
-                Ok(Approval {
-                    intent: TransferIntentRecord {
-                        approvals: Approvals {
-                            required: 2,
-                            received: 1,
-                        },
-                        ..pending.clone()
+        intents.expect_approve().times(1).returning(move |_, _| {
+            Ok(Approval {
+                intent: TransferIntentRecord {
+                    approvals: Approvals {
+                        required: 2,
+                        received: 1,
                     },
-                    counted: false,
-                })
-            });
+                    ..pending.clone()
+                },
+                counted: false,
+            })
+        });
         let decisions = deciding(store, intents);
         let refused = decisions.confirm(intent.id, false, &bob).await;
         assert!(

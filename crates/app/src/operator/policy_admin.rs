@@ -82,23 +82,6 @@ impl PolicyAdmin {
         }
     }
 
-    /// The policy in force for the agent's wallet (`None` limits where none are configured).
-    pub async fn show(&self, id: AgentId) -> Result<SpendPolicyRecord, PolicyError> {
-        let profile = self
-            .store
-            .profile(id)
-            .await?
-            .ok_or(PolicyError::AgentNotFound(id))?;
-        match profile.wallet {
-            None => Err(NotProvisioned::Wallet.into()),
-            Some(wallet) => match wallet.spend_policy {
-                Some(policy) => Ok(policy),
-                // A wallet made before policies existed: an empty change creates its policy.
-                None => self.set(id, PolicyChange::default()).await,
-            },
-        }
-    }
-
     async fn missing_wallet_reason(&self, id: AgentId) -> PolicyError {
         match self.store.profile(id).await {
             Ok(Some(_)) => NotProvisioned::Wallet.into(),
@@ -117,8 +100,11 @@ mod tests {
 
     use crate::operator::tests::{profile_of, usdc};
 
+    /// The operator's policies over `store`, with a ledger that finds no wallet.
     fn policies(store: MockAgentStore) -> PolicyAdmin {
-        PolicyAdmin::new(Arc::new(store), Arc::new(MockIntentLedger::new()), usdc())
+        let mut ledger = MockIntentLedger::new();
+        ledger.expect_wallet_and_held().returning(|_, _| Ok(None));
+        PolicyAdmin::new(Arc::new(store), Arc::new(ledger), usdc())
     }
 
     #[tokio::test]
@@ -142,6 +128,10 @@ mod tests {
             policies.set(id, PolicyChange::default()).await,
             Err(PolicyError::NotProvisioned(NotProvisioned::Wallet))
         ));
+        assert!(matches!(
+            policies.usage(id).await,
+            Err(PolicyError::NotProvisioned(NotProvisioned::Wallet))
+        ));
     }
 
     #[tokio::test]
@@ -151,7 +141,7 @@ mod tests {
         store.expect_profile().returning(|_| Ok(None));
         let policies = policies(store);
         assert!(matches!(
-            policies.show(AgentId(Uuid::now_v7())).await,
+            policies.usage(AgentId(Uuid::now_v7())).await,
             Err(PolicyError::AgentNotFound(_))
         ));
     }

@@ -203,6 +203,14 @@ fn approval_counts_run_from_one_to_five() {
 }
 
 #[test]
+fn a_quorum_asks_for_two_to_five_operators() {
+    assert_eq!(ApprovalCount::quorum(1), Err(QuorumOutOfRange));
+    assert_eq!(ApprovalCount::quorum(2).map(ApprovalCount::get), Ok(2));
+    assert_eq!(ApprovalCount::quorum(5).map(ApprovalCount::get), Ok(5));
+    assert_eq!(ApprovalCount::quorum(6), Err(QuorumOutOfRange));
+}
+
+#[test]
 fn no_rules_configured_allows_anything_and_needs_one_approval() {
     let max = U256::MAX.to_string();
     let full = Held {

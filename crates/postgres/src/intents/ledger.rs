@@ -6,8 +6,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
-    AgentId, ApprovalCount, Approvals, CursorPosition, EvmAddress, Held, IntentEvent, IntentId,
-    Operator, TransferIntentRecord, WalletRecord,
+    AgentId, Approvals, CursorPosition, EvmAddress, Held, IntentEvent, IntentId, Operator,
+    TransferIntentRecord, WalletRecord,
 };
 use ports::{
     Approval, AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError,
@@ -24,12 +24,11 @@ use crate::rows::TransferIntentRow;
 use crate::schema::{intent_approvals, transfer_attempts, transfer_intents, wallets};
 
 /// Records the approval under the intent's lock, and confirms the intent once the distinct
-/// operators' approvals reach `required`.
+/// operators' approvals reach what its row requires.
 async fn approve_locked(
     connection: &mut AsyncPgConnection,
     id: IntentId,
     approver: Operator,
-    required: ApprovalCount,
 ) -> Result<Approval, TxError<TransitionError>> {
     let current = lock_intent(connection, id).await?;
     // Only a pending intent takes approvals: say so before recording one.
@@ -52,8 +51,8 @@ async fn approve_locked(
         .get_result(connection)
         .await?;
     let approvals = Approvals {
-        required: required.get(),
         received: u8::try_from(received).unwrap_or(u8::MAX),
+        ..current.approvals
     };
     let intent = if approvals.received >= approvals.required {
         move_locked(
@@ -69,7 +68,6 @@ async fn approve_locked(
     } else {
         let row = diesel::update(transfer_intents::table.find(id.0))
             .set((
-                transfer_intents::approvals_required.eq(i16::from(approvals.required)),
                 transfer_intents::approvals_received.eq(i16::from(approvals.received)),
                 transfer_intents::decided_by.eq(approver.to_string()),
                 transfer_intents::updated_at.eq(diesel::dsl::now),
@@ -176,16 +174,10 @@ impl IntentLedger for PgIntentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn approve(
-        &self,
-        id: IntentId,
-        approver: Operator,
-        required: ApprovalCount,
-    ) -> Result<Approval, TransitionError> {
+    async fn approve(&self, id: IntentId, approver: Operator) -> Result<Approval, TransitionError> {
         self.database
             .in_transaction(|connection| {
-                async move { approve_locked(connection, id, approver, required).await }
-                    .scope_boxed()
+                async move { approve_locked(connection, id, approver).await }.scope_boxed()
             })
             .await
     }

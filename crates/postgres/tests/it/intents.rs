@@ -2007,3 +2007,45 @@ async fn every_new_send_takes_a_token_of_its_agents_bucket_a_replay_none_and_pas
             .await,
     );
 }
+
+#[tokio::test]
+async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_locked() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 34, true).await;
+    let intent = created(admit(&fixture, send(agent, "5", None)).await);
+    assert_eq!(intent.approvals.required, 1, "no quorum: one approval does");
+    let quorum = |required: Option<u8>| PolicyChange {
+        approvals_required: Some(
+            required.map(|count| ApprovalCount::new(count).expect("in range")),
+        ),
+        ..PolicyChange::default()
+    };
+    // Raised after an operator read the policy and before the approval arrives: the approval
+    // counts against the raised quorum.
+    change_policy(&fixture, agent, quorum(Some(2))).await;
+    let alice = Operator::Named(OperatorName::parse("alice").expect("valid"));
+    let first = fixture
+        .intents
+        .approve(intent.id, alice)
+        .await
+        .expect("approved");
+    assert!(first.counted);
+    assert_eq!(first.intent.status, IntentStatus::PendingConfirmation);
+    assert_eq!(
+        (
+            first.intent.approvals.required,
+            first.intent.approvals.received
+        ),
+        (2, 1)
+    );
+    // Lowered again: the next distinct approval meets it.
+    change_policy(&fixture, agent, quorum(None)).await;
+    let bob = Operator::Named(OperatorName::parse("bob").expect("valid"));
+    let second = fixture
+        .intents
+        .approve(intent.id, bob)
+        .await
+        .expect("approved");
+    assert_eq!(second.intent.status, IntentStatus::Confirmed);
+    assert_eq!(second.intent.approvals.received, 2);
+}
