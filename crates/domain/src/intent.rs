@@ -162,6 +162,13 @@ pub struct Approvals {
     pub received: u8,
 }
 
+impl Approvals {
+    /// Whether the distinct operators' approvals reach what is required: the intent confirms.
+    pub fn are_met(self) -> bool {
+        self.received >= self.required
+    }
+}
+
 /// What a transfer moves, and to whom: the part of a send that an idempotent retry must repeat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransferTerms {

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::ApprovalCount;
+
 /// The longest operator name kept, in characters.
 pub const MAX_OPERATOR_NAME_CHARS: usize = 64;
 
@@ -62,6 +64,13 @@ pub enum StoredOperatorError {
 }
 
 impl Operator {
+    /// Whether this operator may approve a transfer that needs `required` distinct approvals:
+    /// any operator where one does, only one who names themselves where a quorum is asked for
+    /// (one unnamed control plane is one approver, never several).
+    pub fn may_approve(&self, required: ApprovalCount) -> bool {
+        required == ApprovalCount::ONE || matches!(self, Self::Named(_))
+    }
+
     /// Reads the stored form back, as `Display` writes it.
     pub fn parse_stored(stored: &str) -> Result<Self, StoredOperatorError> {
         let (kind, name) = match stored.split_once(':') {

@@ -556,6 +556,22 @@ impl Admitted {
             Self::ConfirmedByPolicy => IntentStatus::Confirmed,
         }
     }
+
+    /// Who confirmed it at its creation, if anyone did.
+    pub fn confirmed_by(self) -> Option<ConfirmedBy> {
+        match self {
+            Self::AwaitsApprovals(_) => None,
+            Self::ConfirmedByPolicy => Some(ConfirmedBy::Policy),
+        }
+    }
+
+    /// The operators' approvals it starts out needing: none once the policy confirmed it.
+    pub fn approvals_required(self) -> u8 {
+        match self {
+            Self::AwaitsApprovals(count) => count.get(),
+            Self::ConfirmedByPolicy => 0,
+        }
+    }
 }
 
 /// Judges a transfer of `amount` to `recipient` by `rules`, given what each window holds

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use domain::{
-    evaluate_transfer, ApprovalCount, IntentEvent, IntentId, IntentStatus, Operator,
-    PolicyViolation, TransferIntentRecord, TransitionRefused,
+    evaluate_transfer, IntentEvent, IntentId, IntentStatus, Operator, PolicyViolation,
+    TransferIntentRecord, TransitionRefused,
 };
 use ports::{AgentStore, AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
 
@@ -120,7 +120,7 @@ impl IntentDecisions {
             .map(|policy| policy.rules)
             .unwrap_or_default();
         let required = rules.quorum.required_for(intent.amount);
-        if required > ApprovalCount::ONE && !matches!(operator, Operator::Named(_)) {
+        if !operator.may_approve(required) {
             return Err(ConfirmError::QuorumNeedsNamedOperator {
                 id,
                 required: required.get(),
@@ -176,8 +176,8 @@ impl IntentDecisions {
 mod tests {
     use super::*;
     use domain::{
-        AgentProfile, AgentRecord, Approvals, AtomicAmount, Held, Quorum, SpendLimits,
-        SpendPolicyRecord, SpendRules, WalletRecord, U256,
+        AgentProfile, AgentRecord, ApprovalCount, Approvals, AtomicAmount, Held, Quorum,
+        SpendLimits, SpendPolicyRecord, SpendRules, WalletRecord, U256,
     };
     use ports::{Approval, MockAgentStore, MockIntentLedger};
     use uuid::Uuid;
@@ -306,7 +306,7 @@ mod tests {
 
     fn two_above_ten() -> Quorum {
         Quorum {
-            required: Some(ApprovalCount::new(2).expect("in range")),
+            required: Some(ApprovalCount::quorum(2).expect("in range")),
             above: Some(AtomicAmount::parse("10").expect("valid")),
         }
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::{Approvals, Operator, OperatorName};
 use proptest::prelude::*;
 
 fn address(last: u8) -> EvmAddress {
@@ -797,4 +798,42 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn above_one_approval_only_operators_who_name_themselves_approve() {
+    let named = Operator::Named(OperatorName::parse("alice").expect("valid"));
+    let cli = Operator::Cli {
+        user: Some(OperatorName::parse("bob").expect("valid")),
+    };
+    let two = ApprovalCount::quorum(2).expect("in range");
+    assert!(named.may_approve(ApprovalCount::ONE) && named.may_approve(two));
+    assert!(cli.may_approve(ApprovalCount::ONE));
+    assert!(!cli.may_approve(two), "the control plane is one approver");
+    assert!(!Approvals {
+        required: 2,
+        received: 1
+    }
+    .are_met());
+    assert!(Approvals {
+        required: 2,
+        received: 2
+    }
+    .are_met());
+}
+
+#[test]
+fn an_intent_the_policy_confirmed_needs_no_approval() {
+    assert_eq!(
+        (
+            Admitted::ConfirmedByPolicy.confirmed_by(),
+            Admitted::ConfirmedByPolicy.approvals_required()
+        ),
+        (Some(ConfirmedBy::Policy), 0)
+    );
+    let awaiting = Admitted::AwaitsApprovals(ApprovalCount::quorum(3).expect("in range"));
+    assert_eq!(
+        (awaiting.confirmed_by(), awaiting.approvals_required()),
+        (None, 3)
+    );
 }

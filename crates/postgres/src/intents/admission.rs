@@ -13,7 +13,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{Admitted, ConfirmedBy, IntentId, TransferIntentRecord, WalletId};
+use domain::{ConfirmedBy, IntentId, TransferIntentRecord, WalletId};
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
     NewTransferIntent, StoreError,
@@ -133,10 +133,7 @@ async fn admit_locked(
     };
     let admitted =
         check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
-    let (confirmed_by, approvals_required) = match admitted {
-        Admitted::ConfirmedByPolicy => (Some(ConfirmedBy::Policy.as_str()), 0),
-        Admitted::AwaitsApprovals(count) => (None, i16::from(count.get())),
-    };
+    let confirmed_by = admitted.confirmed_by().map(ConfirmedBy::as_str);
     // Prepared: the text is the same on every run, the SQL of `confirmed_at` included.
     let row = Prepared(
         diesel::insert_into(transfer_intents::table)
@@ -149,7 +146,7 @@ async fn admit_locked(
                 transfer_intents::confirmed_at.eq(sql::<Nullable<Timestamptz>>("CASE WHEN ")
                     .bind::<Bool, _>(confirmed_by.is_some())
                     .sql(" THEN now() END")),
-                transfer_intents::approvals_required.eq(approvals_required),
+                transfer_intents::approvals_required.eq(i16::from(admitted.approvals_required())),
                 transfer_intents::asset.eq(terms.asset.symbol()),
                 transfer_intents::chain.eq(terms.chain.as_str()),
                 transfer_intents::token_address
@@ -206,8 +203,8 @@ mod tests {
     use diesel::sql_types::BigInt;
     use diesel_async::{AsyncConnection, SimpleAsyncConnection};
     use domain::{
-        AgentId, AgentKey, ApprovalCount, Asset, AtomicAmount, Chain, Custody, EvmAddress,
-        IntentId, Label, PolicyAsset, RateLimit, TransferTerms, U256,
+        Admitted, AgentId, AgentKey, ApprovalCount, Asset, AtomicAmount, Chain, Custody,
+        EvmAddress, IntentId, Label, PolicyAsset, RateLimit, TransferTerms, U256,
     };
     use ports::{AdmissionRefusal, AgentStore, NewAgent, NewWallet, StoreError};
     use test_support::TestDatabase;

@@ -54,7 +54,7 @@ async fn approve_locked(
         received: u8::try_from(received).unwrap_or(u8::MAX),
         ..current.approvals
     };
-    let intent = if approvals.received >= approvals.required {
+    let intent = if approvals.are_met() {
         move_locked(
             connection,
             &current,

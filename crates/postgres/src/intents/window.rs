@@ -13,7 +13,9 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Nullable, Numeric, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{AgentId, EvmAddress, Held, SpendWindow, WalletId, WalletRecord, U256};
+use domain::{
+    AgentId, ConfirmedBy, EvmAddress, Held, IntentStatus, SpendWindow, WalletId, WalletRecord, U256,
+};
 use ports::StoreError;
 use uuid::Uuid;
 
@@ -29,7 +31,7 @@ struct ExecutedSum {
     totals: &'static str,
     sum: &'static str,
     expired_through: &'static str,
-    counts: &'static str,
+    counts: Counted,
     window: SpendWindow,
 }
 
@@ -37,28 +39,28 @@ const DAILY: ExecutedSum = ExecutedSum {
     totals: "wallet_spend_totals",
     sum: "daily_executed_atomic",
     expired_through: "daily_expired_through",
-    counts: "",
+    counts: Counted::Every,
     window: SpendWindow::Daily,
 };
 const WEEKLY: ExecutedSum = ExecutedSum {
     totals: "wallet_spend_totals",
     sum: "weekly_executed_atomic",
     expired_through: "weekly_expired_through",
-    counts: "",
+    counts: Counted::Every,
     window: SpendWindow::Weekly,
 };
 const MONTHLY: ExecutedSum = ExecutedSum {
     totals: "wallet_spend_totals",
     sum: "monthly_executed_atomic",
     expired_through: "monthly_expired_through",
-    counts: "",
+    counts: Counted::Every,
     window: SpendWindow::Monthly,
 };
 const AUTO_CONFIRM_DAILY: ExecutedSum = ExecutedSum {
     totals: "wallet_spend_totals",
     sum: "auto_daily_executed_atomic",
     expired_through: "auto_daily_expired_through",
-    counts: "AND confirmed_by = 'policy'",
+    counts: Counted::ConfirmedByPolicy,
     window: SpendWindow::AutoConfirmDaily,
 };
 /// A recipient's daily sum.
@@ -66,9 +68,42 @@ const RECIPIENT_DAILY: ExecutedSum = ExecutedSum {
     totals: "recipient_spend_totals",
     sum: "daily_executed_atomic",
     expired_through: "daily_expired_through",
-    counts: "AND recipient_address = recipient_spend_totals.recipient_address",
+    counts: Counted::ToItsRecipient,
     window: SpendWindow::Daily,
 };
+
+/// Which of the wallet's executed intents a sum counts.
+enum Counted {
+    Every,
+    ConfirmedByPolicy,
+    /// Those to the recipient of the `recipient_spend_totals` row.
+    ToItsRecipient,
+}
+
+impl Counted {
+    /// The condition that keeps them, as SQL to follow the wallet's.
+    fn condition(&self) -> String {
+        match self {
+            Self::Every => String::new(),
+            Self::ConfirmedByPolicy => {
+                format!("AND confirmed_by = '{}'", ConfirmedBy::Policy.as_str())
+            }
+            Self::ToItsRecipient => {
+                "AND recipient_address = recipient_spend_totals.recipient_address".to_owned()
+            }
+        }
+    }
+}
+
+/// The statuses of an intent whose money may still move, as an SQL list.
+fn open_statuses() -> String {
+    IntentStatus::ALL
+        .into_iter()
+        .filter(|status| status.holds_allowance() && !status.is_terminal())
+        .map(|status| format!("'{}'", status.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Where `window` starts now, as SQL: its length is a constant of the statement's text.
 fn window_start(window: SpendWindow) -> String {
@@ -89,11 +124,12 @@ impl ExecutedSum {
             window,
         } = self;
         let (point, start) = (format!("{totals}.{expired_through}"), window_start(*window));
+        let (executed, counts) = (IntentStatus::Executed.as_str(), counts.condition());
         format!(
             "{totals}.{sum} + coalesce((\
                 SELECT CASE WHEN {point} < {start} THEN -1 ELSE 1 END * sum(amount_atomic) \
                 FROM transfer_intents WHERE wallet_id = {totals}.wallet_id \
-                    AND status = 'executed' {counts} \
+                    AND status = '{executed}' {counts} \
                     AND executed_at > least({point}, {start}) \
                     AND executed_at <= greatest({point}, {start})), 0)"
         )
@@ -138,14 +174,13 @@ static MOVE_WALLET: LazyLock<String> = LazyLock::new(|| {
 /// a scan of them: for a recipient without totals.
 fn scan_recipient(wallet: &str, recipient: &str) -> String {
     let start = window_start(SpendWindow::Daily);
+    let (open, executed) = (open_statuses(), IntentStatus::Executed.as_str());
     format!(
-        "coalesce(sum(amount_atomic) FILTER (WHERE status IN \
-                ('pending_confirmation', 'confirmed', 'submitted')), 0) AS open_atomic, \
-            coalesce(sum(amount_atomic) FILTER (WHERE status = 'executed' \
+        "coalesce(sum(amount_atomic) FILTER (WHERE status IN ({open})), 0) AS open_atomic, \
+            coalesce(sum(amount_atomic) FILTER (WHERE status = '{executed}' \
                 AND executed_at > {start}), 0) AS executed_atomic \
          FROM transfer_intents WHERE wallet_id = {wallet} AND recipient_address = {recipient} \
-             AND (status IN ('pending_confirmation', 'confirmed', 'submitted') \
-                  OR (status = 'executed' AND executed_at > {start}))"
+             AND (status IN ({open}) OR (status = '{executed}' AND executed_at > {start}))"
     )
 }
 
