@@ -31,7 +31,7 @@ fn window(spent: &str, remaining: &str) -> Value {
 async fn every_new_field_is_set_by_agentctl_and_read_with_its_usage() {
     let (server, database) = Server::start().await;
     let (key, id) = wallet_agent(&database).await;
-    set_policy(
+    let printed = set_policy(
         &database,
         &id,
         &[
@@ -56,6 +56,16 @@ async fn every_new_field_is_set_by_agentctl_and_read_with_its_usage() {
         ],
     )
     .await;
+    // `policy set` prints the policy with its usage (policy.md), nothing spent yet.
+    assert_eq!(
+        printed["usage"],
+        json!({
+            "daily": window("0", "1000"),
+            "weekly": window("0", "5000"),
+            "monthly": window("0", "9000"),
+            "auto_confirm_daily": window("0", "25"),
+        })
+    );
     let (status, sent) = post_send(&server, &key, to(OTHER, "100")).await;
     assert_eq!(status, 200, "{sent}");
     let (status, policy) = server.get("/v1/wallet/policy", Some(&key)).await;

@@ -43,10 +43,11 @@ pub(crate) async fn send_amount(server: &Server, key: &str, amount_atomic: &str)
 }
 
 /// `agentctl policy set` of the agent with these flags.
-pub(crate) async fn set_policy(database: &TestDatabase, agent_id: &str, flags: &[&str]) {
+/// Sets the agent's policy with `agentctl policy set`; returns what it printed.
+pub(crate) async fn set_policy(database: &TestDatabase, agent_id: &str, flags: &[&str]) -> Value {
     let mut args = vec!["policy", "set", agent_id];
     args.extend_from_slice(flags);
-    agentctl(database, &args).await.json();
+    agentctl(database, &args).await.json()
 }
 
 /// The address of the agent's wallet, as the API shows it.

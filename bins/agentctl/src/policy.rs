@@ -76,12 +76,12 @@ pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Va
             let usage = policies.usage(agent_id).await?;
             json!(SpendPolicyOut::with_usage(&usage.policy, &usage.windows))
         }
-        // The policy as the agent's wallet shows it (`/v1/agents/me`).
+        // The policy in force once set, with its usage (policy.md), as `show` prints it.
         PolicyCommand::Set(args) => {
             let change = policy_change(&args)?;
-            json!(SpendPolicyOut::from(
-                &policies.set(args.agent_id, change).await?
-            ))
+            policies.set(args.agent_id, change).await?;
+            let usage = policies.usage(args.agent_id).await?;
+            json!(SpendPolicyOut::with_usage(&usage.policy, &usage.windows))
         }
     })
 }
