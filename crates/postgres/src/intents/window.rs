@@ -204,9 +204,10 @@ static READ_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
 static MOVE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "UPDATE recipient_spend_totals SET {} \
-         WHERE recipient_spend_totals.wallet_id = $1 AND recipient_spend_totals.recipient_address = $2 \
-         RETURNING recipient_spend_totals.open_atomic + recipient_spend_totals.daily_executed_atomic \
-             AS held",
+         WHERE recipient_spend_totals.wallet_id = $1 \
+           AND recipient_spend_totals.recipient_address = $2 \
+         RETURNING recipient_spend_totals.open_atomic \
+             + recipient_spend_totals.daily_executed_atomic AS held",
         RECIPIENT_DAILY.moved()
     )
 });
@@ -224,8 +225,8 @@ static MOVE_WALLET_AND_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
 
 static CREATE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT INTO recipient_spend_totals \
-             (wallet_id, recipient_address, open_atomic, daily_executed_atomic, daily_expired_through) \
+        "INSERT INTO recipient_spend_totals (wallet_id, recipient_address, open_atomic, \
+             daily_executed_atomic, daily_expired_through) \
          SELECT $1, $2, open_atomic, executed_atomic, {start} FROM (SELECT {scan}) AS scan \
          RETURNING open_atomic + daily_executed_atomic AS held",
         start = window_start(SpendWindow::Daily),
@@ -305,7 +306,7 @@ macro_rules! recipient_statement {
     };
 }
 
-/// The windows of a wallet as its read with the wallet row takes them.
+/// What a wallet's windows hold, as the reading with its wallet row returns them.
 #[derive(Queryable)]
 struct WindowsRead {
     daily: BigDecimal,
@@ -372,8 +373,8 @@ pub(super) async fn wallet_and_held(
     Ok(Some((wallet, held)))
 }
 
-/// The same amounts as `wallet_and_held`, after moving each window's expiry point to its start, so the
-/// executed intents that aged out since the last move are read once and never again; a
+/// The same amounts as `wallet_and_held`, after moving each window's expiry point to its start,
+/// so the executed intents that aged out since the last move are read once and never again; a
 /// recipient's totals are made at their first reading here. Locks the wallet's totals until the
 /// transaction ends: take it after every other lock.
 pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
