@@ -5,10 +5,11 @@ use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
     check_recipient, evaluate_transfer, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
-    AtomicAmount, Chain, CursorPosition, Custody, EvmAddress, FeeQuote, Held, IdempotencyKey,
-    IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator, OperatorName, PolicyAsset,
-    PolicyChange, PolicyViolation, RateLimit, RecipientLimit, RecipientLimitsChange,
-    RecipientRefused, SpendWindow, TransferTerms, TransitionRefused, WalletId, WalletRecord, U256,
+    AtomicAmount, Chain, ConfirmedBy, CursorPosition, Custody, EvmAddress, FeeQuote, Held,
+    IdempotencyKey, IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator, OperatorName,
+    PolicyAsset, PolicyChange, PolicyViolation, RateLimit, RecipientLimit, RecipientLimitsChange,
+    RecipientRefused, Reservation, SpendWindow, TransferTerms, TransitionRefused, WalletId,
+    WalletRecord, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -2048,4 +2049,89 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
         .expect("approved");
     assert_eq!(second.intent.status, IntentStatus::Confirmed);
     assert_eq!(second.intent.approvals.received, 2);
+}
+
+#[tokio::test]
+async fn the_ledgers_windows_count_what_the_domains_definition_counts() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 35, true).await;
+    let now = time::OffsetDateTime::now_utc();
+    // Every status, confirmed by an operator or by the policy, to two recipients; the executed
+    // ones an hour, two days, ten days and forty days ago: hours from any window's edge.
+    let mut reservations = Vec::new();
+    let mut rows = Vec::new();
+    for status in IntentStatus::ALL {
+        for confirmed_by in [None, Some(ConfirmedBy::Policy)] {
+            for recipient in [99, 7] {
+                let ages = match status {
+                    IntentStatus::Executed => vec![Some(1), Some(48), Some(240), Some(960)],
+                    _ => vec![None],
+                };
+                for age in ages {
+                    let value = reservations.len() as u64 + 1;
+                    reservations.push(Reservation {
+                        status,
+                        recipient: address(recipient),
+                        amount: amount(&value.to_string()),
+                        confirmed_by,
+                        executed_at: age.map(|age| now - time::Duration::hours(age)),
+                    });
+                    rows.push(format!(
+                        "('{status}', '0x{prefix}{recipient:02x}', {value}, {value}, {executed_at}, \
+                         {confirmed_by})",
+                        status = status.as_str(),
+                        prefix = "22".repeat(19),
+                        executed_at = age.map_or("NULL".to_owned(), |age| format!(
+                            "now() - interval '{age} hours'"
+                        )),
+                        confirmed_by = confirmed_by
+                            .map_or("NULL".to_owned(), |by| format!("'{}'", by.as_str())),
+                    ));
+                }
+            }
+        }
+    }
+    execute(
+        &fixture,
+        &format!(
+            "INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, \
+             recipient_address, amount_atomic, nonce, tx_hash, executed_at, confirmed_by) \
+             SELECT gen_random_uuid(), wallets.agent_id, wallets.id, seeded.status, 'USDC', \
+                 'base', seeded.recipient, seeded.amount, seeded.nonce, \
+                 '0x' || md5(random()::text), seeded.executed_at, seeded.confirmed_by \
+             FROM wallets, (VALUES {}) AS seeded (status, recipient, amount, nonce, \
+                 executed_at, confirmed_by) \
+             WHERE wallets.agent_id = '{agent}'",
+            rows.join(", ")
+        ),
+    )
+    .await;
+    assert_windows_as_defined(&fixture, agent, &reservations, now).await;
+    // A send moves every window's expiry point to its start: the amounts stay the definition's.
+    admit_value(&fixture, agent, "1000").await;
+    reservations.push(Reservation {
+        status: IntentStatus::PendingConfirmation,
+        recipient: address(99),
+        amount: amount("1000"),
+        confirmed_by: None,
+        executed_at: None,
+    });
+    assert_windows_as_defined(&fixture, agent, &reservations, now).await;
+}
+
+/// Checks that what the ledger reads of the agent's windows, for either recipient, is what the
+/// domain's definition counts of `reservations` at `now`.
+async fn assert_windows_as_defined(
+    fixture: &Fixture,
+    agent: AgentId,
+    reservations: &[Reservation],
+    now: time::OffsetDateTime,
+) {
+    for recipient in [address(99), address(7)] {
+        assert_eq!(
+            ledger_held(fixture, agent, Some(recipient)).await.1,
+            Held::tally(reservations, &recipient, now),
+            "to {recipient}"
+        );
+    }
 }
