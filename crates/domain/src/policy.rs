@@ -394,6 +394,15 @@ impl Held {
         }
     }
 
+    fn of_mut(&mut self, window: SpendWindow) -> &mut U256 {
+        match window {
+            SpendWindow::Daily => &mut self.daily,
+            SpendWindow::Weekly => &mut self.weekly,
+            SpendWindow::Monthly => &mut self.monthly,
+            SpendWindow::AutoConfirmDaily => &mut self.auto_confirm_daily,
+        }
+    }
+
     /// What is held without one pending intent of `amount` to the recipient, which holds its
     /// amount in the wallet's windows and its recipient's: the figures to judge that intent
     /// against as if it came now.
@@ -448,32 +457,16 @@ impl Held {
         let mut held = Self::default();
         for reservation in reservations {
             let amount = reservation.amount.value();
-            let add = |sum: &mut U256, counts: bool| {
-                if counts {
+            for window in SpendWindow::ALL {
+                if reservation.counts_in(window, now) {
+                    let sum = held.of_mut(window);
                     *sum = sum.saturating_add(amount);
                 }
-            };
-            add(
-                &mut held.daily,
-                reservation.counts_in(SpendWindow::Daily, now),
-            );
-            add(
-                &mut held.weekly,
-                reservation.counts_in(SpendWindow::Weekly, now),
-            );
-            add(
-                &mut held.monthly,
-                reservation.counts_in(SpendWindow::Monthly, now),
-            );
-            add(
-                &mut held.auto_confirm_daily,
-                reservation.counts_in(SpendWindow::AutoConfirmDaily, now),
-            );
-            add(
-                &mut held.recipient_daily,
-                reservation.recipient == *recipient
-                    && reservation.counts_in(SpendWindow::Daily, now),
-            );
+            }
+            if reservation.recipient == *recipient && reservation.counts_in(SpendWindow::Daily, now)
+            {
+                held.recipient_daily = held.recipient_daily.saturating_add(amount);
+            }
         }
         held
     }

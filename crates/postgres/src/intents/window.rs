@@ -234,7 +234,9 @@ static CREATE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-#[derive(QueryableByName)]
+/// The wallet's windows, read by name from a statement of their own or by position from the
+/// reading with the wallet row.
+#[derive(QueryableByName, Queryable)]
 struct WalletHeld {
     #[diesel(sql_type = Numeric)]
     daily: BigDecimal,
@@ -247,8 +249,8 @@ struct WalletHeld {
 }
 
 /// The wallet's windows and a recipient's day; a move reads the recipient's as null while it has
-/// no totals yet.
-#[derive(QueryableByName)]
+/// no totals yet, a reading without a recipient as null too.
+#[derive(QueryableByName, Queryable)]
 struct WalletAndRecipientHeld {
     #[diesel(embed)]
     wallet: WalletHeld,
@@ -268,28 +270,22 @@ fn counted(sum: &BigDecimal) -> U256 {
     u256_saturating_from_numeric(sum)
 }
 
-fn wallet_held<E: From<StoreError>>(
-    held: Option<WalletHeld>,
-    wallet: WalletId,
-) -> Result<Held, TxError<E>> {
-    let held = held
-        .ok_or_else(|| TxError::store(corrupt(format!("wallet {wallet} has no spend totals"))))?;
-    Ok(Held {
-        daily: counted(&held.daily),
-        weekly: counted(&held.weekly),
-        monthly: counted(&held.monthly),
-        auto_confirm_daily: counted(&held.auto_confirm_daily),
-        recipient_daily: U256::ZERO,
-    })
+impl WalletHeld {
+    /// The amounts, with `recipient_daily` the recipient's day where one was read.
+    fn held(&self, recipient_daily: Option<&BigDecimal>) -> Held {
+        Held {
+            daily: counted(&self.daily),
+            weekly: counted(&self.weekly),
+            monthly: counted(&self.monthly),
+            auto_confirm_daily: counted(&self.auto_confirm_daily),
+            recipient_daily: recipient_daily.map_or(U256::ZERO, counted),
+        }
+    }
 }
 
-/// The wallet's windows of a combined row, and the recipient's day where it was read.
-fn split_held<E: From<StoreError>>(
-    row: Option<WalletAndRecipientHeld>,
-    wallet: WalletId,
-) -> Result<(Held, Option<BigDecimal>), TxError<E>> {
-    let (held, recipient_daily) = row.map(|row| (row.wallet, row.recipient_daily)).unzip();
-    Ok((wallet_held(held, wallet)?, recipient_daily.flatten()))
+/// A row of the wallet's totals, which every wallet has.
+fn totals_row<T, E: From<StoreError>>(row: Option<T>, wallet: WalletId) -> Result<T, TxError<E>> {
+    row.ok_or_else(|| TxError::store(corrupt(format!("wallet {wallet} has no spend totals"))))
 }
 
 /// A statement of the windows of `wallet` (`$1`).
@@ -306,16 +302,6 @@ macro_rules! recipient_statement {
     };
 }
 
-/// What a wallet's windows hold, as the reading with its wallet row returns them.
-#[derive(Queryable)]
-struct WindowsRead {
-    daily: BigDecimal,
-    weekly: BigDecimal,
-    monthly: BigDecimal,
-    auto_confirm_daily: BigDecimal,
-    recipient_daily: Option<BigDecimal>,
-}
-
 /// The agent's wallet with its stored policy, and what its intents hold in each window now (and
 /// when `recipient` is given, what those to it hold in its daily window): every intent whose
 /// money may still move, and every executed one whose money moved within the window. One
@@ -326,7 +312,7 @@ pub(super) async fn wallet_and_held(
     agent: AgentId,
     recipient: Option<&EvmAddress>,
 ) -> Result<Option<(WalletRecord, Held)>, StoreError> {
-    type Windows = (Numeric, Numeric, Numeric, Numeric, Nullable<Numeric>);
+    type Windows = ((Numeric, Numeric, Numeric, Numeric), Nullable<Numeric>);
     // One text with a recipient and one without: with a recipient that may be null, PostgreSQL
     // would plan every run afresh, its plan for the null being so much cheaper than the generic.
     macro_rules! reading {
@@ -348,28 +334,23 @@ pub(super) async fn wallet_and_held(
         };
     }
     let windows = sql::<Windows>(READ_WALLET.as_str());
-    let row: Option<(WalletRow, Option<SpendPolicyRow>, WindowsRead)> = match recipient {
-        None => reading!(windows.sql(", NULL::numeric")),
-        Some(recipient) => reading!(windows
-            .sql(", (SELECT ")
-            .sql(READ_RECIPIENT.as_str())
-            .sql(" FROM (SELECT ")
-            .bind::<Text, _>(address_column(recipient))
-            .sql("::text AS address) AS recipient)")),
-    }
-    .optional()
-    .map_err(from_diesel)?;
+    let row: Option<(WalletRow, Option<SpendPolicyRow>, WalletAndRecipientHeld)> =
+        match recipient {
+            None => reading!(windows.sql(", NULL::numeric")),
+            Some(recipient) => reading!(windows
+                .sql(", (SELECT ")
+                .sql(READ_RECIPIENT.as_str())
+                .sql(" FROM (SELECT ")
+                .bind::<Text, _>(address_column(recipient))
+                .sql("::text AS address) AS recipient)")),
+        }
+        .optional()
+        .map_err(from_diesel)?;
     let Some((wallet, policy, windows)) = row else {
         return Ok(None);
     };
     let wallet = wallet.into_record(policy.map(SpendPolicyRow::into_record).transpose()?)?;
-    let held = Held {
-        daily: counted(&windows.daily),
-        weekly: counted(&windows.weekly),
-        monthly: counted(&windows.monthly),
-        auto_confirm_daily: counted(&windows.auto_confirm_daily),
-        recipient_daily: windows.recipient_daily.as_ref().map_or(U256::ZERO, counted),
-    };
+    let held = windows.wallet.held(windows.recipient_daily.as_ref());
     Ok(Some((wallet, held)))
 }
 
@@ -397,7 +378,7 @@ pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
             .get_result(connection)
             .await
             .optional()?;
-        return wallet_held(held, wallet);
+        return Ok(totals_row(held, wallet)?.held(None));
     };
     let moved: Option<WalletAndRecipientHeld> = Prepared(recipient_statement!(
         MOVE_WALLET_AND_RECIPIENT.as_str(),
@@ -407,8 +388,8 @@ pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
     .get_result(connection)
     .await
     .optional()?;
-    let (mut held, recipient_daily) = split_held(moved, wallet)?;
-    let recipient_daily = match recipient_daily {
+    let moved = totals_row(moved, wallet)?;
+    let recipient_daily = match moved.recipient_daily {
         Some(recipient_daily) => recipient_daily,
         None => {
             let created: RecipientHeld = Prepared(recipient_statement!(
@@ -421,6 +402,5 @@ pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
             created.held
         }
     };
-    held.recipient_daily = counted(&recipient_daily);
-    Ok(held)
+    Ok(moved.wallet.held(Some(&recipient_daily)))
 }
