@@ -124,6 +124,63 @@ async fn every_new_field_is_set_by_agentctl_and_read_with_its_usage() {
 }
 
 #[tokio::test]
+async fn a_policy_read_again_shows_every_change_and_an_execution_leaving_its_window() {
+    let (server, database) = Server::start().await;
+    let (key, id) = wallet_agent(&database).await;
+    set_policy(&database, &id, &["--max-daily", "1000"]).await;
+    let daily = || async {
+        let (status, policy) = server.get("/v1/wallet/policy", Some(&key)).await;
+        assert_eq!(status, 200, "{policy}");
+        policy["usage"]["daily"].clone()
+    };
+    assert_eq!(daily().await, window("0", "1000"));
+    assert_eq!(daily().await, window("0", "1000"), "read again");
+    assert!(
+        server
+            .metrics()
+            .await
+            .contains(r#"rendered_policies{measure="policies"} 1"#),
+        "the answer is kept"
+    );
+    let (status, sent) = post_send(&server, &key, to(RECIPIENT, "100")).await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(daily().await, window("100", "900"), "after a send");
+    set_policy(&database, &id, &["--max-daily", "2000"]).await;
+    assert_eq!(
+        daily().await,
+        window("100", "1900"),
+        "after a policy change"
+    );
+    // An execution of 50 that leaves the rolling day three seconds from now.
+    database
+        .execute(&format!(
+            "INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, \
+                 recipient_address, amount_atomic, nonce, tx_hash, executed_at) \
+             SELECT gen_random_uuid(), agent_id, id, 'executed', 'USDC', 'base', \
+                 '0x{recipient}', 50, 0, '0x{hash}', \
+                 now() - interval '24 hours' + interval '3 seconds' \
+             FROM wallets WHERE agent_id = '{id}'",
+            recipient = "22".repeat(20),
+            hash = "ab".repeat(32),
+        ))
+        .await;
+    assert_eq!(daily().await, window("150", "1850"), "after the execution");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let now = daily().await;
+        if now == window("100", "1900") {
+            break;
+        }
+        assert_eq!(now, window("150", "1850"), "until it leaves the day");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the execution never left the day"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
 async fn bad_policy_flags_are_refused_and_change_nothing() {
     let (_, database) = Server::start().await;
     let (_, id) = wallet_agent(&database).await;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use actix_web::dev::ServerHandle;
 use actix_web::web;
 use http_api::{
-    ApiState, Metrics, RenderedPages, StreamSettings, WebhookGate, RENDERED_PAGES_BUDGET_BYTES,
+    ApiState, Metrics, RenderedPages, RenderedPolicies, StreamSettings, WebhookGate,
+    RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
 };
 use mcp::{AllowedHosts, McpEndpoint, McpSettings};
 use prometheus::Registry;
@@ -113,6 +114,7 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         mcp,
         database: Arc::new(database),
         first_pages: RenderedPages::new(RENDERED_PAGES_BUDGET_BYTES),
+        policies: RenderedPolicies::policies(RENDERED_POLICIES_BUDGET_BYTES),
         metrics: Metrics::new(registry),
         metrics_token: config
             .metrics_token

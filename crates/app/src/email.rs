@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 pub use domain::commands::{ReplyMail, SendMail};
 
-use crate::paging::{first_page_against, into_page, FirstPage};
+use crate::paging::{first_page_against, into_page, Kept};
 use crate::NotProvisioned;
 
 /// The only category mail may be sent in.
@@ -312,7 +312,7 @@ impl EmailService {
     }
 
     /// The first page of the inbox, unless it is still the page at `held`, a version an earlier
-    /// answer of this call gave, with what the caller keeps of its page (see `FirstPage`).
+    /// answer of this call gave, with what the caller keeps of its page (see `Kept`).
     #[tracing::instrument(level = "debug", skip(self, profile, held), fields(agent = %profile.agent.id))]
     pub async fn inbox_first_page<H>(
         &self,
@@ -320,7 +320,7 @@ impl EmailService {
         direction: Option<Direction>,
         limit: usize,
         held: Option<(ListingVersion, H)>,
-    ) -> Result<FirstPage<MailPage, H>, ReadMailError> {
+    ) -> Result<Kept<MailPage, H>, ReadMailError> {
         let (inbox, _) = inbox_of(profile)?;
         first_page_against(
             held,
@@ -1063,7 +1063,7 @@ mod tests {
             )
             .await
             .expect("read");
-        assert!(matches!(held, FirstPage::Unchanged("kept")));
+        assert!(matches!(held, Kept::Unchanged("kept")));
         let read = service
             .inbox_first_page(
                 &profile(true),
@@ -1073,8 +1073,8 @@ mod tests {
             )
             .await
             .expect("read");
-        let FirstPage::Read {
-            page,
+        let Kept::Read {
+            value: page,
             version: read,
         } = read
         else {

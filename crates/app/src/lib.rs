@@ -51,12 +51,12 @@ pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use leased_queue::{Deliver, HandOff, LeasedWorker, QueueSettings};
 pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
 pub use outbox::OutboxWorker;
-pub use paging::FirstPage;
+pub use paging::Kept;
 pub use services::Services;
 pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhookError};
 pub use wallet::{
     BalanceError, IntentLookupError, IntentPage, ListIntentsError, PolicyUsage, SendError,
-    SendLimits, SendRequest, TransferCheck, WalletError, WalletService, WalletStores,
+    SendLimits, SendRequest, TransferCheck, UsageStamp, WalletError, WalletService, WalletStores,
     IDEMPOTENCY_KEY_TTL,
 };
 pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};

@@ -1,6 +1,7 @@
 //! Keyset pages: a store is asked for one item more than the page holds, which tells whether
 //! another page follows without counting anything. A first page can be read against a version of
-//! it the caller holds, so an unchanged listing costs one indexed read instead of a page.
+//! it the caller holds, so an unchanged listing costs one indexed read instead of a page; `Kept`
+//! is how any answer read against a version the caller holds comes back.
 
 use std::future::Future;
 
@@ -26,19 +27,17 @@ pub(crate) fn into_page<T>(
     (fetched, next_cursor)
 }
 
-/// The first page of a listing, read against a version of it the caller holds with what it keeps
-/// of that version's page (`H`, the page as the caller rendered it, say).
+/// An answer (a listing's first page, a policy with its usage) read against a version of it the
+/// caller holds with what it keeps of that version's answer (`H`, the answer as the caller
+/// rendered it, say).
 #[derive(Debug)]
-pub enum FirstPage<P, H> {
-    /// No change has committed since the version the caller holds: what it keeps is still the
-    /// page, and is handed back.
+pub enum Kept<T, H, V = ListingVersion> {
+    /// Nothing the answer shows has changed since the version the caller holds: what it keeps is
+    /// still the answer, and is handed back.
     Unchanged(H),
-    /// The page as it is now. `version` is the listing's version the page shows; `None` when a
-    /// change committed while it was read, so the page may show part of it.
-    Read {
-        page: P,
-        version: Option<ListingVersion>,
-    },
+    /// The answer as it is now. `version` is the version it shows; `None` when a change committed
+    /// while it was read, so it may show part of it.
+    Read { value: T, version: Option<V> },
 }
 
 /// The listing's version, then, only when it is not `held`, the page and the version again. Every
@@ -49,7 +48,7 @@ pub(crate) async fn first_page_against<P, H, E, Version, Read>(
     held: Option<(ListingVersion, H)>,
     version: impl Fn() -> Version,
     read: impl FnOnce() -> Read,
-) -> Result<FirstPage<P, H>, E>
+) -> Result<Kept<P, H>, E>
 where
     Version: Future<Output = Result<ListingVersion, E>>,
     Read: Future<Output = Result<P, E>>,
@@ -57,13 +56,13 @@ where
     let before = version().await?;
     if let Some((version, kept)) = held {
         if version == before {
-            return Ok(FirstPage::Unchanged(kept));
+            return Ok(Kept::Unchanged(kept));
         }
     }
     let page = read().await?;
     let after = version().await?;
-    Ok(FirstPage::Read {
-        page,
+    Ok(Kept::Read {
+        value: page,
         version: (after == before).then_some(before),
     })
 }
@@ -89,7 +88,7 @@ mod tests {
     async fn read_against(
         held: Option<ListingVersion>,
         versions: &[i64],
-    ) -> (FirstPage<&'static str, &'static str>, usize, usize) {
+    ) -> (Kept<&'static str, &'static str>, usize, usize) {
         let versions_read = Cell::new(0);
         let pages_read = Cell::new(0);
         let page = first_page_against::<_, _, (), _, _>(
@@ -112,7 +111,7 @@ mod tests {
     #[tokio::test]
     async fn a_held_version_that_is_still_the_listings_reads_no_page() {
         let (page, versions_read, pages_read) = read_against(Some(version(3)), &[3]).await;
-        assert!(matches!(page, FirstPage::Unchanged("kept page")));
+        assert!(matches!(page, Kept::Unchanged("kept page")));
         assert_eq!((versions_read, pages_read), (1, 0));
     }
 
@@ -121,7 +120,7 @@ mod tests {
         for held in [None, Some(version(2))] {
             let (page, versions_read, pages_read) = read_against(held, &[3, 3]).await;
             assert!(
-                matches!(page, FirstPage::Read { page: "page", version: Some(read) } if read == version(3))
+                matches!(page, Kept::Read { value: "page", version: Some(read) } if read == version(3))
             );
             assert_eq!((versions_read, pages_read), (2, 1));
         }
@@ -132,8 +131,8 @@ mod tests {
         let (page, _, pages_read) = read_against(Some(version(2)), &[3, 4]).await;
         assert!(matches!(
             page,
-            FirstPage::Read {
-                page: "page",
+            Kept::Read {
+                value: "page",
                 version: None
             }
         ));
@@ -149,7 +148,7 @@ mod tests {
         let (page, _, pages_read) = read_against(Some(other), &[3, 3]).await;
         assert!(matches!(
             page,
-            FirstPage::Read {
+            Kept::Read {
                 version: Some(_),
                 ..
             }

@@ -13,14 +13,15 @@ use domain::{
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
     ChainClient, ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion,
-    NewTransferIntent, StoreError,
+    NewTransferIntent, StoreError, UsageVersion,
 };
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 pub use domain::commands::SendRequest;
 
 use crate::in_flight::InFlight;
-use crate::paging::{first_page_against, into_page, FirstPage};
+use crate::paging::{first_page_against, into_page, Kept};
 use crate::NotProvisioned;
 
 /// How long an idempotency key answers retries with its intent; after it, the key may be used for
@@ -112,6 +113,22 @@ pub struct PolicyUsage {
     pub windows: Vec<WindowUsage>,
 }
 
+/// What an answer of the policy with its usage was read at: the version it shows, and the instant
+/// an execution it counts first leaves its window (none while no window counts one). The answer
+/// holds until either moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageStamp {
+    pub version: UsageVersion,
+    pub departs: Option<OffsetDateTime>,
+}
+
+impl UsageStamp {
+    /// Whether an answer read at this stamp is still the answer at `version`, read at `now`.
+    fn still_at(&self, version: &UsageVersion, now: OffsetDateTime) -> bool {
+        self.version == *version && self.departs.is_none_or(|departs| now < departs)
+    }
+}
+
 /// The policy's verdict on a transfer that was only checked: how it would go on, or the rule
 /// that refuses it, with what each capped window holds now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,14 +200,18 @@ impl WalletService {
             .wallet_and_held(profile.agent.id, recipient)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
-        let policy = wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
+        Ok((self.policy_of(wallet), held))
+    }
+
+    /// The wallet's stored policy, or without one the policy of no limits.
+    fn policy_of(&self, wallet: WalletRecord) -> SpendPolicyRecord {
+        wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
             id: domain::SpendPolicyId(wallet.id.0),
             asset: self.token.clone(),
             rules: SpendRules::default(),
             created_at: wallet.created_at,
             updated_at: wallet.created_at,
-        });
-        Ok((policy, held))
+        })
     }
 
     /// The policy in force with what each window it caps holds now and has left, as admission
@@ -200,6 +221,40 @@ impl WalletService {
         let (policy, held) = self.policy_and_held(profile, None).await?;
         let windows = window_usage(&policy.rules, &held);
         Ok(PolicyUsage { policy, windows })
+    }
+
+    /// The policy in force with its usage, as `usage` reads it, unless what the caller keeps of
+    /// an answer read at `held` is still the answer: then one small reading of where the usage
+    /// stands. A read answer always carries the stamp it was read at: one reading gives it all.
+    #[tracing::instrument(level = "debug", skip(self, profile, held), fields(agent = %profile.agent.id))]
+    pub async fn usage_against<H>(
+        &self,
+        profile: &AgentProfile,
+        held: Option<(UsageStamp, H)>,
+    ) -> Result<Kept<PolicyUsage, H, UsageStamp>, WalletError> {
+        let agent = profile.agent.id;
+        let wallet = require_wallet(profile)?;
+        if let Some((stamp, kept)) = held {
+            let (version, now) = self.stores.ledger.usage_version(agent, wallet.id).await?;
+            if stamp.still_at(&version, now) {
+                return Ok(Kept::Unchanged(kept));
+            }
+        }
+        let reading = self
+            .stores
+            .ledger
+            .usage(agent)
+            .await?
+            .ok_or(NotProvisioned::Wallet)?;
+        let policy = self.policy_of(reading.wallet);
+        let windows = window_usage(&policy.rules, &reading.held);
+        Ok(Kept::Read {
+            value: PolicyUsage { policy, windows },
+            version: Some(UsageStamp {
+                version: reading.version,
+                departs: reading.earliest.first_departure(),
+            }),
+        })
     }
 
     /// The spend policy's verdict on a send of `request`, with the same checks of its terms as
@@ -351,13 +406,13 @@ impl WalletService {
 
     /// The first page of the agent's intents, unless it is still the page at `held`, a version
     /// an earlier answer of this call gave, with what the caller keeps of its page (see
-    /// `FirstPage`).
+    /// `Kept`).
     pub async fn intents_first_page<H>(
         &self,
         profile: &AgentProfile,
         limit: usize,
         held: Option<(ListingVersion, H)>,
-    ) -> Result<FirstPage<IntentPage, H>, ListIntentsError> {
+    ) -> Result<Kept<IntentPage, H>, ListIntentsError> {
         if profile.wallet.is_none() {
             return Err(NotProvisioned::Wallet.into());
         }
@@ -417,10 +472,13 @@ fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisione
 mod tests {
     use super::*;
     use domain::{
-        AgentId, AgentRecord, AtomicAmount, EvmAddress, SpendLimits, SpendWindow,
-        TransferIntentRecord, U256,
+        AgentId, AgentRecord, AtomicAmount, EarliestExecutions, EvmAddress, SpendLimits,
+        SpendWindow, TransferIntentRecord, U256,
     };
-    use ports::{Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger};
+    use ports::{
+        Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger,
+        UsageReading,
+    };
 
     const LIMITS: SendLimits = SendLimits {
         rate: RateLimit {
@@ -810,13 +868,13 @@ mod tests {
             .intents_first_page(&profile, 20, Some((version(5), "kept")))
             .await
             .expect("read");
-        assert!(matches!(held, FirstPage::Unchanged("kept")));
+        assert!(matches!(held, Kept::Unchanged("kept")));
         let read = service
             .intents_first_page(&profile, 20, Some((version(5), "kept")))
             .await
             .expect("read");
-        let FirstPage::Read {
-            page,
+        let Kept::Read {
+            value: page,
             version: read,
         } = read
         else {
@@ -996,6 +1054,129 @@ mod tests {
             .await
             .expect("usage");
         assert_eq!(usage.windows, []);
+    }
+
+    fn usage_version(agent: AgentId, wallet: domain::WalletId, intents: i64) -> UsageVersion {
+        UsageVersion::of(agent, wallet, intents, 1)
+    }
+
+    fn instant(seconds: i64) -> OffsetDateTime {
+        OffsetDateTime::UNIX_EPOCH + time::Duration::seconds(seconds)
+    }
+
+    #[tokio::test]
+    async fn a_kept_usage_is_read_again_only_when_its_version_moves_or_an_execution_departs() {
+        let profile = profile_with(Some(WalletRecord::fixture()));
+        let (agent, wallet) = (profile.agent.id, WalletRecord::fixture().id);
+        let daily_50 = policy_with(SpendLimits {
+            max_daily: Some(AtomicAmount::parse("50").expect("valid")),
+            ..SpendLimits::default()
+        });
+        // Executed 1,000 s after the epoch: it leaves the day a day later.
+        let executed = instant(1_000);
+        let departs = executed + SpendWindow::Daily.length();
+        let kept = UsageStamp {
+            version: usage_version(agent, wallet, 7),
+            departs: Some(departs),
+        };
+        let mut ledger = MockIntentLedger::new();
+        let mut readings = mockall::Sequence::new();
+        // Unchanged; then the intents moved; then the same version, but at the departure.
+        for (intents, now) in [
+            (7, departs - time::Duration::SECOND),
+            (8, instant(2_000)),
+            (7, departs),
+        ] {
+            ledger
+                .expect_usage_version()
+                .withf(move |asked, of| (*asked, *of) == (agent, wallet))
+                .times(1)
+                .in_sequence(&mut readings)
+                .returning(move |_, _| Ok((usage_version(agent, wallet, intents), now)));
+            if intents == 7 && now < departs {
+                continue;
+            }
+            let stored = WalletRecord {
+                spend_policy: Some(daily_50.clone()),
+                ..WalletRecord::fixture()
+            };
+            ledger
+                .expect_usage()
+                .times(1)
+                .in_sequence(&mut readings)
+                .returning(move |_| {
+                    Ok(Some(UsageReading {
+                        wallet: stored.clone(),
+                        held: Held {
+                            daily: U256::from(30),
+                            ..Held::default()
+                        },
+                        earliest: EarliestExecutions {
+                            daily: Some(executed),
+                            ..EarliestExecutions::default()
+                        },
+                        version: usage_version(agent, wallet, intents),
+                    }))
+                });
+        }
+        let service = reading(ledger);
+        assert!(matches!(
+            service
+                .usage_against(&profile, Some((kept, "kept")))
+                .await
+                .expect("read"),
+            Kept::Unchanged("kept")
+        ));
+        for expected in [8, 7] {
+            let Kept::Read { value, version } = service
+                .usage_against(&profile, Some((kept, "kept")))
+                .await
+                .expect("read")
+            else {
+                panic!("the usage is read again");
+            };
+            assert_eq!(value.windows[0].remaining, U256::from(20));
+            assert_eq!(
+                version,
+                Some(UsageStamp {
+                    version: usage_version(agent, wallet, expected),
+                    departs: Some(departs),
+                })
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_usage_without_a_kept_answer_is_read_and_without_a_wallet_refused() {
+        let mut ledger = MockIntentLedger::new();
+        ledger.expect_usage_version().never();
+        ledger.expect_usage().times(1).returning(|agent| {
+            Ok(Some(UsageReading {
+                wallet: WalletRecord::fixture(),
+                held: Held::default(),
+                earliest: EarliestExecutions::default(),
+                version: usage_version(agent, WalletRecord::fixture().id, 0),
+            }))
+        });
+        let service = reading(ledger);
+        let read = service
+            .usage_against::<()>(&profile_with(Some(WalletRecord::fixture())), None)
+            .await
+            .expect("read");
+        assert!(
+            matches!(
+                read,
+                Kept::Read {
+                    version: Some(UsageStamp { departs: None, .. }),
+                    ..
+                }
+            ),
+            "no execution counted: only a change moves it"
+        );
+        assert!(matches!(
+            service.usage_against::<()>(&profile_with(None), None).await,
+            Err(WalletError::NotProvisioned(NotProvisioned::Wallet))
+        ));
     }
 
     #[tokio::test]

@@ -66,8 +66,8 @@ pub use operator::{
 };
 pub use policy::{
     evaluate_transfer, window_usage, Admitted, Allowlist, AllowlistChange, ApprovalCount,
-    ApprovalCountOutOfRange, AutoConfirm, Held, PolicyChange, PolicyViolation, Quorum,
-    QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
+    ApprovalCountOutOfRange, AutoConfirm, EarliestExecutions, Held, PolicyChange, PolicyViolation,
+    Quorum, QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
     SpendLimits, SpendRules, SpendWindow, TooManyRecipientLimits, WindowUsage,
     MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };

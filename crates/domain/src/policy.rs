@@ -472,6 +472,70 @@ impl Held {
     }
 }
 
+/// The earliest execution each window counts at one instant. What the windows hold changes with
+/// no change to any intent only when one of these leaves its window, a window's length after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EarliestExecutions {
+    pub daily: Option<OffsetDateTime>,
+    pub weekly: Option<OffsetDateTime>,
+    pub monthly: Option<OffsetDateTime>,
+    /// Of the intents the policy confirmed.
+    pub auto_confirm_daily: Option<OffsetDateTime>,
+}
+
+impl EarliestExecutions {
+    pub fn of(&self, window: SpendWindow) -> Option<OffsetDateTime> {
+        match window {
+            SpendWindow::Daily => self.daily,
+            SpendWindow::Weekly => self.weekly,
+            SpendWindow::Monthly => self.monthly,
+            SpendWindow::AutoConfirmDaily => self.auto_confirm_daily,
+        }
+    }
+
+    fn of_mut(&mut self, window: SpendWindow) -> &mut Option<OffsetDateTime> {
+        match window {
+            SpendWindow::Daily => &mut self.daily,
+            SpendWindow::Weekly => &mut self.weekly,
+            SpendWindow::Monthly => &mut self.monthly,
+            SpendWindow::AutoConfirmDaily => &mut self.auto_confirm_daily,
+        }
+    }
+
+    /// The earliest executions of `reservations` each window counts at `now`.
+    pub fn tally<'a>(
+        reservations: impl IntoIterator<Item = &'a Reservation>,
+        now: OffsetDateTime,
+    ) -> Self {
+        let mut earliest = Self::default();
+        for reservation in reservations {
+            let Some(executed_at) = reservation.executed_at else {
+                continue;
+            };
+            for window in SpendWindow::ALL {
+                let first = earliest.of_mut(window);
+                if reservation.status == IntentStatus::Executed
+                    && reservation.counts_in(window, now)
+                    && first.is_none_or(|first| executed_at < first)
+                {
+                    *first = Some(executed_at);
+                }
+            }
+        }
+        earliest
+    }
+
+    /// When what the windows hold first changes by time alone: the instant the first of these
+    /// executions leaves its window. Until then, only a change of an intent changes it; `None`
+    /// while no window counts an execution.
+    pub fn first_departure(&self) -> Option<OffsetDateTime> {
+        SpendWindow::ALL
+            .into_iter()
+            .filter_map(|window| Some(self.of(window)? + window.length()))
+            .min()
+    }
+}
+
 /// Whether a window holding `held` can take `amount` more under `cap`.
 fn fits(held: U256, amount: AtomicAmount, cap: AtomicAmount) -> bool {
     held.checked_add(amount.value())

@@ -15,7 +15,9 @@ mod telemetry;
 
 pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
-pub use rendered_pages::{RenderedPages, RENDERED_PAGES_BUDGET_BYTES};
+pub use rendered_pages::{
+    RenderedPages, RenderedPolicies, RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
+};
 pub use routes::events::StreamSettings;
 pub use routes::webhooks::WebhookGate;
 pub use server::server;

@@ -1,14 +1,15 @@
-//! First pages of listings as this instance last rendered them, kept with the version of the
-//! listing they show. An agent polling its inbox or its intents is answered with the kept bytes
-//! after one indexed read of the version (decision 0041), instead of a page read from the database
-//! and rendered again.
+//! Answers as this instance last rendered them, kept with the version they show: the first pages
+//! of listings, and agents' policies with their usage. An agent polling its inbox, its intents or
+//! its policy is answered with the kept bytes after one indexed read of the version (decision
+//! 0041, 0063), instead of an answer read from the database and rendered again.
 
 use std::future::Future;
+use std::hash::Hash;
 
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
 use actix_web::HttpResponse;
-use app::FirstPage;
+use app::Kept;
 use domain::{AgentId, Direction};
 use ports::ListingVersion;
 use quick_cache::sync::{Cache, DefaultLifecycle};
@@ -18,16 +19,22 @@ use serde::Serialize;
 use crate::errors::ApiError;
 use refusals::Refusal;
 
-/// What the kept pages may hold in all: a few thousand pages of twenty messages.
+/// What the kept first pages may hold in all: a few thousand pages of twenty messages.
 pub const RENDERED_PAGES_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+
+/// What the kept policies may hold in all: about ten thousand agents' policies.
+pub const RENDERED_POLICIES_BUDGET_BYTES: usize = 8 * 1024 * 1024;
 
 /// What a kept page weighs on average, to size the cache's tables: twenty messages' previews.
 const TYPICAL_PAGE_BYTES: usize = 8 * 1024;
 
+/// What a kept policy weighs on average: its rules, a few recipients' caps and four windows.
+const TYPICAL_POLICY_BYTES: usize = 1024;
+
 /// The budget is split among this many independently locked parts (fewer for a small budget), and
-/// a page is kept only when it fits within about one part's share: 8 MiB of the 32, above what a
-/// page of a hundred messages' previews weighs but for escaped text; a larger one is rendered on
-/// every read.
+/// an answer is kept only when it fits within about one part's share: 8 MiB of the pages' 32,
+/// above what a page of a hundred messages' previews weighs but for escaped text; a larger one is
+/// rendered on every read.
 const PARTS: usize = 4;
 
 /// Which first page: the listing and the query that shaped it.
@@ -45,32 +52,49 @@ pub enum PageListing {
 }
 
 #[derive(Clone)]
-struct KeptPage {
-    version: ListingVersion,
+struct KeptAnswer<V> {
+    version: V,
     body: Bytes,
 }
 
-/// A page weighs the bytes of its body, and at least one so that every page can be let go.
+/// An answer weighs the bytes of its body, and at least one so that every answer can be let go.
 #[derive(Clone)]
 struct BodyBytes;
 
-impl Weighter<PageKey, KeptPage> for BodyBytes {
-    fn weight(&self, _: &PageKey, page: &KeptPage) -> u64 {
-        page.body.len().max(1) as u64
+impl<K, V> Weighter<K, KeptAnswer<V>> for BodyBytes {
+    fn weight(&self, _: &K, answer: &KeptAnswer<V>) -> u64 {
+        answer.body.len().max(1) as u64
     }
 }
 
-/// Bounded by the bytes of the bodies it keeps: past `budget_bytes`, pages not read again are let
-/// go first (quick_cache, decision 0049).
-pub struct RenderedPages {
-    kept: Cache<PageKey, KeptPage, BodyBytes>,
+/// Answers named by `K`, each kept at the version `V` it shows, bounded by the bytes of their
+/// bodies: past the budget, answers not read again are let go first (quick_cache, decision 0049).
+pub struct RenderedPages<K = PageKey, V = ListingVersion> {
+    kept: Cache<K, KeptAnswer<V>, BodyBytes>,
 }
 
+/// Agents' policies with their usage, kept at the stamp they were read at.
+pub type RenderedPolicies = RenderedPages<AgentId, app::UsageStamp>;
+
 impl RenderedPages {
+    /// First pages within `budget_bytes`.
     pub fn new(budget_bytes: usize) -> Self {
+        Self::within(budget_bytes, TYPICAL_PAGE_BYTES)
+    }
+}
+
+impl RenderedPolicies {
+    /// Policies within `budget_bytes`.
+    pub fn policies(budget_bytes: usize) -> Self {
+        Self::within(budget_bytes, TYPICAL_POLICY_BYTES)
+    }
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> RenderedPages<K, V> {
+    fn within(budget_bytes: usize, typical_bytes: usize) -> Self {
         let options = OptionsBuilder::new()
             .shards(PARTS)
-            .estimated_items_capacity((budget_bytes / TYPICAL_PAGE_BYTES).max(1))
+            .estimated_items_capacity((budget_bytes / typical_bytes).max(1))
             .weight_capacity(budget_bytes as u64)
             .build()
             .expect("both capacities are set");
@@ -84,41 +108,43 @@ impl RenderedPages {
         }
     }
 
-    fn held(&self, key: &PageKey) -> Option<(ListingVersion, Bytes)> {
-        self.kept.get(key).map(|page| (page.version, page.body))
+    fn held(&self, key: &K) -> Option<(V, Bytes)> {
+        self.kept
+            .get(key)
+            .map(|answer| (answer.version, answer.body))
     }
 
-    /// Keeps `body` as the page `key` names at `version`. A body heavier than one part's share of
-    /// the budget is not kept, and the page it would have replaced is let go.
-    fn keep(&self, key: PageKey, version: ListingVersion, body: Bytes) {
-        self.kept.insert(key, KeptPage { version, body });
+    /// Keeps `body` as the answer `key` names at `version`. A body heavier than one part's share
+    /// of the budget is not kept, and the answer it would have replaced is let go.
+    fn keep(&self, key: K, version: V, body: Bytes) {
+        self.kept.insert(key, KeptAnswer { version, body });
     }
 
-    /// The number of pages kept and the bytes of their bodies.
+    /// The number of answers kept and the bytes of their bodies.
     pub fn usage(&self) -> (usize, usize) {
         (self.kept.len(), self.kept.weight() as usize)
     }
 
-    /// Answers with the first page `key` names: `read` is given the version this instance holds
-    /// of it (with its body), and the page it reads, when it reads one, is rendered by `render`
-    /// and kept when it shows one version.
-    pub async fn answer<P, E, Read, Out>(
+    /// Answers with what `key` names: `read` is given the version this instance holds of it
+    /// (with its body), and what it reads, when it reads anything, is rendered by `render` and
+    /// kept when it shows one version.
+    pub async fn answer<T, E, Read, Out>(
         &self,
-        key: PageKey,
-        read: impl FnOnce(Option<(ListingVersion, Bytes)>) -> Read,
-        render: impl FnOnce(P) -> Out,
+        key: K,
+        read: impl FnOnce(Option<(V, Bytes)>) -> Read,
+        render: impl FnOnce(T) -> Out,
     ) -> Result<HttpResponse, ApiError>
     where
-        Read: Future<Output = Result<FirstPage<P, Bytes>, E>>,
+        Read: Future<Output = Result<Kept<T, Bytes, V>, E>>,
         ApiError: From<E>,
         Out: Serialize,
     {
         let body = match read(self.held(&key)).await? {
-            FirstPage::Unchanged(body) => body,
-            FirstPage::Read { page, version } => {
-                let body = Bytes::from(serde_json::to_vec(&render(page)).map_err(|error| {
+            Kept::Unchanged(body) => body,
+            Kept::Read { value, version } => {
+                let body = Bytes::from(serde_json::to_vec(&render(value)).map_err(|error| {
                     ApiError::Refused(Refusal::Internal(format!(
-                        "rendering a first page: {error}"
+                        "rendering a kept answer: {error}"
                     )))
                 })?);
                 if let Some(version) = version {

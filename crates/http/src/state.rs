@@ -6,7 +6,7 @@ use app::Services;
 use mcp::McpEndpoint;
 use ports::DatabaseHealth;
 
-use crate::rendered_pages::RenderedPages;
+use crate::rendered_pages::{RenderedPages, RenderedPolicies};
 use crate::routes::events::StreamSettings;
 use crate::routes::webhooks::WebhookGate;
 use crate::telemetry::Metrics;
@@ -19,6 +19,8 @@ pub struct ApiState {
     pub database: Arc<dyn DatabaseHealth>,
     /// First pages of inboxes and intents as last rendered, answered again while unchanged.
     pub first_pages: RenderedPages,
+    /// Agents' policies with their usage as last rendered, answered again while unchanged.
+    pub policies: RenderedPolicies,
     pub metrics: Metrics,
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.
     pub metrics_token: Option<String>,

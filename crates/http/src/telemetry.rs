@@ -36,6 +36,7 @@ pub struct Metrics {
     pool: IntGaugeVec,
     in_flight: IntGaugeVec,
     first_pages: IntGaugeVec,
+    policies: IntGaugeVec,
     long_lived: IntGaugeVec,
     /// Brought up to the registry's count at each scrape, one scrape at a time.
     long_lived_refused: Mutex<IntCounterVec>,
@@ -96,6 +97,14 @@ impl Metrics {
             &["measure"],
         )
         .expect("valid metric");
+        let policies = IntGaugeVec::new(
+            Opts::new(
+                "rendered_policies",
+                "Agents' policies with their usage kept as rendered: how many, and their bytes",
+            ),
+            &["measure"],
+        )
+        .expect("valid metric");
         let long_lived = IntGaugeVec::new(
             Opts::new(
                 "long_lived_requests",
@@ -125,6 +134,7 @@ impl Metrics {
             Box::new(pool.clone()),
             Box::new(in_flight.clone()),
             Box::new(first_pages.clone()),
+            Box::new(policies.clone()),
             Box::new(long_lived.clone()),
             Box::new(long_lived_refused.clone()),
         ] {
@@ -140,6 +150,7 @@ impl Metrics {
             pool,
             in_flight,
             first_pages,
+            policies,
             long_lived,
             long_lived_refused: Mutex::new(long_lived_refused),
             event_streams_cut,
@@ -163,6 +174,7 @@ impl Metrics {
         &self,
         pool: ports::PoolUsage,
         (pages, bytes): (usize, usize),
+        (policies, policy_bytes): (usize, usize),
         long_lived: &[LongLivedUsage],
     ) -> String {
         for (state, value) in [
@@ -176,8 +188,13 @@ impl Metrics {
                 .with_label_values(&[state])
                 .set(i64::try_from(value).unwrap_or(i64::MAX));
         }
-        for (measure, value) in [("pages", pages), ("bytes", bytes)] {
-            self.first_pages
+        for (gauge, measure, value) in [
+            (&self.first_pages, "pages", pages),
+            (&self.first_pages, "bytes", bytes),
+            (&self.policies, "policies", policies),
+            (&self.policies, "bytes", policy_bytes),
+        ] {
+            gauge
                 .with_label_values(&[measure])
                 .set(i64::try_from(value).unwrap_or(i64::MAX));
         }

@@ -6,12 +6,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    Admitted, AgentId, CursorPosition, EvmAddress, Held, IdempotencyKey, IntentEvent, IntentId,
-    IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit, RecipientRefused,
-    SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused, WalletRecord,
+    Admitted, AgentId, CursorPosition, EarliestExecutions, EvmAddress, Held, IdempotencyKey,
+    IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit,
+    RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
+    WalletId, WalletRecord,
 };
+use time::OffsetDateTime;
 
-use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError};
+use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError, UsageVersion};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTransferIntent {
@@ -127,6 +129,15 @@ pub struct AttemptRecord {
     pub last_error: Option<String>,
 }
 
+/// A wallet, its policy and its windows as of one moment, with the version they show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageReading {
+    pub wallet: WalletRecord,
+    pub held: Held,
+    pub earliest: EarliestExecutions,
+    pub version: UsageVersion,
+}
+
 /// Reading intents, and the decisions people take on them.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
@@ -156,6 +167,19 @@ pub trait IntentLedger: Send + Sync {
         agent: AgentId,
         recipient: Option<EvmAddress>,
     ) -> Result<Option<(WalletRecord, Held)>, StoreError>;
+
+    /// The agent's wallet with its stored policy and what its windows hold now, as
+    /// `wallet_and_held` reads them, with the earliest execution each window counts and the
+    /// version all of it shows: one reading. None without a wallet.
+    async fn usage(&self, agent: AgentId) -> Result<Option<UsageReading>, StoreError>;
+
+    /// Where the usage of the agent's wallet `wallet` stands, and the database's clock: one small
+    /// reading, for a caller that keeps an earlier `usage`.
+    async fn usage_version(
+        &self,
+        agent: AgentId,
+        wallet: WalletId,
+    ) -> Result<(UsageVersion, OffsetDateTime), StoreError>;
 
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;

@@ -39,9 +39,9 @@ pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
     Approval, AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger,
     IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
-    SubmittedIntent, TransitionError,
+    SubmittedIntent, TransitionError, UsageReading,
 };
-pub use listings::{Listing, ListingVersion};
+pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{
     inbound_topic, revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC,
 };

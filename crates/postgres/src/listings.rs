@@ -16,6 +16,7 @@ pub(crate) async fn listing_version(
     let owner = match listing {
         Listing::Inbox(inbox) => inbox.0,
         Listing::Intents(agent) => agent.0,
+        Listing::Policy(wallet) => wallet.0,
     };
     let mut connection = database.connection().await?;
     let changes = listing_versions::table

@@ -837,3 +837,96 @@ fn an_intent_the_policy_confirmed_needs_no_approval() {
         (None, 3)
     );
 }
+
+/// An intent in any status, to one of two recipients, executed up to 40 days before the test's
+/// instant where its status says it was.
+fn reservation() -> impl Strategy<Value = Reservation> {
+    (
+        prop::sample::select(IntentStatus::ALL.to_vec()),
+        0..2u8,
+        1u64..=1_000,
+        any::<bool>(),
+        0..40 * 24 * HOUR,
+    )
+        .prop_map(
+            |(status, recipient, value, by_policy, age_secs)| Reservation {
+                status,
+                recipient: address(recipient),
+                amount: AtomicAmount::new(U256::from(value)).expect("positive"),
+                confirmed_by: Some(if by_policy {
+                    ConfirmedBy::Policy
+                } else {
+                    ConfirmedBy::Operator
+                }),
+                executed_at: (status == IntentStatus::Executed)
+                    .then(|| instant() - time::Duration::seconds(age_secs)),
+            },
+        )
+}
+
+fn instant() -> OffsetDateTime {
+    OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000)
+}
+
+#[test]
+fn the_first_departure_is_the_earliest_counted_execution_plus_its_windows_length() {
+    let executed = |hours_ago: i64, by_policy: bool| Reservation {
+        status: IntentStatus::Executed,
+        recipient: address(1),
+        amount: amount("5"),
+        confirmed_by: Some(if by_policy {
+            ConfirmedBy::Policy
+        } else {
+            ConfirmedBy::Operator
+        }),
+        executed_at: Some(instant() - time::Duration::hours(hours_ago)),
+    };
+    let pending = Reservation {
+        status: IntentStatus::PendingConfirmation,
+        executed_at: None,
+        ..executed(0, false)
+    };
+    assert_eq!(
+        EarliestExecutions::tally(&[pending], instant()).first_departure(),
+        None,
+        "an open intent holds its amount until it changes"
+    );
+    // Out of the day 1 hour ago, the week 6 days 23 hours from now: the week's leaves first.
+    let earliest =
+        EarliestExecutions::tally(&[executed(25, false), executed(167, true)], instant());
+    assert_eq!(
+        (earliest.daily, earliest.weekly, earliest.auto_confirm_daily),
+        (None, Some(instant() - time::Duration::hours(167)), None)
+    );
+    assert_eq!(
+        earliest.first_departure(),
+        Some(instant() + time::Duration::hours(1))
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// What the windows hold stays as it is from any instant until the first departure, and
+    /// changes there; with no departure it stays past the longest window.
+    #[test]
+    fn what_is_held_changes_by_time_only_at_the_first_departure(
+        reservations in proptest::collection::vec(reservation(), 0..12),
+        offset in 0.0f64..1.0,
+    ) {
+        let now = instant();
+        let held_at = |at| [address(0), address(1)].map(|recipient| Held::tally(&reservations, &recipient, at));
+        match EarliestExecutions::tally(&reservations, now).first_departure() {
+            Some(departure) => {
+                prop_assert!(departure > now);
+                let within = now + (departure - now) * offset;
+                prop_assert_eq!(held_at(within), held_at(now));
+                prop_assert_ne!(held_at(departure), held_at(now));
+            }
+            None => prop_assert_eq!(
+                held_at(now + SpendWindow::Monthly.length() + time::Duration::days(1)),
+                held_at(now)
+            ),
+        }
+    }
+}

@@ -55,6 +55,7 @@ pub async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpRe
         .body(state.metrics.render(
             state.database.pool_usage(),
             state.first_pages.usage(),
+            state.policies.usage(),
             &state.services.long_lived.usage(),
         ))
 }

@@ -6,7 +6,7 @@ use api_types::{
     PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
     WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
 };
-use app::{IntentPage, SendRequest};
+use app::{IntentPage, PolicyUsage, SendRequest};
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
@@ -46,12 +46,15 @@ pub async fn address(
 pub async fn policy(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
-) -> Result<Json<SpendPolicyResponse>, ApiError> {
-    let usage = state.services.wallets.usage(&agent.profile).await?;
-    Ok(Json(SpendPolicyResponse::with_usage(
-        &usage.policy,
-        &usage.windows,
-    )))
+) -> Result<HttpResponse, ApiError> {
+    state
+        .policies
+        .answer(
+            agent.profile.agent.id,
+            |held| state.services.wallets.usage_against(&agent.profile, held),
+            |usage: PolicyUsage| SpendPolicyResponse::with_usage(&usage.policy, &usage.windows),
+        )
+        .await
 }
 
 /// Native and USDC balances, read from the chain at the time of the call.

@@ -7,15 +7,16 @@ use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
     AgentId, Approvals, CursorPosition, EvmAddress, Held, IntentEvent, IntentId, Operator,
-    TransferIntentRecord, WalletRecord,
+    TransferIntentRecord, WalletId, WalletRecord,
 };
 use ports::{
     Approval, AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError,
-    TransitionError,
+    TransitionError, UsageReading, UsageVersion,
 };
+use time::OffsetDateTime;
 
 use super::execution::AttemptRow;
-use super::window::wallet_and_held;
+use super::window::{read_usage_version, wallet_and_held, wallet_usage};
 use super::{intent_record, lock_intent, move_locked, transition_locked, PgIntentStore};
 use crate::errors::{from_diesel, TxError};
 use crate::keyset::{before, limited_to};
@@ -171,6 +172,21 @@ impl IntentLedger for PgIntentStore {
     ) -> Result<Option<(WalletRecord, Held)>, StoreError> {
         let mut connection = self.database.connection().await?;
         wallet_and_held(&mut connection, agent, recipient.as_ref()).await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn usage(&self, agent: AgentId) -> Result<Option<UsageReading>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        wallet_usage(&mut connection, agent).await
+    }
+
+    async fn usage_version(
+        &self,
+        agent: AgentId,
+        wallet: WalletId,
+    ) -> Result<(UsageVersion, OffsetDateTime), StoreError> {
+        let mut connection = self.database.connection().await?;
+        read_usage_version(&mut connection, agent, wallet).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -11,12 +11,14 @@ use std::sync::LazyLock;
 use bigdecimal::BigDecimal;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Nullable, Numeric, Text, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Nullable, Numeric, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, ConfirmedBy, EvmAddress, Held, IntentStatus, SpendWindow, WalletId, WalletRecord, U256,
+    AgentId, ConfirmedBy, EarliestExecutions, EvmAddress, Held, IntentStatus, SpendWindow,
+    WalletId, WalletRecord, U256,
 };
-use ports::StoreError;
+use ports::{StoreError, UsageReading, UsageVersion};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::errors::{corrupt, from_diesel, TxError};
@@ -187,6 +189,29 @@ fn scan_recipient(wallet: &str, recipient: &str) -> String {
 /// The wallet's windows, read from its totals row joined by that table's name.
 static READ_WALLET: LazyLock<String> = LazyLock::new(|| wallet_windows(ExecutedSum::in_window));
 
+/// The earliest execution each window of the wallet joined as `wallets` counts now, in the order
+/// of `SpendWindow::ALL` (one descent of an index of executions each), then the changes counted
+/// of the agent's intents and of the wallet's policy (a count never made is none).
+static USAGE_MARKS: LazyLock<String> = LazyLock::new(|| {
+    let earliest = |executed: &ExecutedSum| {
+        format!(
+            "(SELECT min(executed_at) FROM transfer_intents WHERE wallet_id = wallets.id \
+                AND status = '{status}' {counts} AND executed_at > {start})",
+            status = IntentStatus::Executed.as_str(),
+            counts = executed.counts.condition(),
+            start = window_start(executed.window),
+        )
+    };
+    format!(
+        "{}, \
+         coalesce((SELECT version FROM listing_versions WHERE owner_id = wallets.agent_id), 0), \
+         coalesce((SELECT version FROM listing_versions WHERE owner_id = wallets.id), 0)",
+        [&DAILY, &WEEKLY, &MONTHLY, &AUTO_CONFIRM_DAILY]
+            .map(earliest)
+            .join(", ")
+    )
+});
+
 /// What the recipient `recipient.address` holds in its day, for the wallet joined as `wallets`:
 /// its totals, or a scan of its intents while it has none.
 static READ_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
@@ -302,6 +327,27 @@ macro_rules! recipient_statement {
     };
 }
 
+/// The agent's wallet row and its stored policy, with `columns` read from its totals row joined:
+/// the one statement every reading of a wallet's windows is.
+macro_rules! wallet_reading {
+    ($connection:expr, $agent:expr, $columns:expr) => {
+        Prepared(
+            wallets::table
+                .left_join(spend_policies::table)
+                .inner_join(wallet_spend_totals::table)
+                .filter(wallets::agent_id.eq($agent.0))
+                .select((
+                    WalletRow::as_select(),
+                    Option::<SpendPolicyRow>::as_select(),
+                    $columns,
+                ))
+                .limit(1),
+        )
+        .get_result($connection)
+        .await
+    };
+}
+
 /// The agent's wallet with its stored policy, and what its intents hold in each window now (and
 /// when `recipient` is given, what those to it hold in its daily window): every intent whose
 /// money may still move, and every executed one whose money moved within the window. One
@@ -315,34 +361,20 @@ pub(super) async fn wallet_and_held(
     type Windows = ((Numeric, Numeric, Numeric, Numeric), Nullable<Numeric>);
     // One text with a recipient and one without: with a recipient that may be null, PostgreSQL
     // would plan every run afresh, its plan for the null being so much cheaper than the generic.
-    macro_rules! reading {
-        ($windows:expr) => {
-            Prepared(
-                wallets::table
-                    .left_join(spend_policies::table)
-                    .inner_join(wallet_spend_totals::table)
-                    .filter(wallets::agent_id.eq(agent.0))
-                    .select((
-                        WalletRow::as_select(),
-                        Option::<SpendPolicyRow>::as_select(),
-                        $windows,
-                    ))
-                    .limit(1),
-            )
-            .get_result(connection)
-            .await
-        };
-    }
     let windows = sql::<Windows>(READ_WALLET.as_str());
     let row: Option<(WalletRow, Option<SpendPolicyRow>, WalletAndRecipientHeld)> =
         match recipient {
-            None => reading!(windows.sql(", NULL::numeric")),
-            Some(recipient) => reading!(windows
-                .sql(", (SELECT ")
-                .sql(READ_RECIPIENT.as_str())
-                .sql(" FROM (SELECT ")
-                .bind::<Text, _>(address_column(recipient))
-                .sql("::text AS address) AS recipient)")),
+            None => wallet_reading!(connection, agent, windows.sql(", NULL::numeric")),
+            Some(recipient) => wallet_reading!(
+                connection,
+                agent,
+                windows
+                    .sql(", (SELECT ")
+                    .sql(READ_RECIPIENT.as_str())
+                    .sql(" FROM (SELECT ")
+                    .bind::<Text, _>(address_column(recipient))
+                    .sql("::text AS address) AS recipient)")
+            ),
         }
         .optional()
         .map_err(from_diesel)?;
@@ -352,6 +384,100 @@ pub(super) async fn wallet_and_held(
     let wallet = wallet.into_record(policy.map(SpendPolicyRow::into_record).transpose()?)?;
     let held = windows.wallet.held(windows.recipient_daily.as_ref());
     Ok(Some((wallet, held)))
+}
+
+/// What a usage reading reads beside the wallet's windows: the earliest execution each window
+/// counts (`EARLIEST_EXECUTIONS`) and the counts of the usage version (`USAGE_VERSION`).
+#[derive(Queryable)]
+struct UsageMarks {
+    daily: Option<OffsetDateTime>,
+    weekly: Option<OffsetDateTime>,
+    monthly: Option<OffsetDateTime>,
+    auto_confirm_daily: Option<OffsetDateTime>,
+    intents: i64,
+    policy: i64,
+}
+
+/// What `wallet_and_held` reads, with the earliest execution each window counts and the
+/// version it all shows, in one statement: one snapshot, so the version is exactly what was read.
+pub(super) async fn wallet_usage(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+) -> Result<Option<UsageReading>, StoreError> {
+    type Windows = ((Numeric, Numeric, Numeric, Numeric), Nullable<Numeric>);
+    type Marks = (
+        Nullable<Timestamptz>,
+        Nullable<Timestamptz>,
+        Nullable<Timestamptz>,
+        Nullable<Timestamptz>,
+        BigInt,
+        BigInt,
+    );
+    type Row = (
+        WalletRow,
+        Option<SpendPolicyRow>,
+        (WalletAndRecipientHeld, UsageMarks),
+    );
+    let row: Option<Row> = wallet_reading!(
+        connection,
+        agent,
+        (
+            sql::<Windows>(READ_WALLET.as_str()).sql(", NULL::numeric"),
+            sql::<Marks>(USAGE_MARKS.as_str()),
+        )
+    )
+    .optional()
+    .map_err(from_diesel)?;
+    let Some((wallet, policy, (windows, marks))) = row else {
+        return Ok(None);
+    };
+    let wallet = wallet.into_record(policy.map(SpendPolicyRow::into_record).transpose()?)?;
+    Ok(Some(UsageReading {
+        held: windows.wallet.held(None),
+        earliest: EarliestExecutions {
+            daily: marks.daily,
+            weekly: marks.weekly,
+            monthly: marks.monthly,
+            auto_confirm_daily: marks.auto_confirm_daily,
+        },
+        version: UsageVersion::of(agent, wallet.id, marks.intents, marks.policy),
+        wallet,
+    }))
+}
+
+#[derive(QueryableByName)]
+struct VersionNow {
+    #[diesel(sql_type = BigInt)]
+    intents: i64,
+    #[diesel(sql_type = BigInt)]
+    policy: i64,
+    #[diesel(sql_type = Timestamptz)]
+    now: OffsetDateTime,
+}
+
+/// The usage version of `agent`'s wallet `wallet`, and the database's clock.
+pub(super) async fn read_usage_version(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    wallet: WalletId,
+) -> Result<(UsageVersion, OffsetDateTime), StoreError> {
+    let read: VersionNow = Prepared(
+        diesel::sql_query(
+            "SELECT coalesce((SELECT version FROM listing_versions WHERE owner_id = $1), 0) \
+                 AS intents, \
+             coalesce((SELECT version FROM listing_versions WHERE owner_id = $2), 0) AS policy, \
+             now() AS now",
+        )
+        .bind::<SqlUuid, _>(agent.0)
+        .bind::<SqlUuid, _>(wallet.0),
+    )
+    .get_result(connection)
+    .await
+    .map_err(from_diesel)?;
+    Ok((
+        UsageVersion::of(agent, wallet, read.intents, read.policy),
+        read.now,
+    ))
 }
 
 /// The same amounts as `wallet_and_held`, after moving each window's expiry point to its start,

@@ -5,11 +5,11 @@ use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
     check_recipient, evaluate_transfer, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
-    AtomicAmount, Chain, ConfirmedBy, CursorPosition, Custody, EvmAddress, FeeQuote, Held,
-    IdempotencyKey, IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator, OperatorName,
-    PolicyAsset, PolicyChange, PolicyViolation, RateLimit, RecipientLimit, RecipientLimitsChange,
-    RecipientRefused, Reservation, SpendWindow, TransferTerms, TransitionRefused, WalletId,
-    WalletRecord, U256,
+    AtomicAmount, Chain, ConfirmedBy, CursorPosition, Custody, EarliestExecutions, EvmAddress,
+    FeeQuote, Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator,
+    OperatorName, PolicyAsset, PolicyChange, PolicyViolation, RateLimit, RecipientLimit,
+    RecipientLimitsChange, RecipientRefused, Reservation, SpendWindow, TransferTerms,
+    TransitionRefused, WalletId, WalletRecord, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -2055,7 +2055,10 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
 async fn the_ledgers_windows_count_what_the_domains_definition_counts() {
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 35, true).await;
-    let now = time::OffsetDateTime::now_utc();
+    // To the microsecond, as PostgreSQL keeps it: the executions are written at these instants.
+    let now = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .expect("a valid nanosecond");
     // Every status, confirmed by an operator or by the policy, to two recipients; the executed
     // ones an hour, two days, ten days and forty days ago: hours from any window's edge.
     let mut reservations = Vec::new();
@@ -2082,7 +2085,10 @@ async fn the_ledgers_windows_count_what_the_domains_definition_counts() {
                         status = status.as_str(),
                         prefix = "22".repeat(19),
                         executed_at = age.map_or("NULL".to_owned(), |age| format!(
-                            "now() - interval '{age} hours'"
+                            "'{}'::timestamptz",
+                            (now - time::Duration::hours(age))
+                                .format(&time::format_description::well_known::Rfc3339)
+                                .expect("formatted")
                         )),
                         confirmed_by = confirmed_by
                             .map_or("NULL".to_owned(), |by| format!("'{}'", by.as_str())),
@@ -2119,8 +2125,9 @@ async fn the_ledgers_windows_count_what_the_domains_definition_counts() {
     assert_windows_as_defined(&fixture, agent, &reservations, now).await;
 }
 
-/// Checks that what the ledger reads of the agent's windows, for either recipient, is what the
-/// domain's definition counts of `reservations` at `now`.
+/// Checks that what the ledger reads of the agent's windows, for either recipient, and what its
+/// usage reading reads of them with the earliest execution each counts, are what the domain's
+/// definition counts of `reservations` at `now`.
 async fn assert_windows_as_defined(
     fixture: &Fixture,
     agent: AgentId,
@@ -2134,4 +2141,69 @@ async fn assert_windows_as_defined(
             "to {recipient}"
         );
     }
+    let usage = fixture
+        .intents
+        .usage(agent)
+        .await
+        .expect("read")
+        .expect("a wallet");
+    assert_eq!(
+        usage.held,
+        Held {
+            recipient_daily: U256::ZERO,
+            ..Held::tally(reservations, &address(99), now)
+        }
+    );
+    assert_eq!(usage.earliest, EarliestExecutions::tally(reservations, now));
+}
+
+#[tokio::test]
+async fn the_usage_version_moves_with_the_agents_intents_and_its_policy_alone() {
+    let fixture = fixture().await;
+    let (agent, other) = (
+        new_agent(&fixture, 36, true).await,
+        new_agent(&fixture, 37, true).await,
+    );
+    let reading = || async {
+        let usage = fixture
+            .intents
+            .usage(agent)
+            .await
+            .expect("read")
+            .expect("a wallet");
+        let (version, _) = fixture
+            .intents
+            .usage_version(agent, usage.wallet.id)
+            .await
+            .expect("read");
+        assert_eq!(version, usage.version, "both readings say where it stands");
+        version
+    };
+    let start = reading().await;
+    assert_eq!(
+        (start.intents.changes, start.policy.changes),
+        (0, 1),
+        "the wallet's policy was set once"
+    );
+    admit_value(&fixture, other, "5").await;
+    set_daily(&fixture, other, "10").await;
+    assert_eq!(
+        reading().await,
+        start,
+        "another agent's changes move nothing"
+    );
+    set_daily(&fixture, agent, "500").await;
+    let changed = reading().await;
+    assert_eq!(
+        (changed.intents, changed.policy.changes),
+        (start.intents, 2),
+        "a policy change moves the policy's count"
+    );
+    admit_value(&fixture, agent, "5").await;
+    let sent = reading().await;
+    assert_eq!(
+        (sent.intents.changes, sent.policy),
+        (1, changed.policy),
+        "a send moves the intents' count"
+    );
 }
