@@ -93,48 +93,82 @@ where
     H: KeyHolders,
     E: From<StoreError> + From<KeyedRefusal<H::Id>>,
 {
-    let refused = |refusal: KeyedRefusal<H::Id>| TxError::Abort(E::from(refusal));
-    if let Some(key) = key {
-        let granted: Granted = Prepared(
-            diesel::sql_query(
-                "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || $2 || $3, 0)) \
-                 AS granted",
-            )
-            .bind::<SqlUuid, _>(key.owner)
-            .bind::<Text, _>(key.namespace)
-            .bind::<Text, _>(key.key),
-        )
-        .get_result(connection)
-        .await?;
-        if !granted.granted {
-            return Err(refused(KeyedRefusal::KeyInFlight));
-        }
-        let earlier = holders
-            .earlier(connection, key.key, key.ttl)
-            .await
-            .map_err(|error| match error {
-                TxError::Diesel(error) => TxError::Diesel(error),
-                TxError::Abort(store) => TxError::store(store),
-            })?;
-        match earlier {
-            Some(Earlier {
-                row,
-                live: true,
-                repeated: true,
-                ..
-            }) => return Ok(Some(row)),
-            Some(Earlier { id, live: true, .. }) => {
-                return Err(refused(KeyedRefusal::IdempotencyMismatch { original: id }))
-            }
-            Some(Earlier { id, .. }) => holders.release(connection, &id).await?,
-            None => {}
-        }
+    if let Some(earlier) = admit_key(connection, key, holders).await? {
+        return Ok(Some(earlier));
     }
     for bucket in buckets {
         let decision = take_locked(connection, bucket.subject, bucket.action, bucket.limit).await?;
-        if let RateDecision::Limited { retry_after } = decision {
-            return Err(refused(KeyedRefusal::RateLimited { retry_after }));
-        }
+        refuse_limited::<H, E>(decision)?;
     }
     Ok(None)
+}
+
+/// Steps 1 and 2 above, for a caller that takes its tokens itself (step 3) with what it sends
+/// next: `Ok(Some(row))` replays `row`.
+pub(crate) async fn admit_key<H, E>(
+    connection: &mut AsyncPgConnection,
+    key: Option<IdempotencyKey<'_>>,
+    holders: &H,
+) -> Result<Option<H::Row>, TxError<E>>
+where
+    H: KeyHolders,
+    E: From<StoreError> + From<KeyedRefusal<H::Id>>,
+{
+    let refused = |refusal: KeyedRefusal<H::Id>| TxError::Abort(E::from(refusal));
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    let granted: Granted = Prepared(
+        diesel::sql_query(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || $2 || $3, 0)) \
+             AS granted",
+        )
+        .bind::<SqlUuid, _>(key.owner)
+        .bind::<Text, _>(key.namespace)
+        .bind::<Text, _>(key.key),
+    )
+    .get_result(connection)
+    .await?;
+    if !granted.granted {
+        return Err(refused(KeyedRefusal::KeyInFlight));
+    }
+    let earlier = holders
+        .earlier(connection, key.key, key.ttl)
+        .await
+        .map_err(|error| match error {
+            TxError::Diesel(error) => TxError::Diesel(error),
+            TxError::Abort(store) => TxError::store(store),
+        })?;
+    match earlier {
+        Some(Earlier {
+            row,
+            live: true,
+            repeated: true,
+            ..
+        }) => Ok(Some(row)),
+        Some(Earlier { id, live: true, .. }) => {
+            Err(refused(KeyedRefusal::IdempotencyMismatch { original: id }))
+        }
+        Some(Earlier { id, .. }) => {
+            holders.release(connection, &id).await?;
+            Ok(None)
+        }
+        None => Ok(None),
+    }
+}
+
+/// A bucket's decision as step 3 answers it: a refusal when it let nothing through.
+pub(crate) fn refuse_limited<H, E>(decision: RateDecision) -> Result<(), TxError<E>>
+where
+    H: KeyHolders,
+    E: From<KeyedRefusal<H::Id>>,
+{
+    match decision {
+        RateDecision::Limited { retry_after } => {
+            Err(TxError::Abort(E::from(KeyedRefusal::RateLimited {
+                retry_after,
+            })))
+        }
+        RateDecision::Allowed => Ok(()),
+    }
 }

@@ -6,6 +6,8 @@ use diesel::prelude::*;
 use diesel::sql_types::Double;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{RateDecision, RateLimit};
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
 use uuid::Uuid;
 
 use crate::clock::{duration_from_secs, seconds_since};
@@ -22,27 +24,51 @@ pub(crate) async fn take_locked(
 ) -> Result<RateDecision, diesel::result::Error> {
     let (tokens, elapsed) = match lock_bucket(connection, subject, action).await? {
         Some(bucket) => bucket,
-        // A new bucket starts full; creating it first gives concurrent first requests a row to
-        // queue on, so none of them counts a full bucket twice. Only a subject's first request
-        // comes here: the others find the row at once, one round trip fewer.
+        // Only a subject's first request comes here: the others find the row at once, one round
+        // trip fewer.
         None => {
-            Prepared(
-                diesel::insert_into(rate_limit_buckets::table)
-                    .values((
-                        rate_limit_buckets::subject_id.eq(subject),
-                        rate_limit_buckets::action.eq(action),
-                        rate_limit_buckets::tokens.eq(f64::from(limit.burst)),
-                    ))
-                    .on_conflict_do_nothing(),
-            )
-            .execute(connection)
-            .await?;
+            create_bucket(connection, subject, action, limit).await?;
             lock_bucket(connection, subject, action)
                 .await?
                 .ok_or(diesel::result::Error::NotFound)?
         }
     };
     let (tokens, decision) = limit.take(tokens, duration_from_secs(elapsed));
+    store_bucket(connection, subject, action, tokens).await?;
+    Ok(decision)
+}
+
+/// Makes the bucket of `subject` and `action`, full, unless it exists. A new bucket is made
+/// before it is taken from, so concurrent first requests have a row to queue on and none of them
+/// counts a full bucket twice.
+pub(crate) async fn create_bucket(
+    connection: &mut AsyncPgConnection,
+    subject: Uuid,
+    action: &'static str,
+    limit: RateLimit,
+) -> Result<(), diesel::result::Error> {
+    Prepared(
+        diesel::insert_into(rate_limit_buckets::table)
+            .values((
+                rate_limit_buckets::subject_id.eq(subject),
+                rate_limit_buckets::action.eq(action),
+                rate_limit_buckets::tokens.eq(f64::from(limit.burst)),
+            ))
+            .on_conflict_do_nothing(),
+    )
+    .execute(connection)
+    .await
+    .map(drop)
+}
+
+/// Stores what is left of the bucket `take` took from. A future that holds no borrow of the
+/// connection, so it can go out with the statement after it.
+pub(crate) fn store_bucket(
+    connection: &mut AsyncPgConnection,
+    subject: Uuid,
+    action: &'static str,
+    tokens: f64,
+) -> BoxFuture<'static, Result<usize, diesel::result::Error>> {
     Prepared(
         diesel::update(rate_limit_buckets::table.find((subject, action))).set((
             rate_limit_buckets::tokens.eq(tokens),
@@ -50,17 +76,17 @@ pub(crate) async fn take_locked(
         )),
     )
     .execute(connection)
-    .await?;
-    Ok(decision)
+    .boxed()
 }
 
 /// The tokens of a bucket and the seconds since it was last taken from, locked until the
-/// transaction ends; `None` while the bucket does not exist.
-async fn lock_bucket(
+/// transaction ends; `None` while the bucket does not exist. A future that holds no borrow of the
+/// connection, so it can go out with the statements after it.
+pub(crate) fn lock_bucket(
     connection: &mut AsyncPgConnection,
     subject: Uuid,
     action: &'static str,
-) -> Result<Option<(f64, f64)>, diesel::result::Error> {
+) -> BoxFuture<'static, Result<Option<(f64, f64)>, diesel::result::Error>> {
     Prepared(
         rate_limit_buckets::table
             .find((subject, action))
@@ -71,6 +97,6 @@ async fn lock_bucket(
             .for_update(),
     )
     .get_result::<(f64, f64)>(connection)
-    .await
-    .optional()
+    .map(OptionalExtension::optional)
+    .boxed()
 }

@@ -1,9 +1,11 @@
 //! `IntentAdmission`: the idempotency key and the agent's send bucket are passed as every keyed
-//! write passes them (`idempotency::admit`); then the wallet row's lock makes every
+//! write passes them (`idempotency`, decision 0054); then the wallet row's lock makes every
 //! check-and-insert of one wallet run alone, whichever server instance handles the request. An
 //! expired key is taken off its intent before the wallet is locked, in the order the executor
 //! takes an intent's lock and then its wallet's. The wallet's spend totals are locked last, as
-//! every other writer of them does (`window`), so none deadlocks.
+//! every other writer of them does (`window`), so none deadlocks. A send is four round trips
+//! whatever its policy (decision 0064): `BEGIN`; the bucket, the locks and the windows' move
+//! together; the bucket's tokens and the intent together; `COMMIT`.
 
 use std::time::Duration;
 
@@ -13,23 +15,26 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{ConfirmedBy, IntentId, TransferIntentRecord, WalletId};
+use domain::{ConfirmedBy, IntentId, RateDecision, TransferIntentRecord, WalletId};
+use futures_util::FutureExt;
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
     NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
 
-use super::window::move_expiry_and_read_held;
+use super::window::{move_windows, totals_row};
 use super::{intent_record, PgIntentStore};
+use crate::clock::duration_from_secs;
 use crate::clock::interval;
-use crate::errors::TxError;
-use crate::idempotency::{admit, Bucket, Earlier, IdempotencyKey, KeyHolders};
+use crate::errors::{corrupt, from_diesel, TxError};
+use crate::idempotency::{admit_key, refuse_limited, Earlier, IdempotencyKey, KeyHolders};
+use crate::limits::{create_bucket, lock_bucket, store_bucket};
 use crate::prepared::Prepared;
 use crate::rows::{
     address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,
 };
-use crate::schema::{spend_policies, transfer_intents, wallets};
+use crate::schema::{spend_policies, transfer_intents, wallet_spend_totals, wallets};
 
 /// The bucket of an agent's sends.
 const SEND_ACTION: &str = "wallet_send";
@@ -85,82 +90,120 @@ impl KeyHolders for IntentsUnderKey<'_> {
     }
 }
 
+/// How one attempt at a send ended.
+enum Attempt {
+    Admitted(Box<Admission>),
+    /// The agent's send bucket did not exist yet, and the wallet was locked before the bucket
+    /// could be: nothing was taken or written but the windows' move. The bucket is made on its
+    /// own and the send tried again, so that every send takes the bucket before the wallet.
+    NoBucket,
+}
+
 async fn admit_locked(
     connection: &mut AsyncPgConnection,
     intent: &NewTransferIntent,
     limits: AdmissionLimits,
     check: &AdmissionCheck,
-) -> Result<Admission, TxError<AdmissionError>> {
+) -> Result<Attempt, TxError<AdmissionError>> {
     let key = intent.idempotency_key.as_ref().map(|key| IdempotencyKey {
         owner: intent.agent_id.0,
         namespace: ":",
         key: key.as_str(),
         ttl: limits.idempotency_key,
     });
-    let sends = Bucket {
-        subject: intent.agent_id.0,
-        action: SEND_ACTION,
-        limit: limits.rate,
-    };
     let holders = IntentsUnderKey(intent);
-    if let Some(earlier) = admit(connection, key, &holders, &[sends]).await? {
-        return Ok(Admission::Replayed(earlier));
+    if let Some(earlier) = admit_key(connection, key, &holders).await? {
+        return Ok(Attempt::Admitted(Box::new(Admission::Replayed(earlier))));
     }
-    // The wallet and its policy in one statement, both locked: sends of one wallet run one at a
-    // time, and a change of its policy waits for the sends in flight (and they for it), so each
-    // send is checked against the policy current when it commits. Not FOR UPDATE: that would also
-    // block the foreign-key checks on the wallet that a change of its spend totals makes, while
-    // this waits for the totals.
-    let Some((wallet_id, address, policy)) = wallets::table
-        .inner_join(spend_policies::table)
-        .filter(wallets::agent_id.eq(intent.agent_id.0))
-        .select((wallets::id, wallets::address, SpendPolicyRow::as_select()))
-        .for_no_key_update()
-        .first::<(Uuid, String, SpendPolicyRow)>(connection)
-        .await
-        .optional()?
-    else {
+    let (agent, terms) = (intent.agent_id, &intent.terms);
+    // One round trip: the three statements go out together and run in this order, each lock
+    // taken in the order every writer takes them. The agent's send bucket; then the wallet, its
+    // policy and its totals, locked: sends of one wallet run one at a time, a change of its
+    // policy waits for the sends in flight (and they for it), so each send is checked against
+    // the policy current when it commits (not FOR UPDATE: that would also block the foreign-key
+    // checks on the wallet that a change of its spend totals makes, while this waits for the
+    // totals); then the windows moved, in a statement whose snapshot follows those locks.
+    let (bucket, locked, moved) = futures_util::try_join!(
+        lock_bucket(connection, agent.0, SEND_ACTION),
+        Prepared(
+            wallets::table
+                .inner_join(spend_policies::table)
+                .inner_join(wallet_spend_totals::table)
+                .filter(wallets::agent_id.eq(agent.0))
+                .select((wallets::id, wallets::address, SpendPolicyRow::as_select()))
+                .for_no_key_update(),
+        )
+        .get_result::<(Uuid, String, SpendPolicyRow)>(connection)
+        .map(OptionalExtension::optional)
+        .boxed(),
+        move_windows(connection, agent, &terms.recipient),
+    )?;
+    let Some((tokens, elapsed)) = bucket else {
+        return Ok(Attempt::NoBucket);
+    };
+    // A refused send commits: the token it took stays taken, so refusals count against the rate
+    // as acceptances do.
+    let (tokens, decision) = limits.rate.take(tokens, duration_from_secs(elapsed));
+    if let RateDecision::Limited { .. } = decision {
+        store_bucket(connection, agent.0, SEND_ACTION, tokens).await?;
+        refuse_limited::<IntentsUnderKey, _>(decision)?;
+    }
+    let Some((wallet_id, address, policy)) = locked else {
         return Err(TxError::Abort(AdmissionError::NoWallet));
     };
     let wallet = WalletId(wallet_id);
     let policy = policy.into_record().map_err(TxError::store)?;
-    let terms = &intent.terms;
     let capped_recipient = policy.rules.recipient_limits.daily_capped(&terms.recipient);
+    let held = totals_row(moved, wallet)?
+        .held(connection, wallet, capped_recipient.as_ref())
+        .await?;
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
         policy: &policy,
-        held: move_expiry_and_read_held(connection, wallet, capped_recipient.as_ref()).await?,
+        held,
     };
-    let admitted =
-        check(&context).map_err(|refusal| TxError::Abort(AdmissionError::Refused(refusal)))?;
+    let admitted = match check(&context) {
+        Ok(admitted) => admitted,
+        Err(refusal) => {
+            store_bucket(connection, agent.0, SEND_ACTION, tokens).await?;
+            return Err(TxError::Abort(AdmissionError::Refused(refusal)));
+        }
+    };
     let confirmed_by = admitted.confirmed_by().map(ConfirmedBy::as_str);
-    // Prepared: the text is the same on every run, the SQL of `confirmed_at` included.
-    let row = Prepared(
-        diesel::insert_into(transfer_intents::table)
-            .values((
-                transfer_intents::id.eq(intent.id.0),
-                transfer_intents::agent_id.eq(intent.agent_id.0),
-                transfer_intents::wallet_id.eq(wallet_id),
-                transfer_intents::status.eq(admitted.status().as_str()),
-                transfer_intents::confirmed_by.eq(confirmed_by),
-                transfer_intents::confirmed_at.eq(sql::<Nullable<Timestamptz>>("CASE WHEN ")
-                    .bind::<Bool, _>(confirmed_by.is_some())
-                    .sql(" THEN now() END")),
-                transfer_intents::approvals_required.eq(i16::from(admitted.approvals_required())),
-                transfer_intents::asset.eq(terms.asset.symbol()),
-                transfer_intents::chain.eq(terms.chain.as_str()),
-                transfer_intents::token_address
-                    .eq(intent.token_address.as_ref().map(address_column)),
-                transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
-                transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
-                transfer_intents::idempotency_key
-                    .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
-            ))
-            .returning(TransferIntentRow::as_returning()),
-    )
-    .get_result(connection)
-    .await?;
-    Ok(Admission::Created(intent_record(row)?))
+    // The bucket and the intent in one round trip. Prepared: the text is the same on every run,
+    // the SQL of `confirmed_at` included.
+    let (_, row) = futures_util::try_join!(
+        store_bucket(connection, agent.0, SEND_ACTION, tokens),
+        Prepared(
+            diesel::insert_into(transfer_intents::table)
+                .values((
+                    transfer_intents::id.eq(intent.id.0),
+                    transfer_intents::agent_id.eq(agent.0),
+                    transfer_intents::wallet_id.eq(wallet_id),
+                    transfer_intents::status.eq(admitted.status().as_str()),
+                    transfer_intents::confirmed_by.eq(confirmed_by),
+                    transfer_intents::confirmed_at.eq(sql::<Nullable<Timestamptz>>("CASE WHEN ")
+                        .bind::<Bool, _>(confirmed_by.is_some())
+                        .sql(" THEN now() END")),
+                    transfer_intents::approvals_required
+                        .eq(i16::from(admitted.approvals_required())),
+                    transfer_intents::asset.eq(terms.asset.symbol()),
+                    transfer_intents::chain.eq(terms.chain.as_str()),
+                    transfer_intents::token_address
+                        .eq(intent.token_address.as_ref().map(address_column)),
+                    transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
+                    transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
+                    transfer_intents::idempotency_key
+                        .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
+                ))
+                .returning(TransferIntentRow::as_returning()),
+        )
+        .get_result::<TransferIntentRow>(connection)
+        .boxed(),
+    )?;
+    Ok(Attempt::Admitted(Box::new(Admission::Created(
+        intent_record(row)?,
+    ))))
 }
 
 #[async_trait]
@@ -172,24 +215,42 @@ impl IntentAdmission for PgIntentStore {
         limits: AdmissionLimits,
         check: &AdmissionCheck,
     ) -> Result<Admission, AdmissionError> {
-        self.database
-            .in_transaction(|connection| {
-                async move {
-                    match admit_locked(connection, &intent, limits, check).await {
-                        // A refused send commits: the token it took stays taken, so refusals
-                        // count against the rate as acceptances do.
-                        Err(TxError::Abort(refused))
-                            if !matches!(refused, AdmissionError::Store(_)) =>
-                        {
-                            Ok(Err(refused))
+        let intent = &intent;
+        // An agent's first send makes its bucket and comes round once more; no other does.
+        for _ in 0..2 {
+            let attempt = self
+                .database
+                .in_transaction(|connection| {
+                    async move {
+                        match admit_locked(connection, intent, limits, check).await {
+                            // A refused send commits: the token it took stays taken, so
+                            // refusals count against the rate as acceptances do.
+                            Err(TxError::Abort(refused))
+                                if !matches!(refused, AdmissionError::Store(_)) =>
+                            {
+                                Ok(Err(refused))
+                            }
+                            attempt => attempt.map(Ok),
                         }
-                        admitted => admitted.map(Ok),
                     }
+                    .scope_boxed()
+                })
+                .await??;
+            match attempt {
+                Attempt::Admitted(admission) => return Ok(*admission),
+                Attempt::NoBucket => {
+                    let mut connection = self.database.connection().await?;
+                    create_bucket(&mut connection, intent.agent_id.0, SEND_ACTION, limits.rate)
+                        .await
+                        .map_err(from_diesel)?;
                 }
-                .scope_boxed()
-            })
-            .await
-            .and_then(|outcome| outcome)
+            }
+        }
+        Err(corrupt(format!(
+            "the send bucket of agent {} vanished",
+            intent.agent_id
+        ))
+        .into())
     }
 }
 
@@ -298,7 +359,10 @@ mod tests {
             .transaction::<_, TxError<AdmissionError>, _>(|connection| {
                 async move {
                     let before = intents_read(connection).await?;
-                    admit_locked(connection, &send(agent), LIMITS, &allow).await?;
+                    let attempt = admit_locked(connection, &send(agent), LIMITS, &allow).await?;
+                    assert!(
+                        matches!(attempt, Attempt::Admitted(admission) if matches!(*admission, Admission::Created(_)))
+                    );
                     // The totals count the new intent at commit: now, so that it is counted too.
                     connection
                         .batch_execute("SET CONSTRAINTS ALL IMMEDIATE")
@@ -341,6 +405,11 @@ mod tests {
         let (quiet, _) = new_agent(&agents, 1).await;
         let (busy, busy_wallet) = new_agent(&agents, 2).await;
         let mut connection = database.connection().await;
+        for agent in [quiet, busy] {
+            create_bucket(&mut connection, agent.0, SEND_ACTION, LIMITS.rate)
+                .await
+                .expect("bucket");
+        }
         // 5,000 open and 5,000 executed in the window, and 1,000 executed before it, which the
         // new wallet's totals count until a send moves them past.
         connection

@@ -12,14 +12,16 @@ use bigdecimal::BigDecimal;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Numeric, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::QueryResult;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
     AgentId, ConfirmedBy, EarliestExecutions, EvmAddress, Held, IntentStatus, SpendWindow,
     WalletId, WalletRecord, U256,
 };
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
 use ports::{StoreError, UsageReading, UsageVersion};
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::prepared::Prepared;
@@ -163,10 +165,15 @@ fn wallet_windows(read: impl Fn(&ExecutedSum) -> String) -> String {
     )
 }
 
+/// The wallet of the agent `$1`, as SQL: a send's statements name the agent alone, so that they
+/// go out together before any answer comes back.
+const AGENTS_WALLET: &str = "(SELECT wallets.id FROM wallets WHERE wallets.agent_id = $1)";
+
 static MOVE_WALLET: LazyLock<String> = LazyLock::new(|| {
     let moves = [&DAILY, &WEEKLY, &MONTHLY, &AUTO_CONFIRM_DAILY].map(ExecutedSum::moved);
     format!(
-        "UPDATE wallet_spend_totals SET {} WHERE wallet_spend_totals.wallet_id = $1 RETURNING {}",
+        "UPDATE wallet_spend_totals SET {} WHERE wallet_spend_totals.wallet_id = {AGENTS_WALLET} \
+         RETURNING {}",
         moves.join(", "),
         wallet_windows(|executed| format!("{}.{}", executed.totals, executed.sum)),
     )
@@ -229,7 +236,7 @@ static READ_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
 static MOVE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "UPDATE recipient_spend_totals SET {} \
-         WHERE recipient_spend_totals.wallet_id = $1 \
+         WHERE recipient_spend_totals.wallet_id = {AGENTS_WALLET} \
            AND recipient_spend_totals.recipient_address = $2 \
          RETURNING recipient_spend_totals.open_atomic \
              + recipient_spend_totals.daily_executed_atomic AS held",
@@ -309,22 +316,11 @@ impl WalletHeld {
 }
 
 /// A row of the wallet's totals, which every wallet has.
-fn totals_row<T, E: From<StoreError>>(row: Option<T>, wallet: WalletId) -> Result<T, TxError<E>> {
+pub(super) fn totals_row<T, E: From<StoreError>>(
+    row: Option<T>,
+    wallet: WalletId,
+) -> Result<T, TxError<E>> {
     row.ok_or_else(|| TxError::store(corrupt(format!("wallet {wallet} has no spend totals"))))
-}
-
-/// A statement of the windows of `wallet` (`$1`).
-macro_rules! windows_statement {
-    ($sql:expr, $wallet:expr) => {
-        diesel::sql_query($sql).bind::<SqlUuid, _>($wallet.0)
-    };
-}
-
-/// A statement of the windows of `wallet` (`$1`) and of `recipient` (`$2`), one of them or both.
-macro_rules! recipient_statement {
-    ($sql:expr, $wallet:expr, $recipient:expr) => {
-        windows_statement!($sql, $wallet).bind::<Text, _>(address_column($recipient))
-    };
 }
 
 /// The agent's wallet row and its stored policy, with `columns` read from its totals row joined:
@@ -480,53 +476,58 @@ pub(super) async fn read_usage_version(
     ))
 }
 
-/// The same amounts as `wallet_and_held`, after moving each window's expiry point to its start,
-/// so the executed intents that aged out since the last move are read once and never again; a
-/// recipient's totals are made at their first reading here. Locks the wallet's totals until the
-/// transaction ends: take it after every other lock.
-pub(super) async fn move_expiry_and_read_held<E: From<StoreError>>(
+/// The windows of a send's wallet as `move_windows` left them, before its recipient's day is
+/// read where the policy caps it.
+pub(super) struct MovedWindows(WalletAndRecipientHeld);
+
+/// The same amounts as `wallet_and_held` for the wallet of `agent`, after moving each window's
+/// expiry point to its start, so the executed intents that aged out since the last move are read
+/// once and never again; `recipient`'s day is moved too where it has totals. A future that holds
+/// no borrow of the connection, so it goes out with the statements before it. Take it in a
+/// statement after the one that locks the wallet's totals: its snapshot then sees every change
+/// already counted in them, and no change of the wallet's intents can count itself meanwhile (the
+/// trigger takes the wallet's row before a recipient's).
+pub(super) fn move_windows(
     connection: &mut AsyncPgConnection,
-    wallet: WalletId,
-    recipient: Option<&EvmAddress>,
-) -> Result<Held, TxError<E>> {
-    // Locked in a statement of its own: the next one's snapshot then sees every change already
-    // counted in the totals, and no change of the wallet's intents can count itself meanwhile
-    // (the trigger takes this row before a recipient's).
-    wallet_spend_totals::table
-        .find(wallet.0)
-        .select(wallet_spend_totals::wallet_id)
-        .for_no_key_update()
-        .first::<Uuid>(connection)
-        .await
-        .optional()?;
-    let Some(recipient) = recipient else {
-        let held: Option<WalletHeld> = Prepared(windows_statement!(MOVE_WALLET.as_str(), wallet))
-            .get_result(connection)
-            .await
-            .optional()?;
-        return Ok(totals_row(held, wallet)?.held(None));
-    };
-    let moved: Option<WalletAndRecipientHeld> = Prepared(recipient_statement!(
-        MOVE_WALLET_AND_RECIPIENT.as_str(),
-        wallet,
-        recipient
-    ))
-    .get_result(connection)
-    .await
-    .optional()?;
-    let moved = totals_row(moved, wallet)?;
-    let recipient_daily = match moved.recipient_daily {
-        Some(recipient_daily) => recipient_daily,
-        None => {
-            let created: RecipientHeld = Prepared(recipient_statement!(
-                CREATE_RECIPIENT.as_str(),
-                wallet,
-                recipient
-            ))
-            .get_result(connection)
-            .await?;
-            created.held
-        }
-    };
-    Ok(moved.wallet.held(Some(&recipient_daily)))
+    agent: AgentId,
+    recipient: &EvmAddress,
+) -> BoxFuture<'static, QueryResult<Option<MovedWindows>>> {
+    Prepared(
+        diesel::sql_query(MOVE_WALLET_AND_RECIPIENT.as_str())
+            .bind::<SqlUuid, _>(agent.0)
+            .bind::<Text, _>(address_column(recipient)),
+    )
+    .get_result::<WalletAndRecipientHeld>(connection)
+    .map(|moved| moved.optional().map(|moved| moved.map(MovedWindows)))
+    .boxed()
+}
+
+impl MovedWindows {
+    /// What the windows hold, `recipient`'s day among them where the policy caps it: read from
+    /// its totals, made at its first reading here from a scan of its intents.
+    pub(super) async fn held<E: From<StoreError>>(
+        self,
+        connection: &mut AsyncPgConnection,
+        wallet: WalletId,
+        recipient: Option<&EvmAddress>,
+    ) -> Result<Held, TxError<E>> {
+        let Self(moved) = self;
+        let Some(recipient) = recipient else {
+            return Ok(moved.wallet.held(None));
+        };
+        let recipient_daily = match moved.recipient_daily {
+            Some(recipient_daily) => recipient_daily,
+            None => {
+                let created: RecipientHeld = Prepared(
+                    diesel::sql_query(CREATE_RECIPIENT.as_str())
+                        .bind::<SqlUuid, _>(wallet.0)
+                        .bind::<Text, _>(address_column(recipient)),
+                )
+                .get_result(connection)
+                .await?;
+                created.held
+            }
+        };
+        Ok(moved.wallet.held(Some(&recipient_daily)))
+    }
 }
