@@ -17,12 +17,12 @@ Rules, by crate folder ("depends" means normal dependencies, dev-dependencies ar
                     libraries only; no IO crate below it but tokio: what a refused request is
                     told, shared by every way in
   crates/http       no adapter and no database, mail or chain driver anywhere below it
-  crates/mcp        (a transport beside HTTP) crates/domain, crates/ports, crates/app,
-                    crates/api-types, crates/refusals and the pure libraries only, so never
-                    crates/http, an adapter or the composition root; no database, mail or chain
-                    driver anywhere below it
-  adapters          (crates/postgres, email, sms, evm) crates/domain, crates/ports and the pure
-                    libraries only, so never each other, the use cases or the transport
+  crates/mcp,       (transports beside HTTP: MCP, the operator console) crates/domain,
+  crates/console    crates/ports, crates/app, crates/api-types, crates/refusals and the pure
+                    libraries only, so never crates/http, an adapter or the composition root; no
+                    database, mail or chain driver anywhere below them
+  adapters          (crates/postgres, email, sms, evm, passkeys) crates/domain, crates/ports and
+                    the pure libraries only, so never each other, the use cases or the transport
   outbound          (crates/webhook-delivery) crates/domain, crates/ports, crates/api-types and
                     the pure libraries only: it speaks to the outside as an adapter does, in the
                     API's own shapes, so never an adapter, the use cases or the composition root
@@ -44,11 +44,11 @@ DRIVER_CRATES = {
     "alloy-provider", "alloy-transport-http", "deadpool", "diesel", "diesel-async", "lettre",
     "postgres", "redis", "sqlx", "tokio-postgres",
 }
-ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm")
+ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm", "crates/passkeys")
 PURE_LIBRARIES = ("crates/text-mining", "crates/standard-webhooks")
 OUTBOUND = ("crates/webhook-delivery",)
 REFUSALS = "crates/refusals"
-TRANSPORTS = ("crates/mcp",)
+TRANSPORTS = ("crates/mcp", "crates/console")
 REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS,
             *PURE_LIBRARIES, *OUTBOUND, REFUSALS, *TRANSPORTS)
 COMPOSITION = "crates/runtime"

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use actix_web::dev::ServerHandle;
 use actix_web::web;
+use console::Console;
 use http_api::{
     ApiState, Metrics, RenderedPages, RenderedPolicies, StreamSettings, WebhookGate,
     RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
@@ -109,9 +110,11 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     actix_web::rt::spawn(auth_cache_follower);
     let services = Arc::new(services);
     let mcp = McpEndpoint::new(services.clone(), mcp_settings);
+    let console = web::Data::new(Console::new(services.clone(), &config.services.console_url));
     let state = web::Data::new(ApiState {
         services,
         mcp,
+        console,
         database: Arc::new(database),
         first_pages: RenderedPages::new(RENDERED_PAGES_BUDGET_BYTES),
         policies: RenderedPolicies::policies(RENDERED_POLICIES_BUDGET_BYTES),

@@ -8,7 +8,9 @@ use api_types::{
 };
 use app::ConfirmError;
 use clap::Subcommand;
-use domain::{AgentId, IntentId, IntentStatus, Operator, OperatorName, TransferIntentRecord};
+use domain::{
+    Actor, AgentId, IntentId, IntentStatus, Operator, OperatorName, TransferIntentRecord,
+};
 use ports::{AttemptRecord, IntentFilter};
 use runtime::config::IntentConfig;
 use runtime::wiring;
@@ -77,7 +79,15 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 })
                 .transpose()?;
             let decisions = context.services().await?.operator.decisions;
-            listed(&decisions.list(IntentFilter { agent, status }).await?)
+            listed(
+                &decisions
+                    .list(IntentFilter {
+                        agent,
+                        status,
+                        ..IntentFilter::default()
+                    })
+                    .await?,
+            )
         }
         IntentsCommand::Show { id } => {
             let decisions = context.services().await?.operator.decisions;
@@ -104,7 +114,7 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 .await?
                 .operator
                 .decisions
-                .confirm(id, force, &approver)
+                .confirm(id, force, &Actor::local(approver))
                 .await
                 .map_err(confirm_error)?;
             json!(OperatorConfirmationView::new(
@@ -127,7 +137,7 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 .await?
                 .operator
                 .decisions
-                .reject(id, reason, &operator())
+                .reject(id, reason, &Actor::local(operator()))
                 .await?
         )),
     })

@@ -6,6 +6,7 @@ mod agents;
 mod codes;
 mod events;
 mod intents;
+mod operators;
 mod policy;
 mod sandbox;
 mod wallets;
@@ -66,6 +67,9 @@ enum Command {
     /// List an agent's webhook endpoints; show, replay or disable one.
     #[command(subcommand)]
     Webhooks(webhooks::WebhooksCommand),
+    /// Invite, list and disable the operators of the console.
+    #[command(subcommand)]
+    Operators(operators::OperatorsCommand),
     /// Apply pending migrations and exit.
     Migrate,
 }
@@ -165,5 +169,6 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
         Command::Wallets(command) => wallets::run(&context, command).await,
         Command::Events(command) => events::run(&context, command).await,
         Command::Webhooks(command) => webhooks::run(&context, command).await,
+        Command::Operators(command) => operators::run(&context, command).await,
     }
 }

@@ -30,8 +30,8 @@ pub use events::{
 };
 pub use field_errors::{read_fields, FieldError, FieldErrors, FieldPath, PageLimit, RequestPart};
 pub use operator::{
-    OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
-    OperatorIssuedKey,
+    ConsoleInvitationOut, ConsoleOperatorOut, OperatorAttemptView, OperatorConfirmationView,
+    OperatorIntentDetail, OperatorIntentView, OperatorIssuedKey,
 };
 pub use sms::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,

@@ -143,3 +143,36 @@ mod tests {
         assert_eq!(forced["policy_violation"], json!(violation.to_string()));
     }
 }
+
+/// An operator of the console, as `agentctl operators` prints them.
+#[derive(Debug, Serialize)]
+pub struct ConsoleOperatorOut {
+    pub id: Uuid,
+    pub name: String,
+    pub role: &'static str,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: time::OffsetDateTime,
+    /// Set once the operator is disabled.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub disabled_at: Option<time::OffsetDateTime>,
+}
+
+impl From<&domain::OperatorAccount> for ConsoleOperatorOut {
+    fn from(operator: &domain::OperatorAccount) -> Self {
+        Self {
+            id: operator.id.0,
+            name: operator.name.as_str().to_owned(),
+            role: operator.role.as_str(),
+            created_at: operator.created_at,
+            disabled_at: operator.disabled_at,
+        }
+    }
+}
+
+/// An invitation to the console, printed this once: its link holds the one-time secret that
+/// enrolls the operator's passkey. No `Debug`, for that secret.
+#[derive(Serialize)]
+pub struct ConsoleInvitationOut {
+    pub operator: ConsoleOperatorOut,
+    pub enroll_url: String,
+}

@@ -31,9 +31,11 @@ pub use codes::{
 /// The operator's principal, defined beside the records that keep it (`decided_by`).
 pub use domain::{Operator, OperatorName};
 pub use operator::{
-    AgentAdmin, AgentAdminPorts, AgentLookupError, ChainResolution, ChainResolutionPorts,
-    ConfirmError, Confirmation, CreateAgent, CreateAgentError, EndpointView, EventAdmin,
-    IntentDecisions, IssuedKey, OperatorServices, PolicyAdmin, PolicyError, ResolveError,
+    new_csrf_token, AccessError, AgentAdmin, AgentAdminPorts, AgentLookupError, CeremonyStart,
+    ChainResolution, ChainResolutionPorts, ConfirmError, Confirmation, ConsoleAccess,
+    ConsoleSession, CreateAgent, CreateAgentError, DecisionStores, DisableError, EndpointView,
+    EventAdmin, IntentDecisions, Invitation, InviteError, IssuedKey, OperatorServices, PolicyAdmin,
+    PolicyError, RecipientStanding, ResolveError, Review, SignedIn,
 };
 
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};

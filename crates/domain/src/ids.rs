@@ -66,6 +66,8 @@ id_types! {
     WebhookEndpointId,
     /// One event's delivery to one endpoint.
     WebhookDeliveryId,
+    /// An operator of the console.
+    OperatorId,
 }
 
 #[cfg(test)]

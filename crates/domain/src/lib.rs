@@ -5,6 +5,7 @@ pub mod agent;
 pub mod amount;
 pub mod asset;
 pub mod commands;
+pub mod console;
 pub mod contact;
 pub mod cursor;
 pub mod email;
@@ -34,6 +35,10 @@ pub use agent::{
 };
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
+pub use console::{
+    Actor, AuditAction, AuditRecord, OneTimeSecret, OperatorAccount, OperatorRole, SecretHash,
+    UnknownAuditAction, UnknownRole, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
+};
 pub use contact::{
     EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,
     PhoneNumberRecord, MAX_ADDRESS_CHARS,
@@ -53,8 +58,8 @@ pub use execution::{
     nonce_used, replacement_fees, without_receipt, FeeQuote, RetrySchedule, WithoutReceipt,
 };
 pub use ids::{
-    AgentId, EmailInboxId, EmailMessageId, IntentId, LeaseId, PhoneNumberId, SmsMessageId,
-    SpendPolicyId, SponsorId, WalletId, WebhookDeliveryId, WebhookEndpointId,
+    AgentId, EmailInboxId, EmailMessageId, IntentId, LeaseId, OperatorId, PhoneNumberId,
+    SmsMessageId, SpendPolicyId, SponsorId, WalletId, WebhookDeliveryId, WebhookEndpointId,
 };
 pub use intent::{
     Approvals, ConfirmedBy, IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms,

@@ -41,6 +41,12 @@ impl OperatorName {
     }
 }
 
+impl fmt::Display for OperatorName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The operator's principal: who takes a decision on an intent (approve, reject, resolve).
 /// Stored as text in `decided_by` and in an intent's approvals (its `Display`): `cli` for
 /// `agentctl` run by a user it could not name, `cli:<user>` for one run by a named OS user (both

@@ -57,6 +57,12 @@ impl Allowlist {
         self.0.as_deref()
     }
 
+    /// Whether `recipient` is on a configured allowlist (an unrestricted policy lists no one).
+    pub fn lists(&self, recipient: &EvmAddress) -> bool {
+        self.addresses()
+            .is_some_and(|allowed| allowed.contains(recipient))
+    }
+
     /// Whether the allowlist lets `recipient` be paid: always, when none is configured.
     pub fn admits(&self, recipient: &EvmAddress) -> bool {
         self.addresses()

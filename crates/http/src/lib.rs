@@ -200,6 +200,7 @@ const OUTSIDE_THE_API: &[Endpoint] = &[
 pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         config.app_data(web::Data::new(state.mcp.clone()));
+        config.configure(console::configure(state.console.clone()));
         config.app_data(state);
         let endpoints: Vec<&Endpoint> = API.iter().chain(OUTSIDE_THE_API).collect();
         let mut paths: Vec<&str> = Vec::new();

@@ -16,6 +16,8 @@ pub struct ApiState {
     pub services: Arc<Services>,
     /// The MCP endpoint: the same use cases as tools.
     pub mcp: McpEndpoint,
+    /// The operator console, under `/console`: the same use cases as `agentctl`, in pages.
+    pub console: actix_web::web::Data<console::Console>,
     pub database: Arc<dyn DatabaseHealth>,
     /// First pages of inboxes and intents as last rendered, answered again while unchanged.
     pub first_pages: RenderedPages,

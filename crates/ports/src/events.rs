@@ -16,6 +16,11 @@ pub fn events_topic(agent: AgentId) -> String {
     format!("events:{agent}")
 }
 
+/// Woken by the events of every agent: a hub wakes `kind:*` with each topic `kind:…` it is
+/// notified of, so a watcher of all agents (the console's pending list) costs no notification
+/// more.
+pub const EVERY_AGENTS_EVENTS_TOPIC: &str = "events:*";
+
 /// The topic published on commit when an event queued a webhook delivery.
 pub const WEBHOOK_DELIVERIES_TOPIC: &str = "webhook-deliveries";
 

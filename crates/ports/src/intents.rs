@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    Admitted, AgentId, CursorPosition, EarliestExecutions, EvmAddress, Held, IdempotencyKey,
+    Actor, Admitted, AgentId, CursorPosition, EarliestExecutions, EvmAddress, Held, IdempotencyKey,
     IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit,
     RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
     WalletId, WalletRecord,
@@ -94,6 +94,10 @@ pub enum TransitionError {
 pub struct IntentFilter {
     pub agent: Option<AgentId>,
     pub status: Option<IntentStatus>,
+    /// Oldest first instead of newest first.
+    pub oldest_first: bool,
+    /// At most this many.
+    pub limit: Option<usize>,
 }
 
 /// The wallet's critical section for new intents.
@@ -155,7 +159,7 @@ pub trait IntentLedger: Send + Sync {
 
     async fn find(&self, id: IntentId) -> Result<Option<TransferIntentRecord>, StoreError>;
 
-    /// Every intent matching `filter`, newest first.
+    /// Every intent matching `filter`, newest first unless it asks for the oldest first.
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError>;
 
     /// The agent's wallet with its stored policy, and what the wallet's intents hold in each
@@ -181,6 +185,13 @@ pub trait IntentLedger: Send + Sync {
         wallet: WalletId,
     ) -> Result<(UsageVersion, OffsetDateTime), StoreError>;
 
+    /// Which of `pairs` (a wallet, a recipient) the wallet has paid: an executed intent of it to
+    /// that recipient.
+    async fn paid_recipients(
+        &self,
+        pairs: Vec<(WalletId, EvmAddress)>,
+    ) -> Result<Vec<(WalletId, EvmAddress)>, StoreError>;
+
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
 
@@ -189,17 +200,18 @@ pub trait IntentLedger: Send + Sync {
     /// (`confirmed_by` operator). What it requires is read under that lock: every change of the
     /// policy sets it on the wallet's pending intents under the same lock, so a change made
     /// while the approval was on its way is the one that counts. An operator's second approval
-    /// is not counted again.
-    async fn approve(&self, id: IntentId, approver: Operator) -> Result<Approval, TransitionError>;
+    /// is not counted again. The approval is audited as `approver`'s in the same transaction.
+    async fn approve(&self, id: IntentId, approver: Actor) -> Result<Approval, TransitionError>;
 
     /// Moves the intent by `event` under its row lock, through the domain state machine, as
-    /// `decided_by` decided; `reason` is kept as the failure reason of a reject or fail.
+    /// `decided_by` decided; `reason` is kept as the failure reason of a reject or fail. An
+    /// approval or a rejection is audited as `decided_by`'s in the same transaction.
     async fn transition(
         &self,
         id: IntentId,
         event: IntentEvent,
         reason: Option<String>,
-        decided_by: Operator,
+        decided_by: Actor,
     ) -> Result<TransferIntentRecord, TransitionError>;
 }
 

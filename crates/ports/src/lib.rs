@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod chain;
+pub mod console;
 pub mod email;
 pub mod errors;
 pub mod events;
@@ -23,6 +24,10 @@ pub use chain::{
     BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer,
     TransferCall,
 };
+pub use console::{
+    AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
+    PasskeyError, Passkeys, SessionRecord, StoredPasskey,
+};
 pub use email::{
     AcceptError, Acceptance, ClaimedEmail, Delivery, EmailCodes, EmailIdempotency, EmailOutbox,
     EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook,
@@ -32,7 +37,8 @@ pub use email::{
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
     events_topic, EndpointRefusal, EventLog, NewWebhookEndpoint, PostAnswer, WebhookDelivery,
-    WebhookEndpointChanges, WebhookEndpoints, WebhookPoster, WEBHOOK_DELIVERIES_TOPIC,
+    WebhookEndpointChanges, WebhookEndpoints, WebhookPoster, EVERY_AGENTS_EVENTS_TOPIC,
+    WEBHOOK_DELIVERIES_TOPIC,
 };
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
@@ -60,6 +66,8 @@ pub use webhooks::{WebhookHeaders, WebhookRefusal, WebhookRequest};
 pub use agents::MockAgentStore;
 #[cfg(feature = "mock")]
 pub use chain::{MockChainClient, MockChainWriter};
+#[cfg(feature = "mock")]
+pub use console::{MockOperatorStore, MockPasskeys};
 #[cfg(feature = "mock")]
 pub use email::{
     MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundMailWebhook,

@@ -2,6 +2,7 @@
 //! deadpool connection pool, and the embedded migrations.
 
 mod agents;
+mod audit;
 mod clock;
 mod connector;
 mod database;
@@ -15,6 +16,7 @@ mod limits;
 mod listings;
 mod migrate;
 mod notifications;
+mod operators;
 mod prepared;
 mod rows;
 mod sandbox_chain;
@@ -32,6 +34,7 @@ pub use events::PgEventLog;
 pub use intents::PgIntentStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};
 pub use notifications::{PgNotificationHub, CHANNEL as NOTIFICATION_CHANNEL};
+pub use operators::PgOperatorStore;
 pub use sandbox_chain::{PgSandboxChain, SANDBOX_CHAIN_ID, SANDBOX_TOKEN_DECIMALS};
 pub use sms::{PgSandboxSms, PgSmsStore};
 pub use wallet_keys::PgWalletKeyStore;

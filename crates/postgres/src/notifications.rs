@@ -40,14 +40,21 @@ impl Hub {
         self.moves.fetch_add(1, Ordering::Relaxed) + 1
     }
 
+    /// Wakes the waiters of `topic`, and of `kind:*` for a topic `kind:…`.
     fn wake(&self, topic: &str) {
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = topics.get(topic) {
-            if sender.receiver_count() == 0 {
-                topics.remove(topic);
-            } else {
-                let moved = self.next_move();
-                sender.send_modify(|generation| *generation = moved);
+        let every = topic
+            .split_once(':')
+            .filter(|(_, rest)| *rest != "*")
+            .map(|(kind, _)| format!("{kind}:*"));
+        for topic in std::iter::once(topic).chain(every.as_deref()) {
+            if let Some(sender) = topics.get(topic) {
+                if sender.receiver_count() == 0 {
+                    topics.remove(topic);
+                } else {
+                    let moved = self.next_move();
+                    sender.send_modify(|generation| *generation = moved);
+                }
             }
         }
     }
@@ -209,5 +216,20 @@ mod tests {
         hub.notify_here("events:c");
         let (again, _) = hub.subscribe_counted("events:c");
         assert!(again > before, "{again:?} after {before:?}");
+    }
+
+    #[tokio::test]
+    async fn a_topic_of_every_kind_wakes_with_each_topic_of_that_kind_only() {
+        let hub = unconnected();
+        let every = hub.subscribe("events:*");
+        let mut inbound = hub.subscribe("inbound:*");
+        hub.notify_here("events:a");
+        every.await;
+        assert!(
+            futures_util::poll!(&mut inbound).is_pending(),
+            "another kind's topic stays asleep"
+        );
+        hub.notify_here("inbound:b");
+        inbound.await;
     }
 }

@@ -400,6 +400,70 @@ diesel::joinable!(transfer_intents -> wallets (wallet_id));
 diesel::joinable!(phone_numbers -> agents (agent_id));
 diesel::joinable!(email_inboxes -> agents (agent_id));
 diesel::joinable!(wallets -> agents (agent_id));
+diesel::table! {
+    operators (id) {
+        id -> Uuid,
+        name -> Text,
+        role -> Text,
+        created_at -> Timestamptz,
+        disabled_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    operator_enrollments (token_hash) {
+        token_hash -> Bytea,
+        operator_id -> Uuid,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    operator_passkeys (credential_id) {
+        credential_id -> Bytea,
+        operator_id -> Uuid,
+        passkey -> Jsonb,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    operator_sessions (token_hash) {
+        token_hash -> Bytea,
+        operator_id -> Uuid,
+        csrf_token -> Text,
+        created_at -> Timestamptz,
+        last_seen_at -> Timestamptz,
+        address -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    operator_ceremonies (id) {
+        id -> Uuid,
+        kind -> Text,
+        enrollment -> Nullable<Bytea>,
+        state -> Jsonb,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    operator_audit (id) {
+        id -> Uuid,
+        at -> Timestamptz,
+        operator -> Text,
+        action -> Text,
+        target -> Nullable<Text>,
+        before -> Nullable<Jsonb>,
+        after -> Nullable<Jsonb>,
+        reason -> Nullable<Text>,
+        address -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(spend_policies -> wallets (wallet_id));
 diesel::joinable!(wallet_spend_totals -> wallets (wallet_id));
 diesel::joinable!(recipient_spend_totals -> wallets (wallet_id));
@@ -407,6 +471,9 @@ diesel::joinable!(intent_approvals -> transfer_intents (intent_id));
 diesel::joinable!(transfer_attempts -> transfer_intents (intent_id));
 diesel::joinable!(webhook_secrets -> webhook_endpoints (endpoint_id));
 diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
+diesel::joinable!(operator_enrollments -> operators (operator_id));
+diesel::joinable!(operator_passkeys -> operators (operator_id));
+diesel::joinable!(operator_sessions -> operators (operator_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     sponsors,
@@ -429,4 +496,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_secrets,
     webhook_deliveries,
     webhook_attempts,
+    operators,
+    operator_enrollments,
+    operator_passkeys,
+    operator_sessions,
+    operator_ceremonies,
+    operator_audit,
 );

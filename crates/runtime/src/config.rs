@@ -682,6 +682,10 @@ pub struct ServicesConfig {
     /// How many long-lived requests of each kind one agent may hold at once per instance.
     pub long_lived: LongLivedCaps,
     pub events: EventsConfig,
+    /// Where the operator console is reached: `PUBLIC_BASE_URL`, else `http://localhost` on the
+    /// port of `BIND_ADDR`. Its enrollment links start with it, and its passkeys are bound to its
+    /// host, which must be a name (decision 0065).
+    pub console_url: String,
 }
 
 /// The event log, its streams and the webhooks that carry it (decision 0058).
@@ -809,6 +813,7 @@ impl ServicesConfig {
             sms: SmsConfig::from_env(env)?,
             long_lived: long_lived_caps(env)?,
             events: EventsConfig::from_env(env)?,
+            console_url: console_url(env)?,
         })
     }
 
@@ -818,6 +823,18 @@ impl ServicesConfig {
             && matches!(self.email.provider, EmailProvider::Sandbox)
             && matches!(self.sms.provider, SmsProviderConfig::Sandbox)
     }
+}
+
+/// `PUBLIC_BASE_URL`, else the local name on the port the server binds.
+fn console_url(env: &Environment) -> Result<String, ConfigError> {
+    if let Some(public) = public_url(env, "PUBLIC_BASE_URL")? {
+        return Ok(public);
+    }
+    let bind: SocketAddr = env.parsed(
+        "BIND_ADDR",
+        DEFAULT_BIND_ADDR.parse().expect("valid default"),
+    )?;
+    Ok(format!("http://localhost:{}", bind.port()))
 }
 
 /// A public URL of the service from `name`: http or https, with a host, without a query; kept

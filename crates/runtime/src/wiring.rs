@@ -6,23 +6,25 @@ use std::time::Duration;
 
 use app::{
     AgentAdmin, AgentAdminPorts, AgentService, AuthCache, ChainResolution, ChainResolutionPorts,
-    CodePorts, CodeService, DecisionPorts, DecisionWaits, EmailPorts, EmailService, EventAdmin,
-    EventPorts, EventService, Executor, IntentDecisions, IntentExpiry, LeasedWorker, LongLived,
-    OperatorServices, OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService,
-    WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService,
+    CodePorts, CodeService, ConsoleAccess, DecisionPorts, DecisionStores, DecisionWaits,
+    EmailPorts, EmailService, EventAdmin, EventPorts, EventService, Executor, IntentDecisions,
+    IntentExpiry, LeasedWorker, LongLived, OperatorServices, OutboxWorker, PolicyAdmin,
+    QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation, WalletService, WalletStores,
+    WebhookAttempt, WebhookService,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
 use evm::{LocalKeyVault, RpcChain};
+use passkeys::{NoPasskeys, WebauthnPasskeys};
 use ports::{
     AgentStore, ChainClient, ChainWriter, EmailSender, EventLog, InboundMailWebhook,
-    InboundSmsWebhook, Notifications, NumberProvisioner, NumberReleaser, SmsProvider,
+    InboundSmsWebhook, Notifications, NumberProvisioner, NumberReleaser, Passkeys, SmsProvider,
     WebhookDelivery,
 };
 pub use postgres_store::Database;
 use postgres_store::{
-    PgAgentStore, PgEmailStore, PgEventLog, PgIntentStore, PgNotificationHub, PgSandboxChain,
-    PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore, PgWebhookStore,
+    PgAgentStore, PgEmailStore, PgEventLog, PgIntentStore, PgNotificationHub, PgOperatorStore,
+    PgSandboxChain, PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore, PgWebhookStore,
 };
 use sms::{SandboxNumberProvisioner, TwilioClient, TwilioWebhook};
 use webhook_delivery::{HttpWebhookPoster, PosterSettings};
@@ -75,7 +77,7 @@ pub fn services(
         EventPorts {
             log: Arc::new(PgEventLog::new(database.clone())),
             agents: agent_store(database),
-            notifications,
+            notifications: notifications.clone(),
             timer: Arc::new(TokioTimer),
         },
         long_lived.clone(),
@@ -102,7 +104,7 @@ pub fn services(
         events,
         webhooks,
         long_lived,
-        operator: operator_services(database, &config.provisioning, &config.sms, chain)?,
+        operator: operator_services(database, config, chain, notifications)?,
     };
     Ok((services, auth_cache_follower))
 }
@@ -351,10 +353,11 @@ pub fn sandbox_chain(database: &Database) -> PgSandboxChain {
 
 fn operator_services(
     database: &Database,
-    config: &ProvisioningConfig,
-    sms: &SmsConfig,
+    services: &ServicesConfig,
     chain: &Chain,
+    notifications: Arc<dyn Notifications>,
 ) -> anyhow::Result<OperatorServices> {
+    let (config, sms) = (&services.provisioning, &services.sms);
     let (numbers, releaser): (Arc<dyn NumberProvisioner>, Arc<dyn NumberReleaser>) =
         match &sms.provider {
             SmsProviderConfig::Sandbox => (
@@ -381,7 +384,14 @@ fn operator_services(
             usdc(config),
         ),
         policies: PolicyAdmin::new(agents.clone(), intents.clone(), usdc(config)),
-        decisions: IntentDecisions::new(agents, intents.clone()),
+        decisions: IntentDecisions::new(
+            DecisionStores {
+                agents,
+                intents: intents.clone(),
+                notifications,
+            },
+            services.intents.pending_ttl,
+        ),
         resolution: ChainResolution::new(ChainResolutionPorts {
             intents: intents.clone(),
             chain: chain.writer.clone(),
@@ -391,7 +401,25 @@ fn operator_services(
             Arc::new(PgEventLog::new(database.clone())),
             Arc::new(PgWebhookStore::new(database.clone())),
         ),
+        console: ConsoleAccess::new(
+            Arc::new(PgOperatorStore::new(database.clone())),
+            console_passkeys(&services.console_url),
+            services.console_url.clone(),
+        ),
     })
+}
+
+/// The console's passkeys; where its URL cannot carry them, none, said at start and by every
+/// ceremony: the rest of the service runs.
+fn console_passkeys(console_url: &str) -> Arc<dyn Passkeys> {
+    match WebauthnPasskeys::new(console_url) {
+        Ok(passkeys) => Arc::new(passkeys),
+        Err(why) => {
+            let why = format!("PUBLIC_BASE_URL: {why}; the operator console cannot sign anyone in");
+            tracing::warn!("{why}");
+            Arc::new(NoPasskeys::new(why))
+        }
+    }
 }
 
 /// Refuses a master key that does not open the wallets already stored: a server or CLI with the

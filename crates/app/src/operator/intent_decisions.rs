@@ -2,13 +2,20 @@
 //! transactions, confirming a pending one for execution or rejecting it. Each decision records
 //! the operator who took it.
 
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use domain::{
-    evaluate_transfer, IntentEvent, IntentId, IntentStatus, Operator, PolicyViolation,
-    TransferIntentRecord, TransitionRefused,
+    evaluate_transfer, Actor, Admitted, AgentRecord, EvmAddress, IntentEvent, IntentId,
+    IntentStatus, Operator, PolicyViolation, TransferIntentRecord, TransitionRefused, WalletId,
 };
-use ports::{AgentStore, AttemptRecord, IntentFilter, IntentLedger, StoreError, TransitionError};
+use ports::{
+    AgentStore, AttemptRecord, IntentFilter, IntentLedger, Notifications, StoreError,
+    TransitionError, Wakeup, EVERY_AGENTS_EVENTS_TOPIC,
+};
+use time::OffsetDateTime;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfirmError {
@@ -57,15 +64,138 @@ pub struct Confirmation {
     pub policy_verdict: Result<(), PolicyViolation>,
 }
 
-pub struct IntentDecisions {
+/// Where a pending intent's recipient stands with its wallet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecipientStanding {
+    /// On the policy's allowlist.
+    Allowlisted,
+    /// Never paid by this wallet.
+    New,
+    /// Paid before, not on an allowlist.
+    Paid,
+}
+
+/// A pending intent as an operator reviews it: its agent, the policy's verdict as things are
+/// now, where its recipient stands, and when it expires undecided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Review {
+    pub intent: TransferIntentRecord,
+    pub agent: AgentRecord,
+    pub verdict: Result<Admitted, PolicyViolation>,
+    pub recipient: RecipientStanding,
+    pub expires_at: OffsetDateTime,
+}
+
+/// What the decisions read and write.
+pub struct DecisionStores {
     /// Where the profile of an intent's agent (its state, its policy in force) is read.
+    pub agents: Arc<dyn AgentStore>,
+    pub intents: Arc<dyn IntentLedger>,
+    /// Wakes the reviews of pending intents at every change of any agent's intents.
+    pub notifications: Arc<dyn Notifications>,
+}
+
+pub struct IntentDecisions {
     store: Arc<dyn AgentStore>,
     intents: Arc<dyn IntentLedger>,
+    notifications: Arc<dyn Notifications>,
+    /// How long an intent stays pending before it expires.
+    pending_ttl: Duration,
 }
 
 impl IntentDecisions {
-    pub fn new(store: Arc<dyn AgentStore>, intents: Arc<dyn IntentLedger>) -> Self {
-        Self { store, intents }
+    pub fn new(stores: DecisionStores, pending_ttl: Duration) -> Self {
+        Self {
+            store: stores.agents,
+            intents: stores.intents,
+            notifications: stores.notifications,
+            pending_ttl,
+        }
+    }
+
+    /// Woken at the next change of any agent's events, which every change of an intent is:
+    /// subscribe before reading the pending intents, and none falls between the reading and the
+    /// wait.
+    pub fn watch(&self) -> Wakeup {
+        self.notifications.subscribe(EVERY_AGENTS_EVENTS_TOPIC)
+    }
+
+    /// The oldest `limit` intents awaiting a decision, each judged as it would be now.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn pending(&self, limit: usize) -> Result<Vec<Review>, StoreError> {
+        let intents = self
+            .intents
+            .list(IntentFilter {
+                status: Some(IntentStatus::PendingConfirmation),
+                oldest_first: true,
+                limit: Some(limit),
+                ..IntentFilter::default()
+            })
+            .await?;
+        self.reviews(intents).await
+    }
+
+    /// `intents` (pending ones) as an operator reviews them: one reading of each agent, of each
+    /// wallet's windows per recipient, and one of the recipients the wallets paid.
+    pub async fn reviews(
+        &self,
+        intents: Vec<TransferIntentRecord>,
+    ) -> Result<Vec<Review>, StoreError> {
+        let pairs: Vec<(WalletId, EvmAddress)> = intents
+            .iter()
+            .map(|intent| (intent.wallet_id, intent.recipient))
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let paid: HashSet<(WalletId, EvmAddress)> = self
+            .intents
+            .paid_recipients(pairs)
+            .await?
+            .into_iter()
+            .collect();
+        let mut agents = HashMap::new();
+        let mut reviews = Vec::with_capacity(intents.len());
+        for intent in intents {
+            if let Entry::Vacant(unread) = agents.entry(intent.agent_id) {
+                let profile = self.store.profile(intent.agent_id).await?;
+                unread.insert(profile.map(|profile| profile.agent));
+            }
+            let Some(Some(agent)) = agents.get(&intent.agent_id).cloned() else {
+                continue;
+            };
+            let Some((wallet, held)) = self
+                .intents
+                .wallet_and_held(intent.agent_id, Some(intent.recipient))
+                .await?
+            else {
+                continue;
+            };
+            let rules = wallet
+                .spend_policy
+                .map(|policy| policy.rules)
+                .unwrap_or_default();
+            let verdict = evaluate_transfer(
+                &rules,
+                &intent.recipient,
+                intent.amount,
+                &held.without_pending(intent.amount),
+            );
+            let recipient = if rules.allowlist.lists(&intent.recipient) {
+                RecipientStanding::Allowlisted
+            } else if paid.contains(&(intent.wallet_id, intent.recipient)) {
+                RecipientStanding::Paid
+            } else {
+                RecipientStanding::New
+            };
+            reviews.push(Review {
+                expires_at: intent.created_at + self.pending_ttl,
+                intent,
+                agent,
+                verdict,
+                recipient,
+            });
+        }
+        Ok(reviews)
     }
 
     /// Intents matching `filter`, newest first.
@@ -93,8 +223,9 @@ impl IntentDecisions {
         &self,
         id: IntentId,
         force: bool,
-        operator: &Operator,
+        actor: &Actor,
     ) -> Result<Confirmation, ConfirmError> {
+        let operator = &actor.operator;
         let intent = self
             .intents
             .find(id)
@@ -137,7 +268,7 @@ impl IntentDecisions {
         if let (Err(violation), false) = (policy_verdict, force) {
             return Err(ConfirmError::Policy(violation));
         }
-        let approval = self.intents.approve(id, operator.clone()).await?;
+        let approval = self.intents.approve(id, actor.clone()).await?;
         if !approval.counted && approval.intent.status == IntentStatus::PendingConfirmation {
             return Err(ConfirmError::AlreadyApproved {
                 id,
@@ -163,11 +294,11 @@ impl IntentDecisions {
         &self,
         id: IntentId,
         reason: Option<String>,
-        operator: &Operator,
+        actor: &Actor,
     ) -> Result<TransferIntentRecord, TransitionError> {
         let reason = reason.unwrap_or_else(|| "rejected by operator".to_owned());
         self.intents
-            .transition(id, IntentEvent::Reject, Some(reason), operator.clone())
+            .transition(id, IntentEvent::Reject, Some(reason), actor.clone())
             .await
     }
 }
@@ -179,13 +310,20 @@ mod tests {
         AgentProfile, AgentRecord, ApprovalCount, Approvals, AtomicAmount, Held, Quorum,
         SpendLimits, SpendPolicyRecord, SpendRules, WalletRecord, U256,
     };
-    use ports::{Approval, MockAgentStore, MockIntentLedger};
+    use ports::{Approval, MockAgentStore, MockIntentLedger, MockNotifications};
     use uuid::Uuid;
 
-    use crate::operator::tests::operator;
+    use crate::operator::tests::actor;
 
     fn deciding(store: MockAgentStore, intents: MockIntentLedger) -> IntentDecisions {
-        IntentDecisions::new(Arc::new(store), Arc::new(intents))
+        IntentDecisions::new(
+            DecisionStores {
+                agents: Arc::new(store),
+                intents: Arc::new(intents),
+                notifications: Arc::new(MockNotifications::new()),
+            },
+            Duration::from_secs(24 * 60 * 60),
+        )
     }
 
     #[tokio::test]
@@ -196,13 +334,13 @@ mod tests {
             .withf(|_, event, reason, decided_by| {
                 *event == IntentEvent::Reject
                     && reason.as_deref() == Some("rejected by operator")
-                    && *decided_by == operator()
+                    && *decided_by == actor()
             })
             .times(1)
             .returning(|id, _, _, _| Err(TransitionError::NotFound(id)));
         let decisions = deciding(MockAgentStore::new(), intents);
         assert!(decisions
-            .reject(IntentId(Uuid::now_v7()), None, &operator())
+            .reject(IntentId(Uuid::now_v7()), None, &actor())
             .await
             .is_err());
     }
@@ -264,7 +402,7 @@ mod tests {
         let mut intents = reading_ledger(&intent, wallet, held);
         intents
             .expect_approve()
-            .withf(|_, approver| *approver == operator())
+            .withf(|_, approver| *approver == actor())
             .times(confirms)
             .returning(move |_, _| {
                 Ok(Approval {
@@ -318,7 +456,7 @@ mod tests {
         intents.expect_approve().never();
         let decisions = deciding(store, intents);
         assert!(matches!(
-            decisions.confirm(intent.id, false, &operator()).await,
+            decisions.confirm(intent.id, false, &actor()).await,
             Err(ConfirmError::QuorumNeedsNamedOperator { required: 2, .. })
         ));
     }
@@ -342,7 +480,9 @@ mod tests {
             })
         });
         let decisions = deciding(store, intents);
-        let refused = decisions.confirm(intent.id, false, &bob).await;
+        let refused = decisions
+            .confirm(intent.id, false, &Actor::local(bob.clone()))
+            .await;
         assert!(
             matches!(
                 &refused,
@@ -367,7 +507,7 @@ mod tests {
         let decisions = deciding(store, ledger_of(intent, &wallet, 25, 0));
         for force in [false, true] {
             assert!(matches!(
-                decisions.confirm(id, force, &operator()).await,
+                decisions.confirm(id, force, &actor()).await,
                 Err(ConfirmError::AgentInactive(x)) if x == id
             ));
         }
@@ -379,7 +519,7 @@ mod tests {
         let (intent, store, wallet) = pending_with(true, "50");
         let decisions = deciding(store, ledger_of(intent.clone(), &wallet, 50, 1));
         let confirmed = decisions
-            .confirm(intent.id, false, &operator())
+            .confirm(intent.id, false, &actor())
             .await
             .expect("within");
         assert_eq!(confirmed.policy_verdict, Ok(()));
@@ -391,13 +531,13 @@ mod tests {
         let (intent, store, wallet) = pending_with(true, "40");
         let decisions = deciding(store, ledger_of(intent.clone(), &wallet, 50, 1));
         assert!(matches!(
-            decisions.confirm(intent.id, false, &operator()).await,
+            decisions.confirm(intent.id, false, &actor()).await,
             Err(ConfirmError::Policy(
                 PolicyViolation::ExceedsWindowMax { .. }
             ))
         ));
         let forced = decisions
-            .confirm(intent.id, true, &operator())
+            .confirm(intent.id, true, &actor())
             .await
             .expect("forced");
         assert!(matches!(

@@ -7,6 +7,7 @@
 
 pub mod agent_admin;
 pub mod chain_resolution;
+pub mod console_access;
 pub mod event_admin;
 pub mod intent_decisions;
 pub mod policy_admin;
@@ -15,8 +16,14 @@ pub use agent_admin::{
     AgentAdmin, AgentAdminPorts, AgentLookupError, CreateAgent, CreateAgentError, IssuedKey,
 };
 pub use chain_resolution::{ChainResolution, ChainResolutionPorts, ResolveError};
+pub use console_access::{
+    new_csrf_token, AccessError, CeremonyStart, ConsoleAccess, ConsoleSession, DisableError,
+    Invitation, InviteError, SignedIn,
+};
 pub use event_admin::{EndpointView, EventAdmin};
-pub use intent_decisions::{ConfirmError, Confirmation, IntentDecisions};
+pub use intent_decisions::{
+    ConfirmError, Confirmation, DecisionStores, IntentDecisions, RecipientStanding, Review,
+};
 pub use policy_admin::{PolicyAdmin, PolicyError};
 
 /// Every service of the operator's side, as `Services` holds them.
@@ -27,6 +34,8 @@ pub struct OperatorServices {
     pub resolution: ChainResolution,
     /// The agents' events and webhook endpoints.
     pub events: EventAdmin,
+    /// The console's operators, their passkeys and sessions.
+    pub console: ConsoleAccess,
 }
 
 #[cfg(test)]
@@ -58,5 +67,10 @@ pub(crate) mod tests {
         Operator::Cli {
             user: Some(OperatorName::parse("alice").expect("valid")),
         }
+    }
+
+    /// `operator()` acting on the control plane's host.
+    pub(crate) fn actor() -> domain::Actor {
+        domain::Actor::local(operator())
     }
 }

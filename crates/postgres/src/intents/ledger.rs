@@ -2,35 +2,49 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
-    AgentId, Approvals, CursorPosition, EvmAddress, Held, IntentEvent, IntentId, Operator,
-    TransferIntentRecord, WalletId, WalletRecord,
+    Actor, AgentId, Approvals, AuditAction, CursorPosition, EvmAddress, Held, IntentEvent,
+    IntentId, TransferIntentRecord, WalletId, WalletRecord,
 };
 use ports::{
     Approval, AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError,
     TransitionError, UsageReading, UsageVersion,
 };
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use super::execution::AttemptRow;
 use super::window::{read_usage_version, wallet_and_held, wallet_usage};
-use super::{intent_record, lock_intent, move_locked, transition_locked, PgIntentStore};
+use super::{intent_record, lock_intent, move_locked, PgIntentStore};
+use crate::audit::{self, AuditEntry};
 use crate::errors::{from_diesel, TxError};
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
-use crate::rows::TransferIntentRow;
+use crate::prepared::Prepared;
+use crate::rows::{address_column, parse_address, TransferIntentRow};
 use crate::schema::{intent_approvals, transfer_attempts, transfer_intents, wallets};
+
+/// A recipient its wallet paid, as `paid_recipients` reads it.
+#[derive(QueryableByName)]
+struct PaidRecipient {
+    #[diesel(sql_type = SqlUuid)]
+    wallet_id: Uuid,
+    #[diesel(sql_type = Text)]
+    recipient_address: String,
+}
 
 /// Records the approval under the intent's lock, and confirms the intent once the distinct
 /// operators' approvals reach what its row requires.
 async fn approve_locked(
     connection: &mut AsyncPgConnection,
     id: IntentId,
-    approver: Operator,
+    actor: &Actor,
 ) -> Result<Approval, TxError<TransitionError>> {
+    let approver = actor.operator.clone();
     let current = lock_intent(connection, id).await?;
     // Only a pending intent takes approvals: say so before recording one.
     current
@@ -78,7 +92,52 @@ async fn approve_locked(
             .await?;
         intent_record(row)?
     };
+    if counted {
+        audited(
+            connection,
+            actor,
+            AuditAction::Approve,
+            &current,
+            &intent,
+            None,
+        )
+        .await?;
+    }
     Ok(Approval { intent, counted })
+}
+
+/// What the audit log shows of an intent's decisions.
+fn decision_state(intent: &TransferIntentRecord) -> serde_json::Value {
+    serde_json::json!({
+        "status": intent.status.as_str(),
+        "approvals": {
+            "required": intent.approvals.required,
+            "received": intent.approvals.received,
+        },
+    })
+}
+
+/// Records `actor`'s decision moving `before` to `after`.
+async fn audited(
+    connection: &mut AsyncPgConnection,
+    actor: &Actor,
+    action: AuditAction,
+    before: &TransferIntentRecord,
+    after: &TransferIntentRecord,
+    reason: Option<&str>,
+) -> Result<(), diesel::result::Error> {
+    audit::record(
+        connection,
+        AuditEntry {
+            actor,
+            action,
+            target: Some(format!("intent:{}", after.id)),
+            before: Some(decision_state(before)),
+            after: Some(decision_state(after)),
+            reason,
+        },
+    )
+    .await
 }
 
 fn records(rows: Vec<TransferIntentRow>) -> Result<Vec<TransferIntentRecord>, StoreError> {
@@ -150,11 +209,18 @@ impl IntentLedger for PgIntentStore {
         // An operator's ad-hoc listing: boxing (and re-planning) is fine off the request path.
         let mut query = transfer_intents::table
             .select(TransferIntentRow::as_select())
-            .order((
+            .into_boxed();
+        query = if filter.oldest_first {
+            query.order((transfer_intents::created_at, transfer_intents::id))
+        } else {
+            query.order((
                 transfer_intents::created_at.desc(),
                 transfer_intents::id.desc(),
             ))
-            .into_boxed();
+        };
+        if let Some(limit) = filter.limit {
+            query = query.limit(i64::try_from(limit).unwrap_or(i64::MAX));
+        }
         if let Some(agent) = filter.agent {
             query = query.filter(transfer_intents::agent_id.eq(agent.0));
         }
@@ -189,11 +255,48 @@ impl IntentLedger for PgIntentStore {
         read_usage_version(&mut connection, agent, wallet).await
     }
 
+    async fn paid_recipients(
+        &self,
+        pairs: Vec<(WalletId, EvmAddress)>,
+    ) -> Result<Vec<(WalletId, EvmAddress)>, StoreError> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (wallets, recipients): (Vec<Uuid>, Vec<String>) = pairs
+            .iter()
+            .map(|(wallet, recipient)| (wallet.0, address_column(recipient)))
+            .unzip();
+        let mut connection = self.database.connection().await?;
+        let paid: Vec<PaidRecipient> = Prepared(
+            diesel::sql_query(
+                "SELECT asked.wallet_id, asked.recipient_address \
+                 FROM unnest($1::uuid[], $2::text[]) AS asked (wallet_id, recipient_address) \
+                 WHERE EXISTS (SELECT 1 FROM transfer_intents AS paid \
+                     WHERE paid.wallet_id = asked.wallet_id \
+                       AND paid.recipient_address = asked.recipient_address \
+                       AND paid.status = 'executed')",
+            )
+            .bind::<Array<SqlUuid>, _>(wallets)
+            .bind::<Array<Text>, _>(recipients),
+        )
+        .load(&mut connection)
+        .await
+        .map_err(from_diesel)?;
+        paid.into_iter()
+            .map(|paid| {
+                Ok((
+                    WalletId(paid.wallet_id),
+                    parse_address(&paid.recipient_address)?,
+                ))
+            })
+            .collect()
+    }
+
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn approve(&self, id: IntentId, approver: Operator) -> Result<Approval, TransitionError> {
+    async fn approve(&self, id: IntentId, approver: Actor) -> Result<Approval, TransitionError> {
         self.database
             .in_transaction(|connection| {
-                async move { approve_locked(connection, id, approver).await }.scope_boxed()
+                async move { approve_locked(connection, id, &approver).await }.scope_boxed()
             })
             .await
     }
@@ -224,12 +327,39 @@ impl IntentLedger for PgIntentStore {
         id: IntentId,
         event: IntentEvent,
         reason: Option<String>,
-        decided_by: Operator,
+        decided_by: Actor,
     ) -> Result<TransferIntentRecord, TransitionError> {
         self.database
             .in_transaction(|connection| {
                 async move {
-                    transition_locked(connection, id, event, reason, None, Some(decided_by)).await
+                    let current = lock_intent(connection, id).await?;
+                    let moved = move_locked(
+                        connection,
+                        &current,
+                        event,
+                        reason.clone(),
+                        None,
+                        Some(decided_by.operator.clone()),
+                        None,
+                    )
+                    .await?;
+                    let action = match event {
+                        IntentEvent::Confirm => Some(AuditAction::Approve),
+                        IntentEvent::Reject => Some(AuditAction::Reject),
+                        _ => None,
+                    };
+                    if let Some(action) = action {
+                        audited(
+                            connection,
+                            &decided_by,
+                            action,
+                            &current,
+                            &moved,
+                            moved.failure_reason.as_deref(),
+                        )
+                        .await?;
+                    }
+                    Ok(moved)
                 }
                 .scope_boxed()
             })

@@ -4,7 +4,7 @@ use std::time::Duration;
 use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
-    check_recipient, evaluate_transfer, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
+    check_recipient, evaluate_transfer, Actor, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
     AtomicAmount, Chain, ConfirmedBy, CursorPosition, Custody, EarliestExecutions, EvmAddress,
     FeeQuote, Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator,
     OperatorName, PolicyAsset, PolicyChange, PolicyViolation, RateLimit, RecipientLimit,
@@ -61,6 +61,11 @@ fn address(last: u8) -> EvmAddress {
 /// The operator deciding in these tests: `agentctl` run by a user it could not name.
 fn cli() -> Operator {
     Operator::Cli { user: None }
+}
+
+/// `cli()` acting on the control plane's host.
+fn on_cli() -> Actor {
+    Actor::local(cli())
 }
 
 fn amount(digits: &str) -> AtomicAmount {
@@ -229,7 +234,7 @@ async fn the_daily_limit_counts_held_intents_and_releases_rejected_ones() {
             first.id,
             IntentEvent::Reject,
             Some("not today".into()),
-            cli(),
+            on_cli(),
         )
         .await
         .expect("rejected");
@@ -437,7 +442,7 @@ async fn every_change_to_an_agents_intents_moves_its_listing_version_and_only_it
 
     fixture
         .intents
-        .transition(intent.id, IntentEvent::Confirm, None, cli())
+        .transition(intent.id, IntentEvent::Confirm, None, on_cli())
         .await
         .expect("confirmed");
     let confirmed = version(agent).await.expect("read");
@@ -469,14 +474,19 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
     };
     let confirmed = fixture
         .intents
-        .transition(intent.id, IntentEvent::Confirm, None, cli())
+        .transition(intent.id, IntentEvent::Confirm, None, on_cli())
         .await
         .expect("confirmed");
     assert_eq!(confirmed.status, IntentStatus::Confirmed);
     assert!(confirmed.confirmed_at.is_some());
     let refused = fixture
         .intents
-        .transition(intent.id, IntentEvent::Reject, Some("late".into()), cli())
+        .transition(
+            intent.id,
+            IntentEvent::Reject,
+            Some("late".into()),
+            on_cli(),
+        )
         .await;
     assert_eq!(
         refused,
@@ -487,7 +497,12 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
     );
     let failed = fixture
         .intents
-        .transition(intent.id, IntentEvent::Fail, Some("reverted".into()), cli())
+        .transition(
+            intent.id,
+            IntentEvent::Fail,
+            Some("reverted".into()),
+            on_cli(),
+        )
         .await
         .expect("failed");
     assert_eq!(
@@ -498,7 +513,7 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
     assert_eq!(
         fixture
             .intents
-            .transition(missing, IntentEvent::Confirm, None, cli())
+            .transition(missing, IntentEvent::Confirm, None, on_cli())
             .await,
         Err(TransitionError::NotFound(missing))
     );
@@ -507,6 +522,7 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
         .list(IntentFilter {
             agent: Some(agent),
             status: Some(IntentStatus::Failed),
+            ..IntentFilter::default()
         })
         .await
         .expect("list");
@@ -515,7 +531,8 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
         .intents
         .list(IntentFilter {
             agent: None,
-            status: Some(IntentStatus::Confirmed)
+            status: Some(IntentStatus::Confirmed),
+            ..IntentFilter::default()
         })
         .await
         .expect("list")
@@ -547,7 +564,7 @@ async fn only_intents_pending_past_their_time_expire_and_release_their_amount() 
     };
     fixture
         .intents
-        .transition(old_confirmed.id, IntentEvent::Confirm, None, cli())
+        .transition(old_confirmed.id, IntentEvent::Confirm, None, on_cli())
         .await
         .expect("confirmed");
     execute(
@@ -628,7 +645,7 @@ async fn confirmed_intent(fixture: &Fixture, agent: AgentId) -> IntentId {
     let intent = created(admit(fixture, send(agent, "1", None)).await);
     fixture
         .intents
-        .transition(intent.id, IntentEvent::Confirm, None, cli())
+        .transition(intent.id, IntentEvent::Confirm, None, on_cli())
         .await
         .expect("confirmed");
     intent.id
@@ -1300,7 +1317,7 @@ async fn every_operator_decision_records_who_took_it_and_the_executor_keeps_the_
             pending.id,
             IntentEvent::Reject,
             Some("no".into()),
-            named("alice"),
+            Actor::local(named("alice")),
         )
         .await
         .expect("rejected");
@@ -1314,7 +1331,12 @@ async fn every_operator_decision_records_who_took_it_and_the_executor_keeps_the_
     let executed = created(admit(&fixture, send(agent, "1", None)).await);
     fixture
         .intents
-        .transition(executed.id, IntentEvent::Confirm, None, named("bob"))
+        .transition(
+            executed.id,
+            IntentEvent::Confirm,
+            None,
+            Actor::local(named("bob")),
+        )
         .await
         .expect("confirmed");
     assert_eq!(decided_by(executed.id).await, Some(named("bob")));
@@ -1603,13 +1625,13 @@ async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
     };
     fixture
         .intents
-        .transition(one, IntentEvent::Confirm, None, cli())
+        .transition(one, IntentEvent::Confirm, None, on_cli())
         .await
         .expect("confirmed");
     assert_held(&fixture, agent, 1111).await;
     fixture
         .intents
-        .transition(ten, IntentEvent::Reject, Some("no".into()), cli())
+        .transition(ten, IntentEvent::Reject, Some("no".into()), on_cli())
         .await
         .expect("rejected");
     assert_held(&fixture, agent, 1101).await;
@@ -1642,7 +1664,7 @@ async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
     assert_held(&fixture, agent, 1001).await;
     fixture
         .intents
-        .transition(thousand, IntentEvent::Confirm, None, cli())
+        .transition(thousand, IntentEvent::Confirm, None, on_cli())
         .await
         .expect("confirmed");
     submit_next(&fixture, 1).await;
@@ -1852,7 +1874,7 @@ async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
                 _ => IntentEvent::Confirm,
             };
             intents
-                .transition(id, event, None, cli())
+                .transition(id, event, None, on_cli())
                 .await
                 .expect("moved");
             false
@@ -2027,7 +2049,7 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
     let alice = Operator::Named(OperatorName::parse("alice").expect("valid"));
     let first = fixture
         .intents
-        .approve(intent.id, alice)
+        .approve(intent.id, Actor::local(alice))
         .await
         .expect("approved");
     assert!(first.counted);
@@ -2044,7 +2066,7 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
     let bob = Operator::Named(OperatorName::parse("bob").expect("valid"));
     let second = fixture
         .intents
-        .approve(intent.id, bob)
+        .approve(intent.id, Actor::local(bob))
         .await
         .expect("approved");
     assert_eq!(second.intent.status, IntentStatus::Confirmed);

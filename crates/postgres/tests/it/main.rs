@@ -5,6 +5,7 @@ mod email;
 mod events;
 mod intents;
 mod migrations;
+mod operators;
 mod sandbox_chain;
 mod sms;
 mod tls;

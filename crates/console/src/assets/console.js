@@ -1,0 +1,190 @@
+// The console's own script, served by the binary (no other origin is allowed to load anything):
+// the passkey ceremonies, the live pending list, and one submission per form.
+"use strict";
+
+(function () {
+  function fromBase64url(text) {
+    const base64 = text.replace(/-/g, "+").replace(/_/g, "/");
+    const padded = base64 + "=".repeat((4 - (base64.length % 4)) % 4);
+    const binary = atob(padded);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes.buffer;
+  }
+
+  function toBase64url(buffer) {
+    const bytes = new Uint8Array(buffer);
+    let binary = "";
+    for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
+    return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function csrfToken() {
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.getAttribute("content") : "";
+  }
+
+  function say(text) {
+    const message = document.getElementById("message");
+    if (message) message.textContent = text;
+  }
+
+  async function post(path, body) {
+    const response = await fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+      body: JSON.stringify(body || {}),
+    });
+    let answer = {};
+    try {
+      answer = await response.json();
+    } catch (_) {
+      answer = {};
+    }
+    if (!response.ok) throw new Error(answer.detail || "The console refused the request.");
+    return answer;
+  }
+
+  function credentialDescriptors(list) {
+    return (list || []).map(function (descriptor) {
+      return Object.assign({}, descriptor, { id: fromBase64url(descriptor.id) });
+    });
+  }
+
+  function creationOptions(publicKey) {
+    return Object.assign({}, publicKey, {
+      challenge: fromBase64url(publicKey.challenge),
+      user: Object.assign({}, publicKey.user, { id: fromBase64url(publicKey.user.id) }),
+      excludeCredentials: credentialDescriptors(publicKey.excludeCredentials),
+    });
+  }
+
+  function requestOptions(publicKey) {
+    return Object.assign({}, publicKey, {
+      challenge: fromBase64url(publicKey.challenge),
+      allowCredentials: credentialDescriptors(publicKey.allowCredentials),
+    });
+  }
+
+  function registrationAnswer(credential) {
+    const response = credential.response;
+    return {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      response: {
+        attestationObject: toBase64url(response.attestationObject),
+        clientDataJSON: toBase64url(response.clientDataJSON),
+        transports: response.getTransports ? response.getTransports() : undefined,
+      },
+      extensions: credential.getClientExtensionResults(),
+    };
+  }
+
+  function signInAnswer(credential) {
+    const response = credential.response;
+    return {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      response: {
+        authenticatorData: toBase64url(response.authenticatorData),
+        clientDataJSON: toBase64url(response.clientDataJSON),
+        signature: toBase64url(response.signature),
+        userHandle: response.userHandle ? toBase64url(response.userHandle) : null,
+      },
+      extensions: credential.getClientExtensionResults(),
+    };
+  }
+
+  async function register(button) {
+    const base = button.getAttribute("data-enroll-path");
+    say("Follow your browser's prompt to create a passkey…");
+    const begun = await post(base + "/options");
+    const credential = await navigator.credentials.create({
+      publicKey: creationOptions(begun.options.publicKey),
+    });
+    const done = await post(base, { ceremony: begun.ceremony, credential: registrationAnswer(credential) });
+    window.location.assign(done.next);
+  }
+
+  async function signIn() {
+    say("Follow your browser's prompt to use your passkey…");
+    const begun = await post("/console/sign-in/options");
+    const credential = await navigator.credentials.get({
+      publicKey: requestOptions(begun.options.publicKey),
+    });
+    const done = await post("/console/sign-in", { ceremony: begun.ceremony, credential: signInAnswer(credential) });
+    window.location.assign(done.next);
+  }
+
+  function onCeremony(id, run) {
+    const button = document.getElementById(id);
+    if (!button) return;
+    button.addEventListener("click", function () {
+      button.disabled = true;
+      run(button)
+        .catch(function (error) {
+          say(error && error.message ? error.message : String(error));
+        })
+        .finally(function () {
+          button.disabled = false;
+        });
+    });
+  }
+
+  // The pending list follows every change: an event says something moved, the rows are read
+  // again (a burst of events reads them once).
+  function followPending() {
+    const body = document.getElementById("pending-rows");
+    if (!body || !window.EventSource) return;
+    let reading = false;
+    let again = false;
+    async function refresh() {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        const response = await fetch("/console/pending/rows" + window.location.search, {
+          credentials: "same-origin",
+        });
+        if (response.ok) body.innerHTML = await response.text();
+        else if (response.status === 401) window.location.assign("/console/sign-in");
+      } finally {
+        reading = false;
+        if (again) {
+          again = false;
+          refresh();
+        }
+      }
+    }
+    const events = new EventSource("/console/pending/stream");
+    events.addEventListener("changed", refresh);
+    events.addEventListener("signed-out", function () {
+      events.close();
+      window.location.assign("/console/sign-in");
+    });
+  }
+
+  // A form is sent once: a second click while it is on its way does nothing.
+  function oneSubmissionPerForm() {
+    document.addEventListener("submit", function (event) {
+      const form = event.target;
+      if (form.dataset.sent === "true") {
+        event.preventDefault();
+        return;
+      }
+      form.dataset.sent = "true";
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    onCeremony("register-passkey", register);
+    onCeremony("sign-in", signIn);
+    followPending();
+    oneSubmissionPerForm();
+  });
+})();

@@ -1,0 +1,145 @@
+//! Who asks, and whether a change may be made: the session behind the console's cookie, the CSRF
+//! token every change carries, and the origin it must come from.
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse};
+use app::ConsoleSession;
+
+use crate::pages;
+use crate::Console;
+
+/// The session's cookie: `__Host-` (this host only, every path, only over a secure channel),
+/// `HttpOnly`, `SameSite=Strict`; it lives as long as the browser's session, and the server ends
+/// it after 30 idle minutes.
+pub const SESSION_COOKIE: &str = "__Host-console-session";
+
+/// Before a session, the sign-in and enrollment pages' CSRF token: the page carries it, this
+/// cookie too, and a change must bring both alike (double submit).
+pub(crate) const PRE_SESSION_CSRF_COOKIE: &str = "__Host-console-csrf";
+
+/// Where every request that is not signed in is sent.
+pub(crate) const SIGN_IN_PATH: &str = "/console/sign-in";
+
+pub(crate) fn console_cookie<'c>(name: &'c str, value: String) -> Cookie<'c> {
+    Cookie::build(name, value)
+        .path("/")
+        .secure(true)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .finish()
+}
+
+/// A cookie the browser forgets.
+pub(crate) fn removed(name: &str) -> Cookie<'_> {
+    let mut cookie = console_cookie(name, String::new());
+    cookie.make_removal();
+    cookie
+}
+
+/// The client's address, as the connection shows it: never a header a client can write.
+pub(crate) fn client_address(request: &HttpRequest) -> Option<String> {
+    request.peer_addr().map(|peer| peer.ip().to_string())
+}
+
+/// Whether two secrets are equal, in a time that does not tell where they differ.
+pub(crate) fn same_secret(left: &str, right: &str) -> bool {
+    left.len() == right.len()
+        && left
+            .bytes()
+            .zip(right.bytes())
+            .fold(0u8, |differ, (l, r)| differ | (l ^ r))
+            == 0
+}
+
+/// Whether the request comes from a page of the console: its `Origin` is the console's.
+pub(crate) fn same_origin(request: &HttpRequest, console: &Console) -> bool {
+    request
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|origin| origin.to_str().ok())
+        .is_some_and(|origin| origin == console.origin)
+}
+
+/// The signed-in operator, or the answer that sends the browser to sign in (the cookie, if any,
+/// forgotten).
+pub(crate) async fn signed_in(
+    request: &HttpRequest,
+    console: &Console,
+) -> Result<ConsoleSession, HttpResponse> {
+    let Some(cookie) = request.cookie(SESSION_COOKIE) else {
+        return Err(to_sign_in());
+    };
+    match console
+        .services
+        .operator
+        .console
+        .session(cookie.value())
+        .await
+    {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => Err(to_sign_in()),
+        Err(error) => Err(pages::unavailable(&error)),
+    }
+}
+
+fn to_sign_in() -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, SIGN_IN_PATH))
+        .cookie(removed(SESSION_COOKIE))
+        .finish()
+}
+
+/// A change a signed-in operator asks for: it must come from the console's origin and carry the
+/// session's CSRF token, else it is refused (403) and changes nothing.
+pub(crate) async fn signed_in_change(
+    request: &HttpRequest,
+    console: &Console,
+    sent_csrf: Option<&str>,
+) -> Result<ConsoleSession, HttpResponse> {
+    let session = signed_in(request, console).await?;
+    let token_matches = sent_csrf.is_some_and(|sent| same_secret(sent, &session.csrf));
+    if !same_origin(request, console) || !token_matches {
+        return Err(pages::forbidden(
+            "This change was refused: it did not come from a page of this console.",
+        ));
+    }
+    Ok(session)
+}
+
+/// A change asked for before any session (a sign-in, an enrollment) must come from the console's
+/// origin, with the token of its page in `X-CSRF-Token` and the same in the pre-session cookie:
+/// the refusal of one that does not.
+pub(crate) fn pre_session_refusal(
+    request: &HttpRequest,
+    console: &Console,
+) -> Option<HttpResponse> {
+    let sent = request
+        .headers()
+        .get("x-csrf-token")
+        .and_then(|token| token.to_str().ok());
+    let kept = request.cookie(PRE_SESSION_CSRF_COOKIE);
+    let matches = match (sent, kept.as_ref()) {
+        (Some(sent), Some(kept)) => !sent.is_empty() && same_secret(sent, kept.value()),
+        _ => false,
+    };
+    (!same_origin(request, console) || !matches).then(|| {
+        pages::json_refusal(
+            HttpResponse::Forbidden(),
+            "This request was refused: it did not come from a page of this console.",
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_equal_only_byte_for_byte() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "abcd"));
+        assert!(same_secret("", ""));
+    }
+}

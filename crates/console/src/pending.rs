@@ -1,0 +1,232 @@
+//! The pending list: transfer intents awaiting a decision, oldest first, each with the policy's
+//! verdict recomputed now. It follows every change live: a stream tells the page something
+//! moved, and the page reads its rows again.
+
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::web::Bytes;
+use actix_web::{web, HttpRequest, HttpResponse};
+use app::{ConsoleSession, RecipientStanding, Review};
+use domain::PolicyViolation;
+use futures_util::stream;
+use maud::{html, Markup};
+use time::OffsetDateTime;
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::guard::signed_in;
+use crate::pages::{amount, html, layout, time_left};
+use crate::Console;
+
+/// The most intents one page lists.
+pub(crate) const PAGE: usize = 100;
+
+/// How often a live list says it is still there, and checks its operator's session.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// How long one live list lasts before its browser reconnects.
+const LIFETIME: Duration = Duration::from_secs(60 * 60);
+
+/// `GET /console/pending`.
+pub(crate) async fn page(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
+    let session = match signed_in(&request, &console).await {
+        Ok(session) => session,
+        Err(to_sign_in) => return to_sign_in,
+    };
+    match console.services.operator.decisions.pending(PAGE).await {
+        Ok(reviews) => html(
+            HttpResponse::Ok(),
+            layout(
+                "Pending",
+                Some(&session),
+                None,
+                html! {
+                    p {
+                        "Transfers awaiting a decision, oldest first (at most " (PAGE) "), each "
+                        "judged by the spend policy as it stands now. The list follows every "
+                        "change."
+                    }
+                    table id="pending" {
+                        thead {
+                            tr {
+                                th scope="col" { "Agent" }
+                                th scope="col" { "Amount" }
+                                th scope="col" { "Recipient" }
+                                th scope="col" { "Verdict now" }
+                                th scope="col" { "Approvals" }
+                                th scope="col" { "Expires in" }
+                                th scope="col" { "Decision" }
+                            }
+                        }
+                        tbody id="pending-rows" { (rows_of(&reviews, &session)) }
+                    }
+                },
+            ),
+        ),
+        Err(error) => crate::pages::unavailable(&error),
+    }
+}
+
+/// `GET /console/pending/rows`: the rows alone, for the live page.
+pub(crate) async fn rows(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
+    let Ok(session) = signed_in(&request, &console).await else {
+        return HttpResponse::Unauthorized().finish();
+    };
+    match console.services.operator.decisions.pending(PAGE).await {
+        Ok(reviews) => html(HttpResponse::Ok(), rows_of(&reviews, &session)),
+        Err(error) => crate::pages::unavailable(&error),
+    }
+}
+
+fn rows_of(reviews: &[Review], session: &ConsoleSession) -> Markup {
+    let now = OffsetDateTime::now_utc();
+    html! {
+        @if reviews.is_empty() {
+            tr { td colspan="7" { "Nothing awaits a decision." } }
+        }
+        @for review in reviews {
+            (row(review, session, now))
+        }
+    }
+}
+
+fn row(review: &Review, session: &ConsoleSession, now: OffsetDateTime) -> Markup {
+    let intent = &review.intent;
+    let id = intent.id.to_string();
+    html! {
+        tr data-intent-id=(id) {
+            td {
+                a href={ "/console/intents/" (id) } {
+                    (review.agent.label.as_ref().map_or("(no label)", |label| label.as_str()))
+                }
+                @if !review.agent.is_active { " " span.mark.new-recipient { "deactivated" } }
+            }
+            td { (amount(&intent.amount)) }
+            td {
+                code { (intent.recipient.to_string()) }
+                " " (standing(review.recipient))
+            }
+            td { (verdict(&review.verdict)) }
+            td { (intent.approvals.received) " of " (intent.approvals.required) }
+            td { (time_left((review.expires_at - now).whole_seconds())) }
+            td {
+                @if session.operator.role.may_decide() {
+                    form.inline method="post" action={ "/console/intents/" (id) "/approve" } {
+                        input type="hidden" name="csrf" value=(session.csrf);
+                        button type="submit" { "Approve" }
+                    }
+                    " "
+                }
+                a href={ "/console/intents/" (id) } { "Review" }
+            }
+        }
+    }
+}
+
+pub(crate) fn standing(standing: RecipientStanding) -> Markup {
+    html! {
+        @match standing {
+            RecipientStanding::Allowlisted => span.mark.allowlisted { "allowlisted" },
+            RecipientStanding::New => span.mark.new-recipient { "new recipient" },
+            RecipientStanding::Paid => {},
+        }
+    }
+}
+
+pub(crate) fn verdict(verdict: &Result<domain::Admitted, PolicyViolation>) -> Markup {
+    html! {
+        @match verdict {
+            Ok(_) => span.verdict.allowed { "allowed" },
+            Err(violation) => span.verdict.refused { "refused (" (violation.rule()) "): " (violation.to_string()) },
+        }
+    }
+}
+
+/// `GET /console/pending/stream`: an event `changed` whenever an agent's intents may have
+/// moved; `signed-out` once the operator's session has ended.
+pub(crate) async fn stream(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
+    let Ok(session) = signed_in(&request, &console).await else {
+        return event_stream(HttpResponse::Ok(), stream::iter([Ok(event("signed-out"))]));
+    };
+    let Ok(place) = console.live_lists.clone().try_acquire_owned() else {
+        return HttpResponse::TooManyRequests()
+            .insert_header((header::RETRY_AFTER, "5"))
+            .finish();
+    };
+    let cookie = request
+        .cookie(crate::guard::SESSION_COOKIE)
+        .map(|cookie| cookie.value().to_owned())
+        .unwrap_or_default();
+    let follow = Follow {
+        console: console.into_inner(),
+        cookie,
+        ends_at: tokio::time::Instant::now() + LIFETIME,
+        _place: place,
+        done: false,
+    };
+    drop(session);
+    event_stream(
+        HttpResponse::Ok(),
+        stream::unfold(follow, |mut follow| async move {
+            let item = follow.next().await?;
+            Some((Ok::<_, actix_web::Error>(item), follow))
+        }),
+    )
+}
+
+fn event_stream(
+    mut response: actix_web::HttpResponseBuilder,
+    body: impl futures_util::Stream<Item = Result<Bytes, actix_web::Error>> + 'static,
+) -> HttpResponse {
+    response
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .streaming(body)
+}
+
+fn event(name: &str) -> Bytes {
+    Bytes::from(format!("event: {name}\ndata: \n\n"))
+}
+
+/// One live list: it waits for a change, a keep-alive or its end, holding its place.
+struct Follow {
+    console: std::sync::Arc<Console>,
+    cookie: String,
+    ends_at: tokio::time::Instant,
+    _place: OwnedSemaphorePermit,
+    done: bool,
+}
+
+impl Follow {
+    async fn next(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
+        }
+        let changed = self.console.services.operator.decisions.watch();
+        let woken = tokio::select! {
+            () = changed => true,
+            () = tokio::time::sleep(KEEP_ALIVE) => false,
+            () = tokio::time::sleep_until(self.ends_at) => {
+                self.done = true;
+                return Some(Bytes::from_static(b": the list ends; the browser reconnects\n\n"));
+            }
+        };
+        // Whoever was disabled, or went idle, is told at once.
+        let live = self
+            .console
+            .services
+            .operator
+            .console
+            .is_live(&self.cookie)
+            .await;
+        if !matches!(live, Ok(true)) {
+            self.done = true;
+            return Some(event("signed-out"));
+        }
+        Some(if woken {
+            event("changed")
+        } else {
+            Bytes::from_static(b": still here\n\n")
+        })
+    }
+}
