@@ -4,10 +4,10 @@ use anyhow::Context as _;
 use api_types::{AgentResponse, OperatorIssuedKey};
 use app::{CreateAgent, CreateAgentError, IssuedKey};
 use clap::Subcommand;
-use domain::{AgentId, Label};
+use domain::{Actor, AgentId, Label};
 use serde_json::{json, Value};
 
-use crate::Context;
+use crate::{operator, Context};
 
 #[derive(Subcommand)]
 pub enum AgentsCommand {
@@ -54,13 +54,16 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
                 .transpose()
                 .context("--label")?;
             let issued = admin
-                .create(CreateAgent {
-                    sponsor,
-                    label,
-                    email,
-                    phone,
-                    wallet,
-                })
+                .create(
+                    CreateAgent {
+                        sponsor,
+                        label,
+                        email,
+                        phone,
+                        wallet,
+                    },
+                    &Actor::local(operator()),
+                )
                 .await
                 .map_err(create_error)?;
             issued_key(&issued)
@@ -71,9 +74,13 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
         }
         AgentsCommand::Show { id } => json!(AgentResponse::from(&admin.show(id).await?)),
         AgentsCommand::Deactivate { id } => {
-            json!(AgentResponse::from(&admin.deactivate(id).await?))
+            json!(AgentResponse::from(
+                &admin.deactivate(id, &Actor::local(operator())).await?
+            ))
         }
-        AgentsCommand::RotateKey { id } => issued_key(&admin.rotate_key(id).await?),
+        AgentsCommand::RotateKey { id } => {
+            issued_key(&admin.rotate_key(id, &Actor::local(operator())).await?)
+        }
     })
 }
 

@@ -4,12 +4,12 @@ use anyhow::Context as _;
 use api_types::SpendPolicyOut;
 use clap::{Args, Subcommand};
 use domain::{
-    AgentId, Allowlist, AllowlistChange, ApprovalCount, AtomicAmount, EvmAddress, PolicyChange,
-    RecipientLimit, RecipientLimitsChange, MAX_APPROVALS_REQUIRED,
+    Actor, AgentId, Allowlist, AllowlistChange, ApprovalCount, AtomicAmount, EvmAddress,
+    PolicyChange, RecipientLimit, RecipientLimitsChange, MAX_APPROVALS_REQUIRED,
 };
 use serde_json::{json, Value};
 
-use crate::{Context, ATOMIC_UNITS};
+use crate::{operator, Context, ATOMIC_UNITS};
 
 #[derive(Subcommand)]
 pub enum PolicyCommand {
@@ -79,7 +79,9 @@ pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Va
         // The policy in force once set, with its usage (policy.md), as `show` prints it.
         PolicyCommand::Set(args) => {
             let change = policy_change(&args)?;
-            policies.set(args.agent_id, change).await?;
+            policies
+                .set(args.agent_id, change, &Actor::local(operator()))
+                .await?;
             let usage = policies.usage(args.agent_id).await?;
             json!(SpendPolicyOut::with_usage(&usage.policy, &usage.windows))
         }

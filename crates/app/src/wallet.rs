@@ -7,8 +7,8 @@ use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, window_usage, Admitted,
     AgentProfile, Asset, AssetBalance, Chain, CursorCodec, CursorPosition, EvmAddress, Held,
     IntentId, PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
-    SpendRules, TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances,
-    WalletRecord, WindowUsage,
+    TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
+    WindowUsage,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -200,18 +200,7 @@ impl WalletService {
             .wallet_and_held(profile.agent.id, recipient)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
-        Ok((self.policy_of(wallet), held))
-    }
-
-    /// The wallet's stored policy, or without one the policy of no limits.
-    fn policy_of(&self, wallet: WalletRecord) -> SpendPolicyRecord {
-        wallet.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
-            id: domain::SpendPolicyId(wallet.id.0),
-            asset: self.token.clone(),
-            rules: SpendRules::default(),
-            created_at: wallet.created_at,
-            updated_at: wallet.created_at,
-        })
+        Ok((wallet.policy_in_force(&self.token), held))
     }
 
     /// The policy in force with what each window it caps holds now and has left, as admission
@@ -246,7 +235,7 @@ impl WalletService {
             .usage(agent)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
-        let policy = self.policy_of(reading.wallet);
+        let policy = reading.wallet.policy_in_force(&self.token);
         let windows = window_usage(&policy.rules, &reading.held);
         Ok(Kept::Read {
             value: PolicyUsage { policy, windows },
@@ -473,7 +462,7 @@ mod tests {
     use super::*;
     use domain::{
         AgentId, AgentRecord, AtomicAmount, EarliestExecutions, EvmAddress, SpendLimits,
-        SpendWindow, TransferIntentRecord, U256,
+        SpendRules, SpendWindow, TransferIntentRecord, U256,
     };
     use ports::{
         Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger,

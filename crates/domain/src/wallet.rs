@@ -80,6 +80,19 @@ pub struct WalletRecord {
     pub created_at: OffsetDateTime,
 }
 
+impl WalletRecord {
+    /// The policy in force: the stored one, or without one the policy of no limits, in `asset`.
+    pub fn policy_in_force(self, asset: &PolicyAsset) -> SpendPolicyRecord {
+        self.spend_policy.unwrap_or_else(|| SpendPolicyRecord {
+            id: SpendPolicyId(self.id.0),
+            asset: asset.clone(),
+            rules: SpendRules::default(),
+            created_at: self.created_at,
+            updated_at: self.created_at,
+        })
+    }
+}
+
 /// A wallet and its balances, read from the chain at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalletBalances {

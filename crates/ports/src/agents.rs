@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
+    Actor, AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
     PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits,
 };
 
@@ -47,8 +47,9 @@ pub struct NewAgent {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait AgentStore: Send + Sync {
-    /// Creates the agent, its sponsor if new, and its resources, all or nothing.
-    async fn create(&self, agent: NewAgent) -> Result<AgentProfile, StoreError>;
+    /// Creates the agent, its sponsor if new, and its resources, all or nothing, audited as
+    /// `actor`'s.
+    async fn create(&self, agent: NewAgent, actor: &Actor) -> Result<AgentProfile, StoreError>;
 
     /// The profile of the active agent whose key has this hash, in one round trip.
     async fn active_profile_by_key_hash(
@@ -61,20 +62,29 @@ pub trait AgentStore: Send + Sync {
     /// All agents, oldest first.
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError>;
 
-    /// Marks the agent inactive; `false` when no such agent exists.
-    async fn deactivate(&self, id: AgentId) -> Result<bool, StoreError>;
+    /// Marks the agent inactive, audited as `actor`'s when it was active; `false` when no such
+    /// agent exists.
+    async fn deactivate(&self, id: AgentId, actor: &Actor) -> Result<bool, StoreError>;
 
-    /// Replaces the key hash, so the old key stops working at once; `false` when no such agent.
-    async fn replace_key_hash(&self, id: AgentId, hash: AgentKeyHash) -> Result<bool, StoreError>;
+    /// Replaces the key hash, so the old key stops working at once, audited as `actor`'s;
+    /// `false` when no such agent.
+    async fn replace_key_hash(
+        &self,
+        id: AgentId,
+        hash: AgentKeyHash,
+        actor: &Actor,
+    ) -> Result<bool, StoreError>;
 
     /// Applies `change` to the spend policy of the agent's wallet, creating the policy for `asset`
     /// when the wallet has none, and sets the approvals the wallet's pending intents need by the
-    /// changed policy. `None` when the agent has no wallet.
+    /// changed policy; a change that changed something is audited as `actor`'s. `None` when the
+    /// agent has no wallet.
     async fn update_policy(
         &self,
         id: AgentId,
         asset: PolicyAsset,
         change: PolicyChange,
+        actor: &Actor,
     ) -> Result<Option<SpendPolicyRecord>, PolicyUpdateError>;
 }
 

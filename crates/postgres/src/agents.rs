@@ -9,12 +9,14 @@ use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, AgentKeyHash, AgentProfile, AtomicAmount, IntentStatus, PolicyAsset, PolicyChange,
-    Quorum, SpendPolicyRecord,
+    Actor, AgentId, AgentKeyHash, AgentProfile, AtomicAmount, AuditAction, IntentStatus,
+    PolicyAsset, PolicyChange, Quorum, SpendPolicyRecord,
 };
 use ports::{AgentStore, NewAgent, PolicyUpdateError, StoreError};
+use serde_json::json;
 use uuid::Uuid;
 
+use crate::audit::{self, AuditEntry};
 use crate::database::Database;
 use crate::errors::{from_diesel, TxError};
 use crate::rows::{
@@ -187,11 +189,26 @@ async fn insert_default_policy(
     Ok(())
 }
 
+/// The policy row as the audit log shows it: its rules, without its ids and times.
+async fn policy_shown(
+    connection: &mut AsyncPgConnection,
+    policy: Uuid,
+) -> Result<serde_json::Value, diesel::result::Error> {
+    spend_policies::table
+        .find(policy)
+        .select(diesel::dsl::sql::<diesel::sql_types::Jsonb>(
+            "to_jsonb(spend_policies) - 'id' - 'wallet_id' - 'created_at' - 'updated_at'",
+        ))
+        .first(connection)
+        .await
+}
+
 async fn apply_policy_change(
     connection: &mut AsyncPgConnection,
     agent: AgentId,
     asset: &PolicyAsset,
     change: &PolicyChange,
+    actor: &Actor,
 ) -> Result<Option<SpendPolicyRecord>, TxError<PolicyUpdateError>> {
     let Some(wallet_id) = wallets::table
         .filter(wallets::agent_id.eq(agent.0))
@@ -218,6 +235,7 @@ async fn apply_policy_change(
     let rules = change
         .apply(&current.rules)
         .map_err(|too_many| TxError::Abort(too_many.into()))?;
+    let before = policy_shown(connection, policy_id).await?;
     let amount = |cap: Option<AtomicAmount>| cap.as_ref().map(numeric_column);
     let updated = diesel::update(spend_policies::table.find(policy_id))
         .set((
@@ -245,6 +263,21 @@ async fn apply_policy_change(
         .await?;
     if rules.quorum != current.rules.quorum {
         require_quorum_of_pending(connection, wallet_id, &rules.quorum).await?;
+    }
+    if rules != current.rules {
+        let after = policy_shown(connection, policy_id).await?;
+        audit::record(
+            connection,
+            AuditEntry {
+                actor,
+                action: AuditAction::PolicyChange,
+                target: Some(format!("agent:{agent}")),
+                before: Some(before),
+                after: Some(after),
+                reason: None,
+            },
+        )
+        .await?;
     }
     updated.into_record().map(Some).map_err(TxError::store)
 }
@@ -287,14 +320,32 @@ async fn require_quorum_of_pending(
 #[async_trait]
 impl AgentStore for PgAgentStore {
     #[tracing::instrument(level = "debug", skip_all, fields(agent_id = %new.id))]
-    async fn create(&self, new: NewAgent) -> Result<AgentProfile, StoreError> {
+    async fn create(&self, new: NewAgent, actor: &Actor) -> Result<AgentProfile, StoreError> {
         self.database
             .in_transaction(|connection| {
                 async move {
                     insert_agent(connection, &new).await?;
-                    load_profile(connection, new.id).await?.ok_or_else(|| {
+                    let profile = load_profile(connection, new.id).await?.ok_or_else(|| {
                         TxError::Abort(StoreError::Internal("created agent vanished".into()))
-                    })
+                    })?;
+                    audit::record(
+                        connection,
+                        AuditEntry {
+                            actor,
+                            action: AuditAction::Create,
+                            target: Some(format!("agent:{}", new.id)),
+                            before: None,
+                            after: Some(json!({
+                                "label": new.label.as_ref().map(|label| label.as_str()),
+                                "email_inbox": new.email_inbox.is_some(),
+                                "phone_number": new.phone_number.is_some(),
+                                "wallet": new.wallet.is_some(),
+                            })),
+                            reason: None,
+                        },
+                    )
+                    .await?;
+                    Ok(profile)
                 }
                 .scope_boxed()
             })
@@ -336,32 +387,86 @@ impl AgentStore for PgAgentStore {
         rows.into_iter().map(into_profile).collect()
     }
 
-    #[tracing::instrument(level = "debug", skip(self))]
-    async fn deactivate(&self, id: AgentId) -> Result<bool, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let updated = diesel::update(agents::table.find(id.0))
-            .set((
-                agents::is_active.eq(false),
-                agents::updated_at.eq(diesel::dsl::now),
-            ))
-            .execute(&mut connection)
+    #[tracing::instrument(level = "debug", skip(self, actor))]
+    async fn deactivate(&self, id: AgentId, actor: &Actor) -> Result<bool, StoreError> {
+        self.database
+            .in_transaction(|connection| {
+                async move {
+                    let Some(was_active) = agents::table
+                        .find(id.0)
+                        .select(agents::is_active)
+                        .for_update()
+                        .first::<bool>(connection)
+                        .await
+                        .optional()?
+                    else {
+                        return Ok(false);
+                    };
+                    diesel::update(agents::table.find(id.0))
+                        .set((
+                            agents::is_active.eq(false),
+                            agents::updated_at.eq(diesel::dsl::now),
+                        ))
+                        .execute(connection)
+                        .await?;
+                    if was_active {
+                        audit::record(
+                            connection,
+                            AuditEntry {
+                                actor,
+                                action: AuditAction::Deactivate,
+                                target: Some(format!("agent:{id}")),
+                                before: Some(json!({ "active": true })),
+                                after: Some(json!({ "active": false })),
+                                reason: None,
+                            },
+                        )
+                        .await?;
+                    }
+                    Ok(true)
+                }
+                .scope_boxed()
+            })
             .await
-            .map_err(from_diesel)?;
-        Ok(updated == 1)
     }
 
-    #[tracing::instrument(level = "debug", skip(self, hash))]
-    async fn replace_key_hash(&self, id: AgentId, hash: AgentKeyHash) -> Result<bool, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let updated = diesel::update(agents::table.find(id.0))
-            .set((
-                agents::key_hash.eq(hash.as_bytes().as_slice()),
-                agents::updated_at.eq(diesel::dsl::now),
-            ))
-            .execute(&mut connection)
+    #[tracing::instrument(level = "debug", skip(self, hash, actor))]
+    async fn replace_key_hash(
+        &self,
+        id: AgentId,
+        hash: AgentKeyHash,
+        actor: &Actor,
+    ) -> Result<bool, StoreError> {
+        self.database
+            .in_transaction(|connection| {
+                async move {
+                    let updated = diesel::update(agents::table.find(id.0))
+                        .set((
+                            agents::key_hash.eq(hash.as_bytes().as_slice()),
+                            agents::updated_at.eq(diesel::dsl::now),
+                        ))
+                        .execute(connection)
+                        .await?;
+                    if updated == 1 {
+                        // The log says the key changed, never a key or its hash.
+                        audit::record(
+                            connection,
+                            AuditEntry {
+                                actor,
+                                action: AuditAction::Rotate,
+                                target: Some(format!("agent:{id}")),
+                                before: None,
+                                after: Some(json!({ "key_rotated": true })),
+                                reason: None,
+                            },
+                        )
+                        .await?;
+                    }
+                    Ok(updated == 1)
+                }
+                .scope_boxed()
+            })
             .await
-            .map_err(from_diesel)?;
-        Ok(updated == 1)
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -370,10 +475,11 @@ impl AgentStore for PgAgentStore {
         id: AgentId,
         asset: PolicyAsset,
         change: PolicyChange,
+        actor: &Actor,
     ) -> Result<Option<SpendPolicyRecord>, PolicyUpdateError> {
         self.database
             .in_transaction(|connection| {
-                async move { apply_policy_change(connection, id, &asset, &change).await }
+                async move { apply_policy_change(connection, id, &asset, &change, actor).await }
                     .scope_boxed()
             })
             .await

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use domain::{AgentId, AgentKey, AgentProfile, Label, PolicyAsset};
+use domain::{Actor, AgentId, AgentKey, AgentProfile, Label, PolicyAsset};
 use ports::{
     AgentStore, Conflict, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
     NewWallet, NumberProvisioner, NumberReleaser, ProviderError, StoreError, WalletKeyStore,
@@ -97,9 +97,14 @@ impl AgentAdmin {
         }
     }
 
-    /// Creates an agent with the requested resources and returns its key, shown this once.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn create(&self, request: CreateAgent) -> Result<IssuedKey, CreateAgentError> {
+    /// Creates an agent with the requested resources and returns its key, shown this once;
+    /// audited as `actor`'s.
+    #[tracing::instrument(level = "debug", skip(self, actor))]
+    pub async fn create(
+        &self,
+        request: CreateAgent,
+        actor: &Actor,
+    ) -> Result<IssuedKey, CreateAgentError> {
         let id = AgentId(Uuid::now_v7());
         let sponsor = match request.sponsor.as_deref().map(str::trim) {
             Some("") => return Err(CreateAgentError::EmptySponsor),
@@ -130,7 +135,7 @@ impl AgentAdmin {
                 new_agent.phone_number = Some(self.provision_number().await?);
             }
             attempts_left -= 1;
-            match self.ports.agents.create(new_agent.clone()).await {
+            match self.ports.agents.create(new_agent.clone(), actor).await {
                 Ok(profile) => return Ok(IssuedKey { key, profile }),
                 // A sandbox or pooled number may already be held by another agent: draw again.
                 Err(StoreError::Conflict(Conflict::PhoneNumber))
@@ -214,9 +219,13 @@ impl AgentAdmin {
     }
 
     /// Deactivates the agent; its key stops working at once. Deactivating twice is harmless.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn deactivate(&self, id: AgentId) -> Result<AgentProfile, AgentLookupError> {
-        if !self.ports.agents.deactivate(id).await? {
+    #[tracing::instrument(level = "debug", skip(self, actor))]
+    pub async fn deactivate(
+        &self,
+        id: AgentId,
+        actor: &Actor,
+    ) -> Result<AgentProfile, AgentLookupError> {
+        if !self.ports.agents.deactivate(id, actor).await? {
             return Err(AgentLookupError::NotFound(id));
         }
         let profile = self.show(id).await?;
@@ -231,10 +240,19 @@ impl AgentAdmin {
     }
 
     /// Issues a new key for the agent; the old key stops working at once.
-    #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn rotate_key(&self, id: AgentId) -> Result<IssuedKey, AgentLookupError> {
+    #[tracing::instrument(level = "debug", skip(self, actor))]
+    pub async fn rotate_key(
+        &self,
+        id: AgentId,
+        actor: &Actor,
+    ) -> Result<IssuedKey, AgentLookupError> {
         let key = crate::generate_agent_key();
-        if !self.ports.agents.replace_key_hash(id, key.hash()).await? {
+        if !self
+            .ports
+            .agents
+            .replace_key_hash(id, key.hash(), actor)
+            .await?
+        {
             return Err(AgentLookupError::NotFound(id));
         }
         let profile = self.show(id).await?;
@@ -255,7 +273,7 @@ mod tests {
     };
     use std::sync::Mutex;
 
-    use crate::operator::tests::{profile_of, usdc};
+    use crate::operator::tests::{actor, profile_of, usdc};
 
     /// Ports whose mocks expect nothing, for a test to replace those it uses.
     fn idle_ports() -> AgentAdminPorts {
@@ -315,7 +333,7 @@ mod tests {
         let stored: Arc<Mutex<Option<NewAgent>>> = Arc::default();
         let seen = stored.clone();
         let mut store = MockAgentStore::new();
-        store.expect_create().times(1).returning(move |agent| {
+        store.expect_create().times(1).returning(move |agent, _| {
             *seen.lock().expect("lock") = Some(agent.clone());
             Ok(profile_of(&agent))
         });
@@ -326,7 +344,7 @@ mod tests {
             MockKeyVault::new(),
         );
         let issued = admin
-            .create(request(false, false, false))
+            .create(request(false, false, false), &actor())
             .await
             .expect("created");
         let stored = stored.lock().expect("lock").clone().expect("stored");
@@ -366,7 +384,7 @@ mod tests {
         let mut store = MockAgentStore::new();
         store
             .expect_create()
-            .withf(|agent| {
+            .withf(|agent, _| {
                 let wallet = agent.wallet.as_ref().expect("wallet");
                 agent.email_inbox.is_some()
                     && agent.phone_number.is_some()
@@ -375,10 +393,10 @@ mod tests {
                     && wallet.policy_asset == usdc()
             })
             .times(1)
-            .returning(|agent| Ok(profile_of(&agent)));
+            .returning(|agent, _| Ok(profile_of(&agent)));
         let admin = admin(store, inboxes, numbers, vault);
         admin
-            .create(request(true, true, true))
+            .create(request(true, true, true), &actor())
             .await
             .expect("created");
     }
@@ -400,12 +418,16 @@ mod tests {
         let mut store = MockAgentStore::new();
         store
             .expect_create()
-            .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100001"))
-            .returning(|_| Err(StoreError::Conflict(Conflict::PhoneNumber)));
+            .withf(|a, _| {
+                a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100001")
+            })
+            .returning(|_, _| Err(StoreError::Conflict(Conflict::PhoneNumber)));
         store
             .expect_create()
-            .withf(|a| a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100002"))
-            .returning(|agent| Ok(profile_of(&agent)));
+            .withf(|a, _| {
+                a.phone_number.as_ref().map(|p| p.number.as_str()) == Some("+15550100002")
+            })
+            .returning(|agent, _| Ok(profile_of(&agent)));
         let admin = admin(
             store,
             MockInboxProvisioner::new(),
@@ -413,7 +435,7 @@ mod tests {
             MockKeyVault::new(),
         );
         admin
-            .create(request(false, true, false))
+            .create(request(false, true, false), &actor())
             .await
             .expect("created");
     }
@@ -433,7 +455,7 @@ mod tests {
             vault,
         );
         let error = admin
-            .create(request(false, false, true))
+            .create(request(false, false, true), &actor())
             .await
             .expect_err("fails");
         assert!(matches!(
@@ -456,7 +478,7 @@ mod tests {
         let mut blank = request(false, false, false);
         blank.sponsor = Some("  ".into());
         assert!(matches!(
-            admin.create(blank).await,
+            admin.create(blank, &actor()).await,
             Err(CreateAgentError::EmptySponsor)
         ));
     }
@@ -466,9 +488,9 @@ mod tests {
         let mut store = MockAgentStore::new();
         store
             .expect_create()
-            .withf(|agent| agent.sponsor == format!("agent-{}", agent.id))
+            .withf(|agent, _| agent.sponsor == format!("agent-{}", agent.id))
             .times(2)
-            .returning(|agent| Ok(profile_of(&agent)));
+            .returning(|agent, _| Ok(profile_of(&agent)));
         let admin = admin(
             store,
             MockInboxProvisioner::new(),
@@ -478,7 +500,10 @@ mod tests {
         let mut unnamed = request(false, false, false);
         unnamed.sponsor = None;
         for _ in 0..2 {
-            admin.create(unnamed.clone()).await.expect("created");
+            admin
+                .create(unnamed.clone(), &actor())
+                .await
+                .expect("created");
         }
     }
 
@@ -490,9 +515,9 @@ mod tests {
         let mut store = MockAgentStore::new();
         store
             .expect_replace_key_hash()
-            .withf(move |agent, _| *agent == id)
+            .withf(move |agent, _, _| *agent == id)
             .times(1)
-            .returning(move |_, hash| {
+            .returning(move |_, hash, _| {
                 *seen.lock().expect("lock") = Some(hash);
                 Ok(true)
             });
@@ -513,15 +538,17 @@ mod tests {
             MockNumberProvisioner::new(),
             MockKeyVault::new(),
         );
-        let issued = admin.rotate_key(id).await.expect("rotated");
+        let issued = admin.rotate_key(id, &actor()).await.expect("rotated");
         assert_eq!(*replaced.lock().expect("lock"), Some(issued.key.hash()));
     }
 
     #[tokio::test]
     async fn rotating_or_deactivating_an_unknown_agent_is_not_found() {
         let mut store = MockAgentStore::new();
-        store.expect_replace_key_hash().returning(|_, _| Ok(false));
-        store.expect_deactivate().returning(|_| Ok(false));
+        store
+            .expect_replace_key_hash()
+            .returning(|_, _, _| Ok(false));
+        store.expect_deactivate().returning(|_, _| Ok(false));
         let admin = admin(
             store,
             MockInboxProvisioner::new(),
@@ -530,10 +557,10 @@ mod tests {
         );
         let id = AgentId(Uuid::now_v7());
         assert!(
-            matches!(admin.rotate_key(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+            matches!(admin.rotate_key(id, &actor()).await, Err(AgentLookupError::NotFound(x)) if x == id)
         );
         assert!(
-            matches!(admin.deactivate(id).await, Err(AgentLookupError::NotFound(x)) if x == id)
+            matches!(admin.deactivate(id, &actor()).await, Err(AgentLookupError::NotFound(x)) if x == id)
         );
     }
 
@@ -567,7 +594,7 @@ mod tests {
             usdc(),
         );
         assert!(matches!(
-            admin.create(request(false, false, true)).await,
+            admin.create(request(false, false, true), &actor()).await,
             Err(CreateAgentError::ForeignMasterKey)
         ));
     }
@@ -585,7 +612,10 @@ mod tests {
             let id = profile.agent.id;
             let number = PhoneNumberRecord::fixture().number;
             let mut store = MockAgentStore::new();
-            store.expect_deactivate().times(1).returning(|_| Ok(true));
+            store
+                .expect_deactivate()
+                .times(1)
+                .returning(|_, _| Ok(true));
             store
                 .expect_profile()
                 .returning(move |_| Ok(Some(profile.clone())));
@@ -603,7 +633,7 @@ mod tests {
                 },
                 usdc(),
             );
-            assert!(admin.deactivate(id).await.is_ok());
+            assert!(admin.deactivate(id, &actor()).await.is_ok());
         }
     }
 }

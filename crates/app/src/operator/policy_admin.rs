@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use domain::{
-    window_usage, AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits,
+    window_usage, Actor, AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord,
+    TooManyRecipientLimits,
 };
 use ports::{AgentStore, IntentLedger, PolicyUpdateError, StoreError};
 
@@ -57,24 +58,22 @@ impl PolicyAdmin {
         let Some((wallet, held)) = self.ledger.wallet_and_held(id, None).await? else {
             return Err(self.missing_wallet_reason(id).await);
         };
-        let policy = match wallet.spend_policy {
-            Some(policy) => policy,
-            // A wallet made before policies existed: an empty change creates its policy.
-            None => self.set(id, PolicyChange::default()).await?,
-        };
+        let policy = wallet.policy_in_force(&self.policy_asset);
         let windows = window_usage(&policy.rules, &held);
         Ok(PolicyUsage { policy, windows })
     }
 
-    #[tracing::instrument(level = "debug", skip(self))]
+    /// Changes the policy of the agent's wallet as `actor`, who the audit log names.
+    #[tracing::instrument(level = "debug", skip(self, actor))]
     pub async fn set(
         &self,
         id: AgentId,
         change: PolicyChange,
+        actor: &Actor,
     ) -> Result<SpendPolicyRecord, PolicyError> {
         match self
             .store
-            .update_policy(id, self.policy_asset.clone(), change)
+            .update_policy(id, self.policy_asset.clone(), change, actor)
             .await?
         {
             Some(policy) => Ok(policy),
@@ -98,7 +97,7 @@ mod tests {
     use ports::{MockAgentStore, MockIntentLedger, NewAgent};
     use uuid::Uuid;
 
-    use crate::operator::tests::{profile_of, usdc};
+    use crate::operator::tests::{actor, profile_of, usdc};
 
     /// The operator's policies over `store`, with a ledger that finds no wallet.
     fn policies(store: MockAgentStore) -> PolicyAdmin {
@@ -111,7 +110,9 @@ mod tests {
     async fn a_policy_for_an_agent_without_wallet_says_so() {
         let id = AgentId(Uuid::now_v7());
         let mut store = MockAgentStore::new();
-        store.expect_update_policy().returning(|_, _, _| Ok(None));
+        store
+            .expect_update_policy()
+            .returning(|_, _, _, _| Ok(None));
         store.expect_profile().returning(move |_| {
             Ok(Some(profile_of(&NewAgent {
                 id,
@@ -125,7 +126,7 @@ mod tests {
         });
         let policies = policies(store);
         assert!(matches!(
-            policies.set(id, PolicyChange::default()).await,
+            policies.set(id, PolicyChange::default(), &actor()).await,
             Err(PolicyError::NotProvisioned(NotProvisioned::Wallet))
         ));
         assert!(matches!(

@@ -290,22 +290,25 @@ mod tests {
     async fn new_agent(agents: &PgAgentStore, seed: u8) -> (AgentId, WalletId) {
         let id = AgentId(Uuid::now_v7());
         let profile = agents
-            .create(NewAgent {
-                id,
-                sponsor: "acme".into(),
-                label: Some(Label::parse("payer").expect("valid")),
-                key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
-                phone_number: None,
-                email_inbox: None,
-                wallet: Some(NewWallet {
-                    provider: "local".into(),
-                    chain: Chain::Base,
-                    address: EvmAddress::from_bytes([seed; 20]),
-                    custody: Custody::SelfCustodial,
-                    sealed_key: vec![seed],
-                    policy_asset: usdc(),
-                }),
-            })
+            .create(
+                NewAgent {
+                    id,
+                    sponsor: "acme".into(),
+                    label: Some(Label::parse("payer").expect("valid")),
+                    key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
+                    phone_number: None,
+                    email_inbox: None,
+                    wallet: Some(NewWallet {
+                        provider: "local".into(),
+                        chain: Chain::Base,
+                        address: EvmAddress::from_bytes([seed; 20]),
+                        custody: Custody::SelfCustodial,
+                        sealed_key: vec![seed],
+                        policy_asset: usdc(),
+                    }),
+                },
+                &domain::Actor::local(domain::Operator::Cli { user: None }),
+            )
             .await
             .expect("agent");
         (id, profile.wallet.expect("a wallet").id)

@@ -86,7 +86,10 @@ async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = full_agent(1);
-    let created = store.create(new.clone()).await.expect("created");
+    let created = store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let read = store.profile(new.id).await.expect("read").expect("exists");
     assert_eq!(created, read);
     assert_eq!(read.agent.key_hash, new.key_hash);
@@ -119,7 +122,10 @@ async fn an_agent_without_resources_has_none() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = bare_agent(2);
-    let profile = store.create(new.clone()).await.expect("created");
+    let profile = store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     assert!(
         profile.phone_number.is_none() && profile.email_inbox.is_none() && profile.wallet.is_none()
     );
@@ -131,7 +137,10 @@ async fn lookup_by_key_hash_finds_only_active_agents() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = bare_agent(3);
-    store.create(new.clone()).await.expect("created");
+    store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let found = store
         .active_profile_by_key_hash(&key(3).hash())
         .await
@@ -144,8 +153,14 @@ async fn lookup_by_key_hash_finds_only_active_agents() {
             .expect("query"),
         None
     );
-    assert!(store.deactivate(new.id).await.expect("deactivated"));
-    assert!(store.deactivate(new.id).await.expect("twice is harmless"));
+    assert!(store
+        .deactivate(new.id, &crate::actor())
+        .await
+        .expect("deactivated"));
+    assert!(store
+        .deactivate(new.id, &crate::actor())
+        .await
+        .expect("twice is harmless"));
     assert_eq!(
         store
             .active_profile_by_key_hash(&key(3).hash())
@@ -163,7 +178,7 @@ async fn lookup_by_key_hash_finds_only_active_agents() {
             .is_active
     );
     assert!(!store
-        .deactivate(AgentId(Uuid::now_v7()))
+        .deactivate(AgentId(Uuid::now_v7()), &crate::actor())
         .await
         .expect("unknown agent"));
 }
@@ -173,9 +188,12 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = bare_agent(5);
-    store.create(new.clone()).await.expect("created");
+    store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     assert!(store
-        .replace_key_hash(new.id, key(6).hash())
+        .replace_key_hash(new.id, key(6).hash(), &crate::actor())
         .await
         .expect("replaced"));
     assert_eq!(
@@ -191,7 +209,7 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
         .expect("query")
         .is_some());
     assert!(!store
-        .replace_key_hash(AgentId(Uuid::now_v7()), key(7).hash())
+        .replace_key_hash(AgentId(Uuid::now_v7()), key(7).hash(), &crate::actor())
         .await
         .expect("unknown"));
 }
@@ -200,10 +218,16 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
 async fn a_taken_phone_number_is_a_named_conflict_and_nothing_is_half_created() {
     let database = TestDatabase::new().await;
     let store = store(&database);
-    store.create(full_agent(8)).await.expect("created");
+    store
+        .create(full_agent(8), &crate::actor())
+        .await
+        .expect("created");
     let mut clash = full_agent(9);
     clash.phone_number = full_agent(8).phone_number;
-    let error = store.create(clash.clone()).await.expect_err("conflict");
+    let error = store
+        .create(clash.clone(), &crate::actor())
+        .await
+        .expect_err("conflict");
     assert_eq!(error, StoreError::Conflict(Conflict::PhoneNumber));
     assert_eq!(store.profile(clash.id).await.expect("read"), None);
     assert_eq!(store.list().await.expect("list").len(), 1);
@@ -213,8 +237,14 @@ async fn a_taken_phone_number_is_a_named_conflict_and_nothing_is_half_created() 
 async fn a_duplicate_key_hash_is_refused() {
     let database = TestDatabase::new().await;
     let store = store(&database);
-    store.create(bare_agent(10)).await.expect("created");
-    let error = store.create(bare_agent(10)).await.expect_err("conflict");
+    store
+        .create(bare_agent(10), &crate::actor())
+        .await
+        .expect("created");
+    let error = store
+        .create(bare_agent(10), &crate::actor())
+        .await
+        .expect_err("conflict");
     assert_eq!(error, StoreError::Conflict(Conflict::AgentKey));
 }
 
@@ -222,8 +252,14 @@ async fn a_duplicate_key_hash_is_refused() {
 async fn agents_list_oldest_first_and_share_a_sponsor_by_name() {
     let database = TestDatabase::new().await;
     let store = store(&database);
-    let first = store.create(bare_agent(11)).await.expect("created");
-    let second = store.create(full_agent(12)).await.expect("created");
+    let first = store
+        .create(bare_agent(11), &crate::actor())
+        .await
+        .expect("created");
+    let second = store
+        .create(full_agent(12), &crate::actor())
+        .await
+        .expect("created");
     let listed = store.list().await.expect("list");
     assert_eq!(listed, vec![first.clone(), second.clone()]);
     assert_eq!(first.agent.sponsor_id, second.agent.sponsor_id);
@@ -234,7 +270,10 @@ async fn policy_changes_apply_and_persist() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = full_agent(13);
-    store.create(new.clone()).await.expect("created");
+    store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let change = PolicyChange {
         max_per_tx: Some(Some(amount("1000000"))),
         max_daily: Some(Some(amount(
@@ -244,7 +283,7 @@ async fn policy_changes_apply_and_persist() {
         ..PolicyChange::default()
     };
     let updated = store
-        .update_policy(new.id, usdc(), change)
+        .update_policy(new.id, usdc(), change, &crate::actor())
         .await
         .expect("updated")
         .expect("has wallet");
@@ -270,7 +309,7 @@ async fn policy_changes_apply_and_persist() {
         ..PolicyChange::default()
     };
     let updated = store
-        .update_policy(new.id, usdc(), cleared)
+        .update_policy(new.id, usdc(), cleared, &crate::actor())
         .await
         .expect("updated")
         .expect("has wallet");
@@ -291,14 +330,17 @@ async fn a_policy_change_for_an_agent_without_wallet_changes_nothing() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = bare_agent(14);
-    store.create(new.clone()).await.expect("created");
+    store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let change = PolicyChange {
         max_per_tx: Some(Some(amount("5"))),
         ..PolicyChange::default()
     };
     assert_eq!(
         store
-            .update_policy(new.id, usdc(), change)
+            .update_policy(new.id, usdc(), change, &crate::actor())
             .await
             .expect("query"),
         None
@@ -310,7 +352,10 @@ async fn concurrent_allowlist_extensions_lose_no_address() {
     let database = TestDatabase::new().await;
     let store = Arc::new(store(&database));
     let new = full_agent(15);
-    store.create(new.clone()).await.expect("created");
+    store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let tasks: Vec<_> = (0..12u8)
         .map(|n| {
             let store = store.clone();
@@ -320,7 +365,7 @@ async fn concurrent_allowlist_extensions_lose_no_address() {
                     ..PolicyChange::default()
                 };
                 store
-                    .update_policy(new.id, usdc(), change)
+                    .update_policy(new.id, usdc(), change, &crate::actor())
                     .await
                     .expect("updated");
             })
@@ -428,17 +473,20 @@ async fn a_lock_timeout_is_busy_and_a_statement_timeout_unavailable_in_the_serve
         )
     };
     let new = bare_agent(16);
-    store(&database).create(new.clone()).await.expect("created");
+    store(&database)
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let _held = database.hold("SELECT id FROM agents FOR UPDATE").await;
     let short = Duration::from_millis(100);
     let long = Duration::from_secs(30);
     let error = store_timing_out(short, long)
-        .deactivate(new.id)
+        .deactivate(new.id, &crate::actor())
         .await
         .expect_err("the agent's row is held");
     assert!(matches!(error, StoreError::Busy(_)), "{error:?}");
     let error = store_timing_out(long, short)
-        .deactivate(new.id)
+        .deactivate(new.id, &crate::actor())
         .await
         .expect_err("the agent's row is held");
     assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
@@ -451,7 +499,10 @@ async fn a_role_that_may_not_change_the_servers_language_still_has_its_sessions(
         return;
     }
     let new = bare_agent(17);
-    store(&database).create(new.clone()).await.expect("created");
+    store(&database)
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     // A role of every server that may read every table but not set `lc_messages`.
     let reader = with_session_settings(
         &database,
@@ -481,7 +532,10 @@ async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
     let database = TestDatabase::new().await;
     let store = store(&database);
     let new = full_agent(14);
-    store.create(new.clone()).await.expect("created");
+    store
+        .create(new.clone(), &crate::actor())
+        .await
+        .expect("created");
     let hub = listening_hub(database.connector()).await;
     let mut connection = database.connection().await;
 
@@ -502,14 +556,14 @@ async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
     };
     wakes_profiles(&hub, "policy", async {
         store
-            .update_policy(new.id, usdc(), policy)
+            .update_policy(new.id, usdc(), policy, &crate::actor())
             .await
             .expect("set");
     })
     .await;
     wakes_profiles(&hub, "key", async {
         store
-            .replace_key_hash(new.id, key(15).hash())
+            .replace_key_hash(new.id, key(15).hash(), &crate::actor())
             .await
             .expect("replaced");
     })
@@ -522,7 +576,10 @@ async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
     })
     .await;
     wakes_profiles(&hub, "deactivation", async {
-        store.deactivate(new.id).await.expect("deactivated");
+        store
+            .deactivate(new.id, &crate::actor())
+            .await
+            .expect("deactivated");
     })
     .await;
 }
@@ -538,4 +595,106 @@ async fn wakes_profiles(
     tokio::time::timeout(Duration::from_secs(10), woken)
         .await
         .unwrap_or_else(|_| panic!("the {change} change woke no one"));
+}
+
+#[tokio::test]
+async fn every_operator_action_on_an_agent_is_audited_with_it_and_a_refused_one_is_not() {
+    let database = TestDatabase::new().await;
+    let store = store(&database);
+    let operators = postgres_store::PgOperatorStore::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    );
+    let alice = domain::Actor {
+        operator: domain::Operator::Named(domain::OperatorName::parse("alice").expect("valid")),
+        address: Some("192.0.2.7".into()),
+    };
+    let new = full_agent(40);
+    let id = new.id;
+    store.create(new, &alice).await.expect("created");
+    let daily = PolicyChange {
+        max_daily: Some(Some(amount("500"))),
+        ..PolicyChange::default()
+    };
+    store
+        .update_policy(id, usdc(), daily.clone(), &alice)
+        .await
+        .expect("set");
+    // The same change again changes nothing, and records nothing.
+    store
+        .update_policy(id, usdc(), daily, &alice)
+        .await
+        .expect("set");
+    let too_many = PolicyChange {
+        recipient_limits: domain::RecipientLimitsChange::Replace(
+            (0..=domain::MAX_RECIPIENT_LIMITS)
+                .map(|n| domain::RecipientLimit {
+                    address: address(u8::try_from(n % 250).expect("small")),
+                    max_per_tx: Some(amount(&(n + 1).to_string())),
+                    max_daily: None,
+                })
+                .collect(),
+        ),
+        ..PolicyChange::default()
+    };
+    assert!(store
+        .update_policy(id, usdc(), too_many, &alice)
+        .await
+        .is_err());
+    assert!(store
+        .replace_key_hash(id, key(41).hash(), &alice)
+        .await
+        .expect("rotated"));
+    assert!(store.deactivate(id, &alice).await.expect("deactivated"));
+    assert!(
+        store.deactivate(id, &alice).await.expect("again"),
+        "deactivating twice finds the agent"
+    );
+    let mut log = ports::OperatorStore::audit(
+        &operators,
+        ports::AuditPage {
+            before: None,
+            limit: 10,
+        },
+    )
+    .await
+    .expect("read");
+    log.reverse();
+    let rows: Vec<_> = log.into_iter().map(|(_, row)| row).collect();
+    assert_eq!(
+        rows.iter().map(|row| row.action).collect::<Vec<_>>(),
+        [
+            domain::AuditAction::Create,
+            domain::AuditAction::PolicyChange,
+            domain::AuditAction::Rotate,
+            domain::AuditAction::Deactivate,
+        ],
+        "one row per change made, none for a change refused or making no difference"
+    );
+    for row in &rows {
+        assert_eq!(
+            (
+                row.operator.as_str(),
+                row.address.as_deref(),
+                row.target.clone()
+            ),
+            (
+                "operator:alice",
+                Some("192.0.2.7"),
+                Some(format!("agent:{id}"))
+            )
+        );
+    }
+    let change: serde_json::Value =
+        serde_json::from_str(rows[1].after.as_deref().expect("after")).expect("JSON");
+    assert_eq!(change["max_daily_atomic"], serde_json::json!(500));
+    let hash: String = key(41)
+        .hash()
+        .as_bytes()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    assert!(
+        rows.iter().all(|row| !format!("{row:?}").contains(&hash)),
+        "no key nor hash in the log"
+    );
 }

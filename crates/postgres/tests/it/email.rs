@@ -28,7 +28,7 @@ fn email_store(database: &TestDatabase) -> PgEmailStore {
 
 async fn agent_with_inbox(database: &TestDatabase, seed: u8) -> AgentProfile {
     store(database)
-        .create(full_agent(seed))
+        .create(full_agent(seed), &crate::actor())
         .await
         .expect("created")
 }

@@ -34,7 +34,7 @@ fn endpoint(types: Option<EventTypes>) -> NewWebhookEndpoint {
 async fn a_reader_following_seq_never_sees_a_gap_while_several_instances_write() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(81))
+        .create(full_agent(81), &crate::actor())
         .await
         .expect("created");
     const WRITERS: usize = 4;
@@ -80,7 +80,7 @@ async fn a_reader_following_seq_never_sees_a_gap_while_several_instances_write()
 async fn a_change_that_never_commits_leaves_no_event_and_takes_no_seq() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(82))
+        .create(full_agent(82), &crate::actor())
         .await
         .expect("created");
     let number = profile.phone_number.clone().expect("number");
@@ -119,7 +119,7 @@ async fn a_change_that_never_commits_leaves_no_event_and_takes_no_seq() {
 async fn retention_removes_old_events_and_readers_are_told_how_far() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(83))
+        .create(full_agent(83), &crate::actor())
         .await
         .expect("created");
     let sms = sms_store(&database);
@@ -154,7 +154,7 @@ async fn retention_removes_old_events_and_readers_are_told_how_far() {
 async fn an_agent_holds_at_most_its_endpoints_even_when_created_at_once() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(84))
+        .create(full_agent(84), &crate::actor())
         .await
         .expect("created");
     let webhooks = Arc::new(PgWebhookStore::new(pool(&database)));
@@ -193,7 +193,7 @@ async fn claim(webhooks: &PgWebhookStore) -> (WebhookDelivery, LeaseId) {
 async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(85))
+        .create(full_agent(85), &crate::actor())
         .await
         .expect("created");
     let webhooks = PgWebhookStore::new(pool(&database));
@@ -255,7 +255,7 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
 async fn an_endpoint_failing_for_five_days_is_disabled_and_its_queue_fails() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(86))
+        .create(full_agent(86), &crate::actor())
         .await
         .expect("created");
     let webhooks = PgWebhookStore::new(pool(&database));
@@ -320,7 +320,7 @@ async fn deleting_an_endpoint_waits_for_a_failure_being_settled_instead_of_deadl
 
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(87))
+        .create(full_agent(87), &crate::actor())
         .await
         .expect("created");
     let webhooks = Arc::new(PgWebhookStore::new(pool(&database)));

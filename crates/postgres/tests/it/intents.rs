@@ -84,15 +84,18 @@ async fn new_agent(fixture: &Fixture, seed: u8, wallet: bool) -> AgentId {
     });
     fixture
         .agents
-        .create(NewAgent {
-            id,
-            sponsor: "acme".into(),
-            label: Some(Label::parse("payer").expect("valid")),
-            key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
-            phone_number: None,
-            email_inbox: None,
-            wallet,
-        })
+        .create(
+            NewAgent {
+                id,
+                sponsor: "acme".into(),
+                label: Some(Label::parse("payer").expect("valid")),
+                key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
+                phone_number: None,
+                email_inbox: None,
+                wallet,
+            },
+            &crate::actor(),
+        )
         .await
         .expect("agent");
     id
@@ -168,7 +171,7 @@ async fn set_daily(fixture: &Fixture, agent: AgentId, daily: &str) {
 async fn change_policy(fixture: &Fixture, agent: AgentId, change: PolicyChange) {
     fixture
         .agents
-        .update_policy(agent, usdc(), change)
+        .update_policy(agent, usdc(), change, &crate::actor())
         .await
         .expect("policy")
         .expect("wallet");
@@ -254,7 +257,7 @@ async fn a_refused_send_stores_nothing() {
     };
     fixture
         .agents
-        .update_policy(agent, usdc(), change)
+        .update_policy(agent, usdc(), change, &crate::actor())
         .await
         .expect("policy");
     assert!(admit(&fixture, send(agent, "4", Some("k"))).await.is_err());
@@ -2227,5 +2230,85 @@ async fn the_usage_version_moves_with_the_agents_intents_and_its_policy_alone() 
         (sent.intents.changes, sent.policy),
         (1, changed.policy),
         "a send moves the intents' count"
+    );
+}
+
+#[tokio::test]
+async fn each_decision_on_an_intent_is_audited_with_it_and_a_repeated_approval_is_not() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 38, true).await;
+    change_policy(
+        &fixture,
+        agent,
+        PolicyChange {
+            approvals_required: Some(Some(ApprovalCount::quorum(2).expect("in range"))),
+            ..PolicyChange::default()
+        },
+    )
+    .await;
+    let (approved, rejected) = (
+        created(admit(&fixture, send(agent, "5", None)).await),
+        created(admit(&fixture, send(agent, "6", None)).await),
+    );
+    let alice = Actor {
+        operator: Operator::Named(OperatorName::parse("alice").expect("valid")),
+        address: Some("198.51.100.1".into()),
+    };
+    for _ in 0..2 {
+        fixture
+            .intents
+            .approve(approved.id, alice.clone())
+            .await
+            .expect("approved");
+    }
+    fixture
+        .intents
+        .transition(
+            rejected.id,
+            IntentEvent::Reject,
+            Some("unknown payee".into()),
+            alice.clone(),
+        )
+        .await
+        .expect("rejected");
+    let operators = postgres_store::PgOperatorStore::new(
+        Database::connect(&fixture.database.connector(), PoolSettings::default()).expect("pool"),
+    );
+    let mut log = ports::OperatorStore::audit(
+        &operators,
+        ports::AuditPage {
+            before: None,
+            limit: 20,
+        },
+    )
+    .await
+    .expect("read");
+    log.reverse();
+    let decisions: Vec<_> = log
+        .into_iter()
+        .map(|(_, row)| row)
+        .filter(|row| {
+            row.target
+                .as_deref()
+                .is_some_and(|t| t.starts_with("intent:"))
+        })
+        .map(|row| (row.action, row.target, row.reason, row.address))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            (
+                domain::AuditAction::Approve,
+                Some(format!("intent:{}", approved.id)),
+                None,
+                Some("198.51.100.1".into())
+            ),
+            (
+                domain::AuditAction::Reject,
+                Some(format!("intent:{}", rejected.id)),
+                Some("unknown payee".into()),
+                Some("198.51.100.1".into())
+            ),
+        ]
     );
 }

@@ -10,3 +10,8 @@ mod sandbox_chain;
 mod sms;
 mod tls;
 mod wallet_keys;
+
+/// The operator the tests act as, on the control plane's host.
+pub fn actor() -> domain::Actor {
+    domain::Actor::local(domain::Operator::Cli { user: None })
+}

@@ -37,7 +37,7 @@ pub(crate) fn inbound(profile: &AgentProfile, sid: &str, body: &str) -> NewSms {
 async fn messages_are_stored_once_per_provider_id_and_a_wait_takes_each_once() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(61))
+        .create(full_agent(61), &crate::actor())
         .await
         .expect("created");
     let sms = sms_store(&database);
@@ -107,7 +107,7 @@ async fn messages_are_stored_once_per_provider_id_and_a_wait_takes_each_once() {
 async fn a_stored_inbound_message_wakes_the_agents_subscription_through_the_hub() {
     let database = TestDatabase::new().await;
     let profile = store(&database)
-        .create(full_agent(62))
+        .create(full_agent(62), &crate::actor())
         .await
         .expect("created");
     let hub = crate::agents::listening_hub(database.connector()).await;

@@ -15,7 +15,10 @@ async fn sealed_keys_page_in_wallet_order_and_are_replaced_only_when_unchanged()
     let database = TestDatabase::new().await;
     let agents = store(&database);
     for seed in 1..=3 {
-        agents.create(full_agent(seed)).await.expect("created");
+        agents
+            .create(full_agent(seed), &crate::actor())
+            .await
+            .expect("created");
     }
     let keys = keys(&database);
     let first = keys.sealed_keys_after(None, 2).await.expect("first page");
