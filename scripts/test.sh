@@ -25,6 +25,10 @@ export EVENT_CLIENTS_PYTHON
 # The official MCP Python SDK, the independent client of the MCP tests.
 MCP_CLIENTS_PYTHON="${MCP_CLIENTS_PYTHON:-$(scripts/mcp-clients.sh)}"
 export MCP_CLIENTS_PYTHON
+# Playwright for Python and Debian's Chromium, and axe-core, for the operator console's browser
+# test.
+CONSOLE_BROWSER_PYTHON="${CONSOLE_BROWSER_PYTHON:-$(scripts/console-browser.sh)}"
+export CONSOLE_BROWSER_PYTHON
 # The MCP conformance suite and the Node 22 it runs on, installed before the tests that run it.
 scripts/mcp-conformance.sh >/dev/null
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2

@@ -4,6 +4,7 @@ mod auth;
 mod chain;
 mod cli;
 mod connections;
+mod console;
 mod database_outage;
 mod docs_page;
 mod email;

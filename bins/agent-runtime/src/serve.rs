@@ -51,6 +51,11 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     // A pool per worker: the connections a worker uses are driven by its own thread, with no
     // wake-up of another thread for each query (decision 0035).
     config.database.pool.shards = workers;
+    // Without PUBLIC_BASE_URL the console is reached on this machine, on the port taken (one
+    // asked for as 0 is known only now): its passkeys and its origin check are bound to it.
+    if config.public_base_url.is_none() {
+        config.services.console_url = format!("http://localhost:{}", address.port());
+    }
     let database = wiring::open_database(&config.database).await?;
     let services_config = &config.services;
     wiring::check_master_key(&database, &services_config.provisioning).await?;

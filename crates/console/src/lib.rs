@@ -6,11 +6,13 @@
 //! plane uses, so the console and `agentctl` decide alike.
 
 mod access;
+mod agents;
 mod assets;
 mod decisions;
 mod guard;
 mod pages;
 mod pending;
+mod records;
 
 use std::sync::Arc;
 
@@ -24,6 +26,14 @@ pub use guard::SESSION_COOKIE;
 
 /// Where the console is served.
 pub const CONSOLE_PATH: &str = "/console";
+
+/// The largest body the console reads: a passkey's answer, a policy's form.
+const BODY_LIMIT: usize = 64 * 1024;
+
+/// A body the console could not read, answered as `response` says.
+fn unreadable(response: actix_web::HttpResponse) -> actix_web::Error {
+    actix_web::error::InternalError::from_response("unreadable body", response).into()
+}
 
 /// Live pending lists one instance keeps open at once, every operator together.
 const LIVE_LISTS: usize = 256;
@@ -75,6 +85,21 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
         config.service(
             web::scope(CONSOLE_PATH)
                 .app_data(console)
+                .app_data(
+                    web::JsonConfig::default()
+                        .limit(BODY_LIMIT)
+                        .error_handler(|error, _| {
+                            unreadable(pages::json_refusal(
+                                actix_web::HttpResponse::BadRequest(),
+                                &format!("The request could not be read: {error}"),
+                            ))
+                        }),
+                )
+                .app_data(
+                    web::FormConfig::default()
+                        .limit(BODY_LIMIT)
+                        .error_handler(|error, _| unreadable(pages::bad_form(&error.to_string()))),
+                )
                 .wrap(security_headers())
                 .route("", web::get().to(pages::home))
                 .route("/", web::get().to(pages::home))
@@ -95,6 +120,17 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
                 .route("/intents/{id}", web::get().to(decisions::intent_page))
                 .route("/intents/{id}/approve", web::post().to(decisions::approve))
                 .route("/intents/{id}/reject", web::post().to(decisions::reject))
+                .route("/history", web::get().to(records::history))
+                .route("/audit", web::get().to(records::audit))
+                .route("/agents", web::get().to(agents::list))
+                .route("/agents", web::post().to(agents::create))
+                .route(
+                    "/agents/{id}/deactivate",
+                    web::post().to(agents::deactivate),
+                )
+                .route("/agents/{id}/rotate", web::post().to(agents::rotate))
+                .route("/agents/{id}/policy", web::get().to(agents::policy))
+                .route("/agents/{id}/policy", web::post().to(agents::save_policy))
                 .default_service(web::to(pages::not_found)),
         );
     }

@@ -116,6 +116,14 @@ pub(crate) fn forbidden(message: &str) -> HttpResponse {
     refusal(StatusCode::FORBIDDEN, "Refused", message)
 }
 
+pub(crate) fn bad_form(why: &str) -> HttpResponse {
+    refusal(
+        StatusCode::BAD_REQUEST,
+        "Refused",
+        &format!("The form could not be read: {why}"),
+    )
+}
+
 pub(crate) fn unavailable(error: &StoreError) -> HttpResponse {
     tracing::warn!(%error, "the console could not reach the database");
     refusal(

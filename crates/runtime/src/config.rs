@@ -683,8 +683,8 @@ pub struct ServicesConfig {
     pub long_lived: LongLivedCaps,
     pub events: EventsConfig,
     /// Where the operator console is reached: `PUBLIC_BASE_URL`, else `http://localhost` on the
-    /// port of `BIND_ADDR`. Its enrollment links start with it, and its passkeys are bound to its
-    /// host, which must be a name (decision 0065).
+    /// port of `BIND_ADDR` (the server puts the port it took there). Its enrollment links start
+    /// with it, and its passkeys are bound to its host, which must be a name (decision 0065).
     pub console_url: String,
 }
 

@@ -1,0 +1,225 @@
+//! What was decided and who did what: the history of intents no longer pending, filtered by
+//! agent and status, and the audit log of every operator action, newest first.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::{AgentId, IntentStatus};
+use maud::html;
+use ports::IntentFilter;
+use serde::Deserialize;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::guard::signed_in;
+use crate::pages::{amount, html, instant, layout};
+use crate::Console;
+
+/// The most rows a page of either shows.
+const ROWS: usize = 200;
+
+#[derive(Deserialize)]
+pub(crate) struct HistoryQuery {
+    agent: Option<String>,
+    status: Option<String>,
+}
+
+/// The statuses of a decided intent, which the history lists.
+const DECIDED: [IntentStatus; 6] = [
+    IntentStatus::Confirmed,
+    IntentStatus::Submitted,
+    IntentStatus::Executed,
+    IntentStatus::Failed,
+    IntentStatus::Rejected,
+    IntentStatus::Expired,
+];
+
+/// `GET /console/history`.
+pub(crate) async fn history(
+    request: HttpRequest,
+    console: web::Data<Console>,
+    query: web::Query<HistoryQuery>,
+) -> HttpResponse {
+    let session = match signed_in(&request, &console).await {
+        Ok(session) => session,
+        Err(to_sign_in) => return to_sign_in,
+    };
+    let agent_text = query.agent.as_deref().map(str::trim).unwrap_or_default();
+    let agent = agent_text.parse::<AgentId>().ok();
+    let status = query
+        .status
+        .as_deref()
+        .and_then(IntentStatus::parse)
+        .filter(|status| DECIDED.contains(status));
+    let listed = console
+        .services
+        .operator
+        .decisions
+        .list(IntentFilter {
+            agent,
+            status,
+            limit: Some(ROWS * 2),
+            ..IntentFilter::default()
+        })
+        .await;
+    let intents = match listed {
+        Ok(intents) => intents
+            .into_iter()
+            .filter(|intent| DECIDED.contains(&intent.status))
+            .take(ROWS)
+            .collect::<Vec<_>>(),
+        Err(error) => return crate::pages::unavailable(&error),
+    };
+    html(
+        HttpResponse::Ok(),
+        layout(
+            "History",
+            Some(&session),
+            None,
+            html! {
+                form method="get" action="/console/history" {
+                    div.field {
+                        label for="agent" { "Agent id" }
+                        input #agent type="text" name="agent" value=(agent_text) size="40";
+                    }
+                    div.field {
+                        label for="status" { "Status" }
+                        select #status name="status" {
+                            option value="" selected[status.is_none()] { "any decided" }
+                            @for each in DECIDED {
+                                option value=(each.as_str()) selected[status == Some(each)] { (each.as_str()) }
+                            }
+                        }
+                    }
+                    button type="submit" { "Filter" }
+                }
+                @if !agent_text.is_empty() && agent.is_none() {
+                    p role="alert" { "That is not an agent id: every agent is listed." }
+                }
+                table {
+                    thead {
+                        tr {
+                            th scope="col" { "Intent" }
+                            th scope="col" { "Agent" }
+                            th scope="col" { "Amount" }
+                            th scope="col" { "Recipient" }
+                            th scope="col" { "Status" }
+                            th scope="col" { "Decided by" }
+                            th scope="col" { "Transaction" }
+                            th scope="col" { "Updated" }
+                        }
+                    }
+                    tbody {
+                        @if intents.is_empty() { tr { td colspan="8" { "No decided intent." } } }
+                        @for intent in &intents {
+                            @let id = intent.id.to_string();
+                            tr data-intent-id=(id) {
+                                td { a href={ "/console/intents/" (id) } { code { (id) } } }
+                                td { code { (intent.agent_id.to_string()) } }
+                                td { (amount(&intent.amount)) }
+                                td { code { (intent.recipient.to_string()) } }
+                                td { (intent.status.as_str()) }
+                                td { @if let Some(by) = &intent.decided_by { (by.to_string()) } }
+                                td { @if let Some(hash) = &intent.tx_hash { code { (hash) } } }
+                                td { (instant(intent.updated_at)) }
+                            }
+                        }
+                    }
+                }
+            },
+        ),
+    )
+}
+
+#[derive(Deserialize)]
+pub(crate) struct AuditQuery {
+    /// The last row of the page before, as `<unix nanoseconds>_<id>`.
+    before: Option<String>,
+}
+
+fn cursor(at: OffsetDateTime, id: Uuid) -> String {
+    format!("{}_{}", at.unix_timestamp_nanos(), id)
+}
+
+fn read_cursor(text: &str) -> Option<(OffsetDateTime, Uuid)> {
+    let (nanos, id) = text.split_once('_')?;
+    let at = OffsetDateTime::from_unix_timestamp_nanos(nanos.parse().ok()?).ok()?;
+    Some((at, id.parse().ok()?))
+}
+
+/// `GET /console/audit`.
+pub(crate) async fn audit(
+    request: HttpRequest,
+    console: web::Data<Console>,
+    query: web::Query<AuditQuery>,
+) -> HttpResponse {
+    let session = match signed_in(&request, &console).await {
+        Ok(session) => session,
+        Err(to_sign_in) => return to_sign_in,
+    };
+    let before = query.before.as_deref().and_then(read_cursor);
+    let rows = match console.services.operator.console.audit(before, ROWS).await {
+        Ok(rows) => rows,
+        Err(error) => return crate::pages::unavailable(&error),
+    };
+    let older = (rows.len() == ROWS)
+        .then(|| rows.last().map(|(id, row)| cursor(row.at, *id)))
+        .flatten();
+    html(
+        HttpResponse::Ok(),
+        layout(
+            "Audit",
+            Some(&session),
+            None,
+            html! {
+                p { "Every operator action, newest first. The log is append-only: nothing in it is ever changed or removed." }
+                table {
+                    thead {
+                        tr {
+                            th scope="col" { "Time" }
+                            th scope="col" { "Operator" }
+                            th scope="col" { "Action" }
+                            th scope="col" { "Target" }
+                            th scope="col" { "Before" }
+                            th scope="col" { "After" }
+                            th scope="col" { "Reason" }
+                            th scope="col" { "Address" }
+                        }
+                    }
+                    tbody {
+                        @if rows.is_empty() { tr { td colspan="8" { "Nothing recorded yet." } } }
+                        @for (id, row) in &rows {
+                            tr data-audit-id=(id.to_string()) data-action=(row.action.as_str()) {
+                                td { (instant(row.at)) }
+                                td { (row.operator) }
+                                td { (row.action.as_str()) }
+                                td { @if let Some(target) = &row.target { code { (target) } } }
+                                td { @if let Some(before) = &row.before { code { (before) } } }
+                                td { @if let Some(after) = &row.after { code { (after) } } }
+                                td { @if let Some(reason) = &row.reason { (reason) } }
+                                td { @if let Some(address) = &row.address { (address) } }
+                            }
+                        }
+                    }
+                }
+                @if let Some(older) = older {
+                    p { a href={ "/console/audit?before=" (older) } { "Older actions" } }
+                }
+            },
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_audit_cursor_reads_back_and_nothing_else_does() {
+        let at =
+            OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_456_000).expect("valid");
+        let id = Uuid::now_v7();
+        assert_eq!(read_cursor(&cursor(at, id)), Some((at, id)));
+        for garbage in ["", "_", "12_nope", "nope_01a2"] {
+            assert_eq!(read_cursor(garbage), None, "{garbage:?}");
+        }
+    }
+}

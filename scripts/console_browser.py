@@ -1,0 +1,369 @@
+"""The operator console in a real browser (console.md, issue 27): Debian's Chromium driven by
+Playwright for Python, with a virtual WebAuthn authenticator per operator, against the real
+server. Run by the black-box test `console::the_console_holds_in_a_real_browser` with the
+interpreter of scripts/console-browser.sh.
+
+    python console_browser.py BASE_URL
+
+The environment gives AGENTCTL (the binary), DATABASE_URL and PUBLIC_BASE_URL for it, AXE_JS (the
+path of axe-core's axe.min.js) and, when set, SCREENSHOTS (a folder for a picture of each page).
+Prints one JSON object: each scenario with its result, and the accessibility check's counts per
+page; exits 0 only when every scenario held.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+from playwright.sync_api import sync_playwright
+
+BASE = sys.argv[1].rstrip("/")
+AGENTCTL = os.environ["AGENTCTL"]
+with open(os.environ["AXE_JS"], encoding="utf-8") as axe_file:
+    AXE_SOURCE = axe_file.read()
+SCREENSHOTS = os.environ.get("SCREENSHOTS")
+RECIPIENT = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+# Generous deadlines: they bound a wait, they measure nothing.
+DEADLINE_MS = 15000
+
+results = []
+accessibility = {}
+measured = {}
+
+
+def agentctl(*args):
+    done = subprocess.run([AGENTCTL, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise AssertionError(f"agentctl {' '.join(args)} failed: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def api(method, path, key, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(BASE + path, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {key}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def scenario(name):
+    def run(check):
+        started = time.monotonic()
+        try:
+            detail = check()
+            results.append({"name": name, "ok": True, "detail": detail or ""})
+        except Exception as error:  # every failure is reported, and the rest still run
+            results.append(
+                {
+                    "name": name,
+                    "ok": False,
+                    "detail": f"{error}\n{traceback.format_exc(limit=3)}",
+                }
+            )
+        measured[name] = round(time.monotonic() - started, 2)
+        return check
+
+    return run
+
+
+class Operator:
+    """One operator in a browser context of their own, with their own authenticator."""
+
+    def __init__(self, browser, name, role):
+        self.name = name
+        invited = agentctl("operators", "invite", "--name", name, "--role", role)
+        self.enroll_url = invited["enroll_url"]
+        self.context = browser.new_context(base_url=BASE)
+        self.page = self.context.new_page()
+        self.cdp = self.context.new_cdp_session(self.page)
+        self.cdp.send("WebAuthn.enable")
+        self.cdp.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {
+                "options": {
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": True,
+                    "hasUserVerification": True,
+                    "isUserVerified": True,
+                    "automaticPresenceSimulation": True,
+                }
+            },
+        )
+
+    def enroll_and_sign_in(self):
+        self.page.goto(self.enroll_url)
+        self.page.get_by_role("button", name="Register a passkey").click()
+        self.page.wait_for_url("**/console/sign-in?enrolled=1", timeout=DEADLINE_MS)
+        self.page.get_by_role("button", name="Sign in with a passkey").click()
+        self.page.wait_for_url("**/console/pending", timeout=DEADLINE_MS)
+
+    def csrf(self):
+        return self.page.locator('meta[name="csrf-token"]').get_attribute("content")
+
+    def post(self, path, form, origin=BASE):
+        """A form post of this operator's session, as a page of `origin` would send it."""
+        return self.context.request.post(
+            BASE + path,
+            form=form,
+            headers={"Origin": origin},
+            max_redirects=0,
+        )
+
+
+def check_accessibility(page, name):
+    # Through the DevTools protocol: the page's own policy forbids any script not its own.
+    page.evaluate(AXE_SOURCE)
+    found = page.evaluate("async () => (await axe.run(document)).violations")
+    counts = {}
+    for violation in found:
+        impact = violation.get("impact") or "minor"
+        counts[impact] = counts.get(impact, 0) + 1
+    accessibility[name] = {
+        "counts": counts,
+        "serious_or_critical": [
+            violation["id"]
+            for violation in found
+            if violation.get("impact") in ("serious", "critical")
+        ],
+    }
+    if SCREENSHOTS:
+        # An agent's key never goes into a picture, even a test's.
+        page.screenshot(
+            path=os.path.join(SCREENSHOTS, f"{name}.png"),
+            full_page=True,
+            mask=[page.locator("[data-agent-key]")],
+        )
+
+
+def intent_row(page, intent_id):
+    return page.locator(f'tr[data-intent-id="{intent_id}"]')
+
+
+def send(key, amount):
+    status, body = api("POST", "/v1/wallet/send", key, {"to": RECIPIENT, "amount_atomic": amount})
+    assert status == 200, f"send answered {status}: {body}"
+    return body["data"]["id"] if "data" in body else body["id"]
+
+
+def intent_status(key, intent_id):
+    status, body = api("GET", f"/v1/wallet/intents/{intent_id}", key)
+    assert status == 200, f"intent read answered {status}: {body}"
+    return body
+
+
+def wait_for_status(key, intent_id, wanted):
+    deadline = time.monotonic() + DEADLINE_MS / 1000 * 2
+    while True:
+        intent = intent_status(key, intent_id)
+        if intent["status"] in wanted:
+            return intent
+        assert time.monotonic() < deadline, f"intent never reached {wanted}: {intent}"
+        time.sleep(0.1)
+
+
+def main():
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        state = {}
+
+        @scenario("invite, enroll and sign in with a passkey")
+        def _():
+            anonymous = browser.new_context(base_url=BASE).new_page()
+            anonymous.goto(BASE + "/console/sign-in")
+            check_accessibility(anonymous, "sign-in")
+            alice = Operator(browser, "alice", "admin")
+            alice.page.goto(alice.enroll_url)
+            check_accessibility(alice.page, "enroll")
+            alice.enroll_and_sign_in()
+            state["alice"] = alice
+            assert "Signed in as alice" in alice.page.inner_text("header")
+
+        @scenario("create an agent: its key is shown once")
+        def _():
+            alice = state["alice"]
+            alice.page.goto(BASE + "/console/agents")
+            alice.page.get_by_label("Label").fill("console-payer")
+            alice.page.get_by_label("Wallet").check()
+            alice.page.get_by_role("button", name="Create agent").click()
+            key = alice.page.locator("[data-agent-key]").inner_text().strip()
+            assert key.startswith("ark_"), key
+            check_accessibility(alice.page, "agent-created")
+            status, me = api("GET", "/v1/agents/me", key)
+            assert status == 200, me
+            state["key"], state["agent"] = key, me["id"]
+            alice.page.goto(BASE + "/console/agents")
+            row = alice.page.locator(f'tr[data-agent-id="{me["id"]}"]')
+            assert row.count() == 1
+            assert alice.page.locator("[data-agent-key]").count() == 0, "the key is shown once"
+            check_accessibility(alice.page, "agents")
+            status, wallet = api("GET", "/v1/wallet/address", key)
+            agentctl("sandbox", "fund", wallet["address"], "100000000")
+
+        @scenario("an intent sent over REST appears live, is approved and executed, and audited")
+        def _():
+            alice, key = state["alice"], state["key"]
+            alice.page.goto(BASE + "/console/pending")
+            alice.page.wait_for_load_state("networkidle")
+            sent_at = time.monotonic()
+            intent_id = send(key, "10000000")
+            intent_row(alice.page, intent_id).wait_for(timeout=DEADLINE_MS)
+            measured["live row after the send, s"] = round(time.monotonic() - sent_at, 3)
+            check_accessibility(alice.page, "pending")
+            intent_row(alice.page, intent_id).get_by_role("button", name="Approve").click()
+            alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
+            check_accessibility(alice.page, "intent")
+            executed = wait_for_status(key, intent_id, {"executed"})
+            assert executed.get("tx_hash"), executed
+            alice.page.goto(BASE + "/console/audit")
+            approve = alice.page.locator('tr[data-action="approve"]', has_text=f"intent:{intent_id}")
+            assert approve.count() == 1, "one audit row of the approval"
+            assert "operator:alice" in approve.inner_text()
+            check_accessibility(alice.page, "audit")
+            alice.page.goto(BASE + "/console/history")
+            assert intent_row(alice.page, intent_id).count() == 1
+            check_accessibility(alice.page, "history")
+            return f"the row appeared {measured['live row after the send, s']} s after the send"
+
+        @scenario("reject needs a reason, which the intent keeps")
+        def _():
+            alice, key = state["alice"], state["key"]
+            intent_id = send(key, "2000000")
+            alice.page.goto(BASE + f"/console/intents/{intent_id}")
+            alice.page.get_by_role("button", name="Reject").click()
+            assert intent_status(key, intent_id)["status"] == "pending_confirmation", "no reason, no rejection"
+            alice.page.get_by_label("Reason").fill("unknown recipient")
+            alice.page.get_by_role("button", name="Reject").click()
+            alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=rejected")
+            rejected = intent_status(key, intent_id)
+            assert rejected["status"] == "rejected", rejected
+            assert rejected.get("failure_reason") == "unknown recipient", rejected
+
+        @scenario("a wrong CSRF token or a foreign origin is refused and changes nothing")
+        def _():
+            alice, key = state["alice"], state["key"]
+            intent_id = send(key, "3000000")
+            alice.page.goto(BASE + "/console/pending")
+            path = f"/console/intents/{intent_id}/approve"
+            wrong = alice.post(path, {"csrf": "not-the-token"})
+            foreign = alice.post(path, {"csrf": alice.csrf()}, origin="http://evil.example")
+            missing = alice.post(path, {})
+            assert (wrong.status, foreign.status, missing.status) == (403, 403, 403), (
+                wrong.status,
+                foreign.status,
+                missing.status,
+            )
+            assert intent_status(key, intent_id)["status"] == "pending_confirmation"
+            state["csrf_intent"] = intent_id
+
+        @scenario("a double click, or two tabs at once, confirm once")
+        def _():
+            alice, key = state["alice"], state["key"]
+            intent_id = state["csrf_intent"]
+            alice.page.goto(BASE + "/console/pending")
+            token = alice.csrf()
+            answers = alice.page.evaluate(
+                """async ([path, token]) => {
+                    const body = new URLSearchParams({csrf: token});
+                    const once = () => fetch(path, {method: "POST", body, redirect: "manual"});
+                    const answers = await Promise.all([once(), once()]);
+                    return answers.map((answer) => answer.status);
+                }""",
+                [f"/console/intents/{intent_id}/approve", token],
+            )
+            confirmed = wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
+            assert confirmed["approvals"]["received"] == 1, confirmed
+            alice.page.goto(BASE + "/console/audit")
+            rows = alice.page.locator('tr[data-action="approve"]', has_text=f"intent:{intent_id}")
+            assert rows.count() == 1, f"{rows.count()} approvals audited"
+            return f"the two posts answered {answers}"
+
+        @scenario("a viewer sees the queue and cannot approve")
+        def _():
+            key = state["key"]
+            viewer = Operator(browser, "victor", "viewer")
+            viewer.enroll_and_sign_in()
+            intent_id = send(key, "1000000")
+            intent_row(viewer.page, intent_id).wait_for(timeout=DEADLINE_MS)
+            assert intent_row(viewer.page, intent_id).get_by_role("button", name="Approve").count() == 0
+            refused = viewer.post(f"/console/intents/{intent_id}/approve", {"csrf": viewer.csrf()})
+            assert refused.status == 403, refused.status
+            assert intent_status(key, intent_id)["status"] == "pending_confirmation"
+            viewer.page.goto(BASE + "/console/agents")
+            assert "Only an admin" in viewer.page.inner_text("main")
+            state["viewer"], state["viewer_intent"] = viewer, intent_id
+
+        @scenario("above the threshold, two distinct operators confirm")
+        def _():
+            alice, key = state["alice"], state["key"]
+            agentctl(
+                "policy", "set", state["agent"], "--approvals-required", "2", "--approvals-above", "5000000"
+            )
+            carol = Operator(browser, "carol", "approver")
+            carol.enroll_and_sign_in()
+            alice.page.goto(BASE + "/console/pending")
+            intent_id = send(key, "6000000")
+            intent_row(alice.page, intent_id).wait_for(timeout=DEADLINE_MS)
+            alice.page.goto(BASE + f"/console/intents/{intent_id}")
+            alice.page.get_by_role("button", name="Approve").click()
+            alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=approved")
+            first = intent_status(key, intent_id)
+            assert first["status"] == "pending_confirmation", first
+            assert first["approvals"] == {"required": 2, "received": 1}, first
+            again = alice.post(f"/console/intents/{intent_id}/approve", {"csrf": alice.csrf()})
+            assert again.status == 409, f"a second approval of alice's answered {again.status}"
+            carol.page.goto(BASE + f"/console/intents/{intent_id}")
+            carol.page.get_by_role("button", name="Approve").click()
+            carol.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
+            wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
+
+        @scenario("a disabled operator is thrown out at once")
+        def _():
+            viewer = state["viewer"]
+            viewer.page.goto(BASE + "/console/pending")
+            viewer.page.wait_for_load_state("networkidle")
+            agentctl("operators", "disable", "victor")
+            viewer.page.wait_for_url("**/console/sign-in", timeout=DEADLINE_MS)
+            viewer.page.goto(BASE + "/console/pending")
+            assert viewer.page.url.endswith("/console/sign-in"), viewer.page.url
+
+        browser.close()
+    held = all(result["ok"] for result in results)
+    serious = {page: a["serious_or_critical"] for page, a in accessibility.items() if a["serious_or_critical"]}
+    print(
+        json.dumps(
+            {
+                "held": held and not serious,
+                "scenarios": results,
+                "accessibility": accessibility,
+                "measured": measured,
+            },
+            indent=2,
+        )
+    )
+    sys.exit(0 if held and not serious else 1)
+
+
+if __name__ == "__main__":
+    main()
