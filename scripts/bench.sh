@@ -549,5 +549,43 @@ row "$streams event streams of one agent: server RSS MiB" \
 row "  one event to every stream, p99 ms" \
   "$(sed -n 's/.*received it.*p99 \([0-9]*\) ms.*/\1/p' <<<"$streams_out")" "" at_most 250
 
+# --- The console's pending page -------------------------------------------------------------------
+# 1,000 intents awaiting a decision, 20 for each of 50 agents, in a database of their own made
+# anew, and an operator's session written into it (a passkey needs a browser): GET
+# /console/pending, one operator at a time, each request reviewing the oldest 100 (the page's
+# most) against its policy now.
+stop_servers
+console_url="$(scripts/local-pg.sh agent_runtime_bench_console)"
+psql -q "${console_url%/*}/postgres" \
+  -c "DROP DATABASE IF EXISTS agent_runtime_bench_console WITH (FORCE)" \
+  -c "CREATE DATABASE agent_runtime_bench_console"
+start_server DATABASE_URL="$console_url"
+echo "bench: creating 50 agents with 1,000 pending intents for the console" >&2
+for _ in $(seq 1 50); do
+  DATABASE_URL="$console_url" target/release/agentctl agents create --label console-bench --wallet >/dev/null 2>&1
+done
+console_session="$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
+psql -q "$console_url" -v session="$console_session" <<'SQL'
+INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain, recipient_address,
+    amount_atomic, created_at, updated_at)
+SELECT gen_random_uuid(), wallet.agent_id, wallet.id, 'pending_confirmation', 'USDC', 'base',
+    '0x' || lpad(to_hex(n % 7 + 1), 40, '0'), 1000000, now() - make_interval(secs => n * 3),
+    now() - make_interval(secs => n * 3)
+FROM wallets AS wallet, generate_series(1, 20) AS n;
+INSERT INTO operators (id, name, role) VALUES (gen_random_uuid(), 'bench', 'approver');
+INSERT INTO operator_sessions (token_hash, operator_id, csrf_token)
+SELECT sha256(convert_to(:'session', 'UTF8')), id, 'bench' FROM operators WHERE name = 'bench';
+ANALYZE;
+SQL
+console_cookie="Cookie: __Host-console-session=$console_session"
+wrk -t1 -c1 -d3s -H "$console_cookie" "$started_url/console/pending" >/dev/null
+figures "GET /console/pending, 1,000 pending, one operator" \
+  "$(wrk -t1 -c1 -d"${duration}s" --latency -H "$console_cookie" "$started_url/console/pending")"
+if [[ "$last_non2xx" != 0 ]]; then
+  echo "bench: the console's pending page answered $last_non2xx requests with other than 2xx" >&2
+fi
+row "console pending page, 1,000 pending: p99 ms" "$last_p99_ms" "" at_most 50
+stop_servers
+
 echo
 python3 scripts/bench-table.py table <"$results"

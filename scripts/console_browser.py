@@ -333,10 +333,34 @@ def main():
             assert first["approvals"] == {"required": 2, "received": 1}, first
             again = alice.post(f"/console/intents/{intent_id}/approve", {"csrf": alice.csrf()})
             assert again.status == 409, f"a second approval of alice's answered {again.status}"
+            alice.page.goto(BASE + f"/console/intents/{intent_id}")
+            shown = alice.page.inner_text("main")
+            for part in ("Verdict at creation", "Verdict now", "Wallet balance", "USDC"):
+                assert part in shown, f"the intent page shows no {part!r}"
+            history = alice.page.locator('tr[data-action="approve"]', has_text="operator:alice")
+            assert history.count() == 1, "the decision history shows alice's approval"
+            earlier = alice.page.locator(f'tr[data-intent-id="{state["csrf_intent"]}"]')
+            assert earlier.count() == 1, "the agent's earlier intent to the same recipient is listed"
+            check_accessibility(alice.page, "intent-awaiting-quorum")
             carol.page.goto(BASE + f"/console/intents/{intent_id}")
             carol.page.get_by_role("button", name="Approve").click()
             carol.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
             wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
+
+        @scenario("approve judges again: under a policy tightened since, it refuses and says why")
+        def _():
+            alice, key = state["alice"], state["key"]
+            intent_id = state["viewer_intent"]
+            agentctl("policy", "set", state["agent"], "--max-daily", "1000")
+            alice.page.goto(BASE + f"/console/intents/{intent_id}")
+            shown = alice.page.inner_text("main")
+            assert "refused (max_daily)" in shown, "the verdict now is recomputed"
+            alice.page.get_by_role("button", name="Approve").click()
+            alice.page.wait_for_load_state()
+            why = alice.page.get_by_role("alert").inner_text()
+            assert why.startswith("Not approved"), why
+            assert intent_status(key, intent_id)["status"] == "pending_confirmation"
+            return why
 
         @scenario("a disabled operator is thrown out at once")
         def _():

@@ -278,7 +278,10 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
         );
         assert_eq!(
             created["approval_url"],
-            format!("{}/console/intents/{intent_id}", server.base_url)
+            format!(
+                "{}/console/intents/{intent_id}",
+                server.base_url.replace("127.0.0.1", "localhost")
+            )
         );
         let replayed = ok(
             &client,

@@ -46,16 +46,17 @@ fn http_workers() -> usize {
 pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     let listener = listen(config.bind_addr)?;
     let address = listener.local_addr()?;
-    let mcp_settings = mcp_settings(&config, address)?;
+    // Without PUBLIC_BASE_URL the console is reached on this machine, on the port taken (one
+    // asked for as 0 is known only now): its passkeys and its origin check are bound to it, and
+    // MCP's approval links lead there.
+    if config.public_base_url.is_none() {
+        config.services.console_url = format!("http://localhost:{}", address.port());
+    }
+    let mcp_settings = mcp_settings(&config)?;
     let workers = http_workers();
     // A pool per worker: the connections a worker uses are driven by its own thread, with no
     // wake-up of another thread for each query (decision 0035).
     config.database.pool.shards = workers;
-    // Without PUBLIC_BASE_URL the console is reached on this machine, on the port taken (one
-    // asked for as 0 is known only now): its passkeys and its origin check are bound to it.
-    if config.public_base_url.is_none() {
-        config.services.console_url = format!("http://localhost:{}", address.port());
-    }
     let database = wiring::open_database(&config.database).await?;
     let services_config = &config.services;
     wiring::check_master_key(&database, &services_config.provisioning).await?;
@@ -156,11 +157,8 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
 /// `/mcp`'s settings: the public URL (the address listened on when `PUBLIC_BASE_URL` is not set)
 /// and the hosts it answers under (`MCP_ALLOWED_HOSTS`, else the public URL's host and the
 /// loopback names).
-fn mcp_settings(config: &ServerConfig, address: SocketAddr) -> anyhow::Result<McpSettings> {
-    let public_base_url = config
-        .public_base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{address}"));
+fn mcp_settings(config: &ServerConfig) -> anyhow::Result<McpSettings> {
+    let public_base_url = config.services.console_url.clone();
     let names = match &config.mcp_allowed_hosts {
         Some(names) if names.is_empty() => {
             anyhow::bail!("MCP_ALLOWED_HOSTS names no host; leave it unset for the default")

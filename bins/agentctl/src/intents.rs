@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use api_types::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
 };
-use app::ConfirmError;
+use app::{BalanceCheck, ConfirmError};
 use clap::Subcommand;
 use domain::{
     Actor, AgentId, IntentId, IntentStatus, Operator, OperatorName, TransferIntentRecord,
@@ -109,12 +109,19 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 ),
                 None => operator(),
             };
+            // The balance is the executor's to meet: a confirmation from the control plane holds
+            // while the chain node is away, and one the balance cannot cover fails with a reason.
             let confirmation = context
                 .services()
                 .await?
                 .operator
                 .decisions
-                .confirm(id, force, &Actor::local(approver))
+                .confirm(
+                    id,
+                    force,
+                    BalanceCheck::AtExecution,
+                    &Actor::local(approver),
+                )
                 .await
                 .map_err(confirm_error)?;
             json!(OperatorConfirmationView::new(

@@ -31,11 +31,12 @@ pub use codes::{
 /// The operator's principal, defined beside the records that keep it (`decided_by`).
 pub use domain::{Operator, OperatorName};
 pub use operator::{
-    new_csrf_token, AccessError, AgentAdmin, AgentAdminPorts, AgentLookupError, CeremonyStart,
-    ChainResolution, ChainResolutionPorts, ConfirmError, Confirmation, ConsoleAccess,
-    ConsoleSession, CreateAgent, CreateAgentError, DecisionStores, DisableError, EndpointView,
-    EventAdmin, IntentDecisions, Invitation, InviteError, IssuedKey, OperatorServices, PolicyAdmin,
-    PolicyError, RecipientStanding, ResolveError, Review, SignedIn,
+    new_csrf_token, AccessError, AgentAdmin, AgentAdminPorts, AgentLookupError, BalanceCheck,
+    CeremonyStart, ChainResolution, ChainResolutionPorts, ConfirmError, Confirmation,
+    ConsoleAccess, ConsoleSession, CreateAgent, CreateAgentError, DecisionStores, DisableError,
+    EndpointView, EventAdmin, Inspection, IntentDecisions, Invitation, InviteError, IssuedKey,
+    OperatorServices, PolicyAdmin, PolicyError, RecipientStanding, ResolveError, Review, SignedIn,
+    SAME_RECIPIENT_SHOWN,
 };
 
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};

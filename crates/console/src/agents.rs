@@ -18,7 +18,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use crate::guard::{client_address, signed_in, signed_in_change};
-use crate::pages::{forbidden, html, layout};
+use crate::pages::{column_heads, forbidden, html, layout};
 use crate::Console;
 
 #[derive(Deserialize)]
@@ -144,16 +144,7 @@ fn create_form(session: &ConsoleSession) -> Markup {
 fn agent_table(agents: &[AgentProfile], session: &ConsoleSession) -> Markup {
     html! {
         table {
-            thead {
-                tr {
-                    th scope="col" { "Agent" }
-                    th scope="col" { "State" }
-                    th scope="col" { "Inbox" }
-                    th scope="col" { "Number" }
-                    th scope="col" { "Wallet" }
-                    th scope="col" { "Actions" }
-                }
-            }
+            (column_heads(&["Agent", "State", "Inbox", "Number", "Wallet", "Actions"]))
             tbody {
                 @if agents.is_empty() { tr { td colspan="6" { "No agent yet." } } }
                 @for profile in agents {
@@ -520,7 +511,7 @@ fn policy_page(
                     @if !usage.windows.is_empty() {
                         h2 { "Usage now" }
                         table {
-                            thead { tr { th scope="col" { "Window" } th scope="col" { "Spent" } th scope="col" { "Left" } } }
+                            (column_heads(&["Window", "Spent", "Left"]))
                             tbody {
                                 @for window in &usage.windows {
                                     tr {

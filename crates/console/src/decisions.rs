@@ -5,17 +5,20 @@
 use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use app::{ConfirmError, ConsoleSession, Review};
-use domain::{IntentId, IntentStatus, TransferIntentRecord};
+use app::{BalanceCheck, ConfirmError, ConsoleSession, Inspection};
+use domain::{AuditRecord, IntentId, IntentStatus, TransferIntentRecord};
 use maud::{html, Markup};
 use ports::TransitionError;
 use serde::Deserialize;
 use time::OffsetDateTime;
 
 use crate::guard::{client_address, signed_in, signed_in_change};
-use crate::pages::{amount, forbidden, html, instant, layout, time_left};
+use crate::pages::{amount, column_heads, forbidden, html, instant, layout, time_left, units};
 use crate::pending::{standing, verdict};
 use crate::Console;
+
+/// How many of the decisions on an intent its page shows, newest first.
+const DECISIONS_SHOWN: usize = 50;
 
 /// The longest reason a rejection keeps.
 const MAX_REASON_CHARS: usize = 500;
@@ -67,21 +70,21 @@ async fn render(
     let Some(id) = intent_id(id) else {
         return crate::pages::not_found().await;
     };
-    let decisions = &console.services.operator.decisions;
-    let intent = match decisions.show(id).await {
-        Ok(intent) => intent,
-        Err(TransitionError::NotFound(_)) => return crate::pages::not_found().await,
+    let operator = &console.services.operator;
+    let (inspection, decisions) = futures_util::join!(
+        operator.decisions.inspect(id),
+        operator.console.decisions_on(id, DECISIONS_SHOWN)
+    );
+    let inspection = match inspection {
+        Ok(inspection) => inspection,
         Err(TransitionError::Store(error)) => return crate::pages::unavailable(&error),
-        Err(TransitionError::Refused(_)) => return crate::pages::not_found().await,
+        Err(_) => return crate::pages::not_found().await,
     };
-    let review = if intent.status == IntentStatus::PendingConfirmation {
-        match decisions.reviews(vec![intent.clone()]).await {
-            Ok(mut reviews) => reviews.pop(),
-            Err(error) => return crate::pages::unavailable(&error),
-        }
-    } else {
-        None
+    let decisions = match decisions {
+        Ok(decisions) => decisions,
+        Err(error) => return crate::pages::unavailable(&error),
     };
+    let intent = &inspection.intent;
     html(
         actix_web::HttpResponse::build(status),
         layout(
@@ -91,17 +94,23 @@ async fn render(
             html! {
                 @if let Some(notice) = notice { p.notice role="status" { (notice) } }
                 @if let Some(refusal) = refusal { p role="alert" { (refusal) } }
-                (details(&intent, review.as_ref()))
+                (details(&inspection))
                 @if intent.status == IntentStatus::PendingConfirmation && session.operator.role.may_decide() {
-                    (decision_forms(&intent, session))
+                    (decision_forms(intent, session))
                 }
+                h2 { "Decision history" }
+                (decision_history(&decisions))
+                h2 { "The agent's latest intents to this recipient" }
+                (to_same_recipient(&inspection.to_same_recipient))
             },
         ),
     )
 }
 
-fn details(intent: &TransferIntentRecord, review: Option<&Review>) -> Markup {
+fn details(inspection: &Inspection) -> Markup {
     let now = OffsetDateTime::now_utc();
+    let intent = &inspection.intent;
+    let review = inspection.review.as_ref();
     html! {
         dl data-intent-id=(intent.id.to_string()) {
             dt { "Intent" } dd { code { (intent.id.to_string()) } }
@@ -119,9 +128,17 @@ fn details(intent: &TransferIntentRecord, review: Option<&Review>) -> Markup {
                 @if let Some(review) = review { " " (standing(review.recipient)) }
             }
             dt { "Status" } dd { (intent.status.as_str()) }
+            dt { "Verdict at creation" } dd { (admitted_as(intent.admitted_as())) }
             @if let Some(review) = review {
                 dt { "Verdict now" } dd { (verdict(&review.verdict)) }
                 dt { "Expires in" } dd { (time_left((review.expires_at - now).whole_seconds())) }
+            }
+            dt { "Wallet balance" }
+            dd {
+                @match &inspection.balance {
+                    Ok(balance) => (units(*balance)),
+                    Err(error) => span.verdict.refused { "cannot be read from the chain now: " (error.to_string()) },
+                }
             }
             dt { "Approvals" } dd { (intent.approvals.received) " of " (intent.approvals.required) }
             dt { "Created" } dd { (instant(intent.created_at)) }
@@ -133,6 +150,68 @@ fn details(intent: &TransferIntentRecord, review: Option<&Review>) -> Markup {
             }
             @if let Some(hash) = &intent.tx_hash {
                 dt { "Transaction" } dd { code { (hash) } }
+            }
+        }
+    }
+}
+
+/// The spend policy's verdict when the intent was created, as `POST /v1/wallet/check` gives
+/// one: every intent there is, it allowed; `would_be` is where it put it.
+fn admitted_as(status: IntentStatus) -> Markup {
+    html! {
+        span.verdict.allowed { "allowed" }
+        @if status == IntentStatus::Confirmed {
+            ", confirmed by the policy's auto-confirm tier"
+        } @else {
+            ", to await operators' approval"
+        }
+    }
+}
+
+fn decision_history(decisions: &[AuditRecord]) -> Markup {
+    html! {
+        @if decisions.is_empty() {
+            p { "No operator has decided on it yet." }
+        } @else {
+            table {
+                (column_heads(&["Time", "Operator", "Action", "Before → after", "Reason"]))
+                tbody {
+                    @for decision in decisions {
+                        tr data-action=(decision.action.as_str()) {
+                            td { (instant(decision.at)) }
+                            td { (decision.operator) }
+                            td { (decision.action.as_str()) }
+                            td {
+                                @if let Some(before) = &decision.before { code { (before) } " → " }
+                                @if let Some(after) = &decision.after { code { (after) } }
+                            }
+                            td { @if let Some(reason) = &decision.reason { (reason) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn to_same_recipient(intents: &[TransferIntentRecord]) -> Markup {
+    html! {
+        @if intents.is_empty() {
+            p { "None: this is the agent's first intent to this recipient." }
+        } @else {
+            table {
+                (column_heads(&["Intent", "Amount", "Status", "Created"]))
+                tbody {
+                    @for intent in intents {
+                        @let id = intent.id.to_string();
+                        tr data-intent-id=(id) {
+                            td { a href={ "/console/intents/" (id) } { code { (id) } } }
+                            td { (amount(&intent.amount)) }
+                            td { (intent.status.as_str()) }
+                            td { (instant(intent.created_at)) }
+                        }
+                    }
+                }
             }
         }
     }
@@ -188,7 +267,7 @@ pub(crate) async fn approve(
         .services
         .operator
         .decisions
-        .confirm(intent, false, &actor)
+        .confirm(intent, false, BalanceCheck::Required, &actor)
         .await
     {
         Ok(confirmation) => {
@@ -271,7 +350,7 @@ pub(crate) async fn reject(
         Ok(_) => back_to(&id, "rejected"),
         Err(TransitionError::Store(error)) => crate::pages::unavailable(&error),
         Err(TransitionError::NotFound(_)) => crate::pages::not_found().await,
-        Err(TransitionError::Refused(refused)) => {
+        Err(refused @ (TransitionError::Judged(_) | TransitionError::Refused(_))) => {
             let why = format!("Not rejected: {refused}");
             render(
                 &console,

@@ -5,7 +5,7 @@ use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, HttpResponseBuilder};
 use app::ConsoleSession;
-use domain::{format_units, AtomicAmount, OperatorRole};
+use domain::{format_units, AtomicAmount, OperatorRole, U256};
 use maud::{html, Markup, DOCTYPE};
 use ports::StoreError;
 use time::OffsetDateTime;
@@ -138,11 +138,21 @@ pub(crate) fn json_refusal(mut response: HttpResponseBuilder, detail: &str) -> H
     response.json(serde_json::json!({ "detail": detail }))
 }
 
+/// A table's head: one column header per name.
+pub(crate) fn column_heads(names: &[&str]) -> Markup {
+    html! { thead { tr { @for name in names { th scope="col" { (name) } } } } }
+}
+
 /// An amount as the console shows it: in USDC, then in atomic units.
 pub(crate) fn amount(value: &AtomicAmount) -> Markup {
+    units(value.value())
+}
+
+/// Atomic units of USDC (a balance may be zero, which no amount is), shown as amounts are.
+pub(crate) fn units(value: U256) -> Markup {
     html! {
         span.amount {
-            (format_units(value.value(), USDC_DECIMALS)) " USDC"
+            (format_units(value, USDC_DECIMALS)) " USDC"
             span.atomic { " (" (value.to_string()) " atomic)" }
         }
     }

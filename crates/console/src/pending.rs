@@ -11,11 +11,12 @@ use app::{ConsoleSession, RecipientStanding, Review};
 use domain::PolicyViolation;
 use futures_util::stream;
 use maud::{html, Markup};
+use ports::Wakeup;
 use time::OffsetDateTime;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::guard::signed_in;
-use crate::pages::{amount, html, layout, time_left};
+use crate::pages::{amount, column_heads, html, layout, time_left};
 use crate::Console;
 
 /// The most intents one page lists.
@@ -47,17 +48,10 @@ pub(crate) async fn page(request: HttpRequest, console: web::Data<Console>) -> H
                         "change."
                     }
                     table id="pending" {
-                        thead {
-                            tr {
-                                th scope="col" { "Agent" }
-                                th scope="col" { "Amount" }
-                                th scope="col" { "Recipient" }
-                                th scope="col" { "Verdict now" }
-                                th scope="col" { "Approvals" }
-                                th scope="col" { "Expires in" }
-                                th scope="col" { "Decision" }
-                            }
-                        }
+                        (column_heads(&[
+                            "Agent", "Amount", "Recipient", "Verdict now", "Approvals", "Expires in",
+                            "Decision",
+                        ]))
                         tbody id="pending-rows" { (rows_of(&reviews, &session)) }
                     }
                 },
@@ -157,11 +151,15 @@ pub(crate) async fn stream(request: HttpRequest, console: web::Data<Console>) ->
         .cookie(crate::guard::SESSION_COOKIE)
         .map(|cookie| cookie.value().to_owned())
         .unwrap_or_default();
+    // Subscribed before the first event tells the page to read its rows: no change falls
+    // between the page's first reading and the list's following.
     let follow = Follow {
+        changed: console.services.operator.decisions.watch(),
         console: console.into_inner(),
         cookie,
         ends_at: tokio::time::Instant::now() + LIFETIME,
         _place: place,
+        greeted: false,
         done: false,
     };
     drop(session);
@@ -191,9 +189,14 @@ fn event(name: &str) -> Bytes {
 /// One live list: it waits for a change, a keep-alive or its end, holding its place.
 struct Follow {
     console: std::sync::Arc<Console>,
+    /// Wakes at the next change; always subscribed before the page is told to read its rows.
+    changed: Wakeup,
     cookie: String,
     ends_at: tokio::time::Instant,
     _place: OwnedSemaphorePermit,
+    /// Whether the page was told to read its rows once the list began to follow, which covers
+    /// whatever changed between the page's rendering (or the last connection) and now.
+    greeted: bool,
     done: bool,
 }
 
@@ -202,9 +205,15 @@ impl Follow {
         if self.done {
             return None;
         }
-        let changed = self.console.services.operator.decisions.watch();
+        if !self.greeted {
+            self.greeted = true;
+            return Some(event("changed"));
+        }
         let woken = tokio::select! {
-            () = changed => true,
+            () = &mut self.changed => {
+                self.changed = self.console.services.operator.decisions.watch();
+                true
+            }
             () = tokio::time::sleep(KEEP_ALIVE) => false,
             () = tokio::time::sleep_until(self.ends_at) => {
                 self.done = true;

@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::guard::signed_in;
-use crate::pages::{amount, html, instant, layout};
+use crate::pages::{amount, column_heads, html, instant, layout};
 use crate::Console;
 
 /// The most rows a page of either shows.
@@ -95,18 +95,10 @@ pub(crate) async fn history(
                     p role="alert" { "That is not an agent id: every agent is listed." }
                 }
                 table {
-                    thead {
-                        tr {
-                            th scope="col" { "Intent" }
-                            th scope="col" { "Agent" }
-                            th scope="col" { "Amount" }
-                            th scope="col" { "Recipient" }
-                            th scope="col" { "Status" }
-                            th scope="col" { "Decided by" }
-                            th scope="col" { "Transaction" }
-                            th scope="col" { "Updated" }
-                        }
-                    }
+                    (column_heads(&[
+                        "Intent", "Agent", "Amount", "Recipient", "Status", "Decided by",
+                        "Transaction", "Updated",
+                    ]))
                     tbody {
                         @if intents.is_empty() { tr { td colspan="8" { "No decided intent." } } }
                         @for intent in &intents {
@@ -172,18 +164,10 @@ pub(crate) async fn audit(
             html! {
                 p { "Every operator action, newest first. The log is append-only: nothing in it is ever changed or removed." }
                 table {
-                    thead {
-                        tr {
-                            th scope="col" { "Time" }
-                            th scope="col" { "Operator" }
-                            th scope="col" { "Action" }
-                            th scope="col" { "Target" }
-                            th scope="col" { "Before" }
-                            th scope="col" { "After" }
-                            th scope="col" { "Reason" }
-                            th scope="col" { "Address" }
-                        }
-                    }
+                    (column_heads(&[
+                        "Time", "Operator", "Action", "Target", "Before", "After", "Reason",
+                        "Address",
+                    ]))
                     tbody {
                         @if rows.is_empty() { tr { td colspan="8" { "Nothing recorded yet." } } }
                         @for (id, row) in &rows {

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::{Operator, OperatorId, OperatorName};
+use crate::{AgentId, IntentId, Operator, OperatorId, OperatorName};
 
 /// How long an enrollment link opens the console to its operator, once.
 pub const ENROLLMENT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -212,6 +212,25 @@ impl Actor {
         Self {
             operator,
             address: None,
+        }
+    }
+}
+
+/// What an audited action was taken on, as the log's `target` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditTarget<'a> {
+    Intent(IntentId),
+    Agent(AgentId),
+    /// An operator's account, by its principal (`operator:<name>`).
+    Operator(&'a Operator),
+}
+
+impl fmt::Display for AuditTarget<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Intent(id) => write!(f, "intent:{id}"),
+            Self::Agent(id) => write!(f, "agent:{id}"),
+            Self::Operator(principal) => write!(f, "{principal}"),
         }
     }
 }

@@ -36,8 +36,8 @@ pub use agent::{
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
 pub use console::{
-    Actor, AuditAction, AuditRecord, OneTimeSecret, OperatorAccount, OperatorRole, SecretHash,
-    UnknownAuditAction, UnknownRole, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
+    Actor, AuditAction, AuditRecord, AuditTarget, OneTimeSecret, OperatorAccount, OperatorRole,
+    SecretHash, UnknownAuditAction, UnknownRole, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
 };
 pub use contact::{
     EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,
@@ -70,11 +70,11 @@ pub use operator::{
     Operator, OperatorName, OperatorNameError, StoredOperatorError, MAX_OPERATOR_NAME_CHARS,
 };
 pub use policy::{
-    evaluate_transfer, window_usage, Admitted, Allowlist, AllowlistChange, ApprovalCount,
-    ApprovalCountOutOfRange, AutoConfirm, EarliestExecutions, Held, PolicyChange, PolicyViolation,
-    Quorum, QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
-    SpendLimits, SpendRules, SpendWindow, TooManyRecipientLimits, WindowUsage,
-    MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
+    evaluate_transfer, judge_approval, window_usage, Admitted, Allowlist, AllowlistChange,
+    ApprovalCount, ApprovalCountOutOfRange, ApprovalRefusal, ApprovalStanding, AutoConfirm,
+    EarliestExecutions, Held, PolicyChange, PolicyViolation, Quorum, QuorumOutOfRange,
+    RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation, SpendLimits, SpendRules,
+    SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};

@@ -732,5 +732,81 @@ pub fn window_usage(rules: &SpendRules, held: &Held) -> Vec<WindowUsage> {
         .collect()
 }
 
+/// Why an approval is refused as things stand when it is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ApprovalRefusal {
+    #[error("the agent is deactivated: its intents are not executed")]
+    AgentInactive,
+    #[error("the intent breaks the spend policy in force: {0}")]
+    Policy(PolicyViolation),
+    #[error("the intent needs {required} approvals by distinct operators: each approves under a name of their own")]
+    QuorumNeedsNamedOperator { required: u8 },
+    #[error("the wallet's balance does not cover it: it holds {balance}, {committed} of it is already committed to confirmed transfers, and this one needs {amount}")]
+    Balance {
+        balance: U256,
+        committed: U256,
+        amount: U256,
+    },
+}
+
+/// What an approval is judged on, as things stand under the locks of the intent and its wallet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalStanding<'a> {
+    pub recipient: &'a EvmAddress,
+    pub amount: AtomicAmount,
+    pub agent_active: bool,
+    pub rules: &'a SpendRules,
+    /// What the wallet's intents hold in each window, this one's own amount among them.
+    pub held: &'a Held,
+    /// The wallet's token balance, read from the chain before the locks were taken; `None` where
+    /// the balance is left to the execution, which fails the intent if the chain refuses it.
+    pub balance: Option<U256>,
+    /// What the wallet's intents confirmed and not yet executed will take from that balance.
+    pub committed: U256,
+}
+
+/// Whether `approver` may approve a pending intent now: its agent is active, the operator may
+/// count towards the quorum it needs, the policy in force allows it (unless `forced`), and the
+/// balance, where it was read, covers it beside what is already committed. `Ok` says what the policy says of it: an
+/// `Err` inside is a violation the approval was forced past.
+pub fn judge_approval(
+    standing: &ApprovalStanding<'_>,
+    approver: &crate::Operator,
+    forced: bool,
+) -> Result<Result<(), PolicyViolation>, ApprovalRefusal> {
+    if !standing.agent_active {
+        return Err(ApprovalRefusal::AgentInactive);
+    }
+    let required = standing.rules.quorum.required_for(standing.amount);
+    if !approver.may_approve(required) {
+        return Err(ApprovalRefusal::QuorumNeedsNamedOperator {
+            required: required.get(),
+        });
+    }
+    // The pending intent holds its own amount already: judge it as if it came now.
+    let verdict = evaluate_transfer(
+        standing.rules,
+        standing.recipient,
+        standing.amount,
+        &standing.held.without_pending(standing.amount),
+    )
+    .map(drop);
+    if let (Err(violation), false) = (verdict, forced) {
+        return Err(ApprovalRefusal::Policy(violation));
+    }
+    let amount = standing.amount.value();
+    if let Some(balance) = standing
+        .balance
+        .filter(|balance| standing.committed.saturating_add(amount) > *balance)
+    {
+        return Err(ApprovalRefusal::Balance {
+            balance,
+            committed: standing.committed,
+            amount,
+        });
+    }
+    Ok(verdict)
+}
+
 #[cfg(test)]
 mod tests;

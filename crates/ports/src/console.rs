@@ -85,10 +85,12 @@ pub enum OperatorStoreError {
     Store(#[from] StoreError),
 }
 
-/// A page of the audit log, newest first, strictly before `before` when given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A page of the audit log, newest first, strictly before `before` when given, of one target's
+/// rows when `target` is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditPage {
     pub before: Option<(OffsetDateTime, Uuid)>,
+    pub target: Option<String>,
     pub limit: usize,
 }
 

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    Actor, Admitted, AgentId, CursorPosition, EarliestExecutions, EvmAddress, Held, IdempotencyKey,
-    IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation, RateLimit,
-    RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms, TransitionRefused,
-    WalletId, WalletRecord,
+    Actor, Admitted, AgentId, ApprovalRefusal, CursorPosition, EarliestExecutions, EvmAddress,
+    Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation,
+    RateLimit, RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms,
+    TransitionRefused, WalletId, WalletRecord, U256,
 };
 use time::OffsetDateTime;
 
@@ -85,6 +85,9 @@ pub enum TransitionError {
     NotFound(IntentId),
     #[error(transparent)]
     Refused(TransitionRefused),
+    /// An approval judged and refused under the locks.
+    #[error(transparent)]
+    Judged(ApprovalRefusal),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -93,6 +96,8 @@ pub enum TransitionError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IntentFilter {
     pub agent: Option<AgentId>,
+    /// Only intents paying this recipient.
+    pub recipient: Option<EvmAddress>,
     pub status: Option<IntentStatus>,
     /// Oldest first instead of newest first.
     pub oldest_first: bool,
@@ -123,7 +128,31 @@ pub struct Approval {
     pub intent: TransferIntentRecord,
     /// False when this operator had approved it before.
     pub counted: bool,
+    /// What the spend policy in force said of the intent when it was approved: a violation
+    /// here means the approval was forced past it.
+    pub verdict: Result<(), PolicyViolation>,
 }
+
+/// What an approval is judged against, under the locks of the intent and its wallet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalContext<'a> {
+    /// The intent as it stands under its lock.
+    pub intent: &'a TransferIntentRecord,
+    pub agent_active: bool,
+    /// The policy in force; `None` where the wallet has none stored.
+    pub policy: Option<&'a SpendPolicyRecord>,
+    /// What the wallet's intents hold in each window, the intent's recipient's day included.
+    pub held: Held,
+    /// What the wallet's intents confirmed and not yet executed will take from its balance.
+    pub committed: U256,
+}
+
+/// The rules an approval must pass, decided under the locks of the intent and its wallet: what
+/// the policy says of the intent (`Err` inside when an approval is forced past it), or why the
+/// approval is refused.
+pub type ApprovalCheck = dyn Fn(&ApprovalContext<'_>) -> Result<Result<(), PolicyViolation>, ApprovalRefusal>
+    + Send
+    + Sync;
 
 /// A recorded transaction of an intent and how its broadcasts went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,8 +229,16 @@ pub trait IntentLedger: Send + Sync {
     /// (`confirmed_by` operator). What it requires is read under that lock: every change of the
     /// policy sets it on the wallet's pending intents under the same lock, so a change made
     /// while the approval was on its way is the one that counts. An operator's second approval
-    /// is not counted again. The approval is audited as `approver`'s in the same transaction.
-    async fn approve(&self, id: IntentId, approver: Actor) -> Result<Approval, TransitionError>;
+    /// is not counted again. Before anything is recorded, `check` judges the approval under the
+    /// locks of the wallet (and its policy) and of the intent, taken in that order as every
+    /// writer of both takes them. The approval is audited as `approver`'s in the same
+    /// transaction.
+    async fn approve(
+        &self,
+        id: IntentId,
+        approver: Actor,
+        check: &ApprovalCheck,
+    ) -> Result<Approval, TransitionError>;
 
     /// Moves the intent by `event` under its row lock, through the domain state machine, as
     /// `decided_by` decided; `reason` is kept as the failure reason of a reject or fail. An

@@ -43,9 +43,9 @@ pub use events::{
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
-    Approval, AttemptRecord, ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger,
-    IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim, SubmissionError,
-    SubmittedIntent, TransitionError, UsageReading,
+    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, ExecutionQueue, IntentAdmission,
+    IntentFilter, IntentLedger, IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim,
+    SubmissionError, SubmittedIntent, TransitionError, UsageReading,
 };
 pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{

@@ -9,8 +9,8 @@ use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    Actor, AgentId, AgentKeyHash, AgentProfile, AtomicAmount, AuditAction, IntentStatus,
-    PolicyAsset, PolicyChange, Quorum, SpendPolicyRecord,
+    Actor, AgentId, AgentKeyHash, AgentProfile, AtomicAmount, AuditAction, AuditTarget,
+    IntentStatus, PolicyAsset, PolicyChange, Quorum, SpendPolicyRecord,
 };
 use ports::{AgentStore, NewAgent, PolicyUpdateError, StoreError};
 use serde_json::json;
@@ -271,7 +271,7 @@ async fn apply_policy_change(
             AuditEntry {
                 actor,
                 action: AuditAction::PolicyChange,
-                target: Some(format!("agent:{agent}")),
+                target: Some(AuditTarget::Agent(agent).to_string()),
                 before: Some(before),
                 after: Some(after),
                 reason: None,
@@ -333,7 +333,7 @@ impl AgentStore for PgAgentStore {
                         AuditEntry {
                             actor,
                             action: AuditAction::Create,
-                            target: Some(format!("agent:{}", new.id)),
+                            target: Some(AuditTarget::Agent(new.id).to_string()),
                             before: None,
                             after: Some(json!({
                                 "label": new.label.as_ref().map(|label| label.as_str()),
@@ -415,7 +415,7 @@ impl AgentStore for PgAgentStore {
                             AuditEntry {
                                 actor,
                                 action: AuditAction::Deactivate,
-                                target: Some(format!("agent:{id}")),
+                                target: Some(AuditTarget::Agent(id).to_string()),
                                 before: Some(json!({ "active": true })),
                                 after: Some(json!({ "active": false })),
                                 reason: None,
@@ -454,7 +454,7 @@ impl AgentStore for PgAgentStore {
                             AuditEntry {
                                 actor,
                                 action: AuditAction::Rotate,
-                                target: Some(format!("agent:{id}")),
+                                target: Some(AuditTarget::Agent(id).to_string()),
                                 before: None,
                                 after: Some(json!({ "key_rotated": true })),
                                 reason: None,

@@ -11,8 +11,8 @@ use diesel::sql_types::Timestamptz;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    Actor, AuditAction, AuditRecord, OperatorAccount, OperatorId, OperatorName, OperatorRole,
-    RateDecision, RateLimit, SecretHash, SESSION_IDLE_TIMEOUT,
+    Actor, AuditAction, AuditRecord, AuditTarget, OperatorAccount, OperatorId, OperatorName,
+    OperatorRole, RateDecision, RateLimit, SecretHash, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
     AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
@@ -78,7 +78,7 @@ fn shown(account: &OperatorAccount) -> Value {
 }
 
 fn target(account: &OperatorAccount) -> Option<String> {
-    Some(account.principal().to_string())
+    Some(AuditTarget::Operator(&account.principal()).to_string())
 }
 
 /// The operator who acts for themselves, from `address`.
@@ -608,32 +608,23 @@ impl OperatorStore for PgOperatorStore {
 
     async fn audit(&self, page: AuditPage) -> Result<Vec<(Uuid, AuditRecord)>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let limit = i64::try_from(page.limit).unwrap_or(i64::MAX);
-        let newest_first = (operator_audit::at.desc(), operator_audit::id.desc());
-        let rows: Vec<AuditRow> = match page.before {
-            None => {
-                operator_audit::table
-                    .select(AuditRow::as_select())
-                    .order(newest_first)
-                    .limit(limit)
-                    .load(&mut connection)
-                    .await
-            }
-            Some((at, id)) => {
-                operator_audit::table
-                    .filter(
-                        operator_audit::at
-                            .lt(at)
-                            .or(operator_audit::at.eq(at).and(operator_audit::id.lt(id))),
-                    )
-                    .select(AuditRow::as_select())
-                    .order(newest_first)
-                    .limit(limit)
-                    .load(&mut connection)
-                    .await
-            }
+        // A page an operator asks for: boxing (and re-planning) is fine off the request path.
+        let mut query = operator_audit::table
+            .select(AuditRow::as_select())
+            .order((operator_audit::at.desc(), operator_audit::id.desc()))
+            .limit(i64::try_from(page.limit).unwrap_or(i64::MAX))
+            .into_boxed();
+        if let Some((at, id)) = page.before {
+            query = query.filter(
+                operator_audit::at
+                    .lt(at)
+                    .or(operator_audit::at.eq(at).and(operator_audit::id.lt(id))),
+            );
         }
-        .map_err(from_diesel)?;
+        if let Some(target) = page.target {
+            query = query.filter(operator_audit::target.eq(target));
+        }
+        let rows: Vec<AuditRow> = query.load(&mut connection).await.map_err(from_diesel)?;
         rows.into_iter().map(AuditRow::into_record).collect()
     }
 }

@@ -389,7 +389,9 @@ fn operator_services(
                 agents,
                 intents: intents.clone(),
                 notifications,
+                chain: chain.reader.clone(),
             },
+            config.usdc_token_address,
             services.intents.pending_ttl,
         ),
         resolution: ChainResolution::new(ChainResolutionPorts {

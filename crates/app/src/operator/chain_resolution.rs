@@ -121,6 +121,10 @@ impl ChainResolution {
             }),
             Err(TransitionError::NotFound(id)) => Err(ResolveError::NotFound(id)),
             Err(TransitionError::Store(store)) => Err(store.into()),
+            Err(TransitionError::Judged(refused)) => Err(StoreError::Internal(format!(
+                "a settlement judged as an approval: {refused}"
+            ))
+            .into()),
         }
     }
 }

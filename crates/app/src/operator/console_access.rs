@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    Actor, AuditRecord, OneTimeSecret, OperatorAccount, OperatorId, OperatorName, OperatorRole,
-    RateDecision, RateLimit, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
+    Actor, AuditRecord, AuditTarget, IntentId, OneTimeSecret, OperatorAccount, OperatorId,
+    OperatorName, OperatorRole, RateDecision, RateLimit, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
     AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
@@ -363,7 +363,30 @@ impl ConsoleAccess {
         before: Option<(OffsetDateTime, Uuid)>,
         limit: usize,
     ) -> Result<Vec<(Uuid, AuditRecord)>, StoreError> {
-        self.operators.audit(AuditPage { before, limit }).await
+        self.operators
+            .audit(AuditPage {
+                before,
+                target: None,
+                limit,
+            })
+            .await
+    }
+
+    /// The decisions operators took on an intent, newest first: its rows of the audit log.
+    pub async fn decisions_on(
+        &self,
+        intent: IntentId,
+        limit: usize,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        let rows = self
+            .operators
+            .audit(AuditPage {
+                before: None,
+                target: Some(AuditTarget::Intent(intent).to_string()),
+                limit,
+            })
+            .await?;
+        Ok(rows.into_iter().map(|(_, record)| record).collect())
     }
 }
 

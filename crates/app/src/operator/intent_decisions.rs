@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    evaluate_transfer, Actor, Admitted, AgentRecord, EvmAddress, IntentEvent, IntentId,
-    IntentStatus, Operator, PolicyViolation, TransferIntentRecord, TransitionRefused, WalletId,
+    evaluate_transfer, judge_approval, Actor, Admitted, AgentRecord, ApprovalRefusal,
+    ApprovalStanding, EvmAddress, IntentEvent, IntentId, IntentStatus, Operator, PolicyViolation,
+    TransferIntentRecord, TransitionRefused, WalletId, U256,
 };
 use ports::{
-    AgentStore, AttemptRecord, IntentFilter, IntentLedger, Notifications, StoreError,
-    TransitionError, Wakeup, EVERY_AGENTS_EVENTS_TOPIC,
+    AgentStore, ApprovalContext, AttemptRecord, ChainClient, ChainError, IntentFilter,
+    IntentLedger, Notifications, StoreError, TransitionError, Wakeup, EVERY_AGENTS_EVENTS_TOPIC,
 };
 use time::OffsetDateTime;
 
@@ -39,10 +40,36 @@ pub enum ConfirmError {
         required: u8,
         received: u8,
     },
+    /// The wallet's balance does not cover the intent beside what is already committed.
+    #[error("intent {id} is not approved: {refusal}")]
+    Balance {
+        id: IntentId,
+        refusal: ApprovalRefusal,
+    },
+    /// The balance could not be read from the chain, so the intent could not be judged.
+    #[error("the wallet's balance cannot be read from the chain now: {0}")]
+    Chain(ChainError),
     #[error(transparent)]
     Refused(#[from] TransitionRefused),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl ConfirmError {
+    /// An approval `judge_approval` refused under the locks.
+    fn judged(id: IntentId, refusal: ApprovalRefusal) -> Self {
+        match refusal {
+            ApprovalRefusal::AgentInactive => Self::AgentInactive(id),
+            ApprovalRefusal::Policy(violation) => Self::Policy(violation),
+            ApprovalRefusal::QuorumNeedsNamedOperator { required } => {
+                Self::QuorumNeedsNamedOperator { id, required }
+            }
+            balance @ ApprovalRefusal::Balance { .. } => Self::Balance {
+                id,
+                refusal: balance,
+            },
+        }
+    }
 }
 
 impl From<TransitionError> for ConfirmError {
@@ -51,6 +78,9 @@ impl From<TransitionError> for ConfirmError {
             TransitionError::NotFound(id) => Self::NotFound(id),
             TransitionError::Store(store) => Self::Store(store),
             TransitionError::Refused(refused) => Self::Refused(refused),
+            TransitionError::Judged(refused) => Self::Store(StoreError::Internal(format!(
+                "an approval judged outside its check: {refused}"
+            ))),
         }
     }
 }
@@ -62,6 +92,17 @@ impl From<TransitionError> for ConfirmError {
 pub struct Confirmation {
     pub intent: TransferIntentRecord,
     pub policy_verdict: Result<(), PolicyViolation>,
+}
+
+/// Whether an approval is judged against the wallet's balance as the chain tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalanceCheck {
+    /// Read the balance first and refuse what it does not cover beside what is committed: the
+    /// console's approvals, whose operator sees why at once.
+    Required,
+    /// Leave the balance to the execution, which fails the intent if the chain refuses it: the
+    /// control plane's confirmation, which works while the chain node is away.
+    AtExecution,
 }
 
 /// Where a pending intent's recipient stands with its wallet.
@@ -86,6 +127,22 @@ pub struct Review {
     pub expires_at: OffsetDateTime,
 }
 
+/// An intent as an operator inspects it before deciding: while it is pending, its review as
+/// things are now (beside where the policy put it at creation, `admitted_as`); the wallet's
+/// balance; the agent's latest intents to the same recipient.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    pub intent: TransferIntentRecord,
+    pub review: Option<Review>,
+    /// The wallet's balance of the intent's token, or why the chain could not tell it now.
+    pub balance: Result<U256, ChainError>,
+    /// Newest first, the inspected intent left out.
+    pub to_same_recipient: Vec<TransferIntentRecord>,
+}
+
+/// How many of an agent's latest intents to the same recipient an inspection shows.
+pub const SAME_RECIPIENT_SHOWN: usize = 10;
+
 /// What the decisions read and write.
 pub struct DecisionStores {
     /// Where the profile of an intent's agent (its state, its policy in force) is read.
@@ -93,22 +150,29 @@ pub struct DecisionStores {
     pub intents: Arc<dyn IntentLedger>,
     /// Wakes the reviews of pending intents at every change of any agent's intents.
     pub notifications: Arc<dyn Notifications>,
+    /// Where a wallet's balance is read before an approval is judged.
+    pub chain: Arc<dyn ChainClient>,
 }
 
 pub struct IntentDecisions {
     store: Arc<dyn AgentStore>,
     intents: Arc<dyn IntentLedger>,
     notifications: Arc<dyn Notifications>,
+    chain: Arc<dyn ChainClient>,
+    /// The token intents pay in, where one names none.
+    token: EvmAddress,
     /// How long an intent stays pending before it expires.
     pending_ttl: Duration,
 }
 
 impl IntentDecisions {
-    pub fn new(stores: DecisionStores, pending_ttl: Duration) -> Self {
+    pub fn new(stores: DecisionStores, token: EvmAddress, pending_ttl: Duration) -> Self {
         Self {
             store: stores.agents,
             intents: stores.intents,
             notifications: stores.notifications,
+            chain: stores.chain,
+            token,
             pending_ttl,
         }
     }
@@ -213,16 +277,65 @@ impl IntentDecisions {
             .ok_or(TransitionError::NotFound(id))
     }
 
-    /// Records `operator`'s approval of a pending intent, after judging it again as things are
-    /// now: the intent of a deactivated agent is never approved, and one that breaks the spend
-    /// policy in force only when `force` says so. The intent is confirmed for execution once
-    /// the approvals the policy in force asks of it are in: distinct named operators' where it
-    /// needs more than one.
+    /// The balance of the intent's token in its agent's wallet as the chain tells it now, or why
+    /// it cannot tell.
+    async fn balance_of(
+        &self,
+        intent: &TransferIntentRecord,
+    ) -> Result<Result<U256, ChainError>, TransitionError> {
+        let wallet = self
+            .store
+            .profile(intent.agent_id)
+            .await?
+            .and_then(|profile| profile.wallet)
+            .ok_or(TransitionError::NotFound(intent.id))?;
+        let token = intent.token_address.unwrap_or(self.token);
+        Ok(self.chain.token_balance(&token, &wallet.address).await)
+    }
+
+    /// The intent with what an operator weighs before deciding it (`Inspection`).
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn inspect(&self, id: IntentId) -> Result<Inspection, TransitionError> {
+        let intent = self.show(id).await?;
+        let review = if intent.status == IntentStatus::PendingConfirmation {
+            self.reviews(vec![intent.clone()]).await?.pop()
+        } else {
+            None
+        };
+        let (balance, to_same_recipient) = futures_util::join!(
+            self.balance_of(&intent),
+            self.intents.list(IntentFilter {
+                agent: Some(intent.agent_id),
+                recipient: Some(intent.recipient),
+                limit: Some(SAME_RECIPIENT_SHOWN + 1),
+                ..IntentFilter::default()
+            })
+        );
+        let balance = balance?;
+        let mut to_same_recipient = to_same_recipient?;
+        to_same_recipient.retain(|other| other.id != id);
+        to_same_recipient.truncate(SAME_RECIPIENT_SHOWN);
+        Ok(Inspection {
+            intent,
+            review,
+            balance,
+            to_same_recipient,
+        })
+    }
+
+    /// Records `actor`'s approval of a pending intent, judged again under the locks of its
+    /// wallet and of the intent, as things are then (`domain::judge_approval`): the intent of a
+    /// deactivated agent is never approved, one that breaks the spend policy in force only when
+    /// `force` says so, and none that the wallet's balance (read from the chain first) does not
+    /// cover beside what its confirmed intents already commit. The intent is confirmed for
+    /// execution once the approvals the policy in force asks of it are in: distinct named
+    /// operators' where it needs more than one.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn confirm(
         &self,
         id: IntentId,
         force: bool,
+        balance_check: BalanceCheck,
         actor: &Actor,
     ) -> Result<Confirmation, ConfirmError> {
         let operator = &actor.operator;
@@ -233,42 +346,42 @@ impl IntentDecisions {
             .ok_or(ConfirmError::NotFound(id))?;
         // Only a pending intent can be confirmed: say so before judging it.
         intent.status.apply(IntentEvent::Confirm)?;
-        let profile = self
-            .store
-            .profile(intent.agent_id)
-            .await?
-            .ok_or(ConfirmError::NotFound(id))?;
-        if !profile.agent.is_active {
-            return Err(ConfirmError::AgentInactive(id));
-        }
-        let (wallet, held) = self
+        let balance = match balance_check {
+            BalanceCheck::Required => Some(
+                self.balance_of(&intent)
+                    .await?
+                    .map_err(ConfirmError::Chain)?,
+            ),
+            BalanceCheck::AtExecution => None,
+        };
+        let approver = operator.clone();
+        let check = move |context: &ApprovalContext<'_>| {
+            let rules = context
+                .policy
+                .map(|policy| policy.rules.clone())
+                .unwrap_or_default();
+            judge_approval(
+                &ApprovalStanding {
+                    recipient: &context.intent.recipient,
+                    amount: context.intent.amount,
+                    agent_active: context.agent_active,
+                    rules: &rules,
+                    held: &context.held,
+                    balance,
+                    committed: context.committed,
+                },
+                &approver,
+                force,
+            )
+        };
+        let approval = self
             .intents
-            .wallet_and_held(intent.agent_id, Some(intent.recipient))
-            .await?
-            .ok_or(ConfirmError::NotFound(id))?;
-        let rules = wallet
-            .spend_policy
-            .map(|policy| policy.rules)
-            .unwrap_or_default();
-        let required = rules.quorum.required_for(intent.amount);
-        if !operator.may_approve(required) {
-            return Err(ConfirmError::QuorumNeedsNamedOperator {
-                id,
-                required: required.get(),
-            });
-        }
-        // The pending intent holds its own amount already: judge it as if it came now.
-        let policy_verdict = evaluate_transfer(
-            &rules,
-            &intent.recipient,
-            intent.amount,
-            &held.without_pending(intent.amount),
-        )
-        .map(drop);
-        if let (Err(violation), false) = (policy_verdict, force) {
-            return Err(ConfirmError::Policy(violation));
-        }
-        let approval = self.intents.approve(id, actor.clone()).await?;
+            .approve(id, actor.clone(), &check)
+            .await
+            .map_err(|error| match error {
+                TransitionError::Judged(refused) => ConfirmError::judged(id, refused),
+                other => other.into(),
+            })?;
         if !approval.counted && approval.intent.status == IntentStatus::PendingConfirmation {
             return Err(ConfirmError::AlreadyApproved {
                 id,
@@ -279,7 +392,7 @@ impl IntentDecisions {
         }
         Ok(Confirmation {
             intent: approval.intent,
-            policy_verdict,
+            policy_verdict: approval.verdict,
         })
     }
 
@@ -310,18 +423,49 @@ mod tests {
         AgentProfile, AgentRecord, ApprovalCount, Approvals, AtomicAmount, Held, Quorum,
         SpendLimits, SpendPolicyRecord, SpendRules, WalletRecord, U256,
     };
-    use ports::{Approval, MockAgentStore, MockIntentLedger, MockNotifications};
+    use ports::{
+        Approval, ApprovalCheck, MockAgentStore, MockChainClient, MockIntentLedger,
+        MockNotifications,
+    };
     use uuid::Uuid;
 
     use crate::operator::tests::actor;
 
+    /// The token of the tests' wallets, whose balance is read from the chain.
+    fn token() -> EvmAddress {
+        EvmAddress::from_bytes([0xaa; 20])
+    }
+
     fn deciding(store: MockAgentStore, intents: MockIntentLedger) -> IntentDecisions {
+        deciding_with_balance(store, intents, 1_000)
+    }
+
+    /// Decisions over a chain where every wallet holds `balance` of the token.
+    fn deciding_with_balance(
+        store: MockAgentStore,
+        intents: MockIntentLedger,
+        balance: u64,
+    ) -> IntentDecisions {
+        let mut chain = MockChainClient::new();
+        chain
+            .expect_token_balance()
+            .returning(move |_, _| Ok(U256::from(balance)));
+        deciding_over(store, intents, chain)
+    }
+
+    fn deciding_over(
+        store: MockAgentStore,
+        intents: MockIntentLedger,
+        chain: MockChainClient,
+    ) -> IntentDecisions {
         IntentDecisions::new(
             DecisionStores {
                 agents: Arc::new(store),
                 intents: Arc::new(intents),
                 notifications: Arc::new(MockNotifications::new()),
+                chain: Arc::new(chain),
             },
+            token(),
             Duration::from_secs(24 * 60 * 60),
         )
     }
@@ -391,54 +535,63 @@ mod tests {
         (intent, store, wallet)
     }
 
-    /// A ledger holding `intent` and its `wallet`, with `held` in the wallet's window, expecting
-    /// `confirms` approvals by `operator()` that confirm it.
+    /// How the store answers an approval: `check` judged under its locks with `held` in the
+    /// wallet's windows and `committed` of its balance, and the intent confirmed when it passes.
+    fn judged(
+        intent: &TransferIntentRecord,
+        wallet: &WalletRecord,
+        agent_active: bool,
+        held: u64,
+        check: &ApprovalCheck,
+    ) -> Result<Approval, TransitionError> {
+        let verdict = check(&ApprovalContext {
+            intent,
+            agent_active,
+            policy: wallet.spend_policy.as_ref(),
+            held: Held {
+                daily: U256::from(held),
+                ..Held::default()
+            },
+            committed: U256::ZERO,
+        })
+        .map_err(TransitionError::Judged)?;
+        Ok(Approval {
+            intent: TransferIntentRecord {
+                status: IntentStatus::Confirmed,
+                ..intent.clone()
+            },
+            counted: true,
+            verdict,
+        })
+    }
+
+    /// A ledger holding `intent` and its `wallet` (its agent active or not), with `held` in the
+    /// wallet's window, expecting `approvals` approvals by `actor()`, each judged as the store
+    /// judges them.
     fn ledger_of(
         intent: TransferIntentRecord,
         wallet: &WalletRecord,
+        agent_active: bool,
         held: u64,
-        confirms: usize,
+        approvals: usize,
     ) -> MockIntentLedger {
-        let mut intents = reading_ledger(&intent, wallet, held);
+        let mut intents = reading_ledger(&intent);
+        let wallet = wallet.clone();
         intents
             .expect_approve()
-            .withf(|_, approver| *approver == actor())
-            .times(confirms)
-            .returning(move |_, _| {
-                Ok(Approval {
-                    intent: TransferIntentRecord {
-                        status: IntentStatus::Confirmed,
-                        ..intent.clone()
-                    },
-                    counted: true,
-                })
-            });
+            .withf(|_, approver, _| *approver == actor())
+            .times(approvals)
+            .returning(move |_, _, check| judged(&intent, &wallet, agent_active, held, check));
         intents
     }
 
-    /// A ledger that finds `intent` and its `wallet`, with `held` in the wallet's windows and
-    /// its recipient's.
-    fn reading_ledger(
-        intent: &TransferIntentRecord,
-        wallet: &WalletRecord,
-        held: u64,
-    ) -> MockIntentLedger {
+    /// A ledger that finds `intent`.
+    fn reading_ledger(intent: &TransferIntentRecord) -> MockIntentLedger {
         let mut intents = MockIntentLedger::new();
         let found = intent.clone();
         intents
             .expect_find()
             .returning(move |_| Ok(Some(found.clone())));
-        let wallet = wallet.clone();
-        intents
-            .expect_wallet_and_held()
-            .returning(move |_, recipient| {
-                assert!(recipient.is_some(), "its recipient's window is judged too");
-                let held = Held {
-                    daily: U256::from(held),
-                    ..Held::default()
-                };
-                Ok(Some((wallet.clone(), held)))
-            });
         intents
     }
 
@@ -452,22 +605,22 @@ mod tests {
     #[tokio::test]
     async fn above_the_quorum_threshold_only_named_operators_approve() {
         let (intent, store, wallet) = pending_under(true, "100", two_above_ten());
-        let mut intents = reading_ledger(&intent, &wallet, 25);
-        intents.expect_approve().never();
-        let decisions = deciding(store, intents);
+        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, true, 25, 1));
         assert!(matches!(
-            decisions.confirm(intent.id, false, &actor()).await,
+            decisions
+                .confirm(intent.id, false, BalanceCheck::Required, &actor())
+                .await,
             Err(ConfirmError::QuorumNeedsNamedOperator { required: 2, .. })
         ));
     }
 
     #[tokio::test]
     async fn a_second_approval_of_one_operator_is_refused() {
-        let (intent, store, wallet) = pending_under(true, "100", two_above_ten());
+        let (intent, store, _) = pending_under(true, "100", two_above_ten());
         let bob = Operator::Named(domain::OperatorName::parse("bob").expect("valid"));
-        let mut intents = reading_ledger(&intent, &wallet, 25);
+        let mut intents = reading_ledger(&intent);
         let pending = intent.clone();
-        intents.expect_approve().times(1).returning(move |_, _| {
+        intents.expect_approve().times(1).returning(move |_, _, _| {
             Ok(Approval {
                 intent: TransferIntentRecord {
                     approvals: Approvals {
@@ -477,11 +630,17 @@ mod tests {
                     ..pending.clone()
                 },
                 counted: false,
+                verdict: Ok(()),
             })
         });
         let decisions = deciding(store, intents);
         let refused = decisions
-            .confirm(intent.id, false, &Actor::local(bob.clone()))
+            .confirm(
+                intent.id,
+                false,
+                BalanceCheck::Required,
+                &Actor::local(bob.clone()),
+            )
             .await;
         assert!(
             matches!(
@@ -504,10 +663,10 @@ mod tests {
     async fn the_intent_of_a_deactivated_agent_is_never_confirmed() {
         let (intent, store, wallet) = pending_with(false, "100");
         let id = intent.id;
-        let decisions = deciding(store, ledger_of(intent, &wallet, 25, 0));
+        let decisions = deciding(store, ledger_of(intent, &wallet, false, 25, 2));
         for force in [false, true] {
             assert!(matches!(
-                decisions.confirm(id, force, &actor()).await,
+                decisions.confirm(id, force, BalanceCheck::Required, &actor()).await,
                 Err(ConfirmError::AgentInactive(x)) if x == id
             ));
         }
@@ -517,9 +676,9 @@ mod tests {
     async fn a_confirmation_judges_the_intent_by_the_policy_in_force() {
         // Its own 25 is in the window already: 25 of others plus 25 fit a limit of 50.
         let (intent, store, wallet) = pending_with(true, "50");
-        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, 50, 1));
+        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, true, 50, 1));
         let confirmed = decisions
-            .confirm(intent.id, false, &actor())
+            .confirm(intent.id, false, BalanceCheck::Required, &actor())
             .await
             .expect("within");
         assert_eq!(confirmed.policy_verdict, Ok(()));
@@ -529,20 +688,137 @@ mod tests {
     #[tokio::test]
     async fn a_confirmation_that_breaks_a_tightened_policy_needs_force() {
         let (intent, store, wallet) = pending_with(true, "40");
-        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, 50, 1));
+        let decisions = deciding(store, ledger_of(intent.clone(), &wallet, true, 50, 2));
         assert!(matches!(
-            decisions.confirm(intent.id, false, &actor()).await,
+            decisions
+                .confirm(intent.id, false, BalanceCheck::Required, &actor())
+                .await,
             Err(ConfirmError::Policy(
                 PolicyViolation::ExceedsWindowMax { .. }
             ))
         ));
         let forced = decisions
-            .confirm(intent.id, true, &actor())
+            .confirm(intent.id, true, BalanceCheck::Required, &actor())
             .await
             .expect("forced");
         assert!(matches!(
             forced.policy_verdict,
             Err(PolicyViolation::ExceedsWindowMax { .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn no_approval_is_made_that_the_balance_does_not_cover() {
+        let (intent, store, wallet) = pending_with(true, "100");
+        let decisions =
+            deciding_with_balance(store, ledger_of(intent.clone(), &wallet, true, 25, 2), 24);
+        for force in [false, true] {
+            let refused = decisions
+                .confirm(intent.id, force, BalanceCheck::Required, &actor())
+                .await;
+            assert!(
+                matches!(&refused, Err(ConfirmError::Balance { .. })),
+                "{refused:?}"
+            );
+            assert!(refused
+                .expect_err("refused")
+                .to_string()
+                .contains("the wallet's balance does not cover it"));
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_balance_approves_nothing() {
+        let (intent, store, _) = pending_with(true, "100");
+        let mut intents = reading_ledger(&intent);
+        intents.expect_approve().never();
+        let mut chain = MockChainClient::new();
+        chain
+            .expect_token_balance()
+            .returning(|_, _| Err(ChainError::Unavailable("connection refused".into())));
+        let decisions = deciding_over(store, intents, chain);
+        assert!(matches!(
+            decisions
+                .confirm(intent.id, false, BalanceCheck::Required, &actor())
+                .await,
+            Err(ConfirmError::Chain(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_that_leaves_the_balance_to_the_execution_asks_the_chain_nothing() {
+        let (intent, store, wallet) = pending_with(true, "100");
+        let mut chain = MockChainClient::new();
+        chain.expect_token_balance().never();
+        let decisions = deciding_over(
+            store,
+            ledger_of(intent.clone(), &wallet, true, 25, 1),
+            chain,
+        );
+        let confirmed = decisions
+            .confirm(intent.id, false, BalanceCheck::AtExecution, &actor())
+            .await
+            .expect("confirmed whatever the balance");
+        assert_eq!(confirmed.intent.status, IntentStatus::Confirmed);
+    }
+
+    #[tokio::test]
+    async fn an_inspection_shows_the_verdict_now_the_balance_and_the_same_recipients_intents() {
+        let (intent, store, wallet) = pending_with(true, "30");
+        let mut intents = reading_ledger(&intent);
+        intents
+            .expect_paid_recipients()
+            .returning(|_| Ok(Vec::new()));
+        let in_windows = wallet.clone();
+        intents.expect_wallet_and_held().returning(move |_, _| {
+            Ok(Some((
+                in_windows.clone(),
+                Held {
+                    daily: U256::from(40u64),
+                    ..Held::default()
+                },
+            )))
+        });
+        let earlier = TransferIntentRecord {
+            id: IntentId(Uuid::now_v7()),
+            status: IntentStatus::Executed,
+            ..intent.clone()
+        };
+        let listed = vec![intent.clone(), earlier.clone()];
+        let (agent, recipient) = (intent.agent_id, intent.recipient);
+        intents
+            .expect_list()
+            .withf(move |filter| {
+                filter.agent == Some(agent)
+                    && filter.recipient == Some(recipient)
+                    && filter.status.is_none()
+                    && !filter.oldest_first
+            })
+            .times(1)
+            .returning(move |_| Ok(listed.clone()));
+        let inspection = deciding_with_balance(store, intents, 7)
+            .inspect(intent.id)
+            .await
+            .expect("inspected");
+        let review = inspection.review.expect("a pending intent is reviewed");
+        assert!(
+            matches!(
+                review.verdict,
+                Err(PolicyViolation::ExceedsWindowMax { .. })
+            ),
+            "40 held with its own 25 against a day of 30: {:?}",
+            review.verdict
+        );
+        assert_eq!(review.recipient, RecipientStanding::New);
+        assert_eq!(inspection.balance, Ok(U256::from(7u64)));
+        assert_eq!(
+            inspection
+                .to_same_recipient
+                .iter()
+                .map(|other| other.id)
+                .collect::<Vec<_>>(),
+            [earlier.id],
+            "the inspected intent is left out"
+        );
     }
 }

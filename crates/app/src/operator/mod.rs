@@ -22,7 +22,8 @@ pub use console_access::{
 };
 pub use event_admin::{EndpointView, EventAdmin};
 pub use intent_decisions::{
-    ConfirmError, Confirmation, DecisionStores, IntentDecisions, RecipientStanding, Review,
+    BalanceCheck, ConfirmError, Confirmation, DecisionStores, Inspection, IntentDecisions,
+    RecipientStanding, Review, SAME_RECIPIENT_SHOWN,
 };
 pub use policy_admin::{PolicyAdmin, PolicyError};
 

@@ -930,3 +930,99 @@ proptest! {
         }
     }
 }
+
+fn standing<'a>(
+    rules: &'a SpendRules,
+    held: &'a Held,
+    recipient: &'a EvmAddress,
+    balance: u64,
+    committed: u64,
+) -> ApprovalStanding<'a> {
+    ApprovalStanding {
+        recipient,
+        amount: amount("40"),
+        agent_active: true,
+        rules,
+        held,
+        balance: Some(U256::from(balance)),
+        committed: U256::from(committed),
+    }
+}
+
+#[test]
+fn an_approval_needs_an_active_agent_a_countable_operator_the_policy_and_the_balance() {
+    let named = crate::Operator::Named(OperatorName::parse("alice").expect("valid"));
+    let cli = crate::Operator::Cli { user: None };
+    let to = address(1);
+    let daily_100 = limits(None, Some("100"));
+    // The intent of 40 holds 40 of the day already; 50 more are held by others.
+    let held = held(90, 90, 90, 0);
+    assert_eq!(
+        judge_approval(&standing(&daily_100, &held, &to, 100, 60), &cli, false),
+        Ok(Ok(()))
+    );
+    assert_eq!(
+        judge_approval(
+            &ApprovalStanding {
+                agent_active: false,
+                ..standing(&daily_100, &held, &to, 100, 0)
+            },
+            &cli,
+            false
+        ),
+        Err(ApprovalRefusal::AgentInactive)
+    );
+    let balance = judge_approval(&standing(&daily_100, &held, &to, 100, 61), &cli, false);
+    assert!(
+        matches!(balance, Err(ApprovalRefusal::Balance { .. })),
+        "{balance:?}"
+    );
+    assert_eq!(
+        judge_approval(
+            &ApprovalStanding {
+                balance: None,
+                ..standing(&daily_100, &held, &to, 0, 61)
+            },
+            &cli,
+            false
+        ),
+        Ok(Ok(())),
+        "a balance left to the execution is not judged"
+    );
+    let tight = limits(None, Some("80"));
+    assert!(matches!(
+        judge_approval(&standing(&tight, &held, &to, 100, 0), &cli, false),
+        Err(ApprovalRefusal::Policy(
+            PolicyViolation::ExceedsWindowMax { .. }
+        ))
+    ));
+    assert!(
+        matches!(
+            judge_approval(&standing(&tight, &held, &to, 100, 0), &cli, true),
+            Ok(Err(_))
+        ),
+        "a forced approval passes the policy and says so"
+    );
+    assert!(
+        matches!(
+            judge_approval(&standing(&tight, &held, &to, 10, 0), &cli, true),
+            Err(ApprovalRefusal::Balance { .. })
+        ),
+        "no approval is forced past the balance"
+    );
+    let quorum = SpendRules {
+        quorum: Quorum {
+            required: Some(ApprovalCount::quorum(2).expect("in range")),
+            above: None,
+        },
+        ..SpendRules::default()
+    };
+    assert_eq!(
+        judge_approval(&standing(&quorum, &held, &to, 100, 0), &cli, false),
+        Err(ApprovalRefusal::QuorumNeedsNamedOperator { required: 2 })
+    );
+    assert_eq!(
+        judge_approval(&standing(&quorum, &held, &to, 100, 0), &named, false),
+        Ok(Ok(()))
+    );
+}

@@ -1,18 +1,19 @@
 //! `IntentLedger`: the agent's keyset pages, the operator's listing, and decisions on intents.
 
 use async_trait::async_trait;
+use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
-    Actor, AgentId, Approvals, AuditAction, CursorPosition, EvmAddress, Held, IntentEvent,
-    IntentId, TransferIntentRecord, WalletId, WalletRecord,
+    Actor, AgentId, Approvals, AuditAction, AuditTarget, CursorPosition, EvmAddress, Held,
+    IntentEvent, IntentId, IntentStatus, TransferIntentRecord, WalletId, WalletRecord, U256,
 };
 use ports::{
-    Approval, AttemptRecord, IntentFilter, IntentLedger, Listing, ListingVersion, StoreError,
-    TransitionError, UsageReading, UsageVersion,
+    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, IntentFilter, IntentLedger, Listing,
+    ListingVersion, StoreError, TransitionError, UsageReading, UsageVersion,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -25,8 +26,8 @@ use crate::errors::{from_diesel, TxError};
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
 use crate::prepared::Prepared;
-use crate::rows::{address_column, parse_address, TransferIntentRow};
-use crate::schema::{intent_approvals, transfer_attempts, transfer_intents, wallets};
+use crate::rows::{address_column, parse_address, u256_saturating_from_numeric, TransferIntentRow};
+use crate::schema::{agents, intent_approvals, transfer_attempts, transfer_intents, wallets};
 
 /// A recipient its wallet paid, as `paid_recipients` reads it.
 #[derive(QueryableByName)]
@@ -43,14 +44,59 @@ async fn approve_locked(
     connection: &mut AsyncPgConnection,
     id: IntentId,
     actor: &Actor,
+    check: &ApprovalCheck,
 ) -> Result<Approval, TxError<TransitionError>> {
     let approver = actor.operator.clone();
+    let wallet: Option<Uuid> = transfer_intents::table
+        .find(id.0)
+        .select(transfer_intents::wallet_id)
+        .first(connection)
+        .await
+        .optional()?;
+    let wallet = wallet.ok_or(TxError::Abort(TransitionError::NotFound(id)))?;
+    // The wallet first, as a send takes it, then the intent: approvals of one wallet are judged
+    // one at a time, with its sends, against what its confirmed intents already commit.
+    wallets::table
+        .find(wallet)
+        .select(wallets::id)
+        .for_no_key_update()
+        .first::<Uuid>(connection)
+        .await?;
     let current = lock_intent(connection, id).await?;
     // Only a pending intent takes approvals: say so before recording one.
     current
         .status
         .apply(IntentEvent::Confirm)
         .map_err(|refused| TxError::Abort(TransitionError::Refused(refused)))?;
+    let agent_active: bool = agents::table
+        .find(current.agent_id.0)
+        .select(agents::is_active)
+        .first(connection)
+        .await?;
+    let (wallet_record, held) =
+        wallet_and_held(connection, current.agent_id, Some(&current.recipient))
+            .await
+            .map_err(TxError::store)?
+            .ok_or(TxError::Abort(TransitionError::NotFound(id)))?;
+    let committed: Option<BigDecimal> = transfer_intents::table
+        .filter(transfer_intents::wallet_id.eq(wallet))
+        .filter(transfer_intents::status.eq_any([
+            IntentStatus::Confirmed.as_str(),
+            IntentStatus::Submitted.as_str(),
+        ]))
+        .select(diesel::dsl::sum(transfer_intents::amount_atomic))
+        .first(connection)
+        .await?;
+    let verdict = check(&ApprovalContext {
+        intent: &current,
+        agent_active,
+        policy: wallet_record.spend_policy.as_ref(),
+        held,
+        committed: committed
+            .as_ref()
+            .map_or(U256::ZERO, u256_saturating_from_numeric),
+    })
+    .map_err(|refused| TxError::Abort(TransitionError::Judged(refused)))?;
     let counted = diesel::insert_into(intent_approvals::table)
         .values((
             intent_approvals::intent_id.eq(id.0),
@@ -103,7 +149,11 @@ async fn approve_locked(
         )
         .await?;
     }
-    Ok(Approval { intent, counted })
+    Ok(Approval {
+        intent,
+        counted,
+        verdict,
+    })
 }
 
 /// What the audit log shows of an intent's decisions.
@@ -131,7 +181,7 @@ async fn audited(
         AuditEntry {
             actor,
             action,
-            target: Some(format!("intent:{}", after.id)),
+            target: Some(AuditTarget::Intent(after.id).to_string()),
             before: Some(decision_state(before)),
             after: Some(decision_state(after)),
             reason,
@@ -227,6 +277,10 @@ impl IntentLedger for PgIntentStore {
         if let Some(status) = filter.status {
             query = query.filter(transfer_intents::status.eq(status.as_str()));
         }
+        if let Some(recipient) = filter.recipient {
+            query =
+                query.filter(transfer_intents::recipient_address.eq(address_column(&recipient)));
+        }
         records(query.load(&mut connection).await.map_err(from_diesel)?)
     }
 
@@ -292,11 +346,16 @@ impl IntentLedger for PgIntentStore {
             .collect()
     }
 
-    #[tracing::instrument(level = "debug", skip(self))]
-    async fn approve(&self, id: IntentId, approver: Actor) -> Result<Approval, TransitionError> {
+    #[tracing::instrument(level = "debug", skip(self, check))]
+    async fn approve(
+        &self,
+        id: IntentId,
+        approver: Actor,
+        check: &ApprovalCheck,
+    ) -> Result<Approval, TransitionError> {
         self.database
             .in_transaction(|connection| {
-                async move { approve_locked(connection, id, &approver).await }.scope_boxed()
+                async move { approve_locked(connection, id, &approver, check).await }.scope_boxed()
             })
             .await
     }

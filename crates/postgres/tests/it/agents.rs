@@ -601,9 +601,6 @@ async fn wakes_profiles(
 async fn every_operator_action_on_an_agent_is_audited_with_it_and_a_refused_one_is_not() {
     let database = TestDatabase::new().await;
     let store = store(&database);
-    let operators = postgres_store::PgOperatorStore::new(
-        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
-    );
     let alice = domain::Actor {
         operator: domain::Operator::Named(domain::OperatorName::parse("alice").expect("valid")),
         address: Some("192.0.2.7".into()),
@@ -649,17 +646,7 @@ async fn every_operator_action_on_an_agent_is_audited_with_it_and_a_refused_one_
         store.deactivate(id, &alice).await.expect("again"),
         "deactivating twice finds the agent"
     );
-    let mut log = ports::OperatorStore::audit(
-        &operators,
-        ports::AuditPage {
-            before: None,
-            limit: 10,
-        },
-    )
-    .await
-    .expect("read");
-    log.reverse();
-    let rows: Vec<_> = log.into_iter().map(|(_, row)| row).collect();
+    let rows = crate::audit_log(&database, None).await;
     assert_eq!(
         rows.iter().map(|row| row.action).collect::<Vec<_>>(),
         [

@@ -5,11 +5,11 @@ use diesel::sql_types::{Array, Double, Text, Uuid as SqlUuid};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::{
     check_recipient, evaluate_transfer, Actor, Admitted, AgentId, AgentKey, ApprovalCount, Asset,
-    AtomicAmount, Chain, ConfirmedBy, CursorPosition, Custody, EarliestExecutions, EvmAddress,
-    FeeQuote, Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, Label, LeaseId, Operator,
-    OperatorName, PolicyAsset, PolicyChange, PolicyViolation, RateLimit, RecipientLimit,
-    RecipientLimitsChange, RecipientRefused, Reservation, SpendWindow, TransferTerms,
-    TransitionRefused, WalletId, WalletRecord, U256,
+    AtomicAmount, AuditAction, AuditTarget, Chain, ConfirmedBy, CursorPosition, Custody,
+    EarliestExecutions, EvmAddress, FeeQuote, Held, IdempotencyKey, IntentEvent, IntentId,
+    IntentStatus, Label, LeaseId, Operator, OperatorName, PolicyAsset, PolicyChange,
+    PolicyViolation, RateLimit, RecipientLimit, RecipientLimitsChange, RecipientRefused,
+    Reservation, SpendWindow, TransferTerms, TransitionRefused, WalletId, WalletRecord, U256,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
@@ -61,6 +61,13 @@ fn address(last: u8) -> EvmAddress {
 /// The operator deciding in these tests: `agentctl` run by a user it could not name.
 fn cli() -> Operator {
     Operator::Cli { user: None }
+}
+
+/// An approval check that lets every approval through, saying the policy allows it.
+fn approve_any(
+    _: &ports::ApprovalContext<'_>,
+) -> Result<Result<(), PolicyViolation>, domain::ApprovalRefusal> {
+    Ok(Ok(()))
 }
 
 /// `cli()` acting on the control plane's host.
@@ -2052,7 +2059,7 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
     let alice = Operator::Named(OperatorName::parse("alice").expect("valid"));
     let first = fixture
         .intents
-        .approve(intent.id, Actor::local(alice))
+        .approve(intent.id, Actor::local(alice), &approve_any)
         .await
         .expect("approved");
     assert!(first.counted);
@@ -2069,7 +2076,7 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
     let bob = Operator::Named(OperatorName::parse("bob").expect("valid"));
     let second = fixture
         .intents
-        .approve(intent.id, Actor::local(bob))
+        .approve(intent.id, Actor::local(bob), &approve_any)
         .await
         .expect("approved");
     assert_eq!(second.intent.status, IntentStatus::Confirmed);
@@ -2234,6 +2241,108 @@ async fn the_usage_version_moves_with_the_agents_intents_and_its_policy_alone() 
 }
 
 #[tokio::test]
+async fn one_recipients_intents_and_one_intents_decisions_are_read_alone() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 39, true).await;
+    let awaiting_one = created(admit(&fixture, send(agent, "5", None)).await);
+    change_policy(
+        &fixture,
+        agent,
+        PolicyChange {
+            approvals_required: Some(Some(ApprovalCount::quorum(2).expect("in range"))),
+            approvals_above: Some(Some(amount("5"))),
+            auto_confirm_max: Some(Some(amount("1"))),
+            auto_confirm_daily: Some(Some(amount("10"))),
+            ..PolicyChange::default()
+        },
+    )
+    .await;
+    let awaiting_two = created(admit(&fixture, send(agent, "6", None)).await);
+    let by_policy = created(admit(&fixture, send(agent, "1", None)).await);
+    let mut elsewhere = send(agent, "7", None);
+    elsewhere.terms.recipient = address(98);
+    let elsewhere = created(admit(&fixture, elsewhere).await);
+    let to_each = |recipient| {
+        fixture.intents.list(IntentFilter {
+            agent: Some(agent),
+            recipient: Some(recipient),
+            ..IntentFilter::default()
+        })
+    };
+    let ids = |intents: Vec<domain::TransferIntentRecord>| -> Vec<IntentId> {
+        intents.into_iter().map(|intent| intent.id).collect()
+    };
+    assert_eq!(
+        (
+            ids(to_each(address(99)).await.expect("list")),
+            ids(to_each(address(98)).await.expect("list"))
+        ),
+        (
+            vec![by_policy.id, awaiting_two.id, awaiting_one.id],
+            vec![elsewhere.id]
+        ),
+        "each recipient's intents, newest first"
+    );
+    change_policy(
+        &fixture,
+        agent,
+        PolicyChange {
+            approvals_required: Some(Some(ApprovalCount::quorum(3).expect("in range"))),
+            ..PolicyChange::default()
+        },
+    )
+    .await;
+    let now_required = fixture
+        .intents
+        .find(awaiting_two.id)
+        .await
+        .expect("read")
+        .expect("found")
+        .approvals
+        .required;
+    assert_eq!(now_required, 3, "the policy in force asks more of it now");
+    assert_eq!(
+        [&awaiting_one, &awaiting_two, &by_policy].map(|intent| intent.admitted_as()),
+        [
+            IntentStatus::PendingConfirmation,
+            IntentStatus::PendingConfirmation,
+            IntentStatus::Confirmed
+        ],
+        "where the policy put each at its creation"
+    );
+
+    let alice = Actor {
+        operator: Operator::Named(OperatorName::parse("alice").expect("valid")),
+        address: None,
+    };
+    fixture
+        .intents
+        .approve(awaiting_two.id, alice.clone(), &approve_any)
+        .await
+        .expect("approved");
+    fixture
+        .intents
+        .transition(
+            awaiting_one.id,
+            IntentEvent::Reject,
+            Some("unknown payee".into()),
+            alice,
+        )
+        .await
+        .expect("rejected");
+    let rejected_log = crate::audit_log(
+        &fixture.database,
+        Some(AuditTarget::Intent(awaiting_one.id)),
+    )
+    .await;
+    let rows: Vec<_> = rejected_log
+        .iter()
+        .map(|row| (row.action, row.reason.as_deref()))
+        .collect();
+    assert_eq!(rows, [(AuditAction::Reject, Some("unknown payee"))]);
+}
+
+#[tokio::test]
 async fn each_decision_on_an_intent_is_audited_with_it_and_a_repeated_approval_is_not() {
     let fixture = fixture().await;
     let agent = new_agent(&fixture, 38, true).await;
@@ -2257,7 +2366,7 @@ async fn each_decision_on_an_intent_is_audited_with_it_and_a_repeated_approval_i
     for _ in 0..2 {
         fixture
             .intents
-            .approve(approved.id, alice.clone())
+            .approve(approved.id, alice.clone(), &approve_any)
             .await
             .expect("approved");
     }
@@ -2271,22 +2380,9 @@ async fn each_decision_on_an_intent_is_audited_with_it_and_a_repeated_approval_i
         )
         .await
         .expect("rejected");
-    let operators = postgres_store::PgOperatorStore::new(
-        Database::connect(&fixture.database.connector(), PoolSettings::default()).expect("pool"),
-    );
-    let mut log = ports::OperatorStore::audit(
-        &operators,
-        ports::AuditPage {
-            before: None,
-            limit: 20,
-        },
-    )
-    .await
-    .expect("read");
-    log.reverse();
-    let decisions: Vec<_> = log
+    let decisions: Vec<_> = crate::audit_log(&fixture.database, None)
+        .await
         .into_iter()
-        .map(|(_, row)| row)
         .filter(|row| {
             row.target
                 .as_deref()
@@ -2310,5 +2406,71 @@ async fn each_decision_on_an_intent_is_audited_with_it_and_a_repeated_approval_i
                 Some("198.51.100.1".into())
             ),
         ]
+    );
+}
+
+#[tokio::test]
+async fn an_approval_is_judged_under_the_locks_with_what_the_wallet_commits_and_a_refusal_records_nothing(
+) {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 39, true).await;
+    let confirmed = created(admit(&fixture, send(agent, "7", None)).await);
+    fixture
+        .intents
+        .transition(confirmed.id, IntentEvent::Confirm, None, on_cli())
+        .await
+        .expect("confirmed");
+    let pending = created(admit(&fixture, send(agent, "5", None)).await);
+    let seen = Arc::new(Mutex::new(None));
+    let looked = seen.clone();
+    let refuse = move |context: &ports::ApprovalContext<'_>| {
+        *looked.lock().expect("lock") = Some((
+            context.intent.id,
+            context.intent.status,
+            context.agent_active,
+            context.held.daily,
+            context.committed,
+        ));
+        Err(domain::ApprovalRefusal::Balance {
+            balance: U256::from(10),
+            committed: context.committed,
+            amount: context.intent.amount.value(),
+        })
+    };
+    let refused = fixture.intents.approve(pending.id, on_cli(), &refuse).await;
+    assert!(
+        matches!(
+            refused,
+            Err(TransitionError::Judged(
+                domain::ApprovalRefusal::Balance { .. }
+            ))
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        Some((
+            pending.id,
+            IntentStatus::PendingConfirmation,
+            true,
+            U256::from(12),
+            U256::from(7)
+        )),
+        "the intent as locked, its agent, the day holding both, 7 committed by the confirmed one"
+    );
+    let unchanged = fixture
+        .intents
+        .find(pending.id)
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(
+        (unchanged.status, unchanged.approvals.received),
+        (IntentStatus::PendingConfirmation, 0),
+        "a refused approval records nothing"
+    );
+    assert_eq!(
+        crate::audit_log(&fixture.database, Some(AuditTarget::Intent(pending.id))).await,
+        []
     );
 }

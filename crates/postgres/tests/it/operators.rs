@@ -69,6 +69,7 @@ async fn audited(store: &PgOperatorStore) -> Vec<(AuditAction, String, Option<St
     let mut rows = store
         .audit(AuditPage {
             before: None,
+            target: None,
             limit: 100,
         })
         .await

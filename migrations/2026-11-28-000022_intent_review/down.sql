@@ -1,0 +1,1 @@
+DROP INDEX operator_audit_target;
