@@ -945,6 +945,17 @@ async fn a_ten_megabyte_message_with_an_attachment_comes_in_through_the_webhook(
     assert_eq!(attachments[0]["filename"], "scan.pdf");
     assert_eq!(attachments[0]["content_type"], "application/pdf");
     assert_eq!(attachments[0]["size"], attachment.len());
+    assert_eq!(attachments[0]["stored"], true);
+    let response = server
+        .client
+        .get(server.url(&format!("/v1/email/messages/{id}/attachments/att_1")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(response.status(), 200);
+    let downloaded = response.bytes().await.expect("bytes");
+    assert!(downloaded == attachment, "the 7 MiB come back as sent");
 }
 
 /// Base64 in the 76-character lines of MIME.

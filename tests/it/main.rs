@@ -1,5 +1,6 @@
 //! Black-box tests: the real binaries, real PostgreSQL, plain HTTP.
 
+mod attachments;
 mod auth;
 mod chain;
 mod cli;

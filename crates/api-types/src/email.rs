@@ -42,7 +42,8 @@ pub struct EmailMessageOut {
     pub text: Option<String>,
     /// The HTML body of inbound mail, cut like `text` in inbox pages.
     pub html: Option<String>,
-    /// What is known of each attachment; the content is not kept.
+    /// Each attachment; one `stored` downloads from
+    /// `/v1/email/messages/{message_id}/attachments/{id}`.
     pub attachments: Vec<AttachmentOut>,
     /// Header names and values; the values of a repeated header are joined by a line break.
     pub headers: BTreeMap<String, String>,
@@ -59,12 +60,19 @@ pub struct EmailMessageOut {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AttachmentOut {
+    /// Unique in its message and stable: `att_` and its position, from 1.
+    #[schema(example = "att_1")]
+    pub id: String,
+    /// The name the sender gave, as given (its download's name is made safe to save).
     pub filename: Option<String>,
     /// `type/subtype`.
     pub content_type: String,
     /// Bytes of the decoded content.
     pub size: u64,
     pub content_id: Option<String>,
+    /// Whether its bytes are kept and can be downloaded: false for one over
+    /// `EMAIL_ATTACHMENT_MAX_BYTES` or one the provider delivered as metadata only.
+    pub stored: bool,
 }
 
 /// What the service read out of the message.
@@ -85,10 +93,12 @@ pub struct ParsedDataOut {
 impl From<AttachmentMeta> for AttachmentOut {
     fn from(attachment: AttachmentMeta) -> Self {
         Self {
+            id: attachment.id.to_string(),
             filename: attachment.filename,
             content_type: attachment.content_type,
             size: attachment.size,
             content_id: attachment.content_id,
+            stored: attachment.stored,
         }
     }
 }

@@ -5,19 +5,22 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use domain::inbound::{
-    delivery_key, kept_addresses, kept_attachments, kept_headers, kept_message_id, kept_optional,
-    kept_references, preview_attachments, preview_headers, MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
+    delivery_key, kept_addresses, kept_attachment, kept_headers, kept_message_id, kept_optional,
+    kept_references, preview_attachments, preview_headers, MAX_KEPT_ATTACHMENTS,
+    MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
 };
 use domain::{
-    reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile, CursorCodec,
-    CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
-    RateLimit, SponsorId, MAX_ADDRESS_CHARS,
+    piece_count, reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile,
+    AttachmentId, AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SponsorId,
+    DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
 };
+use futures_util::Stream;
 use ports::{
-    AcceptError, Acceptance, EmailIdempotency, EmailOutbox, InboundEmail, InboundFormat,
-    InboundMailStore, InboundMailWebhook, InboundParseError, InboundParser, KeyedRefusal,
-    ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail, SendThrottle, StoreError,
-    WebhookHeaders, WebhookRefusal, WebhookRequest,
+    AcceptError, Acceptance, AttachmentContent, EmailIdempotency, EmailOutbox, InboundAttachment,
+    InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook, InboundParseError,
+    InboundParser, KeyedRefusal, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
+    SendThrottle, StoreError, WebhookHeaders, WebhookRefusal, WebhookRequest,
 };
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
@@ -73,6 +76,54 @@ pub enum ReadMailError {
 }
 
 #[derive(Debug, thiserror::Error)]
+pub enum AttachmentError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    /// No such message in the agent's inbox, or no such attachment in it.
+    #[error("attachment not found")]
+    NotFound,
+    /// The attachment is listed but its bytes were not kept (over the size bound, or the
+    /// provider delivered metadata only).
+    #[error("the attachment's content was not stored")]
+    NotStored,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A stored attachment to download: what is known of it, and its bytes read a piece at a time.
+pub struct AttachmentDownload {
+    pub meta: AttachmentMeta,
+    message: EmailMessageId,
+    content: Arc<dyn AttachmentContent>,
+}
+
+impl AttachmentDownload {
+    /// Its bytes, one piece of `domain::ATTACHMENT_PIECE_BYTES` read when the last is taken, so
+    /// a slow reader holds one piece and no connection to the store. Bytes that end before the
+    /// size kept end the stream with an error, as a store error does.
+    pub fn pieces(self) -> impl Stream<Item = Result<Vec<u8>, StoreError>> + Send + 'static {
+        let count = piece_count(self.meta.size);
+        let attachment = self.meta.id;
+        futures_util::stream::try_unfold(0u64, move |index| {
+            let content = Arc::clone(&self.content);
+            let message = self.message;
+            async move {
+                if index == count {
+                    return Ok(None);
+                }
+                match content.piece(message, attachment, index).await? {
+                    Some(piece) => Ok(Some((piece, index + 1))),
+                    None => Err(StoreError::Internal(format!(
+                        "attachment {attachment} of message {message} ends at piece {index} of \
+                         {count}"
+                    ))),
+                }
+            }
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
 pub enum IngestError {
     /// The inbound webhook has no secret to check signatures with.
     #[error("the inbound email webhook is not configured")]
@@ -110,6 +161,8 @@ pub struct EmailPorts {
     pub parser: Arc<dyn InboundParser>,
     /// `None` when no webhook secret is configured: every webhook is then refused.
     pub webhook: Option<Arc<dyn InboundMailWebhook>>,
+    /// Where the bytes of kept attachments are read from.
+    pub attachments: Arc<dyn AttachmentContent>,
 }
 
 /// The send rates of mail: every sponsor's, which its agents share, and each agent's share of it.
@@ -123,6 +176,8 @@ pub struct EmailService {
     ports: EmailPorts,
     cursors: CursorCodec,
     rates: SendRates,
+    /// The largest inbound attachment whose bytes are kept.
+    attachment_max_bytes: u64,
 }
 
 fn inbox_scope(agent: AgentId) -> String {
@@ -146,7 +201,15 @@ impl EmailService {
             ports,
             cursors,
             rates,
+            attachment_max_bytes: DEFAULT_ATTACHMENT_MAX_BYTES,
         }
+    }
+
+    /// Keeps the bytes of inbound attachments up to `max_bytes` each (a larger one keeps its
+    /// metadata, `stored: false`).
+    pub fn with_attachment_max_bytes(mut self, max_bytes: u64) -> Self {
+        self.attachment_max_bytes = max_bytes;
+        self
     }
 
     /// Accepts a new message into the outbox, `queued`; the outbox job hands it to the provider.
@@ -349,6 +412,39 @@ impl EmailService {
             .ok_or(ReadMailError::NotFound)
     }
 
+    /// A stored attachment of a message of the agent's inbox, to download. Any message id that
+    /// is not one of the inbox, and any attachment id it does not list, is the same "not found".
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn attachment(
+        &self,
+        profile: &AgentProfile,
+        message_id: &str,
+        attachment_id: &str,
+    ) -> Result<AttachmentDownload, AttachmentError> {
+        let (inbox, _) = inbox_of(profile)?;
+        let message = message_id
+            .parse::<EmailMessageId>()
+            .map_err(|_| AttachmentError::NotFound)?;
+        let wanted = attachment_id
+            .parse::<AttachmentId>()
+            .map_err(|_| AttachmentError::NotFound)?;
+        let meta = self
+            .ports
+            .mailbox
+            .attachments(inbox.id, message)
+            .await?
+            .and_then(|listed| listed.into_iter().find(|meta| meta.id == wanted))
+            .ok_or(AttachmentError::NotFound)?;
+        if !meta.stored {
+            return Err(AttachmentError::NotStored);
+        }
+        Ok(AttachmentDownload {
+            meta,
+            message,
+            content: Arc::clone(&self.ports.attachments),
+        })
+    }
+
     /// What can be judged of an inbound webhook before its body is read: the webhook is
     /// configured, and its headers could carry a valid signature. Refusing here keeps a sender
     /// without the secret from making the server read and hold a body.
@@ -399,7 +495,7 @@ impl EmailService {
         email: InboundEmail,
         delivery_id: &str,
     ) -> Result<IngestReport, StoreError> {
-        let email = kept(email);
+        let email = kept(email, self.attachment_max_bytes);
         let addressed: Vec<&String> = match email.envelope_to.is_empty() {
             true => email.to.iter().chain(&email.cc).collect(),
             false => email.envelope_to.iter().collect(),
@@ -468,8 +564,9 @@ fn unix_now() -> i64 {
 }
 
 /// What is kept of a message an outside sender wrote: no NUL anywhere, and every size and count
-/// bounded (domain::inbound), so storing it cannot fail and no page of its inbox grows with it.
-fn kept(email: InboundEmail) -> InboundEmail {
+/// bounded (domain::inbound), so storing it cannot fail and no page of its inbox grows with it;
+/// the bytes of each attachment listed up to `attachment_max_bytes`.
+fn kept(email: InboundEmail, attachment_max_bytes: u64) -> InboundEmail {
     InboundEmail {
         provider_message_id: email.provider_message_id,
         internet_message_id: email
@@ -486,7 +583,22 @@ fn kept(email: InboundEmail) -> InboundEmail {
         envelope_to: kept_addresses(&email.envelope_to),
         text: kept_optional(email.text.as_deref(), MAX_KEPT_BODY_CHARS),
         html: kept_optional(email.html.as_deref(), MAX_KEPT_BODY_CHARS),
-        attachments: kept_attachments(&email.attachments),
+        attachments: email
+            .attachments
+            .into_iter()
+            .take(MAX_KEPT_ATTACHMENTS)
+            .enumerate()
+            .map(|(index, attachment)| {
+                let meta = kept_attachment(
+                    index,
+                    &attachment.meta,
+                    attachment.content.as_deref(),
+                    attachment_max_bytes,
+                );
+                let content = attachment.content.filter(|_| meta.stored);
+                InboundAttachment { meta, content }
+            })
+            .collect(),
         headers: kept_headers(&email.headers),
     }
 }
@@ -517,8 +629,8 @@ mod tests {
     use super::*;
     use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus, SenderAuthentication};
     use ports::{
-        Listing, MockEmailOutbox, MockInboundMailStore, MockInboundMailWebhook, MockInboundParser,
-        MockMailbox, WebhookMail,
+        Listing, MockAttachmentContent, MockEmailOutbox, MockInboundMailStore,
+        MockInboundMailWebhook, MockInboundParser, MockMailbox, WebhookMail,
     };
     use time::OffsetDateTime;
 
@@ -597,6 +709,7 @@ mod tests {
         inbound: MockInboundMailStore,
         parser: MockInboundParser,
         webhook: Option<MockInboundMailWebhook>,
+        attachments: MockAttachmentContent,
     }
 
     impl Mocks {
@@ -607,6 +720,7 @@ mod tests {
                 inbound: MockInboundMailStore::new(),
                 parser: MockInboundParser::new(),
                 webhook: None,
+                attachments: MockAttachmentContent::new(),
             }
         }
 
@@ -628,6 +742,7 @@ mod tests {
                     inbound: Arc::new(self.inbound),
                     parser: Arc::new(self.parser),
                     webhook,
+                    attachments: Arc::new(self.attachments),
                 },
                 CursorCodec::new(b"test-secret-test-secret-test-secret"),
                 SendRates {
@@ -975,15 +1090,7 @@ mod tests {
                 headers: (0..10_000)
                     .map(|n| (format!("X-{n}"), "v\0".repeat(100_000)))
                     .collect(),
-                attachments: vec![
-                    AttachmentMeta {
-                        filename: Some("a\0.txt".into()),
-                        content_type: "text/plain".into(),
-                        size: 0,
-                        content_id: None,
-                    };
-                    200_000
-                ],
+                attachments: vec![listed("a\0.txt", Some(b"")); 200_000],
                 ..inbound_to(&["agent@inbox.example.com"])
             })
         });
@@ -1003,9 +1110,174 @@ mod tests {
                 && header_bytes <= domain::inbound::MAX_KEPT_HEADER_BYTES
                 && !email.headers.iter().any(|(_, value)| value.contains('\0'))
                 && email.attachments.len() == domain::inbound::MAX_KEPT_ATTACHMENTS
-                && email.attachments[0].filename.as_deref() == Some("a\u{fffd}.txt")
+                && email.attachments[0].meta.filename.as_deref() == Some("a\u{fffd}.txt")
+                && email.attachments[49].meta.id.to_string() == "att_50"
         })
         .await;
+    }
+
+    /// An attachment as the parser lists it, with these bytes.
+    fn listed(filename: &str, content: Option<&[u8]>) -> InboundAttachment {
+        InboundAttachment {
+            meta: AttachmentMeta {
+                id: AttachmentId::at_index(0),
+                filename: Some(filename.into()),
+                content_type: "text/plain".into(),
+                size: content.map_or(7, |bytes| bytes.len() as u64),
+                content_id: None,
+                stored: false,
+                sha256: None,
+            },
+            content: content.map(Arc::from),
+        }
+    }
+
+    #[tokio::test]
+    async fn attachments_keep_their_bytes_up_to_the_bound_and_only_their_metadata_past_it() {
+        let mut mocks = Mocks::new();
+        mocks.parser.expect_parse().returning(|_, _| {
+            Ok(InboundEmail {
+                attachments: vec![
+                    listed("small.txt", Some(b"1234")),
+                    listed("large.bin", Some(b"12345")),
+                    listed("elsewhere.pdf", None),
+                ],
+                ..inbound_to(&["agent@inbox.example.com"])
+            })
+        });
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        mocks
+            .inbound
+            .expect_store_inbound()
+            .withf(|message| {
+                let kept: Vec<_> = message
+                    .email
+                    .attachments
+                    .iter()
+                    .map(|a| {
+                        (
+                            a.meta.id.to_string(),
+                            a.meta.stored,
+                            a.meta.size,
+                            a.content.as_deref().map(<[u8]>::len),
+                        )
+                    })
+                    .collect();
+                kept == [
+                    ("att_1".to_owned(), true, 4, Some(4)),
+                    ("att_2".to_owned(), false, 5, None),
+                    ("att_3".to_owned(), false, 7, None),
+                ] && message.email.attachments[0].meta.sha256
+                    == Some(domain::content_digest(b"1234"))
+            })
+            .times(1)
+            .returning(|_| Ok((record(Direction::Inbound, Some("alice@example.org")), true)));
+        mocks
+            .service()
+            .with_attachment_max_bytes(4)
+            .receive_raw(b"raw".to_vec(), "delivery-1")
+            .await
+            .expect("ingested");
+    }
+
+    fn kept_meta(stored: bool, size: u64) -> AttachmentMeta {
+        AttachmentMeta {
+            stored,
+            size,
+            sha256: stored.then_some([7; 32]),
+            ..listed("a.bin", None).meta
+        }
+    }
+
+    #[tokio::test]
+    async fn an_attachment_downloads_piece_by_piece_and_only_a_stored_one_of_the_inbox() {
+        let size = domain::ATTACHMENT_PIECE_BYTES as u64 * 2 + 3;
+        let mut mocks = Mocks::new();
+        mocks.mailbox.expect_attachments().returning(move |_, id| {
+            Ok((id == EmailMessageId(Uuid::from_u128(5))).then(|| {
+                vec![
+                    kept_meta(true, size),
+                    AttachmentMeta {
+                        id: AttachmentId::at_index(1),
+                        ..kept_meta(false, 9)
+                    },
+                ]
+            }))
+        });
+        let mut sequence = mockall::Sequence::new();
+        for (index, bytes) in [
+            (0u64, domain::ATTACHMENT_PIECE_BYTES),
+            (1, domain::ATTACHMENT_PIECE_BYTES),
+            (2, 3),
+        ] {
+            mocks
+                .attachments
+                .expect_piece()
+                .withf(move |_, attachment, at| attachment.position() == 1 && *at == index)
+                .times(1)
+                .in_sequence(&mut sequence)
+                .returning(move |_, _, _| Ok(Some(vec![1; bytes])));
+        }
+        let service = mocks.service();
+        let message = Uuid::from_u128(5).to_string();
+        let download = service
+            .attachment(&profile(true), &message, "att_1")
+            .await
+            .expect("found");
+        let pieces: Vec<Vec<u8>> = futures_util::TryStreamExt::try_collect(download.pieces())
+            .await
+            .expect("read");
+        assert_eq!(pieces.iter().map(Vec::len).sum::<usize>() as u64, size);
+
+        for (message_id, attachment_id) in [
+            (message.as_str(), "att_3"),
+            (message.as_str(), "att_0"),
+            (message.as_str(), "1"),
+            ("not-a-uuid", "att_1"),
+            (&Uuid::from_u128(6).to_string(), "att_1"),
+        ] {
+            assert!(
+                matches!(
+                    service
+                        .attachment(&profile(true), message_id, attachment_id)
+                        .await,
+                    Err(AttachmentError::NotFound)
+                ),
+                "{message_id} {attachment_id}"
+            );
+        }
+        assert!(matches!(
+            service.attachment(&profile(true), &message, "att_2").await,
+            Err(AttachmentError::NotStored)
+        ));
+        assert!(matches!(
+            service.attachment(&profile(false), &message, "att_1").await,
+            Err(AttachmentError::NotProvisioned(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn bytes_that_end_before_the_size_kept_end_the_download_with_an_error() {
+        let mut mocks = Mocks::new();
+        mocks
+            .mailbox
+            .expect_attachments()
+            .returning(|_, _| Ok(Some(vec![kept_meta(true, 10)])));
+        mocks
+            .attachments
+            .expect_piece()
+            .returning(|_, _, _| Ok(None));
+        let download = mocks
+            .service()
+            .attachment(&profile(true), &Uuid::from_u128(5).to_string(), "att_1")
+            .await
+            .expect("found");
+        let read: Result<Vec<Vec<u8>>, _> =
+            futures_util::TryStreamExt::try_collect(download.pieces()).await;
+        assert!(matches!(read, Err(StoreError::Internal(_))), "{read:?}");
     }
 
     #[tokio::test]

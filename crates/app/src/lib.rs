@@ -41,8 +41,9 @@ pub use operator::{
 
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};
 pub use email::{
-    EmailPorts, EmailService, IngestError, IngestReport, MailPage, ReadMailError, ReplyMail,
-    SendMail, SendMailError, SendRates, PREVIEW_CHARS, TRANSACTIONAL,
+    AttachmentDownload, AttachmentError, EmailPorts, EmailService, IngestError, IngestReport,
+    MailPage, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates, PREVIEW_CHARS,
+    TRANSACTIONAL,
 };
 pub use errors::NotProvisioned;
 pub use events::{

@@ -7,7 +7,10 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use crate::{check_no_nul, AgentId, EmailAddress, EmailInboxId, EmailMessageId, RetrySchedule};
+use crate::{
+    check_no_nul, AgentId, AttachmentMeta, EmailAddress, EmailInboxId, EmailMessageId,
+    RetrySchedule,
+};
 
 /// At most this many recipients over `to`, `cc` and `bcc` together.
 pub const MAX_RECIPIENTS: usize = 20;
@@ -361,15 +364,6 @@ impl SenderAuthentication {
             Self::Unreported | Self::Failed => None,
         }
     }
-}
-
-/// What is known of an attachment; its content is not kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttachmentMeta {
-    pub filename: Option<String>,
-    pub content_type: String,
-    pub size: u64,
-    pub content_id: Option<String>,
 }
 
 /// A stored message of an inbox, inbound or outbound.

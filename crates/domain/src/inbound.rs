@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::{AttachmentMeta, SenderAuthentication};
+use crate::{content_digest, AttachmentId, AttachmentMeta, SenderAuthentication};
 
 /// Headers kept of an inbound message: the first ones, in the order they came.
 pub const MAX_KEPT_HEADERS: usize = 100;
@@ -101,18 +101,25 @@ pub fn kept_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
     kept
 }
 
-/// The attachments listed: the first `MAX_KEPT_ATTACHMENTS`, their text fields cut.
-pub fn kept_attachments(attachments: &[AttachmentMeta]) -> Vec<AttachmentMeta> {
-    attachments
-        .iter()
-        .take(MAX_KEPT_ATTACHMENTS)
-        .map(|attachment| AttachmentMeta {
-            filename: kept_optional(attachment.filename.as_deref(), MAX_ATTACHMENT_FIELD_CHARS),
-            content_type: kept_text(&attachment.content_type, MAX_ATTACHMENT_FIELD_CHARS),
-            size: attachment.size,
-            content_id: kept_optional(attachment.content_id.as_deref(), MAX_ATTACHMENT_FIELD_CHARS),
-        })
-        .collect()
+/// An inbound attachment as kept, at `index` of its message (only the first
+/// `MAX_KEPT_ATTACHMENTS` are): its text fields cut, and its bytes kept (`stored`, with their
+/// size and digest) when they came and weigh at most `max_bytes`.
+pub fn kept_attachment(
+    index: usize,
+    given: &AttachmentMeta,
+    content: Option<&[u8]>,
+    max_bytes: u64,
+) -> AttachmentMeta {
+    let content = content.filter(|bytes| bytes.len() as u64 <= max_bytes);
+    AttachmentMeta {
+        id: AttachmentId::at_index(index),
+        filename: kept_optional(given.filename.as_deref(), MAX_ATTACHMENT_FIELD_CHARS),
+        content_type: kept_text(&given.content_type, MAX_ATTACHMENT_FIELD_CHARS),
+        size: content.map_or(given.size, |bytes| bytes.len() as u64),
+        content_id: kept_optional(given.content_id.as_deref(), MAX_ATTACHMENT_FIELD_CHARS),
+        stored: content.is_some(),
+        sha256: content.map(content_digest),
+    }
 }
 
 /// What a message is known by against redelivery: the provider's delivery id as it is, or
@@ -316,19 +323,33 @@ mod tests {
         );
     }
 
-    #[test]
-    fn attachments_are_listed_up_to_their_count_with_their_names_cut() {
-        let one = AttachmentMeta {
-            filename: Some(format!("a\0{}", "b".repeat(1000))),
+    fn listed(filename: Option<String>, size: u64) -> AttachmentMeta {
+        AttachmentMeta {
+            id: AttachmentId::at_index(0),
+            filename,
             content_type: "text/plain".into(),
-            size: 0,
+            size,
             content_id: None,
-        };
-        let kept = kept_attachments(&vec![one; 200_000]);
-        assert_eq!(kept.len(), MAX_KEPT_ATTACHMENTS);
-        let name = kept[0].filename.as_deref().expect("a name");
+            stored: false,
+            sha256: None,
+        }
+    }
+
+    #[test]
+    fn an_attachment_is_kept_with_its_id_its_names_cut_and_its_bytes_within_the_bound() {
+        let given = listed(Some(format!("a\0{}", "b".repeat(1000))), 999);
+        let kept = kept_attachment(6, &given, Some(b"abc"), 3);
+        assert_eq!(kept.id.to_string(), "att_7");
+        let name = kept.filename.as_deref().expect("a name");
         assert!(name.starts_with("a\u{fffd}b"));
         assert_eq!(name.chars().count(), MAX_ATTACHMENT_FIELD_CHARS);
+        assert!(kept.stored);
+        assert_eq!((kept.size, kept.sha256), (3, Some(content_digest(b"abc"))));
+
+        let over = kept_attachment(0, &given, Some(b"abcd"), 3);
+        assert!(!over.stored && over.sha256.is_none());
+        assert_eq!(over.size, 999, "the size the sender declared");
+        assert!(!kept_attachment(0, &given, None, 3).stored);
     }
 
     #[test]
@@ -442,14 +463,8 @@ mod tests {
         let preview = preview_headers(headers);
         assert_eq!(preview.len(), PREVIEW_HEADERS);
         assert_eq!(preview[0].1.chars().count(), PREVIEW_HEADER_VALUE_CHARS);
-        let attachment = AttachmentMeta {
-            filename: None,
-            content_type: "a/b".into(),
-            size: 1,
-            content_id: None,
-        };
         assert_eq!(
-            preview_attachments(vec![attachment; 30]).len(),
+            preview_attachments(vec![listed(None, 1); 30]).len(),
             PREVIEW_ATTACHMENTS
         );
     }

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod amount;
 pub mod asset;
+pub mod attachments;
 pub mod commands;
 pub mod console;
 pub mod contact;
@@ -35,6 +36,11 @@ pub use agent::{
 };
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
+pub use attachments::{
+    content_digest, content_disposition, download_content_type, download_filename, piece_count,
+    AttachmentId, AttachmentMeta, InvalidAttachmentId, ATTACHMENT_PIECE_BYTES,
+    DEFAULT_ATTACHMENT_MAX_BYTES,
+};
 pub use console::{
     Actor, AuditAction, AuditRecord, AuditTarget, OneTimeSecret, OperatorAccount, OperatorRole,
     SecretHash, UnknownAuditAction, UnknownRole, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
@@ -46,9 +52,9 @@ pub use contact::{
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
     check_custom_header, check_custom_headers_size, reply_references, reply_subject,
-    request_fingerprint, AttachmentMeta, DeliveryRetry, Direction, EmailMessageRecord, EmailStatus,
-    HeaderRefused, HeadersTooLarge, SenderAuthentication, MAX_BODY_TEXT_BYTES,
-    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    request_fingerprint, DeliveryRetry, Direction, EmailMessageRecord, EmailStatus, HeaderRefused,
+    HeadersTooLarge, SenderAuthentication, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS,
+    MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use events::{
     EventId, EventPayload, EventRecord, EventType, EventTypes, LogBounds, UnknownEventType,

@@ -2,12 +2,13 @@
 //! Resend's `email.received` webhook event.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use domain::AttachmentMeta;
+use domain::{AttachmentId, AttachmentMeta};
 use mail_parser::parsers::MessageStream;
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders};
-use ports::{InboundEmail, InboundFormat, InboundParseError, InboundParser};
+use ports::{InboundAttachment, InboundEmail, InboundFormat, InboundParseError, InboundParser};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -178,7 +179,11 @@ fn parse_mime(raw: &[u8]) -> Result<InboundEmail, InboundParseError> {
         .find(|part| part.is_text_html())
         .and_then(MessagePart::text_contents)
         .map(str::to_owned);
-    email.attachments = message.attachments().map(attachment).collect();
+    email.attachments = message
+        .attachments()
+        .enumerate()
+        .map(|(index, part)| attachment(index, part))
+        .collect();
     Ok(email)
 }
 
@@ -324,7 +329,8 @@ fn headers(message: &Message<'_>, raw: &[u8]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn attachment(part: &MessagePart<'_>) -> AttachmentMeta {
+/// An attachment's part: what it says of itself, and its decoded bytes.
+fn attachment(index: usize, part: &MessagePart<'_>) -> InboundAttachment {
     let content_type = match part.content_type() {
         Some(kind) => {
             // A nested message's type was rewritten before parsing (`without_nested_messages`).
@@ -344,12 +350,19 @@ fn attachment(part: &MessagePart<'_>) -> AttachmentMeta {
         None if part.is_text() => "text/plain".to_owned(),
         None => "application/octet-stream".to_owned(),
     };
-    AttachmentMeta {
-        filename: part.attachment_name().map(str::to_owned),
-        content_type: content_type.to_ascii_lowercase(),
-        // The decoded content's length: what the attachment weighs once saved.
-        size: part.len() as u64,
-        content_id: part.content_id().map(str::to_owned),
+    let content = part.contents();
+    InboundAttachment {
+        meta: AttachmentMeta {
+            id: AttachmentId::at_index(index),
+            filename: part.attachment_name().map(str::to_owned),
+            content_type: content_type.to_ascii_lowercase(),
+            // The decoded content's length: what the attachment weighs once saved.
+            size: content.len() as u64,
+            content_id: part.content_id().map(str::to_owned),
+            stored: false,
+            sha256: None,
+        },
+        content: Some(Arc::from(content)),
     }
 }
 
@@ -482,7 +495,8 @@ fn parse_resend_event(body: &[u8]) -> Result<InboundEmail, InboundParseError> {
         attachments: data
             .attachments
             .into_iter()
-            .map(resend_attachment)
+            .enumerate()
+            .map(|(index, attachment)| resend_attachment(index, attachment))
             .collect(),
         headers: data.headers.0,
     })
@@ -512,14 +526,21 @@ fn header_line(value: &str) -> String {
     format!("{value}\r\n")
 }
 
-fn resend_attachment(attachment: ResendAttachment) -> AttachmentMeta {
-    AttachmentMeta {
-        filename: attachment.filename,
-        content_type: attachment
-            .content_type
-            .unwrap_or_else(|| "application/octet-stream".to_owned()),
-        size: attachment.size,
-        content_id: attachment.content_id,
+/// An attachment of Resend's event: metadata only (Resend serves the bytes through its API).
+fn resend_attachment(index: usize, attachment: ResendAttachment) -> InboundAttachment {
+    InboundAttachment {
+        meta: AttachmentMeta {
+            id: AttachmentId::at_index(index),
+            filename: attachment.filename,
+            content_type: attachment
+                .content_type
+                .unwrap_or_else(|| "application/octet-stream".to_owned()),
+            size: attachment.size,
+            content_id: attachment.content_id,
+            stored: false,
+            sha256: None,
+        },
+        content: None,
     }
 }
 

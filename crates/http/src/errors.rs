@@ -181,6 +181,7 @@ refused_as_api_errors!(
     app::IntentLookupError,
     app::SendMailError,
     app::ReadMailError,
+    app::AttachmentError,
     app::SmsError,
     app::WaitError,
     app::FollowError,

@@ -91,6 +91,11 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::GET, "/v1/email/messages/{message_id}", |route| {
         route.to(routes::email::message)
     }),
+    Endpoint::new(
+        Method::GET,
+        "/v1/email/messages/{message_id}/attachments/{attachment_id}",
+        |route| route.to(routes::email::attachment),
+    ),
     Endpoint::new(Method::POST, "/v1/email/send", |route| {
         route.to(routes::email::send)
     }),

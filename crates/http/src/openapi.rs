@@ -32,6 +32,7 @@ use api_types::{
         routes::email::reply,
         routes::email::inbox,
         routes::email::message,
+        routes::email::attachment,
         routes::sms::number,
         routes::sms::messages,
         routes::sms::wait_for_code,

@@ -1,11 +1,12 @@
 //! Email: the provider that delivers outbound mail, what inbound mail parses into, the
 //! provider's inbound webhook, and the stores of the outbox and the mailbox.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
+    AgentId, AttachmentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
 };
 
@@ -71,9 +72,17 @@ pub struct InboundEmail {
     pub envelope_to: Vec<String>,
     pub text: Option<String>,
     pub html: Option<String>,
-    pub attachments: Vec<AttachmentMeta>,
+    pub attachments: Vec<InboundAttachment>,
     /// Header names and decoded values in the order they came.
     pub headers: Vec<(String, String)>,
+}
+
+/// An attachment of inbound mail: what is known of it, and its decoded bytes when the delivery
+/// carried them (shared: one mail may be stored in several inboxes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboundAttachment {
+    pub meta: AttachmentMeta,
+    pub content: Option<Arc<[u8]>>,
 }
 
 /// How an inbound webhook's body is written.
@@ -241,9 +250,33 @@ pub trait Mailbox: Send + Sync {
         inbox: EmailInboxId,
         id: EmailMessageId,
     ) -> Result<Option<EmailMessageRecord>, StoreError>;
+
+    /// What is known of the attachments of a message of the inbox; `None` when the inbox holds
+    /// no such message.
+    async fn attachments(
+        &self,
+        inbox: EmailInboxId,
+        id: EmailMessageId,
+    ) -> Result<Option<Vec<AttachmentMeta>>, StoreError>;
 }
 
-/// An inbound message for one inbox, ready to be stored.
+/// Where the bytes of kept attachments are read from, a piece of
+/// `domain::ATTACHMENT_PIECE_BYTES` at a time (the last may be shorter), so that a download
+/// holds one piece whatever the attachment weighs.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AttachmentContent: Send + Sync {
+    /// The piece at `index` (from 0) of a stored attachment's bytes; `None` past the last.
+    async fn piece(
+        &self,
+        message: EmailMessageId,
+        attachment: AttachmentId,
+        index: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError>;
+}
+
+/// An inbound message for one inbox, ready to be stored: the bytes of each attachment kept
+/// (`stored`) are stored with it, in the same transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewInboundEmail {
     pub id: EmailMessageId,

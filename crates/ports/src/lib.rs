@@ -29,10 +29,10 @@ pub use console::{
     PasskeyError, Passkeys, SessionRecord, StoredPasskey,
 };
 pub use email::{
-    AcceptError, Acceptance, ClaimedEmail, Delivery, EmailCodes, EmailIdempotency, EmailOutbox,
-    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook,
-    InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail,
-    SendThrottle, WebhookMail,
+    AcceptError, Acceptance, AttachmentContent, ClaimedEmail, Delivery, EmailCodes,
+    EmailIdempotency, EmailOutbox, EmailSender, InboundAttachment, InboundEmail, InboundFormat,
+    InboundMailStore, InboundMailWebhook, InboundParseError, InboundParser, Mailbox,
+    NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, WebhookMail,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
@@ -70,8 +70,8 @@ pub use chain::{MockChainClient, MockChainWriter};
 pub use console::{MockOperatorStore, MockPasskeys};
 #[cfg(feature = "mock")]
 pub use email::{
-    MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundMailWebhook,
-    MockInboundParser, MockMailbox,
+    MockAttachmentContent, MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore,
+    MockInboundMailWebhook, MockInboundParser, MockMailbox,
 };
 #[cfg(feature = "mock")]
 pub use events::{MockEventLog, MockWebhookEndpoints, MockWebhookPoster};

@@ -260,6 +260,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    email_attachment_pieces (message_id, attachment, piece) {
+        message_id -> Uuid,
+        attachment -> Integer,
+        piece -> Integer,
+        bytes -> Bytea,
+    }
+}
+
+diesel::table! {
     sandbox_email_outbox (provider_message_id) {
         provider_message_id -> Uuid,
         message_id -> Uuid,
@@ -483,6 +492,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     code_waits,
     email_inboxes,
     email_messages,
+    email_attachment_pieces,
     wallets,
     spend_policies,
     transfer_intents,

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use api_types::{FieldError, FieldErrors};
 use app::{
-    AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError, ListIntentsError,
-    NotProvisioned, ReadMailError, SendError, SendMailError, SmsError, WaitError, WalletError,
-    WebhookError,
+    AttachmentError, AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError,
+    ListIntentsError, NotProvisioned, ReadMailError, SendError, SendMailError, SmsError, WaitError,
+    WalletError, WebhookError,
 };
 use ports::{ChainError, StoreError};
 
@@ -31,6 +31,9 @@ pub enum Refusal {
     Forbidden(String),
     #[error("Not Found")]
     NotFound,
+    /// What was asked for existed but is not kept, e.g. an attachment whose bytes were not stored.
+    #[error("{0}")]
+    Gone(String),
     /// The request conflicts with stored state, e.g. a reused idempotency key.
     #[error("{0}")]
     Conflict(String),
@@ -63,6 +66,7 @@ impl Refusal {
             Self::BadRequest(_) => 400,
             Self::Forbidden(_) => 403,
             Self::NotFound => 404,
+            Self::Gone(_) => 410,
             Self::Conflict(_) => 409,
             Self::TimedOut(_) => 408,
             Self::TooManyRequests { .. } => 429,
@@ -283,6 +287,21 @@ impl From<ReadMailError> for Refusal {
             ReadMailError::InvalidCursor => Self::BadRequest("Invalid cursor".into()),
             ReadMailError::NotFound => Self::NotFound,
             ReadMailError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<AttachmentError> for Refusal {
+    fn from(error: AttachmentError) -> Self {
+        match error {
+            AttachmentError::NotProvisioned(missing) => missing.into(),
+            AttachmentError::NotFound => Self::NotFound,
+            AttachmentError::NotStored => Self::Gone(
+                "The attachment's content was not stored: it is over the size kept, or the \
+                 provider delivered its metadata only"
+                    .into(),
+            ),
+            AttachmentError::Store(store) => store.into(),
         }
     }
 }

@@ -352,6 +352,8 @@ pub struct EmailConfig {
     /// How often the outbox looks for due mail.
     pub outbox_interval: Duration,
     pub outbox: QueueSettings,
+    /// The largest inbound attachment whose bytes are kept (`EMAIL_ATTACHMENT_MAX_BYTES`).
+    pub attachment_max_bytes: u64,
 }
 
 impl EmailConfig {
@@ -454,6 +456,10 @@ impl EmailConfig {
                     give_up_after: seconds("EMAIL_GIVE_UP_AFTER_SECS", 3 * 24 * 60 * 60)?,
                 }),
             },
+            attachment_max_bytes: env.parsed(
+                "EMAIL_ATTACHMENT_MAX_BYTES",
+                domain::DEFAULT_ATTACHMENT_MAX_BYTES,
+            )?,
         })
     }
 

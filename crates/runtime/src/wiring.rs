@@ -224,13 +224,15 @@ fn email_service(
         EmailPorts {
             mailbox: store.clone(),
             outbox: store.clone(),
-            inbound: store,
+            inbound: store.clone(),
             parser: Arc::new(MailParserInbound),
             webhook,
+            attachments: store,
         },
         cursors,
         config.send_rates,
-    ))
+    )
+    .with_attachment_max_bytes(config.attachment_max_bytes))
 }
 
 /// The worker that hands queued mail to the configured provider.

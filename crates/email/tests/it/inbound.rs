@@ -4,9 +4,11 @@
 use std::fmt::Write;
 
 use base64::Engine;
-use domain::AttachmentMeta;
+use std::sync::Arc;
+
+use domain::{AttachmentId, AttachmentMeta};
 use email::MailParserInbound;
-use ports::{InboundEmail, InboundFormat, InboundParseError, InboundParser};
+use ports::{InboundAttachment, InboundEmail, InboundFormat, InboundParseError, InboundParser};
 
 use crate::fixture;
 
@@ -18,6 +20,29 @@ async fn parse_raw(name: &str) -> InboundEmail {
     parse(InboundFormat::Raw, &fixture(name))
         .await
         .unwrap_or_else(|error| panic!("{name}: {error}"))
+}
+
+/// What the parser says of the attachment at `index`, before anything is kept.
+fn listed(
+    index: usize,
+    filename: &str,
+    content_type: &str,
+    size: u64,
+    content_id: Option<&str>,
+) -> AttachmentMeta {
+    AttachmentMeta {
+        id: AttachmentId::at_index(index),
+        filename: Some(filename.to_owned()),
+        content_type: content_type.to_owned(),
+        size,
+        content_id: content_id.map(str::to_owned),
+        stored: false,
+        sha256: None,
+    }
+}
+
+fn metas(email: &InboundEmail) -> Vec<AttachmentMeta> {
+    email.attachments.iter().map(|a| a.meta.clone()).collect()
 }
 
 fn header<'a>(email: &'a InboundEmail, name: &str) -> Option<&'a str> {
@@ -155,29 +180,25 @@ async fn shift_jis_is_decoded_in_body_and_subject() {
 async fn attachments_are_described_by_name_type_decoded_size_and_content_id() {
     let email = parse_raw("attachments.eml").await;
 
+    let resume = "Résumé: five years of reading mail.\r\n";
     assert_eq!(
-        email.attachments,
+        metas(&email),
         vec![
-            AttachmentMeta {
-                filename: Some("logo.png".to_owned()),
-                content_type: "image/png".to_owned(),
-                size: 517,
-                content_id: Some("logo@example.com".to_owned()),
-            },
-            AttachmentMeta {
-                filename: Some("report.pdf".to_owned()),
-                content_type: "application/pdf".to_owned(),
-                size: 3000,
-                content_id: None,
-            },
-            AttachmentMeta {
-                filename: Some("résumé.txt".to_owned()),
-                content_type: "text/plain".to_owned(),
-                // Its one line ends in the message's CRLF, which quoted-printable keeps.
-                size: "Résumé: five years of reading mail.\r\n".len() as u64,
-                content_id: None,
-            },
+            listed(0, "logo.png", "image/png", 517, Some("logo@example.com")),
+            listed(1, "report.pdf", "application/pdf", 3000, None),
+            // Its one line ends in the message's CRLF, which quoted-printable keeps.
+            listed(2, "résumé.txt", "text/plain", resume.len() as u64, None),
         ]
+    );
+    let contents: Vec<usize> = email
+        .attachments
+        .iter()
+        .map(|a| a.content.as_deref().map_or(0, <[u8]>::len))
+        .collect();
+    assert_eq!(contents, [517, 3000, resume.len()], "the decoded bytes");
+    assert_eq!(
+        email.attachments[2].content.as_deref(),
+        Some(resume.as_bytes())
     );
     let html = email.html.as_deref().expect("html body");
     assert!(html.contains("cid:logo@example.com"), "{html}");
@@ -258,11 +279,9 @@ async fn a_ten_megabyte_message_parses_with_its_attachment_size() {
     );
     assert_eq!(
         email.attachments,
-        vec![AttachmentMeta {
-            filename: Some("archive.zip".to_owned()),
-            content_type: "application/zip".to_owned(),
-            size: 7_500_000,
-            content_id: None,
+        vec![InboundAttachment {
+            meta: listed(0, "archive.zip", "application/zip", 7_500_000, None),
+            content: Some(Arc::from(attachment)),
         }]
     );
 }
@@ -313,18 +332,15 @@ async fn resends_event_gives_ids_addresses_and_attachment_metadata() {
                 "carol@example.com".to_owned(),
                 "agent-9@inbox.example.test".to_owned()
             ],
+            // Metadata only: Resend serves the bytes through its API.
             attachments: vec![
-                AttachmentMeta {
-                    filename: Some("invoice.pdf".to_owned()),
-                    content_type: "application/pdf".to_owned(),
-                    size: 24576,
-                    content_id: None,
+                InboundAttachment {
+                    meta: listed(0, "invoice.pdf", "application/pdf", 24576, None),
+                    content: None,
                 },
-                AttachmentMeta {
-                    filename: Some("logo.png".to_owned()),
-                    content_type: "image/png".to_owned(),
-                    size: 0,
-                    content_id: Some("img001".to_owned()),
+                InboundAttachment {
+                    meta: listed(1, "logo.png", "image/png", 0, Some("img001")),
+                    content: None,
                 },
             ],
             ..InboundEmail::default()
@@ -445,7 +461,7 @@ async fn messages_nested_sixty_thousand_deep_are_an_attachment_not_a_crash() {
     assert_eq!(email.subject.as_deref(), Some("nested"));
     assert_eq!(short_text(&email), "see the attached");
     assert_eq!(email.attachments.len(), 1, "{:?}", email.attachments);
-    assert_eq!(email.attachments[0].content_type, "message/rfc822");
+    assert_eq!(email.attachments[0].meta.content_type, "message/rfc822");
 }
 
 #[tokio::test]
@@ -467,8 +483,8 @@ async fn a_nested_message_bomb_sent_encoded_is_not_parsed_either() {
         .expect("parsed");
     assert_eq!(email.subject.as_deref(), Some("wrapped"));
     assert_eq!(email.attachments.len(), 1, "{:?}", email.attachments);
-    assert_eq!(email.attachments[0].content_type, "message/rfc822");
-    assert_eq!(email.attachments[0].size, inner.len() as u64);
+    assert_eq!(email.attachments[0].meta.content_type, "message/rfc822");
+    assert_eq!(email.attachments[0].meta.size, inner.len() as u64);
 }
 
 #[tokio::test]
@@ -498,14 +514,14 @@ async fn a_forwarded_message_is_listed_with_its_type_and_size() {
         .await
         .expect("parsed");
     assert_eq!(short_text(&email), "see below");
+    let kept = &forwarded.as_bytes()[..forwarded.len() - 2];
     assert_eq!(
         email.attachments,
-        vec![AttachmentMeta {
-            filename: Some("original.eml".to_owned()),
-            content_type: "message/rfc822".to_owned(),
-            size: forwarded.len() as u64 - 2,
-            content_id: None,
-        }]
+        vec![InboundAttachment {
+            meta: listed(0, "original.eml", "message/rfc822", kept.len() as u64, None),
+            content: Some(Arc::from(kept)),
+        }],
+        "kept as it came, never parsed as a message of its own"
     );
 }
 

@@ -1,13 +1,16 @@
-//! `/v1/email`: send and reply through the outbox, the inbox and single messages.
+//! `/v1/email`: send and reply through the outbox, the inbox, single messages and their
+//! attachments.
 
-use actix_web::web::{self, Json, Path};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::web::{self, Bytes, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
     EmailSendResponse, PageLimit, SendStatus, IDEMPOTENCY_KEY_HEADER,
 };
 use app::{MailPage, ReplyMail, SendMail};
-use domain::EmailMessageRecord;
+use domain::{content_disposition, download_content_type, EmailMessageRecord};
+use futures_util::TryStreamExt;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
@@ -203,4 +206,79 @@ pub async fn message(
         .message(&agent.profile, &id.into_inner())
         .await?;
     Ok(Json(message.into()))
+}
+
+/// An attachment of a message of the agent's inbox: its bytes, streamed.
+///
+/// Served with the stored `Content-Type` (or `application/octet-stream` when absent or not a
+/// valid media type), as an attachment to save (`Content-Disposition` with the name made safe:
+/// its last path segment, without control characters or marks that reorder text), never to
+/// render (`X-Content-Type-Options: nosniff`, `Content-Security-Policy: sandbox`). The `ETag` is
+/// the SHA-256 of the bytes; `If-None-Match` with it answers 304.
+#[utoipa::path(get, path = "/v1/email/messages/{message_id}/attachments/{attachment_id}",
+    tag = "email", operation_id = "get_email_attachment",
+    security(("HTTPBearer" = [])),
+    params(
+        ("message_id" = String, Path, description = "A message of the agent's inbox"),
+        ("attachment_id" = String, Path, description = "The `id` of one of its `attachments`, e.g. `att_1`"),
+        ("If-None-Match" = Option<String>, Header, description = "An `ETag` this attachment was served with"),
+    ),
+    responses(
+        (status = 200, description = "The attachment's bytes", content_type = "application/octet-stream", body = Vec<u8>,
+            headers(
+                ("Content-Type" = String, description = "The stored type, or `application/octet-stream`"),
+                ("Content-Disposition" = String, description = "`attachment; filename*=UTF-8''...`"),
+                ("Content-Length" = u64, description = "The attachment's size"),
+                ("ETag" = String, description = "The SHA-256 of the bytes, quoted"),
+                ("X-Content-Type-Options" = String, description = "`nosniff`"),
+            )),
+        (status = 304, description = "`If-None-Match` named the current `ETag`"),
+        (status = 400, description = "No inbox provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 404, description = "No such message in the agent's inbox, or no such attachment in it", body = ErrorBody),
+        (status = 410, description = "The attachment is listed but its bytes were not stored (`stored: false`)", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn attachment(
+    request: HttpRequest,
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    ids: Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (message_id, attachment_id) = ids.into_inner();
+    let download = state
+        .services
+        .email
+        .attachment(&agent.profile, &message_id, &attachment_id)
+        .await?;
+    let etag = download.meta.etag().unwrap_or_default();
+    let not_modified = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|tags| {
+            tags.split(',')
+                .any(|tag| tag.trim() == etag || tag.trim() == "*")
+        });
+    if not_modified {
+        return Ok(HttpResponse::NotModified()
+            .insert_header((header::ETAG, etag))
+            .finish());
+    }
+    let content_type = download_content_type(&download.meta.content_type);
+    let content_type = HeaderValue::from_str(content_type)
+        .unwrap_or(HeaderValue::from_static(domain::attachments::OCTET_STREAM));
+    let disposition = content_disposition(download.meta.filename.as_deref());
+    let size = download.meta.size;
+    let pieces = download.pieces().map_ok(Bytes::from).inspect_err(|error| {
+        tracing::warn!(%error, "an attachment's download ended early");
+    });
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header((header::CONTENT_DISPOSITION, disposition))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
+        .insert_header((header::ETAG, etag))
+        .no_chunking(size)
+        .streaming(pieces))
 }

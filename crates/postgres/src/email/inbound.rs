@@ -7,12 +7,13 @@ use diesel::sql_types::Text;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
-    EmailStatus,
+    AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxRecord, EmailMessageId,
+    EmailMessageRecord, EmailStatus,
 };
 use ports::{inbound_topic, InboundMailStore, NewInboundEmail, StoreError};
 use uuid::Uuid;
 
+use super::attachments::write_pieces;
 use super::{
     attachments_column, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
 };
@@ -85,6 +86,7 @@ async fn store_locked(
     }
     let thread = thread_of(connection, message).await?;
     let email = &message.email;
+    let metas: Vec<AttachmentMeta> = email.attachments.iter().map(|a| a.meta.clone()).collect();
     let inserted = diesel::insert_into(email_messages::table)
         .values((
             email_messages::id.eq(message.id.0),
@@ -104,7 +106,7 @@ async fn store_locked(
             email_messages::reply_to_addresses.eq(&email.reply_to),
             email_messages::body_text.eq(email.text.as_deref()),
             email_messages::body_html.eq(email.html.as_deref()),
-            email_messages::attachments.eq(attachments_column(&email.attachments)),
+            email_messages::attachments.eq(attachments_column(&metas)),
             email_messages::headers.eq(headers_column(&email.headers)),
             email_messages::verification_codes.eq(&message.verification_codes),
             email_messages::received_at.eq(diesel::dsl::now),
@@ -121,6 +123,7 @@ async fn store_locked(
         .optional()?;
     match inserted {
         Some(row) => {
+            write_pieces(connection, message.id, &email.attachments).await?;
             // Waits for a code of the agent wake on every instance when this commits.
             diesel::sql_query("SELECT pg_notify($1, $2)")
                 .bind::<Text, _>(CHANNEL)

@@ -5,10 +5,12 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
-use domain::{CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord};
+use domain::{
+    AttachmentMeta, CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord,
+};
 use ports::{Listing, ListingVersion, Mailbox, StoreError};
 
-use super::{message_record, MessageRow, MessageWithBodies, PgEmailStore};
+use super::{attachments_from_column, message_record, MessageRow, MessageWithBodies, PgEmailStore};
 use crate::errors::from_diesel;
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
@@ -93,5 +95,22 @@ impl Mailbox for PgEmailStore {
             .optional()
             .map_err(from_diesel)?;
         row.map(message_record).transpose()
+    }
+
+    async fn attachments(
+        &self,
+        inbox: EmailInboxId,
+        id: EmailMessageId,
+    ) -> Result<Option<Vec<AttachmentMeta>>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let column = email_messages::table
+            .find(id.0)
+            .filter(email_messages::inbox_id.eq(inbox.0))
+            .select(email_messages::attachments)
+            .first::<serde_json::Value>(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        column.as_ref().map(attachments_from_column).transpose()
     }
 }

@@ -1,6 +1,7 @@
 //! Email on PostgreSQL: one `PgEmailStore` behind the outbox, the outbox worker's queue, the
 //! mailbox reads and the inbound store, one module per port; and the sandbox provider's side.
 
+mod attachments;
 mod codes;
 mod inbound;
 mod mailbox;
@@ -13,7 +14,7 @@ pub use sandbox::{PgSandboxMailer, SandboxMail};
 use diesel::prelude::*;
 use domain::inbound::sender_authentication;
 use domain::{
-    AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailMessageId,
+    AgentId, AttachmentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailMessageId,
     EmailMessageRecord, EmailStatus, SenderAuthentication,
 };
 use ports::StoreError;
@@ -147,25 +148,47 @@ pub(crate) fn attachments_column(attachments: &[AttachmentMeta]) -> Value {
             .iter()
             .map(|attachment| {
                 json!({
+                    "id": attachment.id.position(),
                     "filename": attachment.filename,
                     "content_type": attachment.content_type,
                     "size": attachment.size,
                     "content_id": attachment.content_id,
+                    "stored": attachment.stored,
+                    "sha256": attachment.sha256.map(hex::encode),
                 })
             })
             .collect(),
     )
 }
 
-fn attachments_from_column(column: &Value) -> Result<Vec<AttachmentMeta>, StoreError> {
+/// The attachments listed in the column. Rows written before attachments were kept have no id
+/// (theirs is their position) and no bytes (`stored` false).
+pub(crate) fn attachments_from_column(column: &Value) -> Result<Vec<AttachmentMeta>, StoreError> {
     let items = column
         .as_array()
         .ok_or_else(|| corrupt("email attachments are not an array"))?;
     items
         .iter()
-        .map(|item| {
+        .enumerate()
+        .map(|(index, item)| {
             let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
+            let id = match item.get("id").and_then(Value::as_u64) {
+                None => AttachmentId::at_index(index),
+                Some(position) => u32::try_from(position)
+                    .ok()
+                    .and_then(AttachmentId::from_position)
+                    .ok_or_else(|| corrupt("an attachment's id is not a position"))?,
+            };
+            let sha256 = text("sha256")
+                .map(|digest| {
+                    hex::decode(digest)
+                        .ok()
+                        .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+                        .ok_or_else(|| corrupt("an attachment's digest is not SHA-256"))
+                })
+                .transpose()?;
             Ok(AttachmentMeta {
+                id,
                 filename: text("filename"),
                 content_type: text("content_type")
                     .ok_or_else(|| corrupt("an attachment has no content type"))?,
@@ -174,6 +197,8 @@ fn attachments_from_column(column: &Value) -> Result<Vec<AttachmentMeta>, StoreE
                     .and_then(Value::as_u64)
                     .ok_or_else(|| corrupt("an attachment has no size"))?,
                 content_id: text("content_id"),
+                stored: item.get("stored").and_then(Value::as_bool).unwrap_or(false),
+                sha256,
             })
         })
         .collect()
@@ -194,15 +219,36 @@ mod tests {
             headers_from_column(&headers_column(&headers)).expect("pairs"),
             headers
         );
-        let attachments = vec![AttachmentMeta {
-            filename: Some("a.pdf".into()),
-            content_type: "application/pdf".into(),
-            size: 10,
-            content_id: None,
-        }];
+        let attachments = vec![
+            AttachmentMeta {
+                id: AttachmentId::at_index(0),
+                filename: Some("a.pdf".into()),
+                content_type: "application/pdf".into(),
+                size: 10,
+                content_id: None,
+                stored: true,
+                sha256: Some([0xab; 32]),
+            },
+            AttachmentMeta {
+                id: AttachmentId::at_index(1),
+                filename: None,
+                content_type: "image/png".into(),
+                size: 0,
+                content_id: Some("logo".into()),
+                stored: false,
+                sha256: None,
+            },
+        ];
         assert_eq!(
             attachments_from_column(&attachments_column(&attachments)).expect("items"),
             attachments
+        );
+        let listed_before = json!([{"filename": null, "content_type": "a/b", "size": 3}]);
+        let read = attachments_from_column(&listed_before).expect("items");
+        assert_eq!(
+            (read[0].id.to_string(), read[0].stored, read[0].sha256),
+            ("att_1".to_owned(), false, None),
+            "a row written before attachments were kept"
         );
         assert!(headers_from_column(&json!([["only-a-name"]])).is_err());
     }

@@ -1,13 +1,15 @@
+use std::sync::Arc;
 use std::time::Duration;
 
+use diesel_async::AsyncConnection;
 use domain::{
-    AgentProfile, Direction, EmailAddress, EmailMessageId, EmailStatus, IdempotencyKey, LeaseId,
-    RateLimit,
+    AgentProfile, AttachmentId, AttachmentMeta, Direction, EmailAddress, EmailMessageId,
+    EmailStatus, IdempotencyKey, LeaseId, RateLimit, ATTACHMENT_PIECE_BYTES,
 };
 use ports::{
-    AcceptError, Acceptance, AgentStore, Delivery, EmailIdempotency, EmailOutbox, InboundEmail,
-    InboundMailStore, JobOutcome, KeyedRefusal, LeasedQueue, Listing, ListingVersion, Mailbox,
-    NewInboundEmail, NewOutboundEmail, SendThrottle,
+    AcceptError, Acceptance, AgentStore, AttachmentContent, Delivery, EmailIdempotency,
+    EmailOutbox, InboundAttachment, InboundEmail, InboundMailStore, JobOutcome, KeyedRefusal,
+    LeasedQueue, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail, SendThrottle,
 };
 use postgres_store::{Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
@@ -617,5 +619,162 @@ async fn each_agent_sends_within_its_share_and_all_within_their_sponsors_rate() 
             Err(AcceptError::Keyed(KeyedRefusal::RateLimited { .. }))
         ),
         "the sponsor's own rate still holds"
+    );
+}
+
+/// An attachment of inbound mail as the service keeps it: at `index`, its bytes stored.
+fn kept_attachment(index: usize, name: &str, bytes: &[u8]) -> InboundAttachment {
+    InboundAttachment {
+        meta: domain::inbound::kept_attachment(
+            index,
+            &AttachmentMeta {
+                id: AttachmentId::at_index(index),
+                filename: Some(name.into()),
+                content_type: "application/octet-stream".into(),
+                size: bytes.len() as u64,
+                content_id: None,
+                stored: false,
+                sha256: None,
+            },
+            Some(bytes),
+            domain::DEFAULT_ATTACHMENT_MAX_BYTES,
+        ),
+        content: Some(Arc::from(bytes)),
+    }
+}
+
+/// Every piece of an attachment, read as a download reads them.
+async fn read_back(emails: &PgEmailStore, message: EmailMessageId, id: AttachmentId) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for index in 0.. {
+        match emails.piece(message, id, index).await.expect("read") {
+            Some(piece) => {
+                assert!(piece.len() <= ATTACHMENT_PIECE_BYTES);
+                bytes.extend(piece);
+            }
+            None => break,
+        }
+    }
+    bytes
+}
+
+#[tokio::test]
+async fn attachments_are_stored_with_their_message_in_pieces_and_read_back_whole() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 47).await;
+    let emails = email_store(&database);
+    let large: Vec<u8> = (0..ATTACHMENT_PIECE_BYTES * 2 + 7)
+        .map(|n| (n % 251) as u8)
+        .collect();
+    let mut unstored = kept_attachment(2, "elsewhere.pdf", b"");
+    unstored.meta.stored = false;
+    unstored.meta.sha256 = None;
+    unstored.content = None;
+    let email = InboundEmail {
+        from: Some("alice@example.org".into()),
+        attachments: vec![
+            kept_attachment(0, "large.bin", &large),
+            kept_attachment(1, "empty.txt", b""),
+            unstored,
+        ],
+        ..InboundEmail::default()
+    };
+    let (stored, new) = emails
+        .store_inbound(inbound(&profile, "p-att", email.clone()))
+        .await
+        .expect("stored");
+    assert!(new);
+    let listed = emails
+        .attachments(inbox_of(&profile), stored.id)
+        .await
+        .expect("read")
+        .expect("the inbox's message");
+    assert_eq!(
+        listed,
+        email
+            .attachments
+            .iter()
+            .map(|a| a.meta.clone())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        stored.attachments, listed,
+        "the message read lists the same"
+    );
+    let first = AttachmentId::at_index(0);
+    assert_eq!(read_back(&emails, stored.id, first).await, large);
+    assert_eq!(
+        read_back(&emails, stored.id, AttachmentId::at_index(1)).await,
+        b""
+    );
+    assert_eq!(
+        read_back(&emails, stored.id, AttachmentId::at_index(2)).await,
+        b""
+    );
+
+    let (_, new) = emails
+        .store_inbound(inbound(&profile, "p-att", email))
+        .await
+        .expect("a redelivery");
+    assert!(!new);
+    assert_eq!(
+        read_back(&emails, stored.id, first).await,
+        large,
+        "a redelivery writes no second copy"
+    );
+
+    let other = agent_with_inbox(&database, 48).await;
+    assert_eq!(
+        emails
+            .attachments(inbox_of(&other), stored.id)
+            .await
+            .expect("read"),
+        None,
+        "another inbox does not see the message"
+    );
+}
+
+#[tokio::test]
+async fn a_message_whose_attachments_fail_to_store_is_not_stored_and_leaves_no_bytes() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 49).await;
+    let emails = email_store(&database);
+    // Two attachments claiming one id: the message and the first one's pieces are written,
+    // then the second one's first piece breaks the primary key.
+    let email = InboundEmail {
+        from: Some("alice@example.org".into()),
+        attachments: vec![
+            kept_attachment(0, "a.bin", &[1; 1000]),
+            kept_attachment(0, "b.bin", &[2; 1000]),
+        ],
+        ..InboundEmail::default()
+    };
+    let message = inbound(&profile, "p-orphan", email);
+    assert!(emails.store_inbound(message.clone()).await.is_err());
+    assert_eq!(
+        emails
+            .message(inbox_of(&profile), message.id)
+            .await
+            .expect("read"),
+        None
+    );
+    let mut connection = diesel_async::AsyncPgConnection::establish(database.url())
+        .await
+        .expect("connect");
+    let pieces: i64 = diesel_async::RunQueryDsl::get_result(
+        diesel::dsl::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+            "(SELECT count(*) FROM email_attachment_pieces)",
+        )),
+        &mut connection,
+    )
+    .await
+    .expect("counted");
+    assert_eq!(pieces, 0);
+    assert_eq!(
+        emails
+            .piece(message.id, AttachmentId::at_index(0), 0)
+            .await
+            .expect("read"),
+        None
     );
 }

@@ -1,0 +1,329 @@
+//! Attachments of inbound mail, black-box (mail-plus.md): kept with their message, listed with
+//! `id` and `stored`, downloaded with the headers of the spec, and hostile ones (names with path
+//! separators, NUL, reordering marks and 10,000 characters; garbage types; 10,000 tiny parts; a
+//! zip of zeros) stored as given and served safely.
+
+use serde_json::Value;
+use test_support::TestDatabase;
+
+use crate::email::{email_agent, email_server, get, now, webhook_signed, SECRET};
+use crate::harness::Server;
+
+/// One attachment of a test mail: its MIME headers' name and type as written, and its bytes.
+struct Part<'a> {
+    disposition_name: &'a str,
+    content_type: &'a str,
+    bytes: &'a [u8],
+}
+
+/// A mail to `to` with a text body and these attachments, base64 encoded.
+fn mail_with(to: &str, message_id: &str, parts: &[Part<'_>]) -> Vec<u8> {
+    use base64::Engine as _;
+    let mut mail = format!(
+        "From: billing@example.org\r\nTo: {to}\r\nSubject: Your files\r\nMessage-ID: {message_id}\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"part\"\r\n\r\n\
+         --part\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nAttached.\r\n"
+    )
+    .into_bytes();
+    for part in parts {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(part.bytes);
+        mail.extend_from_slice(
+            format!(
+                "--part\r\nContent-Type: {}\r\nContent-Disposition: attachment; {}\r\n\
+                 Content-Transfer-Encoding: base64\r\n\r\n",
+                part.content_type, part.disposition_name
+            )
+            .as_bytes(),
+        );
+        for line in encoded.as_bytes().chunks(76) {
+            mail.extend_from_slice(line);
+            mail.extend_from_slice(b"\r\n");
+        }
+    }
+    mail.extend_from_slice(b"--part--\r\n");
+    mail
+}
+
+/// Delivers `mail` through the signed webhook; the stored message's id.
+async fn deliver(server: &Server, delivery: &str, mail: &[u8]) -> String {
+    let (status, stored) =
+        webhook_signed(server, SECRET, delivery, now(), "message/rfc822", mail).await;
+    assert_eq!(status, 200, "{stored}");
+    stored["stored"][0]
+        .as_str()
+        .expect("one message stored")
+        .to_owned()
+}
+
+struct Download {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    bytes: Vec<u8>,
+}
+
+async fn download(server: &Server, key: &str, path: &str, etag: Option<&str>) -> Download {
+    let mut request = server.client.get(server.url(path)).bearer_auth(key);
+    if let Some(etag) = etag {
+        request = request.header("If-None-Match", etag);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let bytes = response.bytes().await.expect("body").to_vec();
+    Download {
+        status,
+        headers,
+        bytes,
+    }
+}
+
+fn header<'a>(download: &'a Download, name: &str) -> &'a str {
+    download
+        .headers
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_else(|| panic!("no {name} header"))
+}
+
+fn attachment_path(message: &str, attachment: &Value) -> String {
+    format!(
+        "/v1/email/messages/{message}/attachments/{}",
+        attachment["id"].as_str().expect("an id")
+    )
+}
+
+#[tokio::test]
+async fn attachments_download_as_sent_with_safe_names_and_types() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, address) = email_agent(&database, "acme").await;
+    let pdf: Vec<u8> = (0..600_000u32).map(|n| (n * 7 % 256) as u8).collect();
+    let long_name = format!("{}.txt", "n".repeat(10_000));
+    let zeros = zip_of_zeros();
+    let parts = [
+        Part {
+            disposition_name: "filename=\"../../etc/invoice.pdf\"",
+            content_type: "application/pdf",
+            bytes: &pdf,
+        },
+        Part {
+            disposition_name: "filename*=UTF-8''r%C3%A9sum%C3%A9%E2%80%AEfdp.exe",
+            content_type: "text/plain; charset=utf-8",
+            bytes: "Größe\n".as_bytes(),
+        },
+        Part {
+            disposition_name: "filename=\"C:\\\\temp\\\\a%00b\u{0}.txt\"",
+            content_type: "not a type at all",
+            bytes: b"<script>alert(1)</script>",
+        },
+        Part {
+            disposition_name: &format!("filename=\"{long_name}\""),
+            content_type: "text/html",
+            bytes: b"<html><script>alert(2)</script></html>",
+        },
+        Part {
+            disposition_name: "filename=\"zeros.zip\"",
+            content_type: "application/zip",
+            bytes: &zeros,
+        },
+    ];
+    let id = deliver(
+        &server,
+        "msg_files",
+        &mail_with(&address, "<files@example.org>", &parts),
+    )
+    .await;
+    let (status, message) = get(&server, &format!("/v1/email/messages/{id}"), &key).await;
+    assert_eq!(status, 200, "{message}");
+    let listed = message["attachments"].as_array().expect("attachments");
+    let ids: Vec<&str> = listed
+        .iter()
+        .map(|a| a["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["att_1", "att_2", "att_3", "att_4", "att_5"]);
+    assert!(listed.iter().all(|a| a["stored"] == true), "{listed:?}");
+
+    let mut served = Vec::new();
+    for (attachment, part) in listed.iter().zip(&parts) {
+        let got = download(&server, &key, &attachment_path(&id, attachment), None).await;
+        assert_eq!(got.status, 200);
+        assert_eq!(got.bytes, part.bytes, "{attachment}");
+        assert_eq!(header(&got, "content-length"), part.bytes.len().to_string());
+        assert_eq!(header(&got, "x-content-type-options"), "nosniff");
+        assert_eq!(attachment["size"], part.bytes.len());
+        served.push((
+            header(&got, "content-type").to_owned(),
+            header(&got, "content-disposition").to_owned(),
+            header(&got, "etag").to_owned(),
+        ));
+    }
+    assert_eq!(served[0].0, "application/pdf");
+    assert_eq!(served[0].1, "attachment; filename*=UTF-8''invoice.pdf");
+    assert_eq!(served[1].0, "text/plain", "the type as the parser keeps it");
+    assert_eq!(
+        served[1].1, "attachment; filename*=UTF-8''r%C3%A9sum%C3%A9fdp.exe",
+        "the right-to-left override is gone"
+    );
+    assert_eq!(
+        served[2].0, "application/octet-stream",
+        "garbage is served as octets"
+    );
+    assert!(
+        !served[2].1.contains(['/', '\\']) && !served[2].1.contains("%00"),
+        "{}",
+        served[2].1
+    );
+    assert!(served[3].1.len() < 300 + 40, "{}", served[3].1);
+    assert_eq!(served[4].0, "application/zip");
+    let etags: std::collections::HashSet<&str> = served.iter().map(|s| s.2.as_str()).collect();
+    assert_eq!(etags.len(), 5, "each attachment's own ETag: {served:?}");
+
+    let again = download(
+        &server,
+        &key,
+        &attachment_path(&id, &listed[0]),
+        Some(&served[0].2),
+    )
+    .await;
+    assert_eq!(again.status, 304);
+    assert!(again.bytes.is_empty());
+}
+
+/// A zip archive of one file of 1 MiB of zeros, stored (no compression needed: the point is
+/// that the service never unpacks what it is sent, and keeps it byte for byte).
+fn zip_of_zeros() -> Vec<u8> {
+    let mut archive = b"PK\x03\x04".to_vec();
+    archive.extend(std::iter::repeat_n(0u8, 1024 * 1024));
+    archive
+}
+
+#[tokio::test]
+async fn only_the_inboxs_agent_downloads_and_unknown_or_unstored_ones_say_so() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[("EMAIL_ATTACHMENT_MAX_BYTES", "1000")]).await;
+    let (key, address) = email_agent(&database, "acme").await;
+    let (other_key, _) = email_agent(&database, "acme").await;
+    let small = vec![1u8; 1000];
+    let large = vec![2u8; 1001];
+    let parts = [
+        Part {
+            disposition_name: "filename=\"small.bin\"",
+            content_type: "application/octet-stream",
+            bytes: &small,
+        },
+        Part {
+            disposition_name: "filename=\"large.bin\"",
+            content_type: "application/octet-stream",
+            bytes: &large,
+        },
+    ];
+    let id = deliver(
+        &server,
+        "msg_bound",
+        &mail_with(&address, "<bound@example.org>", &parts),
+    )
+    .await;
+    let (_, message) = get(&server, &format!("/v1/email/messages/{id}"), &key).await;
+    let listed = message["attachments"].as_array().expect("attachments");
+    assert_eq!(
+        listed
+            .iter()
+            .map(|a| (a["stored"].as_bool(), a["size"].as_u64()))
+            .collect::<Vec<_>>(),
+        [(Some(true), Some(1000)), (Some(false), Some(1001))]
+    );
+    let stored = attachment_path(&id, &listed[0]);
+    assert_eq!(download(&server, &key, &stored, None).await.bytes, small);
+
+    let gone = download(&server, &key, &attachment_path(&id, &listed[1]), None).await;
+    assert_eq!(gone.status, 410);
+    let detail: Value = serde_json::from_slice(&gone.bytes).expect("json");
+    assert!(
+        detail["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("not stored"),
+        "{detail}"
+    );
+
+    for (who, path) in [
+        (&other_key, stored.clone()),
+        (&key, format!("/v1/email/messages/{id}/attachments/att_3")),
+        (&key, format!("/v1/email/messages/{id}/attachments/1")),
+        (
+            &key,
+            format!("/v1/email/messages/{id}/attachments/..%2F..%2Fetc"),
+        ),
+        (
+            &key,
+            "/v1/email/messages/not-a-message/attachments/att_1".to_owned(),
+        ),
+    ] {
+        let refused = download(&server, who, &path, None).await;
+        assert_eq!(refused.status, 404, "{path}");
+        let body: Value = serde_json::from_slice(&refused.bytes).expect("json");
+        assert_eq!(body["detail"], "Not Found");
+    }
+    let (no_inbox_key, _) = crate::harness::create_agent(&database, &[]).await;
+    assert_eq!(
+        download(&server, &no_inbox_key, &stored, None).await.status,
+        400
+    );
+    assert_eq!(
+        download(&server, "not-a-key", &stored, None).await.status,
+        401
+    );
+}
+
+/// A mail of `count` attachments of four bytes each, the n-th holding n.
+fn tiny_parts_mail(to: &str, message_id: &str, count: u32) -> Vec<u8> {
+    let bytes: Vec<[u8; 4]> = (0..count).map(u32::to_be_bytes).collect();
+    let names: Vec<String> = (0..count)
+        .map(|n| format!("filename=\"p{n}.bin\""))
+        .collect();
+    let parts: Vec<Part<'_>> = bytes
+        .iter()
+        .zip(&names)
+        .map(|(bytes, name)| Part {
+            disposition_name: name,
+            content_type: "application/octet-stream",
+            bytes,
+        })
+        .collect();
+    mail_with(to, message_id, &parts)
+}
+
+#[tokio::test]
+async fn thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flattened() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, address) = email_agent(&database, "acme").await;
+
+    let id = deliver(
+        &server,
+        "msg_many",
+        &tiny_parts_mail(&address, "<many@example.org>", 4_000),
+    )
+    .await;
+    let (_, message) = get(&server, &format!("/v1/email/messages/{id}"), &key).await;
+    let listed = message["attachments"].as_array().expect("attachments");
+    assert_eq!(listed.len(), 50, "the first fifty are kept");
+    let last = download(&server, &key, &attachment_path(&id, &listed[49]), None).await;
+    assert_eq!(last.status, 200);
+    assert_eq!(last.bytes, 49u32.to_be_bytes());
+
+    // Past the parts the parser is let build, the mail is kept flattened: its text as it came,
+    // no attachment listed, nothing unpacked.
+    let id = deliver(
+        &server,
+        "msg_tiny",
+        &tiny_parts_mail(&address, "<tiny@example.org>", 10_000),
+    )
+    .await;
+    let (status, message) = get(&server, &format!("/v1/email/messages/{id}"), &key).await;
+    assert_eq!(status, 200, "{message}");
+    assert_eq!(message["attachments"], serde_json::json!([]));
+    assert!(message["text"].as_str().expect("text").contains("p0.bin"));
+    let (status, _) = get(&server, "/v1/email/inbox", &key).await;
+    assert_eq!(status, 200);
+}
