@@ -29,6 +29,7 @@ mod protection;
 mod rotation;
 mod routing;
 mod send_rules;
+mod sender_rules;
 mod settlement_fairness;
 mod sms;
 mod stuck_intents;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    AttachmentMeta, EmailMessageRecord, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES,
-    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
+    AttachmentMeta, EmailMessageRecord, SenderRules, SenderRulesError, MAX_ADDRESS_CHARS,
+    MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, MAX_SENDER_RULES,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -16,6 +16,7 @@ use utoipa::openapi::schema::{
 use utoipa::ToSchema;
 
 use crate::enums::{Direction, EmailStatus, SendStatus};
+use crate::field_errors::{FieldError, FieldErrors};
 
 /// A message of the inbox, inbound or outbound.
 #[derive(Debug, Serialize, ToSchema)]
@@ -278,4 +279,82 @@ pub struct EmailSendRequest {
 pub struct EmailReplyRequest {
     #[schema(schema_with = body_text_schema)]
     pub body_text: String,
+}
+
+/// `PUT /v1/email/rules`: both lists replace the stored ones (a list left out is emptied).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SenderRulesRequest {
+    /// Addresses or `@domain`s (exactly that domain, not its subdomains), compared without regard
+    /// to case. When any, only mail from them comes into the inbox.
+    #[serde(default)]
+    #[schema(max_items = 1000, example = json!(["boss@corp.example", "@partner.example"]))]
+    pub allow: Vec<String>,
+    /// Addresses or `@domain`s whose mail never comes in, whatever `allow` says.
+    #[serde(default)]
+    #[schema(max_items = 1000, example = json!(["@spam.example"]))]
+    pub block: Vec<String>,
+}
+
+/// An inbox's sender rules, and how much inbound mail they kept out (counted, never stored).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SenderRulesOut {
+    /// Lowercased, each once, in the order given.
+    pub allow: Vec<String>,
+    pub block: Vec<String>,
+    /// Inbound mails kept out of the inbox by these rules, since the agent was created.
+    pub kept_out_count: u64,
+}
+
+impl SenderRulesOut {
+    pub fn new(rules: &SenderRules, kept_out_count: u64) -> Self {
+        let texts = |list: &[domain::SenderPattern]| list.iter().map(ToString::to_string).collect();
+        Self {
+            allow: texts(rules.allow()),
+            block: texts(rules.block()),
+            kept_out_count,
+        }
+    }
+}
+
+impl TryFrom<SenderRulesRequest> for SenderRules {
+    type Error = FieldErrors;
+
+    /// Each wrong entry named by its list and index; a list over `MAX_SENDER_RULES` in
+    /// pydantic's `too_long`.
+    fn try_from(request: SenderRulesRequest) -> Result<Self, FieldErrors> {
+        SenderRules::new(&request.allow, &request.block).map_err(|errors| {
+            let list_of = |name: &str| match name {
+                "allow" => &request.allow,
+                _ => &request.block,
+            };
+            FieldErrors(
+                errors
+                    .into_iter()
+                    .map(|error| match error {
+                        SenderRulesError::Entry { list, index } => FieldError::body(
+                            vec![list.into(), index.into()],
+                            "value_error",
+                            "Value error, must be an email address or @domain",
+                            list_of(list)[index].clone().into(),
+                        ),
+                        SenderRulesError::TooMany { list } => FieldError::body(
+                            vec![list.into()],
+                            "too_long",
+                            format!(
+                                "List should have at most {MAX_SENDER_RULES} items after \
+                                 validation, not {}",
+                                list_of(list).len()
+                            ),
+                            serde_json::json!(list_of(list)),
+                        )
+                        .with_context(serde_json::json!({
+                            "field_type": "List",
+                            "max_length": MAX_SENDER_RULES,
+                            "actual_length": list_of(list).len(),
+                        })),
+                    })
+                    .collect(),
+            )
+        })
+    }
 }

@@ -17,7 +17,7 @@ pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
 pub use commands::{EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER};
 pub use email::{
     AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest, EmailSendRequest,
-    EmailSendResponse, ParsedDataOut,
+    EmailSendResponse, ParsedDataOut, SenderRulesOut, SenderRulesRequest,
 };
 pub use enums::{
     Channel, ConfirmedBy, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus,

@@ -12,7 +12,7 @@ use domain::inbound::{
 use domain::{
     piece_count, reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile,
     AttachmentId, AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress,
-    EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SponsorId,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SenderRules, SponsorId,
     DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
 };
 use futures_util::Stream;
@@ -20,7 +20,7 @@ use ports::{
     AcceptError, Acceptance, AttachmentContent, EmailIdempotency, EmailOutbox, InboundAttachment,
     InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook, InboundParseError,
     InboundParser, KeyedRefusal, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
-    SendThrottle, StoreError, WebhookHeaders, WebhookRefusal, WebhookRequest,
+    SendThrottle, SenderRuleStore, StoreError, WebhookHeaders, WebhookRefusal, WebhookRequest,
 };
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
@@ -150,6 +150,15 @@ pub struct IngestReport {
     pub stored: Vec<EmailMessageRecord>,
     /// Inboxes that already held this message (a redelivery).
     pub duplicates: usize,
+    /// Inboxes whose sender rules kept the message out: counted there, not stored.
+    pub kept_out: usize,
+}
+
+/// An agent's sender rules and how much inbound mail they have kept out of its inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderRulesView {
+    pub rules: SenderRules,
+    pub kept_out_count: u64,
 }
 
 /// The ports the email service works through.
@@ -163,6 +172,8 @@ pub struct EmailPorts {
     pub webhook: Option<Arc<dyn InboundMailWebhook>>,
     /// Where the bytes of kept attachments are read from.
     pub attachments: Arc<dyn AttachmentContent>,
+    /// Each agent's sender rules.
+    pub rules: Arc<dyn SenderRuleStore>,
 }
 
 /// The send rates of mail: every sponsor's, which its agents share, and each agent's share of it.
@@ -445,6 +456,39 @@ impl EmailService {
         })
     }
 
+    /// The agent's sender rules, and how much mail they have kept out.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn sender_rules(
+        &self,
+        profile: &AgentProfile,
+    ) -> Result<SenderRulesView, ReadMailError> {
+        inbox_of(profile)?;
+        let (rules, kept_out_count) = self.ports.rules.sender_rules(profile.agent.id).await?;
+        Ok(SenderRulesView {
+            rules,
+            kept_out_count,
+        })
+    }
+
+    /// Replaces the agent's sender rules; mail already stored stays.
+    #[tracing::instrument(level = "debug", skip(self, profile, rules), fields(agent = %profile.agent.id))]
+    pub async fn set_sender_rules(
+        &self,
+        profile: &AgentProfile,
+        rules: SenderRules,
+    ) -> Result<SenderRulesView, ReadMailError> {
+        inbox_of(profile)?;
+        let kept_out_count = self
+            .ports
+            .rules
+            .set_sender_rules(profile.agent.id, &rules)
+            .await?;
+        Ok(SenderRulesView {
+            rules,
+            kept_out_count,
+        })
+    }
+
     /// What can be judged of an inbound webhook before its body is read: the webhook is
     /// configured, and its headers could carry a valid signature. Refusing here keeps a sender
     /// without the secret from making the server read and hold a body.
@@ -527,8 +571,20 @@ impl EmailService {
             email.text.as_deref().unwrap_or_default()
         );
         let verification_codes = extract_verification_codes(&searched);
+        let agents: Vec<AgentId> = inboxes.iter().map(|(agent, _)| *agent).collect();
+        let rules = self.ports.rules.rules_of(&agents).await?;
+        // The envelope sender where the delivery reports one, else From (mail-plus.md).
+        let sender = email.envelope_from.as_deref().or(email.from.as_deref());
         let mut report = IngestReport::default();
         for (agent, inbox) in inboxes {
+            let kept_out = rules
+                .iter()
+                .any(|(ruled, rules)| *ruled == agent && !rules.admits(sender));
+            if kept_out {
+                self.ports.rules.count_kept_out(agent).await?;
+                report.kept_out += 1;
+                continue;
+            }
             let message = NewInboundEmail {
                 id: EmailMessageId(Uuid::now_v7()),
                 agent_id: agent,
@@ -581,6 +637,7 @@ fn kept(email: InboundEmail, attachment_max_bytes: u64) -> InboundEmail {
         cc: kept_addresses(&email.cc),
         reply_to: kept_addresses(&email.reply_to),
         envelope_to: kept_addresses(&email.envelope_to),
+        envelope_from: kept_optional(email.envelope_from.as_deref(), MAX_ADDRESS_CHARS),
         text: kept_optional(email.text.as_deref(), MAX_KEPT_BODY_CHARS),
         html: kept_optional(email.html.as_deref(), MAX_KEPT_BODY_CHARS),
         attachments: email
@@ -630,7 +687,7 @@ mod tests {
     use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus, SenderAuthentication};
     use ports::{
         Listing, MockAttachmentContent, MockEmailOutbox, MockInboundMailStore,
-        MockInboundMailWebhook, MockInboundParser, MockMailbox, WebhookMail,
+        MockInboundMailWebhook, MockInboundParser, MockMailbox, MockSenderRuleStore, WebhookMail,
     };
     use time::OffsetDateTime;
 
@@ -703,6 +760,13 @@ mod tests {
         }
     }
 
+    /// A rule store where no agent has rules.
+    fn no_rules() -> MockSenderRuleStore {
+        let mut rules = MockSenderRuleStore::new();
+        rules.expect_rules_of().returning(|_| Ok(Vec::new()));
+        rules
+    }
+
     struct Mocks {
         mailbox: MockMailbox,
         outbox: MockEmailOutbox,
@@ -710,6 +774,7 @@ mod tests {
         parser: MockInboundParser,
         webhook: Option<MockInboundMailWebhook>,
         attachments: MockAttachmentContent,
+        rules: MockSenderRuleStore,
     }
 
     impl Mocks {
@@ -721,6 +786,7 @@ mod tests {
                 parser: MockInboundParser::new(),
                 webhook: None,
                 attachments: MockAttachmentContent::new(),
+                rules: no_rules(),
             }
         }
 
@@ -743,6 +809,7 @@ mod tests {
                     parser: Arc::new(self.parser),
                     webhook,
                     attachments: Arc::new(self.attachments),
+                    rules: Arc::new(self.rules),
                 },
                 CursorCodec::new(b"test-secret-test-secret-test-secret"),
                 SendRates {
@@ -1278,6 +1345,55 @@ mod tests {
         let read: Result<Vec<Vec<u8>>, _> =
             futures_util::TryStreamExt::try_collect(download.pieces()).await;
         assert!(matches!(read, Err(StoreError::Internal(_))), "{read:?}");
+    }
+
+    #[tokio::test]
+    async fn mail_a_rule_keeps_out_is_counted_for_that_agent_and_stored_for_the_others() {
+        let mut mocks = Mocks::new();
+        let ruled = AgentRecord::fixture().id;
+        let other = AgentId(Uuid::from_u128(77));
+        mocks.parser.expect_parse().returning(|_, _| {
+            Ok(InboundEmail {
+                from: Some("friend@allowed.example".into()),
+                envelope_from: Some("bounces@spam.example".into()),
+                ..inbound_to(&["agent@inbox.example.com", "other@inbox.example.com"])
+            })
+        });
+        mocks.inbound.expect_inboxes_at().returning(move |_| {
+            let mut second = inbox();
+            second.id = EmailInboxId(Uuid::from_u128(2));
+            Ok(vec![(ruled, inbox()), (other, second)])
+        });
+        let mut rules = MockSenderRuleStore::new();
+        rules.expect_rules_of().returning(move |_| {
+            Ok(vec![(
+                ruled,
+                SenderRules::new(&["@allowed.example".into()], &[]).expect("valid"),
+            )])
+        });
+        rules
+            .expect_count_kept_out()
+            .withf(move |agent| *agent == ruled)
+            .times(1)
+            .returning(|_| Ok(()));
+        mocks.rules = rules;
+        mocks
+            .inbound
+            .expect_store_inbound()
+            .withf(move |message| message.agent_id == other)
+            .times(1)
+            .returning(|_| {
+                Ok((
+                    record(Direction::Inbound, Some("friend@allowed.example")),
+                    true,
+                ))
+            });
+        let report = mocks
+            .service()
+            .receive_raw(b"raw".to_vec(), "delivery-1")
+            .await
+            .expect("ingested");
+        assert_eq!((report.stored.len(), report.kept_out), (1, 1));
     }
 
     #[tokio::test]

@@ -42,8 +42,8 @@ pub use operator::{
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};
 pub use email::{
     AttachmentDownload, AttachmentError, EmailPorts, EmailService, IngestError, IngestReport,
-    MailPage, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates, PREVIEW_CHARS,
-    TRANSACTIONAL,
+    MailPage, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates, SenderRulesView,
+    PREVIEW_CHARS, TRANSACTIONAL,
 };
 pub use errors::NotProvisioned;
 pub use events::{

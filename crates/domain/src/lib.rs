@@ -22,6 +22,7 @@ pub mod limits;
 pub mod operator;
 pub mod policy;
 pub mod retry;
+pub mod sender_rules;
 pub mod sms;
 pub mod text;
 pub mod transfer;
@@ -83,6 +84,9 @@ pub use policy::{
     SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
+pub use sender_rules::{
+    InvalidSenderPattern, SenderPattern, SenderRules, SenderRulesError, MAX_SENDER_RULES,
+};
 pub use sms::{SmsMessageRecord, SmsSource, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS, SYNC_WINDOW};
 pub use text::{check_no_nul, NulCharacter};
 pub use transfer::{

@@ -236,9 +236,26 @@ fn from_headers(message: &Message<'_>, raw: &[u8]) -> InboundEmail {
         cc: message.all_cc().flat_map(addresses).collect(),
         reply_to: message.reply_to().map(addresses).unwrap_or_default(),
         envelope_to: envelope_recipients(message, raw),
+        envelope_from: envelope_sender(message),
         headers: headers(message, raw),
         ..InboundEmail::default()
     }
+}
+
+/// The envelope sender the receiving server wrote (`Return-Path`), when it names an address:
+/// a bounce's empty `<>` names none.
+fn envelope_sender(message: &Message<'_>) -> Option<String> {
+    let text = match message.return_path() {
+        HeaderValue::Text(text) => text.as_ref(),
+        HeaderValue::TextList(list) => list.first().map(AsRef::as_ref)?,
+        _ => return None,
+    };
+    let address = text
+        .trim()
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .trim();
+    address.contains('@').then(|| address.to_owned())
 }
 
 /// A header field name as RFC 5322 allows it: printable ASCII but the colon.
@@ -480,6 +497,16 @@ fn parse_resend_event(body: &[u8]) -> Result<InboundEmail, InboundParseError> {
         in_reply_to,
         references,
         subject: data.subject,
+        // Resend's event reports no envelope sender of its own.
+        envelope_from: header("Return-Path")
+            .map(|path| {
+                path.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .trim()
+            })
+            .filter(|path| path.contains('@'))
+            .map(str::to_owned),
         from: data
             .from
             .as_deref()

@@ -96,6 +96,12 @@ const API: &[Endpoint] = &[
         "/v1/email/messages/{message_id}/attachments/{attachment_id}",
         |route| route.to(routes::email::attachment),
     ),
+    Endpoint::new(Method::GET, "/v1/email/rules", |route| {
+        route.to(routes::email::rules)
+    }),
+    Endpoint::new(Method::PUT, "/v1/email/rules", |route| {
+        route.to(routes::email::set_rules)
+    }),
     Endpoint::new(Method::POST, "/v1/email/send", |route| {
         route.to(routes::email::send)
     }),

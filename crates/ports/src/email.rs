@@ -7,7 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::{
     AgentId, AttachmentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
-    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SponsorId,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SenderRules,
+    SponsorId,
 };
 
 use crate::{
@@ -67,6 +68,9 @@ pub struct InboundEmail {
     pub to: Vec<String>,
     pub cc: Vec<String>,
     pub reply_to: Vec<String>,
+    /// The envelope sender the delivery reports (`Return-Path`), which sender rules match before
+    /// `from`.
+    pub envelope_from: Option<String>,
     /// Addresses the message was delivered to that the headers may not show (`Delivered-To`,
     /// `X-Original-To`, the provider's envelope recipients): routing looks at these too.
     pub envelope_to: Vec<String>,
@@ -334,4 +338,26 @@ pub trait EmailCodes: Send + Sync {
         agent: AgentId,
         request_id: &str,
     ) -> Result<Option<EmailMessageRecord>, StoreError>;
+}
+
+/// Each agent's sender rules, and the count of inbound mail they kept out of its inbox.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait SenderRuleStore: Send + Sync {
+    /// The agent's rules (none when never set) and how much mail they kept out.
+    async fn sender_rules(&self, agent: AgentId) -> Result<(SenderRules, u64), StoreError>;
+
+    /// Replaces the agent's rules; returns how much mail they have kept out so far.
+    async fn set_sender_rules(
+        &self,
+        agent: AgentId,
+        rules: &SenderRules,
+    ) -> Result<u64, StoreError>;
+
+    /// The rules of each of these agents that has any.
+    async fn rules_of(&self, agents: &[AgentId])
+        -> Result<Vec<(AgentId, SenderRules)>, StoreError>;
+
+    /// Counts one inbound mail kept out of the agent's inbox.
+    async fn count_kept_out(&self, agent: AgentId) -> Result<(), StoreError>;
 }

@@ -32,7 +32,7 @@ pub use email::{
     AcceptError, Acceptance, AttachmentContent, ClaimedEmail, Delivery, EmailCodes,
     EmailIdempotency, EmailOutbox, EmailSender, InboundAttachment, InboundEmail, InboundFormat,
     InboundMailStore, InboundMailWebhook, InboundParseError, InboundParser, Mailbox,
-    NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, WebhookMail,
+    NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, SenderRuleStore, WebhookMail,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
@@ -71,7 +71,7 @@ pub use console::{MockOperatorStore, MockPasskeys};
 #[cfg(feature = "mock")]
 pub use email::{
     MockAttachmentContent, MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore,
-    MockInboundMailWebhook, MockInboundParser, MockMailbox,
+    MockInboundMailWebhook, MockInboundParser, MockMailbox, MockSenderRuleStore,
 };
 #[cfg(feature = "mock")]
 pub use events::{MockEventLog, MockWebhookEndpoints, MockWebhookPoster};

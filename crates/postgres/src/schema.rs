@@ -269,6 +269,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    email_sender_rules (agent_id) {
+        agent_id -> Uuid,
+        allow_list -> Array<Text>,
+        block_list -> Array<Text>,
+        kept_out_count -> BigInt,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     sandbox_email_outbox (provider_message_id) {
         provider_message_id -> Uuid,
         message_id -> Uuid,
@@ -493,6 +503,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_inboxes,
     email_messages,
     email_attachment_pieces,
+    email_sender_rules,
     wallets,
     spend_policies,
     transfer_intents,

@@ -75,6 +75,7 @@ async fn multipart_alternative_gives_both_bodies_and_every_address() {
     );
     assert_eq!(email.reply_to, vec!["replies@example.org"]);
     assert_eq!(email.envelope_to, vec!["agent-7@inbox.example.test"]);
+    assert_eq!(email.envelope_from.as_deref(), Some("ada@example.org"));
     let text = email.text.as_deref().expect("text");
     assert!(text.starts_with("Hello agent,"), "{text}");
     assert!(text
@@ -564,4 +565,15 @@ async fn only_delivery_fields_the_receiving_side_wrote_name_the_envelope() {
         .await
         .expect("parsed");
     assert!(email.envelope_to.is_empty(), "{:?}", email.envelope_to);
+}
+
+#[tokio::test]
+async fn a_bounces_empty_return_path_names_no_envelope_sender() {
+    let raw =
+        "Return-Path: <>\r\nFrom: mailer-daemon@example.net\r\nSubject: failure\r\n\r\nbounced\r\n";
+    let email = parse(InboundFormat::Raw, raw.as_bytes())
+        .await
+        .expect("parsed");
+    assert_eq!(email.envelope_from, None);
+    assert_eq!(email.from.as_deref(), Some("mailer-daemon@example.net"));
 }

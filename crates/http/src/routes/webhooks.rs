@@ -179,7 +179,7 @@ pub async fn inbound_email(
         .receive_webhook(webhook_request(&request, headers, body))
         .await?;
     let stored: Vec<String> = report.stored.iter().map(|m| m.id.to_string()).collect();
-    if stored.is_empty() && report.duplicates == 0 {
+    if stored.is_empty() && report.duplicates == 0 && report.kept_out == 0 {
         return Ok(HttpResponse::Accepted().json(json!({
             "status": "ignored",
             "detail": "No inbox of this service is addressed by the message",
@@ -189,6 +189,7 @@ pub async fn inbound_email(
         "status": "stored",
         "stored": stored,
         "duplicates": report.duplicates,
+        "kept_out": report.kept_out,
     })))
 }
 

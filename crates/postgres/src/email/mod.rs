@@ -7,6 +7,7 @@ mod inbound;
 mod mailbox;
 mod outbox;
 mod queue;
+mod rules;
 mod sandbox;
 
 pub use sandbox::{PgSandboxMailer, SandboxMail};

@@ -4,12 +4,13 @@ use std::time::Duration;
 use diesel_async::AsyncConnection;
 use domain::{
     AgentProfile, AttachmentId, AttachmentMeta, Direction, EmailAddress, EmailMessageId,
-    EmailStatus, IdempotencyKey, LeaseId, RateLimit, ATTACHMENT_PIECE_BYTES,
+    EmailStatus, IdempotencyKey, LeaseId, RateLimit, SenderRules, ATTACHMENT_PIECE_BYTES,
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, AttachmentContent, Delivery, EmailIdempotency,
     EmailOutbox, InboundAttachment, InboundEmail, InboundMailStore, JobOutcome, KeyedRefusal,
     LeasedQueue, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail, SendThrottle,
+    SenderRuleStore,
 };
 use postgres_store::{Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
@@ -776,5 +777,54 @@ async fn a_message_whose_attachments_fail_to_store_is_not_stored_and_leaves_no_b
             .await
             .expect("read"),
         None
+    );
+}
+
+#[tokio::test]
+async fn sender_rules_are_replaced_whole_and_keep_their_count_of_kept_out_mail() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 50).await;
+    let other = agent_with_inbox(&database, 51).await;
+    let emails = email_store(&database);
+    let agent = profile.agent.id;
+    assert_eq!(
+        emails.sender_rules(agent).await.expect("read"),
+        (SenderRules::default(), 0)
+    );
+    emails.count_kept_out(agent).await.expect("counted");
+    emails.count_kept_out(agent).await.expect("counted");
+    let rules = SenderRules::new(
+        &["@partner.example".into()],
+        &["spam@partner.example".into()],
+    )
+    .expect("valid");
+    assert_eq!(
+        emails.set_sender_rules(agent, &rules).await.expect("set"),
+        2
+    );
+    assert_eq!(
+        emails.sender_rules(agent).await.expect("read"),
+        (rules.clone(), 2)
+    );
+    assert_eq!(
+        emails
+            .rules_of(&[agent, other.agent.id])
+            .await
+            .expect("read"),
+        [(agent, rules)],
+        "only agents with rules"
+    );
+    let emptied = SenderRules::default();
+    assert_eq!(
+        emails.set_sender_rules(agent, &emptied).await.expect("set"),
+        2
+    );
+    assert_eq!(
+        emails.sender_rules(agent).await.expect("read"),
+        (emptied, 2)
+    );
+    assert_eq!(
+        emails.sender_rules(other.agent.id).await.expect("read").1,
+        0
     );
 }
