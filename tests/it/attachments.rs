@@ -178,6 +178,18 @@ async fn attachments_download_as_sent_with_safe_names_and_types() {
     let etags: std::collections::HashSet<&str> = served.iter().map(|s| s.2.as_str()).collect();
     assert_eq!(etags.len(), 5, "each attachment's own ETag: {served:?}");
 
+    let (_, events) = get(&server, "/v1/events", &key).await;
+    let received = events["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|event| event["type"] == "email.received")
+        .expect("the mail's event");
+    assert_eq!(
+        received["data"]["attachments"], message["attachments"],
+        "the event names them"
+    );
+
     let again = download(
         &server,
         &key,

@@ -33,6 +33,7 @@ mod sender_rules;
 mod settlement_fairness;
 mod sms;
 mod stuck_intents;
+mod threads;
 mod tls;
 mod walkthrough;
 mod wallet;

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    AttachmentMeta, EmailMessageRecord, SenderRules, SenderRulesError, MAX_ADDRESS_CHARS,
-    MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, MAX_SENDER_RULES,
+    AttachmentMeta, EmailMessageRecord, SenderRules, SenderRulesError, ThreadSummary,
+    MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
+    MAX_SENDER_RULES,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -171,6 +172,53 @@ pub struct EmailInboxPage {
     pub items: Vec<EmailMessageOut>,
     /// Pass as `cursor` for the next page; null on the last one.
     pub next_cursor: Option<String>,
+}
+
+/// A conversation of the inbox, as a page of threads shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ThreadOut {
+    /// The `thread_id` its messages share.
+    pub thread_id: String,
+    /// The subject of its first message.
+    pub subject: Option<String>,
+    /// The addresses of its messages' From, To and Cc, lowercased, each once (the first 50).
+    pub participants: Vec<String>,
+    pub message_count: u64,
+    #[serde(with = "time::serde::rfc3339")]
+    pub last_message_at: OffsetDateTime,
+    /// The first 200 characters of its newest message's text.
+    pub last_message_preview: Option<String>,
+}
+
+impl From<ThreadSummary> for ThreadOut {
+    fn from(thread: ThreadSummary) -> Self {
+        Self {
+            thread_id: thread.thread_id.to_string(),
+            subject: thread.subject,
+            participants: thread.participants,
+            message_count: thread.message_count,
+            last_message_at: thread.last_message_at,
+            last_message_preview: thread.last_message_preview,
+        }
+    }
+}
+
+/// One page of the inbox's threads, the one with the newest message first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ThreadPageOut {
+    pub items: Vec<ThreadOut>,
+    /// Pass as `cursor` for the next page; null on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// A thread read whole: its messages oldest first, with full bodies.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ThreadDetailOut {
+    pub thread_id: String,
+    /// Its newest 100 messages at most, oldest first.
+    pub messages: Vec<EmailMessageOut>,
+    /// How many earlier messages of a thread of more than 100 are not in `messages`; 0 otherwise.
+    pub earlier_messages_omitted: u64,
 }
 
 /// A header's text: no control character but the tab (CR or LF would end it and start another,

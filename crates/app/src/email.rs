@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use domain::email::MAX_THREAD_MESSAGES;
 use domain::inbound::{
     delivery_key, kept_addresses, kept_attachment, kept_headers, kept_message_id, kept_optional,
     kept_references, preview_attachments, preview_headers, MAX_KEPT_ATTACHMENTS,
@@ -13,7 +14,7 @@ use domain::{
     piece_count, reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile,
     AttachmentId, AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SenderRules, SponsorId,
-    DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
+    ThreadSummary, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
 };
 use futures_util::Stream;
 use ports::{
@@ -143,6 +144,21 @@ pub struct MailPage {
     pub next_cursor: Option<String>,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadPage {
+    pub items: Vec<ThreadSummary>,
+    pub next_cursor: Option<String>,
+}
+
+/// A thread read: its newest `MAX_THREAD_MESSAGES` messages, oldest first, in full.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadView {
+    pub thread_id: EmailMessageId,
+    pub messages: Vec<EmailMessageRecord>,
+    /// Its earlier messages not returned (0 unless it holds more than `MAX_THREAD_MESSAGES`).
+    pub earlier_omitted: u64,
+}
+
 /// What one inbound delivery came to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IngestReport {
@@ -193,6 +209,10 @@ pub struct EmailService {
 
 fn inbox_scope(agent: AgentId) -> String {
     format!("email-inbox:{agent}")
+}
+
+fn threads_scope(agent: AgentId) -> String {
+    format!("email-threads:{agent}")
 }
 
 /// The inbox and sponsor of the authenticated agent, or the error that says it has no inbox. The
@@ -421,6 +441,66 @@ impl EmailService {
             .message(inbox.id, id)
             .await?
             .ok_or(ReadMailError::NotFound)
+    }
+
+    /// One page of the inbox's threads, the one with the newest message first.
+    #[tracing::instrument(level = "debug", skip(self, profile, cursor), fields(agent = %profile.agent.id))]
+    pub async fn threads(
+        &self,
+        profile: &AgentProfile,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ThreadPage, ReadMailError> {
+        let scope = threads_scope(profile.agent.id);
+        let after = cursor
+            .map(|cursor| self.cursors.decode(&scope, cursor))
+            .transpose()
+            .map_err(|_| ReadMailError::InvalidCursor)?;
+        let (inbox, _) = inbox_of(profile)?;
+        let fetched = self
+            .ports
+            .mailbox
+            .threads(inbox.id, after, limit + 1)
+            .await?;
+        let (items, next_cursor) = into_page(fetched, limit, &self.cursors, &scope, |last| {
+            CursorPosition::of(last.last_message_at, last.thread_id.0)
+        });
+        // A preview is read as a line: the text's trailing line breaks say nothing.
+        let items = items
+            .into_iter()
+            .map(|mut thread| {
+                thread.last_message_preview = thread
+                    .last_message_preview
+                    .map(|preview| preview.trim_end().to_owned());
+                thread
+            })
+            .collect();
+        Ok(ThreadPage { items, next_cursor })
+    }
+
+    /// A thread of the agent's inbox: its newest `MAX_THREAD_MESSAGES` messages, oldest first,
+    /// in full. Any id that is not one of the inbox's threads is the same "not found".
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn thread(
+        &self,
+        profile: &AgentProfile,
+        thread_id: &str,
+    ) -> Result<ThreadView, ReadMailError> {
+        let (inbox, _) = inbox_of(profile)?;
+        let thread_id = thread_id
+            .parse::<EmailMessageId>()
+            .map_err(|_| ReadMailError::NotFound)?;
+        let (messages, count) = self
+            .ports
+            .mailbox
+            .thread(inbox.id, thread_id, MAX_THREAD_MESSAGES)
+            .await?
+            .ok_or(ReadMailError::NotFound)?;
+        Ok(ThreadView {
+            thread_id,
+            earlier_omitted: count.saturating_sub(messages.len() as u64),
+            messages,
+        })
     }
 
     /// A stored attachment of a message of the agent's inbox, to download. Any message id that

@@ -366,6 +366,26 @@ impl SenderAuthentication {
     }
 }
 
+/// Characters of a thread's newest message shown in a page of threads.
+pub const THREAD_PREVIEW_CHARS: usize = 200;
+/// Messages a thread read returns at most: its newest ones, oldest first.
+pub const MAX_THREAD_MESSAGES: usize = 100;
+
+/// A thread as a page of an inbox's threads shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadSummary {
+    pub thread_id: EmailMessageId,
+    /// The subject of its first message.
+    pub subject: Option<String>,
+    /// The addresses of its messages' From, To and Cc, lowercased, each once, the first 50.
+    pub participants: Vec<String>,
+    pub message_count: u64,
+    pub last_message_at: OffsetDateTime,
+    pub last_message_id: EmailMessageId,
+    /// The first `THREAD_PREVIEW_CHARS` of its newest message's text.
+    pub last_message_preview: Option<String>,
+}
+
 /// A stored message of an inbox, inbound or outbound.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmailMessageRecord {

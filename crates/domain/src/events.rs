@@ -8,7 +8,7 @@ use std::str::FromStr;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::{EmailMessageId, IntentStatus, SmsMessageId, TransferIntentRecord};
+use crate::{AttachmentMeta, EmailMessageId, IntentStatus, SmsMessageId, TransferIntentRecord};
 
 /// An event's id: the same wherever the event goes (feed, stream, every webhook attempt).
 /// Printed `evt_` and the 32 hex digits of its UUID.
@@ -167,6 +167,8 @@ pub enum EventPayload {
         from: Option<String>,
         subject: Option<String>,
         verification_codes: Vec<String>,
+        /// What is known of each attachment, its id to download it by.
+        attachments: Vec<AttachmentMeta>,
     },
     EmailSent {
         message_id: EmailMessageId,

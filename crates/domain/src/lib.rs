@@ -54,8 +54,8 @@ pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
     check_custom_header, check_custom_headers_size, reply_references, reply_subject,
     request_fingerprint, DeliveryRetry, Direction, EmailMessageRecord, EmailStatus, HeaderRefused,
-    HeadersTooLarge, SenderAuthentication, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS,
-    MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    HeadersTooLarge, SenderAuthentication, ThreadSummary, MAX_BODY_TEXT_BYTES,
+    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use events::{
     EventId, EventPayload, EventRecord, EventType, EventTypes, LogBounds, UnknownEventType,

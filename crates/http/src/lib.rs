@@ -96,6 +96,12 @@ const API: &[Endpoint] = &[
         "/v1/email/messages/{message_id}/attachments/{attachment_id}",
         |route| route.to(routes::email::attachment),
     ),
+    Endpoint::new(Method::GET, "/v1/email/threads", |route| {
+        route.to(routes::email::threads)
+    }),
+    Endpoint::new(Method::GET, "/v1/email/threads/{thread_id}", |route| {
+        route.to(routes::email::thread)
+    }),
     Endpoint::new(Method::GET, "/v1/email/rules", |route| {
         route.to(routes::email::rules)
     }),

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use domain::{
     AgentId, AttachmentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SenderRules,
-    SponsorId,
+    SponsorId, ThreadSummary,
 };
 
 use crate::{
@@ -254,6 +254,24 @@ pub trait Mailbox: Send + Sync {
         inbox: EmailInboxId,
         id: EmailMessageId,
     ) -> Result<Option<EmailMessageRecord>, StoreError>;
+
+    /// Threads of the inbox, the one with the newest message first (its time, then the thread's
+    /// id, descending), after `after`.
+    async fn threads(
+        &self,
+        inbox: EmailInboxId,
+        after: Option<CursorPosition>,
+        limit: usize,
+    ) -> Result<Vec<ThreadSummary>, StoreError>;
+
+    /// The newest `limit` messages of a thread of the inbox, oldest first, in full, and how
+    /// many it has in all; `None` when the inbox has no such thread.
+    async fn thread(
+        &self,
+        inbox: EmailInboxId,
+        thread: EmailMessageId,
+        limit: usize,
+    ) -> Result<Option<(Vec<EmailMessageRecord>, u64)>, StoreError>;
 
     /// What is known of the attachments of a message of the inbox; `None` when the inbox holds
     /// no such message.

@@ -49,6 +49,9 @@ struct StoredEmailReceived {
     from: Option<String>,
     subject: Option<String>,
     verification_codes: Vec<String>,
+    /// Absent from events recorded before attachments were kept.
+    #[serde(default)]
+    attachments: serde_json::Value,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +94,10 @@ impl EventRow {
                     from: data.from,
                     subject: data.subject,
                     verification_codes: data.verification_codes,
+                    attachments: match data.attachments {
+                        serde_json::Value::Null => Vec::new(),
+                        listed => crate::email::attachments_from_column(&listed)?,
+                    },
                 }
             }
             EventType::EmailSent => {

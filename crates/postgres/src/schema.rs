@@ -269,6 +269,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    email_threads (inbox_id, thread_id) {
+        inbox_id -> Uuid,
+        thread_id -> Uuid,
+        subject -> Nullable<Text>,
+        participants -> Array<Text>,
+        message_count -> BigInt,
+        last_message_at -> Timestamptz,
+        last_message_id -> Uuid,
+    }
+}
+
+diesel::table! {
     email_sender_rules (agent_id) {
         agent_id -> Uuid,
         allow_list -> Array<Text>,
@@ -504,6 +516,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_messages,
     email_attachment_pieces,
     email_sender_rules,
+    email_threads,
     wallets,
     spend_policies,
     transfer_intents,

@@ -6,8 +6,8 @@ use actix_web::web::{self, Bytes, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
-    EmailSendResponse, PageLimit, SendStatus, SenderRulesOut, SenderRulesRequest,
-    IDEMPOTENCY_KEY_HEADER,
+    EmailSendResponse, PageLimit, SendStatus, SenderRulesOut, SenderRulesRequest, ThreadDetailOut,
+    ThreadOut, ThreadPageOut, IDEMPOTENCY_KEY_HEADER,
 };
 use app::{MailPage, ReplyMail, SendMail};
 use domain::{content_disposition, download_content_type, EmailMessageRecord, SenderRules};
@@ -333,4 +333,73 @@ pub async fn set_rules(
         .set_sender_rules(&agent.profile, rules)
         .await?;
     Ok(Json(SenderRulesOut::new(&view.rules, view.kept_out_count)))
+}
+
+/// The inbox's threads, the one with the newest message first, a page at a time.
+///
+/// A thread is the messages that share a `thread_id`: a reply joins the thread of what it
+/// answers. Pass `next_cursor` as `cursor` for the next page.
+#[utoipa::path(get, path = "/v1/email/threads", tag = "email", operation_id = "list_email_threads",
+    security(("HTTPBearer" = [])),
+    params(
+        ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "One page of threads", body = ThreadPageOut),
+        (status = 400, description = "No inbox, or an invalid cursor", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn threads(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    query: QueryParams,
+) -> Result<Json<ThreadPageOut>, ApiError> {
+    let limit = query
+        .limit(PageLimit::PAGE)
+        .map_err(|error| rejected([Some(error)]))?;
+    let page = state
+        .services
+        .email
+        .threads(&agent.profile, query.get("cursor"), limit as usize)
+        .await?;
+    Ok(Json(ThreadPageOut {
+        items: page.items.into_iter().map(ThreadOut::from).collect(),
+        next_cursor: page.next_cursor,
+    }))
+}
+
+/// A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
+/// of a longer thread, `earlier_messages_omitted` counting the rest).
+#[utoipa::path(get, path = "/v1/email/threads/{thread_id}", tag = "email", operation_id = "get_email_thread",
+    security(("HTTPBearer" = [])),
+    params(("thread_id" = String, Path, description = "The thread's id")),
+    responses(
+        (status = 200, description = "The thread", body = ThreadDetailOut),
+        (status = 400, description = "No inbox provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 404, description = "No such thread in the agent's inbox", body = ErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn thread(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    id: Path<String>,
+) -> Result<Json<ThreadDetailOut>, ApiError> {
+    let thread = state
+        .services
+        .email
+        .thread(&agent.profile, &id.into_inner())
+        .await?;
+    Ok(Json(ThreadDetailOut {
+        thread_id: thread.thread_id.to_string(),
+        messages: thread
+            .messages
+            .into_iter()
+            .map(EmailMessageOut::from)
+            .collect(),
+        earlier_messages_omitted: thread.earlier_omitted,
+    }))
 }

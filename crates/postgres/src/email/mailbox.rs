@@ -5,16 +5,31 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
+use domain::email::THREAD_PREVIEW_CHARS;
 use domain::{
     AttachmentMeta, CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord,
+    ThreadSummary,
 };
 use ports::{Listing, ListingVersion, Mailbox, StoreError};
+use time::OffsetDateTime;
+use uuid::Uuid;
 
 use super::{attachments_from_column, message_record, MessageRow, MessageWithBodies, PgEmailStore};
 use crate::errors::from_diesel;
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
-use crate::schema::{email_domains, email_messages};
+use crate::schema::{email_domains, email_messages, email_threads};
+
+/// A thread's row and its newest message's preview, as a page reads them.
+type ThreadRow = (
+    Uuid,
+    Option<String>,
+    Vec<String>,
+    i64,
+    OffsetDateTime,
+    Uuid,
+    Option<String>,
+);
 
 // The first characters of a body, for previews; a function of diesel's, so the page's statement
 // is prepared once and reused.
@@ -95,6 +110,102 @@ impl Mailbox for PgEmailStore {
             .optional()
             .map_err(from_diesel)?;
         row.map(message_record).transpose()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn threads(
+        &self,
+        inbox: EmailInboxId,
+        after: Option<CursorPosition>,
+        limit: usize,
+    ) -> Result<Vec<ThreadSummary>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let preview = i32::try_from(THREAD_PREVIEW_CHARS).unwrap_or(i32::MAX);
+        let mut query = email_threads::table
+            .left_join(
+                email_messages::table.on(email_messages::id.eq(email_threads::last_message_id)),
+            )
+            .filter(email_threads::inbox_id.eq(inbox.0))
+            .select((
+                email_threads::thread_id,
+                email_threads::subject,
+                email_threads::participants,
+                email_threads::message_count,
+                email_threads::last_message_at,
+                email_threads::last_message_id,
+                left(email_messages::body_text.nullable(), preview),
+            ))
+            .order((
+                email_threads::last_message_at.desc(),
+                email_threads::thread_id.desc(),
+            ))
+            .into_boxed();
+        if let Some(position) = after {
+            query = query.filter(before(
+                email_threads::last_message_at,
+                email_threads::thread_id,
+                &position,
+            )?);
+        }
+        let rows: Vec<ThreadRow> = limited_to(query, limit)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(thread_id, subject, participants, count, last_at, last_id, preview)| {
+                    ThreadSummary {
+                        thread_id: EmailMessageId(thread_id),
+                        subject,
+                        participants,
+                        message_count: u64::try_from(count).unwrap_or(0),
+                        last_message_at: last_at,
+                        last_message_id: EmailMessageId(last_id),
+                        last_message_preview: preview,
+                    }
+                },
+            )
+            .collect())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn thread(
+        &self,
+        inbox: EmailInboxId,
+        thread: EmailMessageId,
+        limit: usize,
+    ) -> Result<Option<(Vec<EmailMessageRecord>, u64)>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let count: Option<i64> = email_threads::table
+            .find((inbox.0, thread.0))
+            .select(email_threads::message_count)
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        let Some(count) = count else {
+            return Ok(None);
+        };
+        let query = email_messages::table
+            .filter(email_messages::inbox_id.eq(inbox.0))
+            .filter(email_messages::thread_id.eq(thread.0))
+            .select((
+                MessageRow::as_select(),
+                email_messages::body_text,
+                email_messages::body_html,
+            ))
+            .order((email_messages::created_at.desc(), email_messages::id.desc()));
+        let mut rows: Vec<MessageWithBodies> = limited_to(query, limit)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        rows.reverse();
+        let messages = rows
+            .into_iter()
+            .map(message_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some((messages, u64::try_from(count).unwrap_or(0))))
     }
 
     async fn attachments(

@@ -828,3 +828,96 @@ async fn sender_rules_are_replaced_whole_and_keep_their_count_of_kept_out_mail()
         0
     );
 }
+
+#[tokio::test]
+async fn threads_are_kept_as_messages_are_stored_and_read_a_page_or_a_thread_at_a_time() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 52).await;
+    let emails = email_store(&database);
+    let inbox = inbox_of(&profile);
+    let crowd: Vec<String> = (0..60).map(|n| format!("Guest{n}@example.org")).collect();
+    let opening = InboundEmail {
+        internet_message_id: Some("<open@example.org>".into()),
+        subject: Some("Opening".into()),
+        from: Some("Host@Example.org".into()),
+        to: crowd,
+        text: Some("first".into()),
+        ..InboundEmail::default()
+    };
+    let (first, _) = emails
+        .store_inbound(inbound(&profile, "p-open", opening))
+        .await
+        .expect("stored");
+    let (other, _) = emails
+        .store_inbound(inbound(
+            &profile,
+            "p-other",
+            InboundEmail {
+                subject: Some("Elsewhere".into()),
+                from: Some("x@example.net".into()),
+                ..InboundEmail::default()
+            },
+        ))
+        .await
+        .expect("stored");
+    let answer = InboundEmail {
+        in_reply_to: Some("<open@example.org>".into()),
+        subject: Some("Re: Opening".into()),
+        from: Some("host@example.org".into()),
+        text: Some("second".into()),
+        ..InboundEmail::default()
+    };
+    let (second, _) = emails
+        .store_inbound(inbound(&profile, "p-answer", answer))
+        .await
+        .expect("stored");
+
+    let page = emails.threads(inbox, None, 10).await.expect("page");
+    assert_eq!(
+        page.iter().map(|t| t.thread_id).collect::<Vec<_>>(),
+        [first.thread_id, other.thread_id],
+        "the thread answered last comes first"
+    );
+    let opened = &page[0];
+    assert_eq!(opened.subject.as_deref(), Some("Opening"));
+    assert_eq!(opened.message_count, 2);
+    assert_eq!(opened.last_message_id, second.id);
+    assert_eq!(opened.last_message_preview.as_deref(), Some("second"));
+    assert_eq!(opened.participants.len(), 50, "the first fifty");
+    assert_eq!(
+        opened.participants[0], "host@example.org",
+        "once, lowercased"
+    );
+    assert_eq!(opened.participants[1], "guest0@example.org");
+
+    let after = domain::CursorPosition::of(opened.last_message_at, opened.thread_id.0);
+    let rest = emails.threads(inbox, Some(after), 10).await.expect("page");
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].thread_id, other.thread_id);
+
+    let (newest, count) = emails
+        .thread(inbox, first.thread_id, 1)
+        .await
+        .expect("read")
+        .expect("the thread");
+    assert_eq!((newest.len(), count), (1, 2));
+    assert_eq!(newest[0].id, second.id);
+    let (both, _) = emails
+        .thread(inbox, first.thread_id, 10)
+        .await
+        .expect("read")
+        .expect("the thread");
+    assert_eq!(
+        both.iter().map(|m| m.id).collect::<Vec<_>>(),
+        [first.id, second.id],
+        "oldest first"
+    );
+    let stranger = agent_with_inbox(&database, 53).await;
+    assert_eq!(
+        emails
+            .thread(inbox_of(&stranger), first.thread_id, 10)
+            .await
+            .expect("read"),
+        None
+    );
+}
