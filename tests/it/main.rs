@@ -28,6 +28,7 @@ mod private_pg;
 mod protection;
 mod rotation;
 mod routing;
+mod search;
 mod send_rules;
 mod sender_rules;
 mod settlement_fairness;

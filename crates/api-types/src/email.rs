@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    AttachmentMeta, EmailMessageRecord, SenderRules, SenderRulesError, ThreadSummary,
+    AttachmentMeta, EmailMessageRecord, SearchQuery, SenderRules, SenderRulesError, ThreadSummary,
     MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
     MAX_SENDER_RULES,
 };
@@ -17,7 +17,7 @@ use utoipa::openapi::schema::{
 use utoipa::ToSchema;
 
 use crate::enums::{Direction, EmailStatus, SendStatus};
-use crate::field_errors::{FieldError, FieldErrors};
+use crate::field_errors::{FieldError, FieldErrors, RequestPart};
 
 /// A message of the inbox, inbound or outbound.
 #[derive(Debug, Serialize, ToSchema)]
@@ -405,4 +405,32 @@ impl TryFrom<SenderRulesRequest> for SenderRules {
             )
         })
     }
+}
+
+/// The search query `q` of `/v1/email/search` (and the MCP tool's `query`) read into the
+/// domain's `SearchQuery`: pydantic's `missing` when absent, a `value_error` saying what is
+/// wrong when empty or malformed.
+pub fn search_query(
+    part: RequestPart,
+    field: &str,
+    raw: Option<&str>,
+) -> Result<SearchQuery, FieldError> {
+    let Some(raw) = raw else {
+        return Err(FieldError::new(
+            part,
+            vec![field.into()],
+            "missing",
+            "Field required",
+            serde_json::Value::Null,
+        ));
+    };
+    SearchQuery::parse(raw).map_err(|reason| {
+        FieldError::new(
+            part,
+            vec![field.into()],
+            "value_error",
+            format!("Value error, {reason}"),
+            raw.into(),
+        )
+    })
 }

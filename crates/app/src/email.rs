@@ -13,8 +13,8 @@ use domain::inbound::{
 use domain::{
     piece_count, reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile,
     AttachmentId, AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress,
-    EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SenderRules, SponsorId,
-    ThreadSummary, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SearchQuery, SenderRules,
+    SponsorId, ThreadSummary, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS, MAX_SEARCH_RESULTS,
 };
 use futures_util::Stream;
 use ports::{
@@ -213,6 +213,19 @@ fn inbox_scope(agent: AgentId) -> String {
 
 fn threads_scope(agent: AgentId) -> String {
     format!("email-threads:{agent}")
+}
+
+/// A search's cursors are bound to the agent, the query and the direction.
+fn search_scope(agent: AgentId, query: &SearchQuery, direction: Option<Direction>) -> String {
+    let direction = direction.map_or("any", Direction::as_str);
+    format!("email-search:{agent}:{direction}:{}", query.canonical())
+}
+
+/// Where a search's next page starts: results are ranked, not keyed, so its cursor holds the
+/// count of results already read (in the position's time field, its id nil).
+fn search_offset(position: CursorPosition) -> Option<usize> {
+    let offset = usize::try_from(position.created_at_micros).ok()?;
+    (position.id.is_nil() && offset <= MAX_SEARCH_RESULTS).then_some(offset)
 }
 
 /// The inbox and sponsor of the authenticated agent, or the error that says it has no inbox. The
@@ -441,6 +454,50 @@ impl EmailService {
             .message(inbox.id, id)
             .await?
             .ok_or(ReadMailError::NotFound)
+    }
+
+    /// One page of the messages matching `query`, best match first, ties newest first; bodies
+    /// cut as an inbox page cuts them. A cursor is bound to its query: the same query, however
+    /// written, reads on; another is refused as an invalid cursor. Pages reach the
+    /// `MAX_SEARCH_RESULTS`-th result at most.
+    #[tracing::instrument(level = "debug", skip(self, profile, query, cursor), fields(agent = %profile.agent.id))]
+    pub async fn search(
+        &self,
+        profile: &AgentProfile,
+        query: &SearchQuery,
+        direction: Option<Direction>,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<MailPage, ReadMailError> {
+        let scope = search_scope(profile.agent.id, query, direction);
+        let offset = match cursor {
+            None => 0,
+            Some(cursor) => search_offset(
+                self.cursors
+                    .decode(&scope, cursor)
+                    .map_err(|_| ReadMailError::InvalidCursor)?,
+            )
+            .ok_or(ReadMailError::InvalidCursor)?,
+        };
+        let (inbox, _) = inbox_of(profile)?;
+        let mut items = self
+            .ports
+            .mailbox
+            .search(inbox.id, query, direction, offset, limit + 1, PREVIEW_CHARS)
+            .await?;
+        let reached = offset + limit;
+        let next_cursor = (items.len() > limit && reached < MAX_SEARCH_RESULTS).then(|| {
+            self.cursors.encode(
+                &scope,
+                CursorPosition {
+                    created_at_micros: i64::try_from(reached).unwrap_or(i64::MAX),
+                    id: Uuid::nil(),
+                },
+            )
+        });
+        items.truncate(limit);
+        let items = items.into_iter().map(previewed).collect();
+        Ok(MailPage { items, next_cursor })
     }
 
     /// One page of the inbox's threads, the one with the newest message first.

@@ -22,6 +22,7 @@ pub mod limits;
 pub mod operator;
 pub mod policy;
 pub mod retry;
+pub mod search;
 pub mod sender_rules;
 pub mod sms;
 pub mod text;
@@ -84,6 +85,7 @@ pub use policy::{
     SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
+pub use search::{SearchQuery, SearchQueryError, MAX_SEARCH_RESULTS};
 pub use sender_rules::{
     InvalidSenderPattern, SenderPattern, SenderRules, SenderRulesError, MAX_SENDER_RULES,
 };

@@ -96,6 +96,9 @@ const API: &[Endpoint] = &[
         "/v1/email/messages/{message_id}/attachments/{attachment_id}",
         |route| route.to(routes::email::attachment),
     ),
+    Endpoint::new(Method::GET, "/v1/email/search", |route| {
+        route.to(routes::email::search)
+    }),
     Endpoint::new(Method::GET, "/v1/email/threads", |route| {
         route.to(routes::email::threads)
     }),

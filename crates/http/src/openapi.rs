@@ -33,6 +33,7 @@ use api_types::{
         routes::email::inbox,
         routes::email::message,
         routes::email::attachment,
+        routes::email::search,
         routes::email::threads,
         routes::email::thread,
         routes::email::rules,

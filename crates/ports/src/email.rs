@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::{
     AgentId, AttachmentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
-    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SenderRules,
-    SponsorId, ThreadSummary,
+    EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SearchQuery,
+    SenderRules, SponsorId, ThreadSummary,
 };
 
 use crate::{
@@ -254,6 +254,18 @@ pub trait Mailbox: Send + Sync {
         inbox: EmailInboxId,
         id: EmailMessageId,
     ) -> Result<Option<EmailMessageRecord>, StoreError>;
+
+    /// Messages of the inbox matching `query`, best match first, ties newest first, from the
+    /// `offset`-th on. Bodies longer than `preview_chars` are cut to that many characters.
+    async fn search(
+        &self,
+        inbox: EmailInboxId,
+        query: &SearchQuery,
+        direction: Option<Direction>,
+        offset: usize,
+        limit: usize,
+        preview_chars: usize,
+    ) -> Result<Vec<EmailMessageRecord>, StoreError>;
 
     /// Threads of the inbox, the one with the newest message first (its time, then the thread's
     /// id, descending), after `after`.

@@ -4,6 +4,7 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::{self, Bytes, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
+use api_types::{search_query, RequestPart};
 use api_types::{
     EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
     EmailSendResponse, PageLimit, SendStatus, SenderRulesOut, SenderRulesRequest, ThreadDetailOut,
@@ -401,5 +402,58 @@ pub async fn thread(
             .map(EmailMessageOut::from)
             .collect(),
         earlier_messages_omitted: thread.earlier_omitted,
+    }))
+}
+
+/// Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+///
+/// `q` is words, all of which must match, in any order, in the subject, the sender, the
+/// recipients or the text (its first 100,000 characters), without regard to case or accents;
+/// and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
+/// `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
+/// cursor is bound to its query; results are paged to the 10,000th.
+#[utoipa::path(get, path = "/v1/email/search", tag = "email", operation_id = "search_email",
+    security(("HTTPBearer" = [])),
+    params(
+        ("q" = String, Query, description = "Words and narrowings, e.g. `invoice march from:billing@acme.example has:attachment`", max_length = 1000),
+        ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page of the same query"),
+        ("direction" = Option<api_types::Direction>, Query, description = "`inbound` or `outbound`; both when omitted"),
+    ),
+    responses(
+        (status = 200, description = "One page of matching messages", body = EmailInboxPage),
+        (status = 400, description = "No inbox, or a cursor of another query", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 422, description = "An empty or malformed query, or another invalid parameter", body = ValidationErrorBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn search(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    query: QueryParams,
+) -> Result<Json<EmailInboxPage>, ApiError> {
+    let searched = search_query(RequestPart::Query, "q", query.get("q")).map_err(Into::into);
+    let limit = query.limit(PageLimit::PAGE);
+    let direction = query.direction();
+    let (searched, limit, direction) = match (searched, limit, direction) {
+        (Ok(searched), Ok(limit), Ok(direction)) => (searched, limit, direction),
+        (searched, limit, direction) => {
+            return Err(rejected([searched.err(), limit.err(), direction.err()]))
+        }
+    };
+    let page = state
+        .services
+        .email
+        .search(
+            &agent.profile,
+            &searched,
+            direction,
+            query.get("cursor"),
+            limit as usize,
+        )
+        .await?;
+    Ok(Json(EmailInboxPage {
+        items: page.items.into_iter().map(EmailMessageOut::from).collect(),
+        next_cursor: page.next_cursor,
     }))
 }

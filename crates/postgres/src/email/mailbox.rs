@@ -2,13 +2,15 @@
 //! single messages, both scoped to the inbox so no agent reads another's mail.
 
 use async_trait::async_trait;
+use diesel::dsl::sql;
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Nullable, Text};
+use diesel::sql_types::{Bool, Float, Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use domain::email::THREAD_PREVIEW_CHARS;
 use domain::{
     AttachmentMeta, CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord,
-    ThreadSummary,
+    SearchQuery, SenderPattern, ThreadSummary,
 };
 use ports::{Listing, ListingVersion, Mailbox, StoreError};
 use time::OffsetDateTime;
@@ -19,6 +21,33 @@ use crate::errors::from_diesel;
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
 use crate::schema::{email_domains, email_messages, email_threads};
+
+/// The words of a search as a text query, written as the search column's words are (migration
+/// 000026); the words are bound after it, then two parentheses close it.
+const TSQUERY_OF_WORDS: &str = "plainto_tsquery('pg_catalog.simple', public.email_search_words(";
+
+/// Whether any address of the text array `addresses` (SQL) matches `pattern`: the address, or
+/// any address at the domain, without regard to case.
+fn address_matches(
+    addresses: &str,
+    pattern: &SenderPattern,
+) -> Box<dyn BoxableExpression<email_messages::table, Pg, SqlType = Bool>> {
+    let (compared, value) = match pattern {
+        SenderPattern::Address(address) => ("lower(listed.address) = ", address.clone()),
+        SenderPattern::Domain(domain) => (
+            "split_part(lower(listed.address), '@', 2) = ",
+            domain.clone(),
+        ),
+    };
+    Box::new(
+        sql::<Bool>("EXISTS (SELECT 1 FROM unnest(")
+            .sql(addresses)
+            .sql(") AS listed(address) WHERE ")
+            .sql(compared)
+            .bind::<Text, _>(value)
+            .sql(")"),
+    )
+}
 
 /// A thread's row and its newest message's preview, as a page reads them.
 type ThreadRow = (
@@ -110,6 +139,72 @@ impl Mailbox for PgEmailStore {
             .optional()
             .map_err(from_diesel)?;
         row.map(message_record).transpose()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, query))]
+    async fn search(
+        &self,
+        inbox: EmailInboxId,
+        query: &SearchQuery,
+        direction: Option<Direction>,
+        offset: usize,
+        limit: usize,
+        preview_chars: usize,
+    ) -> Result<Vec<EmailMessageRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let preview = i32::try_from(preview_chars).unwrap_or(i32::MAX);
+        let mut search = email_messages::table
+            .filter(email_messages::inbox_id.eq(inbox.0))
+            .select((
+                MessageRow::as_select(),
+                left(email_messages::body_text, preview),
+                left(email_messages::body_html, preview),
+            ))
+            .into_boxed();
+        if let Some(direction) = direction {
+            search = search.filter(email_messages::direction.eq(direction.as_str()));
+        }
+        let words = query.words.join(" ");
+        if !words.is_empty() {
+            search = search
+                .filter(
+                    sql::<Bool>("search_vector @@ ")
+                        .sql(TSQUERY_OF_WORDS)
+                        .bind::<Text, _>(words.clone())
+                        .sql("))"),
+                )
+                .order(
+                    sql::<Float>("ts_rank(search_vector, ")
+                        .sql(TSQUERY_OF_WORDS)
+                        .bind::<Text, _>(words)
+                        .sql(")))")
+                        .desc(),
+                );
+        }
+        if let Some(from) = &query.from {
+            search = search.filter(address_matches("ARRAY[from_address]", from));
+        }
+        if let Some(to) = &query.to {
+            search = search.filter(address_matches("to_addresses || cc_addresses", to));
+        }
+        if query.has_attachment {
+            search = search.filter(sql::<Bool>("jsonb_array_length(attachments) > 0"));
+        }
+        if let Some(after) = query.after {
+            search = search.filter(email_messages::created_at.ge(after.midnight().assume_utc()));
+        }
+        if let Some(before) = query.before {
+            search = search.filter(email_messages::created_at.lt(before.midnight().assume_utc()));
+        }
+        let search = search
+            .then_order_by(email_messages::created_at.desc())
+            .then_order_by(email_messages::id.desc())
+            .offset(i64::try_from(offset).unwrap_or(i64::MAX));
+        let rows: Vec<MessageWithBodies> = limited_to(search, limit)
+            .load(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        rows.into_iter().map(message_record).collect()
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
