@@ -335,12 +335,29 @@ pub struct SenderRulesRequest {
     /// Addresses or `@domain`s (exactly that domain, not its subdomains), compared without regard
     /// to case. When any, only mail from them comes into the inbox.
     #[serde(default)]
-    #[schema(max_items = 1000, example = json!(["boss@corp.example", "@partner.example"]))]
+    #[schema(schema_with = sender_patterns, example = json!(["boss@corp.example", "@partner.example"]))]
     pub allow: Vec<String>,
     /// Addresses or `@domain`s whose mail never comes in, whatever `allow` says.
     #[serde(default)]
-    #[schema(max_items = 1000, example = json!(["@spam.example"]))]
+    #[schema(schema_with = sender_patterns, example = json!(["@spam.example"]))]
     pub block: Vec<String>,
+}
+
+/// A list of sender rules' entries. The pattern is narrower than what the rules accept (any
+/// address the API takes, or `@` and its domain), so whatever it allows is accepted.
+fn sender_patterns() -> Array {
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(
+                    "^([A-Za-z0-9_+-]{1,32}(\\.[A-Za-z0-9_+-]{1,16}){0,2})?@[A-Za-z0-9]{1,30}(\\.[A-Za-z0-9]{1,30}){1,3}$",
+                ))
+                .max_length(Some(MAX_ADDRESS_CHARS)),
+        )
+        .max_items(Some(MAX_SENDER_RULES))
+        .description(Some("Addresses, or `@` and a domain; at most 1,000."))
+        .build()
 }
 
 /// An inbox's sender rules, and how much inbound mail they kept out (counted, never stored).

@@ -9,8 +9,6 @@ use crate::SenderPattern;
 
 /// Characters a query may have.
 pub const MAX_QUERY_CHARS: usize = 1_000;
-/// Words a query may have.
-pub const MAX_QUERY_WORDS: usize = 32;
 /// How deep a search reads: results past this many are not paged to.
 pub const MAX_SEARCH_RESULTS: usize = 10_000;
 
@@ -36,8 +34,6 @@ pub enum SearchQueryError {
     Empty,
     #[error("the query is longer than {MAX_QUERY_CHARS} characters")]
     TooLong,
-    #[error("the query has more than {MAX_QUERY_WORDS} words")]
-    TooManyWords,
     #[error("{0}: must be an email address or @domain")]
     Address(String),
     #[error("{0}: the only value of has: is attachment")]
@@ -81,9 +77,6 @@ impl SearchQuery {
                 "before" => set_once(&mut query.before, "before:", date(token, value)?)?,
                 _ => query.add_words(token),
             }
-        }
-        if query.words.len() > MAX_QUERY_WORDS {
-            return Err(SearchQueryError::TooManyWords);
         }
         if let (Some(after), Some(before)) = (query.after, query.before) {
             if after >= before {
@@ -210,11 +203,6 @@ mod tests {
         assert_eq!(
             SearchQuery::parse(&"a".repeat(MAX_QUERY_CHARS + 1)),
             Err(SearchQueryError::TooLong)
-        );
-        let many: Vec<String> = (0..=MAX_QUERY_WORDS).map(|n| format!("w{n}")).collect();
-        assert_eq!(
-            SearchQuery::parse(&many.join(" ")),
-            Err(SearchQueryError::TooManyWords)
         );
     }
 

@@ -415,7 +415,7 @@ pub async fn thread(
 #[utoipa::path(get, path = "/v1/email/search", tag = "email", operation_id = "search_email",
     security(("HTTPBearer" = [])),
     params(
-        ("q" = String, Query, description = "Words and narrowings, e.g. `invoice march from:billing@acme.example has:attachment`", max_length = 1000),
+        ("q" = String, Query, description = "Words and narrowings, e.g. `invoice march from:billing@acme.example has:attachment`; at least one letter or digit", min_length = 1, max_length = 1000, pattern = "[A-Za-z0-9]"),
         ("limit" = Option<i64>, Query, description = "Page size; 20 when omitted", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page of the same query"),
         ("direction" = Option<api_types::Direction>, Query, description = "`inbound` or `outbound`; both when omitted"),
