@@ -915,3 +915,85 @@ async fn a_stopping_server_answers_its_waits_still_pending_before_it_exits() {
     );
     assert!(server.wait_for_exit(Duration::from_secs(30)).await);
 }
+
+/// The mail tools of mail-plus.md answer as their routes: a conversation listed and read, a
+/// search, and an attachment opened with its bytes embedded.
+#[tokio::test]
+async fn the_mail_tools_list_threads_search_and_open_attachments() {
+    let database = TestDatabase::new().await;
+    let server = crate::email::email_server(&database, &[]).await;
+    let (key, address) = crate::email::email_agent(&database, "acme").await;
+    let mail = format!(
+        "From: billing@acme.example\r\nTo: {address}\r\nSubject: Invoice 42\r\nMessage-ID: <i42@acme.example>\r\n\
+         MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n\
+         --b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThe invoice is attached.\r\n\
+         --b\r\nContent-Type: text/csv\r\nContent-Disposition: attachment; filename=\"invoice.csv\"\r\n\r\n\
+         item,amount\r\n--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"i.pdf\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--\r\n"
+    );
+    let (status, stored) = crate::email::webhook_signed(
+        &server,
+        crate::email::SECRET,
+        "msg_mcp_mail",
+        crate::email::now(),
+        "message/rfc822",
+        mail.as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{stored}");
+    let message_id = stored["stored"][0].as_str().expect("stored").to_owned();
+    let client = connect(&server, &key, ClientLifecycleMode::Initialize).await;
+
+    let threads = ok(&client, "list_threads", json!({})).await;
+    let (_, rest) = server.get("/v1/email/threads", Some(&key)).await;
+    assert_eq!(threads, rest, "the route's answer");
+    let thread_id = threads["items"][0]["thread_id"].as_str().expect("thread");
+    let thread = ok(&client, "get_thread", json!({"thread_id": thread_id})).await;
+    assert_eq!(thread["messages"][0]["id"], message_id);
+
+    let found = ok(
+        &client,
+        "search_messages",
+        json!({"query": "invoice has:attachment"}),
+    )
+    .await;
+    assert_eq!(found["items"][0]["id"], message_id);
+    let (text, refusal) = refused(&client, "search_messages", json!({"query": "has:pdf"})).await;
+    assert!(text.contains("has:"), "{text}");
+    assert_eq!(refusal["status"], 422);
+
+    let result = call(
+        &client,
+        "get_attachment",
+        json!({"message_id": message_id, "attachment_id": "att_1"}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let described = result.structured_content.clone().expect("structured");
+    assert_eq!(described["filename"], "invoice.csv");
+    assert!(described["download_url"]
+        .as_str()
+        .expect("url")
+        .ends_with(&format!(
+            "/v1/email/messages/{message_id}/attachments/att_1"
+        )));
+    let embedded = serde_json::to_value(&result.content[1]).expect("JSON");
+    assert_eq!(embedded["resource"]["text"], "item,amount", "{embedded}");
+    assert_eq!(embedded["resource"]["mimeType"], "text/csv");
+
+    let pdf = call(
+        &client,
+        "get_attachment",
+        json!({"message_id": message_id, "attachment_id": "att_2"}),
+    )
+    .await;
+    let embedded = serde_json::to_value(&pdf.content[1]).expect("JSON");
+    assert_eq!(embedded["resource"]["blob"], "JVBERi0xLjQK", "{embedded}");
+    let (_, missing) = refused(
+        &client,
+        "get_attachment",
+        json!({"message_id": message_id, "attachment_id": "att_9"}),
+    )
+    .await;
+    assert_eq!(missing["status"], 404);
+}

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    AttachmentMeta, EmailMessageRecord, SearchQuery, SenderRules, SenderRulesError, ThreadSummary,
-    MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
+    AttachmentMeta, EmailMessageId, EmailMessageRecord, SearchQuery, SenderRules, SenderRulesError,
+    ThreadSummary, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
     MAX_SENDER_RULES,
 };
 use serde::{Deserialize, Serialize};
@@ -219,6 +219,21 @@ pub struct ThreadDetailOut {
     pub messages: Vec<EmailMessageOut>,
     /// How many earlier messages of a thread of more than 100 are not in `messages`; 0 otherwise.
     pub earlier_messages_omitted: u64,
+}
+
+impl ThreadDetailOut {
+    /// A thread read: its messages oldest first, and how many earlier ones are left out.
+    pub fn new(
+        thread_id: EmailMessageId,
+        messages: Vec<EmailMessageRecord>,
+        earlier_messages_omitted: u64,
+    ) -> Self {
+        Self {
+            thread_id: thread_id.to_string(),
+            messages: messages.into_iter().map(EmailMessageOut::from).collect(),
+            earlier_messages_omitted,
+        }
+    }
 }
 
 /// A header's text: no control character but the tab (CR or LF would end it and start another,

@@ -125,6 +125,55 @@ pub struct MessageArguments {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListThreadsArguments {
+    /// How many threads to return, the one with the newest message first: 1 to 100 (20 when left out).
+    #[schemars(range(min = PageLimit::PAGE.min, max = PageLimit::PAGE.max))]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page; leave it out for the most recent threads.
+    pub cursor: Option<String>,
+}
+
+impl ListThreadsArguments {
+    pub fn limit(&self) -> Result<usize, FieldError> {
+        page_size(self.limit, PageLimit::PAGE)
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ThreadArguments {
+    /// The `thread_id` of a message, or of a thread as `list_threads` shows it.
+    pub thread_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchMessagesArguments {
+    /// Words that must all appear (any order, case and accents aside) in the subject, sender, recipients or text, and optionally from:ADDRESS, to:ADDRESS (an address or @domain), has:attachment, after:YYYY-MM-DD, before:YYYY-MM-DD. Example: `invoice march from:billing@acme.example has:attachment`.
+    #[schemars(length(min = 1, max = domain::search::MAX_QUERY_CHARS))]
+    pub query: String,
+    /// How many messages to return, best match first: 1 to 100 (20 when left out).
+    #[schemars(range(min = PageLimit::PAGE.min, max = PageLimit::PAGE.max))]
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page of the same query.
+    pub cursor: Option<String>,
+    /// Only mail received (`inbound`) or sent (`outbound`); both when left out.
+    pub direction: Option<Direction>,
+}
+
+impl SearchMessagesArguments {
+    pub fn limit(&self) -> Result<usize, FieldError> {
+        page_size(self.limit, PageLimit::PAGE)
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AttachmentArguments {
+    /// The id of a message of the agent's inbox.
+    pub message_id: String,
+    /// The `id` of one of the message's `attachments`, e.g. `att_1`.
+    pub attachment_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendEmailArguments {
     /// Recipient addresses: 1 to 20, over `to`, `cc` and `bcc` together.
     #[schemars(length(min = 1, max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]

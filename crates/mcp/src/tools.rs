@@ -1,4 +1,4 @@
-//! The thirteen tools: each one the use case of its REST route, called with the same command
+//! The seventeen tools: each one the use case of its REST route, called with the same command
 //! and the authenticated agent's profile, its answer rendered in the route's shapes. No tool
 //! confirms or rejects a transfer: money only moves once an operator decides.
 
@@ -7,24 +7,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_types::{
-    AgentResponse, CodeOut, EmailInboxPage, EmailMessageOut, EmailReply, EmailSend,
-    EmailSendResponse, EventOut, EventPage, PolicyVerdictOut, SendStatus, SmsMessageOut,
-    SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage, WalletAssetBalance,
+    search_query, AgentResponse, AttachmentOut, CodeOut, EmailInboxPage, EmailMessageOut,
+    EmailReply, EmailSend, EmailSendResponse, EventOut, EventPage, PolicyVerdictOut, RequestPart,
+    SendStatus, SmsMessageOut, SpendPolicyResponse, SpendUsageOut, ThreadDetailOut, ThreadOut,
+    ThreadPageOut, TransferIntentOut, TransferIntentPage, WalletAssetBalance,
     WalletBalanceResponse,
 };
 use app::{
     ChannelsWait, Decision, FoundCode, ReplyMail, SendError, SendMail, SendRequest, Services,
     WaitError,
 };
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use domain::AgentProfile;
 use refusals::Refusal;
 use rmcp::handler::server::common::{schema_for_empty_input, schema_for_input, FromContextPart};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType,
-    ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ResourceContents, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer, ServerHandler};
@@ -35,9 +38,10 @@ use tracing::Instrument;
 
 use crate::answers::{answer, refused, refused_with, reporting_progress};
 use crate::arguments::{
-    Arguments, CreateTransferArguments, IntentArguments, ListEventsArguments, ListInboxArguments,
-    ListIntentsArguments, ListSmsArguments, MessageArguments, ReplyEmailArguments,
-    SendEmailArguments, WaitForCodeArguments, WaitForDecisionArguments,
+    Arguments, AttachmentArguments, CreateTransferArguments, IntentArguments, ListEventsArguments,
+    ListInboxArguments, ListIntentsArguments, ListSmsArguments, ListThreadsArguments,
+    MessageArguments, ReplyEmailArguments, SearchMessagesArguments, SendEmailArguments,
+    ThreadArguments, WaitForCodeArguments, WaitForDecisionArguments,
 };
 
 /// The protocol versions served: the last with an `initialize` handshake, and the stateless one.
@@ -47,6 +51,10 @@ pub const PROTOCOL_VERSIONS: [ProtocolVersion; 2] =
 /// How often a wait tells a call that asked for progress how long it has waited: within the
 /// 5 s the contract allows, with room for a busy instance's timers.
 const PROGRESS_EVERY: Duration = Duration::from_secs(4);
+
+/// The largest attachment `get_attachment` carries in its answer; a larger one is downloaded
+/// from its URL.
+const INLINE_ATTACHMENT_BYTES: u64 = 1024 * 1024;
 
 /// What the server tells a model about itself when it connects.
 const INSTRUCTIONS: &str = "You act as one agent of agent-runtime: the key you were given is \
@@ -278,6 +286,167 @@ verification codes found in it and whether its sender was authenticated.",
                 .await
         );
         answer(EmailMessageOut::from(message))
+    }
+
+    #[tool(
+        name = "list_threads",
+        title = "List conversations",
+        description = "A page of the agent's conversations (threads: a mail and its replies), the \
+one with the newest message first, each with its subject, participants, message count and a \
+preview of its newest message. Read one whole with get_thread. Pass next_cursor as cursor for \
+the next page.",
+        input_schema = input::<ListThreadsArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_threads(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<ListThreadsArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let limit = or_refuse!(arguments.limit());
+        let page = or_refuse!(
+            self.services()
+                .email
+                .threads(&caller.profile, arguments.cursor.as_deref(), limit)
+                .await
+        );
+        answer(ThreadPageOut {
+            items: page.items.into_iter().map(ThreadOut::from).collect(),
+            next_cursor: page.next_cursor,
+        })
+    }
+
+    #[tool(
+        name = "get_thread",
+        title = "Read a conversation",
+        description = "One conversation of the agent's inbox, its messages oldest first with their \
+whole bodies (its newest 100 when it is longer; earlier_messages_omitted counts the rest).",
+        input_schema = input::<ThreadArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_thread(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<ThreadArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let thread = or_refuse!(
+            self.services()
+                .email
+                .thread(&caller.profile, &arguments.thread_id)
+                .await
+        );
+        answer(ThreadDetailOut::new(
+            thread.thread_id,
+            thread.messages,
+            thread.earlier_omitted,
+        ))
+    }
+
+    #[tool(
+        name = "search_messages",
+        title = "Search the inbox",
+        description = "Messages of the agent's inbox matching a query, best match first: words that \
+must all appear (in any order, case and accents aside) in the subject, sender, recipients or \
+text, narrowed by from:ADDRESS, to:ADDRESS, has:attachment, after:YYYY-MM-DD and \
+before:YYYY-MM-DD. Bodies are cut as list_inbox cuts them. Pass next_cursor as cursor, with the \
+same query, for the next page.",
+        input_schema = input::<SearchMessagesArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search_messages(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<SearchMessagesArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let query = or_refuse!(search_query(
+            RequestPart::Body,
+            "query",
+            Some(&arguments.query)
+        ));
+        let limit = or_refuse!(arguments.limit());
+        let page = or_refuse!(
+            self.services()
+                .email
+                .search(
+                    &caller.profile,
+                    &query,
+                    arguments.direction.map(Into::into),
+                    arguments.cursor.as_deref(),
+                    limit,
+                )
+                .await
+        );
+        answer(EmailInboxPage {
+            items: page.items.into_iter().map(EmailMessageOut::from).collect(),
+            next_cursor: page.next_cursor,
+        })
+    }
+
+    #[tool(
+        name = "get_attachment",
+        title = "Open an attachment",
+        description = "An attachment of a message of the agent's inbox: what it is, the URL its \
+bytes download from with the agent's key, and, for one of at most 1 MiB, its bytes as an \
+embedded resource (text for a text type). Listed attachments with stored false were not kept.",
+        input_schema = input::<AttachmentArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_attachment(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<AttachmentArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let download = or_refuse!(
+            self.services()
+                .email
+                .attachment(
+                    &caller.profile,
+                    &arguments.message_id,
+                    &arguments.attachment_id,
+                )
+                .await
+        );
+        let meta = download.meta.clone();
+        let download_url = format!(
+            "{}/v1/email/messages/{}/attachments/{}",
+            self.toolbox.public_base_url, arguments.message_id, meta.id
+        );
+        let mut described = to_json(&AttachmentOut::from(meta.clone()));
+        if let Value::Object(fields) = &mut described {
+            fields.insert("download_url".into(), Value::String(download_url.clone()));
+        }
+        let mut result = answer(&described);
+        if meta.size > INLINE_ATTACHMENT_BYTES {
+            return result;
+        }
+        let bytes: Vec<Vec<u8>> =
+            or_refuse!(futures_util::TryStreamExt::try_collect(download.pieces()).await);
+        let bytes = bytes.concat();
+        let mime_type = domain::download_content_type(&meta.content_type).to_owned();
+        let blob = |bytes: Vec<u8>| ResourceContents::BlobResourceContents {
+            uri: download_url.clone(),
+            mime_type: Some(mime_type.clone()),
+            blob: BASE64.encode(bytes),
+            meta: None,
+        };
+        let contents = match mime_type.starts_with("text/") {
+            true => match String::from_utf8(bytes) {
+                Ok(text) => ResourceContents::TextResourceContents {
+                    uri: download_url.clone(),
+                    mime_type: Some(mime_type.clone()),
+                    text,
+                    meta: None,
+                },
+                Err(binary) => blob(binary.into_bytes()),
+            },
+            false => blob(bytes),
+        };
+        result.content.push(ContentBlock::resource(contents));
+        result
     }
 
     #[tool(

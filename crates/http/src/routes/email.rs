@@ -394,15 +394,11 @@ pub async fn thread(
         .email
         .thread(&agent.profile, &id.into_inner())
         .await?;
-    Ok(Json(ThreadDetailOut {
-        thread_id: thread.thread_id.to_string(),
-        messages: thread
-            .messages
-            .into_iter()
-            .map(EmailMessageOut::from)
-            .collect(),
-        earlier_messages_omitted: thread.earlier_omitted,
-    }))
+    Ok(Json(ThreadDetailOut::new(
+        thread.thread_id,
+        thread.messages,
+        thread.earlier_omitted,
+    )))
 }
 
 /// Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
