@@ -62,6 +62,15 @@ scenario() {
   last_peak="$(peak_mib "$pid")"
 }
 
+# A request's own time: one connection, one request at a time, after a warm-up; sets the figures
+# as `scenario` does. Extra arguments go to wrk.
+one_at_a_time() {
+  local name="$1" url="$2"
+  shift 2
+  wrk -t1 -c1 -d3s "$@" "$url" >/dev/null
+  figures "$name" "$(wrk -t1 -c1 -d"${duration}s" --latency "$@" "$url")"
+}
+
 # The median of three figures.
 median() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 
@@ -416,6 +425,80 @@ for listing in /v1/email/inbox /v1/wallet/intents; do
   row "$listing page 10,000 of 1,000,000: page 2 req/s / page 10,000 req/s" "$near_rps" "$last_rps" max 1.2 "$last_peak"
 done
 
+# --- Mail beyond the seed: search, threads, an attachment's download -----------------------------
+# Search over the million-message inbox above: one word every message has and one only one has,
+# so the index's intersection and the ranking are both paid for.
+one_at_a_time "GET /v1/email/search, 2 words, inbox of 1,000,000" \
+  "$unlimited_url/v1/email/search?q=message+654321" -H "Authorization: Bearer $million_key"
+row "search, inbox of 1,000,000 messages, one at a time: p99 ms" "$last_p99_ms" "" at_most 50
+one_at_a_time "GET /v1/email/search, from: and a word, inbox of 1,000,000" \
+  "$unlimited_url/v1/email/search?q=from:sender@bench.example+654321" \
+  -H "Authorization: Bearer $million_key"
+row "  from: and a word: p99 ms" "$last_p99_ms" "" none ""
+scenario "GET /v1/email/search, 2 words, $connections connections" "$unlimited_pid" \
+  "$unlimited_url/v1/email/search?q=message+654321" -H "Authorization: Bearer $million_key"
+row "  under $connections connections: req/s" "$last_rps" "" none "" "$last_peak"
+# A page of an inbox of 1,000 threads of three messages each, written through the triggers that
+# keep the threads' table.
+threads_agent="$(target/release/agentctl agents create --label bench-threads --email 2>/dev/null)"
+threads_key="$(json_field '["agent_key"]' <<<"$threads_agent")"
+psql -q "$DATABASE_URL" -v agent="$(json_field '["agent"]["id"]' <<<"$threads_agent")" <<'SQL'
+INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
+    provider_message_id, subject, from_address, to_addresses, body_text, created_at, received_at)
+SELECT gen_random_uuid(), inbox.agent_id, inbox.id, 'inbound', 'received', thread.id,
+    'bench-thread-' || thread.n || '-' || reply, 'Thread ' || thread.n,
+    'sender' || reply || '@bench.example', ARRAY[inbox.address], 'Reply ' || reply,
+    now() - (thread.n * 3 + reply) * interval '1 second', now()
+FROM email_inboxes AS inbox,
+    LATERAL (SELECT n, gen_random_uuid() AS id FROM generate_series(1, 1000) AS n) AS thread,
+    generate_series(1, 3) AS reply
+WHERE inbox.agent_id = :'agent';
+ANALYZE email_threads;
+SQL
+one_at_a_time "GET /v1/email/threads, 1,000 threads" "$unlimited_url/v1/email/threads" \
+  -H "Authorization: Bearer $threads_key"
+row "thread page, 1,000 threads, one at a time: p99 ms" "$last_p99_ms" "" at_most 20
+scenario "GET /v1/email/threads, 1,000 threads, $connections connections" "$unlimited_pid" \
+  "$unlimited_url/v1/email/threads" -H "Authorization: Bearer $threads_key"
+row "  under $connections connections: req/s" "$last_rps" "" none "" "$last_peak"
+# A 25 MiB attachment, its pieces written as a delivery writes them; four downloads one after
+# the other, and the server's peak RSS over its RSS before them.
+attachment_message="$(psql -qtA "$DATABASE_URL" -v agent="$(json_field '["agent"]["id"]' <<<"$threads_agent")" <<'SQL'
+WITH message AS (
+    INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id,
+        provider_message_id, subject, from_address, attachments, received_at)
+    SELECT fresh.id, inbox.agent_id, inbox.id, 'inbound', 'received', fresh.id, 'bench-attachment',
+        'A large attachment', 'sender@bench.example',
+        jsonb_build_array(jsonb_build_object('id', 1, 'filename', 'large.bin',
+            'content_type', 'application/octet-stream', 'size', 26214400, 'stored', true,
+            'sha256', repeat('ab', 32))),
+        now()
+    FROM email_inboxes AS inbox, (SELECT gen_random_uuid() AS id) AS fresh
+    WHERE inbox.agent_id = :'agent'
+    RETURNING id
+), pieces AS (
+    INSERT INTO email_attachment_pieces (message_id, attachment, piece, bytes)
+    SELECT message.id, 1, piece, decode(repeat(lpad(to_hex(piece), 2, '0'), 262144), 'hex')
+    FROM message, generate_series(0, 99) AS piece
+)
+SELECT id FROM message;
+SQL
+)"
+attachment_url="$unlimited_url/v1/email/messages/$attachment_message/attachments/att_1"
+curl -fsS -o /dev/null -H "Authorization: Bearer $threads_key" "$attachment_url"
+idle_rss="$(awk '/VmRSS/ {printf "%d", $2 / 1024}' "/proc/$unlimited_pid/status")"
+reset_peak "$unlimited_pid"
+speeds=()
+for _ in 1 2 3 4; do
+  speeds+=("$(curl -fsS -o /dev/null -w '%{speed_download}' -H "Authorization: Bearer $threads_key" "$attachment_url")")
+done
+download_peak="$(peak_mib "$unlimited_pid")"
+download_mibs="$(printf '%s\n' "${speeds[@]}" | sort -g | sed -n 2p | awk '{printf "%.0f", $1 / 1048576}')"
+printf '%-56s %10s MiB/s   peak RSS %s MiB over %s MiB idle\n' "GET a 25 MiB attachment, one at a time" \
+  "$download_mibs" "$((download_peak - idle_rss))" "$idle_rss"
+row "25 MiB attachment download: MiB/s" "$download_mibs" "" none ""
+row "  peak server RSS over idle: MiB" "$((download_peak - idle_rss))" "" at_most 16
+
 # --- Limits under a flood, and email --------------------------------------------------------------
 # One agent floods send on a server with the default limits while another agent reads /me.
 flood_log="$(mktemp -t agent-runtime-bench-flood.XXXXXX)"
@@ -578,9 +661,8 @@ SELECT sha256(convert_to(:'session', 'UTF8')), id, 'bench' FROM operators WHERE 
 ANALYZE;
 SQL
 console_cookie="Cookie: __Host-console-session=$console_session"
-wrk -t1 -c1 -d3s -H "$console_cookie" "$started_url/console/pending" >/dev/null
-figures "GET /console/pending, 1,000 pending, one operator" \
-  "$(wrk -t1 -c1 -d"${duration}s" --latency -H "$console_cookie" "$started_url/console/pending")"
+one_at_a_time "GET /console/pending, 1,000 pending, one operator" \
+  "$started_url/console/pending" -H "$console_cookie"
 if [[ "$last_non2xx" != 0 ]]; then
   echo "bench: the console's pending page answered $last_non2xx requests with other than 2xx" >&2
 fi
