@@ -339,3 +339,140 @@ async fn thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flat
     let (status, _) = get(&server, "/v1/email/inbox", &key).await;
     assert_eq!(status, 200);
 }
+
+/// What `psql` answers to one counting query on the test's database.
+fn count(database: &TestDatabase, sql: &str) -> u64 {
+    let output = std::process::Command::new("psql")
+        .args([database.url(), "-qtAc", sql])
+        .output()
+        .expect("psql runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .expect("a count")
+}
+
+/// The server is killed (SIGKILL) at several moments of taking in a 20 MiB mail: while its body
+/// arrives, while it is parsed, while it is stored. After each, a mail is stored whole with all
+/// its attachment's bytes or not at all, no byte is left without its message, and the
+/// provider's redelivery stores it once.
+#[tokio::test]
+async fn a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent() {
+    let database = TestDatabase::new().await;
+    let (key, address) = {
+        let _server = email_server(&database, &[]).await;
+        email_agent(&database, "acme").await
+    };
+    let attachment: Vec<u8> = (0..20 * 1024 * 1024u32)
+        .map(|n| (n.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let pieces = attachment.len().div_ceil(domain::ATTACHMENT_PIECE_BYTES) as u64;
+    let mut outcomes = Vec::new();
+    for (n, kill_after_ms) in [20u64, 600, 1500, 2500, 3500, 6000].into_iter().enumerate() {
+        let mail = mail_with(
+            &address,
+            &format!("<crash-{n}@example.org>"),
+            &[Part {
+                disposition_name: "filename=\"large.bin\"",
+                content_type: "application/octet-stream",
+                bytes: &attachment,
+            }],
+        );
+        let delivery = format!("msg_crash_{n}");
+        let server = email_server(&database, &[]).await;
+        let in_flight = {
+            let (client, url) = (server.client.clone(), server.url("/webhooks/email/inbound"));
+            let signed_at = now();
+            let signature = email::sign(SECRET, &delivery, signed_at, &mail);
+            let (delivery, mail) = (delivery.clone(), mail.clone());
+            tokio::spawn(async move {
+                client
+                    .post(url)
+                    .header("content-type", "message/rfc822")
+                    .header("webhook-id", delivery)
+                    .header("webhook-timestamp", signed_at.to_string())
+                    .header("webhook-signature", signature)
+                    .body(mail)
+                    .send()
+                    .await
+                    .map(|response| response.status().as_u16())
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(kill_after_ms)).await;
+        drop(server);
+        let answered = in_flight.await.expect("the request's task");
+        let stored = count(
+            &database,
+            &format!(
+                "SELECT count(*) FROM email_messages WHERE provider_message_id = '{delivery}'"
+            ),
+        );
+        let stored_pieces = count(
+            &database,
+            &format!(
+                "SELECT count(*) FROM email_attachment_pieces AS p JOIN email_messages AS m \
+                 ON m.id = p.message_id WHERE m.provider_message_id = '{delivery}'"
+            ),
+        );
+        assert!(
+            (stored, stored_pieces) == (0, 0) || (stored, stored_pieces) == (1, pieces),
+            "killed after {kill_after_ms} ms: {stored} message(s) with {stored_pieces} of {pieces} pieces"
+        );
+        outcomes.push((kill_after_ms, answered.ok(), stored == 1));
+
+        let server = email_server(&database, &[]).await;
+        let (status, redelivered) =
+            webhook_signed(&server, SECRET, &delivery, now(), "message/rfc822", &mail).await;
+        assert_eq!(status, 200, "{redelivered}");
+        let ids: Vec<&Value> = redelivered["stored"]
+            .as_array()
+            .expect("stored")
+            .iter()
+            .collect();
+        assert_eq!(
+            (ids.len() as u64, redelivered["duplicates"].as_u64()),
+            match stored {
+                1 => (0, Some(1)),
+                _ => (1, Some(0)),
+            },
+            "the redelivery stores what the crash did not: {redelivered}"
+        );
+        assert_eq!(
+            count(
+                &database,
+                &format!(
+                    "SELECT count(*) FROM email_messages WHERE provider_message_id = '{delivery}'"
+                ),
+            ),
+            1
+        );
+        let (_, inbox) = get(&server, "/v1/email/inbox?limit=1", &key).await;
+        let message = inbox["items"][0]["id"]
+            .as_str()
+            .expect("the mail")
+            .to_owned();
+        let whole = download(
+            &server,
+            &key,
+            &format!("/v1/email/messages/{message}/attachments/att_1"),
+            None,
+        )
+        .await;
+        assert!(whole.bytes == attachment, "the 20 MiB come back whole");
+    }
+    assert_eq!(
+        count(
+            &database,
+            "SELECT count(*) FROM email_attachment_pieces AS p WHERE NOT EXISTS \
+             (SELECT 1 FROM email_messages AS m WHERE m.id = p.message_id)"
+        ),
+        0,
+        "no byte without its message"
+    );
+    println!("killed while taking in a mail (ms, answer before the kill, stored): {outcomes:?}");
+}
