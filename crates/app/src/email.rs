@@ -401,9 +401,9 @@ impl EmailService {
         limit: usize,
     ) -> Result<MailPage, ReadMailError> {
         let scope = inbox_scope(profile.agent.id);
-        let after = cursor
-            .map(|cursor| self.cursors.decode(&scope, cursor))
-            .transpose()
+        let after = self
+            .cursors
+            .decode_optional(&scope, cursor)
             .map_err(|_| ReadMailError::InvalidCursor)?;
         let (inbox, _) = inbox_of(profile)?;
         let fetched = self
@@ -509,9 +509,9 @@ impl EmailService {
         limit: usize,
     ) -> Result<ThreadPage, ReadMailError> {
         let scope = threads_scope(profile.agent.id);
-        let after = cursor
-            .map(|cursor| self.cursors.decode(&scope, cursor))
-            .transpose()
+        let after = self
+            .cursors
+            .decode_optional(&scope, cursor)
             .map_err(|_| ReadMailError::InvalidCursor)?;
         let (inbox, _) = inbox_of(profile)?;
         let fetched = self

@@ -425,9 +425,9 @@ impl WalletService {
     ) -> Result<IntentPage, ListIntentsError> {
         let agent = profile.agent.id;
         let scope = format!("intents:{agent}");
-        let after = cursor
-            .map(|cursor| self.cursors.decode(&scope, cursor))
-            .transpose()
+        let after = self
+            .cursors
+            .decode_optional(&scope, cursor)
             .map_err(|_| ListIntentsError::InvalidCursor)?;
         if profile.wallet.is_none() {
             return Err(NotProvisioned::Wallet.into());

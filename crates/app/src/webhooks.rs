@@ -183,9 +183,9 @@ impl WebhookService {
         limit: usize,
     ) -> Result<AttemptPage, WebhookError> {
         let scope = format!("webhook-attempts:{id}");
-        let after = cursor
-            .map(|cursor| self.cursors.decode(&scope, cursor))
-            .transpose()
+        let after = self
+            .cursors
+            .decode_optional(&scope, cursor)
             .map_err(|_| WebhookError::InvalidCursor)?;
         let fetched = self
             .endpoints

@@ -81,6 +81,15 @@ impl CursorCodec {
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
+    /// Where the page after `cursor` starts, or the first page's start (`None`) without one.
+    pub fn decode_optional(
+        &self,
+        scope: &str,
+        cursor: Option<&str>,
+    ) -> Result<Option<CursorPosition>, InvalidCursor> {
+        cursor.map(|cursor| self.decode(scope, cursor)).transpose()
+    }
+
     pub fn decode(&self, scope: &str, cursor: &str) -> Result<CursorPosition, InvalidCursor> {
         if cursor.len() > 64 {
             return Err(InvalidCursor);
@@ -144,6 +153,11 @@ mod tests {
         let position = position();
         let cursor = codec.encode("intents:a", position);
         assert_eq!(codec.decode("intents:a", &cursor), Ok(position));
+        assert_eq!(
+            codec.decode_optional("intents:a", Some(&cursor)),
+            Ok(Some(position))
+        );
+        assert_eq!(codec.decode_optional("intents:a", None), Ok(None));
         assert!(cursor
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
