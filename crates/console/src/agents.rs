@@ -270,8 +270,19 @@ pub(crate) async fn create(
     }
 }
 
-fn agent_id(id: &str) -> Option<AgentId> {
-    id.parse().ok()
+/// An admin's change to one agent: the session and the agent's id, or the refusal (an id that
+/// names no agent is "not found", as on every page).
+async fn agent_change(
+    request: &HttpRequest,
+    console: &Console,
+    id: &str,
+    csrf: Option<&str>,
+) -> Result<(ConsoleSession, AgentId), HttpResponse> {
+    let session = admin_change(request, console, csrf).await?;
+    match id.parse() {
+        Ok(agent) => Ok((session, agent)),
+        Err(_) => Err(crate::pages::not_found().await),
+    }
 }
 
 /// `POST /console/agents/{id}/deactivate`.
@@ -281,12 +292,9 @@ pub(crate) async fn deactivate(
     id: web::Path<String>,
     form: web::Form<CsrfOnly>,
 ) -> HttpResponse {
-    let session = match admin_change(&request, &console, form.csrf.as_deref()).await {
-        Ok(session) => session,
+    let (session, id) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
+        Ok(changing) => changing,
         Err(refused) => return refused,
-    };
-    let Some(id) = agent_id(&id) else {
-        return crate::pages::not_found().await;
     };
     let actor = session.actor(client_address(&request));
     match console
@@ -311,12 +319,9 @@ pub(crate) async fn rotate(
     id: web::Path<String>,
     form: web::Form<CsrfOnly>,
 ) -> HttpResponse {
-    let session = match admin_change(&request, &console, form.csrf.as_deref()).await {
-        Ok(session) => session,
+    let (session, id) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
+        Ok(changing) => changing,
         Err(refused) => return refused,
-    };
-    let Some(id) = agent_id(&id) else {
-        return crate::pages::not_found().await;
     };
     let actor = session.actor(client_address(&request));
     match console
@@ -584,7 +589,7 @@ pub(crate) async fn policy(
         Ok(session) => session,
         Err(refused) => return refused,
     };
-    let Some(agent) = agent_id(&id) else {
+    let Ok(agent) = id.parse::<AgentId>() else {
         return crate::pages::not_found().await;
     };
     match console.services.operator.policies.usage(agent).await {
@@ -607,12 +612,9 @@ pub(crate) async fn save_policy(
     id: web::Path<String>,
     form: web::Form<PolicyForm>,
 ) -> HttpResponse {
-    let session = match admin_change(&request, &console, form.csrf.as_deref()).await {
-        Ok(session) => session,
+    let (session, agent) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
+        Ok(changing) => changing,
         Err(refused) => return refused,
-    };
-    let Some(agent) = agent_id(&id) else {
-        return crate::pages::not_found().await;
     };
     let change = match change_of(&form) {
         Ok(change) => change,
