@@ -387,10 +387,10 @@ pub struct SenderRulesOut {
 
 impl SenderRulesOut {
     pub fn new(rules: &SenderRules, kept_out_count: u64) -> Self {
-        let texts = |list: &[domain::SenderPattern]| list.iter().map(ToString::to_string).collect();
+        let (allow, block) = rules.texts();
         Self {
-            allow: texts(rules.allow()),
-            block: texts(rules.block()),
+            allow,
+            block,
             kept_out_count,
         }
     }

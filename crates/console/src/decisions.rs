@@ -38,6 +38,26 @@ fn intent_id(id: &str) -> Option<IntentId> {
     id.parse().ok()
 }
 
+/// A decision on one intent: the deciding operator's session and the intent's id, or the
+/// refusal (`not_decider` for a role that does not decide; "not found" for an id that names no
+/// intent).
+async fn decision_change(
+    request: &HttpRequest,
+    console: &Console,
+    id: &str,
+    csrf: Option<&str>,
+    not_decider: &str,
+) -> Result<(ConsoleSession, IntentId), HttpResponse> {
+    let session = signed_in_change(request, console, csrf).await?;
+    if !session.operator.role.may_decide() {
+        return Err(forbidden(not_decider));
+    }
+    match intent_id(id) {
+        Some(intent) => Ok((session, intent)),
+        None => Err(crate::pages::not_found().await),
+    }
+}
+
 /// `GET /console/intents/{id}`.
 pub(crate) async fn intent_page(
     request: HttpRequest,
@@ -252,15 +272,17 @@ pub(crate) async fn approve(
     id: web::Path<String>,
     form: web::Form<DecisionForm>,
 ) -> HttpResponse {
-    let session = match signed_in_change(&request, &console, form.csrf.as_deref()).await {
-        Ok(session) => session,
+    let (session, intent) = match decision_change(
+        &request,
+        &console,
+        &id,
+        form.csrf.as_deref(),
+        "Your role does not approve transfers.",
+    )
+    .await
+    {
+        Ok(deciding) => deciding,
         Err(refused) => return refused,
-    };
-    if !session.operator.role.may_decide() {
-        return forbidden("Your role does not approve transfers.");
-    }
-    let Some(intent) = intent_id(&id) else {
-        return crate::pages::not_found().await;
     };
     let actor = session.actor(client_address(&request));
     match console
@@ -302,15 +324,17 @@ pub(crate) async fn reject(
     id: web::Path<String>,
     form: web::Form<DecisionForm>,
 ) -> HttpResponse {
-    let session = match signed_in_change(&request, &console, form.csrf.as_deref()).await {
-        Ok(session) => session,
+    let (session, intent) = match decision_change(
+        &request,
+        &console,
+        &id,
+        form.csrf.as_deref(),
+        "Your role does not reject transfers.",
+    )
+    .await
+    {
+        Ok(deciding) => deciding,
         Err(refused) => return refused,
-    };
-    if !session.operator.role.may_decide() {
-        return forbidden("Your role does not reject transfers.");
-    }
-    let Some(intent) = intent_id(&id) else {
-        return crate::pages::not_found().await;
     };
     let reason = form
         .reason

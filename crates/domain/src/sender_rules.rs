@@ -91,6 +91,13 @@ impl SenderRules {
         &self.block
     }
 
+    /// Both lists as written back (`SenderRules::new` reads them again): the allow list, then
+    /// the block list.
+    pub fn texts(&self) -> (Vec<String>, Vec<String>) {
+        let texts = |list: &[SenderPattern]| list.iter().map(ToString::to_string).collect();
+        (texts(&self.allow), texts(&self.block))
+    }
+
     /// Whether mail from `sender` (the envelope sender, else `From`; `None` when the mail names
     /// neither) comes into the inbox: not blocked, and allowed when there is an allow list.
     pub fn admits(&self, sender: Option<&str>) -> bool {
@@ -171,6 +178,12 @@ mod tests {
         let kept = rules(&["A@X.example", "a@x.example", "@Y.example"], &[]);
         let shown: Vec<String> = kept.allow().iter().map(ToString::to_string).collect();
         assert_eq!(shown, ["a@x.example", "@y.example"]);
+        let (allow, block) = kept.texts();
+        assert_eq!(
+            SenderRules::new(&allow, &block),
+            Ok(kept.clone()),
+            "read back whole"
+        );
         let refused = SenderRules::new(
             &["ok@x.example".into(), "nope".into()],
             &["@".into(), "@x".into(), "@-x.example".into()],

@@ -13,10 +13,6 @@ use super::PgEmailStore;
 use crate::errors::{corrupt, from_diesel};
 use crate::schema::email_sender_rules;
 
-fn texts(list: &[domain::SenderPattern]) -> Vec<String> {
-    list.iter().map(ToString::to_string).collect()
-}
-
 /// The rules as stored: written by `set_sender_rules` from valid rules, so read back valid.
 fn rules_from(allow: &[String], block: &[String]) -> Result<SenderRules, StoreError> {
     SenderRules::new(allow, block).map_err(|_| corrupt("stored sender rules are not valid"))
@@ -51,12 +47,13 @@ impl SenderRuleStore for PgEmailStore {
         agent: AgentId,
         rules: &SenderRules,
     ) -> Result<u64, StoreError> {
+        let (allow, block) = rules.texts();
         let mut connection = self.database.connection().await?;
         let kept_out: i64 = diesel::insert_into(email_sender_rules::table)
             .values((
                 email_sender_rules::agent_id.eq(agent.0),
-                email_sender_rules::allow_list.eq(texts(rules.allow())),
-                email_sender_rules::block_list.eq(texts(rules.block())),
+                email_sender_rules::allow_list.eq(allow),
+                email_sender_rules::block_list.eq(block),
             ))
             .on_conflict(email_sender_rules::agent_id)
             .do_update()
