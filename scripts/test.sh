@@ -19,6 +19,9 @@ export ANVIL_BIN
 # aiosmtpd, the SMTP server of the email tests.
 SMTP_PYTHON="${SMTP_PYTHON:-$(scripts/smtp-tools.sh)}"
 export SMTP_PYTHON
+# moto's server, the S3-compatible store of the attachment store's tests.
+S3_PYTHON="${S3_PYTHON:-$(scripts/s3-tools.sh)}"
+export S3_PYTHON
 # httpx-sse and standardwebhooks, the independent clients of the events tests.
 EVENT_CLIENTS_PYTHON="${EVENT_CLIENTS_PYTHON:-$(scripts/event-clients.sh)}"
 export EVENT_CLIENTS_PYTHON

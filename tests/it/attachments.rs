@@ -1,23 +1,130 @@
 //! Attachments of inbound mail, black-box (mail-plus.md): kept with their message, listed with
 //! `id` and `stored`, downloaded with the headers of the spec, and hostile ones (names with path
 //! separators, NUL, reordering marks and 10,000 characters; garbage types; 10,000 tiny parts; a
-//! zip of zeros) stored as given and served safely.
+//! zip of zeros) stored as given and served safely. Every test runs with each store of bytes:
+//! the database, and an S3-compatible server (moto).
 
 use serde_json::Value;
-use test_support::TestDatabase;
+use test_support::s3::{S3_ACCESS_KEY_ID, S3_REGION, S3_SECRET_ACCESS_KEY};
+use test_support::{S3Server, TestDatabase};
 
 use crate::email::{email_agent, email_server, get, now, webhook_signed, SECRET};
 use crate::harness::Server;
 
+/// Where the server under test keeps attachment bytes: the mail-plus tests run with each.
+pub(crate) enum BytesIn {
+    Database,
+    S3(S3Server),
+}
+
+/// The key prefix the bytes go under in S3.
+const PREFIX: &str = "attachments";
+
+impl BytesIn {
+    pub(crate) fn each() -> [BytesIn; 2] {
+        [BytesIn::Database, BytesIn::S3(S3Server::start())]
+    }
+
+    /// The settings that keep bytes here, with `extra`. Leftover bytes are swept once their
+    /// record is `sweep_after_secs` old: long enough that no ingest under test is swept.
+    fn settings(&self, sweep_after_secs: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut settings: Vec<(String, String)> = extra
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        if let BytesIn::S3(s3) = self {
+            settings.extend(
+                [
+                    ("EMAIL_ATTACHMENT_STORE", s3.location(PREFIX)),
+                    ("AWS_ENDPOINT_URL", s3.endpoint()),
+                    ("AWS_ACCESS_KEY_ID", S3_ACCESS_KEY_ID.to_owned()),
+                    ("AWS_SECRET_ACCESS_KEY", S3_SECRET_ACCESS_KEY.to_owned()),
+                    ("AWS_REGION", S3_REGION.to_owned()),
+                    (
+                        "EMAIL_ATTACHMENT_SWEEP_AFTER_SECS",
+                        sweep_after_secs.to_owned(),
+                    ),
+                    ("EMAIL_ATTACHMENT_SWEEP_INTERVAL_SECS", "1".to_owned()),
+                ]
+                .map(|(name, value)| (name.to_owned(), value)),
+            );
+        }
+        settings
+    }
+
+    /// An email server keeping bytes here, with `extra` settings.
+    pub(crate) async fn server(&self, database: &TestDatabase, extra: &[(&str, &str)]) -> Server {
+        self.server_sweeping_after(database, "600", extra).await
+    }
+
+    async fn server_sweeping_after(
+        &self,
+        database: &TestDatabase,
+        sweep_after_secs: &str,
+        extra: &[(&str, &str)],
+    ) -> Server {
+        let settings = self.settings(sweep_after_secs, extra);
+        let borrowed: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        email_server(database, &borrowed).await
+    }
+
+    /// The keys of the objects in the store (none for the database), listed over plain HTTP:
+    /// moto takes unsigned requests.
+    pub(crate) async fn object_keys(&self) -> Vec<String> {
+        let BytesIn::S3(s3) = self else {
+            return Vec::new();
+        };
+        let listing = reqwest::get(format!(
+            "{}/{}?list-type=2&prefix={PREFIX}/",
+            s3.endpoint(),
+            s3.bucket()
+        ))
+        .await
+        .expect("a listing")
+        .text()
+        .await
+        .expect("its body");
+        assert!(
+            !listing.contains("<IsTruncated>true"),
+            "one page lists them all"
+        );
+        listing
+            .split("<Key>")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("</Key>"))
+            .map(|(key, _)| key.to_owned())
+            .collect()
+    }
+}
+
+/// Tests that run once with each store of bytes: `test => scenario`, the scenario an
+/// `async fn(&BytesIn)`.
+macro_rules! with_each_store {
+    ($($test:ident => $scenario:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $test() {
+                for bytes_in in crate::attachments::BytesIn::each() {
+                    $scenario(&bytes_in).await;
+                }
+            }
+        )*
+    };
+}
+pub(crate) use with_each_store;
+
 /// One attachment of a test mail: its MIME headers' name and type as written, and its bytes.
-struct Part<'a> {
-    disposition_name: &'a str,
-    content_type: &'a str,
-    bytes: &'a [u8],
+pub(crate) struct Part<'a> {
+    pub(crate) disposition_name: &'a str,
+    pub(crate) content_type: &'a str,
+    pub(crate) bytes: &'a [u8],
 }
 
 /// A mail to `to` with a text body and these attachments, base64 encoded.
-fn mail_with(to: &str, message_id: &str, parts: &[Part<'_>]) -> Vec<u8> {
+pub(crate) fn mail_with(to: &str, message_id: &str, parts: &[Part<'_>]) -> Vec<u8> {
     use base64::Engine as _;
     let mut mail = format!(
         "From: billing@example.org\r\nTo: {to}\r\nSubject: Your files\r\nMessage-ID: {message_id}\r\n\
@@ -45,7 +152,7 @@ fn mail_with(to: &str, message_id: &str, parts: &[Part<'_>]) -> Vec<u8> {
 }
 
 /// Delivers `mail` through the signed webhook; the stored message's id.
-async fn deliver(server: &Server, delivery: &str, mail: &[u8]) -> String {
+pub(crate) async fn deliver(server: &Server, delivery: &str, mail: &[u8]) -> String {
     let (status, stored) =
         webhook_signed(server, SECRET, delivery, now(), "message/rfc822", mail).await;
     assert_eq!(status, 200, "{stored}");
@@ -55,13 +162,18 @@ async fn deliver(server: &Server, delivery: &str, mail: &[u8]) -> String {
         .to_owned()
 }
 
-struct Download {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    bytes: Vec<u8>,
+pub(crate) struct Download {
+    pub(crate) status: u16,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) bytes: Vec<u8>,
 }
 
-async fn download(server: &Server, key: &str, path: &str, etag: Option<&str>) -> Download {
+pub(crate) async fn download(
+    server: &Server,
+    key: &str,
+    path: &str,
+    etag: Option<&str>,
+) -> Download {
     let mut request = server.client.get(server.url(path)).bearer_auth(key);
     if let Some(etag) = etag {
         request = request.header("If-None-Match", etag);
@@ -92,10 +204,15 @@ fn attachment_path(message: &str, attachment: &Value) -> String {
     )
 }
 
-#[tokio::test]
-async fn attachments_download_as_sent_with_safe_names_and_types() {
+with_each_store! {
+    attachments_download_as_sent_with_safe_names_and_types => attachments_download_as_sent_with_safe_names_and_types_with,
+    only_the_inboxs_agent_downloads_and_unknown_or_unstored_ones_say_so => only_the_inboxs_agent_downloads_and_unknown_or_unstored_ones_say_so_with,
+    thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flattened => thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flattened_with,
+}
+
+async fn attachments_download_as_sent_with_safe_names_and_types_with(bytes_in: &BytesIn) {
     let database = TestDatabase::new().await;
-    let server = email_server(&database, &[]).await;
+    let server = bytes_in.server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
     let pdf: Vec<u8> = (0..600_000u32).map(|n| (n * 7 % 256) as u8).collect();
     let long_name = format!("{}.txt", "n".repeat(10_000));
@@ -209,10 +326,13 @@ fn zip_of_zeros() -> Vec<u8> {
     archive
 }
 
-#[tokio::test]
-async fn only_the_inboxs_agent_downloads_and_unknown_or_unstored_ones_say_so() {
+async fn only_the_inboxs_agent_downloads_and_unknown_or_unstored_ones_say_so_with(
+    bytes_in: &BytesIn,
+) {
     let database = TestDatabase::new().await;
-    let server = email_server(&database, &[("EMAIL_ATTACHMENT_MAX_BYTES", "1000")]).await;
+    let server = bytes_in
+        .server(&database, &[("EMAIL_ATTACHMENT_MAX_BYTES", "1000")])
+        .await;
     let (key, address) = email_agent(&database, "acme").await;
     let (other_key, _) = email_agent(&database, "acme").await;
     let small = vec![1u8; 1000];
@@ -305,10 +425,11 @@ fn tiny_parts_mail(to: &str, message_id: &str, count: u32) -> Vec<u8> {
     mail_with(to, message_id, &parts)
 }
 
-#[tokio::test]
-async fn thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flattened() {
+async fn thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flattened_with(
+    bytes_in: &BytesIn,
+) {
     let database = TestDatabase::new().await;
-    let server = email_server(&database, &[]).await;
+    let server = bytes_in.server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
 
     let id = deliver(
@@ -340,8 +461,8 @@ async fn thousands_of_tiny_attachments_are_kept_up_to_the_bound_or_the_mail_flat
     assert_eq!(status, 200);
 }
 
-/// What `psql` answers to one counting query on the test's database.
-fn count(database: &TestDatabase, sql: &str) -> u64 {
+/// What `psql` answers to one query on the test's database, one line per row.
+fn query(database: &TestDatabase, sql: &str) -> String {
     let output = std::process::Command::new("psql")
         .args([database.url(), "-qtAc", sql])
         .output()
@@ -351,22 +472,70 @@ fn count(database: &TestDatabase, sql: &str) -> u64 {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .parse()
-        .expect("a count")
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// What `psql` answers to one counting query on the test's database.
+fn count(database: &TestDatabase, sql: &str) -> u64 {
+    query(database, sql).parse().expect("a count")
+}
+
+/// Once the sweep has run: no record of bytes put ahead is left, and the object store holds
+/// exactly the bytes of stored messages' attachments (the database holds none).
+async fn only_stored_messages_bytes_are_left(database: &TestDatabase, bytes_in: &BytesIn) {
+    let BytesIn::S3(_) = bytes_in else {
+        return;
+    };
+    let _sweeping = bytes_in.server_sweeping_after(database, "1", &[]).await;
+    let mut owned: Vec<String> = query(
+        database,
+        "SELECT m.id || '/' || (a.position) FROM email_messages AS m, \
+         jsonb_array_elements(m.attachments) WITH ORDINALITY AS a(item, position) \
+         WHERE (a.item->>'stored')::boolean",
+    )
+    .lines()
+    .map(|owned| format!("{PREFIX}/{owned}"))
+    .collect();
+    owned.sort();
+    let started = std::time::Instant::now();
+    loop {
+        let mut keys = bytes_in.object_keys().await;
+        keys.sort();
+        let records = count(database, "SELECT count(*) FROM email_attachment_uploads");
+        if keys == owned && records == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{records} record(s) left; objects {keys:?}, owned {owned:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        count(database, "SELECT count(*) FROM email_attachment_pieces"),
+        0,
+        "with an object store, no bytes in the database"
+    );
+}
+
+with_each_store! {
+    a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent => killed_while_taking_in_a_mail,
 }
 
 /// The server is killed (SIGKILL) at several moments of taking in a 20 MiB mail: while its body
 /// arrives, while it is parsed, while it is stored. After each, a mail is stored whole with all
 /// its attachment's bytes or not at all, no byte is left without its message, and the
 /// provider's redelivery stores it once.
-#[tokio::test]
-async fn a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent() {
+async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
     let database = TestDatabase::new().await;
     let (key, address) = {
-        let _server = email_server(&database, &[]).await;
+        let _server = bytes_in.server(&database, &[]).await;
         email_agent(&database, "acme").await
+    };
+    // With an object store, the bytes are not in the database's pieces.
+    let kept_pieces = |pieces: u64| match bytes_in {
+        BytesIn::Database => pieces,
+        BytesIn::S3(_) => 0,
     };
     let attachment: Vec<u8> = (0..20 * 1024 * 1024u32)
         .map(|n| (n.wrapping_mul(2_654_435_761) >> 24) as u8)
@@ -384,7 +553,7 @@ async fn a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent() {
             }],
         );
         let delivery = format!("msg_crash_{n}");
-        let server = email_server(&database, &[]).await;
+        let server = bytes_in.server(&database, &[]).await;
         let in_flight = {
             let (client, url) = (server.client.clone(), server.url("/webhooks/email/inbound"));
             let signed_at = now();
@@ -420,12 +589,12 @@ async fn a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent() {
             ),
         );
         assert!(
-            (stored, stored_pieces) == (0, 0) || (stored, stored_pieces) == (1, pieces),
+            (stored, stored_pieces) == (0, 0) || (stored, stored_pieces) == (1, kept_pieces(pieces)),
             "killed after {kill_after_ms} ms: {stored} message(s) with {stored_pieces} of {pieces} pieces"
         );
         outcomes.push((kill_after_ms, answered.ok(), stored == 1));
 
-        let server = email_server(&database, &[]).await;
+        let server = bytes_in.server(&database, &[]).await;
         let (status, redelivered) =
             webhook_signed(&server, SECRET, &delivery, now(), "message/rfc822", &mail).await;
         assert_eq!(status, 200, "{redelivered}");
@@ -474,5 +643,6 @@ async fn a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent() {
         0,
         "no byte without its message"
     );
+    only_stored_messages_bytes_are_left(&database, bytes_in).await;
     println!("killed while taking in a mail (ms, answer before the kill, stored): {outcomes:?}");
 }

@@ -23,6 +23,7 @@ mod me;
 mod onchain;
 mod ops;
 mod outages;
+mod outbound_mail;
 mod policy;
 mod private_pg;
 mod protection;

@@ -233,6 +233,29 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
         assert_eq!(reply["data"]["thread_id"], inbound["thread_id"]);
         let reply_id = reply["data"]["id"].as_str().expect("id");
         message_reaching(&server, &key, reply_id, "sent").await;
+        let forward = ok(
+            &client,
+            "forward_email",
+            json!({
+                "message_id": id,
+                "to": ["bob@example.org"],
+                "body_text": "For you",
+                "attachments": [{"filename": "note.txt", "content_type": "text/plain",
+                                 "content_base64": "aGVsbG8="}],
+                "idempotency_key": "fwd-1",
+            }),
+        )
+        .await;
+        assert_eq!(forward["data"]["subject"], "Fwd: Your code");
+        assert_eq!(forward["data"]["attachments"][0]["filename"], "note.txt");
+        assert_eq!(forward["data"]["attachments"][0]["size"], 5);
+        message_reaching(
+            &server,
+            &key,
+            forward["data"]["id"].as_str().expect("id"),
+            "sent",
+        )
+        .await;
 
         let number = agent["phone_number"]["number"].as_str().expect("number");
         sandbox_sms(&database, number, "Your code is 482913").await;
@@ -540,7 +563,7 @@ async fn the_transport_refuses_before_any_tool_runs() {
         .post(server.url("/mcp"))
         .bearer_auth(&key)
         .header("Content-Type", "application/json")
-        .body(vec![b' '; 8 * 1024 * 1024 + 1])
+        .body(vec![b' '; 16 * 1024 * 1024 + 1])
         .send()
         .await
         .expect("request");

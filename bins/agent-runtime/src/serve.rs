@@ -15,7 +15,8 @@ use mcp::{AllowedHosts, McpEndpoint, McpSettings};
 use prometheus::Registry;
 use runtime::config::ServerConfig;
 use runtime::jobs::{
-    EventRetentionJob, ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor, WebhookJob,
+    AttachmentSweepJob, EventRetentionJob, ExecutorJob, ExpiryJob, OutboxJob, Stopper, Supervisor,
+    WebhookJob,
 };
 use runtime::wiring;
 use secrecy::ExposeSecret;
@@ -66,6 +67,9 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         ExpiryJob(wiring::intent_expiry(&database, &services_config.intents)),
         services_config.intents.expiry_interval,
     );
+    if let Some((sweep, interval)) = wiring::attachment_sweep(&database, &services_config.email) {
+        jobs.spawn(AttachmentSweepJob(sweep), interval);
+    }
     let chain = wiring::chain(&database, &services_config.chain)?;
     if services_config.intents.executor_enabled {
         jobs.spawn(

@@ -1,7 +1,7 @@
 //! `agentctl sandbox`: act on the sandbox providers of `make run`.
 
 use anyhow::Context as _;
-use api_types::EmailMessageOut;
+use api_types::{AttachmentOut, EmailMessageOut};
 use app::Delivered;
 use clap::Subcommand;
 use domain::{Asset, AtomicAmount, EmailAddress, EvmAddress, PhoneNumber, SmsSource};
@@ -208,6 +208,12 @@ async fn outbox(context: &Context, to: Option<&str>, limit: usize) -> anyhow::Re
                     "in_reply_to": mail.in_reply_to,
                     "references": mail.references,
                     "headers": mail.headers,
+                    "attachments": mail
+                        .attachments
+                        .iter()
+                        .cloned()
+                        .map(AttachmentOut::from)
+                        .collect::<Vec<_>>(),
                     "received_at": mail
                         .received_at
                         .format(&time::format_description::well_known::Rfc3339)

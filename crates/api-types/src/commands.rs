@@ -2,18 +2,28 @@
 //! (`domain::commands`), or into every field that is wrong. No transport here: a way in reads its
 //! input into these shapes, converts with `try_into`, and renders `FieldErrors` its own way.
 
-use domain::commands::{ChannelsWait, CodeChannel, CodeWait, ReplyMail, SendMail, SendRequest};
+use std::sync::Arc;
+
+use base64::alphabet::STANDARD;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::Engine;
+use domain::commands::{
+    ChannelsWait, CodeChannel, CodeWait, ForwardMail, ReplyMail, SendMail, SendRequest,
+};
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
     check_custom_header, check_custom_headers_size, check_no_nul, AtomicAmount, EmailAddress,
-    EvmAddress, IdempotencyKey, IdempotencyKeyError, MAX_BODY_TEXT_BYTES,
-    MAX_IDEMPOTENCY_KEY_CHARS, MAX_RECIPIENTS, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS,
+    EvmAddress, IdempotencyKey, IdempotencyKeyError, NewAttachment, MAX_BODY_TEXT_BYTES,
+    MAX_IDEMPOTENCY_KEY_CHARS, MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_ATTACHMENT_BYTES,
+    MAX_RECIPIENTS, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS,
 };
 use serde_json::{json, Value};
 
 use crate::field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 use crate::{
-    CodesWaitRequest, EmailReplyRequest, EmailSendRequest, WaitForCodeRequest, WalletSendRequest,
+    AttachmentIn, CodesWaitRequest, EmailForwardRequest, EmailReplyRequest, EmailSendRequest,
+    WaitForCodeRequest, WalletSendRequest,
 };
 
 /// Where a mail send or reply carries its idempotency key: the `Idempotency-Key` header.
@@ -31,6 +41,111 @@ pub struct EmailSend<'a> {
 pub struct EmailReply<'a> {
     pub body: EmailReplyRequest,
     pub idempotency_key: Option<&'a [u8]>,
+}
+
+/// A forward as received: its body, and the bytes of its idempotency key when one came.
+#[derive(Debug)]
+pub struct EmailForward<'a> {
+    pub body: EmailForwardRequest,
+    pub idempotency_key: Option<&'a [u8]>,
+}
+
+/// Base64 as agents write it: the standard alphabet, padded or not, bits past the last byte
+/// ignored (line breaks are taken out before).
+const LENIENT_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// The attachments of a send, reply or forward, decoded; an error for their count or their
+/// size in all (told before anything is decoded when the text alone is too long), and one per
+/// attachment that is wrong.
+fn parse_attachments(
+    given: Option<Vec<AttachmentIn>>,
+    failures: &mut Vec<FieldError>,
+) -> Vec<NewAttachment> {
+    let given = given.unwrap_or_default();
+    let too_large = |bytes: usize| {
+        FieldError::value_error(
+            "attachments",
+            json!({ "attachments": given.len(), "bytes": bytes }),
+            format!(
+                "at most {MAX_OUTBOUND_ATTACHMENTS} attachments of \
+                 {MAX_OUTBOUND_ATTACHMENT_BYTES} bytes in all (decoded) go with one message"
+            ),
+        )
+        .with_context(json!({
+            "max_attachments": MAX_OUTBOUND_ATTACHMENTS,
+            "max_bytes": MAX_OUTBOUND_ATTACHMENT_BYTES,
+        }))
+    };
+    // Four characters of base64 hold three bytes (less up to two of padding): no work is spent
+    // decoding what cannot fit.
+    let least_bytes: usize = given
+        .iter()
+        .map(|attachment| {
+            let characters = attachment
+                .content_base64
+                .bytes()
+                .filter(|byte| !byte.is_ascii_whitespace())
+                .count();
+            (characters / 4 * 3).saturating_sub(2)
+        })
+        .sum();
+    if given.len() > MAX_OUTBOUND_ATTACHMENTS || least_bytes > MAX_OUTBOUND_ATTACHMENT_BYTES {
+        failures.push(too_large(least_bytes));
+        return Vec::new();
+    }
+    let mut attachments = Vec::with_capacity(given.len());
+    let mut total = 0;
+    for (index, attachment) in given.iter().enumerate() {
+        let at = |field: &str| vec!["attachments".into(), index.into(), field.into()];
+        let text: Vec<u8> = attachment
+            .content_base64
+            .bytes()
+            .filter(|byte| !byte.is_ascii_whitespace())
+            .collect();
+        let content = match LENIENT_BASE64.decode(&text) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                failures.push(FieldError::body(
+                    at("content_base64"),
+                    "value_error",
+                    format!("Value error, content_base64 is not base64: {error}"),
+                    json!({ "chars": attachment.content_base64.len() }),
+                ));
+                continue;
+            }
+        };
+        total += content.len();
+        match NewAttachment::new(
+            attachment.filename.clone(),
+            attachment.content_type.clone(),
+            Arc::from(content),
+        ) {
+            Ok(attachment) => attachments.push(attachment),
+            Err(refused) => {
+                let (field, input) = match refused {
+                    domain::NewAttachmentError::ContentType => {
+                        ("content_type", json!(attachment.content_type))
+                    }
+                    _ => ("filename", json!(attachment.filename)),
+                };
+                failures.push(FieldError::body(
+                    at(field),
+                    "value_error",
+                    format!("Value error, {refused}"),
+                    input,
+                ));
+            }
+        }
+    }
+    if total > MAX_OUTBOUND_ATTACHMENT_BYTES {
+        failures.push(too_large(total));
+    }
+    attachments
 }
 
 /// The idempotency key of a mail send, or pydantic's words for what is wrong with it. The key
@@ -89,6 +204,43 @@ fn parse_addresses(
             },
         )
         .collect()
+}
+
+/// The addresses of `to`, `cc` and `bcc`, or an error per invalid one, for an empty `to`, and at
+/// the field where the recipients in all pass `MAX_RECIPIENTS`.
+fn parse_recipients(
+    to_raw: &[String],
+    cc_raw: Option<Vec<String>>,
+    bcc_raw: Option<Vec<String>>,
+    failures: &mut Vec<FieldError>,
+) -> (Vec<EmailAddress>, Vec<EmailAddress>, Vec<EmailAddress>) {
+    if to_raw.is_empty() {
+        failures.push(FieldError::empty_list(vec!["to".into()]));
+    }
+    let cc_raw = cc_raw.unwrap_or_default();
+    let bcc_raw = bcc_raw.unwrap_or_default();
+    let to = parse_addresses("to", to_raw, failures);
+    let cc = parse_addresses("cc", &cc_raw, failures);
+    let bcc = parse_addresses("bcc", &bcc_raw, failures);
+    let mut counted = 0;
+    for (field, list) in [("to", to_raw), ("cc", &cc_raw), ("bcc", &bcc_raw)] {
+        let before = counted;
+        counted += list.len();
+        if before <= MAX_RECIPIENTS && counted > MAX_RECIPIENTS {
+            failures.push(
+                FieldError::value_error(
+                    field,
+                    json!(list),
+                    format!(
+                        "at most {MAX_RECIPIENTS} recipients are allowed over to, cc and bcc \
+                             together"
+                    ),
+                )
+                .with_context(json!({ "max_recipients": MAX_RECIPIENTS })),
+            );
+        }
+    }
+    (to, cc, bcc)
 }
 
 fn check_body_text(text: &str) -> Option<FieldError> {
@@ -159,36 +311,12 @@ impl TryFrom<EmailSend<'_>> for SendMail {
         let idempotency_key = header_key(send.idempotency_key)?;
         let body = send.body;
         let mut failures = Vec::new();
-        if body.to.is_empty() {
-            failures.push(FieldError::empty_list(vec!["to".into()]));
-        }
-        let cc_raw = body.cc.unwrap_or_default();
-        let bcc_raw = body.bcc.unwrap_or_default();
-        let to = parse_addresses("to", &body.to, &mut failures);
-        let cc = parse_addresses("cc", &cc_raw, &mut failures);
-        let bcc = parse_addresses("bcc", &bcc_raw, &mut failures);
-        let mut counted = 0;
-        for (field, list) in [("to", &body.to), ("cc", &cc_raw), ("bcc", &bcc_raw)] {
-            let before = counted;
-            counted += list.len();
-            if before <= MAX_RECIPIENTS && counted > MAX_RECIPIENTS {
-                failures.push(
-                    FieldError::value_error(
-                        field,
-                        json!(list),
-                        format!(
-                            "at most {MAX_RECIPIENTS} recipients are allowed over to, cc and bcc \
-                             together"
-                        ),
-                    )
-                    .with_context(json!({ "max_recipients": MAX_RECIPIENTS })),
-                );
-            }
-        }
+        let (to, cc, bcc) = parse_recipients(&body.to, body.cc, body.bcc, &mut failures);
         failures.extend(check_subject(&body.subject));
         failures.extend(check_body_text(&body.body_text));
         let headers: Vec<(String, String)> = body.headers.unwrap_or_default().into_iter().collect();
         check_headers(&headers, &mut failures);
+        let attachments = parse_attachments(body.attachments, &mut failures);
         if !failures.is_empty() {
             return Err(FieldErrors(failures));
         }
@@ -200,6 +328,7 @@ impl TryFrom<EmailSend<'_>> for SendMail {
             text: body.body_text,
             headers,
             category: body.category,
+            attachments,
             reply_to_given: body.reply_to.is_some_and(|list| !list.is_empty()),
             html_given: body.body_html.is_some_and(|html| !html.is_empty()),
             idempotency_key,
@@ -213,11 +342,41 @@ impl TryFrom<EmailReply<'_>> for ReplyMail {
 
     fn try_from(reply: EmailReply<'_>) -> Result<Self, FieldErrors> {
         let idempotency_key = header_key(reply.idempotency_key)?;
-        if let Some(refused) = check_body_text(&reply.body.body_text) {
-            return Err(refused.into());
+        let mut failures: Vec<FieldError> =
+            check_body_text(&reply.body.body_text).into_iter().collect();
+        let attachments = parse_attachments(reply.body.attachments, &mut failures);
+        if !failures.is_empty() {
+            return Err(FieldErrors(failures));
         }
         Ok(ReplyMail {
             text: reply.body.body_text,
+            attachments,
+            idempotency_key,
+        })
+    }
+}
+
+/// As for a send, a key that is wrong is the only error told.
+impl TryFrom<EmailForward<'_>> for ForwardMail {
+    type Error = FieldErrors;
+
+    fn try_from(forward: EmailForward<'_>) -> Result<Self, FieldErrors> {
+        let idempotency_key = header_key(forward.idempotency_key)?;
+        let body = forward.body;
+        let mut failures = Vec::new();
+        let (to, cc, bcc) = parse_recipients(&body.to, body.cc, body.bcc, &mut failures);
+        let text = body.body_text.unwrap_or_default();
+        failures.extend(check_body_text(&text));
+        let attachments = parse_attachments(body.attachments, &mut failures);
+        if !failures.is_empty() {
+            return Err(FieldErrors(failures));
+        }
+        Ok(ForwardMail {
+            to,
+            cc,
+            bcc,
+            text,
+            attachments,
             idempotency_key,
         })
     }
@@ -390,6 +549,107 @@ mod tests {
         EmailAddress::parse(text).expect("an address")
     }
 
+    fn paths(errors: &[FieldError]) -> Vec<String> {
+        errors
+            .iter()
+            .map(|error| serde_json::to_string(&error.path).expect("a path"))
+            .collect()
+    }
+
+    #[test]
+    fn attachments_are_decoded_as_agents_write_base64() {
+        let mail = send(
+            json!({"attachments": [
+                {"filename": "a.txt", "content_base64": "aGVsbG8="},
+                {"filename": "b.bin", "content_type": "image/png", "content_base64": "aGVs\nbG8"},
+                {"filename": "empty", "content_base64": ""},
+            ]}),
+            None,
+        )
+        .expect("valid");
+        let contents: Vec<&[u8]> = mail.attachments.iter().map(|a| &a.content()[..]).collect();
+        assert_eq!(contents, [&b"hello"[..], b"hello", b""]);
+        assert_eq!(
+            mail.attachments[0].content_type(),
+            "application/octet-stream"
+        );
+        assert_eq!(mail.attachments[1].content_type(), "image/png");
+    }
+
+    #[test]
+    fn each_wrong_attachment_is_told_at_its_field() {
+        let errors = refused(send(
+            json!({"attachments": [
+                {"filename": "ok.txt", "content_base64": "aGVsbG8="},
+                {"filename": "a\u{0}b", "content_base64": "aGVsbG8="},
+                {"filename": "c.txt", "content_type": "text", "content_base64": "aGVsbG8="},
+                {"filename": "d.txt", "content_base64": "not base64!"},
+            ]}),
+            None,
+        ));
+        assert_eq!(
+            paths(&errors),
+            [
+                r#"["attachments",1,"filename"]"#,
+                r#"["attachments",2,"content_type"]"#,
+                r#"["attachments",3,"content_base64"]"#,
+            ]
+        );
+        assert!(
+            !serde_json::to_string(&errors[2].input)
+                .expect("json")
+                .contains("not base64"),
+            "content is told by its size, not echoed"
+        );
+    }
+
+    #[test]
+    fn more_than_ten_attachments_or_ten_mib_in_all_are_refused_before_decoding() {
+        let one = json!({"filename": "a", "content_base64": "aGVsbG8="});
+        let eleven = refused(send(json!({"attachments": vec![one; 11]}), None));
+        assert_eq!(paths(&eleven), [r#"["attachments"]"#]);
+        let half = base64::engine::general_purpose::STANDARD.encode(vec![
+            0u8;
+            MAX_OUTBOUND_ATTACHMENT_BYTES
+                / 2
+                + 1
+        ]);
+        let two_halves = json!({"attachments": [
+            {"filename": "a", "content_base64": half},
+            {"filename": "b", "content_base64": half},
+        ]});
+        assert_eq!(
+            paths(&refused(send(two_halves, None))),
+            [r#"["attachments"]"#]
+        );
+        let exactly = base64::engine::general_purpose::STANDARD
+            .encode(vec![0u8; MAX_OUTBOUND_ATTACHMENT_BYTES]);
+        let at_the_limit = json!({"attachments": [{"filename": "a", "content_base64": exactly}]});
+        assert_eq!(
+            send(at_the_limit, None).expect("at the limit").attachments[0]
+                .content()
+                .len(),
+            MAX_OUTBOUND_ATTACHMENT_BYTES
+        );
+    }
+
+    #[test]
+    fn a_forward_needs_recipients_and_takes_an_optional_text() {
+        let forward = |body: Value| {
+            ForwardMail::try_from(EmailForward {
+                body: serde_json::from_value(body).expect("a forward body"),
+                idempotency_key: Some(b"k-1"),
+            })
+        };
+        let mail =
+            forward(json!({"to": ["ann@example.com"], "bcc": ["bob@example.com"]})).expect("valid");
+        assert_eq!(mail.text, "");
+        assert_eq!(mail.bcc, [address("bob@example.com")]);
+        assert_eq!(mail.idempotency_key.expect("a key").as_str(), "k-1");
+        let errors = refused(forward(json!({"to": [], "body_text": "a\u{0}"})));
+        assert_eq!(paths(&errors), [r#"["to"]"#, r#"["body_text"]"#]);
+    }
+
     #[test]
     fn a_valid_send_becomes_the_command_with_its_addresses_trimmed() {
         let mail = send(
@@ -413,6 +673,7 @@ mod tests {
                 text: "Hello".into(),
                 headers: vec![("X-Campaign".into(), "spring".into())],
                 category: Some("transactional".into()),
+                attachments: Vec::new(),
                 reply_to_given: false,
                 html_given: true,
                 idempotency_key: Some(IdempotencyKey::parse("key-1").expect("a key")),
@@ -615,6 +876,7 @@ mod tests {
             reply("Thanks", Some(b"k")).expect("valid"),
             ReplyMail {
                 text: "Thanks".into(),
+                attachments: Vec::new(),
                 idempotency_key: Some(IdempotencyKey::parse("k").expect("a key")),
             }
         );

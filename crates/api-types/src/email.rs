@@ -298,15 +298,22 @@ fn custom_headers_schema() -> Object {
 }
 
 fn body_text_schema() -> Object {
+    body_text_builder(Type::String.into()).build()
+}
+
+fn optional_body_text_schema() -> Object {
+    body_text_builder(SchemaType::from_iter([Type::String, Type::Null])).build()
+}
+
+fn body_text_builder(schema_type: SchemaType) -> ObjectBuilder {
     ObjectBuilder::new()
-        .schema_type(Type::String)
+        .schema_type(schema_type)
         // In characters, as JSON Schema counts: none over this is within the limit in bytes.
         .max_length(Some(MAX_BODY_TEXT_BYTES))
         .pattern(Some("^[^\\u0000]*$"))
         .description(Some(
             "Plain text without NUL, at most 262,144 bytes of UTF-8.",
         ))
-        .build()
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -336,12 +343,62 @@ pub struct EmailSendRequest {
     /// Unavailable: a request that sets it is refused (400).
     #[serde(default)]
     pub body_html: Option<String>,
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub attachments: Option<Vec<AttachmentIn>>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EmailReplyRequest {
     #[schema(schema_with = body_text_schema)]
     pub body_text: String,
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub attachments: Option<Vec<AttachmentIn>>,
+}
+
+/// `POST /v1/email/forward/{message_id}`: the message goes to these recipients under `Fwd:`, with
+/// `body_text` above it and its stored attachments, then these, attached.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct EmailForwardRequest {
+    #[schema(schema_with = to_schema)]
+    pub to: Vec<String>,
+    #[serde(default)]
+    #[schema(schema_with = copies_schema)]
+    pub cc: Option<Vec<String>>,
+    #[serde(default)]
+    #[schema(schema_with = copies_schema)]
+    pub bcc: Option<Vec<String>>,
+    /// Written above the forwarded message.
+    #[serde(default)]
+    #[schema(schema_with = optional_body_text_schema)]
+    pub body_text: Option<String>,
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub attachments: Option<Vec<AttachmentIn>>,
+}
+
+/// An attachment to send: at most 10 with one message, 10 MiB decoded in all.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AttachmentIn {
+    /// The name it is sent under: no control characters or marks that reorder text.
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff\\ufffd]+$"
+    )]
+    pub filename: String,
+    /// A media type, `type/subtype` with optional parameters; `application/octet-stream` when
+    /// left out.
+    #[serde(default)]
+    #[schema(
+        max_length = 255,
+        pattern = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+/[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+    )]
+    pub content_type: Option<String>,
+    /// The bytes in base64 (RFC 4648, standard alphabet; padding and line breaks optional).
+    #[schema(pattern = "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")]
+    pub content_base64: String,
 }
 
 /// `PUT /v1/email/rules`: both lists replace the stored ones (a list left out is emptied).

@@ -14,11 +14,11 @@ mod sms;
 mod wallet;
 
 pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
-pub use commands::{EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER};
+pub use commands::{EmailForward, EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER};
 pub use email::{
-    search_query, AttachmentOut, EmailInboxPage, EmailMessageOut, EmailReplyRequest,
-    EmailSendRequest, EmailSendResponse, ParsedDataOut, SenderRulesOut, SenderRulesRequest,
-    ThreadDetailOut, ThreadOut, ThreadPageOut,
+    search_query, AttachmentIn, AttachmentOut, EmailForwardRequest, EmailInboxPage,
+    EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut,
+    SenderRulesOut, SenderRulesRequest, ThreadDetailOut, ThreadOut, ThreadPageOut,
 };
 pub use enums::{
     Channel, ConfirmedBy, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus,

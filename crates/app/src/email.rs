@@ -11,14 +11,15 @@ use domain::inbound::{
     MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
 };
 use domain::{
-    piece_count, reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile,
-    AttachmentId, AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress,
-    EmailInboxRecord, EmailMessageId, EmailMessageRecord, RateLimit, SearchQuery, SenderRules,
-    SponsorId, ThreadSummary, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS, MAX_SEARCH_RESULTS,
+    forward_subject, forward_text, piece_count, reply_references, reply_subject,
+    request_fingerprint, AgentId, AgentProfile, AttachmentId, AttachmentMeta, CursorCodec,
+    CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
+    IdempotencyKey, NewAttachment, RateLimit, SearchQuery, SenderRules, SponsorId, ThreadSummary,
+    DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS, MAX_SEARCH_RESULTS,
 };
-use futures_util::Stream;
+use futures_util::{Stream, TryStreamExt};
 use ports::{
-    AcceptError, Acceptance, AttachmentContent, EmailIdempotency, EmailOutbox, InboundAttachment,
+    AcceptError, Acceptance, AttachmentBytes, AttachmentContent, EmailIdempotency, EmailOutbox,
     InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook, InboundParseError,
     InboundParser, KeyedRefusal, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
     SendThrottle, SenderRuleStore, StoreError, WebhookHeaders, WebhookRefusal, WebhookRequest,
@@ -26,8 +27,9 @@ use ports::{
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
 
-pub use domain::commands::{ReplyMail, SendMail};
+pub use domain::commands::{ForwardMail, ReplyMail, SendMail};
 
+use crate::object_storage::ObjectStorage;
 use crate::paging::{first_page_against, into_page, Kept};
 use crate::NotProvisioned;
 
@@ -99,6 +101,29 @@ pub struct AttachmentDownload {
 }
 
 impl AttachmentDownload {
+    /// A stored attachment of `message`, read through `content`.
+    pub fn new(
+        meta: AttachmentMeta,
+        message: EmailMessageId,
+        content: Arc<dyn AttachmentContent>,
+    ) -> Self {
+        Self {
+            meta,
+            message,
+            content,
+        }
+    }
+
+    /// Its bytes whole, for mail that carries them: a forward, a hand-off to the provider.
+    pub async fn whole(self) -> Result<Arc<[u8]>, StoreError> {
+        let mut bytes = Vec::with_capacity(usize::try_from(self.meta.size).unwrap_or(0));
+        let mut pieces = std::pin::pin!(self.pieces());
+        while let Some(piece) = pieces.try_next().await? {
+            bytes.extend_from_slice(&piece);
+        }
+        Ok(Arc::from(bytes))
+    }
+
     /// Its bytes, one piece of `domain::ATTACHMENT_PIECE_BYTES` read when the last is taken, so
     /// a slow reader holds one piece and no connection to the store. Bytes that end before the
     /// size kept end the stream with an error, as a store error does.
@@ -190,6 +215,9 @@ pub struct EmailPorts {
     pub attachments: Arc<dyn AttachmentContent>,
     /// Each agent's sender rules.
     pub rules: Arc<dyn SenderRuleStore>,
+    /// Where attachment bytes are put when they are not kept in the database with their message
+    /// (`attachments` then reads them from there too).
+    pub objects: Option<ObjectStorage>,
 }
 
 /// The send rates of mail: every sponsor's, which its agents share, and each agent's share of it.
@@ -262,7 +290,7 @@ impl EmailService {
     pub async fn send(
         &self,
         profile: &AgentProfile,
-        mail: SendMail,
+        mut mail: SendMail,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
         if let Some(category) = mail.category.as_deref().filter(|c| *c != TRANSACTIONAL) {
             return Err(SendMailError::Category(category.to_owned()));
@@ -275,7 +303,8 @@ impl EmailService {
         }
         let (inbox, sponsor) = inbox_of(profile)?;
         self.require_verified_domain(inbox).await?;
-        let fingerprint = send_fingerprint(&mail);
+        let attachments = outbound_attachments(Vec::new(), std::mem::take(&mut mail.attachments));
+        let fingerprint = send_fingerprint(&mail, &attachments);
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
@@ -292,11 +321,8 @@ impl EmailService {
             subject: mail.subject,
             text: mail.text,
             headers: mail.headers,
-            idempotency: mail.idempotency_key.map(|key| EmailIdempotency {
-                key,
-                fingerprint,
-                ttl: EMAIL_IDEMPOTENCY_KEY_TTL,
-            }),
+            attachments,
+            idempotency: keyed(mail.idempotency_key, fingerprint),
         };
         self.accept(message, sponsor).await
     }
@@ -312,23 +338,22 @@ impl EmailService {
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
         let ReplyMail {
             text,
+            attachments,
             idempotency_key,
         } = reply;
         let (inbox, sponsor) = inbox_of(profile)?;
-        let source_id = source
-            .parse::<EmailMessageId>()
-            .map_err(|_| SendMailError::SourceNotFound)?;
-        let original = self
-            .ports
-            .mailbox
-            .message(inbox.id, source_id)
-            .await?
-            .ok_or(SendMailError::SourceNotFound)?;
+        let original = self.source_message(inbox, source).await?;
         let recipient = original
             .reply_recipient()
             .ok_or(SendMailError::NotReplyable)?;
         self.require_verified_domain(inbox).await?;
-        let fingerprint = request_fingerprint(["reply", source, &text]);
+        let attachments = outbound_attachments(Vec::new(), attachments);
+        let described = described_attachments(&attachments);
+        let fingerprint = request_fingerprint(
+            ["reply", source, &text]
+                .into_iter()
+                .chain(described.iter().map(String::as_str)),
+        );
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
@@ -349,13 +374,87 @@ impl EmailService {
             subject: reply_subject(original.subject.as_deref()),
             text,
             headers: Vec::new(),
-            idempotency: idempotency_key.map(|key| EmailIdempotency {
-                key,
-                fingerprint,
-                ttl: EMAIL_IDEMPOTENCY_KEY_TTL,
-            }),
+            attachments,
+            idempotency: keyed(idempotency_key, fingerprint),
         };
         self.accept(message, sponsor).await
+    }
+
+    /// Forwards a message of the agent's inbox (either direction) to new recipients: `Fwd:` its
+    /// subject, the agent's text above it quoted, its stored attachments then the agent's attached,
+    /// in a thread of its own. Same outbox, throttle and idempotency as a send.
+    #[tracing::instrument(level = "debug", skip(self, profile, forward), fields(agent = %profile.agent.id, recipients = forward.to.len() + forward.cc.len() + forward.bcc.len()))]
+    pub async fn forward(
+        &self,
+        profile: &AgentProfile,
+        source: &str,
+        forward: ForwardMail,
+    ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let (inbox, sponsor) = inbox_of(profile)?;
+        let original = self.source_message(inbox, source).await?;
+        self.require_verified_domain(inbox).await?;
+        let mut forwarded = Vec::new();
+        for meta in original.attachments.iter().filter(|meta| meta.stored) {
+            let download = AttachmentDownload::new(
+                meta.clone(),
+                original.id,
+                Arc::clone(&self.ports.attachments),
+            );
+            forwarded.push((meta, download.whole().await?));
+        }
+        let attachments = outbound_attachments(forwarded, forward.attachments);
+        let mut fields = vec![
+            "forward".to_owned(),
+            source.to_owned(),
+            forward.text.clone(),
+        ];
+        for (label, list) in [
+            ("to", &forward.to),
+            ("cc", &forward.cc),
+            ("bcc", &forward.bcc),
+        ] {
+            fields.push(label.to_owned());
+            fields.extend(list.iter().map(|address| address.as_str().to_owned()));
+        }
+        fields.extend(described_attachments(&attachments));
+        let fingerprint = request_fingerprint(fields.iter().map(String::as_str));
+        let id = EmailMessageId(Uuid::now_v7());
+        let message = NewOutboundEmail {
+            id,
+            agent_id: profile.agent.id,
+            inbox_id: inbox.id,
+            thread_id: id,
+            internet_message_id: internet_message_id(id, &inbox.address),
+            in_reply_to: None,
+            references: Vec::new(),
+            from: inbox.address.clone(),
+            to: forward.to,
+            cc: forward.cc,
+            bcc: forward.bcc,
+            subject: forward_subject(original.subject.as_deref()),
+            text: forward_text(&forward.text, &original),
+            headers: Vec::new(),
+            attachments,
+            idempotency: keyed(forward.idempotency_key, fingerprint),
+        };
+        self.accept(message, sponsor).await
+    }
+
+    /// The message of the inbox a reply or forward is made from; any id that is not one is the
+    /// same "not found".
+    async fn source_message(
+        &self,
+        inbox: &EmailInboxRecord,
+        source: &str,
+    ) -> Result<EmailMessageRecord, SendMailError> {
+        let id = source
+            .parse::<EmailMessageId>()
+            .map_err(|_| SendMailError::SourceNotFound)?;
+        self.ports
+            .mailbox
+            .message(inbox.id, id)
+            .await?
+            .ok_or(SendMailError::SourceNotFound)
     }
 
     async fn require_verified_domain(&self, inbox: &EmailInboxRecord) -> Result<(), SendMailError> {
@@ -368,7 +467,7 @@ impl EmailService {
 
     async fn accept(
         &self,
-        message: NewOutboundEmail,
+        mut message: NewOutboundEmail,
         sponsor: SponsorId,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
         let throttle = SendThrottle {
@@ -376,7 +475,13 @@ impl EmailService {
             sponsor_limit: self.rates.sponsor,
             agent_limit: self.rates.agent,
         };
-        match self.ports.outbox.accept(message, throttle).await {
+        let id = message.id;
+        let placed = self.place_bytes(id, &mut message.attachments).await?;
+        let accepted = self.ports.outbox.accept(message, throttle).await;
+        if placed && !matches!(accepted, Ok(Acceptance::Accepted(_))) {
+            self.discard_bytes(id).await;
+        }
+        match accepted {
             Ok(Acceptance::Accepted(message)) => Ok((message, false)),
             Ok(Acceptance::Replayed(message)) => Ok((message, true)),
             Err(AcceptError::Keyed(KeyedRefusal::RateLimited { .. })) => {
@@ -387,6 +492,27 @@ impl EmailService {
             }
             Err(AcceptError::Keyed(KeyedRefusal::KeyInFlight)) => Err(SendMailError::KeyInFlight),
             Err(AcceptError::Store(store)) => Err(store.into()),
+        }
+    }
+
+    /// Puts the bytes of a message's stored attachments in the object store when the operator
+    /// keeps them there, taking them out of `attachments`; else leaves them for the message's
+    /// transaction to write. Returns whether any were put.
+    async fn place_bytes(
+        &self,
+        message: EmailMessageId,
+        attachments: &mut [AttachmentBytes],
+    ) -> Result<bool, StoreError> {
+        match &self.ports.objects {
+            Some(storage) => storage.place(message, attachments).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Removes the bytes put for a message that was then not stored.
+    async fn discard_bytes(&self, message: EmailMessageId) {
+        if let Some(storage) = &self.ports.objects {
+            storage.discard(message).await;
         }
     }
 
@@ -722,7 +848,7 @@ impl EmailService {
                 report.kept_out += 1;
                 continue;
             }
-            let message = NewInboundEmail {
+            let mut message = NewInboundEmail {
                 id: EmailMessageId(Uuid::now_v7()),
                 agent_id: agent,
                 inbox_id: inbox.id,
@@ -730,7 +856,13 @@ impl EmailService {
                 email: email.clone(),
                 verification_codes: verification_codes.clone(),
             };
-            match self.ports.inbound.store_inbound(message).await? {
+            let id = message.id;
+            let placed = self.place_bytes(id, &mut message.email.attachments).await?;
+            let stored = self.ports.inbound.store_inbound(message).await;
+            if placed && !matches!(stored, Ok((_, true))) {
+                self.discard_bytes(id).await;
+            }
+            match stored? {
                 (stored, true) => report.stored.push(stored),
                 (_, false) => report.duplicates += 1,
             }
@@ -790,7 +922,7 @@ fn kept(email: InboundEmail, attachment_max_bytes: u64) -> InboundEmail {
                     attachment_max_bytes,
                 );
                 let content = attachment.content.filter(|_| meta.stored);
-                InboundAttachment { meta, content }
+                AttachmentBytes { meta, content }
             })
             .collect(),
         headers: kept_headers(&email.headers),
@@ -803,7 +935,16 @@ fn internet_message_id(id: EmailMessageId, from: &EmailAddress) -> String {
 }
 
 /// What an idempotency key of a send is bound to: every field the agent gave.
-fn send_fingerprint(mail: &SendMail) -> [u8; 32] {
+/// What an idempotency key of a send, reply or forward is bound to, when one was given.
+fn keyed(key: Option<IdempotencyKey>, fingerprint: [u8; 32]) -> Option<EmailIdempotency> {
+    key.map(|key| EmailIdempotency {
+        key,
+        fingerprint,
+        ttl: EMAIL_IDEMPOTENCY_KEY_TTL,
+    })
+}
+
+fn send_fingerprint(mail: &SendMail, attachments: &[AttachmentBytes]) -> [u8; 32] {
     let mut fields: Vec<&str> = vec!["send", &mail.subject, &mail.text];
     for (label, list) in [("to", &mail.to), ("cc", &mail.cc), ("bcc", &mail.bcc)] {
         fields.push(label);
@@ -815,17 +956,59 @@ fn send_fingerprint(mail: &SendMail) -> [u8; 32] {
         fields.push(value);
     }
     fields.push(mail.category.as_deref().unwrap_or(TRANSACTIONAL));
+    let described = described_attachments(attachments);
+    fields.extend(described.iter().map(String::as_str));
     request_fingerprint(fields)
+}
+
+/// The attachments of an outbound message, each with its bytes: `forwarded` ones (of another
+/// message, keeping their name and type) first, then those the agent gave, numbered anew.
+fn outbound_attachments(
+    forwarded: Vec<(&AttachmentMeta, Arc<[u8]>)>,
+    given: Vec<NewAttachment>,
+) -> Vec<AttachmentBytes> {
+    let mut attachments: Vec<AttachmentBytes> = forwarded
+        .into_iter()
+        .enumerate()
+        .map(|(index, (meta, content))| AttachmentBytes {
+            meta: AttachmentMeta {
+                id: AttachmentId::at_index(index),
+                content_id: None,
+                ..meta.clone()
+            },
+            content: Some(content),
+        })
+        .collect();
+    for attachment in given {
+        let meta = attachment.meta(attachments.len());
+        attachments.push(AttachmentBytes {
+            meta,
+            content: Some(Arc::clone(attachment.content())),
+        });
+    }
+    attachments
+}
+
+/// What an idempotency key binds of attachments: each one's name, type and digest.
+fn described_attachments(attachments: &[AttachmentBytes]) -> Vec<String> {
+    let mut fields = vec!["attachments".to_owned()];
+    for AttachmentBytes { meta, .. } in attachments {
+        fields.push(meta.filename.clone().unwrap_or_default());
+        fields.push(meta.content_type.clone());
+        fields.push(meta.etag().unwrap_or_default());
+    }
+    fields
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentRecord, AttachmentMeta, EmailInboxId, EmailStatus, SenderAuthentication};
+    use domain::{AgentRecord, AttachmentMeta, EmailInboxId};
     use ports::{
         Listing, MockAttachmentContent, MockEmailOutbox, MockInboundMailStore,
         MockInboundMailWebhook, MockInboundParser, MockMailbox, MockSenderRuleStore, WebhookMail,
     };
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use time::OffsetDateTime;
 
     const RATE: RateLimit = RateLimit {
@@ -840,6 +1023,7 @@ mod tests {
     fn reply_of(text: &str) -> ReplyMail {
         ReplyMail {
             text: text.into(),
+            attachments: Vec::new(),
             idempotency_key: None,
         }
     }
@@ -870,9 +1054,7 @@ mod tests {
         EmailMessageRecord {
             id: EmailMessageId(Uuid::from_u128(5)),
             inbox_id: inbox().id,
-            agent_id: AgentRecord::fixture().id,
             direction,
-            status: EmailStatus::Received,
             thread_id: EmailMessageId(Uuid::from_u128(4)),
             provider_message_id: Some("p".into()),
             internet_message_id: Some("<b@x>".into()),
@@ -881,19 +1063,10 @@ mod tests {
             subject: Some("Re: Plans".into()),
             from: from.map(str::to_owned),
             to: vec!["agent@inbox.example.com".into()],
-            cc: Vec::new(),
-            bcc: Vec::new(),
-            reply_to: Vec::new(),
             text: Some("t".into()),
-            html: None,
-            attachments: Vec::new(),
-            headers: Vec::new(),
-            verification_codes: Vec::new(),
-            sender_authentication: SenderAuthentication::Unreported,
-            failure_reason: None,
             created_at: OffsetDateTime::UNIX_EPOCH,
             received_at: Some(OffsetDateTime::UNIX_EPOCH),
-            sent_at: None,
+            ..EmailMessageRecord::fixture()
         }
     }
 
@@ -912,6 +1085,7 @@ mod tests {
         webhook: Option<MockInboundMailWebhook>,
         attachments: MockAttachmentContent,
         rules: MockSenderRuleStore,
+        objects: Option<ObjectStorage>,
     }
 
     impl Mocks {
@@ -924,6 +1098,7 @@ mod tests {
                 webhook: None,
                 attachments: MockAttachmentContent::new(),
                 rules: no_rules(),
+                objects: None,
             }
         }
 
@@ -947,6 +1122,7 @@ mod tests {
                     webhook,
                     attachments: Arc::new(self.attachments),
                     rules: Arc::new(self.rules),
+                    objects: self.objects,
                 },
                 CursorCodec::new(b"test-secret-test-secret-test-secret"),
                 SendRates {
@@ -966,9 +1142,252 @@ mod tests {
             text: "Hi".into(),
             headers: Vec::new(),
             category: None,
+            attachments: Vec::new(),
             reply_to_given: false,
             html_given: false,
             idempotency_key: None,
+        }
+    }
+
+    fn new_attachment(name: &str, bytes: &[u8]) -> NewAttachment {
+        NewAttachment::new(name.into(), Some("text/plain".into()), Arc::from(bytes)).expect("valid")
+    }
+
+    /// The fingerprint of the idempotency key the outbox is given for `mail`.
+    async fn fingerprint_of(mail: SendMail) -> [u8; 32] {
+        let mut mocks = Mocks::new().with_inbox(true);
+        let seen = Arc::new(std::sync::Mutex::new(None));
+        let into = Arc::clone(&seen);
+        mocks.outbox.expect_accept().returning(move |message, _| {
+            *into.lock().expect("lock") = message.idempotency.map(|i| i.fingerprint);
+            Ok(Acceptance::Accepted(record(Direction::Outbound, None)))
+        });
+        mocks
+            .service()
+            .send(&profile(true), mail)
+            .await
+            .expect("sent");
+        let fingerprint = seen.lock().expect("lock").take();
+        fingerprint.expect("a key")
+    }
+
+    #[tokio::test]
+    async fn attachments_are_accepted_with_the_send_and_bound_to_its_key() {
+        let mut mocks = Mocks::new().with_inbox(true);
+        mocks
+            .outbox
+            .expect_accept()
+            .withf(|message, _| {
+                let [first, second] = &message.attachments[..] else {
+                    return false;
+                };
+                first.meta.id.to_string() == "att_1"
+                    && second.meta.id.to_string() == "att_2"
+                    && first.meta.filename.as_deref() == Some("a.txt")
+                    && first.meta.stored
+                    && first.meta.sha256 == Some(domain::content_digest(b"alpha"))
+                    && second.content.as_deref() == Some(&b"beta"[..])
+            })
+            .times(1)
+            .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));
+        let with_two = SendMail {
+            attachments: vec![
+                new_attachment("a.txt", b"alpha"),
+                new_attachment("b.txt", b"beta"),
+            ],
+            ..mail()
+        };
+        mocks
+            .service()
+            .send(&profile(true), with_two)
+            .await
+            .expect("sent");
+
+        let keyed_send = |bytes: &[u8]| SendMail {
+            attachments: vec![new_attachment("a.txt", bytes)],
+            idempotency_key: Some(domain::IdempotencyKey::parse("k").expect("key")),
+            ..mail()
+        };
+        assert_ne!(
+            fingerprint_of(keyed_send(b"alpha")).await,
+            fingerprint_of(keyed_send(b"alphb")).await,
+            "other bytes under the same key are another request"
+        );
+        assert_eq!(
+            fingerprint_of(keyed_send(b"alpha")).await,
+            fingerprint_of(keyed_send(b"alpha")).await
+        );
+    }
+
+    /// An object store that takes every put and removal, counting them.
+    fn counted_object_storage(
+        puts: &Arc<AtomicUsize>,
+        discards: &Arc<AtomicUsize>,
+    ) -> ObjectStorage {
+        let mut objects = ports::MockAttachmentObjects::new();
+        let mut uploads = ports::MockAttachmentUploads::new();
+        let put = Arc::clone(puts);
+        objects.expect_put().returning(move |_, _, _| {
+            put.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        let removed = Arc::clone(discards);
+        objects.expect_remove().returning(move |_| {
+            removed.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        uploads.expect_record_upload().returning(|_| Ok(()));
+        uploads.expect_forget_uploads().returning(|_| Ok(()));
+        ObjectStorage {
+            objects: Arc::new(objects),
+            uploads: Arc::new(uploads),
+        }
+    }
+
+    #[tokio::test]
+    async fn with_an_object_store_the_bytes_go_there_and_a_replay_removes_its_own() {
+        let (puts, discards) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mut mocks = Mocks::new().with_inbox(true);
+        mocks.objects = Some(counted_object_storage(&puts, &discards));
+        let mut outcomes = vec![
+            Acceptance::Replayed(record(Direction::Outbound, None)),
+            Acceptance::Accepted(record(Direction::Outbound, None)),
+        ];
+        mocks
+            .outbox
+            .expect_accept()
+            .withf(|message, _| {
+                message.attachments.len() == 2
+                    && message
+                        .attachments
+                        .iter()
+                        .all(|a| a.meta.stored && a.content.is_none())
+            })
+            .times(2)
+            .returning(move |_, _| Ok(outcomes.pop().expect("an outcome")));
+        let service = mocks.service();
+        let with_two = || SendMail {
+            attachments: vec![
+                new_attachment("a.txt", b"alpha"),
+                new_attachment("b.txt", b"beta"),
+            ],
+            ..mail()
+        };
+        let (_, replayed) = service
+            .send(&profile(true), with_two())
+            .await
+            .expect("sent");
+        assert!(!replayed);
+        assert_eq!(
+            (puts.load(Ordering::SeqCst), discards.load(Ordering::SeqCst)),
+            (2, 0)
+        );
+        let (_, replayed) = service
+            .send(&profile(true), with_two())
+            .await
+            .expect("replayed");
+        assert!(replayed);
+        assert_eq!(
+            (puts.load(Ordering::SeqCst), discards.load(Ordering::SeqCst)),
+            (4, 1),
+            "the replay's own bytes are removed: the original keeps its own"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_forward_carries_the_original_quoted_and_its_stored_attachments_then_the_agents() {
+        let mut mocks = Mocks::new().with_inbox(true);
+        let invoice = AttachmentMeta {
+            id: AttachmentId::at_index(1),
+            filename: Some("invoice.pdf".into()),
+            content_type: "application/pdf".into(),
+            size: 5,
+            content_id: Some("<cid-1>".into()),
+            stored: true,
+            sha256: Some(domain::content_digest(b"%PDF-")),
+        };
+        let too_big = AttachmentMeta {
+            id: AttachmentId::at_index(0),
+            stored: false,
+            sha256: None,
+            ..invoice.clone()
+        };
+        let listed = vec![too_big, invoice.clone()];
+        mocks.mailbox.expect_message().returning(move |_, _| {
+            Ok(Some(EmailMessageRecord {
+                attachments: listed.clone(),
+                ..record(Direction::Inbound, Some("alice@example.org"))
+            }))
+        });
+        mocks
+            .attachments
+            .expect_piece()
+            .withf(|message, attachment, index| {
+                *message == EmailMessageId(Uuid::from_u128(5))
+                    && attachment.to_string() == "att_2"
+                    && *index == 0
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(Some(b"%PDF-".to_vec())));
+        mocks
+            .outbox
+            .expect_accept()
+            .withf(move |message, _| {
+                let [forwarded, given] = &message.attachments[..] else {
+                    return false;
+                };
+                message.thread_id == message.id
+                    && message.in_reply_to.is_none()
+                    && message.to == vec![address("carol@example.net")]
+                    && message.subject == "Fwd: Re: Plans"
+                    && message
+                        .text
+                        .starts_with("FYI\n\n---------- Forwarded message")
+                    && message.text.ends_with("\n\nt")
+                    && forwarded.meta.id.to_string() == "att_1"
+                    && forwarded.meta.content_id.is_none()
+                    && forwarded.meta.sha256 == invoice.sha256
+                    && forwarded.content.as_deref() == Some(&b"%PDF-"[..])
+                    && given.meta.id.to_string() == "att_2"
+            })
+            .times(1)
+            .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));
+        let forward = ForwardMail {
+            to: vec![address("carol@example.net")],
+            cc: Vec::new(),
+            bcc: Vec::new(),
+            text: "FYI".into(),
+            attachments: vec![new_attachment("note.txt", b"mine")],
+            idempotency_key: None,
+        };
+        mocks
+            .service()
+            .forward(&profile(true), &Uuid::from_u128(5).to_string(), forward)
+            .await
+            .expect("forwarded");
+    }
+
+    #[tokio::test]
+    async fn a_forward_of_a_message_outside_the_inbox_is_not_found() {
+        let mut mocks = Mocks::new().with_inbox(true);
+        mocks.mailbox.expect_message().returning(|_, _| Ok(None));
+        mocks.outbox.expect_accept().never();
+        let service = mocks.service();
+        let forward = ForwardMail {
+            to: vec![address("carol@example.net")],
+            cc: Vec::new(),
+            bcc: Vec::new(),
+            text: String::new(),
+            attachments: Vec::new(),
+            idempotency_key: None,
+        };
+        for source in ["not-an-id".to_owned(), Uuid::from_u128(6).to_string()] {
+            assert!(matches!(
+                service
+                    .forward(&profile(true), &source, forward.clone())
+                    .await,
+                Err(SendMailError::SourceNotFound)
+            ));
         }
     }
 
@@ -1321,8 +1740,8 @@ mod tests {
     }
 
     /// An attachment as the parser lists it, with these bytes.
-    fn listed(filename: &str, content: Option<&[u8]>) -> InboundAttachment {
-        InboundAttachment {
+    fn listed(filename: &str, content: Option<&[u8]>) -> AttachmentBytes {
+        AttachmentBytes {
             meta: AttachmentMeta {
                 id: AttachmentId::at_index(0),
                 filename: Some(filename.into()),

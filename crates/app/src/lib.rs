@@ -14,6 +14,7 @@ mod in_flight;
 pub mod key_rotation;
 pub mod leased_queue;
 pub mod long_lived;
+pub mod object_storage;
 pub mod operator;
 pub mod outbox;
 mod paging;
@@ -41,9 +42,9 @@ pub use operator::{
 
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};
 pub use email::{
-    AttachmentDownload, AttachmentError, EmailPorts, EmailService, IngestError, IngestReport,
-    MailPage, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates, SenderRulesView,
-    PREVIEW_CHARS, TRANSACTIONAL,
+    AttachmentDownload, AttachmentError, EmailPorts, EmailService, ForwardMail, IngestError,
+    IngestReport, MailPage, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates,
+    SenderRulesView, PREVIEW_CHARS, TRANSACTIONAL,
 };
 pub use errors::NotProvisioned;
 pub use events::{
@@ -54,6 +55,7 @@ pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use leased_queue::{Deliver, HandOff, LeasedWorker, QueueSettings};
 pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
+pub use object_storage::{AttachmentSweep, ObjectStorage};
 pub use outbox::OutboxWorker;
 pub use paging::Kept;
 pub use services::Services;

@@ -4,32 +4,68 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use ports::{Delivery, DeliveryError, EmailSender, LeasedQueue, OutboundEmail};
+use ports::{AttachmentContent, Delivery, DeliveryError, EmailSender, LeasedQueue, OutboundEmail};
 
 use crate::leased_queue::{Deliver, LeasedWorker, QueueSettings};
+use crate::AttachmentDownload;
 
 /// The worker that hands queued mail to the provider.
 pub type OutboxWorker = LeasedWorker<OutboundEmail>;
 
-/// A message's attempt: its hand-off to the provider.
-struct ToProvider(Arc<dyn EmailSender>);
+/// A message's attempt: its attachments' bytes read, then its hand-off to the provider.
+struct ToProvider {
+    sender: Arc<dyn EmailSender>,
+    attachments: Arc<dyn AttachmentContent>,
+}
+
+impl ToProvider {
+    /// The message with the bytes of its attachments; a store that cannot give them now is a
+    /// transient failure, retried as the provider's are.
+    async fn with_contents(&self, email: &OutboundEmail) -> Result<OutboundEmail, DeliveryError> {
+        let mut email = email.clone();
+        for attachment in email.attachments.iter_mut().filter(|a| a.content.is_none()) {
+            let download = AttachmentDownload::new(
+                attachment.meta.clone(),
+                email.message_id,
+                Arc::clone(&self.attachments),
+            );
+            let bytes = download.whole().await.map_err(|error| {
+                DeliveryError::transient(format!("attachment bytes unreadable: {error}"))
+            })?;
+            attachment.content = Some(bytes);
+        }
+        Ok(email)
+    }
+}
 
 #[async_trait]
 impl Deliver<OutboundEmail> for ToProvider {
     async fn deliver(&self, email: &OutboundEmail) -> Result<Delivery, DeliveryError> {
-        let delivery = self.0.send(email).await?;
-        tracing::info!(message_id = %email.message_id, provider = self.0.provider(), provider_message_id = %delivery.provider_message_id, "mail handed to the provider");
+        let delivery = match email.attachments.is_empty() {
+            true => self.sender.send(email).await?,
+            false => self.sender.send(&self.with_contents(email).await?).await?,
+        };
+        tracing::info!(message_id = %email.message_id, provider = self.sender.provider(), provider_message_id = %delivery.provider_message_id, "mail handed to the provider");
         Ok(delivery)
     }
 }
 
 impl OutboxWorker {
+    /// Hands queued mail to `sender`, with the bytes of its attachments read from `attachments`.
     pub fn outbox(
         queue: Arc<dyn LeasedQueue<OutboundEmail>>,
         sender: Arc<dyn EmailSender>,
+        attachments: Arc<dyn AttachmentContent>,
         settings: QueueSettings,
     ) -> Self {
-        Self::new(queue, Arc::new(ToProvider(sender)), settings)
+        Self::new(
+            queue,
+            Arc::new(ToProvider {
+                sender,
+                attachments,
+            }),
+            settings,
+        )
     }
 }
 
@@ -40,9 +76,15 @@ mod tests {
 
     use super::*;
     use crate::HandOff;
-    use domain::{DeliveryRetry, EmailAddress, EmailMessageId, LeaseId, RetryRule, RetrySchedule};
+    use domain::{
+        AttachmentId, AttachmentMeta, DeliveryRetry, EmailAddress, EmailMessageId, LeaseId,
+        RetryRule, RetrySchedule, ATTACHMENT_PIECE_BYTES,
+    };
     use mockall::Sequence;
-    use ports::{ClaimedEmail, JobOutcome, MockEmailSender, MockLeasedQueue, StoreError};
+    use ports::{
+        AttachmentBytes, ClaimedEmail, JobOutcome, MockAttachmentContent, MockEmailSender,
+        MockLeasedQueue, StoreError,
+    };
     use uuid::Uuid;
 
     const SETTINGS: QueueSettings = QueueSettings {
@@ -71,6 +113,7 @@ mod tests {
                 internet_message_id: "<7@inbox.example.com>".into(),
                 in_reply_to: None,
                 references: Vec::new(),
+                attachments: Vec::new(),
             },
             lease: LeaseId(Uuid::from_u128(9)),
             attempts,
@@ -90,7 +133,93 @@ mod tests {
     }
 
     fn worker(queue: MockLeasedQueue<OutboundEmail>, sender: MockEmailSender) -> OutboxWorker {
-        OutboxWorker::outbox(Arc::new(queue), Arc::new(sender), SETTINGS)
+        OutboxWorker::outbox(
+            Arc::new(queue),
+            Arc::new(sender),
+            Arc::new(MockAttachmentContent::new()),
+            SETTINGS,
+        )
+    }
+
+    /// A claimed message with one attachment of two pieces whose bytes are still in the store.
+    fn claimed_with_attachment() -> ClaimedEmail {
+        let mut message = claimed(1, Duration::ZERO);
+        message.job.attachments = vec![AttachmentBytes {
+            meta: AttachmentMeta {
+                id: AttachmentId::at_index(0),
+                filename: Some("a.bin".into()),
+                content_type: "application/octet-stream".into(),
+                size: ATTACHMENT_PIECE_BYTES as u64 + 3,
+                content_id: None,
+                stored: true,
+                sha256: None,
+            },
+            content: None,
+        }];
+        message
+    }
+
+    #[tokio::test]
+    async fn attachments_are_read_from_the_store_before_the_hand_off() {
+        let mut sequence = Sequence::new();
+        let mut queue = MockLeasedQueue::<OutboundEmail>::new();
+        let mut sender = MockEmailSender::new();
+        let mut store = MockAttachmentContent::new();
+        queue
+            .expect_claim_due()
+            .return_once(|_, _| Ok(Some(claimed_with_attachment())));
+        for index in 0..2u64 {
+            store
+                .expect_piece()
+                .withf(move |_, _, i| *i == index)
+                .times(1)
+                .in_sequence(&mut sequence)
+                .returning(move |_, _, _| {
+                    Ok(Some(match index {
+                        0 => vec![1; ATTACHMENT_PIECE_BYTES],
+                        _ => vec![2; 3],
+                    }))
+                });
+        }
+        sender
+            .expect_send()
+            .withf(|email| {
+                let bytes = email.attachments[0].content.as_deref().expect("read");
+                bytes.len() == ATTACHMENT_PIECE_BYTES + 3 && bytes.ends_with(&[1, 2, 2, 2])
+            })
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_| sent_delivery());
+        sender.expect_provider().return_const("test");
+        queue.expect_record().returning(|_, _, _| Ok(true));
+        let worker =
+            OutboxWorker::outbox(Arc::new(queue), Arc::new(sender), Arc::new(store), SETTINGS);
+        assert_eq!(worker.work_next().await.expect("ok"), Some(HandOff::Sent));
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_attachment_retries_the_message_and_never_sends_it_without() {
+        let mut queue = MockLeasedQueue::<OutboundEmail>::new();
+        let mut sender = MockEmailSender::new();
+        let mut store = MockAttachmentContent::new();
+        queue
+            .expect_claim_due()
+            .return_once(|_, _| Ok(Some(claimed_with_attachment())));
+        store
+            .expect_piece()
+            .returning(|_, _, _| Err(StoreError::Unavailable("down".into())));
+        sender.expect_send().never();
+        queue
+            .expect_record()
+            .withf(|_, _, outcome| matches!(outcome, JobOutcome::Retry { .. }))
+            .times(1)
+            .returning(|_, _, _| Ok(true));
+        let worker =
+            OutboxWorker::outbox(Arc::new(queue), Arc::new(sender), Arc::new(store), SETTINGS);
+        assert!(matches!(
+            worker.work_next().await.expect("ok"),
+            Some(HandOff::Retrying(_))
+        ));
     }
 
     #[tokio::test]

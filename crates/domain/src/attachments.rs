@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -94,6 +95,101 @@ impl AttachmentMeta {
         self.sha256
             .filter(|_| self.stored)
             .map(|digest| format!("\"{}\"", hex::encode(digest)))
+    }
+}
+
+/// At most this many attachments go with one send, reply or forward of an agent.
+pub const MAX_OUTBOUND_ATTACHMENTS: usize = 10;
+
+/// The decoded bytes of the attachments an agent gives one send, reply or forward, in all.
+pub const MAX_OUTBOUND_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
+
+/// The longest name of an attachment an agent sends, in characters.
+pub const MAX_OUTBOUND_FILENAME_CHARS: usize = 255;
+
+/// An attachment an agent sends: its name and type valid, its bytes decoded.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NewAttachment {
+    filename: String,
+    content_type: String,
+    content: Arc<[u8]>,
+}
+
+/// Why an attachment an agent gave cannot be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NewAttachmentError {
+    #[error("the filename must not be empty")]
+    EmptyFilename,
+    #[error("the filename must be at most {MAX_OUTBOUND_FILENAME_CHARS} characters")]
+    LongFilename,
+    #[error("the filename must not contain control characters or marks that reorder or hide text")]
+    HiddenCharacters,
+    #[error("content_type must be a media type, `type/subtype` with optional parameters")]
+    ContentType,
+}
+
+impl NewAttachment {
+    /// The attachment, typed `application/octet-stream` when no type is given.
+    pub fn new(
+        filename: String,
+        content_type: Option<String>,
+        content: Arc<[u8]>,
+    ) -> Result<Self, NewAttachmentError> {
+        if filename.is_empty() {
+            return Err(NewAttachmentError::EmptyFilename);
+        }
+        if filename.chars().count() > MAX_OUTBOUND_FILENAME_CHARS {
+            return Err(NewAttachmentError::LongFilename);
+        }
+        if filename.chars().any(hidden_or_control) {
+            return Err(NewAttachmentError::HiddenCharacters);
+        }
+        let content_type = content_type.unwrap_or_else(|| OCTET_STREAM.to_owned());
+        if !is_media_type(&content_type) {
+            return Err(NewAttachmentError::ContentType);
+        }
+        Ok(Self {
+            filename,
+            content_type,
+            content,
+        })
+    }
+
+    pub fn filename(&self) -> &str {
+        &self.filename
+    }
+
+    pub fn content_type(&self) -> &str {
+        &self.content_type
+    }
+
+    pub fn content(&self) -> &Arc<[u8]> {
+        &self.content
+    }
+
+    /// What is kept of it as the `index`-th attachment of its message: stored, with its digest.
+    pub fn meta(&self, index: usize) -> AttachmentMeta {
+        AttachmentMeta {
+            id: AttachmentId::at_index(index),
+            filename: Some(self.filename.clone()),
+            content_type: self.content_type.clone(),
+            size: self.content.len() as u64,
+            content_id: None,
+            stored: true,
+            sha256: Some(content_digest(&self.content)),
+        }
+    }
+}
+
+/// The bytes are left out: they may weigh megabytes, and a log has no use for them.
+impl fmt::Debug for NewAttachment {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("NewAttachment")
+            .field("filename", &self.filename)
+            .field("content_type", &self.content_type)
+            .field("bytes", &self.content.len())
+            .finish()
     }
 }
 
@@ -220,6 +316,58 @@ pub fn content_disposition(filename: Option<&str>) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn an_attachment_to_send_needs_a_visible_name_of_bounded_length_and_a_media_type() {
+        let bytes: Arc<[u8]> = Arc::from(&b"%PDF-1.7"[..]);
+        let given = |name: &str, kind: Option<&str>| {
+            NewAttachment::new(name.to_owned(), kind.map(str::to_owned), Arc::clone(&bytes))
+        };
+        let invoice = given("invoice.pdf", Some("application/pdf; name=\"x\"")).expect("valid");
+        assert_eq!(invoice.content_type(), "application/pdf; name=\"x\"");
+        let meta = invoice.meta(2);
+        assert_eq!(meta.id.to_string(), "att_3");
+        assert_eq!((meta.size, meta.stored), (8, true));
+        assert_eq!(meta.sha256, Some(content_digest(b"%PDF-1.7")));
+        assert_eq!(
+            given("a/b\\c.txt", None).expect("valid").content_type(),
+            OCTET_STREAM,
+            "a name is sent as given; only a download's name is cut to its last segment"
+        );
+        assert_eq!(given("", None), Err(NewAttachmentError::EmptyFilename));
+        assert_eq!(
+            given(&"n".repeat(MAX_OUTBOUND_FILENAME_CHARS + 1), None),
+            Err(NewAttachmentError::LongFilename)
+        );
+        assert!(given(&"é".repeat(MAX_OUTBOUND_FILENAME_CHARS), None).is_ok());
+        for hidden in [
+            "a\0b",
+            "a\r\nBcc: x",
+            "invoice\u{202e}fdp.exe",
+            "a\u{200b}b",
+        ] {
+            assert_eq!(
+                given(hidden, None),
+                Err(NewAttachmentError::HiddenCharacters),
+                "{hidden:?}"
+            );
+        }
+        for bad in [
+            "",
+            "pdf",
+            "text/",
+            "text/plain; charset",
+            "a b/c",
+            "text/plain\r\nX: y",
+        ] {
+            assert_eq!(
+                given("a.txt", Some(bad)),
+                Err(NewAttachmentError::ContentType),
+                "{bad:?}"
+            );
+        }
+        assert!(!format!("{invoice:?}").contains("PDF"), "no bytes in logs");
+    }
 
     #[test]
     fn an_id_is_its_position_from_one_and_reads_back_only_as_written() {

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use crate::{AtomicAmount, EmailAddress, EventTypes, EvmAddress, IdempotencyKey, WebhookUrl};
+use crate::{
+    AtomicAmount, EmailAddress, EventTypes, EvmAddress, IdempotencyKey, NewAttachment, WebhookUrl,
+};
 
 /// A new message as the agent wrote it, its fields already valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +19,7 @@ pub struct SendMail {
     /// Custom headers, each already checked against the sensitive list.
     pub headers: Vec<(String, String)>,
     pub category: Option<String>,
+    pub attachments: Vec<NewAttachment>,
     /// Given at all (even empty): the fields the service does not offer.
     pub reply_to_given: bool,
     pub html_given: bool,
@@ -27,6 +30,20 @@ pub struct SendMail {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplyMail {
     pub text: String,
+    pub attachments: Vec<NewAttachment>,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// A forward of a message of the inbox, its fields already valid; the message is named apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardMail {
+    pub to: Vec<EmailAddress>,
+    pub cc: Vec<EmailAddress>,
+    pub bcc: Vec<EmailAddress>,
+    /// What the agent writes above the forwarded message; may be empty.
+    pub text: String,
+    /// Sent after the forwarded message's own.
+    pub attachments: Vec<NewAttachment>,
     pub idempotency_key: Option<IdempotencyKey>,
 }
 

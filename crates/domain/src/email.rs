@@ -173,33 +173,77 @@ pub fn check_custom_headers_size<'a>(
 }
 
 /// The subject of a reply: `Re: ` before the original's, unless it already starts with a reply
-/// prefix (`Re:`, `RE:`, `re :`...), so a long exchange does not grow `Re: Re: Re:`. The
-/// original came from an outside sender: each run of control characters in it (a decoded CR or
-/// LF would end the header and start another) becomes one space.
+/// prefix (`Re:`, `RE:`, `re :`...), so a long exchange does not grow `Re: Re: Re:`.
 pub fn reply_subject(original: Option<&str>) -> String {
-    let mut single_line = String::new();
-    for piece in original
-        .unwrap_or_default()
-        .split(char::is_control)
-        .filter(|piece| !piece.is_empty())
-    {
-        if !single_line.is_empty() {
-            single_line.push(' ');
-        }
-        single_line.push_str(piece);
-    }
+    prefixed_subject("Re", original)
+}
+
+/// The subject of a forward: `Fwd: ` before the original's, once, as for a reply.
+pub fn forward_subject(original: Option<&str>) -> String {
+    prefixed_subject("Fwd", original)
+}
+
+/// `prefix: ` before the original subject unless it already starts with the prefix (in any
+/// case, spaces allowed before the colon). The original came from an outside sender: it is put on
+/// one line, as a decoded CR or LF would end the header and start another.
+fn prefixed_subject(prefix: &str, original: Option<&str>) -> String {
+    let single_line = single_line(original);
     let original = single_line.trim();
     let already = original
-        .get(..2)
-        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("re"))
-        && original[2..].trim_start().starts_with(':');
+        .get(..prefix.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+        && original[prefix.len()..].trim_start().starts_with(':');
     if already {
         original.to_owned()
     } else if original.is_empty() {
-        "Re:".to_owned()
+        format!("{prefix}:")
     } else {
-        format!("Re: {original}")
+        format!("{prefix}: {original}")
     }
+}
+
+/// The text of a forward: what the agent wrote, then the forwarded message under a separator
+/// line, its sender, date, subject and recipients, then its text as it came.
+pub fn forward_text(written: &str, original: &EmailMessageRecord) -> String {
+    let mut text =
+        String::with_capacity(written.len() + original.text.as_deref().map_or(0, str::len) + 256);
+    if !written.is_empty() {
+        text.push_str(written);
+        text.push_str("\n\n");
+    }
+    text.push_str("---------- Forwarded message ---------\n");
+    let date = original
+        .received_at
+        .or(original.sent_at)
+        .unwrap_or(original.created_at);
+    let date = date
+        .format(&time::format_description::well_known::Rfc2822)
+        .unwrap_or_default();
+    let lines = [
+        ("From", original.from.clone().unwrap_or_default()),
+        ("Date", date),
+        ("Subject", single_line(original.subject.as_deref())),
+        ("To", original.to.join(", ")),
+        ("Cc", original.cc.join(", ")),
+    ];
+    for (name, value) in lines {
+        if !value.is_empty() {
+            text.push_str(&format!("{name}: {value}\n"));
+        }
+    }
+    text.push('\n');
+    text.push_str(original.text.as_deref().unwrap_or_default());
+    text
+}
+
+/// A header value of outside mail on one line: each run of control characters becomes a space.
+fn single_line(value: Option<&str>) -> String {
+    value
+        .unwrap_or_default()
+        .split(char::is_control)
+        .filter(|piece| !piece.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The `References` of a reply (RFC 5322 3.6.4): the original's references, else its
@@ -551,6 +595,32 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn forward_subjects_get_one_prefix() {
+        assert_eq!(forward_subject(Some("Invoice 7")), "Fwd: Invoice 7");
+        assert_eq!(forward_subject(Some("FWD : Invoice 7")), "FWD : Invoice 7");
+        assert_eq!(forward_subject(Some("Re: Invoice 7")), "Fwd: Re: Invoice 7");
+        assert_eq!(forward_subject(None), "Fwd:");
+        assert_eq!(forward_subject(Some("a\r\nBcc: b")), "Fwd: a Bcc: b");
+    }
+
+    #[test]
+    fn a_forward_quotes_the_original_under_the_text() {
+        let mut original = EmailMessageRecord::fixture();
+        original.subject = Some("Invoice\r\n7".into());
+        original.from = Some("billing@vendor.example".into());
+        original.to = vec!["agent@inbox.example".into()];
+        original.text = Some("Amount: 12 USD\nDue: Friday".into());
+        let text = forward_text("Please pay this.", &original);
+        assert!(text.starts_with("Please pay this.\n\n---------- Forwarded message ---------\n"));
+        assert!(text.contains("From: billing@vendor.example\n"));
+        assert!(text.contains("Subject: Invoice 7\n"));
+        assert!(text.contains("To: agent@inbox.example\n"));
+        assert!(!text.contains("Cc:"), "an empty field is left out");
+        assert!(text.ends_with("\n\nAmount: 12 USD\nDue: Friday"));
+        assert!(forward_text("", &original).starts_with("---------- Forwarded"));
     }
 
     #[test]

@@ -7,9 +7,11 @@ use uuid::Uuid;
 
 use crate::{
     AgentId, AgentKeyHash, AgentProfile, AgentRecord, Approvals, Asset, AtomicAmount, Chain,
-    Custody, EvmAddress, IntentId, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord,
-    PolicyAsset, SpendPolicyId, SpendPolicyRecord, SpendRules, SponsorId, TransferIntentRecord,
-    WalletId, WalletRecord, WalletStatus, WebhookEndpointId, WebhookEndpointRecord,
+    Custody, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord, EmailStatus, EvmAddress,
+    IntentId, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset,
+    SenderAuthentication, SpendPolicyId, SpendPolicyRecord, SpendRules, SponsorId,
+    TransferIntentRecord, WalletId, WalletRecord, WalletStatus, WebhookEndpointId,
+    WebhookEndpointRecord,
 };
 
 /// 2026-11-22T00:00:00Z: a fixed moment, so fixtures compare equal.
@@ -131,6 +133,40 @@ impl WebhookEndpointRecord {
             enabled: true,
             disabled_reason: None,
             created_at: moment(),
+        }
+    }
+}
+
+impl EmailMessageRecord {
+    /// A plain inbound message of the fixture agent's inbox, received at the fixed moment.
+    pub fn fixture() -> Self {
+        Self {
+            id: EmailMessageId(Uuid::from_u128(31)),
+            inbox_id: EmailInboxId(Uuid::from_u128(30)),
+            agent_id: AgentRecord::fixture().id,
+            direction: Direction::Inbound,
+            status: EmailStatus::Received,
+            thread_id: EmailMessageId(Uuid::from_u128(31)),
+            provider_message_id: Some("provider-31".into()),
+            internet_message_id: Some("<31@sender.example>".into()),
+            in_reply_to: None,
+            references: Vec::new(),
+            subject: Some("Hello".into()),
+            from: Some("someone@sender.example".into()),
+            to: vec!["agent@inbox.example".into()],
+            cc: Vec::new(),
+            bcc: Vec::new(),
+            reply_to: Vec::new(),
+            text: Some("Hello there".into()),
+            html: None,
+            attachments: Vec::new(),
+            headers: Vec::new(),
+            verification_codes: Vec::new(),
+            sender_authentication: SenderAuthentication::Unreported,
+            failure_reason: None,
+            created_at: moment(),
+            received_at: Some(moment()),
+            sent_at: None,
         }
     }
 }

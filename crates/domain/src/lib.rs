@@ -40,8 +40,9 @@ pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
 pub use attachments::{
     content_digest, content_disposition, download_content_type, download_filename, piece_count,
-    AttachmentId, AttachmentMeta, InvalidAttachmentId, ATTACHMENT_PIECE_BYTES,
-    DEFAULT_ATTACHMENT_MAX_BYTES,
+    AttachmentId, AttachmentMeta, InvalidAttachmentId, NewAttachment, NewAttachmentError,
+    ATTACHMENT_PIECE_BYTES, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_OUTBOUND_ATTACHMENTS,
+    MAX_OUTBOUND_ATTACHMENT_BYTES, MAX_OUTBOUND_FILENAME_CHARS,
 };
 pub use console::{
     Actor, AuditAction, AuditRecord, AuditTarget, OneTimeSecret, OperatorAccount, OperatorRole,
@@ -53,10 +54,10 @@ pub use contact::{
 };
 pub use cursor::{CursorCodec, CursorPosition, InvalidCursor};
 pub use email::{
-    check_custom_header, check_custom_headers_size, reply_references, reply_subject,
-    request_fingerprint, DeliveryRetry, Direction, EmailMessageRecord, EmailStatus, HeaderRefused,
-    HeadersTooLarge, SenderAuthentication, ThreadSummary, MAX_BODY_TEXT_BYTES,
-    MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    check_custom_header, check_custom_headers_size, forward_subject, forward_text,
+    reply_references, reply_subject, request_fingerprint, DeliveryRetry, Direction,
+    EmailMessageRecord, EmailStatus, HeaderRefused, HeadersTooLarge, SenderAuthentication,
+    ThreadSummary, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
 };
 pub use events::{
     EventId, EventPayload, EventRecord, EventType, EventTypes, LogBounds, UnknownEventType,

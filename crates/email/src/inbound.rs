@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use domain::{AttachmentId, AttachmentMeta};
 use mail_parser::parsers::MessageStream;
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders};
-use ports::{InboundAttachment, InboundEmail, InboundFormat, InboundParseError, InboundParser};
+use ports::{AttachmentBytes, InboundEmail, InboundFormat, InboundParseError, InboundParser};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
@@ -347,7 +347,7 @@ fn headers(message: &Message<'_>, raw: &[u8]) -> Vec<(String, String)> {
 }
 
 /// An attachment's part: what it says of itself, and its decoded bytes.
-fn attachment(index: usize, part: &MessagePart<'_>) -> InboundAttachment {
+fn attachment(index: usize, part: &MessagePart<'_>) -> AttachmentBytes {
     let content_type = match part.content_type() {
         Some(kind) => {
             // A nested message's type was rewritten before parsing (`without_nested_messages`).
@@ -368,7 +368,7 @@ fn attachment(index: usize, part: &MessagePart<'_>) -> InboundAttachment {
         None => "application/octet-stream".to_owned(),
     };
     let content = part.contents();
-    InboundAttachment {
+    AttachmentBytes {
         meta: AttachmentMeta {
             id: AttachmentId::at_index(index),
             filename: part.attachment_name().map(str::to_owned),
@@ -554,8 +554,8 @@ fn header_line(value: &str) -> String {
 }
 
 /// An attachment of Resend's event: metadata only (Resend serves the bytes through its API).
-fn resend_attachment(index: usize, attachment: ResendAttachment) -> InboundAttachment {
-    InboundAttachment {
+fn resend_attachment(index: usize, attachment: ResendAttachment) -> AttachmentBytes {
+    AttachmentBytes {
         meta: AttachmentMeta {
             id: AttachmentId::at_index(index),
             filename: attachment.filename,

@@ -15,3 +15,16 @@ pub use resend::{
 pub use sandbox::{SandboxInboxProvisioner, SANDBOX_PROVIDER};
 pub use smtp::{InvalidSmtpSettings, SmtpSecurity, SmtpSender, SmtpSettings, SMTP_PROVIDER};
 pub use webhook::{sign, InvalidWebhookSecret, MailWebhook};
+
+use ports::{AttachmentBytes, DeliveryError};
+
+/// The bytes of an attachment to send. The outbox reads them before every hand-off, so a message
+/// without them is one no provider can be given.
+fn bytes_to_send(attachment: &AttachmentBytes) -> Result<&[u8], DeliveryError> {
+    attachment.content.as_deref().ok_or_else(|| {
+        DeliveryError::Refused(format!(
+            "attachment {} was handed over without its bytes",
+            attachment.meta.id
+        ))
+    })
+}

@@ -6,6 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
 use ports::{Delivery, DeliveryError, EmailSender, OutboundEmail};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
@@ -132,6 +134,16 @@ struct SendRequest<'a> {
     subject: &'a str,
     text: &'a str,
     headers: Headers<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    attachments: Vec<ResendAttachment<'a>>,
+}
+
+/// An attachment as Resend takes it: its bytes in base64.
+#[derive(Serialize)]
+struct ResendAttachment<'a> {
+    filename: &'a str,
+    content: String,
+    content_type: &'a str,
 }
 
 /// The threading headers, then the custom ones, as one JSON object in that order.
@@ -148,7 +160,7 @@ impl Serialize for Headers<'_> {
 }
 
 impl<'a> SendRequest<'a> {
-    fn new(email: &'a OutboundEmail, references: &'a str) -> Self {
+    fn new(email: &'a OutboundEmail, references: &'a str) -> Result<Self, DeliveryError> {
         let addresses =
             |list: &'a [domain::EmailAddress]| list.iter().map(|a| a.as_str()).collect();
         let mut headers = vec![("Message-ID", email.internet_message_id.as_str())];
@@ -164,7 +176,18 @@ impl<'a> SendRequest<'a> {
                 .iter()
                 .map(|(name, value)| (name.as_str(), value.as_str())),
         );
-        Self {
+        let attachments = email
+            .attachments
+            .iter()
+            .map(|attachment| {
+                Ok(ResendAttachment {
+                    filename: attachment.meta.filename.as_deref().unwrap_or_default(),
+                    content: BASE64.encode(crate::bytes_to_send(attachment)?),
+                    content_type: &attachment.meta.content_type,
+                })
+            })
+            .collect::<Result<_, DeliveryError>>()?;
+        Ok(Self {
             from: email.from.as_str(),
             to: addresses(&email.to),
             cc: addresses(&email.cc),
@@ -172,7 +195,8 @@ impl<'a> SendRequest<'a> {
             subject: &email.subject,
             text: &email.text,
             headers: Headers(headers),
-        }
+            attachments,
+        })
     }
 }
 
@@ -198,12 +222,13 @@ impl EmailSender for ResendSender {
 
     async fn send(&self, email: &OutboundEmail) -> Result<Delivery, DeliveryError> {
         let references = email.references.join(" ");
+        let request = SendRequest::new(email, &references)?;
         let response = self
             .client
             .post(self.endpoint.clone())
             .header(AUTHORIZATION, self.authorization.clone())
             .header("Idempotency-Key", email.message_id.to_string())
-            .json(&SendRequest::new(email, &references))
+            .json(&request)
             .send()
             .await
             .map_err(|error| DeliveryError::transient(format!("Resend unreachable: {error}")))?;

@@ -6,8 +6,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use domain::attachments::OCTET_STREAM;
+use lettre::message::header::ContentType;
 use lettre::message::header::{HeaderName, HeaderValue};
-use lettre::message::{Mailbox, MessageBuilder, SinglePart};
+use lettre::message::{Attachment, Mailbox, MessageBuilder, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use ports::{Delivery, DeliveryError, EmailSender, OutboundEmail};
@@ -217,9 +219,27 @@ fn build_message(email: &OutboundEmail) -> Result<Message, DeliveryError> {
         builder = builder.references(email.references.join(" "));
     }
     builder = custom_headers(builder, &email.headers)?;
-    builder
-        .singlepart(SinglePart::plain(email.text.clone()))
-        .map_err(|error| DeliveryError::Refused(format!("the message cannot be built: {error}")))
+    let text = SinglePart::plain(email.text.clone());
+    let built = match email.attachments.is_empty() {
+        true => builder.singlepart(text),
+        false => {
+            let mut parts = MultiPart::mixed().singlepart(text);
+            for attachment in &email.attachments {
+                // Types were checked as media types when given; one lettre cannot read goes as
+                // octets, as a download of it would.
+                let content_type = ContentType::parse(&attachment.meta.content_type)
+                    .or_else(|_| ContentType::parse(OCTET_STREAM))
+                    .map_err(|error| DeliveryError::Refused(format!("content type: {error}")))?;
+                let name = attachment.meta.filename.clone().unwrap_or_default();
+                parts = parts.singlepart(
+                    Attachment::new(name)
+                        .body(crate::bytes_to_send(attachment)?.to_vec(), content_type),
+                );
+            }
+            builder.multipart(parts)
+        }
+    };
+    built.map_err(|error| DeliveryError::Refused(format!("the message cannot be built: {error}")))
 }
 
 fn mailbox(address: &str) -> Result<Mailbox, DeliveryError> {

@@ -117,6 +117,9 @@ const API: &[Endpoint] = &[
     Endpoint::new(Method::POST, "/v1/email/reply/{message_id}", |route| {
         route.to(routes::email::reply)
     }),
+    Endpoint::new(Method::POST, "/v1/email/forward/{message_id}", |route| {
+        route.to(routes::email::forward)
+    }),
     Endpoint::new(Method::GET, "/v1/sms/number", |route| {
         route.to(routes::sms::number)
     }),

@@ -6,17 +6,18 @@ use utoipa::{Modify, OpenApi};
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
 use crate::routes;
 use api_types::{
-    AgentResponse, ApprovalsOut, AttachmentOut, Channel, CodeOut, CodesWaitRequest, ConfirmedBy,
-    Direction, EmailFailedData, EmailInboxOut, EmailInboxPage, EmailMessageOut, EmailReceivedData,
-    EmailReplyRequest, EmailSendRequest, EmailSendResponse, EmailSentData, EmailStatus, EventData,
-    EventOut, EventPage, EventTypeName, IntentStatus, ParsedDataOut, PhoneNumberOut,
-    PhoneNumberResponse, PolicyVerdictOut, RecipientLimitOut, SendStatus, SenderRulesOut,
-    SenderRulesRequest, ServerSentEvent, SmsMessageOut, SmsRawPayload, SmsReceivedData,
-    SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, ThreadDetailOut, ThreadOut, ThreadPageOut,
-    TransferIntentOut, TransferIntentPage, VerificationCodeResponse, WaitForCodeRequest,
-    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
-    WalletStatus, WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut,
-    WebhookReplayRequest, WebhookReplayResponse, WebhookUpdateRequest, WindowUsageOut,
+    AgentResponse, ApprovalsOut, AttachmentIn, AttachmentOut, Channel, CodeOut, CodesWaitRequest,
+    ConfirmedBy, Direction, EmailFailedData, EmailForwardRequest, EmailInboxOut, EmailInboxPage,
+    EmailMessageOut, EmailReceivedData, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
+    EmailSentData, EmailStatus, EventData, EventOut, EventPage, EventTypeName, IntentStatus,
+    ParsedDataOut, PhoneNumberOut, PhoneNumberResponse, PolicyVerdictOut, RecipientLimitOut,
+    SendStatus, SenderRulesOut, SenderRulesRequest, ServerSentEvent, SmsMessageOut, SmsRawPayload,
+    SmsReceivedData, SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, ThreadDetailOut,
+    ThreadOut, ThreadPageOut, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
+    WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
+    WalletOut, WalletSendRequest, WalletStatus, WebhookAttemptOut, WebhookAttemptPage,
+    WebhookCreateRequest, WebhookOut, WebhookReplayRequest, WebhookReplayResponse,
+    WebhookUpdateRequest, WindowUsageOut,
 };
 
 #[derive(OpenApi)]
@@ -30,6 +31,7 @@ use api_types::{
         routes::agents::me,
         routes::email::send,
         routes::email::reply,
+        routes::email::forward,
         routes::email::inbox,
         routes::email::message,
         routes::email::attachment,
@@ -71,6 +73,8 @@ use api_types::{
         ParsedDataOut,
         EmailSendRequest,
         EmailReplyRequest,
+        EmailForwardRequest,
+        AttachmentIn,
         EmailSendResponse,
         EmailInboxPage,
         SenderRulesRequest,

@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 
 use api_types::{
-    default_asset, default_chain, read_event_types, read_fields, CodesWaitRequest,
-    EmailReplyRequest, EmailSendRequest, FieldError, FieldErrors, PageLimit, RequestPart,
-    WalletSendRequest,
+    default_asset, default_chain, read_event_types, read_fields, AttachmentIn, CodesWaitRequest,
+    EmailForwardRequest, EmailReplyRequest, EmailSendRequest, FieldError, FieldErrors, PageLimit,
+    RequestPart, WalletSendRequest,
 };
 use domain::{
-    MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_IDEMPOTENCY_KEY_CHARS, MAX_RECIPIENTS,
-    MAX_REQUEST_ID_CHARS,
+    MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_IDEMPOTENCY_KEY_CHARS, MAX_OUTBOUND_ATTACHMENTS,
+    MAX_OUTBOUND_FILENAME_CHARS, MAX_RECIPIENTS, MAX_REQUEST_ID_CHARS,
 };
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -192,9 +192,37 @@ pub struct SendEmailArguments {
     pub bcc: Option<Vec<String>>,
     /// Custom headers, name to value; headers the service or mail servers write (From, To, Subject, Message-ID, Content-*, ...) are refused.
     pub headers: Option<BTreeMap<String, String>>,
+    /// Files to attach: at most 10, 10 MiB in all once decoded.
+    #[schemars(length(max = MAX_OUTBOUND_ATTACHMENTS))]
+    pub attachments: Option<Vec<AttachmentArgument>>,
     /// Any string of 1 to 255 visible ASCII characters you choose for this mail. Calling again with the same key and the same mail returns the first answer and never mails twice: pass one whenever you may retry.
     #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = "^[!-~]([ -~]*[!-~])?$"))]
     pub idempotency_key: Option<String>,
+}
+
+/// A file to attach to a mail.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AttachmentArgument {
+    /// The name it is sent under, e.g. `report.pdf`.
+    #[schemars(length(min = 1, max = MAX_OUTBOUND_FILENAME_CHARS))]
+    pub filename: String,
+    /// Its media type, e.g. `application/pdf`; `application/octet-stream` when left out.
+    pub content_type: Option<String>,
+    /// Its bytes, in base64.
+    pub content_base64: String,
+}
+
+/// The route's attachments from a tool's.
+fn attachments_in(given: Option<Vec<AttachmentArgument>>) -> Option<Vec<AttachmentIn>> {
+    given.map(|list| {
+        list.into_iter()
+            .map(|attachment| AttachmentIn {
+                filename: attachment.filename,
+                content_type: attachment.content_type,
+                content_base64: attachment.content_base64,
+            })
+            .collect()
+    })
 }
 
 impl SendEmailArguments {
@@ -210,6 +238,7 @@ impl SendEmailArguments {
             category: None,
             reply_to: None,
             body_html: None,
+            attachments: attachments_in(self.attachments),
         };
         (body, self.idempotency_key)
     }
@@ -222,16 +251,60 @@ pub struct ReplyEmailArguments {
     /// The reply, as plain text: at most 262,144 bytes of UTF-8.
     #[schemars(length(max = MAX_BODY_TEXT_BYTES))]
     pub body_text: String,
+    /// Files to attach, as for `send_email`.
+    #[schemars(length(max = MAX_OUTBOUND_ATTACHMENTS))]
+    pub attachments: Option<Vec<AttachmentArgument>>,
     /// As for `send_email`: the same key and reply never mail twice.
     #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = "^[!-~]([ -~]*[!-~])?$"))]
     pub idempotency_key: Option<String>,
 }
 
 impl ReplyEmailArguments {
-    pub fn body(&self) -> EmailReplyRequest {
-        EmailReplyRequest {
-            body_text: self.body_text.clone(),
-        }
+    /// The message answered, the route's request body, and the key.
+    pub fn into_request(self) -> (String, EmailReplyRequest, Option<String>) {
+        let body = EmailReplyRequest {
+            body_text: self.body_text,
+            attachments: attachments_in(self.attachments),
+        };
+        (self.message_id, body, self.idempotency_key)
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForwardEmailArguments {
+    /// The message to forward, of either direction, as `list_inbox` shows it.
+    pub message_id: String,
+    /// Recipient addresses: 1 to 20, over `to`, `cc` and `bcc` together.
+    #[schemars(length(min = 1, max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
+    pub to: Vec<String>,
+    /// Addresses copied.
+    #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
+    pub cc: Option<Vec<String>>,
+    /// Addresses copied without the others seeing them.
+    #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
+    pub bcc: Option<Vec<String>>,
+    /// Plain text written above the forwarded message: at most 262,144 bytes of UTF-8.
+    #[schemars(length(max = MAX_BODY_TEXT_BYTES))]
+    pub body_text: Option<String>,
+    /// Files to attach after the forwarded message's own, as for `send_email`.
+    #[schemars(length(max = MAX_OUTBOUND_ATTACHMENTS))]
+    pub attachments: Option<Vec<AttachmentArgument>>,
+    /// As for `send_email`: the same key and forward never mail twice.
+    #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = "^[!-~]([ -~]*[!-~])?$"))]
+    pub idempotency_key: Option<String>,
+}
+
+impl ForwardEmailArguments {
+    /// The message forwarded, the route's request body, and the key.
+    pub fn into_request(self) -> (String, EmailForwardRequest, Option<String>) {
+        let body = EmailForwardRequest {
+            to: self.to,
+            cc: self.cc,
+            bcc: self.bcc,
+            body_text: self.body_text,
+            attachments: attachments_in(self.attachments),
+        };
+        (self.message_id, body, self.idempotency_key)
     }
 }
 

@@ -7,15 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_types::{
-    search_query, AgentResponse, AttachmentOut, CodeOut, EmailInboxPage, EmailMessageOut,
-    EmailReply, EmailSend, EmailSendResponse, EventOut, EventPage, PolicyVerdictOut, RequestPart,
-    SendStatus, SmsMessageOut, SpendPolicyResponse, SpendUsageOut, ThreadDetailOut, ThreadOut,
-    ThreadPageOut, TransferIntentOut, TransferIntentPage, WalletAssetBalance,
-    WalletBalanceResponse,
+    search_query, AgentResponse, AttachmentOut, CodeOut, EmailForward, EmailInboxPage,
+    EmailMessageOut, EmailReply, EmailSend, EmailSendResponse, EventOut, EventPage,
+    PolicyVerdictOut, RequestPart, SendStatus, SmsMessageOut, SpendPolicyResponse, SpendUsageOut,
+    ThreadDetailOut, ThreadOut, ThreadPageOut, TransferIntentOut, TransferIntentPage,
+    WalletAssetBalance, WalletBalanceResponse,
 };
 use app::{
-    ChannelsWait, Decision, FoundCode, ReplyMail, SendError, SendMail, SendRequest, Services,
-    WaitError,
+    ChannelsWait, Decision, ForwardMail, FoundCode, ReplyMail, SendError, SendMail, SendRequest,
+    Services, WaitError,
 };
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -38,10 +38,11 @@ use tracing::Instrument;
 
 use crate::answers::{answer, refused, refused_with, reporting_progress};
 use crate::arguments::{
-    Arguments, AttachmentArguments, CreateTransferArguments, IntentArguments, ListEventsArguments,
-    ListInboxArguments, ListIntentsArguments, ListSmsArguments, ListThreadsArguments,
-    MessageArguments, ReplyEmailArguments, SearchMessagesArguments, SendEmailArguments,
-    ThreadArguments, WaitForCodeArguments, WaitForDecisionArguments,
+    Arguments, AttachmentArguments, CreateTransferArguments, ForwardEmailArguments,
+    IntentArguments, ListEventsArguments, ListInboxArguments, ListIntentsArguments,
+    ListSmsArguments, ListThreadsArguments, MessageArguments, ReplyEmailArguments,
+    SearchMessagesArguments, SendEmailArguments, ThreadArguments, WaitForCodeArguments,
+    WaitForDecisionArguments,
 };
 
 /// The protocol versions served: the last with an `initialize` handshake, and the stateless one.
@@ -423,9 +424,7 @@ embedded resource (text for a text type). Listed attachments with stored false w
         if meta.size > INLINE_ATTACHMENT_BYTES {
             return result;
         }
-        let bytes: Vec<Vec<u8>> =
-            or_refuse!(futures_util::TryStreamExt::try_collect(download.pieces()).await);
-        let bytes = bytes.concat();
+        let bytes = or_refuse!(download.whole().await).to_vec();
         let mime_type = domain::download_content_type(&meta.content_type).to_owned();
         let blob = |bytes: Vec<u8>| ResourceContents::BlobResourceContents {
             uri: download_url.clone(),
@@ -499,15 +498,51 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
         caller: Caller,
         Arguments(arguments): Arguments<ReplyEmailArguments>,
     ) -> CallToolResult {
-        let arguments = or_refuse!(arguments);
+        let (message_id, body, key) = or_refuse!(arguments).into_request();
         let reply = or_refuse!(ReplyMail::try_from(EmailReply {
-            body: arguments.body(),
-            idempotency_key: arguments.idempotency_key.as_deref().map(str::as_bytes),
+            body,
+            idempotency_key: key.as_deref().map(str::as_bytes),
         }));
         let (message, _) = or_refuse!(
             self.services()
                 .email
-                .reply(&caller.profile, &arguments.message_id, reply)
+                .reply(&caller.profile, &message_id, reply)
+                .await
+        );
+        answer(EmailSendResponse {
+            status: SendStatus::Sent,
+            data: message.into(),
+        })
+    }
+
+    #[tool(
+        name = "forward_email",
+        title = "Forward a mail",
+        description = "Forwards a message of the agent's inbox to new recipients: subject `Fwd:`, \
+your body_text above the original quoted, and its stored attachments attached (then yours). Same \
+outbox, limits and idempotency_key as send_email.",
+        input_schema = input::<ForwardEmailArguments>(),
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn forward_email(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<ForwardEmailArguments>,
+    ) -> CallToolResult {
+        let (message_id, body, key) = or_refuse!(arguments).into_request();
+        let forward = or_refuse!(ForwardMail::try_from(EmailForward {
+            body,
+            idempotency_key: key.as_deref().map(str::as_bytes),
+        }));
+        let (message, _) = or_refuse!(
+            self.services()
+                .email
+                .forward(&caller.profile, &message_id, forward)
                 .await
         );
         answer(EmailSendResponse {

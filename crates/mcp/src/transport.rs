@@ -24,9 +24,9 @@ use crate::tools::{AgentTools, Caller, Toolbox};
 /// Where the endpoint is served.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The largest request body read: a mail's text (256 KiB) with every character escaped, with
-/// room to spare, as the REST send route allows.
-const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// The largest request body read: a mail's 10 MiB of attachments in base64 beside its text,
+/// as the REST send route allows.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The headers rmcp reads besides its own `mcp-*` ones (`MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name`, `Mcp-Param-*`, `Mcp-Session-Id`), in actix-web's lower case.

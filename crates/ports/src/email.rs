@@ -34,6 +34,8 @@ pub struct OutboundEmail {
     pub internet_message_id: String,
     pub in_reply_to: Option<String>,
     pub references: Vec<String>,
+    /// Each with its bytes when handed to the provider.
+    pub attachments: Vec<AttachmentBytes>,
 }
 
 /// The provider took the message.
@@ -76,15 +78,16 @@ pub struct InboundEmail {
     pub envelope_to: Vec<String>,
     pub text: Option<String>,
     pub html: Option<String>,
-    pub attachments: Vec<InboundAttachment>,
+    pub attachments: Vec<AttachmentBytes>,
     /// Header names and decoded values in the order they came.
     pub headers: Vec<(String, String)>,
 }
 
-/// An attachment of inbound mail: what is known of it, and its decoded bytes when the delivery
-/// carried them (shared: one mail may be stored in several inboxes).
+/// An attachment: what is known of it, and its decoded bytes when they are at hand (shared: one
+/// inbound mail may be stored in several inboxes). Inbound mail carries the bytes the delivery
+/// held; outbound mail claimed from the outbox carries none until they are read for the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InboundAttachment {
+pub struct AttachmentBytes {
     pub meta: AttachmentMeta,
     pub content: Option<Arc<[u8]>>,
 }
@@ -169,6 +172,9 @@ pub struct NewOutboundEmail {
     pub subject: String,
     pub text: String,
     pub headers: Vec<(String, String)>,
+    /// Each with its bytes, stored with the message; or without, when they were put in the
+    /// object store under a record of `AttachmentUploads`, which the message's transaction takes.
+    pub attachments: Vec<AttachmentBytes>,
     pub idempotency: Option<EmailIdempotency>,
 }
 
@@ -309,8 +315,49 @@ pub trait AttachmentContent: Send + Sync {
     ) -> Result<Option<Vec<u8>>, StoreError>;
 }
 
+/// Attachment bytes kept in an object store instead of the database. They are put before the
+/// transaction that stores their message, under a record of `AttachmentUploads`, so bytes that no
+/// stored message came to own are found and removed; they are read back through
+/// `AttachmentContent`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AttachmentObjects: Send + Sync {
+    /// Puts the bytes of one attachment of `message`, replacing any put before.
+    async fn put(
+        &self,
+        message: EmailMessageId,
+        attachment: AttachmentId,
+        bytes: Arc<[u8]>,
+    ) -> Result<(), StoreError>;
+
+    /// Removes the bytes of every attachment of `message`; none is no error.
+    async fn remove(&self, message: EmailMessageId) -> Result<(), StoreError>;
+}
+
+/// The records of attachment bytes put in an object store ahead of their message: the
+/// transaction that stores the message takes its record away, so a record left over names bytes
+/// no stored message owns.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AttachmentUploads: Send + Sync {
+    /// Records, committed, that bytes of `message` are about to be put.
+    async fn record_upload(&self, message: EmailMessageId) -> Result<(), StoreError>;
+
+    /// At most `limit` records left for longer than `older_than` (or whose sweep began that long
+    /// ago and never ended), marked swept: no message can take them any more.
+    async fn stale_uploads(
+        &self,
+        older_than: Duration,
+        limit: usize,
+    ) -> Result<Vec<EmailMessageId>, StoreError>;
+
+    /// Forgets the records of messages whose bytes were removed.
+    async fn forget_uploads(&self, messages: &[EmailMessageId]) -> Result<(), StoreError>;
+}
+
 /// An inbound message for one inbox, ready to be stored: the bytes of each attachment kept
-/// (`stored`) are stored with it, in the same transaction.
+/// (`stored`) are stored with it, in the same transaction; one kept without its bytes has them in
+/// the object store, under a record of `AttachmentUploads` the transaction takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewInboundEmail {
     pub id: EmailMessageId,

@@ -29,8 +29,8 @@ pub use console::{
     PasskeyError, Passkeys, SessionRecord, StoredPasskey,
 };
 pub use email::{
-    AcceptError, Acceptance, AttachmentContent, ClaimedEmail, Delivery, EmailCodes,
-    EmailIdempotency, EmailOutbox, EmailSender, InboundAttachment, InboundEmail, InboundFormat,
+    AcceptError, Acceptance, AttachmentBytes, AttachmentContent, AttachmentObjects, AttachmentUploads, ClaimedEmail,
+    Delivery, EmailCodes, EmailIdempotency, EmailOutbox, EmailSender, InboundEmail, InboundFormat,
     InboundMailStore, InboundMailWebhook, InboundParseError, InboundParser, Mailbox,
     NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, SenderRuleStore, WebhookMail,
 };
@@ -70,8 +70,9 @@ pub use chain::{MockChainClient, MockChainWriter};
 pub use console::{MockOperatorStore, MockPasskeys};
 #[cfg(feature = "mock")]
 pub use email::{
-    MockAttachmentContent, MockEmailCodes, MockEmailOutbox, MockEmailSender, MockInboundMailStore,
-    MockInboundMailWebhook, MockInboundParser, MockMailbox, MockSenderRuleStore,
+    MockAttachmentContent, MockAttachmentObjects, MockAttachmentUploads, MockEmailCodes, MockEmailOutbox, MockEmailSender,
+    MockInboundMailStore, MockInboundMailWebhook, MockInboundParser, MockMailbox,
+    MockSenderRuleStore,
 };
 #[cfg(feature = "mock")]
 pub use events::{MockEventLog, MockWebhookEndpoints, MockWebhookPoster};

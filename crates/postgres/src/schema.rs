@@ -260,6 +260,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    email_attachment_uploads (message_id) {
+        message_id -> Uuid,
+        recorded_at -> Timestamptz,
+        swept_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     email_attachment_pieces (message_id, attachment, piece) {
         message_id -> Uuid,
         attachment -> Integer,
@@ -305,6 +313,7 @@ diesel::table! {
         reference_ids -> Array<Text>,
         headers -> Jsonb,
         created_at -> Timestamptz,
+        attachments -> Jsonb,
     }
 }
 
@@ -515,6 +524,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_inboxes,
     email_messages,
     email_attachment_pieces,
+    email_attachment_uploads,
     email_sender_rules,
     email_threads,
     wallets,

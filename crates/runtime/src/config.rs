@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use api_types::TWILIO_SMS_WEBHOOK_PATH;
@@ -15,6 +16,7 @@ use email::{InvalidSmtpSettings, MailWebhook, ResendSettings, SmtpSecurity, Smtp
 use evm::MasterKey;
 use postgres_store::{Connector, PoolSettings};
 use rand::RngCore;
+use s3_store::S3AttachmentStore;
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use sms::{InvalidTwilioSettings, TwilioSettings};
@@ -354,6 +356,48 @@ pub struct EmailConfig {
     pub outbox: QueueSettings,
     /// The largest inbound attachment whose bytes are kept (`EMAIL_ATTACHMENT_MAX_BYTES`).
     pub attachment_max_bytes: u64,
+    /// Where the bytes of kept attachments live (`EMAIL_ATTACHMENT_STORE`).
+    pub attachment_store: AttachmentStore,
+}
+
+/// Where the bytes of kept attachments live.
+#[derive(Clone)]
+pub enum AttachmentStore {
+    /// In PostgreSQL, in pieces beside their message: the default, nothing to configure.
+    Database,
+    /// In S3 or an S3-compatible store, reached with the usual AWS variables.
+    S3 {
+        store: Arc<S3AttachmentStore>,
+        /// How long bytes put ahead of their message may wait for it before the sweep takes
+        /// them for a message never stored (`EMAIL_ATTACHMENT_SWEEP_AFTER_SECS`).
+        sweep_after: Duration,
+        /// How often the sweep looks (`EMAIL_ATTACHMENT_SWEEP_INTERVAL_SECS`).
+        sweep_interval: Duration,
+    },
+}
+
+impl AttachmentStore {
+    fn from_env(
+        env: &Environment,
+        seconds: impl Fn(&'static str, u64) -> Result<Duration, ConfigError>,
+    ) -> Result<Self, ConfigError> {
+        let Some(location) = env
+            .get("EMAIL_ATTACHMENT_STORE")
+            .filter(|l| *l != "postgres")
+        else {
+            return Ok(Self::Database);
+        };
+        let store =
+            S3AttachmentStore::from_env(location).map_err(|error| ConfigError::Invalid {
+                name: "EMAIL_ATTACHMENT_STORE",
+                reason: error.to_string(),
+            })?;
+        Ok(Self::S3 {
+            store: Arc::new(store),
+            sweep_after: seconds("EMAIL_ATTACHMENT_SWEEP_AFTER_SECS", 3_600)?,
+            sweep_interval: seconds("EMAIL_ATTACHMENT_SWEEP_INTERVAL_SECS", 60)?,
+        })
+    }
 }
 
 impl EmailConfig {
@@ -460,6 +504,7 @@ impl EmailConfig {
                 "EMAIL_ATTACHMENT_MAX_BYTES",
                 domain::DEFAULT_ATTACHMENT_MAX_BYTES,
             )?,
+            attachment_store: AttachmentStore::from_env(env, seconds)?,
         })
     }
 
@@ -1217,6 +1262,48 @@ mod tests {
             }
         }
         (set, documented)
+    }
+
+    #[test]
+    fn attachments_stay_in_the_database_unless_an_s3_location_is_given() {
+        let email = |pairs: &[(&'static str, &'static str)]| {
+            EmailConfig::from_env(&Environment::from_pairs(pairs.iter().copied()))
+        };
+        for database in [&[][..], &[("EMAIL_ATTACHMENT_STORE", "postgres")][..]] {
+            assert!(matches!(
+                email(database).expect("valid").attachment_store,
+                AttachmentStore::Database
+            ));
+        }
+        let s3 = email(&[
+            ("EMAIL_ATTACHMENT_STORE", "s3://mail-bytes/agents"),
+            ("EMAIL_ATTACHMENT_SWEEP_AFTER_SECS", "5"),
+        ])
+        .expect("valid");
+        let AttachmentStore::S3 {
+            sweep_after,
+            sweep_interval,
+            ..
+        } = s3.attachment_store
+        else {
+            panic!("an object store")
+        };
+        assert_eq!(
+            (sweep_after, sweep_interval),
+            (Duration::from_secs(5), Duration::from_secs(60))
+        );
+        for wrong in ["mail-bytes", "s3://", "https://mail-bytes.s3.amazonaws.com"] {
+            assert!(
+                matches!(
+                    email(&[("EMAIL_ATTACHMENT_STORE", wrong)]),
+                    Err(ConfigError::Invalid {
+                        name: "EMAIL_ATTACHMENT_STORE",
+                        ..
+                    })
+                ),
+                "{wrong}"
+            );
+        }
     }
 
     #[test]

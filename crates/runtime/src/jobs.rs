@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::{Executor, HandOff, IntentExpiry, LeasedWorker, OutboxWorker, SubmitOutcome};
+use app::{
+    AttachmentSweep, Executor, HandOff, IntentExpiry, LeasedWorker, OutboxWorker, SubmitOutcome,
+};
 use async_trait::async_trait;
 use ports::{EventLog, Notifications, WebhookDelivery, WEBHOOK_DELIVERIES_TOPIC};
 use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
@@ -290,6 +292,28 @@ impl Job for ExpiryJob {
             );
         }
         metrics.count_intents(self.name(), "expired", expired.len());
+        Ok(())
+    }
+}
+
+/// Removes attachment bytes in the object store that no stored message owns. Every instance
+/// sweeps; skipped row locks keep them from taking the same record.
+pub struct AttachmentSweepJob(pub AttachmentSweep);
+
+#[async_trait]
+impl Job for AttachmentSweepJob {
+    fn name(&self) -> &'static str {
+        "attachment_sweep"
+    }
+
+    async fn tick(&self, _stop: &CancellationToken, _metrics: &JobMetrics) -> anyhow::Result<()> {
+        let removed = self.0.sweep().await?;
+        if removed > 0 {
+            tracing::info!(
+                messages = removed,
+                "removed attachment bytes of messages never stored"
+            );
+        }
         Ok(())
     }
 }

@@ -5,21 +5,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::{
-    AgentAdmin, AgentAdminPorts, AgentService, AuthCache, ChainResolution, ChainResolutionPorts,
-    CodePorts, CodeService, ConsoleAccess, DecisionPorts, DecisionStores, DecisionWaits,
-    EmailPorts, EmailService, EventAdmin, EventPorts, EventService, Executor, IntentDecisions,
-    IntentExpiry, LeasedWorker, LongLived, OperatorServices, OutboxWorker, PolicyAdmin,
-    QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation, WalletService, WalletStores,
-    WebhookAttempt, WebhookService,
+    AgentAdmin, AgentAdminPorts, AgentService, AttachmentSweep, AuthCache, ChainResolution,
+    ChainResolutionPorts, CodePorts, CodeService, ConsoleAccess, DecisionPorts, DecisionStores,
+    DecisionWaits, EmailPorts, EmailService, EventAdmin, EventPorts, EventService, Executor,
+    IntentDecisions, IntentExpiry, LeasedWorker, LongLived, ObjectStorage, OperatorServices,
+    OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation,
+    WalletService, WalletStores, WebhookAttempt, WebhookService,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
 use evm::{LocalKeyVault, RpcChain};
 use passkeys::{NoPasskeys, WebauthnPasskeys};
 use ports::{
-    AgentStore, ChainClient, ChainWriter, EmailSender, EventLog, InboundMailWebhook,
-    InboundSmsWebhook, Notifications, NumberProvisioner, NumberReleaser, Passkeys, SmsProvider,
-    WebhookDelivery,
+    AgentStore, AttachmentContent, ChainClient, ChainWriter, EmailSender, EventLog,
+    InboundMailWebhook, InboundSmsWebhook, Notifications, NumberProvisioner, NumberReleaser,
+    Passkeys, SmsProvider, WebhookDelivery,
 };
 pub use postgres_store::Database;
 use postgres_store::{
@@ -30,8 +30,8 @@ use sms::{SandboxNumberProvisioner, TwilioClient, TwilioWebhook};
 use webhook_delivery::{HttpWebhookPoster, PosterSettings};
 
 use crate::config::{
-    ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig, ProvisioningConfig,
-    ServicesConfig, SmsConfig, SmsProviderConfig, WebhookConfig,
+    AttachmentStore, ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig,
+    ProvisioningConfig, ServicesConfig, SmsConfig, SmsProviderConfig, WebhookConfig,
 };
 use crate::timer::TokioTimer;
 
@@ -214,6 +214,7 @@ fn email_service(
     cursors: CursorCodec,
 ) -> anyhow::Result<EmailService> {
     let store = Arc::new(PgEmailStore::new(database.clone()));
+    let (attachments, objects) = attachment_bytes(&store, &config.attachment_store);
     let webhook: Option<Arc<dyn InboundMailWebhook>> = match config.webhook_secrets.is_empty() {
         true => None,
         false => Some(Arc::new(MailWebhook::new(
@@ -227,8 +228,9 @@ fn email_service(
             inbound: store.clone(),
             parser: Arc::new(MailParserInbound),
             webhook,
-            attachments: store.clone(),
+            attachments,
             rules: store,
+            objects,
         },
         cursors,
         config.send_rates,
@@ -243,11 +245,51 @@ pub fn outbox_worker(database: &Database, config: &EmailConfig) -> anyhow::Resul
         EmailProvider::Smtp(settings) => Arc::new(SmtpSender::new(settings.clone())?),
         EmailProvider::Resend(settings) => Arc::new(ResendSender::new(settings.clone())?),
     };
+    let store = Arc::new(PgEmailStore::new(database.clone()));
+    let (attachments, _) = attachment_bytes(&store, &config.attachment_store);
     Ok(OutboxWorker::outbox(
-        Arc::new(PgEmailStore::new(database.clone())),
+        store,
         sender,
+        attachments,
         config.outbox,
     ))
+}
+
+/// Where attachment bytes are read from, and the object store they are put in when they are
+/// not kept in the database.
+fn attachment_bytes(
+    store: &Arc<PgEmailStore>,
+    config: &AttachmentStore,
+) -> (Arc<dyn AttachmentContent>, Option<ObjectStorage>) {
+    match config {
+        AttachmentStore::Database => (store.clone(), None),
+        AttachmentStore::S3 { store: objects, .. } => (
+            objects.clone(),
+            Some(ObjectStorage {
+                objects: objects.clone(),
+                uploads: store.clone(),
+            }),
+        ),
+    }
+}
+
+/// The sweep of attachment bytes no stored message owns, when they live in an object store; with
+/// how often it runs.
+pub fn attachment_sweep(
+    database: &Database,
+    config: &EmailConfig,
+) -> Option<(AttachmentSweep, Duration)> {
+    let AttachmentStore::S3 {
+        sweep_after,
+        sweep_interval,
+        ..
+    } = &config.attachment_store
+    else {
+        return None;
+    };
+    let store = Arc::new(PgEmailStore::new(database.clone()));
+    let (_, objects) = attachment_bytes(&store, &config.attachment_store);
+    objects.map(|storage| (AttachmentSweep::new(storage, *sweep_after), *sweep_interval))
 }
 
 /// The worker that posts queued webhook deliveries, each attempt within the configured timeout

@@ -5,6 +5,8 @@
 //! The server used is `TEST_DATABASE_URL` (any database on it; it must allow CREATE DATABASE),
 //! else the project-local cluster that `scripts/local-pg.sh` starts. Connections open through
 //! `postgres_store::Connector`, so the URL's TLS settings apply to them as to the service's.
+//!
+//! `s3`: an S3-compatible server (moto's) with a fresh bucket per test.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -19,8 +21,10 @@ use url::form_urlencoded;
 use uuid::Uuid;
 
 mod leftovers;
+pub mod s3;
 
 pub use leftovers::{Creator, Sweep};
+pub use s3::S3Server;
 
 /// Advisory lock key that serialises template creation across test processes.
 const TEMPLATE_LOCK_KEY: i64 = 0x7465_6d70_6c61_7465;

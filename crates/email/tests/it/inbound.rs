@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use domain::{AttachmentId, AttachmentMeta};
 use email::MailParserInbound;
-use ports::{InboundAttachment, InboundEmail, InboundFormat, InboundParseError, InboundParser};
+use ports::{AttachmentBytes, InboundEmail, InboundFormat, InboundParseError, InboundParser};
 
 use crate::fixture;
 
@@ -280,7 +280,7 @@ async fn a_ten_megabyte_message_parses_with_its_attachment_size() {
     );
     assert_eq!(
         email.attachments,
-        vec![InboundAttachment {
+        vec![AttachmentBytes {
             meta: listed(0, "archive.zip", "application/zip", 7_500_000, None),
             content: Some(Arc::from(attachment)),
         }]
@@ -335,11 +335,11 @@ async fn resends_event_gives_ids_addresses_and_attachment_metadata() {
             ],
             // Metadata only: Resend serves the bytes through its API.
             attachments: vec![
-                InboundAttachment {
+                AttachmentBytes {
                     meta: listed(0, "invoice.pdf", "application/pdf", 24576, None),
                     content: None,
                 },
-                InboundAttachment {
+                AttachmentBytes {
                     meta: listed(1, "logo.png", "image/png", 0, Some("img001")),
                     content: None,
                 },
@@ -518,7 +518,7 @@ async fn a_forwarded_message_is_listed_with_its_type_and_size() {
     let kept = &forwarded.as_bytes()[..forwarded.len() - 2];
     assert_eq!(
         email.attachments,
-        vec![InboundAttachment {
+        vec![AttachmentBytes {
             meta: listed(0, "original.eml", "message/rfc822", kept.len() as u64, None),
             content: Some(Arc::from(kept)),
         }],

@@ -8,9 +8,10 @@ mod smtp;
 mod webhook;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use domain::{EmailAddress, EmailMessageId};
-use ports::OutboundEmail;
+use domain::{content_digest, AttachmentId, AttachmentMeta, EmailAddress, EmailMessageId};
+use ports::{AttachmentBytes, OutboundEmail};
 use uuid::Uuid;
 
 pub fn address(text: &str) -> EmailAddress {
@@ -42,6 +43,42 @@ pub fn outbound() -> OutboundEmail {
             "<question-1@example.org>".to_owned(),
             "<question-2@example.org>".to_owned(),
         ],
+        attachments: Vec::new(),
+    }
+}
+
+/// The reply with two attachments: a PDF named beyond ASCII, and binary bytes of every value
+/// under a type with a parameter.
+pub fn outbound_with_attachments() -> OutboundEmail {
+    let attachment =
+        |index: usize, name: &str, content_type: &str, bytes: Vec<u8>| AttachmentBytes {
+            meta: AttachmentMeta {
+                id: AttachmentId::at_index(index),
+                filename: Some(name.to_owned()),
+                content_type: content_type.to_owned(),
+                size: bytes.len() as u64,
+                content_id: None,
+                stored: true,
+                sha256: Some(content_digest(&bytes)),
+            },
+            content: Some(Arc::from(bytes)),
+        };
+    OutboundEmail {
+        attachments: vec![
+            attachment(
+                0,
+                "Rechnung für März.pdf",
+                "application/pdf",
+                b"%PDF-1.7 invoice".to_vec(),
+            ),
+            attachment(
+                1,
+                "all-bytes.bin",
+                "application/octet-stream; name=\"all-bytes.bin\"",
+                (0..=255u8).cycle().take(70_000).collect(),
+            ),
+        ],
+        ..outbound()
     }
 }
 

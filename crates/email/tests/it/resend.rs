@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
 use email::{ResendSender, ResendSettings};
 use ports::{DeliveryError, EmailSender, OutboundEmail};
 use secrecy::SecretString;
@@ -88,6 +90,39 @@ async fn the_message_is_posted_as_resend_documents_it_and_its_id_kept() {
         delivery.provider_message_id,
         "49a3999c-0ce1-4ea6-ab68-afcd6dc2e794"
     );
+}
+
+#[tokio::test]
+async fn attachments_are_posted_in_base64_with_their_names_and_types() {
+    let server = MockServer::start().await;
+    let email = crate::outbound_with_attachments();
+    let mut expected = expected_body(&email);
+    expected["attachments"] = json!([
+        {
+            "filename": "Rechnung für März.pdf",
+            "content": BASE64.encode(b"%PDF-1.7 invoice"),
+            "content_type": "application/pdf",
+        },
+        {
+            "filename": "all-bytes.bin",
+            "content": BASE64.encode(email.attachments[1].content.as_deref().expect("bytes")),
+            "content_type": "application/octet-stream; name=\"all-bytes.bin\"",
+        },
+    ]);
+    Mock::given(method("POST"))
+        .and(path("/emails"))
+        .and(body_json(expected))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": "re-1"})))
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let delivery = sender(&server, Duration::from_secs(5))
+        .send(&email)
+        .await
+        .expect("sent");
+
+    assert_eq!(delivery.provider_message_id, "re-1");
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use ports::{DeliveryError, EmailSender, InboundFormat, InboundParser};
 use secrecy::SecretString;
 use uuid::Uuid;
 
-use crate::{address, outbound};
+use crate::{address, outbound, outbound_with_attachments};
 
 /// An aiosmtpd server, stopped (with its process group) and its spool removed when dropped.
 struct SmtpServer {
@@ -207,6 +207,50 @@ async fn a_message_arrives_with_its_headers_body_and_every_recipient() {
         .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
         .map(|(_, value)| value.to_ascii_lowercase());
     assert_eq!(content_type.as_deref(), Some("text/plain; charset=utf-8"));
+}
+
+#[tokio::test]
+async fn attachments_arrive_as_parts_of_a_mixed_message_with_their_names_types_and_bytes() {
+    let server = SmtpServer::start().await;
+    let email = outbound_with_attachments();
+
+    server.sender().send(&email).await.expect("sent");
+
+    let received = server.received();
+    let parsed = MailParserInbound
+        .parse(InboundFormat::Raw, received[0].raw.clone())
+        .await
+        .expect("parsed");
+    assert_eq!(
+        parsed
+            .text
+            .as_deref()
+            .map(|text| text.replace("\r\n", "\n")),
+        Some(email.text.clone()),
+        "the text stays the body"
+    );
+    assert_eq!(parsed.attachments.len(), 2);
+    for (sent, arrived) in email.attachments.iter().zip(&parsed.attachments) {
+        assert_eq!(arrived.meta.filename, sent.meta.filename);
+        assert_eq!(arrived.content, sent.content, "{:?}", sent.meta.filename);
+    }
+    assert_eq!(parsed.attachments[0].meta.content_type, "application/pdf");
+    assert!(parsed.attachments[1]
+        .meta
+        .content_type
+        .starts_with("application/octet-stream"));
+}
+
+#[tokio::test]
+async fn a_message_handed_over_without_its_attachments_bytes_is_refused_not_sent_short() {
+    let server = SmtpServer::start().await;
+    let mut email = outbound_with_attachments();
+    email.attachments[1].content = None;
+
+    let refused = server.sender().send(&email).await.expect_err("refused");
+
+    assert!(matches!(refused, DeliveryError::Refused(ref reason) if reason.contains("att_2")));
+    assert!(server.received().is_empty());
 }
 
 #[tokio::test]

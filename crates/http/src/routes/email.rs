@@ -6,11 +6,12 @@ use actix_web::web::{self, Bytes, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{search_query, RequestPart};
 use api_types::{
-    EmailInboxPage, EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
-    EmailSendResponse, PageLimit, SendStatus, SenderRulesOut, SenderRulesRequest, ThreadDetailOut,
-    ThreadOut, ThreadPageOut, IDEMPOTENCY_KEY_HEADER,
+    EmailForward, EmailForwardRequest, EmailInboxPage, EmailMessageOut, EmailReply,
+    EmailReplyRequest, EmailSend, EmailSendRequest, EmailSendResponse, PageLimit, SendStatus,
+    SenderRulesOut, SenderRulesRequest, ThreadDetailOut, ThreadOut, ThreadPageOut,
+    IDEMPOTENCY_KEY_HEADER,
 };
-use app::{MailPage, ReplyMail, SendMail};
+use app::{ForwardMail, MailPage, ReplyMail, SendMail};
 use domain::{content_disposition, download_content_type, EmailMessageRecord, SenderRules};
 use futures_util::TryStreamExt;
 
@@ -20,9 +21,9 @@ use crate::extract::{rejected, JsonBody, QueryParams};
 use crate::rendered_pages::{PageKey, PageListing};
 use crate::state::ApiState;
 
-/// The JSON body limit of send and reply: far above `body_text`'s own limit even with every
-/// character escaped, so an over-long text is refused naming `body_text`.
-const MAX_SEND_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// The JSON body limit of send, reply and forward: 10 MiB of attachments in base64 (13.4 MiB)
+/// beside a `body_text` at its limit, so an over-long text or attachment is refused naming it.
+const MAX_SEND_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The `Idempotency-Key` header's bytes, when the request has one.
 fn idempotency_key(request: &HttpRequest) -> Option<&[u8]> {
@@ -59,7 +60,7 @@ fn sent(message: EmailMessageRecord, replayed: bool) -> HttpResponse {
         (status = 400, description = "No inbox, an unsupported category, `reply_to` or `body_html` given, or an unverified sending domain", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 409, description = "Idempotency key reused with another body, or its first request is still in progress", body = ErrorBody),
-        (status = 422, description = "Invalid addresses, more than 20 recipients, body_text over 256 KB, CR or LF in a header, a sensitive header", body = ValidationErrorBody),
+        (status = 422, description = "Invalid addresses, more than 20 recipients, body_text over 256 KB, CR or LF in a header, a sensitive header, more than 10 attachments or over 10 MiB of them, an attachment's invalid name, type or base64, a body over 16 MiB", body = ValidationErrorBody),
         (status = 429, description = "The sponsor's send rate is exhausted; nothing was stored", body = ErrorBody,
             headers(("Retry-After" = String, description = "Always 5"))),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
@@ -119,6 +120,52 @@ pub async fn reply(
         .services
         .email
         .reply(&agent.profile, &source.into_inner(), reply)
+        .await?;
+    Ok(sent(message, replayed))
+}
+
+/// Forwards a message of the inbox to new recipients.
+///
+/// A new outbound message in a thread of its own: the subject prefixed `Fwd:` (once),
+/// `body_text` above the original quoted under a `Forwarded message` line (its sender, date,
+/// subject, recipients and text), and the original's stored attachments attached, then those
+/// given. Same outbox, throttle and `Idempotency-Key` rules as a send.
+#[utoipa::path(post, path = "/v1/email/forward/{message_id}", tag = "email", operation_id = "forward_email",
+    security(("HTTPBearer" = [])),
+    request_body = EmailForwardRequest,
+    params(
+        ("message_id" = String, Path, description = "A message of the agent's inbox, of either direction"),
+        ("Idempotency-Key" = Option<String>, Header, description = "As for a send",
+            min_length = 1, max_length = 255, pattern = "^[!-~]([ -~]*[!-~])?$"),
+    ),
+    responses(
+        (status = 200, description = "Accepted: `data.status` is `queued`", body = EmailSendResponse,
+            headers(("Idempotent-Replayed" = String, description = "`true` when the message was made by an earlier request with the same idempotency key"))),
+        (status = 400, description = "No inbox, or an unverified sending domain", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 404, description = "No such message in the agent's inbox", body = ErrorBody),
+        (status = 409, description = "Idempotency key conflict", body = ErrorBody),
+        (status = 422, description = "Request validation failed, as for a send", body = ValidationErrorBody),
+        (status = 429, description = "The sponsor's send rate is exhausted", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Always 5"))),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ))]
+pub async fn forward(
+    request: HttpRequest,
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    source: Path<String>,
+    body: JsonBody<EmailForwardRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
+    let forward = ForwardMail::try_from(EmailForward {
+        body,
+        idempotency_key: idempotency_key(&request),
+    })?;
+    let (message, replayed) = state
+        .services
+        .email
+        .forward(&agent.profile, &source.into_inner(), forward)
         .await?;
     Ok(sent(message, replayed))
 }

@@ -1,24 +1,56 @@
 //! The bytes of kept attachments: written in pieces in the transaction that stores their
-//! message, and `AttachmentContent`, read back one piece at a time.
+//! message (or, put in an object store ahead of it, their record taken), and
+//! `AttachmentContent`, read back one piece at a time; `AttachmentUploads`, the records of bytes
+//! in an object store.
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Interval};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{AttachmentId, EmailMessageId, ATTACHMENT_PIECE_BYTES};
-use ports::{AttachmentContent, InboundAttachment, StoreError};
+use ports::{AttachmentBytes, AttachmentContent, AttachmentUploads, StoreError};
+use uuid::Uuid;
 
 use super::PgEmailStore;
-use crate::errors::from_diesel;
-use crate::schema::email_attachment_pieces;
+use crate::clock::interval;
+use crate::errors::{from_diesel, TxError};
+use crate::schema::{email_attachment_pieces, email_attachment_uploads};
 
 /// Pieces written by one statement: 64 of 256 KiB is 16 MiB of parameters at most.
 const PIECES_PER_STATEMENT: usize = 64;
 
-/// Writes the bytes of every stored attachment of `message` on the caller's transaction.
-pub(crate) async fn write_pieces(
+/// Keeps the bytes of every stored attachment of `message` on the caller's transaction: writes
+/// those at hand in pieces, and takes the record of those put in the object store ahead, which
+/// must still be there (not swept).
+pub(crate) async fn keep_bytes<E: From<StoreError>>(
     connection: &mut AsyncPgConnection,
     message: EmailMessageId,
-    attachments: &[InboundAttachment],
+    attachments: &[AttachmentBytes],
+) -> Result<(), TxError<E>> {
+    let elsewhere = attachments
+        .iter()
+        .any(|attachment| attachment.meta.stored && attachment.content.is_none());
+    if elsewhere {
+        let taken = diesel::delete(email_attachment_uploads::table.find(message.0))
+            .filter(email_attachment_uploads::swept_at.is_null())
+            .execute(connection)
+            .await?;
+        if taken == 0 {
+            return Err(TxError::store(StoreError::Unavailable(format!(
+                "the attachment bytes of message {message} were swept before it was stored"
+            ))));
+        }
+    }
+    Ok(write_pieces(connection, message, attachments).await?)
+}
+
+/// Writes the bytes at hand of every stored attachment of `message`.
+async fn write_pieces(
+    connection: &mut AsyncPgConnection,
+    message: EmailMessageId,
+    attachments: &[AttachmentBytes],
 ) -> QueryResult<()> {
     let mut rows = Vec::new();
     for attachment in attachments.iter().filter(|a| a.meta.stored) {
@@ -66,4 +98,62 @@ impl AttachmentContent for PgEmailStore {
             .optional()
             .map_err(from_diesel)
     }
+}
+
+#[async_trait]
+impl AttachmentUploads for PgEmailStore {
+    async fn record_upload(&self, message: EmailMessageId) -> Result<(), StoreError> {
+        let mut connection = self.database.connection().await?;
+        diesel::insert_into(email_attachment_uploads::table)
+            .values(email_attachment_uploads::message_id.eq(message.0))
+            .on_conflict_do_nothing()
+            .execute(&mut connection)
+            .await
+            .map(drop)
+            .map_err(from_diesel)
+    }
+
+    async fn stale_uploads(
+        &self,
+        older_than: Duration,
+        limit: usize,
+    ) -> Result<Vec<EmailMessageId>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        // Skipped locks: a record a message's transaction is taking right now is not stale.
+        diesel::sql_query(
+            "UPDATE email_attachment_uploads SET swept_at = now() WHERE message_id IN ( \
+                 SELECT message_id FROM email_attachment_uploads \
+                 WHERE coalesce(swept_at, recorded_at) < now() - $1 \
+                 ORDER BY coalesce(swept_at, recorded_at) LIMIT $2 FOR UPDATE SKIP LOCKED) \
+             RETURNING message_id",
+        )
+        .bind::<Interval, _>(interval(older_than))
+        .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+        .get_results::<StaleUpload>(&mut connection)
+        .await
+        .map(|stale| {
+            stale
+                .into_iter()
+                .map(|row| EmailMessageId(row.message_id))
+                .collect()
+        })
+        .map_err(from_diesel)
+    }
+
+    async fn forget_uploads(&self, messages: &[EmailMessageId]) -> Result<(), StoreError> {
+        let ids: Vec<Uuid> = messages.iter().map(|message| message.0).collect();
+        let mut connection = self.database.connection().await?;
+        diesel::delete(email_attachment_uploads::table)
+            .filter(email_attachment_uploads::message_id.eq_any(ids))
+            .execute(&mut connection)
+            .await
+            .map(drop)
+            .map_err(from_diesel)
+    }
+}
+
+#[derive(QueryableByName)]
+struct StaleUpload {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    message_id: Uuid,
 }

@@ -13,7 +13,7 @@ use domain::{
 use ports::{inbound_topic, InboundMailStore, NewInboundEmail, StoreError};
 use uuid::Uuid;
 
-use super::attachments::write_pieces;
+use super::attachments::keep_bytes;
 use super::{
     attachments_column, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
 };
@@ -123,7 +123,7 @@ async fn store_locked(
         .optional()?;
     match inserted {
         Some(row) => {
-            write_pieces(connection, message.id, &email.attachments).await?;
+            keep_bytes(connection, message.id, &email.attachments).await?;
             // Waits for a code of the agent wake on every instance when this commits.
             diesel::sql_query("SELECT pg_notify($1, $2)")
                 .bind::<Text, _>(CHANNEL)

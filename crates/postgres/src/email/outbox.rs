@@ -10,11 +10,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{Direction, EmailMessageId, EmailMessageRecord, EmailStatus};
+use domain::{AttachmentMeta, Direction, EmailMessageId, EmailMessageRecord, EmailStatus};
 use ports::{AcceptError, Acceptance, EmailOutbox, NewOutboundEmail, SendThrottle, StoreError};
 
+use super::attachments::keep_bytes;
 use super::{
-    address_texts, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
+    address_texts, attachments_column, headers_column, message_record, MessageRow,
+    MessageWithBodies, PgEmailStore,
 };
 use crate::clock::interval;
 use crate::errors::TxError;
@@ -131,6 +133,11 @@ async fn accept_locked(
     }
     let EmailMessageId(id) = message.id;
     let idempotency = message.idempotency.as_ref();
+    let metas: Vec<AttachmentMeta> = message
+        .attachments
+        .iter()
+        .map(|attachment| attachment.meta.clone())
+        .collect();
     let row = diesel::insert_into(email_messages::table)
         .values((
             email_messages::id.eq(id),
@@ -149,6 +156,7 @@ async fn accept_locked(
             email_messages::bcc_addresses.eq(address_texts(&message.bcc)),
             email_messages::body_text.eq(&message.text),
             email_messages::headers.eq(headers_column(&message.headers)),
+            email_messages::attachments.eq(attachments_column(&metas)),
             email_messages::idempotency_key.eq(idempotency.map(|i| i.key.as_str())),
             email_messages::request_fingerprint.eq(idempotency.map(|i| i.fingerprint.to_vec())),
             email_messages::sent_at.eq(diesel::dsl::now),
@@ -161,6 +169,7 @@ async fn accept_locked(
         ))
         .get_result::<MessageWithBodies>(connection)
         .await?;
+    keep_bytes(connection, message.id, &message.attachments).await?;
     Ok(Acceptance::Accepted(
         message_record(row).map_err(TxError::store)?,
     ))

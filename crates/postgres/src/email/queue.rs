@@ -10,10 +10,12 @@ use diesel::sql_types::{Bool, Double, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{EmailAddress, EmailMessageId, EmailStatus, LeaseId};
-use ports::{ClaimedEmail, Delivery, JobOutcome, LeasedQueue, OutboundEmail, StoreError};
+use ports::{
+    AttachmentBytes, ClaimedEmail, Delivery, JobOutcome, LeasedQueue, OutboundEmail, StoreError,
+};
 use uuid::Uuid;
 
-use super::{headers_from_column, PgEmailStore};
+use super::{attachments_from_column, headers_from_column, PgEmailStore};
 use crate::clock::{duration_from_secs, interval, seconds_since};
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::schema::email_messages;
@@ -33,6 +35,7 @@ struct QueuedRow {
     bcc_addresses: Vec<String>,
     body_text: Option<String>,
     headers: serde_json::Value,
+    attachments: serde_json::Value,
     attempts: i32,
 }
 
@@ -65,6 +68,14 @@ fn outbound(row: QueuedRow) -> Result<OutboundEmail, StoreError> {
             .ok_or_else(|| corrupt("a queued message has no Message-ID"))?,
         in_reply_to: row.in_reply_to,
         references: row.reference_ids,
+        // Their bytes are read apart, through `AttachmentContent`, for the hand-off alone.
+        attachments: attachments_from_column(&row.attachments)?
+            .into_iter()
+            .map(|meta| AttachmentBytes {
+                meta,
+                content: None,
+            })
+            .collect(),
     })
 }
 

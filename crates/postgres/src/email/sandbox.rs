@@ -5,11 +5,14 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use domain::AttachmentMeta;
 use ports::{Delivery, DeliveryError, EmailSender, OutboundEmail, StoreError};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{address_texts, headers_column, headers_from_column};
+use super::{
+    address_texts, attachments_column, attachments_from_column, headers_column, headers_from_column,
+};
 use crate::database::Database;
 use crate::errors::from_diesel;
 use crate::rows::row_limit;
@@ -70,6 +73,8 @@ pub struct SandboxMail {
     pub in_reply_to: Option<String>,
     pub references: Vec<String>,
     pub headers: Vec<(String, String)>,
+    /// What was attached (the bytes stay with the message).
+    pub attachments: Vec<AttachmentMeta>,
     pub received_at: OffsetDateTime,
 }
 
@@ -89,6 +94,7 @@ struct SandboxMailRow {
     reference_ids: Vec<String>,
     headers: serde_json::Value,
     created_at: OffsetDateTime,
+    attachments: serde_json::Value,
 }
 
 impl SandboxMailRow {
@@ -106,6 +112,7 @@ impl SandboxMailRow {
             in_reply_to: self.in_reply_to,
             references: self.reference_ids,
             headers: headers_from_column(&self.headers)?,
+            attachments: attachments_from_column(&self.attachments)?,
             received_at: self.created_at,
         })
     }
@@ -121,6 +128,7 @@ impl EmailSender for PgSandboxMailer {
         let unavailable = |error: StoreError| DeliveryError::transient(error.to_string());
         let mut connection = self.database.connection().await.map_err(unavailable)?;
         let provider_message_id = Uuid::now_v7();
+        let metas: Vec<AttachmentMeta> = email.attachments.iter().map(|a| a.meta.clone()).collect();
         diesel::insert_into(sandbox_email_outbox::table)
             .values((
                 sandbox_email_outbox::provider_message_id.eq(provider_message_id),
@@ -135,6 +143,7 @@ impl EmailSender for PgSandboxMailer {
                 sandbox_email_outbox::in_reply_to.eq(email.in_reply_to.as_deref()),
                 sandbox_email_outbox::reference_ids.eq(&email.references),
                 sandbox_email_outbox::headers.eq(headers_column(&email.headers)),
+                sandbox_email_outbox::attachments.eq(attachments_column(&metas)),
             ))
             .execute(&mut connection)
             .await

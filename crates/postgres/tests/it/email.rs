@@ -7,10 +7,10 @@ use domain::{
     EmailStatus, IdempotencyKey, LeaseId, RateLimit, SenderRules, ATTACHMENT_PIECE_BYTES,
 };
 use ports::{
-    AcceptError, Acceptance, AgentStore, AttachmentContent, Delivery, EmailIdempotency,
-    EmailOutbox, InboundAttachment, InboundEmail, InboundMailStore, JobOutcome, KeyedRefusal,
-    LeasedQueue, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail, SendThrottle,
-    SenderRuleStore,
+    AcceptError, Acceptance, AgentStore, AttachmentBytes, AttachmentContent, AttachmentUploads,
+    Delivery, EmailIdempotency, EmailOutbox, InboundEmail, InboundMailStore, JobOutcome,
+    KeyedRefusal, LeasedQueue, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
+    SendThrottle, SenderRuleStore, StoreError,
 };
 use postgres_store::{Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
@@ -58,6 +58,7 @@ fn outbound(profile: &AgentProfile, to: &str) -> NewOutboundEmail {
         subject: "Hello".into(),
         text: "Hi".into(),
         headers: vec![("X-Tag".into(), "a".into())],
+        attachments: Vec::new(),
         idempotency: None,
     }
 }
@@ -624,8 +625,8 @@ async fn each_agent_sends_within_its_share_and_all_within_their_sponsors_rate() 
 }
 
 /// An attachment of inbound mail as the service keeps it: at `index`, its bytes stored.
-fn kept_attachment(index: usize, name: &str, bytes: &[u8]) -> InboundAttachment {
-    InboundAttachment {
+fn kept_attachment(index: usize, name: &str, bytes: &[u8]) -> AttachmentBytes {
+    AttachmentBytes {
         meta: domain::inbound::kept_attachment(
             index,
             &AttachmentMeta {
@@ -733,6 +734,155 @@ async fn attachments_are_stored_with_their_message_in_pieces_and_read_back_whole
         None,
         "another inbox does not see the message"
     );
+}
+
+#[tokio::test]
+async fn an_outbound_messages_attachments_are_stored_with_it_and_claimed_without_their_bytes() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 43).await;
+    let emails = email_store(&database);
+    let large: Vec<u8> = (0..ATTACHMENT_PIECE_BYTES * 2 + 5)
+        .map(|i| (i % 253) as u8)
+        .collect();
+    let message = NewOutboundEmail {
+        attachments: vec![
+            kept_attachment(0, "a.bin", &large),
+            kept_attachment(1, "b.txt", b"note"),
+        ],
+        ..outbound(&profile, "bob@example.com")
+    };
+    let Acceptance::Accepted(stored) = emails
+        .accept(message.clone(), throttle(&profile, ROOMY))
+        .await
+        .expect("accepted")
+    else {
+        panic!("a new message")
+    };
+    let metas: Vec<AttachmentMeta> = message.attachments.iter().map(|a| a.meta.clone()).collect();
+    assert_eq!(stored.attachments, metas);
+    let claimed = emails
+        .claim_due(new_lease(), Duration::from_secs(60))
+        .await
+        .expect("claimed")
+        .expect("one due");
+    let claimed_metas: Vec<AttachmentMeta> = claimed
+        .job
+        .attachments
+        .iter()
+        .map(|a| a.meta.clone())
+        .collect();
+    assert_eq!(claimed_metas, metas);
+    assert!(
+        claimed.job.attachments.iter().all(|a| a.content.is_none()),
+        "bytes are read apart, for the hand-off alone"
+    );
+    assert_eq!(read_back(&emails, message.id, metas[0].id).await, large);
+    assert_eq!(read_back(&emails, message.id, metas[1].id).await, b"note");
+    assert_eq!(
+        emails
+            .attachments(inbox_of(&profile), message.id)
+            .await
+            .expect("read")
+            .expect("listed"),
+        metas
+    );
+}
+
+#[tokio::test]
+async fn bytes_put_elsewhere_are_owned_by_the_message_that_takes_their_unswept_record() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 44).await;
+    let emails = email_store(&database);
+    let mut elsewhere = kept_attachment(0, "a.bin", b"in the object store");
+    elsewhere.content = None;
+    let mail = |message_id: &str| InboundEmail {
+        internet_message_id: Some(message_id.into()),
+        attachments: vec![elsewhere.clone()],
+        ..InboundEmail::default()
+    };
+
+    let recorded = inbound(&profile, "p-recorded", mail("<r@x>"));
+    emails.record_upload(recorded.id).await.expect("recorded");
+    let (stored, new) = emails
+        .store_inbound(recorded.clone())
+        .await
+        .expect("stored");
+    assert!(new);
+    assert!(stored.attachments[0].stored);
+    assert_eq!(
+        emails
+            .piece(recorded.id, stored.attachments[0].id, 0)
+            .await
+            .expect("read"),
+        None,
+        "no bytes in the database"
+    );
+    assert!(
+        emails
+            .stale_uploads(Duration::ZERO, 10)
+            .await
+            .expect("stale")
+            .is_empty(),
+        "the message took its record"
+    );
+
+    let unrecorded = inbound(&profile, "p-unrecorded", mail("<u@x>"));
+    assert!(matches!(
+        emails.store_inbound(unrecorded).await,
+        Err(StoreError::Unavailable(_))
+    ));
+
+    let swept = inbound(&profile, "p-swept", mail("<s@x>"));
+    emails.record_upload(swept.id).await.expect("recorded");
+    assert_eq!(
+        emails
+            .stale_uploads(Duration::from_secs(3600), 10)
+            .await
+            .expect("stale"),
+        Vec::<EmailMessageId>::new(),
+        "a young record is no one's to sweep"
+    );
+    assert_eq!(
+        emails
+            .stale_uploads(Duration::ZERO, 10)
+            .await
+            .expect("stale"),
+        vec![swept.id]
+    );
+    assert!(
+        matches!(
+            emails.store_inbound(swept.clone()).await,
+            Err(StoreError::Unavailable(_))
+        ),
+        "a message whose bytes are being swept is not stored"
+    );
+    assert_eq!(
+        emails
+            .stale_uploads(Duration::from_secs(3600), 10)
+            .await
+            .expect("stale"),
+        Vec::<EmailMessageId>::new(),
+        "a sweep in hand is not taken again at once"
+    );
+    assert_eq!(
+        emails
+            .stale_uploads(Duration::ZERO, 10)
+            .await
+            .expect("stale"),
+        vec![swept.id],
+        "a sweep that died is taken up again"
+    );
+    emails.forget_uploads(&[swept.id]).await.expect("forgotten");
+    assert!(emails
+        .stale_uploads(Duration::ZERO, 10)
+        .await
+        .expect("stale")
+        .is_empty());
+    let inbox = emails
+        .page(inbox_of(&profile), None, None, 10, 100)
+        .await
+        .expect("page");
+    assert_eq!(inbox.len(), 1, "only the message that took its record");
 }
 
 #[tokio::test]
