@@ -11,11 +11,12 @@ use domain::inbound::{
     MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
 };
 use domain::{
-    forward_subject, forward_text, piece_count, reply_references, reply_subject,
-    request_fingerprint, AgentId, AgentProfile, AttachmentId, AttachmentMeta, CursorCodec,
-    CursorPosition, Direction, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
-    IdempotencyKey, NewAttachment, RateLimit, SearchQuery, SenderRules, SponsorId, ThreadSummary,
-    DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS, MAX_SEARCH_RESULTS,
+    download_content_type, download_filename, forward_subject, forward_text, piece_count,
+    reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile, AttachmentId,
+    AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord,
+    EmailMessageId, EmailMessageRecord, IdempotencyKey, NewAttachment, RateLimit, SearchQuery,
+    SenderRules, SponsorId, ThreadSummary, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
+    MAX_SEARCH_RESULTS,
 };
 use futures_util::{Stream, TryStreamExt};
 use ports::{
@@ -962,7 +963,7 @@ fn send_fingerprint(mail: &SendMail, attachments: &[AttachmentBytes]) -> [u8; 32
 }
 
 /// The attachments of an outbound message, each with its bytes: `forwarded` ones (of another
-/// message, keeping their name and type) first, then those the agent gave, numbered anew.
+/// message) first, then those the agent gave, numbered anew.
 fn outbound_attachments(
     forwarded: Vec<(&AttachmentMeta, Arc<[u8]>)>,
     given: Vec<NewAttachment>,
@@ -971,8 +972,12 @@ fn outbound_attachments(
         .into_iter()
         .enumerate()
         .map(|(index, (meta, content))| AttachmentBytes {
+            // An outside sender's name and type go on as a download would give them: one path
+            // segment without controls or reordering marks, a valid media type.
             meta: AttachmentMeta {
                 id: AttachmentId::at_index(index),
+                filename: Some(download_filename(meta.filename.as_deref())),
+                content_type: download_content_type(&meta.content_type).to_owned(),
                 content_id: None,
                 ..meta.clone()
             },
@@ -1306,6 +1311,11 @@ mod tests {
             stored: true,
             sha256: Some(domain::content_digest(b"%PDF-")),
         };
+        let invoice = AttachmentMeta {
+            filename: Some("../../invoice\u{202e}fdp.pdf".into()),
+            content_type: "application/pdf; garbage".into(),
+            ..invoice
+        };
         let too_big = AttachmentMeta {
             id: AttachmentId::at_index(0),
             stored: false,
@@ -1346,6 +1356,8 @@ mod tests {
                     && message.text.ends_with("\n\nt")
                     && forwarded.meta.id.to_string() == "att_1"
                     && forwarded.meta.content_id.is_none()
+                    && forwarded.meta.filename.as_deref() == Some("invoicefdp.pdf")
+                    && forwarded.meta.content_type == "application/octet-stream"
                     && forwarded.meta.sha256 == invoice.sha256
                     && forwarded.content.as_deref() == Some(&b"%PDF-"[..])
                     && given.meta.id.to_string() == "att_2"
