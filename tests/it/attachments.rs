@@ -518,6 +518,32 @@ async fn only_stored_messages_bytes_are_left(database: &TestDatabase, bytes_in: 
     );
 }
 
+#[derive(diesel::QueryableByName)]
+struct Records {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    count: i64,
+}
+
+/// How many records of bytes put ahead of their message there are, read on an open connection:
+/// quick enough to see one between its upload and its message's commit.
+async fn upload_records(connection: &mut diesel_async::AsyncPgConnection) -> i64 {
+    use diesel_async::RunQueryDsl;
+    diesel::sql_query("SELECT count(*) AS count FROM email_attachment_uploads")
+        .get_result::<Records>(connection)
+        .await
+        .expect("counted")
+        .count
+}
+
+/// When the server taking in a mail is killed.
+#[derive(Debug, Clone, Copy)]
+enum Kill {
+    AfterMs(u64),
+    /// As soon as its bytes are recorded as put in the object store, before its message is
+    /// stored.
+    OnceItsBytesArePut,
+}
+
 with_each_store! {
     a_server_killed_while_taking_in_a_mail_leaves_it_whole_or_absent => killed_while_taking_in_a_mail,
 }
@@ -541,8 +567,15 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
         .map(|n| (n.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     let pieces = attachment.len().div_ceil(domain::ATTACHMENT_PIECE_BYTES) as u64;
+    let mut moments: Vec<Kill> = [20, 1500, 3000, 4000, 4700, 5400, 6500]
+        .map(Kill::AfterMs)
+        .into();
+    if let BytesIn::S3(_) = bytes_in {
+        moments.push(Kill::OnceItsBytesArePut);
+    }
     let mut outcomes = Vec::new();
-    for (n, kill_after_ms) in [20u64, 600, 1500, 2500, 3500, 6000].into_iter().enumerate() {
+    let mut watching = database.connection().await;
+    for (n, kill) in moments.into_iter().enumerate() {
         let mail = mail_with(
             &address,
             &format!("<crash-{n}@example.org>"),
@@ -553,6 +586,7 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
             }],
         );
         let delivery = format!("msg_crash_{n}");
+        let records_before = upload_records(&mut watching).await;
         let server = bytes_in.server(&database, &[]).await;
         let in_flight = {
             let (client, url) = (server.client.clone(), server.url("/webhooks/email/inbound"));
@@ -572,7 +606,18 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
                     .map(|response| response.status().as_u16())
             })
         };
-        tokio::time::sleep(std::time::Duration::from_millis(kill_after_ms)).await;
+        match kill {
+            Kill::AfterMs(ms) => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
+            Kill::OnceItsBytesArePut => {
+                let started = std::time::Instant::now();
+                while upload_records(&mut watching).await == records_before {
+                    assert!(
+                        started.elapsed() < std::time::Duration::from_secs(60),
+                        "the upload is never recorded"
+                    );
+                }
+            }
+        }
         drop(server);
         let answered = in_flight.await.expect("the request's task");
         let stored = count(
@@ -589,10 +634,14 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
             ),
         );
         assert!(
-            (stored, stored_pieces) == (0, 0) || (stored, stored_pieces) == (1, kept_pieces(pieces)),
-            "killed after {kill_after_ms} ms: {stored} message(s) with {stored_pieces} of {pieces} pieces"
+            (stored, stored_pieces) == (0, 0)
+                || (stored, stored_pieces) == (1, kept_pieces(pieces)),
+            "killed {kill:?}: {stored} message(s) with {stored_pieces} of {pieces} pieces"
         );
-        outcomes.push((kill_after_ms, answered.ok(), stored == 1));
+        // Bytes put in an object store for a message the kill left unstored: their record stays
+        // for the sweep.
+        let left_for_the_sweep = count(&database, "SELECT count(*) FROM email_attachment_uploads");
+        outcomes.push((kill, answered.ok(), stored == 1, left_for_the_sweep));
 
         let server = bytes_in.server(&database, &[]).await;
         let (status, redelivered) =
@@ -644,5 +693,8 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
         "no byte without its message"
     );
     only_stored_messages_bytes_are_left(&database, bytes_in).await;
-    println!("killed while taking in a mail (ms, answer before the kill, stored): {outcomes:?}");
+    println!(
+        "killed while taking in a mail (when, answer before the kill, stored, upload records \
+         left): {outcomes:?}"
+    );
 }
