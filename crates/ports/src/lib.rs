@@ -29,10 +29,11 @@ pub use console::{
     PasskeyError, Passkeys, SessionRecord, StoredPasskey,
 };
 pub use email::{
-    AcceptError, Acceptance, AttachmentBytes, AttachmentContent, AttachmentObjects, AttachmentUploads, ClaimedEmail,
-    Delivery, EmailCodes, EmailIdempotency, EmailOutbox, EmailSender, InboundEmail, InboundFormat,
-    InboundMailStore, InboundMailWebhook, InboundParseError, InboundParser, Mailbox,
-    NewInboundEmail, NewOutboundEmail, OutboundEmail, SendThrottle, SenderRuleStore, WebhookMail,
+    AcceptError, Acceptance, AttachmentBytes, AttachmentContent, AttachmentObjects,
+    AttachmentUploads, ClaimedEmail, Delivery, EmailCodes, EmailIdempotency, EmailOutbox,
+    EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook,
+    InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail,
+    SendThrottle, SenderRuleStore, WebhookMail,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
@@ -70,9 +71,9 @@ pub use chain::{MockChainClient, MockChainWriter};
 pub use console::{MockOperatorStore, MockPasskeys};
 #[cfg(feature = "mock")]
 pub use email::{
-    MockAttachmentContent, MockAttachmentObjects, MockAttachmentUploads, MockEmailCodes, MockEmailOutbox, MockEmailSender,
-    MockInboundMailStore, MockInboundMailWebhook, MockInboundParser, MockMailbox,
-    MockSenderRuleStore,
+    MockAttachmentContent, MockAttachmentObjects, MockAttachmentUploads, MockEmailCodes,
+    MockEmailOutbox, MockEmailSender, MockInboundMailStore, MockInboundMailWebhook,
+    MockInboundParser, MockMailbox, MockSenderRuleStore,
 };
 #[cfg(feature = "mock")]
 pub use events::{MockEventLog, MockWebhookEndpoints, MockWebhookPoster};
