@@ -858,6 +858,17 @@ impl EmailService {
                 verification_codes: verification_codes.clone(),
             };
             let id = message.id;
+            // A redelivery's bytes are not put in the object store only to be removed again.
+            if self.ports.objects.is_some()
+                && self
+                    .ports
+                    .inbound
+                    .holds_delivery(inbox.id, &message.provider_message_id)
+                    .await?
+            {
+                report.duplicates += 1;
+                continue;
+            }
             let placed = self.place_bytes(id, &mut message.email.attachments).await?;
             let stored = self.ports.inbound.store_inbound(message).await;
             if placed && !matches!(stored, Ok((_, true))) {
@@ -1675,6 +1686,63 @@ mod tests {
             .await
             .expect("ingested");
         assert_eq!(report.stored.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn with_an_object_store_a_redelivery_puts_no_bytes_and_a_new_mail_puts_them_first() {
+        let (puts, discards) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mut mocks = Mocks::new();
+        mocks.objects = Some(counted_object_storage(&puts, &discards));
+        mocks.parser.expect_parse().returning(|_, _| {
+            let mut mail = inbound_to(&["agent@inbox.example.com"]);
+            mail.attachments = vec![AttachmentBytes {
+                meta: AttachmentMeta {
+                    id: AttachmentId::at_index(0),
+                    filename: Some("a.pdf".into()),
+                    content_type: "application/pdf".into(),
+                    size: 4,
+                    content_id: None,
+                    stored: false,
+                    sha256: None,
+                },
+                content: Some(Arc::from(&b"%PDF"[..])),
+            }];
+            Ok(mail)
+        });
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        mocks
+            .inbound
+            .expect_holds_delivery()
+            .returning(|_, delivery| Ok(delivery == "delivery-1"));
+        mocks
+            .inbound
+            .expect_store_inbound()
+            .withf(|message| {
+                message.provider_message_id == "delivery-2"
+                    && message.email.attachments[0].meta.stored
+                    && message.email.attachments[0].content.is_none()
+            })
+            .times(1)
+            .returning(|_| Ok((record(Direction::Inbound, Some("alice@example.org")), true)));
+        let service = mocks.service();
+        let again = service
+            .receive_raw(b"raw".to_vec(), "delivery-1")
+            .await
+            .expect("ingested");
+        assert_eq!((again.stored.len(), again.duplicates), (0, 1));
+        assert_eq!(puts.load(Ordering::SeqCst), 0, "a redelivery puts nothing");
+        let new = service
+            .receive_raw(b"raw".to_vec(), "delivery-2")
+            .await
+            .expect("ingested");
+        assert_eq!(new.stored.len(), 1);
+        assert_eq!(
+            (puts.load(Ordering::SeqCst), discards.load(Ordering::SeqCst)),
+            (1, 0)
+        );
     }
 
     #[tokio::test]

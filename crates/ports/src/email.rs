@@ -379,6 +379,14 @@ pub trait InboundMailStore: Send + Sync {
         addresses: &[EmailAddress],
     ) -> Result<Vec<(AgentId, EmailInboxRecord)>, StoreError>;
 
+    /// Whether the inbox already holds the message with this provider id: a redelivery, whose
+    /// bytes need not be put anywhere again.
+    async fn holds_delivery(
+        &self,
+        inbox: EmailInboxId,
+        provider_message_id: &str,
+    ) -> Result<bool, StoreError>;
+
     /// Stores the message `received`, in the thread of the first stored message of the inbox it
     /// answers (by In-Reply-To, then References), else in a thread of its own. A message whose
     /// provider id the inbox already holds is not stored again: returns the stored one and

@@ -7,8 +7,8 @@ use diesel::sql_types::Text;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxRecord, EmailMessageId,
-    EmailMessageRecord, EmailStatus,
+    AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailInboxRecord,
+    EmailMessageId, EmailMessageRecord, EmailStatus,
 };
 use ports::{inbound_topic, InboundMailStore, NewInboundEmail, StoreError};
 use uuid::Uuid;
@@ -166,6 +166,23 @@ impl InboundMailStore for PgEmailStore {
         rows.into_iter()
             .map(|(agent, inbox)| Ok((AgentId(agent), inbox.into_record()?)))
             .collect()
+    }
+
+    async fn holds_delivery(
+        &self,
+        inbox: EmailInboxId,
+        provider_message_id: &str,
+    ) -> Result<bool, StoreError> {
+        let mut connection = self.database.connection().await?;
+        diesel::select(diesel::dsl::exists(
+            email_messages::table
+                .filter(email_messages::inbox_id.eq(inbox.0))
+                .filter(email_messages::direction.eq(Direction::Inbound.as_str()))
+                .filter(email_messages::provider_message_id.eq(provider_message_id)),
+        ))
+        .get_result(&mut connection)
+        .await
+        .map_err(from_diesel)
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(inbox_id = %message.inbox_id))]

@@ -411,6 +411,14 @@ async fn inbound_mail_is_stored_once_and_joins_the_thread_it_answers() {
     assert_eq!(stored.thread_id, stored.id);
     assert_eq!(stored.verification_codes, vec!["482913"]);
     assert_eq!(stored.headers.len(), 2);
+    assert!(emails
+        .holds_delivery(inbox_of(&profile), "p-a")
+        .await
+        .expect("read"));
+    assert!(!emails
+        .holds_delivery(inbox_of(&profile), "p-b")
+        .await
+        .expect("read"));
     let (again, new) = emails
         .store_inbound(inbound(&profile, "p-a", first))
         .await
