@@ -640,7 +640,7 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
         );
         // Bytes put in an object store for a message the kill left unstored: their record stays
         // for the sweep.
-        let left_for_the_sweep = count(&database, "SELECT count(*) FROM email_attachment_uploads");
+        let left_for_the_sweep = upload_records(&mut watching).await;
         outcomes.push((kill, answered.ok(), stored == 1, left_for_the_sweep));
 
         let server = bytes_in.server(&database, &[]).await;

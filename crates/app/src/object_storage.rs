@@ -51,13 +51,27 @@ impl ObjectStorage {
     /// Removes the bytes put for a message that was not stored, and their record. A failure is
     /// logged and left to the sweep, which finds the record.
     pub(crate) async fn discard(&self, message: EmailMessageId) {
-        let removed = match self.objects.remove(message).await {
-            Ok(()) => self.uploads.forget_uploads(&[message]).await,
-            Err(error) => Err(error),
-        };
-        if let Err(error) = removed {
+        if let Err(error) = self.remove(&[message]).await {
             tracing::warn!(%message, %error, "attachment bytes of an unstored message left to the sweep");
         }
+    }
+
+    /// Removes the bytes of each of `messages`, then forgets the records of those removed;
+    /// returns how many. Bytes that could not be removed keep their record, for the sweep.
+    async fn remove(&self, messages: &[EmailMessageId]) -> Result<usize, StoreError> {
+        let mut gone = Vec::with_capacity(messages.len());
+        for message in messages {
+            match self.objects.remove(*message).await {
+                Ok(()) => gone.push(*message),
+                Err(error) => {
+                    tracing::warn!(%message, %error, "leftover attachment bytes not removed yet");
+                }
+            }
+        }
+        if !gone.is_empty() {
+            self.uploads.forget_uploads(&gone).await?;
+        }
+        Ok(gone.len())
     }
 }
 
@@ -87,17 +101,7 @@ impl AttachmentSweep {
                 .uploads
                 .stale_uploads(self.older_than, SWEEP_BATCH)
                 .await?;
-            let mut gone = Vec::with_capacity(stale.len());
-            for message in &stale {
-                match self.storage.objects.remove(*message).await {
-                    Ok(()) => gone.push(*message),
-                    Err(error) => {
-                        tracing::warn!(%message, %error, "leftover attachment bytes not removed yet");
-                    }
-                }
-            }
-            self.storage.uploads.forget_uploads(&gone).await?;
-            removed += gone.len();
+            removed += self.storage.remove(&stale).await?;
             if stale.len() < SWEEP_BATCH {
                 return Ok(removed);
             }
