@@ -381,6 +381,21 @@ async fn above_the_threshold_two_distinct_operators_confirm_once() {
     assert_eq!(first["decided_by"], "operator:alice");
     let again = confirm(Some("alice")).await;
     assert!(!again.success, "alice counts once");
+    // A name the console's registry holds speaks for its operator only while they may decide.
+    for (name, role) in [("dave", "approver"), ("vic", "viewer")] {
+        let invite = ["operators", "invite", "--name", name, "--role", role];
+        assert!(agentctl(database, &invite).await.success);
+    }
+    assert!(
+        agentctl(database, &["operators", "disable", "dave"])
+            .await
+            .success
+    );
+    for (name, refusal) in [("dave", "is disabled"), ("vic", "is a viewer")] {
+        let refused = confirm(Some(name)).await;
+        assert!(!refused.success, "{name}");
+        assert!(refused.stderr.contains(refusal), "{}", refused.stderr);
+    }
     let second = confirm(Some("bob")).await.json();
     assert_eq!(second["status"], "confirmed");
     assert_eq!(second["confirmed_by"], "operator");

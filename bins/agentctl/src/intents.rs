@@ -8,9 +8,7 @@ use api_types::{
 };
 use app::{BalanceCheck, ConfirmError};
 use clap::Subcommand;
-use domain::{
-    Actor, AgentId, IntentId, IntentStatus, Operator, OperatorName, TransferIntentRecord,
-};
+use domain::{Actor, AgentId, IntentId, IntentStatus, OperatorName, TransferIntentRecord};
 use ports::{AttemptRecord, IntentFilter};
 use runtime::config::IntentConfig;
 use runtime::wiring;
@@ -103,17 +101,22 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
             force,
             operator: name,
         } => {
+            let services = context.services().await?;
             let approver = match name {
-                Some(name) => Operator::Named(
-                    OperatorName::parse(&name).with_context(|| format!("--operator {name:?}"))?,
-                ),
+                Some(name) => services
+                    .operator
+                    .console
+                    .named_decider(
+                        OperatorName::parse(&name)
+                            .with_context(|| format!("--operator {name:?}"))?,
+                    )
+                    .await
+                    .with_context(|| format!("--operator {name:?}"))?,
                 None => operator(),
             };
             // The balance is the executor's to meet: a confirmation from the control plane holds
             // while the chain node is away, and one the balance cannot cover fails with a reason.
-            let confirmation = context
-                .services()
-                .await?
+            let confirmation = services
                 .operator
                 .decisions
                 .confirm(

@@ -89,6 +89,31 @@ impl OperatorAccount {
     }
 }
 
+/// Why a name the console's registry holds does not decide on transfers when the control plane
+/// names it (`agentctl intents confirm|reject --operator NAME`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NamedDecisionRefused {
+    #[error("operator {0} is disabled: their name approves and rejects nothing")]
+    Disabled(OperatorName),
+    #[error("operator {0} is a viewer: viewers approve and reject nothing")]
+    Viewer(OperatorName),
+}
+
+/// The principal a decision named `name` on the control plane records. A name the registry
+/// holds speaks for that operator, so only while they are active and their role decides: a
+/// disabled operator or a viewer is not counted into a quorum by typing their name. Other names
+/// are the control plane's own, as before the console had accounts.
+pub fn named_decider(
+    name: OperatorName,
+    registered: Option<&OperatorAccount>,
+) -> Result<Operator, NamedDecisionRefused> {
+    match registered {
+        Some(account) if !account.is_active() => Err(NamedDecisionRefused::Disabled(name)),
+        Some(account) if !account.role.may_decide() => Err(NamedDecisionRefused::Viewer(name)),
+        _ => Ok(Operator::Named(name)),
+    }
+}
+
 /// A secret handed out once and kept only hashed: an enrollment link's token, a session's
 /// cookie. 256 random bits, written in base64url.
 #[derive(Clone, PartialEq, Eq)]
@@ -261,6 +286,37 @@ mod tests {
         assert!(OperatorRole::parse("root").is_err());
         let powers = OperatorRole::ALL.map(|role| (role.may_decide(), role.may_administer()));
         assert_eq!(powers, [(true, true), (true, false), (false, false)]);
+    }
+
+    fn account(role: OperatorRole, disabled: bool) -> OperatorAccount {
+        OperatorAccount {
+            id: OperatorId(uuid::Uuid::nil()),
+            name: OperatorName::parse("bob").expect("valid"),
+            role,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            disabled_at: disabled.then_some(OffsetDateTime::UNIX_EPOCH),
+        }
+    }
+
+    #[test]
+    fn a_registered_name_decides_only_for_an_active_operator_whose_role_decides() {
+        let bob = OperatorName::parse("bob").expect("valid");
+        let named = Ok(Operator::Named(bob.clone()));
+        assert_eq!(named_decider(bob.clone(), None), named, "unregistered");
+        for role in [OperatorRole::Admin, OperatorRole::Approver] {
+            assert_eq!(
+                named_decider(bob.clone(), Some(&account(role, false))),
+                named
+            );
+            assert_eq!(
+                named_decider(bob.clone(), Some(&account(role, true))),
+                Err(NamedDecisionRefused::Disabled(bob.clone()))
+            );
+        }
+        assert_eq!(
+            named_decider(bob.clone(), Some(&account(OperatorRole::Viewer, false))),
+            Err(NamedDecisionRefused::Viewer(bob.clone()))
+        );
     }
 
     #[test]

@@ -35,18 +35,20 @@ pub use alloy_primitives::U256;
 
 pub use agent::{
     AgentKey, AgentKeyError, AgentKeyHash, AgentProfile, AgentRecord, Label, LabelError,
+    MAX_LABEL_CHARS,
 };
 pub use amount::{format_units, AtomicAmount, AtomicAmountError};
 pub use asset::{Asset, AssetBalance, Chain, PolicyAsset};
 pub use attachments::{
-    content_digest, content_disposition, download_content_type, download_filename, piece_count,
-    AttachmentId, AttachmentMeta, InvalidAttachmentId, NewAttachment, NewAttachmentError,
-    ATTACHMENT_PIECE_BYTES, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_OUTBOUND_ATTACHMENTS,
-    MAX_OUTBOUND_ATTACHMENT_BYTES, MAX_OUTBOUND_FILENAME_CHARS,
+    content_digest, content_disposition, download_content_type, download_filename,
+    outbound_attachments_fit, piece_count, AttachmentId, AttachmentMeta, InvalidAttachmentId,
+    NewAttachment, NewAttachmentError, ATTACHMENT_PIECE_BYTES, DEFAULT_ATTACHMENT_MAX_BYTES,
+    MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_ATTACHMENT_BYTES, MAX_OUTBOUND_FILENAME_CHARS,
 };
 pub use console::{
-    Actor, AuditAction, AuditRecord, AuditTarget, OneTimeSecret, OperatorAccount, OperatorRole,
-    SecretHash, UnknownAuditAction, UnknownRole, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
+    named_decider, Actor, AuditAction, AuditRecord, AuditTarget, NamedDecisionRefused,
+    OneTimeSecret, OperatorAccount, OperatorRole, SecretHash, UnknownAuditAction, UnknownRole,
+    ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
 };
 pub use contact::{
     EmailAddress, EmailAddressError, EmailInboxRecord, PhoneNumber, PhoneNumberError,

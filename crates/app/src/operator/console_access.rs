@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    Actor, AuditRecord, AuditTarget, IntentId, OneTimeSecret, OperatorAccount, OperatorId,
-    OperatorName, OperatorRole, RateDecision, RateLimit, ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
+    named_decider, Actor, AuditRecord, AuditTarget, IntentId, NamedDecisionRefused, OneTimeSecret,
+    Operator, OperatorAccount, OperatorId, OperatorName, OperatorRole, RateDecision, RateLimit,
+    ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
     AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
@@ -81,6 +82,14 @@ pub enum DisableError {
     Store(#[from] StoreError),
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum NamedDeciderError {
+    #[error(transparent)]
+    Refused(#[from] NamedDecisionRefused),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Why a way into the console was refused. The texts are the ones the console shows.
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
@@ -94,7 +103,7 @@ pub enum AccessError {
     PasskeyTaken,
     #[error("No operator of this console has that passkey, or they were disabled.")]
     UnknownPasskey,
-    #[error("Too many sign-in attempts from this address: try again in {} seconds.", .retry_after.as_secs().max(1))]
+    #[error("Too many sign-in attempts from this address: try again in {} s.", .retry_after.as_secs().max(1))]
     TooManyAttempts { retry_after: Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -174,6 +183,14 @@ impl ConsoleAccess {
 
     pub async fn list(&self) -> Result<Vec<OperatorAccount>, StoreError> {
         self.operators.list().await
+    }
+
+    /// The principal a decision the control plane takes under `name` records
+    /// (`domain::named_decider`): not a disabled operator's name, nor a viewer's.
+    pub async fn named_decider(&self, name: OperatorName) -> Result<Operator, NamedDeciderError> {
+        let operators = self.operators.list().await?;
+        let registered = operators.iter().find(|account| account.name == name);
+        Ok(named_decider(name, registered)?)
     }
 
     /// Disables the operator: their sessions end at once and nothing of theirs opens the
@@ -326,10 +343,10 @@ impl ConsoleAccess {
         self.session_seen(cookie, true).await
     }
 
-    /// Whether the session behind the cookie still lives, without counting as its operator's
-    /// activity (a page left open does not keep a session alive).
-    pub async fn is_live(&self, cookie: &str) -> Result<bool, StoreError> {
-        Ok(self.session_seen(cookie, false).await?.is_some())
+    /// The session behind the cookie while it lives, read for a page left open (its live list),
+    /// which does not count as its operator's activity: an unattended page lets it go idle.
+    pub async fn watching(&self, cookie: &str) -> Result<Option<ConsoleSession>, StoreError> {
+        self.session_seen(cookie, false).await
     }
 
     async fn session_seen(
@@ -394,5 +411,52 @@ fn store_error(error: OperatorStoreError) -> StoreError {
     match error {
         OperatorStoreError::Store(store) => store,
         other => StoreError::Internal(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ports::{MockOperatorStore, MockPasskeys};
+
+    fn registry_of(accounts: Vec<OperatorAccount>) -> ConsoleAccess {
+        let mut operators = MockOperatorStore::new();
+        operators
+            .expect_list()
+            .returning(move || Ok(accounts.clone()));
+        ConsoleAccess::new(
+            Arc::new(operators),
+            Arc::new(MockPasskeys::new()),
+            "https://console.test".to_owned(),
+        )
+    }
+
+    fn name(name: &str) -> OperatorName {
+        OperatorName::parse(name).expect("valid")
+    }
+
+    #[tokio::test]
+    async fn the_control_plane_decides_under_a_disabled_operators_name_never() {
+        let carol = OperatorAccount {
+            id: OperatorId(Uuid::now_v7()),
+            name: name("carol"),
+            role: OperatorRole::Approver,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            disabled_at: Some(OffsetDateTime::UNIX_EPOCH),
+        };
+        let access = registry_of(vec![carol]);
+        assert!(matches!(
+            access.named_decider(name("carol")).await,
+            Err(NamedDeciderError::Refused(NamedDecisionRefused::Disabled(
+                _
+            )))
+        ));
+        assert_eq!(
+            access
+                .named_decider(name("dave"))
+                .await
+                .expect("unregistered"),
+            Operator::Named(name("dave"))
+        );
     }
 }

@@ -18,7 +18,7 @@ pub use agent_admin::{
 pub use chain_resolution::{ChainResolution, ChainResolutionPorts, ResolveError};
 pub use console_access::{
     new_csrf_token, AccessError, CeremonyStart, ConsoleAccess, ConsoleSession, DisableError,
-    Invitation, InviteError, SignedIn,
+    Invitation, InviteError, NamedDeciderError, SignedIn,
 };
 pub use event_admin::{EndpointView, EventAdmin};
 pub use intent_decisions::{
