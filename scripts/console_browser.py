@@ -11,6 +11,7 @@ Prints one JSON object: each scenario with its result, and the accessibility che
 page; exits 0 only when every scenario held.
 """
 
+import glob
 import json
 import os
 import subprocess
@@ -41,6 +42,18 @@ def agentctl(*args):
     if done.returncode != 0:
         raise AssertionError(f"agentctl {' '.join(args)} failed: {done.stderr.strip()}")
     return json.loads(done.stdout)
+
+
+def sql(statement):
+    """One statement on the server's database, by the psql of its PostgreSQL (or the PATH's)."""
+    psql = (sorted(glob.glob("/usr/lib/postgresql/*/bin/psql")) or ["psql"])[-1]
+    done = subprocess.run(
+        [psql, "-qtA", os.environ["DATABASE_URL"], "-c", statement],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
 
 
 def api(method, path, key, body=None):
@@ -313,6 +326,23 @@ def main():
             viewer.page.goto(BASE + "/console/agents")
             assert "Only an admin" in viewer.page.inner_text("main")
             state["viewer"], state["viewer_intent"] = viewer, intent_id
+
+        @scenario("a page left open does not keep its session alive")
+        def _():
+            viewer, key = state["viewer"], state["key"]
+            viewer.page.goto(BASE + "/console/pending")
+            viewer.page.wait_for_load_state("networkidle")
+            victors = "operator_id = (SELECT id FROM operators WHERE name = 'victor')"
+            sql(f"UPDATE operator_sessions SET last_seen_at = now() - interval '29 minutes' WHERE {victors}")
+            intent_id = send(key, "1000000")
+            intent_row(viewer.page, intent_id).wait_for(timeout=DEADLINE_MS)
+            idle_secs = int(sql(
+                "SELECT min(extract(epoch FROM now() - last_seen_at))::int "
+                f"FROM operator_sessions WHERE {victors}"
+            ))
+            assert idle_secs >= 29 * 60, f"the live list refreshed the session: idle {idle_secs} s"
+            sql(f"UPDATE operator_sessions SET last_seen_at = now() WHERE {victors}")
+            return f"idle {idle_secs} s after the live list showed a new intent"
 
         @scenario("above the threshold, two distinct operators confirm")
         def _():

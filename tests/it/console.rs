@@ -189,6 +189,20 @@ async fn the_console_is_its_own_realm_and_refuses_what_no_page_of_it_sent() {
         .await
         .expect("answer");
     assert_eq!(approve.status(), 303);
+    // A change whose form cannot be read carries no token to check: refused as one from elsewhere.
+    for (content_type, body) in [("application/json", "{}"), ("text/plain", ""), ("", "")] {
+        let mut unread = client
+            .post(format!(
+                "{base}/console/intents/01a21f8a-e4fb-718b-9e33-8670bf2bb84f/approve"
+            ))
+            .header("origin", "http://evil.example")
+            .body(body);
+        if !content_type.is_empty() {
+            unread = unread.header("content-type", content_type);
+        }
+        let unread = unread.send().await.expect("answer");
+        assert_eq!(unread.status(), 403, "{content_type:?}");
+    }
     for (path, status) in [
         ("/console/enroll/not-a-link", 410),
         ("/console/nowhere", 404),
@@ -231,7 +245,7 @@ fn browser_python() -> String {
 /// once; an intent sent over REST appearing live, approved, executed on the sandbox chain and
 /// audited; a rejection with its reason; CSRF and foreign-origin refusals; a double click
 /// confirming once; a viewer who cannot approve; two distinct operators above the threshold; a
-/// disabled operator thrown out. axe-core checks every page: no serious or critical violation.
+/// page left open that does not keep its session alive; a disabled operator thrown out. axe-core checks every page: no serious or critical violation.
 /// With CONSOLE_SCREENSHOTS set, a picture of each page is saved there (docs/console/).
 #[tokio::test]
 async fn the_console_holds_in_a_real_browser() {
@@ -282,7 +296,7 @@ async fn the_console_holds_in_a_real_browser() {
         "failed: {failed:#?}\nserver:\n{}",
         server.logs()
     );
-    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(10));
+    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(11));
     for (page, checked) in report["accessibility"].as_object().expect("pages") {
         assert_eq!(
             checked["serious_or_critical"],

@@ -128,7 +128,7 @@ fn create_form(session: &ConsoleSession) -> Markup {
             input type="hidden" name="csrf" value=(session.csrf);
             div.field {
                 label for="label" { "Label" }
-                input #label type="text" name="label" maxlength="128" size="40";
+                input #label type="text" name="label" maxlength=(domain::MAX_LABEL_CHARS) size="40";
             }
             fieldset {
                 legend { "Resources" }
@@ -240,7 +240,7 @@ pub(crate) async fn create(
                 return refusal_page(
                     &session,
                     StatusCode::UNPROCESSABLE_ENTITY,
-                    &format!("Not created: the label {error}."),
+                    &format!("Not created: the {error}."),
                 )
             }
         },
@@ -568,9 +568,10 @@ fn policy_page(
     )
 }
 
-fn policy_refused(session: &ConsoleSession, error: PolicyError) -> HttpResponse {
+async fn policy_refused(session: &ConsoleSession, error: PolicyError) -> HttpResponse {
     match error {
         PolicyError::Store(error) => crate::pages::unavailable(&error),
+        PolicyError::AgentNotFound(_) => crate::pages::not_found().await,
         other => refusal_page(
             session,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -601,7 +602,7 @@ pub(crate) async fn policy(
             StatusCode::OK,
             &[],
         ),
-        Err(error) => policy_refused(&session, error),
+        Err(error) => policy_refused(&session, error).await,
     }
 }
 
@@ -640,7 +641,7 @@ pub(crate) async fn save_policy(
         Ok(_) => HttpResponse::SeeOther()
             .insert_header((header::LOCATION, "/console/agents?done=policy"))
             .finish(),
-        Err(error) => policy_refused(&session, error),
+        Err(error) => policy_refused(&session, error).await,
     }
 }
 

@@ -83,6 +83,20 @@ pub(crate) async fn signed_in(
     }
 }
 
+/// The session a page left open reads under by itself, which does not count as its operator's
+/// activity; none once it has ended or cannot be read.
+pub(crate) async fn watching(request: &HttpRequest, console: &Console) -> Option<ConsoleSession> {
+    let cookie = request.cookie(SESSION_COOKIE)?;
+    console
+        .services
+        .operator
+        .console
+        .watching(cookie.value())
+        .await
+        .ok()
+        .flatten()
+}
+
 fn to_sign_in() -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, SIGN_IN_PATH))

@@ -98,7 +98,9 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
                 .app_data(
                     web::FormConfig::default()
                         .limit(BODY_LIMIT)
-                        .error_handler(|error, _| unreadable(pages::bad_form(&error.to_string()))),
+                        .error_handler(|error, _| {
+                            unreadable(pages::unreadable_form(&error.to_string()))
+                        }),
                 )
                 .wrap(security_headers())
                 .route("", web::get().to(pages::home))

@@ -116,12 +116,13 @@ pub(crate) fn forbidden(message: &str) -> HttpResponse {
     refusal(StatusCode::FORBIDDEN, "Refused", message)
 }
 
-pub(crate) fn bad_form(why: &str) -> HttpResponse {
-    refusal(
-        StatusCode::BAD_REQUEST,
-        "Refused",
-        &format!("The form could not be read: {why}"),
-    )
+/// A change whose form cannot be read carries no CSRF token that could be checked: no page of
+/// the console sends one, so it is refused as a change from elsewhere is (403).
+pub(crate) fn unreadable_form(why: &str) -> HttpResponse {
+    forbidden(&format!(
+        "This change was refused: it did not come from a page of this console (its form could \
+         not be read: {why})."
+    ))
 }
 
 pub(crate) fn unavailable(error: &StoreError) -> HttpResponse {

@@ -15,7 +15,7 @@ use ports::Wakeup;
 use time::OffsetDateTime;
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::guard::signed_in;
+use crate::guard::{signed_in, watching};
 use crate::pages::{amount, column_heads, html, layout, time_left};
 use crate::Console;
 
@@ -61,9 +61,10 @@ pub(crate) async fn page(request: HttpRequest, console: web::Data<Console>) -> H
     }
 }
 
-/// `GET /console/pending/rows`: the rows alone, for the live page.
+/// `GET /console/pending/rows`: the rows alone, for the live page, which reads them by itself:
+/// not the operator's activity, so an unattended page does not keep its session alive.
 pub(crate) async fn rows(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
-    let Ok(session) = signed_in(&request, &console).await else {
+    let Some(session) = watching(&request, &console).await else {
         return HttpResponse::Unauthorized().finish();
     };
     match console.services.operator.decisions.pending(PAGE).await {
@@ -137,9 +138,10 @@ pub(crate) fn verdict(verdict: &Result<domain::Admitted, PolicyViolation>) -> Ma
 }
 
 /// `GET /console/pending/stream`: an event `changed` whenever an agent's intents may have
-/// moved; `signed-out` once the operator's session has ended.
+/// moved; `signed-out` once the operator's session has ended. The page opens it by itself, so it
+/// does not count as the operator's activity.
 pub(crate) async fn stream(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
-    let Ok(session) = signed_in(&request, &console).await else {
+    let Some(session) = watching(&request, &console).await else {
         return event_stream(HttpResponse::Ok(), stream::iter([Ok(event("signed-out"))]));
     };
     let Ok(place) = console.live_lists.clone().try_acquire_owned() else {
@@ -226,9 +228,9 @@ impl Follow {
             .services
             .operator
             .console
-            .is_live(&self.cookie)
+            .watching(&self.cookie)
             .await;
-        if !matches!(live, Ok(true)) {
+        if !matches!(live, Ok(Some(_))) {
             self.done = true;
             return Some(event("signed-out"));
         }

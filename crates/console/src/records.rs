@@ -56,16 +56,13 @@ pub(crate) async fn history(
         .list(IntentFilter {
             agent,
             status,
-            limit: Some(ROWS * 2),
+            decided: true,
+            limit: Some(ROWS),
             ..IntentFilter::default()
         })
         .await;
     let intents = match listed {
-        Ok(intents) => intents
-            .into_iter()
-            .filter(|intent| DECIDED.contains(&intent.status))
-            .take(ROWS)
-            .collect::<Vec<_>>(),
+        Ok(intents) => intents,
         Err(error) => return crate::pages::unavailable(&error),
     };
     html(

@@ -100,7 +100,7 @@ impl AgentKeyHash {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label(String);
 
-const MAX_LABEL_CHARS: usize = 200;
+pub const MAX_LABEL_CHARS: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LabelError {

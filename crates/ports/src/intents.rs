@@ -99,6 +99,8 @@ pub struct IntentFilter {
     /// Only intents paying this recipient.
     pub recipient: Option<EvmAddress>,
     pub status: Option<IntentStatus>,
+    /// Only intents past their decision: any status but `pending_confirmation`.
+    pub decided: bool,
     /// Oldest first instead of newest first.
     pub oldest_first: bool,
     /// At most this many.

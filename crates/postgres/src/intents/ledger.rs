@@ -277,6 +277,10 @@ impl IntentLedger for PgIntentStore {
         if let Some(status) = filter.status {
             query = query.filter(transfer_intents::status.eq(status.as_str()));
         }
+        if filter.decided {
+            query = query
+                .filter(transfer_intents::status.ne(IntentStatus::PendingConfirmation.as_str()));
+        }
         if let Some(recipient) = filter.recipient {
             query =
                 query.filter(transfer_intents::recipient_address.eq(address_column(&recipient)));

@@ -547,6 +547,26 @@ async fn transitions_follow_the_state_machine_and_record_their_times() {
         .await
         .expect("list")
         .is_empty());
+    // A newer pending intent is no decided one, whatever the limit.
+    let Admission::Created(pending) = admit(&fixture, send(agent, "1", None))
+        .await
+        .expect("admitted")
+    else {
+        panic!()
+    };
+    let decided = |decided| IntentFilter {
+        agent: Some(agent),
+        decided,
+        limit: Some(1),
+        ..IntentFilter::default()
+    };
+    let ids = |listed: Vec<domain::TransferIntentRecord>| {
+        listed.iter().map(|intent| intent.id).collect::<Vec<_>>()
+    };
+    let newest = fixture.intents.list(decided(false)).await.expect("list");
+    assert_eq!(ids(newest), [pending.id]);
+    let newest_decided = fixture.intents.list(decided(true)).await.expect("list");
+    assert_eq!(ids(newest_decided), [intent.id]);
 }
 
 #[tokio::test]
