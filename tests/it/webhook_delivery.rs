@@ -631,6 +631,34 @@ async fn an_attempt_that_times_out_is_logged_and_retried() {
 }
 
 #[tokio::test]
+async fn a_receiver_that_hangs_holds_back_no_other_delivery() {
+    let database = TestDatabase::new().await;
+    // Far longer than the deadline below: a delivery that waited for the hung one would miss it.
+    let server = hook_server(&database, "0,2,4", &[("WEBHOOK_TIMEOUT_MS", "120000")]).await;
+    let (slow_key, slow_number) = phone_agent(&database).await;
+    let (key, number) = phone_agent(&database).await;
+    let hung = Receiver::start(&[], Reply::Hang).await;
+    let failing = Receiver::start(&[], Reply::Status(500)).await;
+    let prompt = Receiver::start(&[], Reply::Status(200)).await;
+    Endpoint::create(&server, &slow_key, &hung.url, None).await;
+    Endpoint::create(&server, &slow_key, &failing.url, None).await;
+    Endpoint::create(&server, &key, &prompt.url, None).await;
+
+    send_sms(&database, &slow_number).await;
+    hung.wait_for_requests(1).await;
+    send_sms(&database, &number).await;
+    let deadline = Duration::from_secs(10);
+    prompt.wait_for_deliveries(1, deadline).await;
+    // The failing endpoint's retries keep their times beside the hung attempt.
+    let retried = failing
+        .wait_until(deadline, |received| received.len() >= 3)
+        .await;
+    let offsets = assert_at_offsets(&retried, &[0.0, 2.0, 4.0]);
+    println!("beside a hung receiver: retries at {offsets:.2?} s after the first");
+    assert_eq!(hung.received().len(), 1, "the hung attempt is still open");
+}
+
+#[tokio::test]
 async fn a_receiver_down_for_a_while_gets_the_delivery_once_it_is_up() {
     let database = TestDatabase::new().await;
     let server = hook_server(&database, "0,3,6,9,12", &[]).await;

@@ -103,10 +103,10 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     let notifications = wiring::notification_hub(&config.database);
     if events.webhooks.enabled {
         jobs.spawn_woken(
-            WebhookJob {
-                worker: Arc::new(wiring::webhook_worker(&database, &events.webhooks)?),
-                concurrency: events.webhooks.concurrency,
-            },
+            WebhookJob::new(
+                Arc::new(wiring::webhook_worker(&database, &events.webhooks)?),
+                events.webhooks.concurrency,
+            ),
             WEBHOOK_POLL_INTERVAL,
             Some(WebhookJob::woken_by(notifications.clone())),
         );

@@ -11,6 +11,7 @@ use app::{
 use async_trait::async_trait;
 use ports::{EventLog, Notifications, WebhookDelivery, WEBHOOK_DELIVERIES_TOPIC};
 use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
@@ -25,6 +26,10 @@ pub trait Job: Send + Sync + 'static {
     /// One round of work. It checks `stop` between steps and returns once it is cancelled,
     /// leaving no step half done.
     async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()>;
+
+    /// Once the job is told to stop: waits for the work its rounds handed to tasks of their own
+    /// to end. Most jobs do all their work within a round, and have none.
+    async fn drain(&self) {}
 }
 
 /// What the jobs did, for `/metrics`.
@@ -201,6 +206,7 @@ impl Supervisor {
                     );
                 }
             }
+            job.drain().await;
             tracing::info!(job = name, "job stopped");
         });
         self.running.push((name, handle));
@@ -347,14 +353,28 @@ impl Job for OutboxJob {
     }
 }
 
-/// Posts queued webhook deliveries, `concurrency` at a time, until none is due. Every instance
-/// runs it; leases keep two from posting one delivery.
+/// Posts queued webhook deliveries, up to `concurrency` at a time, each deliverer in a task of
+/// its own that goes on until none is due. A round starts deliverers in the free places and
+/// returns: a receiver that is slow to answer holds one place for up to its timeout, while the
+/// next rounds deliver everything else on time. Every instance runs it; leases keep two from
+/// posting one delivery.
 pub struct WebhookJob {
-    pub worker: Arc<LeasedWorker<WebhookDelivery>>,
-    pub concurrency: usize,
+    worker: Arc<LeasedWorker<WebhookDelivery>>,
+    places: Arc<Semaphore>,
+    concurrency: u32,
 }
 
 impl WebhookJob {
+    pub fn new(worker: Arc<LeasedWorker<WebhookDelivery>>, concurrency: usize) -> Self {
+        let concurrency =
+            u32::try_from(concurrency.clamp(1, Semaphore::MAX_PERMITS)).unwrap_or(u32::MAX);
+        Self {
+            worker,
+            places: Arc::new(Semaphore::new(concurrency as usize)),
+            concurrency,
+        }
+    }
+
     /// What wakes the job at once: a delivery queued on any instance.
     pub fn woken_by(hub: Arc<dyn Notifications>) -> (Arc<dyn Notifications>, &'static str) {
         (hub, WEBHOOK_DELIVERIES_TOPIC)
@@ -369,27 +389,43 @@ impl Job for WebhookJob {
 
     async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
         let name = self.name();
-        let deliverer = || async {
-            while !stop.is_cancelled() {
-                let Some(outcome) = self.worker.work_next().await? else {
-                    break;
-                };
-                let outcome = match outcome {
-                    HandOff::Sent => "delivered",
-                    HandOff::Retrying(_) => "retrying",
-                    HandOff::Failed => "failed",
-                    HandOff::LeaseLost => "lease_lost",
-                };
-                metrics.webhooks.with_label_values(&[name, outcome]).inc();
+        while let Ok(place) = Arc::clone(&self.places).try_acquire_owned() {
+            if stop.is_cancelled() {
+                break;
             }
-            Ok::<_, ports::StoreError>(())
-        };
-        let rounds = (0..self.concurrency.max(1)).map(|_| deliverer());
-        for round in futures_util::future::join_all(rounds).await {
-            round?;
+            let (worker, stop) = (Arc::clone(&self.worker), stop.clone());
+            let delivered = metrics.webhooks.clone();
+            tokio::spawn(
+                async move {
+                    let _place = place;
+                    while !stop.is_cancelled() {
+                        let outcome = match worker.work_next().await {
+                            Ok(Some(outcome)) => outcome,
+                            Ok(None) => break,
+                            Err(error) => {
+                                tracing::warn!(%error, "webhook delivery stopped; the next round goes on");
+                                break;
+                            }
+                        };
+                        let outcome = match outcome {
+                            HandOff::Sent => "delivered",
+                            HandOff::Retrying(_) => "retrying",
+                            HandOff::Failed => "failed",
+                            HandOff::LeaseLost => "lease_lost",
+                        };
+                        delivered.with_label_values(&[name, outcome]).inc();
+                    }
+                }
+                .in_current_span(),
+            );
         }
         metrics.set_queue_lag(name, self.worker.queue_lag().await?);
         Ok(())
+    }
+
+    async fn drain(&self) {
+        // Every place given back: no delivery is left half done.
+        let _all = self.places.acquire_many(self.concurrency).await;
     }
 }
 
