@@ -365,6 +365,50 @@ async fn refusals(bytes_in: &BytesIn) {
         let refused = post(&server, &path, &key, &body, None).await;
         assert_eq!(refused.status, 422, "{path}: {}", refused.body);
     }
+    // A forward carries the original's stored attachments: with those given, no more than one
+    // message may, judged before the original's bytes are read.
+    let large = binary(6 * 1024 * 1024);
+    let carrying = deliver(
+        &server,
+        "msg_large",
+        &mail_with(
+            &address,
+            "<large@example.org>",
+            &[Part {
+                disposition_name: "filename=\"large.bin\"",
+                content_type: "application/octet-stream",
+                bytes: &large,
+            }],
+        ),
+    )
+    .await;
+    let kept = bytes_in.object_keys().await;
+    let four_mib = attachment("four.bin", None, &vec![0u8; 4 * 1024 * 1024]);
+    let five_mib = attachment("five.bin", None, &vec![0u8; 5 * 1024 * 1024]);
+    let fits = post(
+        &server,
+        &format!("/v1/email/forward/{carrying}"),
+        &key,
+        &json!({"to": ["ada@example.org"], "attachments": [four_mib]}),
+        None,
+    )
+    .await;
+    assert_eq!(fits.status, 200, "{}", fits.body);
+    for attachments in [json!([five_mib]), json!(vec![small.clone(); 10])] {
+        let refused = post(
+            &server,
+            &format!("/v1/email/forward/{carrying}"),
+            &key,
+            &json!({"to": ["ada@example.org"], "attachments": attachments}),
+            None,
+        )
+        .await;
+        assert_eq!(refused.status, 422, "{}", refused.body);
+        let error = &refused.body["detail"][0];
+        assert_eq!(error["loc"], json!(["body", "attachments"]), "{error}");
+        assert_eq!(error["ctx"]["forwarded_attachments"], 1, "{error}");
+        assert_eq!(error["ctx"]["forwarded_bytes"], large.len(), "{error}");
+    }
     for unknown in ["not-an-id", "0190a5a0-0000-7000-8000-000000000000"] {
         let refused = post(
             &server,
@@ -379,7 +423,10 @@ async fn refusals(bytes_in: &BytesIn) {
     let (status, inbox) =
         crate::email::get(&server, "/v1/email/inbox?direction=outbound", &key).await;
     assert_eq!(status, 200);
-    assert_eq!(inbox["items"], json!([]), "nothing refused was stored");
-    assert_eq!(api.requests(), 0);
-    assert_eq!(bytes_in.object_keys().await, Vec::<String>::new());
+    let stored: Vec<&Value> = inbox["items"].as_array().expect("items").iter().collect();
+    assert_eq!(stored, [&fits.body["data"]], "nothing refused was stored");
+    let put = bytes_in.object_keys().await;
+    let added = put.iter().filter(|key| !kept.contains(key)).count();
+    let expected = if kept.is_empty() { 0 } else { 2 };
+    assert_eq!(added, expected, "only the one forward's two attachments");
 }

@@ -152,6 +152,22 @@ async fn kept_out_mail_is_counted_not_stored_and_emits_nothing_with(bytes_in: &B
         );
         assert_eq!(answer["kept_out"], u32::from(!stored), "{n}: {answer}");
     }
+    // A provider's retry of a kept-out mail is no second one.
+    let (status, retried) = webhook_signed(
+        &server,
+        SECRET,
+        "msg_rule_1",
+        now(),
+        "message/rfc822",
+        &deliveries[1].0,
+    )
+    .await;
+    assert_eq!(status, 200, "{retried}");
+    assert_eq!(
+        (&retried["kept_out"], &retried["duplicates"]),
+        (&json!(0), &json!(1)),
+        "{retried}"
+    );
 
     let (_, inbox) = get(&server, "/v1/email/inbox", &key).await;
     let subjects: Vec<&str> = inbox["items"]

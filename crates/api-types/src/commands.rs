@@ -59,6 +59,40 @@ const LENIENT_BASE64: GeneralPurpose = GeneralPurpose::new(
         .with_decode_allow_trailing_bits(true),
 );
 
+/// The error of `attachments` given (`count` of `bytes` decoded) when a message would carry more
+/// than it may; a forward names what it carries of the original's (`(count, bytes)`) beside.
+pub fn attachments_too_large(
+    count: usize,
+    bytes: u64,
+    forwarded: Option<(usize, u64)>,
+) -> FieldError {
+    let limits = format!(
+        "at most {MAX_OUTBOUND_ATTACHMENTS} attachments of {MAX_OUTBOUND_ATTACHMENT_BYTES} bytes \
+         in all (decoded) go with one message"
+    );
+    let mut context = json!({
+        "max_attachments": MAX_OUTBOUND_ATTACHMENTS,
+        "max_bytes": MAX_OUTBOUND_ATTACHMENT_BYTES,
+    });
+    let reason = match forwarded {
+        Some((carried, carried_bytes)) => {
+            context["forwarded_attachments"] = json!(carried);
+            context["forwarded_bytes"] = json!(carried_bytes);
+            format!(
+                "{limits}, the original's {carried} stored attachments ({carried_bytes} bytes) \
+                 with those given"
+            )
+        }
+        None => limits,
+    };
+    FieldError::value_error(
+        "attachments",
+        json!({ "attachments": count, "bytes": bytes }),
+        reason,
+    )
+    .with_context(context)
+}
+
 /// The attachments of a send, reply or forward, decoded; an error for their count or their
 /// size in all (told before anything is decoded when the text alone is too long), and one per
 /// attachment that is wrong.
@@ -67,20 +101,7 @@ fn parse_attachments(
     failures: &mut Vec<FieldError>,
 ) -> Vec<NewAttachment> {
     let given = given.unwrap_or_default();
-    let too_large = |bytes: usize| {
-        FieldError::value_error(
-            "attachments",
-            json!({ "attachments": given.len(), "bytes": bytes }),
-            format!(
-                "at most {MAX_OUTBOUND_ATTACHMENTS} attachments of \
-                 {MAX_OUTBOUND_ATTACHMENT_BYTES} bytes in all (decoded) go with one message"
-            ),
-        )
-        .with_context(json!({
-            "max_attachments": MAX_OUTBOUND_ATTACHMENTS,
-            "max_bytes": MAX_OUTBOUND_ATTACHMENT_BYTES,
-        }))
-    };
+    let too_large = |bytes: usize| attachments_too_large(given.len(), bytes as u64, None);
     // Four characters of base64 hold three bytes (less up to two of padding): no work is spent
     // decoding what cannot fit.
     let least_bytes: usize = given

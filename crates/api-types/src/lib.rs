@@ -14,7 +14,9 @@ mod sms;
 mod wallet;
 
 pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
-pub use commands::{EmailForward, EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER};
+pub use commands::{
+    attachments_too_large, EmailForward, EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER,
+};
 pub use email::{
     search_query, AttachmentIn, AttachmentOut, EmailForwardRequest, EmailInboxPage,
     EmailMessageOut, EmailReplyRequest, EmailSendRequest, EmailSendResponse, ParsedDataOut,

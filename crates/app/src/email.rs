@@ -11,12 +11,12 @@ use domain::inbound::{
     MAX_KEPT_BODY_CHARS, MAX_SUBJECT_CHARS,
 };
 use domain::{
-    download_content_type, download_filename, forward_subject, forward_text, piece_count,
-    reply_references, reply_subject, request_fingerprint, AgentId, AgentProfile, AttachmentId,
-    AttachmentMeta, CursorCodec, CursorPosition, Direction, EmailAddress, EmailInboxRecord,
-    EmailMessageId, EmailMessageRecord, IdempotencyKey, NewAttachment, RateLimit, SearchQuery,
-    SenderRules, SponsorId, ThreadSummary, DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS,
-    MAX_SEARCH_RESULTS,
+    download_content_type, download_filename, forward_subject, forward_text,
+    outbound_attachments_fit, piece_count, reply_references, reply_subject, request_fingerprint,
+    AgentId, AgentProfile, AttachmentId, AttachmentMeta, CursorCodec, CursorPosition, Direction,
+    EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey,
+    NewAttachment, RateLimit, SearchQuery, SenderRules, SponsorId, ThreadSummary,
+    DEFAULT_ATTACHMENT_MAX_BYTES, MAX_ADDRESS_CHARS, MAX_SEARCH_RESULTS,
 };
 use futures_util::{Stream, TryStreamExt};
 use ports::{
@@ -55,6 +55,18 @@ pub enum SendMailError {
     DomainNotVerified(String),
     #[error("source message not found")]
     SourceNotFound,
+    /// A forward's attachments, the original's stored ones with those given, are more than
+    /// one message carries.
+    #[error(
+        "the original's {carried} stored attachments ({carried_bytes} bytes) and the {given} \
+         given ({given_bytes} bytes) are more than one message carries"
+    )]
+    ForwardTooLarge {
+        carried: usize,
+        carried_bytes: u64,
+        given: usize,
+        given_bytes: u64,
+    },
     #[error("the source message is not a replyable inbound message")]
     NotReplyable,
     #[error("the sponsor's send rate is exhausted")]
@@ -394,8 +406,32 @@ impl EmailService {
         let (inbox, sponsor) = inbox_of(profile)?;
         let original = self.source_message(inbox, source).await?;
         self.require_verified_domain(inbox).await?;
+        // Judged on the stored sizes before a byte is read: the original may hold far more
+        // than one message carries.
+        let carried: Vec<&AttachmentMeta> = original
+            .attachments
+            .iter()
+            .filter(|meta| meta.stored)
+            .collect();
+        let carried_bytes: u64 = carried.iter().map(|meta| meta.size).sum();
+        let given_bytes: u64 = forward
+            .attachments
+            .iter()
+            .map(|attachment| attachment.content().len() as u64)
+            .sum();
+        if !outbound_attachments_fit(
+            carried.len() + forward.attachments.len(),
+            carried_bytes.saturating_add(given_bytes),
+        ) {
+            return Err(SendMailError::ForwardTooLarge {
+                carried: carried.len(),
+                carried_bytes,
+                given: forward.attachments.len(),
+                given_bytes,
+            });
+        }
         let mut forwarded = Vec::new();
-        for meta in original.attachments.iter().filter(|meta| meta.stored) {
+        for meta in carried {
             let download = AttachmentDownload::new(
                 meta.clone(),
                 original.id,
@@ -845,8 +881,15 @@ impl EmailService {
                 .iter()
                 .any(|(ruled, rules)| *ruled == agent && !rules.admits(sender));
             if kept_out {
-                self.ports.rules.count_kept_out(agent).await?;
-                report.kept_out += 1;
+                match self
+                    .ports
+                    .rules
+                    .count_kept_out(agent, &provider_message_id)
+                    .await?
+                {
+                    true => report.kept_out += 1,
+                    false => report.duplicates += 1,
+                }
                 continue;
             }
             let mut message = NewInboundEmail {
@@ -2009,9 +2052,9 @@ mod tests {
         });
         rules
             .expect_count_kept_out()
-            .withf(move |agent| *agent == ruled)
+            .withf(move |agent, delivery| *agent == ruled && delivery == "delivery-1")
             .times(1)
-            .returning(|_| Ok(()));
+            .returning(|_, _| Ok(true));
         mocks.rules = rules;
         mocks
             .inbound

@@ -104,6 +104,13 @@ pub const MAX_OUTBOUND_ATTACHMENTS: usize = 10;
 /// The decoded bytes of the attachments an agent gives one send, reply or forward, in all.
 pub const MAX_OUTBOUND_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
 
+/// Whether `count` attachments of `bytes` in all (decoded) may go with one message: a forward's
+/// carried from the original with those the agent gives.
+pub fn outbound_attachments_fit(count: usize, bytes: u64) -> bool {
+    count <= MAX_OUTBOUND_ATTACHMENTS
+        && usize::try_from(bytes).is_ok_and(|bytes| bytes <= MAX_OUTBOUND_ATTACHMENT_BYTES)
+}
+
 /// The longest name of an attachment an agent sends, in characters.
 pub const MAX_OUTBOUND_FILENAME_CHARS: usize = 255;
 
@@ -315,6 +322,16 @@ pub fn content_disposition(filename: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_carries_ten_attachments_of_ten_mib_in_all_at_most() {
+        let most = MAX_OUTBOUND_ATTACHMENT_BYTES as u64;
+        assert!(outbound_attachments_fit(0, 0));
+        assert!(outbound_attachments_fit(MAX_OUTBOUND_ATTACHMENTS, most));
+        assert!(!outbound_attachments_fit(MAX_OUTBOUND_ATTACHMENTS + 1, 0));
+        assert!(!outbound_attachments_fit(1, most + 1));
+        assert!(!outbound_attachments_fit(1, u64::MAX));
+    }
     use proptest::prelude::*;
 
     #[test]

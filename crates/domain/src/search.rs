@@ -4,6 +4,7 @@
 
 use time::macros::format_description;
 use time::Date;
+use unicode_normalization::UnicodeNormalization as _;
 
 use crate::SenderPattern;
 
@@ -54,6 +55,8 @@ impl SearchQuery {
         if q.chars().count() > MAX_QUERY_CHARS {
             return Err(SearchQueryError::TooLong);
         }
+        // One form of each letter: `é` typed as `e` and a combining accent is `é`, a letter.
+        let q: String = q.nfc().collect();
         let mut query = Self::default();
         let mut has_given = false;
         for token in q.split_whitespace() {
@@ -133,9 +136,13 @@ fn address(token: &str, value: &str) -> Result<SenderPattern, SearchQueryError> 
     SenderPattern::parse(value).map_err(|_| SearchQueryError::Address(token.to_owned()))
 }
 
+/// A day written `YYYY-MM-DD`: four digits of year, no sign.
 fn date(token: &str, value: &str) -> Result<Date, SearchQueryError> {
-    Date::parse(value, format_description!("[year]-[month]-[day]"))
-        .map_err(|_| SearchQueryError::Date(token.to_owned()))
+    let refused = || SearchQueryError::Date(token.to_owned());
+    if value.len() != 10 || !value.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
+        return Err(refused());
+    }
+    Date::parse(value, format_description!("[year]-[month]-[day]")).map_err(|_| refused())
 }
 
 #[cfg(test)]
@@ -163,6 +170,14 @@ mod tests {
     }
 
     #[test]
+    fn an_accent_typed_as_a_combining_mark_is_the_same_letter() {
+        let composed = SearchQuery::parse("résumé crème").expect("valid");
+        let decomposed = SearchQuery::parse("re\u{301}sume\u{301} cre\u{300}me").expect("valid");
+        assert_eq!(decomposed.words, ["résumé", "crème"]);
+        assert_eq!(decomposed, composed);
+    }
+
+    #[test]
     fn a_narrowing_alone_is_a_query() {
         let query = SearchQuery::parse("has:attachment").expect("valid");
         assert!(query.words.is_empty() && query.has_attachment);
@@ -184,6 +199,22 @@ mod tests {
             (
                 "before:yesterday",
                 SearchQueryError::Date("before:yesterday".into()),
+            ),
+            (
+                "before:-2026-01-01",
+                SearchQueryError::Date("before:-2026-01-01".into()),
+            ),
+            (
+                "after:+2026-01-01",
+                SearchQueryError::Date("after:+2026-01-01".into()),
+            ),
+            (
+                "after:20260-01-01",
+                SearchQueryError::Date("after:20260-01-01".into()),
+            ),
+            (
+                "after:2é-01-0101",
+                SearchQueryError::Date("after:2é-01-0101".into()),
             ),
             (
                 "from:a@x.example from:b@x.example",

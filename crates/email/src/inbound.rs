@@ -7,7 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use domain::{AttachmentId, AttachmentMeta};
 use mail_parser::parsers::MessageStream;
-use mail_parser::{Address, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders};
+use mail_parser::{
+    Address, HeaderName, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders,
+};
 use ports::{AttachmentBytes, InboundEmail, InboundFormat, InboundParseError, InboundParser};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -243,9 +245,16 @@ fn from_headers(message: &Message<'_>, raw: &[u8]) -> InboundEmail {
 }
 
 /// The envelope sender the receiving server wrote (`Return-Path`), when it names an address:
-/// a bounce's empty `<>` names none.
+/// a bounce's empty `<>` names none. The receiving server writes it at the top, above every
+/// `Received` line: a `Return-Path` below one, or below another, came with the message from its
+/// sender, who may write anything there.
 fn envelope_sender(message: &Message<'_>) -> Option<String> {
-    let text = match message.return_path() {
+    let written = message
+        .headers()
+        .iter()
+        .take_while(|header| header.name != HeaderName::Received)
+        .find(|header| header.name == HeaderName::ReturnPath)?;
+    let text = match &written.value {
         HeaderValue::Text(text) => text.as_ref(),
         HeaderValue::TextList(list) => list.first().map(AsRef::as_ref)?,
         _ => return None,
@@ -364,7 +373,8 @@ fn attachment(index: usize, part: &MessagePart<'_>) -> AttachmentBytes {
                 None => ctype.to_owned(),
             }
         }
-        None if part.is_text() => "text/plain".to_owned(),
+        // MIME reads a part without a type as text, but an attachment that names none is
+        // served as bytes (mail-plus.md).
         None => "application/octet-stream".to_owned(),
     };
     let content = part.contents();

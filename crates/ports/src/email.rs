@@ -443,6 +443,7 @@ pub trait SenderRuleStore: Send + Sync {
     async fn rules_of(&self, agents: &[AgentId])
         -> Result<Vec<(AgentId, SenderRules)>, StoreError>;
 
-    /// Counts one inbound mail kept out of the agent's inbox.
-    async fn count_kept_out(&self, agent: AgentId) -> Result<(), StoreError>;
+    /// Counts one inbound mail kept out of the agent's inbox, once per delivery key (a
+    /// provider's redelivery brings the same key again): whether it was counted now.
+    async fn count_kept_out(&self, agent: AgentId, delivery_key: &str) -> Result<bool, StoreError>;
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use api_types::{FieldError, FieldErrors};
+use api_types::{attachments_too_large, FieldError, FieldErrors};
 use app::{
     AttachmentError, AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError,
     ListIntentsError, NotProvisioned, ReadMailError, SendError, SendMailError, SmsError, WaitError,
@@ -264,6 +264,14 @@ impl From<SendMailError> for Refusal {
                 "Sending domain {domain} is not verified; mail cannot be sent from it"
             )),
             SendMailError::SourceNotFound => Self::NotFound,
+            SendMailError::ForwardTooLarge {
+                carried,
+                carried_bytes,
+                given,
+                given_bytes,
+            } => Self::Invalid(
+                attachments_too_large(given, given_bytes, Some((carried, carried_bytes))).into(),
+            ),
             SendMailError::NotReplyable => Self::BadRequest(
                 "Source message is not a replyable inbound thread: only inbound mail with a \
                  sender address can be answered"

@@ -568,6 +568,32 @@ async fn only_delivery_fields_the_receiving_side_wrote_name_the_envelope() {
 }
 
 #[tokio::test]
+async fn only_the_return_path_written_on_top_names_the_envelope_sender() {
+    for (raw, sender) in [
+        (
+            "Return-Path: <bob@other.com>\r\nReceived: by mx.inbox.example.test\r\n\
+             Return-Path: <alice@example.org>\r\nFrom: carol@other.com\r\n\r\nhi\r\n",
+            Some("bob@other.com"),
+        ),
+        (
+            "Delivered-To: agent-7@inbox.example.test\r\nReceived: by mx.inbox.example.test\r\n\
+             Return-Path: <alice@example.org>\r\nFrom: carol@other.com\r\n\r\nhi\r\n",
+            None,
+        ),
+        (
+            "Return-Path: <bob@other.com>\r\nReturn-Path: <alice@example.org>\r\n\
+             From: carol@other.com\r\n\r\nhi\r\n",
+            Some("bob@other.com"),
+        ),
+    ] {
+        let email = parse(InboundFormat::Raw, raw.as_bytes())
+            .await
+            .expect("parsed");
+        assert_eq!(email.envelope_from.as_deref(), sender, "{raw}");
+    }
+}
+
+#[tokio::test]
 async fn a_bounces_empty_return_path_names_no_envelope_sender() {
     let raw =
         "Return-Path: <>\r\nFrom: mailer-daemon@example.net\r\nSubject: failure\r\n\r\nbounced\r\n";

@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use diesel::sql_types::{Text, Uuid as SqlUuid};
 use diesel::upsert::excluded;
 use diesel_async::RunQueryDsl;
 use domain::{AgentId, SenderRules};
@@ -90,19 +91,30 @@ impl SenderRuleStore for PgEmailStore {
             .collect()
     }
 
-    async fn count_kept_out(&self, agent: AgentId) -> Result<(), StoreError> {
+    async fn count_kept_out(&self, agent: AgentId, delivery_key: &str) -> Result<bool, StoreError> {
         let mut connection = self.database.connection().await?;
-        diesel::insert_into(email_sender_rules::table)
-            .values((
-                email_sender_rules::agent_id.eq(agent.0),
-                email_sender_rules::kept_out_count.eq(1),
-            ))
-            .on_conflict(email_sender_rules::agent_id)
-            .do_update()
-            .set(email_sender_rules::kept_out_count.eq(email_sender_rules::kept_out_count + 1))
+        let counted = diesel::sql_query(COUNT_KEPT_OUT)
+            .bind::<SqlUuid, _>(agent.0)
+            .bind::<Text, _>(delivery_key)
             .execute(&mut connection)
             .await
             .map_err(from_diesel)?;
-        Ok(())
+        Ok(counted == 1)
     }
 }
+
+/// Remembers the delivery ($2) kept out of agent $1's inbox and counts it, unless it was
+/// remembered already; forgets the agent's deliveries kept out over a week ago in passing.
+const COUNT_KEPT_OUT: &str = "
+    WITH remembered AS (
+        INSERT INTO email_kept_out_deliveries (agent_id, delivery_key) VALUES ($1, $2)
+        ON CONFLICT DO NOTHING
+        RETURNING agent_id
+    ), forgotten AS (
+        DELETE FROM email_kept_out_deliveries
+        WHERE agent_id = $1 AND kept_out_at < now() - interval '7 days'
+    )
+    INSERT INTO email_sender_rules (agent_id, kept_out_count)
+    SELECT agent_id, 1 FROM remembered
+    ON CONFLICT (agent_id) DO UPDATE
+    SET kept_out_count = email_sender_rules.kept_out_count + 1";

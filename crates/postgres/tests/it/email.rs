@@ -949,8 +949,17 @@ async fn sender_rules_are_replaced_whole_and_keep_their_count_of_kept_out_mail()
         emails.sender_rules(agent).await.expect("read"),
         (SenderRules::default(), 0)
     );
-    emails.count_kept_out(agent).await.expect("counted");
-    emails.count_kept_out(agent).await.expect("counted");
+    // A redelivery of a kept-out mail brings its key again: counted once.
+    for (delivery, counted) in [("d-1", true), ("d-2", true), ("d-1", false)] {
+        assert_eq!(
+            emails
+                .count_kept_out(agent, delivery)
+                .await
+                .expect("counted"),
+            counted,
+            "{delivery}"
+        );
+    }
     let rules = SenderRules::new(
         &["@partner.example".into()],
         &["spam@partner.example".into()],
@@ -984,6 +993,15 @@ async fn sender_rules_are_replaced_whole_and_keep_their_count_of_kept_out_mail()
     assert_eq!(
         emails.sender_rules(other.agent.id).await.expect("read").1,
         0
+    );
+    // Another agent's count of the same delivery is its own.
+    assert!(emails
+        .count_kept_out(other.agent.id, "d-1")
+        .await
+        .expect("counted"));
+    assert_eq!(
+        emails.sender_rules(other.agent.id).await.expect("read").1,
+        1
     );
 }
 
