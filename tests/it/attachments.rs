@@ -698,3 +698,75 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
          left): {outcomes:?}"
     );
 }
+
+#[tokio::test]
+async fn an_agent_has_at_most_its_cap_of_downloads_under_way() {
+    let database = TestDatabase::new().await;
+    let server = BytesIn::Database
+        .server(&database, &[("EMAIL_ATTACHMENT_DOWNLOADS_PER_AGENT", "2")])
+        .await;
+    let (key, address) = email_agent(&database, "acme").await;
+    let (other_key, other_address) = email_agent(&database, "acme").await;
+    // Larger than what the connection's buffers take in: a download not read stays under way.
+    let large = vec![7u8; 20 * 1024 * 1024];
+    let part = [Part {
+        disposition_name: "filename=\"large.bin\"",
+        content_type: "application/octet-stream",
+        bytes: &large,
+    }];
+    let id = deliver(
+        &server,
+        "msg_cap",
+        &mail_with(&address, "<cap@example.org>", &part),
+    )
+    .await;
+    let other_id = deliver(
+        &server,
+        "msg_cap_other",
+        &mail_with(&other_address, "<cap-other@example.org>", &part),
+    )
+    .await;
+    let path = format!("/v1/email/messages/{id}/attachments/att_1");
+    let open = || {
+        server
+            .client
+            .get(server.url(&path))
+            .bearer_auth(&key)
+            .send()
+    };
+    let first = open().await.expect("response");
+    let second = open().await.expect("response");
+    assert_eq!(
+        (first.status().as_u16(), second.status().as_u16()),
+        (200, 200)
+    );
+
+    let refused = download(&server, &key, &path, None).await;
+    assert_eq!(refused.status, 429);
+    assert!(refused.headers.contains_key("retry-after"));
+    let other_path = format!("/v1/email/messages/{other_id}/attachments/att_1");
+    let others = download(&server, &other_key, &other_path, None).await;
+    assert_eq!(
+        (others.status, others.bytes.len()),
+        (200, large.len()),
+        "another agent's cap is its own"
+    );
+
+    // A client gone frees its place.
+    drop(first);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let again = download(&server, &key, &path, None).await;
+        if again.status == 200 {
+            assert_eq!(again.bytes, large);
+            break;
+        }
+        assert_eq!(again.status, 429);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the place was never freed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    drop(second);
+}

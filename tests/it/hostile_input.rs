@@ -447,3 +447,43 @@ async fn a_reply_subject_built_from_an_inbound_one_stays_one_line() {
         "Re: Hi Bcc: victim@example.com"
     );
 }
+
+#[tokio::test]
+async fn a_body_of_countless_tiny_items_is_refused_before_it_is_parsed() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, _) = email_agent(&database, "acme").await;
+    // 8 MiB of `0,`: parsed, some 200 MiB of values; refused on its count of items.
+    let zeros = format!("{{\"to\":[{}0]}}", "0,".repeat(4 * 1024 * 1024));
+    let response = server
+        .client
+        .post(server.url("/v1/email/send"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(zeros)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(body["detail"][0]["loc"], json!(["body"]), "{body}");
+    let msg = body["detail"][0]["msg"].as_str().expect("msg");
+    assert!(msg.contains("JSON items"), "{msg}");
+
+    // A refusal echoes a bounded input: a missing name beside 3 MB of base64 is no 4 MB answer.
+    let bulky = json!({
+        "to": ["ada@example.org"], "subject": "s", "body_text": "t",
+        "attachments": [{"content_base64": "QUFB".repeat(750_000)}],
+    });
+    let response = server
+        .client
+        .post(server.url("/v1/email/send"))
+        .bearer_auth(&key)
+        .json(&bulky)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 422);
+    let answer = response.bytes().await.expect("body");
+    assert!(answer.len() < 64 * 1024, "{} bytes", answer.len());
+}

@@ -573,6 +573,66 @@ async fn the_transport_refuses_before_any_tool_runs() {
         "a body is bounded before it is parsed"
     );
 
+    // A body that is no one JSON-RPC message is answered as JSON-RPC says, never in plain text.
+    let many_items = format!("[{}0]", "0,".repeat(30_000));
+    for (body, status, id, code) in [
+        (r#"{"jsonrpc":"#, 400, Value::Null, -32700),
+        ("[]", 400, Value::Null, -32600),
+        (many_items.as_str(), 400, Value::Null, -32600),
+        (r#"{"id":1,"method":"tools/list"}"#, 200, json!(1), -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            400,
+            Value::Null,
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#,
+            200,
+            json!(2),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"get_me","arguments":[1]}}"#,
+            200,
+            json!("a"),
+            -32602,
+        ),
+    ] {
+        let answer = server
+            .client
+            .post(server.url("/mcp"))
+            .bearer_auth(&key)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .body(body.to_owned())
+            .send()
+            .await
+            .expect("request");
+        let (got, error) = read(answer).await;
+        let shown = &body[..body.len().min(60)];
+        assert_eq!(got, status, "{shown}: {error}");
+        assert_eq!(error["id"], id, "{shown}: {error}");
+        assert_eq!(error["error"]["code"], code, "{shown}: {error}");
+    }
+    let unacceptable = server
+        .client
+        .post(server.url("/mcp"))
+        .bearer_auth(&key)
+        .header("Accept", "text/html")
+        .header("Content-Type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .await
+        .expect("request");
+    let (status, body) = read(unacceptable).await;
+    assert_eq!(status, 406, "{body}");
+    assert!(
+        body["detail"].is_string(),
+        "rmcp's refusal in the API's shape: {body}"
+    );
+
     let get = server
         .client
         .get(server.url("/mcp"))

@@ -472,6 +472,7 @@ mod tests {
                     code_waits: self.waits_per_agent,
                     event_streams: 1,
                     decision_waits: 1,
+                    attachment_downloads: 1,
                 }),
                 sms_sync,
             )

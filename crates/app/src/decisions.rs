@@ -218,6 +218,7 @@ mod tests {
                 code_waits: 1,
                 event_streams: 1,
                 decision_waits: self.places,
+                attachment_downloads: 1,
             });
             let waits = DecisionWaits::new(
                 DecisionPorts {

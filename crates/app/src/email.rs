@@ -30,6 +30,7 @@ use uuid::Uuid;
 
 pub use domain::commands::{ForwardMail, ReplyMail, SendMail};
 
+use crate::long_lived::{LongLived, LongLivedKind, LongLivedPlace};
 use crate::object_storage::ObjectStorage;
 use crate::paging::{first_page_against, into_page, Kept};
 use crate::NotProvisioned;
@@ -102,6 +103,9 @@ pub enum AttachmentError {
     /// provider delivered metadata only).
     #[error("the attachment's content was not stored")]
     NotStored,
+    /// The agent has as many downloads under way on this instance as it may.
+    #[error("too many attachment downloads of this agent under way")]
+    TooManyDownloads,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -111,6 +115,8 @@ pub struct AttachmentDownload {
     pub meta: AttachmentMeta,
     message: EmailMessageId,
     content: Arc<dyn AttachmentContent>,
+    /// The agent's place among its downloads under way, held until the last piece is read.
+    place: Option<LongLivedPlace>,
 }
 
 impl AttachmentDownload {
@@ -124,6 +130,7 @@ impl AttachmentDownload {
             meta,
             message,
             content,
+            place: None,
         }
     }
 
@@ -143,9 +150,11 @@ impl AttachmentDownload {
     pub fn pieces(self) -> impl Stream<Item = Result<Vec<u8>, StoreError>> + Send + 'static {
         let count = piece_count(self.meta.size);
         let attachment = self.meta.id;
+        let (content, message, place) = (self.content, self.message, self.place);
         futures_util::stream::try_unfold(0u64, move |index| {
-            let content = Arc::clone(&self.content);
-            let message = self.message;
+            // The place goes with the stream: held while it is read, freed once it is dropped.
+            let _held = &place;
+            let content = Arc::clone(&content);
             async move {
                 if index == count {
                     return Ok(None);
@@ -244,6 +253,8 @@ pub struct EmailService {
     ports: EmailPorts,
     cursors: CursorCodec,
     rates: SendRates,
+    /// Where each agent's downloads under way are counted against their cap.
+    long_lived: Arc<LongLived>,
     /// The largest inbound attachment whose bytes are kept.
     attachment_max_bytes: u64,
 }
@@ -281,11 +292,17 @@ fn inbox_of(profile: &AgentProfile) -> Result<(&EmailInboxRecord, SponsorId), No
 }
 
 impl EmailService {
-    pub fn new(ports: EmailPorts, cursors: CursorCodec, rates: SendRates) -> Self {
+    pub fn new(
+        ports: EmailPorts,
+        cursors: CursorCodec,
+        rates: SendRates,
+        long_lived: Arc<LongLived>,
+    ) -> Self {
         Self {
             ports,
             cursors,
             rates,
+            long_lived,
             attachment_max_bytes: DEFAULT_ATTACHMENT_MAX_BYTES,
         }
     }
@@ -749,10 +766,15 @@ impl EmailService {
         if !meta.stored {
             return Err(AttachmentError::NotStored);
         }
+        let place = self
+            .long_lived
+            .enter(profile.agent.id, LongLivedKind::AttachmentDownload)
+            .ok_or(AttachmentError::TooManyDownloads)?;
         Ok(AttachmentDownload {
             meta,
             message,
             content: Arc::clone(&self.ports.attachments),
+            place: Some(place),
         })
     }
 
@@ -1062,6 +1084,7 @@ fn described_attachments(attachments: &[AttachmentBytes]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LongLivedCaps;
     use domain::{AgentRecord, AttachmentMeta, EmailInboxId};
     use ports::{
         Listing, MockAttachmentContent, MockEmailOutbox, MockInboundMailStore,
@@ -1188,6 +1211,12 @@ mod tests {
                     sponsor: RATE,
                     agent: AGENT_RATE,
                 },
+                LongLived::new(LongLivedCaps {
+                    code_waits: 1,
+                    event_streams: 1,
+                    decision_waits: 1,
+                    attachment_downloads: 1,
+                }),
             )
         }
     }

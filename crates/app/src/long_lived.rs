@@ -1,5 +1,5 @@
 //! The one registry of long-lived requests on an instance (waits for a code or for a decision on
-//! an intent, event streams): each kind capped per agent, and counted for the metrics, whichever
+//! an intent, event streams, attachment downloads): each kind capped per agent, and counted for the metrics, whichever
 //! transport holds it (a wait over MCP holds the same place as over HTTP).
 
 use std::collections::HashMap;
@@ -17,16 +17,24 @@ pub enum LongLivedKind {
     EventStream,
     /// A wait for an operator's decision on a transfer intent.
     DecisionWait,
+    /// An attachment's bytes on their way to a client, which may read them slowly.
+    AttachmentDownload,
 }
 
 impl LongLivedKind {
-    pub const ALL: [Self; 3] = [Self::CodeWait, Self::EventStream, Self::DecisionWait];
+    pub const ALL: [Self; 4] = [
+        Self::CodeWait,
+        Self::EventStream,
+        Self::DecisionWait,
+        Self::AttachmentDownload,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::CodeWait => "code_wait",
             Self::EventStream => "event_stream",
             Self::DecisionWait => "decision_wait",
+            Self::AttachmentDownload => "attachment_download",
         }
     }
 }
@@ -37,6 +45,7 @@ pub struct LongLivedCaps {
     pub code_waits: usize,
     pub event_streams: usize,
     pub decision_waits: usize,
+    pub attachment_downloads: usize,
 }
 
 impl LongLivedCaps {
@@ -45,6 +54,7 @@ impl LongLivedCaps {
             LongLivedKind::CodeWait => self.code_waits,
             LongLivedKind::EventStream => self.event_streams,
             LongLivedKind::DecisionWait => self.decision_waits,
+            LongLivedKind::AttachmentDownload => self.attachment_downloads,
         }
     }
 }
@@ -145,6 +155,7 @@ mod tests {
             code_waits: 2,
             event_streams: 1,
             decision_waits: 1,
+            attachment_downloads: 1,
         });
         let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
         let first = registry
@@ -178,6 +189,11 @@ mod tests {
                     kind: LongLivedKind::DecisionWait,
                     held: 0,
                     refused: 0
+                },
+                LongLivedUsage {
+                    kind: LongLivedKind::AttachmentDownload,
+                    held: 0,
+                    refused: 0
                 }
             ]
         );
@@ -193,12 +209,14 @@ mod tests {
             code_waits: 0,
             event_streams: 0,
             decision_waits: 0,
+            attachment_downloads: 0,
         });
         assert!(none_allowed.enter(agent, LongLivedKind::CodeWait).is_none());
         let one_allowed = LongLived::new(LongLivedCaps {
             code_waits: 1,
             event_streams: 1,
             decision_waits: 1,
+            attachment_downloads: 1,
         });
         drop(one_allowed.enter(agent, LongLivedKind::CodeWait));
         for registry in [none_allowed, one_allowed] {

@@ -333,6 +333,7 @@ mod tests {
                 code_waits: 2,
                 event_streams: 2,
                 decision_waits: 2,
+                attachment_downloads: 2,
             }),
             LongLivedKind::CodeWait,
         );

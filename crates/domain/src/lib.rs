@@ -18,6 +18,7 @@ pub mod fixtures;
 pub mod ids;
 pub mod inbound;
 pub mod intent;
+pub mod json_bounds;
 pub mod limits;
 pub mod operator;
 pub mod policy;
@@ -76,6 +77,7 @@ pub use intent::{
     Approvals, ConfirmedBy, IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms,
     TransitionRefused,
 };
+pub use json_bounds::{json_items_within, MAX_JSON_ITEMS};
 pub use limits::{RateDecision, RateLimit};
 pub use operator::{
     Operator, OperatorName, OperatorNameError, StoredOperatorError, MAX_OPERATOR_NAME_CHARS,

@@ -2,10 +2,11 @@
 //! Resend's `email.received` webhook event.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use domain::{AttachmentId, AttachmentMeta};
+use domain::{json_items_within, AttachmentId, AttachmentMeta, MAX_JSON_ITEMS};
 use mail_parser::parsers::MessageStream;
 use mail_parser::{
     Address, HeaderName, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders,
@@ -318,6 +319,8 @@ fn envelope_recipients(message: &Message<'_>, raw: &[u8]) -> Vec<String> {
         return Vec::new();
     };
     let mut recipients: Vec<String> = Vec::new();
+    // Each address once, in any case: a set, as the fields may name many thousands.
+    let mut seen: HashSet<String> = HashSet::new();
     let delivery_headers = fields[..first_received].iter().filter(|header| {
         ENVELOPE_HEADERS
             .iter()
@@ -328,10 +331,7 @@ fn envelope_recipients(message: &Message<'_>, raw: &[u8]) -> Vec<String> {
             MessageStream::new(raw_value(raw, header)).parse_address()
         {
             for address in addresses(&list) {
-                if !recipients
-                    .iter()
-                    .any(|known| known.eq_ignore_ascii_case(&address))
-                {
+                if seen.insert(address.to_ascii_lowercase()) {
                     recipients.push(address);
                 }
             }
@@ -483,6 +483,12 @@ fn json_text(value: serde_json::Value) -> String {
 }
 
 fn parse_resend_event(body: &[u8]) -> Result<InboundEmail, InboundParseError> {
+    // Counted before parsing: a parsed value costs tens of bytes an item, whatever its text.
+    if !json_items_within(body, MAX_JSON_ITEMS) {
+        return Err(unreadable(format!(
+            "a Resend event holds at most {MAX_JSON_ITEMS} JSON items"
+        )));
+    }
     let event: ResendEvent = serde_json::from_slice(body)
         .map_err(|error| unreadable(format!("not a Resend event: {error}")))?;
     if event.kind != RESEND_RECEIVED {

@@ -43,13 +43,40 @@ fn location_schema() -> Array {
         .build()
 }
 
+/// The longest text of an input a 422 echoes, in characters; a longer one is cut and ends in `…`.
+const ECHOED_TEXT_CHARS: usize = 4096;
+
+/// The most entries of an input's list or object a 422 echoes; the rest are left out.
+const ECHOED_ENTRIES: usize = 100;
+
+/// The input as a 422 echoes it: whole when small, its long texts and lists cut, so an error never
+/// repeats the megabytes a request sent (an attachment's base64 beside a missing name).
+fn echoed(input: Value) -> Value {
+    match input {
+        Value::String(text) if text.chars().count() > ECHOED_TEXT_CHARS => {
+            let mut cut: String = text.chars().take(ECHOED_TEXT_CHARS).collect();
+            cut.push('…');
+            Value::String(cut)
+        }
+        Value::Array(items) => items.into_iter().take(ECHOED_ENTRIES).map(echoed).collect(),
+        Value::Object(entries) => Value::Object(
+            entries
+                .into_iter()
+                .take(ECHOED_ENTRIES)
+                .map(|(key, value)| (key, echoed(value)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 impl ValidationItem {
     pub fn new(kind: &str, loc: Vec<Value>, msg: impl Into<String>, input: Value) -> Self {
         Self {
             kind: kind.to_owned(),
             loc,
             msg: msg.into(),
-            input,
+            input: echoed(input),
             ctx: None,
         }
     }
@@ -73,7 +100,7 @@ impl From<FieldError> for ValidationItem {
             kind: error.kind.to_owned(),
             loc,
             msg: error.message,
-            input: error.input,
+            input: echoed(error.input),
             ctx: error.context,
         }
     }
@@ -195,6 +222,27 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_echoed_input_keeps_its_shape_and_loses_its_bulk() {
+        let bulky = json!({
+            "filename": null,
+            "content_base64": "A".repeat(3_000_000),
+            "tags": (0..1000).collect::<Vec<_>>(),
+        });
+        let item = ValidationItem::new("missing", vec![json!("body")], "Field required", bulky);
+        let text = item.input["content_base64"].as_str().expect("text");
+        assert_eq!(text.chars().count(), ECHOED_TEXT_CHARS + 1);
+        assert!(text.ends_with('…'));
+        assert_eq!(
+            item.input["tags"].as_array().map(Vec::len),
+            Some(ECHOED_ENTRIES)
+        );
+        assert_eq!(item.input["filename"], Value::Null);
+        let small = json!({"to": ["a@b.example"], "n": 3});
+        let kept = ValidationItem::new("x", vec![], "x", small.clone());
+        assert_eq!(kept.input, small, "a small input is echoed whole");
+    }
 
     fn rendered(error: ApiError) -> (StatusCode, String) {
         let response = error.error_response();

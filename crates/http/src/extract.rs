@@ -2,6 +2,7 @@
 //! offending field.
 
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use actix_web::body::{to_bytes_limited, BodyStream};
 use actix_web::dev::Payload;
@@ -12,11 +13,17 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use api_types::{FieldError, PageLimit, RequestPart};
+use domain::{json_items_within, MAX_JSON_ITEMS};
+use refusals::Refusal;
 
 use crate::errors::{ApiError, ValidationItem};
 
 /// Largest JSON body accepted; larger bodies are refused before they are read in full.
 pub const MAX_JSON_BODY_BYTES: usize = 512 * 1024;
+
+/// How long a client has to send a JSON body once its request's head arrived: a body that
+/// trickles in holds its memory and a worker's attention no longer than this.
+pub const JSON_BODY_WITHIN: Duration = Duration::from_secs(30);
 
 /// A JSON request body to be deserialized into `T`. Extracting it reads nothing: the handler
 /// calls [`JsonBody::read`] once the request is authenticated, so a request without a valid key
@@ -70,7 +77,14 @@ impl<T: DeserializeOwned> JsonBody<T> {
     /// Like `read`, for a route whose fields have limits of their own above the default body
     /// limit: their 422 should name the field, not the body.
     pub async fn read_at_most(self, max_bytes: usize) -> Result<T, ApiError> {
-        let bytes = read_payload(self.payload, max_bytes).await?;
+        let bytes = tokio::time::timeout(JSON_BODY_WITHIN, read_payload(self.payload, max_bytes))
+            .await
+            .map_err(|_| {
+                ApiError::Refused(Refusal::TimedOut(format!(
+                    "The request body did not arrive within {} s",
+                    JSON_BODY_WITHIN.as_secs()
+                )))
+            })??;
         if !self.declared_json {
             // FastAPI hands a body of another type to the model as it is: not an object.
             return Err(ApiError::Validation(vec![ValidationItem::new(
@@ -197,6 +211,11 @@ pub(crate) fn parse_json_body<T: DeserializeOwned>(
             "Field required",
             Value::Null,
         )]));
+    }
+    if !json_items_within(bytes, MAX_JSON_ITEMS) {
+        return Err(body_error(format!(
+            "body must hold at most {MAX_JSON_ITEMS} JSON items (values and keys)"
+        )));
     }
     let value: Value = serde_json::from_slice(bytes)
         .map(|UniqueKeys(value)| value)

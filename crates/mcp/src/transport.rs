@@ -18,6 +18,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 
+use domain::{json_items_within, MAX_JSON_ITEMS};
+
 use crate::hosts::AllowedHosts;
 use crate::tools::{AgentTools, Caller, Toolbox};
 
@@ -168,6 +170,11 @@ pub async fn serve(
         Ok(body) => body,
         Err(turned) => return turned.response(),
     };
+    if request.method() == actix_web::http::Method::POST {
+        if let Err(refused) = one_jsonrpc_message(&body) {
+            return refused.response();
+        }
+    }
     let mut forwarded = http::Request::new(Full::new(body));
     *forwarded.method_mut() = match http::Method::from_bytes(request.method().as_str().as_bytes()) {
         Ok(method) => method,
@@ -235,13 +242,119 @@ async fn read_body(mut payload: web::Payload) -> Result<Bytes, Turned> {
         })
 }
 
+/// A JSON-RPC message refused before rmcp reads it, answered as JSON-RPC over HTTP says.
+#[derive(Debug, PartialEq)]
+struct RpcRefusal {
+    /// The message's id where it has a usable one: the refusal is then its answer (200).
+    id: Option<serde_json::Value>,
+    code: i64,
+    message: String,
+}
+
+impl RpcRefusal {
+    fn response(self) -> HttpResponse {
+        let status = match self.id {
+            Some(_) => StatusCode::OK,
+            None => StatusCode::BAD_REQUEST,
+        };
+        HttpResponse::build(status).json(json!({
+            "jsonrpc": "2.0",
+            "id": self.id,
+            "error": {"code": self.code, "message": self.message},
+        }))
+    }
+}
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// The body of a POST is one JSON-RPC 2.0 message, of at most `MAX_JSON_ITEMS` items (counted
+/// before it is parsed: parsed, each costs tens of bytes), whose id is a string or a number and
+/// whose params are an object; `tools/call` names its tool. rmcp answers anything else with a
+/// plain-text 415 or "method not found".
+fn one_jsonrpc_message(body: &[u8]) -> Result<(), RpcRefusal> {
+    let refused = |id: Option<&serde_json::Value>, code, message: String| RpcRefusal {
+        id: id.cloned(),
+        code,
+        message,
+    };
+    if !json_items_within(body, MAX_JSON_ITEMS) {
+        return Err(refused(
+            None,
+            INVALID_REQUEST,
+            format!("Invalid request: a message holds at most {MAX_JSON_ITEMS} JSON items"),
+        ));
+    }
+    let message: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|error| refused(None, PARSE_ERROR, format!("Parse error: {error}")))?;
+    let Some(fields) = message.as_object() else {
+        return Err(refused(
+            None,
+            INVALID_REQUEST,
+            "Invalid request: one JSON-RPC message, an object (batches are not served)".into(),
+        ));
+    };
+    let id = fields
+        .get("id")
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+    if fields.contains_key("id") && id.is_none() {
+        return Err(refused(
+            None,
+            INVALID_REQUEST,
+            "Invalid request: id must be a string or an integer".into(),
+        ));
+    }
+    if fields.get("jsonrpc").and_then(|version| version.as_str()) != Some("2.0") {
+        return Err(refused(
+            id,
+            INVALID_REQUEST,
+            "Invalid request: jsonrpc must be \"2.0\"".into(),
+        ));
+    }
+    let method = fields.get("method");
+    if method.is_some_and(|method| !method.is_string())
+        || (method.is_none() && !fields.contains_key("result") && !fields.contains_key("error"))
+    {
+        return Err(refused(
+            id,
+            INVALID_REQUEST,
+            "Invalid request: method must be a string".into(),
+        ));
+    }
+    let params = fields.get("params");
+    if params.is_some_and(|params| !params.is_object()) {
+        return Err(refused(
+            id,
+            INVALID_PARAMS,
+            "Invalid params: params must be an object".into(),
+        ));
+    }
+    let named_tool = params
+        .and_then(|params| params.get("name"))
+        .is_some_and(serde_json::Value::is_string);
+    let arguments_fit = params
+        .and_then(|params| params.get("arguments"))
+        .is_none_or(serde_json::Value::is_object);
+    if method.and_then(|method| method.as_str()) == Some("tools/call")
+        && !(named_tool && arguments_fit)
+    {
+        return Err(refused(
+            id,
+            INVALID_PARAMS,
+            "Invalid params: tools/call takes the tool's name and an object of arguments".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// rmcp's answer as actix-web sends it: a JSON answer whole, an event stream as it comes.
 async fn answer(
     response: http::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>,
 ) -> HttpResponse {
     let (parts, body) = response.into_parts();
-    let mut answer =
-        HttpResponse::build(StatusCode::from_u16(parts.status.as_u16()).unwrap_or_default());
+    let status = StatusCode::from_u16(parts.status.as_u16()).unwrap_or_default();
+    let mut answer = HttpResponse::build(status);
     let mut streamed = false;
     for (name, value) in &parts.headers {
         if name == http::header::CONTENT_TYPE && value.as_bytes().starts_with(b"text/event-stream")
@@ -258,10 +371,21 @@ async fn answer(
     if streamed {
         return answer.streaming(BodyDataStream::new(body));
     }
-    match body.collect().await {
-        Ok(collected) => answer.body(collected.to_bytes()),
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
         Err(never) => match never {},
+    };
+    let json = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|kind| kind.as_bytes().starts_with(b"application/json"));
+    if parts.status.as_u16() >= 400 && !json {
+        // rmcp's own refusals (a missing Accept, an unknown protocol version) are plain text:
+        // said in the API's shape, with their status.
+        let detail = String::from_utf8_lossy(&bytes).trim().to_owned();
+        return HttpResponse::build(status).json(json!({ "detail": detail }));
     }
+    answer.body(bytes)
 }
 
 /// Why a request is answered before it reaches the tools.

@@ -130,7 +130,8 @@ pub trait WebhookEndpoints: Send + Sync {
     ) -> Result<Option<Vec<WebhookAttemptRecord>>, StoreError>;
 
     /// Queues every kept event of a type the endpoint wants with `seq > after` for delivery
-    /// again; how many were queued, `None` when it is not found.
+    /// again, but those whose delivery to it is still pending (a repeated replay queues nothing
+    /// twice); how many were queued, `None` when it is not found.
     async fn replay(
         &self,
         agent: AgentId,

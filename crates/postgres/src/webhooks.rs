@@ -463,7 +463,12 @@ impl WebhookEndpoints for PgWebhookStore {
                          FROM events AS event JOIN webhook_endpoints AS endpoint \
                              ON endpoint.id = $1 AND endpoint.agent_id = event.agent_id \
                          WHERE event.agent_id = $2 AND event.seq > $3 \
-                           AND (endpoint.types IS NULL OR event.type = ANY (endpoint.types))",
+                           AND (endpoint.types IS NULL OR event.type = ANY (endpoint.types)) \
+                           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS queued \
+                               WHERE queued.agent_id = event.agent_id \
+                                 AND queued.event_seq = event.seq \
+                                 AND queued.endpoint_id = endpoint.id \
+                                 AND queued.status = 'pending')",
                     )
                     .bind::<SqlUuid, _>(id.0)
                     .bind::<SqlUuid, _>(agent.0)

@@ -309,6 +309,12 @@ impl From<AttachmentError> for Refusal {
                  provider delivered its metadata only"
                     .into(),
             ),
+            AttachmentError::TooManyDownloads => Self::TooManyRequests {
+                detail: "Too many downloads of this agent under way at once; retry when one \
+                         has ended"
+                    .into(),
+                retry_after: Duration::from_secs(1),
+            },
             AttachmentError::Store(store) => store.into(),
         }
     }

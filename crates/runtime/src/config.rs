@@ -929,10 +929,18 @@ fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
             reason: "must be at least 1".into(),
         });
     }
+    let attachment_downloads: usize = env.parsed("EMAIL_ATTACHMENT_DOWNLOADS_PER_AGENT", 8)?;
+    if attachment_downloads == 0 {
+        return Err(ConfigError::Invalid {
+            name: "EMAIL_ATTACHMENT_DOWNLOADS_PER_AGENT",
+            reason: "must be at least 1".into(),
+        });
+    }
     Ok(LongLivedCaps {
         code_waits,
         event_streams,
         decision_waits,
+        attachment_downloads,
     })
 }
 

@@ -97,7 +97,12 @@ pub fn services(
             &config.intents,
             config.cursors.codec(),
         ),
-        email: email_service(database, &config.email, config.cursors.codec())?,
+        email: email_service(
+            database,
+            &config.email,
+            config.cursors.codec(),
+            long_lived.clone(),
+        )?,
         sms,
         codes,
         decisions,
@@ -212,6 +217,7 @@ fn email_service(
     database: &Database,
     config: &EmailConfig,
     cursors: CursorCodec,
+    long_lived: Arc<LongLived>,
 ) -> anyhow::Result<EmailService> {
     let store = Arc::new(PgEmailStore::new(database.clone()));
     let (attachments, objects) = attachment_bytes(&store, &config.attachment_store);
@@ -234,6 +240,7 @@ fn email_service(
         },
         cursors,
         config.send_rates,
+        long_lived,
     )
     .with_attachment_max_bytes(config.attachment_max_bytes))
 }

@@ -1,6 +1,8 @@
 //! `/v1/email`: send and reply through the outbox, the inbox, single messages and their
 //! attachments.
 
+use std::time::Duration;
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::{self, Bytes, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
@@ -14,6 +16,7 @@ use api_types::{
 use app::{ForwardMail, MailPage, ReplyMail, SendMail};
 use domain::{content_disposition, download_content_type, EmailMessageRecord, SenderRules};
 use futures_util::TryStreamExt;
+use tokio::sync::mpsc;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
@@ -301,13 +304,15 @@ pub async fn attachment(
         .attachment(&agent.profile, &message_id, &attachment_id)
         .await?;
     let etag = download.meta.etag().unwrap_or_default();
+    // If-None-Match compares weakly: `W/"…"` names the same bytes as `"…"`.
     let not_modified = request
         .headers()
         .get(header::IF_NONE_MATCH)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|tags| {
             tags.split(',')
-                .any(|tag| tag.trim() == etag || tag.trim() == "*")
+                .map(str::trim)
+                .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
         });
     if not_modified {
         return Ok(HttpResponse::NotModified()
@@ -319,8 +324,13 @@ pub async fn attachment(
         .unwrap_or(HeaderValue::from_static(domain::attachments::OCTET_STREAM));
     let disposition = content_disposition(download.meta.filename.as_deref());
     let size = download.meta.size;
-    let pieces = download.pieces().map_ok(Bytes::from).inspect_err(|error| {
-        tracing::warn!(%error, "an attachment's download ended early");
+    let (buffer, taken) = mpsc::channel(1);
+    actix_web::rt::spawn(pump_pieces(download, buffer));
+    let pieces = futures_util::stream::unfold(taken, |mut taken| async move {
+        taken
+            .recv()
+            .await
+            .map(|piece| (Ok::<_, std::convert::Infallible>(piece), taken))
     });
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, content_type))
@@ -330,6 +340,38 @@ pub async fn attachment(
         .insert_header((header::ETAG, etag))
         .no_chunking(size)
         .streaming(pieces))
+}
+
+/// How long a download waits for its reader to take a piece before it is cut: a client that
+/// stops reading holds its place among the agent's downloads no longer.
+const DOWNLOAD_STALL: Duration = Duration::from_secs(60);
+
+/// Reads the attachment's pieces into the response's buffer, one ahead of its reader; ends early
+/// (the connection closes short of `Content-Length`) when the store fails or the reader takes
+/// nothing for `DOWNLOAD_STALL`. The download's place goes with it.
+async fn pump_pieces(download: app::AttachmentDownload, buffer: mpsc::Sender<Bytes>) {
+    let mut pieces = std::pin::pin!(download.pieces());
+    loop {
+        let piece = match pieces.try_next().await {
+            Ok(Some(piece)) => Bytes::from(piece),
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(%error, "an attachment's download ended early");
+                return;
+            }
+        };
+        match tokio::time::timeout(DOWNLOAD_STALL, buffer.send(piece)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(_) => {
+                tracing::info!(
+                    stalled_secs = DOWNLOAD_STALL.as_secs(),
+                    "an attachment's reader took nothing; the download is cut"
+                );
+                return;
+            }
+        }
+    }
 }
 
 /// The JSON body limit of the sender rules: two lists of 1,000 addresses of 254 characters, each
