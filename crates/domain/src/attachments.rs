@@ -18,6 +18,9 @@ pub const DEFAULT_ATTACHMENT_MAX_BYTES: u64 = 25 * 1024 * 1024;
 /// The longest name a download is saved as, in bytes of UTF-8 (what file systems allow).
 pub const MAX_DOWNLOAD_NAME_BYTES: usize = 255;
 
+/// The longest extension, its dot included, kept whole when a name is cut to fit.
+const MAX_KEPT_EXTENSION_BYTES: usize = 16;
+
 /// What a download is typed as when the stored type is absent or not a valid media type.
 pub const OCTET_STREAM: &str = "application/octet-stream";
 
@@ -292,13 +295,24 @@ pub fn download_filename(filename: Option<&str>) -> String {
     let last = given.rsplit(['/', '\\']).next().unwrap_or_default();
     let visible: String = last.chars().filter(|&c| !hidden_or_control(c)).collect();
     let trimmed = visible.trim().trim_start_matches('.').trim();
+    // A name too long is cut in its stem: the extension says what opens the file.
+    let (stem, extension) = match trimmed.rfind('.') {
+        Some(dot)
+            if trimmed.len() > MAX_DOWNLOAD_NAME_BYTES
+                && trimmed.len() - dot <= MAX_KEPT_EXTENSION_BYTES =>
+        {
+            trimmed.split_at(dot)
+        }
+        _ => (trimmed, ""),
+    };
     let mut name = String::new();
-    for c in trimmed.chars() {
-        if name.len() + c.len_utf8() > MAX_DOWNLOAD_NAME_BYTES {
+    for c in stem.chars() {
+        if name.len() + c.len_utf8() + extension.len() > MAX_DOWNLOAD_NAME_BYTES {
             break;
         }
         name.push(c);
     }
+    name.push_str(extension);
     match name.trim_end().is_empty() {
         true => UNNAMED.to_owned(),
         false => name.trim_end().to_owned(),
@@ -487,6 +501,14 @@ mod tests {
         let long = download_filename(Some(&"é".repeat(10_000)));
         assert!(long.len() <= MAX_DOWNLOAD_NAME_BYTES);
         assert_eq!(long, "é".repeat(MAX_DOWNLOAD_NAME_BYTES / 2));
+        let invoice = download_filename(Some(&format!("{}.pdf", "a".repeat(300))));
+        assert_eq!(
+            invoice,
+            format!("{}.pdf", "a".repeat(MAX_DOWNLOAD_NAME_BYTES - 4))
+        );
+        let no_extension =
+            download_filename(Some(&format!("{}.{}", "a".repeat(300), "b".repeat(40))));
+        assert_eq!(no_extension, "a".repeat(MAX_DOWNLOAD_NAME_BYTES));
     }
 
     #[test]

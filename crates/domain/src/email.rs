@@ -175,24 +175,27 @@ pub fn check_custom_headers_size<'a>(
 /// The subject of a reply: `Re: ` before the original's, unless it already starts with a reply
 /// prefix (`Re:`, `RE:`, `re :`...), so a long exchange does not grow `Re: Re: Re:`.
 pub fn reply_subject(original: Option<&str>) -> String {
-    prefixed_subject("Re", original)
+    prefixed_subject("Re", &["Re"], original)
 }
 
-/// The subject of a forward: `Fwd: ` before the original's, once, as for a reply.
+/// The subject of a forward: `Fwd: ` before the original's, once (`Fw:`, as some clients
+/// write it, counts as one), as for a reply.
 pub fn forward_subject(original: Option<&str>) -> String {
-    prefixed_subject("Fwd", original)
+    prefixed_subject("Fwd", &["Fwd", "Fw"], original)
 }
 
-/// `prefix: ` before the original subject unless it already starts with the prefix (in any
+/// `prefix: ` before the original subject unless it already starts with one of `known` (in any
 /// case, spaces allowed before the colon). The original came from an outside sender: it is put on
 /// one line, as a decoded CR or LF would end the header and start another.
-fn prefixed_subject(prefix: &str, original: Option<&str>) -> String {
+fn prefixed_subject(prefix: &str, known: &[&str], original: Option<&str>) -> String {
     let single_line = single_line(original);
     let original = single_line.trim();
-    let already = original
-        .get(..prefix.len())
-        .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
-        && original[prefix.len()..].trim_start().starts_with(':');
+    let already = known.iter().any(|known| {
+        original
+            .get(..known.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(known))
+            && original[known.len()..].trim_start().starts_with(':')
+    });
     if already {
         original.to_owned()
     } else if original.is_empty() {
@@ -601,6 +604,11 @@ mod tests {
     fn forward_subjects_get_one_prefix() {
         assert_eq!(forward_subject(Some("Invoice 7")), "Fwd: Invoice 7");
         assert_eq!(forward_subject(Some("FWD : Invoice 7")), "FWD : Invoice 7");
+        assert_eq!(forward_subject(Some("Fw: Invoice 7")), "Fw: Invoice 7");
+        assert_eq!(
+            forward_subject(Some("Fwx: Invoice 7")),
+            "Fwd: Fwx: Invoice 7"
+        );
         assert_eq!(forward_subject(Some("Re: Invoice 7")), "Fwd: Re: Invoice 7");
         assert_eq!(forward_subject(None), "Fwd:");
         assert_eq!(forward_subject(Some("a\r\nBcc: b")), "Fwd: a Bcc: b");

@@ -49,6 +49,26 @@ pub fn kept_text(text: &str, max_chars: usize) -> String {
         .collect()
 }
 
+/// The longest extension, its dot included, kept whole when a filename is cut to fit.
+const MAX_KEPT_EXTENSION_CHARS: usize = 16;
+
+/// An attachment's filename as kept: [`kept_text`], but a name cut to fit keeps its extension
+/// (what the file opens with), cutting its stem instead.
+pub fn kept_filename(name: &str, max_chars: usize) -> String {
+    let chars = name.chars().count();
+    let extension_at = name
+        .rfind('.')
+        .filter(|&dot| dot > 0 && name[dot..].chars().count() <= MAX_KEPT_EXTENSION_CHARS);
+    match extension_at {
+        Some(dot) if chars > max_chars => {
+            let extension = &name[dot..];
+            let stem = kept_text(&name[..dot], max_chars - extension.chars().count());
+            stem + &kept_text(extension, MAX_KEPT_EXTENSION_CHARS)
+        }
+        _ => kept_text(name, max_chars),
+    }
+}
+
 /// Like [`kept_text`], for an optional field.
 pub fn kept_optional(text: Option<&str>, max_chars: usize) -> Option<String> {
     text.map(|text| kept_text(text, max_chars))
@@ -113,7 +133,10 @@ pub fn kept_attachment(
     let content = content.filter(|bytes| bytes.len() as u64 <= max_bytes);
     AttachmentMeta {
         id: AttachmentId::at_index(index),
-        filename: kept_optional(given.filename.as_deref(), MAX_ATTACHMENT_FIELD_CHARS),
+        filename: given
+            .filename
+            .as_deref()
+            .map(|name| kept_filename(name, MAX_ATTACHMENT_FIELD_CHARS)),
         content_type: kept_text(&given.content_type, MAX_ATTACHMENT_FIELD_CHARS),
         size: content.map_or(given.size, |bytes| bytes.len() as u64),
         content_id: kept_optional(given.content_id.as_deref(), MAX_ATTACHMENT_FIELD_CHARS),
@@ -345,6 +368,12 @@ mod tests {
         assert_eq!(name.chars().count(), MAX_ATTACHMENT_FIELD_CHARS);
         assert!(kept.stored);
         assert_eq!((kept.size, kept.sha256), (3, Some(content_digest(b"abc"))));
+
+        let invoice = listed(Some(format!("{}.pdf", "a".repeat(300))), 1);
+        let kept_invoice = kept_attachment(0, &invoice, None, 3);
+        let name = kept_invoice.filename.as_deref().expect("a name");
+        assert_eq!(name.chars().count(), MAX_ATTACHMENT_FIELD_CHARS);
+        assert!(name.ends_with("a.pdf"), "the extension stays: {name}");
 
         let over = kept_attachment(0, &given, Some(b"abcd"), 3);
         assert!(!over.stored && over.sha256.is_none());
