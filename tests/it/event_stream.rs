@@ -207,6 +207,16 @@ async fn a_stream_resumes_after_the_last_event_id_with_no_gap_and_no_duplicate()
     assert_eq!(from_query.next_event().await.id.as_deref(), Some("5"));
     let bad = Stream::request(&server, &key, "?types=sms.bounced", None).await;
     assert_eq!(bad.status(), 422);
+    // A list naming no type would match nothing, silently.
+    for none in ["?types=", "?types=,%20,"] {
+        assert_eq!(
+            Stream::request(&server, &key, none, None).await.status(),
+            422
+        );
+        let (status, refused) = server.get(&format!("/v1/events{none}"), Some(&key)).await;
+        assert_eq!(status, 422, "{refused}");
+        assert_eq!(refused["detail"][0]["loc"], json!(["query", "types"]));
+    }
     let bad = Stream::request(&server, &key, "", Some("not-a-number")).await;
     assert_eq!(bad.status(), 422);
     let page = feed(&server, &key, "?after=1&limit=2").await;

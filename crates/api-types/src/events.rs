@@ -400,7 +400,7 @@ fn check_types(types: &[String]) -> Result<EventTypes, Vec<FieldError>> {
 /// The types of a comma-separated list (`types` of the feed and the stream), or the enum error
 /// naming the first unknown one.
 pub fn read_event_types(part: RequestPart, list: &str) -> Result<EventTypes, FieldError> {
-    EventTypes::parse_list(list).map_err(|unknown| {
+    let types = EventTypes::parse_list(list).map_err(|unknown| {
         let expected = event_type_names();
         FieldError::new(
             part,
@@ -410,7 +410,18 @@ pub fn read_event_types(part: RequestPart, list: &str) -> Result<EventTypes, Fie
             json!(unknown.0),
         )
         .with_context(json!({ "expected": expected }))
-    })
+    })?;
+    if types.is_empty() {
+        // A list naming no type would match nothing, silently: every type is `types` left out.
+        return Err(FieldError::new(
+            part,
+            vec!["types".into()],
+            "value_error",
+            "Value error, types names no event type; leave it out for every type",
+            json!(list),
+        ));
+    }
+    Ok(types)
 }
 
 /// Every type's name, quoted, as pydantic lists what an enum expects.

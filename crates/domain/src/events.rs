@@ -132,6 +132,11 @@ impl EventTypes {
         self == Self::all()
     }
 
+    /// Whether it wants no type at all.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
     /// The types in the contract's order.
     pub fn iter(self) -> impl Iterator<Item = EventType> {
         EventType::ALL

@@ -45,10 +45,18 @@ pub enum IntentEvent {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("a {from} intent cannot {event}")]
+#[error("{} {from} intent cannot {event}", article(.from))]
 pub struct TransitionRefused {
     pub from: IntentStatus,
     pub event: IntentEvent,
+}
+
+/// `a` or `an`, as the status's name sounds.
+fn article(status: &IntentStatus) -> &'static str {
+    match status {
+        IntentStatus::Executed | IntentStatus::Expired => "an",
+        _ => "a",
+    }
 }
 
 impl IntentStatus {
@@ -292,7 +300,10 @@ mod tests {
     #[test]
     fn a_refusal_says_what_was_attempted() {
         let refused = S::Executed.apply(E::Confirm).expect_err("terminal");
-        assert_eq!(refused.to_string(), "a executed intent cannot be confirmed");
+        assert_eq!(
+            refused.to_string(),
+            "an executed intent cannot be confirmed"
+        );
     }
 
     fn event() -> impl Strategy<Value = IntentEvent> {
