@@ -100,6 +100,14 @@ impl WebhookUrl {
         if url.fragment().is_some() {
             return Err(WebhookUrlError::Fragment);
         }
+        // The URL as written names its host after `//`: the parser would also read `https:h`,
+        // `https:/h` or `https:///h` as `https://h/`, a URL the caller never wrote.
+        let names_authority = text
+            .split_once("://")
+            .is_some_and(|(_, rest)| !rest.starts_with(['/', '\\']));
+        if !names_authority {
+            return Err(WebhookUrlError::NoHost);
+        }
         let literal = match url.host() {
             None => return Err(WebhookUrlError::NoHost),
             Some(Host::Domain(_)) => None,
@@ -291,6 +299,13 @@ mod tests {
             WebhookUrl::parse("https://example.com/#part", public),
             Err(WebhookUrlError::Fragment)
         );
+        for unwritten in ["https:///h", "https:/h", "https:h", "https:\\\\h/"] {
+            assert_eq!(
+                WebhookUrl::parse(unwritten, public),
+                Err(WebhookUrlError::NoHost),
+                "{unwritten}"
+            );
+        }
         let long = format!("https://example.com/{}", "a".repeat(MAX_WEBHOOK_URL_CHARS));
         assert_eq!(
             WebhookUrl::parse(&long, public),

@@ -29,6 +29,9 @@ const MAX_MIME_PARTS: usize = 5_000;
 const MAX_HEADER_FIELDS: usize = 100_000;
 /// The most list items (addresses, ids) its headers may hold (each but the first needs a comma).
 const MAX_LIST_ITEMS: usize = 200_000;
+/// The most bracketed items its header blocks may hold: message ids, which `References` lists
+/// with no comma between them, and addresses.
+const MAX_HEADER_BRACKETS: usize = 200_000;
 /// How much of a flattened message's header block is read.
 const FLATTENED_HEADER_BYTES: usize = 64 * 1024;
 
@@ -78,6 +81,8 @@ struct Shape {
     parts: usize,
     colons: usize,
     commas: usize,
+    /// `<` in header blocks, where each may open a message id or an address.
+    header_brackets: usize,
 }
 
 impl Shape {
@@ -101,6 +106,7 @@ impl Shape {
             }
         }
         shape.parts += dashes / 2;
+        shape.header_brackets = header_brackets(raw);
         shape
     }
 
@@ -108,7 +114,29 @@ impl Shape {
         self.parts <= MAX_MIME_PARTS
             && self.colons <= MAX_HEADER_FIELDS
             && self.commas <= MAX_LIST_ITEMS
+            && self.header_brackets <= MAX_HEADER_BRACKETS
     }
+}
+
+/// `<` in the message's header blocks: the top one, and each that follows a line starting with
+/// `--` (a part's boundary, or body text that looks like one, counted too), to its blank line.
+/// A body's `<` (HTML) costs the parser nothing and is not counted.
+fn header_brackets(raw: &[u8]) -> usize {
+    let mut count = 0;
+    let mut in_header = true;
+    for line in raw.split(|&byte| byte == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if in_header {
+            if line.is_empty() {
+                in_header = false;
+            } else {
+                count += line.iter().filter(|&&byte| byte == b'<').count();
+            }
+        } else if line.starts_with(b"--") {
+            in_header = true;
+        }
+    }
+    count
 }
 
 /// `needle` (lower-case ASCII) at `at` in `haystack`, in any case.
@@ -642,7 +670,29 @@ mod tests {
                 parts: 1 + 1 + 1 + 3,
                 colons: 1,
                 commas: 1,
+                header_brackets: 0,
             }
+        );
+        let references = format!(
+            "References: {}\n\nhi",
+            "<a@b> ".repeat(MAX_HEADER_BRACKETS + 1)
+        );
+        assert!(
+            !Shape::of(references.as_bytes()).parsable(),
+            "ids with no comma between"
+        );
+        let html = format!("From: a@b\n\n{}", "<p>".repeat(MAX_HEADER_BRACKETS + 1));
+        assert!(
+            Shape::of(html.as_bytes()).parsable(),
+            "a body's tags cost nothing"
+        );
+        let part_header = format!(
+            "Content-Type: multipart/mixed; boundary=b\n\n--b\nReferences: {}\n\nhi\n--b--\n",
+            "<a@b> ".repeat(MAX_HEADER_BRACKETS + 1)
+        );
+        assert!(
+            !Shape::of(part_header.as_bytes()).parsable(),
+            "a part's header block counts"
         );
         assert!(Shape::of(b"From: a@b\n\nhi").parsable());
         assert!(!Shape::of("--b\n".repeat(MAX_MIME_PARTS).as_bytes()).parsable());
