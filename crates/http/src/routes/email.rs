@@ -289,6 +289,7 @@ pub async fn message(
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 404, description = "No such message in the agent's inbox, or no such attachment in it", body = ErrorBody),
         (status = 410, description = "The attachment is listed but its bytes were not stored (`stored: false`)", body = ErrorBody),
+        (status = 429, description = "The agent has `EMAIL_ATTACHMENT_DOWNLOADS_PER_AGENT` (8) downloads under way; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn attachment(
