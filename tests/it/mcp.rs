@@ -462,13 +462,29 @@ async fn refusals_are_tool_results_with_the_routes_detail() {
 
 /// A POST of one JSON-RPC message to `/mcp` as a plain HTTP client sends it.
 async fn raw_post(server: &Server, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    raw_post_body(
+        server,
+        path,
+        headers,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    )
+    .await
+}
+
+/// A POST of `body` to `/mcp` with the headers of the protocol, as a plain HTTP client sends it.
+async fn raw_post_body(
+    server: &Server,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> reqwest::Response {
     let mut request = server
         .client
         .post(server.url(path))
         .header("Accept", "application/json, text/event-stream")
         .header("Content-Type", "application/json")
         .header("MCP-Protocol-Version", "2025-11-25")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        .body(body.to_owned());
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -599,17 +615,7 @@ async fn the_transport_refuses_before_any_tool_runs() {
             -32602,
         ),
     ] {
-        let answer = server
-            .client
-            .post(server.url("/mcp"))
-            .bearer_auth(&key)
-            .header("Accept", "application/json, text/event-stream")
-            .header("Content-Type", "application/json")
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .body(body.to_owned())
-            .send()
-            .await
-            .expect("request");
+        let answer = raw_post_body(&server, "/mcp", &[("Authorization", &bearer)], body).await;
         let (got, error) = read(answer).await;
         let shown = &body[..body.len().min(60)];
         assert_eq!(got, status, "{shown}: {error}");

@@ -21,6 +21,15 @@ pub const MAX_DOWNLOAD_NAME_BYTES: usize = 255;
 /// The longest extension, its dot included, kept whole when a name is cut to fit.
 const MAX_KEPT_EXTENSION_BYTES: usize = 16;
 
+/// A filename's stem and its extension (from its last dot, which starts no name, to its end, at
+/// most `MAX_KEPT_EXTENSION_BYTES`): what a name cut to fit keeps whole. No extension: empty.
+pub fn split_extension(name: &str) -> (&str, &str) {
+    match name.rfind('.') {
+        Some(dot) if dot > 0 && name.len() - dot <= MAX_KEPT_EXTENSION_BYTES => name.split_at(dot),
+        _ => (name, ""),
+    }
+}
+
 /// What a download is typed as when the stored type is absent or not a valid media type.
 pub const OCTET_STREAM: &str = "application/octet-stream";
 
@@ -296,14 +305,9 @@ pub fn download_filename(filename: Option<&str>) -> String {
     let visible: String = last.chars().filter(|&c| !hidden_or_control(c)).collect();
     let trimmed = visible.trim().trim_start_matches('.').trim();
     // A name too long is cut in its stem: the extension says what opens the file.
-    let (stem, extension) = match trimmed.rfind('.') {
-        Some(dot)
-            if trimmed.len() > MAX_DOWNLOAD_NAME_BYTES
-                && trimmed.len() - dot <= MAX_KEPT_EXTENSION_BYTES =>
-        {
-            trimmed.split_at(dot)
-        }
-        _ => (trimmed, ""),
+    let (stem, extension) = match trimmed.len() > MAX_DOWNLOAD_NAME_BYTES {
+        true => split_extension(trimmed),
+        false => (trimmed, ""),
     };
     let mut name = String::new();
     for c in stem.chars() {

@@ -4,6 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::attachments::split_extension;
 use crate::{content_digest, AttachmentId, AttachmentMeta, SenderAuthentication};
 
 /// Headers kept of an inbound message: the first ones, in the order they came.
@@ -49,21 +50,13 @@ pub fn kept_text(text: &str, max_chars: usize) -> String {
         .collect()
 }
 
-/// The longest extension, its dot included, kept whole when a filename is cut to fit.
-const MAX_KEPT_EXTENSION_CHARS: usize = 16;
-
 /// An attachment's filename as kept: [`kept_text`], but a name cut to fit keeps its extension
 /// (what the file opens with), cutting its stem instead.
 pub fn kept_filename(name: &str, max_chars: usize) -> String {
-    let chars = name.chars().count();
-    let extension_at = name
-        .rfind('.')
-        .filter(|&dot| dot > 0 && name[dot..].chars().count() <= MAX_KEPT_EXTENSION_CHARS);
-    match extension_at {
-        Some(dot) if chars > max_chars => {
-            let extension = &name[dot..];
-            let stem = kept_text(&name[..dot], max_chars - extension.chars().count());
-            stem + &kept_text(extension, MAX_KEPT_EXTENSION_CHARS)
+    match split_extension(name) {
+        (stem, extension) if !extension.is_empty() && name.chars().count() > max_chars => {
+            let extension = kept_text(extension, max_chars);
+            kept_text(stem, max_chars.saturating_sub(extension.chars().count())) + &extension
         }
         _ => kept_text(name, max_chars),
     }
