@@ -31,8 +31,9 @@ keys_file="$(mktemp -t agent-runtime-bench-keys.XXXXXX)"
 single_key_file="$(mktemp -t agent-runtime-bench-key.XXXXXX)"
 mixed_keys_file="$(mktemp -t agent-runtime-bench-mixed.XXXXXX)"
 webhooks_file="$(mktemp -t agent-runtime-bench-webhooks.XXXXXX)"
-agents_file="$(mktemp -t agent-runtime-bench-agents.XXXXXX)"
-trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file" "$agents_file"' EXIT
+windows_keys_file="$(mktemp -t agent-runtime-bench-windows-keys.XXXXXX)"
+windows_agents_file="$(mktemp -t agent-runtime-bench-windows-agents.XXXXXX)"
+trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file" "$windows_keys_file" "$windows_agents_file"' EXIT
 
 # --- Figures ------------------------------------------------------------------------------------
 # The figures of one wrk run's output: sets last_rps, last_p50_ms, last_p99_ms, last_non2xx and
@@ -194,8 +195,11 @@ defaults_url="$started_url"
 
 key="$(create_key --email --phone --wallet)"
 echo "bench: creating 100 agents with wallets and a daily limit" >&2
-create_spending_agents bench 100 "$keys_file" /dev/null "$agents_file"
-cp "$keys_file" "$mixed_keys_file"
+create_spending_agents bench 100 "$keys_file"
+echo "bench: creating 100 agents with wallets under every window of the second edition" >&2
+create_spending_agents bench 100 "$windows_keys_file" /dev/null "$windows_agents_file"
+while read -r agent wallet; do every_window "$agent" "$wallet"; done <"$windows_agents_file"
+cp "$windows_keys_file" "$mixed_keys_file"
 
 echo
 echo "agent-runtime bench: wrk, 2 threads, $connections connections, ${duration}s per scenario, $(nproc) cores"
@@ -337,11 +341,27 @@ ORDER BY created_at DESC, id DESC LIMIT 21;
 SQL
 
 # --- Sends ----------------------------------------------------------------------------------------
-BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets" "$unlimited_pid" \
-  "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
-send_rps="$last_rps"
-[[ "$last_non2xx" == 0 ]] || send_rps=0
-row "POST /v1/wallet/send, 100 wallets, req/s (all 2xx)" "$send_rps" "" at_least 1500 "$last_peak"
+# Three rounds of the sends under the daily cap only and under every window of the second edition
+# with a cap for their recipient, alternating: each round's intents grow the table the next one
+# writes, so neither policy is measured on a larger table than the other. The table takes the
+# medians; a round with a non-2xx answer counts as 0.
+daily_rounds=() windows_rounds=() daily_peak=0 windows_peak=0
+for round in 1 2 3; do
+  BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets (round $round)" "$unlimited_pid" \
+    "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+  [[ "$last_non2xx" == 0 ]] || last_rps=0
+  daily_rounds+=("$last_rps")
+  (( last_peak <= daily_peak )) || daily_peak="$last_peak"
+  BENCH_KEYS="$windows_keys_file" scenario "POST /v1/wallet/send, 100 wallets, every window (round $round)" \
+    "$unlimited_pid" "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+  [[ "$last_non2xx" == 0 ]] || last_rps=0
+  windows_rounds+=("$last_rps")
+  (( last_peak <= windows_peak )) || windows_peak="$last_peak"
+done
+send_rps="$(median "${daily_rounds[@]}")"
+windows_rps="$(median "${windows_rounds[@]}")"
+row "POST /v1/wallet/send, 100 wallets, req/s (all 2xx, median of 3)" "$send_rps" "" at_least 1500 "$daily_peak"
+row "sends req/s, every window and a recipient cap / the daily cap only (medians)" "$windows_rps" "$send_rps" min 0.9 "$windows_peak"
 # The same sends with the event log's triggers off: what writing each intent's event costs.
 psql -q "$DATABASE_URL" -c "ALTER TABLE transfer_intents DISABLE TRIGGER transfer_intents_zz_evented_insert"
 BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets, no events" "$unlimited_pid" \
@@ -349,18 +369,30 @@ BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets, no events" 
 psql -q "$DATABASE_URL" -c "ALTER TABLE transfer_intents ENABLE TRIGGER transfer_intents_zz_evented_insert"
 row "sends req/s with events / without" "$send_rps" "$last_rps" min 0.9
 
-# The same sends with every window of the second edition and a cap for their recipient, then
-# PostgreSQL's own simple-update transaction on the same cluster: a send is one transaction.
-echo "bench: configuring every window on the 100 wallets" >&2
-while read -r agent wallet; do every_window "$agent" "$wallet"; done <"$agents_file"
-BENCH_KEYS="$keys_file" scenario "POST /v1/wallet/send, 100 wallets, every window" "$unlimited_pid" \
-  "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
-windows_rps="$last_rps"
-[[ "$last_non2xx" == 0 ]] || windows_rps=0
-row "sends req/s, every window and a recipient cap / the daily cap only" "$windows_rps" "$send_rps" min 0.9 "$last_peak"
+# PostgreSQL's own simple-update transaction on the same cluster: a send is one transaction. Beside
+# it, the floor under any send: the intent's insert alone, as a send under every window writes it
+# (its event, its spend totals and its listing's count written by its triggers in its transaction,
+# decision 0070), run by pgbench on the 100 wallets with the server idle.
 pgbench_run "$PGBENCH_URL" -N
-printf '%-56s %10s tps\n' "pgbench -N (simple-update), $connections clients" "$last_tps"
-row "sends req/s, every window / pgbench -N tps" "$windows_rps" "$last_tps" min 0.5
+pgbench_n_tps="$last_tps"
+printf '%-56s %10s tps\n' "pgbench -N (simple-update), $connections clients" "$pgbench_n_tps"
+row "sends req/s, every window / pgbench -N tps" "$windows_rps" "$pgbench_n_tps" min 0.5
+insert_scripts=()
+while read -r agent wallet; do
+  insert_sql="$(mktemp -t agent-runtime-bench-insert.XXXXXX.sql)"
+  logs+=("$insert_sql")
+  insert_scripts+=(-f "$insert_sql")
+  cat >"$insert_sql" <<SQL
+INSERT INTO transfer_intents (id, agent_id, wallet_id, status, approvals_required, asset, chain,
+    token_address, recipient_address, amount_atomic)
+VALUES (gen_random_uuid(), '$agent', '$wallet', 'pending_confirmation', 1, 'USDC', 'base',
+    '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', '0x000000000000000000000000000000000000dead', 1);
+SQL
+done < <(psql -qtA -F ' ' "$DATABASE_URL" -c "SELECT agent_id, id FROM wallets WHERE agent_id IN ($(
+  cut -d' ' -f1 "$windows_agents_file" | sed "s/.*/'&'/" | paste -sd, -))")
+pgbench_run "$DATABASE_URL" -M prepared "${insert_scripts[@]}"
+printf '%-56s %10s tps\n' "pgbench, the intent's insert alone, $connections clients" "$last_tps"
+row "  the intent's insert alone in pgbench, tps / pgbench -N tps" "$last_tps" "$pgbench_n_tps" none ""
 
 # One wallet's send latency under every window, one request at a time: empty, then with 100,000
 # executed intents inside its monthly window (about 3,500 of them in its day, 24,000 in its week).
