@@ -162,9 +162,11 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
             }
         };
 
+        let me = ok(&client, "get_me", json!({})).await;
+        assert_eq!(me, rest("/v1/agents/me").await);
         assert_eq!(
-            ok(&client, "get_me", json!({})).await,
-            rest("/v1/agents/me").await
+            me["wallet"]["spend_policy"]["usage"]["daily"]["remaining_atomic"],
+            "50000000"
         );
 
         let sent = ok(

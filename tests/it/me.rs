@@ -1,9 +1,10 @@
 //! `GET /v1/agents/me`: the AgentResponse of the spec, with resources nested or null.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::harness::{agentctl, create_agent, Server};
+use crate::wallet::post_send;
 
 fn assert_timestamp(value: &Value) {
     let text = value
@@ -90,6 +91,8 @@ async fn an_agent_with_every_resource_shows_them_nested() {
     assert_eq!(policy["max_per_tx_atomic"], Value::Null);
     assert_eq!(policy["max_daily_atomic"], Value::Null);
     assert_eq!(policy["allowlisted_addresses"], Value::Null);
+    // A policy that caps no window holds none (policy.md).
+    assert_eq!(policy["usage"], json!({}));
 }
 
 #[tokio::test]
@@ -97,8 +100,8 @@ async fn a_policy_set_by_the_operator_shows_in_the_wallet() {
     let (server, database) = Server::start().await;
     let (key, agent) = create_agent(&database, &["--wallet"]).await;
     let id = agent["id"].as_str().expect("id");
-    let recipient = "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913";
-    let mut set = agentctl(
+    let recipient = "0x000000000000000000000000000000000000dead";
+    let set = agentctl(
         &database,
         &[
             "policy",
@@ -114,10 +117,6 @@ async fn a_policy_set_by_the_operator_shows_in_the_wallet() {
     )
     .await
     .json();
-    // `set` prints the usage too; `/v1/agents/me` leaves it to the policy route (decision 0061).
-    set.as_object_mut()
-        .and_then(|set| set.remove("usage"))
-        .expect("set prints the usage");
     let (_, me) = server.get("/v1/agents/me", Some(&key)).await;
     let policy = &me["wallet"]["spend_policy"];
     assert_eq!(policy, &set);
@@ -125,8 +124,29 @@ async fn a_policy_set_by_the_operator_shows_in_the_wallet() {
     assert_eq!(policy["max_daily_atomic"], "5000000");
     assert_eq!(
         policy["allowlisted_addresses"],
-        serde_json::json!(["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"])
+        json!(["0x000000000000000000000000000000000000dEaD"])
     );
+    assert_eq!(
+        policy["usage"],
+        json!({"daily": {"spent_atomic": "0", "remaining_atomic": "5000000"}})
+    );
+
+    // What a send reserves shows at once, as the policy route shows it, and in `agents show`.
+    let (status, _) = post_send(
+        &server,
+        &key,
+        json!({"to": recipient, "amount_atomic": "750000"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, me) = server.get("/v1/agents/me", Some(&key)).await;
+    let policy = &me["wallet"]["spend_policy"];
+    let held = json!({"daily": {"spent_atomic": "750000", "remaining_atomic": "4250000"}});
+    assert_eq!(policy["usage"], held);
+    let (_, read) = server.get("/v1/wallet/policy", Some(&key)).await;
+    assert_eq!(read["usage"], held);
+    let shown = agentctl(&database, &["agents", "show", id]).await.json();
+    assert_eq!(&shown["wallet"]["spend_policy"], policy);
 }
 
 #[tokio::test]

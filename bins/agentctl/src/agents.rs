@@ -2,9 +2,9 @@
 
 use anyhow::Context as _;
 use api_types::{AgentResponse, OperatorIssuedKey};
-use app::{CreateAgent, CreateAgentError, IssuedKey};
+use app::{CreateAgent, CreateAgentError, IssuedKey, PolicyUsage, Services};
 use clap::Subcommand;
-use domain::{Actor, AgentId, Label};
+use domain::{Actor, AgentId, AgentProfile, Label};
 use serde_json::{json, Value};
 
 use crate::{operator, Context};
@@ -40,7 +40,8 @@ pub enum AgentsCommand {
 }
 
 pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Value> {
-    let admin = context.services().await?.operator.agents;
+    let services = context.services().await?;
+    let admin = &services.operator.agents;
     Ok(match command {
         AgentsCommand::Create {
             label,
@@ -72,11 +73,10 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
             let agents = admin.list().await?;
             json!(agents.iter().map(AgentResponse::from).collect::<Vec<_>>())
         }
-        AgentsCommand::Show { id } => json!(AgentResponse::from(&admin.show(id).await?)),
+        AgentsCommand::Show { id } => json!(shown(&services, &admin.show(id).await?).await?),
         AgentsCommand::Deactivate { id } => {
-            json!(AgentResponse::from(
-                &admin.deactivate(id, &Actor::local(operator())).await?
-            ))
+            let profile = admin.deactivate(id, &Actor::local(operator())).await?;
+            json!(shown(&services, &profile).await?)
         }
         AgentsCommand::RotateKey { id } => {
             issued_key(&admin.rotate_key(id, &Actor::local(operator())).await?)
@@ -94,7 +94,18 @@ fn create_error(error: CreateAgentError) -> anyhow::Error {
     }
 }
 
-/// The only place a key is ever printed: once, to the operator who asked for it.
+/// The agent as it reads itself: its wallet's policy with its usage.
+async fn shown(services: &Services, profile: &AgentProfile) -> anyhow::Result<AgentResponse> {
+    let shown = services.wallets.shown_policy(profile).await?;
+    Ok(AgentResponse::with_usage(
+        profile,
+        shown.as_ref().map(PolicyUsage::parts),
+    ))
+}
+
+/// The only place a key is ever printed: once, to the operator who asked for it. Its agent is
+/// printed without the policy's usage: a failed reading must not keep a key issued from being
+/// printed.
 fn issued_key(issued: &IssuedKey) -> Value {
     json!(OperatorIssuedKey::new(
         &issued.key,

@@ -1,12 +1,12 @@
 //! The agent and its provisioned resources.
 
-use domain::{AgentProfile, EmailInboxRecord, PhoneNumberRecord};
+use domain::{AgentProfile, EmailInboxRecord, PhoneNumberRecord, SpendPolicyRecord, WindowUsage};
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::WalletOut;
+use crate::{SpendPolicyOut, WalletOut};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AgentResponse {
@@ -53,6 +53,21 @@ impl From<&AgentProfile> for AgentResponse {
             email_inbox: profile.email_inbox.as_ref().map(Into::into),
             wallet: profile.wallet.as_ref().map(Into::into),
         }
+    }
+}
+
+impl AgentResponse {
+    /// The agent as it reads itself (`/v1/agents/me`, MCP's `get_me`, `agentctl agents show`):
+    /// its wallet's policy `shown` with what each window it caps holds.
+    pub fn with_usage(
+        profile: &AgentProfile,
+        shown: Option<(&SpendPolicyRecord, &[WindowUsage])>,
+    ) -> Self {
+        let mut response = Self::from(profile);
+        if let (Some(wallet), Some((policy, windows))) = (response.wallet.as_mut(), shown) {
+            wallet.spend_policy = Some(SpendPolicyOut::with_usage(policy, windows));
+        }
+        response
     }
 }
 

@@ -110,8 +110,8 @@ pub struct SpendPolicyResponse {
     pub approvals_required: Option<u8>,
     /// Integer in atomic units; `null` when not configured.
     pub approvals_required_above_atomic: Option<String>,
-    /// Each configured window: what it holds and what is left. Read only; left out of the policy
-    /// nested in `/v1/agents/me`, which answers without reading the windows.
+    /// Each configured window: what it holds and what is left (`{}` when the policy caps none).
+    /// Read only; left out of the agents `agentctl agents list` prints and of an issued key's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<SpendUsageOut>,
 }

@@ -113,6 +113,13 @@ pub struct PolicyUsage {
     pub windows: Vec<WindowUsage>,
 }
 
+impl PolicyUsage {
+    /// The policy and its windows, as an answer shows them together.
+    pub fn parts(&self) -> (&SpendPolicyRecord, &[WindowUsage]) {
+        (&self.policy, &self.windows)
+    }
+}
+
 /// What an answer of the policy with its usage was read at: the version it shows, and the instant
 /// an execution it counts first leaves its window (none while no window counts one). The answer
 /// holds until either moves.
@@ -210,6 +217,31 @@ impl WalletService {
         let (policy, held) = self.policy_and_held(profile, None).await?;
         let windows = window_usage(&policy.rules, &held);
         Ok(PolicyUsage { policy, windows })
+    }
+
+    /// The stored policy of the profile's wallet with its usage, as the agent reads itself
+    /// (`/v1/agents/me`, MCP's `get_me`): a policy that caps no window (a new wallet's) has an
+    /// empty usage and costs no read; one that caps a window is read with its windows as `usage`
+    /// reads them. `None` while the wallet has no stored policy, or there is no wallet.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn shown_policy(
+        &self,
+        profile: &AgentProfile,
+    ) -> Result<Option<PolicyUsage>, WalletError> {
+        let Some(policy) = profile
+            .wallet
+            .as_ref()
+            .and_then(|wallet| wallet.spend_policy.as_ref())
+        else {
+            return Ok(None);
+        };
+        if window_usage(&policy.rules, &Held::default()).is_empty() {
+            return Ok(Some(PolicyUsage {
+                policy: policy.clone(),
+                windows: Vec::new(),
+            }));
+        }
+        self.usage(profile).await.map(Some)
     }
 
     /// The policy in force with its usage, as `usage` reads it, unless what the caller keeps of
@@ -993,10 +1025,10 @@ mod tests {
         ledger
     }
 
-    #[tokio::test]
-    async fn usage_counts_the_daily_window_of_the_policy_in_force() {
+    /// A daily cap of 50 of which the day holds 30: a service whose ledger reads that once, the
+    /// limits and the window it shows.
+    fn daily_50_holding_30() -> (WalletService, SpendLimits, WindowUsage) {
         let daily_50 = SpendLimits {
-            max_per_tx: None,
             max_daily: Some(AtomicAmount::parse("50").expect("valid")),
             ..SpendLimits::default()
         };
@@ -1010,20 +1042,24 @@ mod tests {
             ledger_holding(policy_with(daily_50), held),
             MockChainClient::new(),
         );
+        let window = WindowUsage {
+            window: SpendWindow::Daily,
+            cap: AtomicAmount::parse("50").expect("valid"),
+            spent: U256::from(30),
+            remaining: U256::from(20),
+        };
+        (service, daily_50, window)
+    }
+
+    #[tokio::test]
+    async fn usage_counts_the_daily_window_of_the_policy_in_force() {
+        let (service, daily_50, window) = daily_50_holding_30();
         let usage = service
             .usage(&profile_with(Some(WalletRecord::fixture())))
             .await
             .expect("usage");
         assert_eq!(usage.policy.rules.limits, daily_50);
-        assert_eq!(
-            usage.windows,
-            [WindowUsage {
-                window: SpendWindow::Daily,
-                cap: AtomicAmount::parse("50").expect("valid"),
-                spent: U256::from(30),
-                remaining: U256::from(20),
-            }]
-        );
+        assert_eq!(usage.windows, [window]);
     }
 
     #[tokio::test]
@@ -1043,6 +1079,54 @@ mod tests {
             .await
             .expect("usage");
         assert_eq!(usage.windows, []);
+    }
+
+    #[tokio::test]
+    async fn the_shown_policy_is_read_only_when_it_caps_a_window() {
+        let uncapped = policy_with(SpendLimits::default());
+        let service = serving(
+            MockAgentStore::new(),
+            MockIntentAdmission::new(),
+            MockIntentLedger::new(),
+            MockChainClient::new(),
+        );
+        let profile = profile_with(Some(WalletRecord {
+            spend_policy: Some(uncapped.clone()),
+            ..WalletRecord::fixture()
+        }));
+        let shown = service.shown_policy(&profile).await.expect("shown");
+        assert_eq!(
+            shown,
+            Some(PolicyUsage {
+                policy: uncapped,
+                windows: Vec::new()
+            })
+        );
+        let without_policy = profile_with(Some(WalletRecord::fixture()));
+        assert_eq!(
+            service.shown_policy(&without_policy).await.expect("shown"),
+            None
+        );
+        assert_eq!(
+            service
+                .shown_policy(&profile_with(None))
+                .await
+                .expect("shown"),
+            None
+        );
+
+        let (service, daily_50, window) = daily_50_holding_30();
+        let profile = profile_with(Some(WalletRecord {
+            spend_policy: Some(policy_with(daily_50)),
+            ..WalletRecord::fixture()
+        }));
+        let shown = service
+            .shown_policy(&profile)
+            .await
+            .expect("shown")
+            .expect("a stored policy");
+        assert_eq!(shown.policy.rules.limits, daily_50);
+        assert_eq!(shown.windows, [window]);
     }
 
     fn usage_version(agent: AgentId, wallet: domain::WalletId, intents: i64) -> UsageVersion {

@@ -14,8 +14,8 @@ use api_types::{
     WalletAssetBalance, WalletBalanceResponse,
 };
 use app::{
-    ChannelsWait, Decision, ForwardMail, FoundCode, ReplyMail, SendError, SendMail, SendRequest,
-    Services, WaitError,
+    ChannelsWait, Decision, ForwardMail, FoundCode, PolicyUsage, ReplyMail, SendError, SendMail,
+    SendRequest, Services, WaitError,
 };
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -230,7 +230,11 @@ it first: tools of a resource the agent lacks refuse.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get_me(&self, caller: Caller) -> CallToolResult {
-        answer(AgentResponse::from(caller.profile.as_ref()))
+        let shown = or_refuse!(self.services().wallets.shown_policy(&caller.profile).await);
+        answer(AgentResponse::with_usage(
+            &caller.profile,
+            shown.as_ref().map(PolicyUsage::parts),
+        ))
     }
 
     #[tool(

@@ -1,12 +1,15 @@
 //! `/v1/agents`.
 
-use actix_web::web::Json;
+use actix_web::web::{self, Json};
 use api_types::AgentResponse;
+use app::PolicyUsage;
 
 use crate::auth::AuthenticatedAgent;
-use crate::errors::ErrorBody;
+use crate::errors::{ApiError, ErrorBody};
+use crate::state::ApiState;
 
-/// The calling agent with its provisioned resources; the first call to verify a key.
+/// The calling agent with its provisioned resources; the first call to verify a key. The wallet's
+/// spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
 #[utoipa::path(
     get,
     path = "/v1/agents/me",
@@ -19,6 +22,13 @@ use crate::errors::ErrorBody;
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     )
 )]
-pub async fn me(agent: AuthenticatedAgent) -> Json<AgentResponse> {
-    Json(agent.profile.as_ref().into())
+pub async fn me(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+) -> Result<Json<AgentResponse>, ApiError> {
+    let shown = state.services.wallets.shown_policy(&agent.profile).await?;
+    Ok(Json(AgentResponse::with_usage(
+        &agent.profile,
+        shown.as_ref().map(PolicyUsage::parts),
+    )))
 }
