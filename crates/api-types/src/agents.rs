@@ -42,17 +42,7 @@ pub struct EmailInboxOut {
 
 impl From<&AgentProfile> for AgentResponse {
     fn from(profile: &AgentProfile) -> Self {
-        let agent = &profile.agent;
-        Self {
-            id: agent.id.0,
-            is_active: agent.is_active,
-            label: agent.label.as_ref().map(|label| label.as_str().to_owned()),
-            agent_key_hash: Some(agent.key_hash.display_prefix()),
-            created_at: Some(agent.created_at),
-            phone_number: profile.phone_number.as_ref().map(Into::into),
-            email_inbox: profile.email_inbox.as_ref().map(Into::into),
-            wallet: profile.wallet.as_ref().map(Into::into),
-        }
+        Self::with_wallet(profile, profile.wallet.as_ref().map(Into::into))
     }
 }
 
@@ -63,11 +53,27 @@ impl AgentResponse {
         profile: &AgentProfile,
         shown: Option<(&SpendPolicyRecord, &[WindowUsage])>,
     ) -> Self {
-        let mut response = Self::from(profile);
-        if let (Some(wallet), Some((policy, windows))) = (response.wallet.as_mut(), shown) {
-            wallet.spend_policy = Some(SpendPolicyOut::with_usage(policy, windows));
+        let wallet = profile.wallet.as_ref().map(|wallet| match shown {
+            Some((policy, windows)) => {
+                WalletOut::with_policy(wallet, Some(SpendPolicyOut::with_usage(policy, windows)))
+            }
+            None => wallet.into(),
+        });
+        Self::with_wallet(profile, wallet)
+    }
+
+    fn with_wallet(profile: &AgentProfile, wallet: Option<WalletOut>) -> Self {
+        let agent = &profile.agent;
+        Self {
+            id: agent.id.0,
+            is_active: agent.is_active,
+            label: agent.label.as_ref().map(|label| label.as_str().to_owned()),
+            agent_key_hash: Some(agent.key_hash.display_prefix()),
+            created_at: Some(agent.created_at),
+            phone_number: profile.phone_number.as_ref().map(Into::into),
+            email_inbox: profile.email_inbox.as_ref().map(Into::into),
+            wallet,
         }
-        response
     }
 }
 

@@ -35,8 +35,9 @@ pub struct SpendPolicyOut {
     pub policy: SpendPolicyResponse,
 }
 
-impl From<&WalletRecord> for WalletOut {
-    fn from(wallet: &WalletRecord) -> Self {
+impl WalletOut {
+    /// The wallet with `spend_policy` rendered by the caller.
+    pub fn with_policy(wallet: &WalletRecord, spend_policy: Option<SpendPolicyOut>) -> Self {
         Self {
             id: wallet.id.0,
             provider: wallet.provider.clone(),
@@ -45,9 +46,15 @@ impl From<&WalletRecord> for WalletOut {
             custody: wallet.custody.to_string(),
             status: wallet.status.into(),
             delegated: wallet.delegated,
-            spend_policy: wallet.spend_policy.as_ref().map(Into::into),
+            spend_policy,
             created_at: wallet.created_at,
         }
+    }
+}
+
+impl From<&WalletRecord> for WalletOut {
+    fn from(wallet: &WalletRecord) -> Self {
+        Self::with_policy(wallet, wallet.spend_policy.as_ref().map(Into::into))
     }
 }
 
