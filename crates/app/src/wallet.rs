@@ -235,7 +235,7 @@ impl WalletService {
         else {
             return Ok(None);
         };
-        if window_usage(&policy.rules, &Held::default()).is_empty() {
+        if !policy.rules.caps_a_window() {
             return Ok(Some(PolicyUsage {
                 policy: policy.clone(),
                 windows: Vec::new(),

@@ -714,6 +714,15 @@ pub struct WindowUsage {
     pub remaining: U256,
 }
 
+impl SpendRules {
+    /// Whether any window is capped: without one, a policy's usage holds nothing to read.
+    pub fn caps_a_window(&self) -> bool {
+        SpendWindow::ALL
+            .into_iter()
+            .any(|window| window.cap(self).is_some())
+    }
+}
+
 /// Each window the rules cap, in `SpendWindow::ALL` order, with what it holds and what is left:
 /// the figures a verdict and the wallet's view show.
 pub fn window_usage(rules: &SpendRules, held: &Held) -> Vec<WindowUsage> {

@@ -497,6 +497,27 @@ fn a_quorum_applies_above_its_threshold_and_overrides_auto_confirmation() {
 }
 
 #[test]
+fn only_a_cap_of_a_window_caps_a_window() {
+    let mut rules = SpendRules {
+        limits: SpendLimits {
+            max_per_tx: some("10"),
+            ..SpendLimits::default()
+        },
+        auto_confirm: AutoConfirm {
+            max: some("5"),
+            daily: None,
+        },
+        ..SpendRules::default()
+    };
+    assert!(!rules.caps_a_window());
+    rules.auto_confirm.daily = some("8");
+    assert!(rules.caps_a_window());
+    rules.auto_confirm.daily = None;
+    rules.limits.max_weekly = some("70");
+    assert!(rules.caps_a_window());
+}
+
+#[test]
 fn usage_shows_only_capped_windows_with_what_is_left() {
     assert_eq!(window_usage(&SpendRules::default(), &held(5, 5, 5, 5)), []);
     let rules = SpendRules {
