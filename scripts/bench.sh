@@ -378,7 +378,8 @@ row "sends req/s with events / without (medians)" "$send_rps" "$(median "${uneve
 # PostgreSQL's own simple-update transaction on the same cluster: a send is one transaction. Beside
 # it, the floor under any send: the intent's insert alone, as a send under every window writes it
 # (its event, its spend totals and its listing's count written by its triggers in its transaction,
-# decision 0070), run by pgbench on the 100 wallets with the server idle.
+# decision 0070), run by pgbench on the 100 wallets with the server idle. Its text mirrors the
+# insert of crates/postgres/src/intents/admission.rs: change them together.
 pgbench_run "$PGBENCH_URL" -N
 pgbench_n_tps="$last_tps"
 printf '%-56s %10s tps\n' "pgbench -N (simple-update), $connections clients" "$pgbench_n_tps"
