@@ -506,6 +506,52 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
          minutes.\n\n  482913\n\nIf you didn't try to sign in, change your password.",
         &["482913"],
     ),
+    // The origin-bound code ending a line of text, not on a line of its own
+    (
+        "Your Example code is 123456. @example.com #123456",
+        &["123456"],
+    ),
+    ("@example.com #123456", &["123456"]),
+    ("Use 4821 to sign in @app.example.com #4821", &["4821"]),
+    ("Use 4821 to sign in @app.example.com #4821\n", &["4821"]),
+    ("Sign in to Acme @acme.com #K7Q2XM", &["K7Q2XM"]),
+    (
+        "Confirm your purchase on Shop Pay @shop.app #7302 %store.example",
+        &["7302"],
+    ),
+    (
+        "Use 4821 to sign in. @app.example.com #4821 @pay.example.net",
+        &["4821"],
+    ),
+    (
+        "Approve the sign-in from Chrome on Windows 11 (build 226315) @acme.com #5829",
+        &["5829"],
+    ),
+    (
+        "Ihr Anmeldecode für Beispiel @beispiel.de #H7K2QX",
+        &["H7K2QX"],
+    ),
+    ("Votre connexion à Acme : @acme.fr #48213", &["48213"]),
+    ("Your Acme code is 4821.\u{a0}@acme.com #4821", &["4821"]),
+    (
+        "Sign in on a new device — @login.acme.co.uk #X7-K2P",
+        &["X7K2P"],
+    ),
+    (
+        "Use this to finish signing in to Figma! @figma.com #a7k9qx",
+        &["a7k9qx"],
+    ),
+    ("Confirma tu acceso a Cabify @cabify.com #5830", &["5830"]),
+    ("您正在登录淘宝 @taobao.com #4829", &["4829"]),
+    (
+        "Hi Ana,\nUse 4821 to sign in to Acme. @acme.com #4821",
+        &["4821"],
+    ),
+    (
+        "Your one-time code is KQ7X2M @accounts.acme.com #KQ7X2M",
+        &["KQ7X2M"],
+    ),
+    ("Acme: use 5839 to sign in @acme.com #5839", &["5839"]),
     // No code
     (
         "UPS Update: Your package is on its way.\n\nTracking Number: 1Z999AA10123456784\n\
@@ -706,4 +752,13 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
     ("Your driver, plate 4829, arrives within 3 minutes.", &[]),
     ("Your appointment at 1430 starts in 15 minutes.", &[]),
     ("Flash sale: SAVE20 for the next 30 minutes only!", &[]),
+    // Near the origin-bound ending: an address, a handle, a hashtag, a code not at the end
+    ("Contact @acme.com #4821 for help with your order.", &[]),
+    ("Thanks for shopping with us @acmestore #Summer26", &[]),
+    ("Order #48213 shipped from @shop.example.com", &[]),
+    ("Ticket #4821 was updated by support@acme.com", &[]),
+    ("Meet the team at @acme.events #Summit 2026", &[]),
+    ("Reply to @acme.com #4821 to confirm", &[]),
+    ("Contact us: support@acme.com #48213", &[]),
+    ("Follow us for more deals @acme.shop #Deals2026", &[]),
 ];

@@ -31,7 +31,9 @@
 //!   After a word of time, a clock time or a date in groups of two is none ("expires at
 //!   1045", "until 22-11-26"), and a date with its month in letters never is (`22NOV26`).
 //! * **Origin-bound line.** A last line `@example.com #123456` (the format browsers fill codes
-//!   from) names its code outright: it comes first, and it anchors like a keyword does.
+//!   from), or a last line of text ending in ` @example.com #123456` ("Use 4821 to sign in
+//!   @app.example.com #4821"), names its code outright: it comes first, and it anchors like a
+//!   keyword does.
 //! * **Ranking.** Anchored codes first, the closest to their keyword first (in coarse steps);
 //!   then 6 digits, then 4 or 8, then 5 or 7, then letters-with-digits; then text order.
 
