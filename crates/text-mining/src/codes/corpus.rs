@@ -506,6 +506,87 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
          minutes.\n\n  482913\n\nIf you didn't try to sign in, change your password.",
         &["482913"],
     ),
+    // A colon closes a phrase opened by "code", however long, whatever it names on the way
+    // ("account", "device", "phone"), in any language
+    (
+        "Use this code to finish signing in to Acme:  K7P2QX",
+        &["K7P2QX"],
+    ),
+    (
+        "Code to verify your new device on Example: 9HX4TZ",
+        &["9HX4TZ"],
+    ),
+    (
+        "Your code to sign in to your Acme account on the web: R4T8WQ",
+        &["R4T8WQ"],
+    ),
+    (
+        "Here's the code you'll need to confirm your email address with Shopify: 7KQ2MX",
+        &["7KQ2MX"],
+    ),
+    (
+        "Use this one-time code to log in to the Acme Cloud console from your new device: \
+         X7K-2QP",
+        &["X7K2QP"],
+    ),
+    (
+        "Code to approve the sign-in — Acme Web, Chrome on macOS: 9PX3KT",
+        &["9PX3KT"],
+    ),
+    (
+        "Hi Ana! Use this code to verify your phone number on Acme: 6QK3XR",
+        &["6QK3XR"],
+    ),
+    (
+        "Code to link your Acme card ending 4821 to Apple Pay: 7QX4KM",
+        &["7QX4KM"],
+    ),
+    (
+        "Code to unlock your Acme account, requested at 14:35 from Berlin:\n\nT7K2QX\n\nIt \
+         expires in 10 minutes.",
+        &["T7K2QX"],
+    ),
+    (
+        "Code to confirm your order of $49.99 at Acme Store: 8QK2TX",
+        &["8QK2TX"],
+    ),
+    (
+        "Código para confirmar tu cuenta de Cabify：K7Q2XM",
+        &["K7Q2XM"],
+    ),
+    (
+        "Tu código para iniciar sesión en Mercado Libre desde un nuevo dispositivo: 4HT9QZ",
+        &["4HT9QZ"],
+    ),
+    (
+        "Votre code pour vous connecter à votre compte Acme : Q8R2TZ",
+        &["Q8R2TZ"],
+    ),
+    (
+        "Dein Code zum Bestätigen deiner neuen E-Mail-Adresse bei Zalando:\u{a0}H3KQ7W",
+        &["H3KQ7W"],
+    ),
+    (
+        "Seu código para acessar sua conta Nubank no novo celular: 7XK29Q",
+        &["7XK29Q"],
+    ),
+    (
+        "Codice per accedere al tuo account Poste dal nuovo dispositivo: K7P2QX",
+        &["K7P2QX"],
+    ),
+    ("验证码用于在新设备上登录您的Acme账户：K7P2QX", &["K7P2QX"]),
+    (
+        "Le code pour valider votre nouvel appareil sur Acme.fr：T4K9QX",
+        &["T4K9QX"],
+    ),
+    (
+        "Il codice per verificare il tuo numero di telefono su Acme: 7XQ4KT",
+        &["7XQ4KT"],
+    ),
+    (
+        "Code to authorise the card payment of EUR 49,99 at ACME on 28.11.2026: K2Q7XM",
+        &["K2Q7XM"],
+    ),
     // The origin-bound code ending a line of text, not on a line of its own
     (
         "Your Example code is 123456. @example.com #123456",
@@ -752,6 +833,43 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
     ("Your driver, plate 4829, arrives within 3 minutes.", &[]),
     ("Your appointment at 1430 starts in 15 minutes.", &[]),
     ("Flash sale: SAVE20 for the next 30 minutes only!", &[]),
+    // Near the colon phrases: the phrase names something else, or "code" is in another clause
+    (
+        "Your code to sign in is on its way, but first confirm your trip, booking reference: \
+         QXR7K2",
+        &[],
+    ),
+    (
+        "Didn't ask for a code? Reach our team by phone: 5550100",
+        &[],
+    ),
+    (
+        "If you didn't ask for a code, reply to this text with your account number: 48213",
+        &[],
+    ),
+    ("Promo code to use at checkout for 20% off: SAVE20X", &[]),
+    ("Tracking code for your parcel to Lisbon: AB12CD34", &[]),
+    (
+        "Use this link to finish signing in to Acme: https://acme.com/login/K7P2QX",
+        &[],
+    ),
+    (
+        "Error code shown on the payment terminal at 14:35: E40412",
+        &[],
+    ),
+    (
+        "Gutscheincode für deine nächste Bestellung bei Zalando: SOMMER25",
+        &[],
+    ),
+    (
+        "Código de seguimiento de tu pedido en Mercado Libre: MLB7K2Q9",
+        &[],
+    ),
+    ("Questions about your order? Call our team at: 5550100", &[]),
+    (
+        "Your code was sent. If this wasn't you, write down your case number: 48213",
+        &[],
+    ),
     // Near the origin-bound ending: an address, a handle, a hashtag, a code not at the end
     ("Contact @acme.com #4821 for help with your order.", &[]),
     ("Thanks for shopping with us @acmestore #Summer26", &[]),

@@ -10,16 +10,20 @@
 //! * **Keywords.** A keyword ("code", "OTP", "PIN", "código", "Bestätigungscode", "验证码"...)
 //!   a few tokens before a candidate, or after it in the same sentence ("123456 is your
 //!   code"), anchors it. A colon closes the phrase that names the candidate after it, so a
-//!   keyword anywhere in that phrase anchors it as closely as "code:" does ("Here is the code
-//!   you asked for to sign in to Figma: H7K2QX"). A number with marks inside (`$1,250.00`,
-//!   `14:35`) counts as one word on the way to a keyword, and its dots end no sentence. A
-//!   short validity after digits, an expiry word with minutes or a clock time ("Use 4829
-//!   within 10 minutes", "valid until 14:35"), anchors them as a keyword would; not
-//!   letters-with-digits, as promo codes carry validities too. 6 to 8 plain digits are codes even without a keyword: most codes have six
-//!   digits, while shorter numbers are too often years, postcodes, house numbers or counts.
-//!   4 or 5 digits, grouped digits and letters-with-digits need a keyword; a year-like number
-//!   (1900-2099) or an 8-digit date needs one right next to it ("Your code is 2026"). When any
-//!   candidate is anchored, the others are taken for footer noise and dropped.
+//!   keyword anywhere in that phrase, however long, anchors it as closely as "code:" does
+//!   ("Here is the code you asked for to sign in to Figma: H7K2QX"), and wins over a blocker
+//!   in its clause, which only says what the code is for ("Use this code to sign in to your
+//!   account: R4T8WQ"); past a comma the blocker keeps the number ("If you didn't ask for a
+//!   code, call us: 5550100"). A number with marks inside (`$1,250.00`, `14:35`) counts as
+//!   one word on the way to a keyword, and its dots end no sentence, nor does a dot inside a
+//!   name (`acme.com`). A short validity after digits, an expiry word with minutes or a
+//!   clock time ("Use 4829 within 10 minutes", "valid until 14:35"), anchors them as a
+//!   keyword would; not letters-with-digits, as promo codes carry validities too. 6 to 8
+//!   plain digits are codes even without a keyword: most codes have six digits, while
+//!   shorter numbers are too often years, postcodes, house numbers or counts. 4 or 5 digits,
+//!   grouped digits and letters-with-digits need a keyword; a year-like number (1900-2099)
+//!   or an 8-digit date needs one right next to it ("Your code is 2026"). When any candidate
+//!   is anchored, the others are taken for footer noise and dropped.
 //! * **Exclusions.** A run that is not code-shaped as a whole gives nothing, so no part of a
 //!   phone number (`+1 415 555 0100`, `0800 123 456`), a date (`2026-11-22`) or a tracking
 //!   number is a code. Nor is a number glued by `.`, `,`, `:` or `/` to another (`1,299.00`,

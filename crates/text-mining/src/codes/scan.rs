@@ -29,7 +29,7 @@ pub(super) struct Token {
 /// A keyword within this many tokens of a candidate anchors it.
 const REACH_BEFORE: usize = 8;
 /// ...or within this many when the candidate sits alone on its line, the way emails show a
-/// code under the paragraph that announces it.
+/// code under the paragraph that announces it, or after the colon that ends a phrase naming it.
 const REACH_BEFORE_ALONE: usize = 30;
 const REACH_AFTER: usize = 6;
 /// A number with marks inside reads as one word up to this many pieces (`$1,250,000.00`);
@@ -120,14 +120,12 @@ impl<'t> Scan<'t> {
     /// of a sentence. A candidate alone on its line is read with the paragraph above it: the
     /// walk goes farther and across sentences, and a keyword in the sentence of a blocker
     /// wins over it ("the code you need to log in to account ana:"). A colon right before the
-    /// candidate ends the phrase that names it: a keyword in that phrase counts as right next
-    /// to the candidate ("Here is the code you asked for to sign in to Figma: H7K2QX").
+    /// candidate ends the phrase that names it, however long: a keyword anywhere in that
+    /// phrase counts as right next to the candidate ("Here is the code you asked for to sign
+    /// in to Figma: H7K2QX"), and wins over a blocker in its clause, which is only what the
+    /// code is for ("Use this code to sign in to your account: R4T8WQ"). Past a comma the
+    /// blocker keeps the number ("If you didn't ask for a code, call us: 5550100").
     pub fn look_back(&self, first: usize, alone: bool) -> Look {
-        let reach = if alone {
-            REACH_BEFORE_ALONE
-        } else {
-            REACH_BEFORE
-        };
         let mut look = Look::default();
         let mut digits_between = false;
         let mut distance = 0;
@@ -145,11 +143,19 @@ impl<'t> Scan<'t> {
                     distance += 1;
                     pieces = 1;
                 }
+                let reach = if alone || in_named_phrase {
+                    REACH_BEFORE_ALONE
+                } else {
+                    REACH_BEFORE
+                };
                 if distance > reach {
                     break;
                 }
-                let sentence_end = !within_number && ends_sentence(gap);
+                let sentence_end = !within_number && self.ends_sentence_after(i);
                 if sentence_end && (look.blocked || !alone) {
+                    break;
+                }
+                if look.blocked && in_named_phrase && !within_number && ends_clause(gap) {
                     break;
                 }
                 in_named_phrase &= !sentence_end && !ends_paragraph(gap);
@@ -165,7 +171,7 @@ impl<'t> Scan<'t> {
                     if distance <= BLOCKER_REACH && !digits_between =>
                 {
                     look.blocked = true;
-                    if !alone {
+                    if !alone && !in_named_phrase {
                         break;
                     }
                 }
@@ -195,7 +201,7 @@ impl<'t> Scan<'t> {
                 pieces = 1;
             }
             if distance > REACH_AFTER
-                || (!within_number && ends_sentence(gap))
+                || (!within_number && self.ends_sentence_after(i - 1))
                 || gap.contains('\n')
             {
                 break;
@@ -219,6 +225,14 @@ impl<'t> Scan<'t> {
         look
     }
 
+    /// Whether the gap after token `i` ends a sentence. A dot between two words is inside a
+    /// name and ends none: `acme.com`, `Booking.com`.
+    fn ends_sentence_after(&self, i: usize) -> bool {
+        let gap = self.gap_after(i);
+        let inside_name = gap == "." && i + 1 < self.tokens.len();
+        ends_sentence(gap) && !inside_name
+    }
+
     /// Whether the text right before token `first` ends with a colon.
     fn follows_colon(&self, first: usize) -> bool {
         self.gap_before(first).trim_end().ends_with([':', '：'])
@@ -239,6 +253,11 @@ impl<'t> Scan<'t> {
 
 fn ends_sentence(gap: &str) -> bool {
     gap.contains(['.', '!', '?', '…', '。', '！', '？'])
+}
+
+/// A comma or a semicolon: the end of a clause within a sentence.
+fn ends_clause(gap: &str) -> bool {
+    gap.contains([',', ';', '，', '；'])
 }
 
 /// A blank line between two tokens.
