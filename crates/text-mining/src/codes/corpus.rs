@@ -587,6 +587,99 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
         "Code to authorise the card payment of EUR 49,99 at ACME on 28.11.2026: K2Q7XM",
         &["K2Q7XM"],
     ),
+    // A code opening its sentence after a salutation, named by what it "is", with sums, dates
+    // and times after it
+    (
+        "Dear Customer, 482913 is the OTP for your transaction of INR 2,500.00 at AMAZON on \
+         28-11-2026 14:35. Valid for 10 mins. Do not share it with anyone.",
+        &["482913"],
+    ),
+    ("Hi Sam, 7731 is your code for Acme.", &["7731"]),
+    (
+        "Hello! 66A2KX is the one-time password for your Acme account.",
+        &["66A2KX"],
+    ),
+    (
+        "Dear Cardholder, 5821 is the OTP for your purchase of USD 149.99 at BEST BUY on \
+         11/28/2026 at 14:35. Do not share it.",
+        &["5821"],
+    ),
+    (
+        "Dear Valued Member, 73920 is your one-time PIN for the payment of EUR 1.250,00 to ACME \
+         GMBH at 09:15. Valid 5 minutes.",
+        &["73920"],
+    ),
+    (
+        "Dear Account Holder, 4829 is the OTP to authorise a debit of Rs. 12,500.00 on 28-11-26 \
+         at 14:35 IST.",
+        &["4829"],
+    ),
+    (
+        "Hi Ana, 8KX2QF is the verification code for your Acme login at 14:35 today.",
+        &["8KX2QF"],
+    ),
+    (
+        "Dear Customer,\n\n6604 is the OTP for your transaction of INR 12,500.00 at FLIPKART on \
+         28-11-2026 14:35. Valid for 10 mins. Do not share it with anyone.\n\nRegards,\nHDFC \
+         Bank",
+        &["6604"],
+    ),
+    (
+        "Dear Customer, A7K29Q is the OTP for your transfer of GBP 250.00 to J SMITH on 28 Nov \
+         at 14:35.",
+        &["A7K29Q"],
+    ),
+    (
+        "Hey Sam — 48213 is your Acme login code. It expires at 14:35.",
+        &["48213"],
+    ),
+    (
+        "Hi there! 9QX4KT is your Acme two-factor authentication code.",
+        &["9QX4KT"],
+    ),
+    (
+        "Hola Ana, 4829 es tu código para el pago de $ 1.250,00 en MERCADO LIBRE el 28/11/2026 \
+         a las 14:35.",
+        &["4829"],
+    ),
+    (
+        "Estimado cliente, 4829 es la clave de un solo uso para su compra de MXN 1,250.00 en \
+         LIVERPOOL el 28/11/2026 a las 14:35.",
+        &["4829"],
+    ),
+    (
+        "Olá Maria! 5839 é o código para a compra de R$ 2.500,00 na AMAZON em 28/11/2026 às \
+         14:35.",
+        &["5839"],
+    ),
+    (
+        "Bonjour Marie, 7319 est le code pour votre paiement de 49,99 € chez FNAC le 28/11/2026 \
+         à 14h35.",
+        &["7319"],
+    ),
+    (
+        "Hallo Jonas, 4829 ist dein Code für die Zahlung über 129,99 EUR bei Zalando am \
+         28.11.2026 um 14:35 Uhr.",
+        &["4829"],
+    ),
+    (
+        "尊敬的客户，4829是您本次交易人民币2,500.00元的动态码，14:35前有效。",
+        &["4829"],
+    ),
+    (
+        "Dear Client, 7HX2K9 is your one-time passcode for Acme Bank.",
+        &["7HX2K9"],
+    ),
+    (
+        "Liebe Kundin, 4829 ist Ihre TAN für die Überweisung von 250,00 EUR am 28.11.2026 um \
+         14:35.",
+        &["4829"],
+    ),
+    (
+        "Chère cliente, 5821 est votre code de sécurité pour l'achat de 129,00 € le 28/11 à \
+         14h35.",
+        &["5821"],
+    ),
     // The origin-bound code ending a line of text, not on a line of its own
     (
         "Your Example code is 123456. @example.com #123456",
@@ -868,6 +961,47 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
     ("Questions about your order? Call our team at: 5550100", &[]),
     (
         "Your code was sent. If this wasn't you, write down your case number: 48213",
+        &[],
+    ),
+    // Near the salutations: a number opening a sentence that is something else
+    (
+        "Dear Customer, 4829 is the last four digits of the card used for your transaction of \
+         INR 2,500.00 at AMAZON on 28-11-2026 14:35.",
+        &[],
+    ),
+    (
+        "Hi Sam, 4829 is your order number for the pickup at 14:35 today.",
+        &[],
+    ),
+    (
+        "Dear Customer, 48291357 is the reference for your transfer of EUR 250.00 on 28.11.2026 \
+         at 14:35.",
+        &[],
+    ),
+    (
+        "Hello! 2026 is the year of two-factor authentication at Acme.",
+        &[],
+    ),
+    (
+        "Hello! 2026 is the year two-factor authentication became the default at Acme.",
+        &[],
+    ),
+    (
+        "Dear Member, 12500 is the number of points you earned this year.",
+        &[],
+    ),
+    (
+        "Dear Customer, 2500 is the amount debited for your OTP request at 14:35.",
+        &[],
+    ),
+    (
+        "Hi Sam, 4829 is the room number for your stay; check-in code sent separately.",
+        &[],
+    ),
+    ("Your order, 12345678, has shipped.", &[]),
+    (
+        "Dear Customer, INR 2,500.00 was debited from your account XX1234 on 28-11-2026 14:35. \
+         Call 1800 202 6161 if this was not you.",
         &[],
     ),
     // Near the origin-bound ending: an address, a handle, a hashtag, a code not at the end

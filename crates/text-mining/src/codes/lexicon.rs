@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use super::scan::{Kind, Token};
 use super::words::{
     AMOUNT_WORDS, BLOCKERS, CJK_AMOUNT_WORDS, CJK_BLOCKERS, CJK_KEYWORDS, CJK_UNITS, CODE_WORDS,
-    CONNECTIVES, CURRENCIES, DURATION_UNITS, EXPIRY_WORDS, KEYWORDS, LONGEST_WORD_BYTES, MONTHS,
-    NEG_COMPOUND_STEMS, NEG_FOLLOWERS, NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, UNITS, WHEN_WORDS,
-    YEAR_WORDS,
+    CONNECTIVES, COPULAS, CURRENCIES, DURATION_UNITS, EXPIRY_WORDS, KEYWORDS, LONGEST_WORD_BYTES,
+    MONTHS, NEG_COMPOUND_STEMS, NEG_FOLLOWERS, NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, PREPOSITIONS,
+    UNITS, WHEN_WORDS, YEAR_WORDS,
 };
 
 /// A count of minutes or a clock time this many tokens after an expiry word bounds it:
@@ -60,6 +60,14 @@ pub(super) fn is_number_abbreviation(word: &str) -> bool {
 
 pub(super) fn is_when_word(word: &str) -> bool {
     listed(WHEN_WORDS, word)
+}
+
+pub(super) fn is_copula(word: &str) -> bool {
+    listed(COPULAS, word)
+}
+
+pub(super) fn is_preposition(word: &str) -> bool {
+    listed(PREPOSITIONS, word)
 }
 
 /// The cue of every token of `text`.

@@ -14,16 +14,20 @@
 //!   ("Here is the code you asked for to sign in to Figma: H7K2QX"), and wins over a blocker
 //!   in its clause, which only says what the code is for ("Use this code to sign in to your
 //!   account: R4T8WQ"); past a comma the blocker keeps the number ("If you didn't ask for a
-//!   code, call us: 5550100"). A number with marks inside (`$1,250.00`, `14:35`) counts as
-//!   one word on the way to a keyword, and its dots end no sentence, nor does a dot inside a
-//!   name (`acme.com`). A short validity after digits, an expiry word with minutes or a
-//!   clock time ("Use 4829 within 10 minutes", "valid until 14:35"), anchors them as a
-//!   keyword would; not letters-with-digits, as promo codes carry validities too. 6 to 8
-//!   plain digits are codes even without a keyword: most codes have six digits, while
-//!   shorter numbers are too often years, postcodes, house numbers or counts. 4 or 5 digits,
-//!   grouped digits and letters-with-digits need a keyword; a year-like number (1900-2099)
-//!   or an 8-digit date needs one right next to it ("Your code is 2026"). When any candidate
-//!   is anchored, the others are taken for footer noise and dropped.
+//!   code, call us: 5550100"). Likewise a candidate opening its clause is what the noun after
+//!   "is" names: a keyword heading that noun phrase anchors it as closely, whatever stands
+//!   before the clause ("Dear Customer, 482913 is the OTP for …", "4829是您…的动态码"), and a
+//!   blocker or an amount word in it names something else ("4829 is the room number"). A
+//!   number with marks inside (`$1,250.00`, `14:35`) counts as one word on the way to a
+//!   keyword, and its dots end no sentence, nor does a dot inside a name (`acme.com`). A
+//!   short validity after digits, an expiry word with minutes or a clock time ("Use 4829
+//!   within 10 minutes", "valid until 14:35"), anchors them as a keyword would; not
+//!   letters-with-digits, as promo codes carry validities too. 6 to 8 plain digits are codes
+//!   even without a keyword: most codes have six digits, while shorter numbers are too often
+//!   years, postcodes, house numbers or counts. 4 or 5 digits, grouped digits and
+//!   letters-with-digits need a keyword; a year-like number (1900-2099) or an 8-digit date
+//!   needs one right next to it ("Your code is 2026"). When any candidate is anchored, the
+//!   others are taken for footer noise and dropped.
 //! * **Exclusions.** A run that is not code-shaped as a whole gives nothing, so no part of a
 //!   phone number (`+1 415 555 0100`, `0800 123 456`), a date (`2026-11-22`) or a tracking
 //!   number is a code. Nor is a number glued by `.`, `,`, `:` or `/` to another (`1,299.00`,
@@ -162,7 +166,7 @@ fn judge(scan: &Scan, candidate: Candidate) -> Option<Found> {
     }
     let alone = scan.alone_on_line(first, last);
     let before = scan.look_back(first, alone);
-    let after = scan.look_ahead(last);
+    let after = scan.look_ahead(first, last);
     let reach = reach(&candidate, alone);
     let distance = [
         before.keyword.filter(|&distance| distance <= reach.before),
@@ -173,7 +177,7 @@ fn judge(scan: &Scan, candidate: Candidate) -> Option<Found> {
     .flatten()
     .min();
     let unanchored_refused = distance.is_none() && (after.blocked || !reach.standalone);
-    if before.blocked || unanchored_refused {
+    if (before.blocked && !after.named) || unanchored_refused {
         return None;
     }
     Some(Found {
@@ -269,6 +273,44 @@ mod tests {
         assert!(codes("Discount code: SUMMER").is_empty(), "letters only");
         assert!(codes("Discount code for your next order: SAVE20").is_empty());
         assert!(codes("Error code: E404").is_empty());
+    }
+
+    #[test]
+    fn a_code_opening_its_clause_is_what_the_noun_after_is_names() {
+        assert_eq!(
+            codes("Hello! A7K2QX is a one-time code for Acme."),
+            ["A7K2QX"]
+        );
+        assert_eq!(codes("Hola, A7K2QX es su código de acceso."), ["A7K2QX"]);
+        assert_eq!(codes("Olá, A7K2QX é um código para entrar."), ["A7K2QX"]);
+        assert_eq!(
+            codes("Hi, A7K2QX is your acme.com sign-in verification code"),
+            ["A7K2QX"]
+        );
+        assert!(
+            codes("Hi, A7K2QX is the name of the Acme login code").is_empty(),
+            "of"
+        );
+        assert!(
+            codes("Hi, A7K2QX is the model the new code reader replaced").is_empty(),
+            "a keyword inside the phrase heads nothing"
+        );
+        assert_eq!(
+            codes("Hi, A7K2QX is the Acme two-factor authentication code"),
+            ["A7K2QX"]
+        );
+        assert!(
+            codes("Your new A7K2QX is the Acme two-factor authentication code").is_empty(),
+            "the candidate does not open its clause"
+        );
+        assert!(
+            codes("Customer 4829 is the OTP").is_empty(),
+            "a blocker in the clause keeps its number"
+        );
+        assert!(
+            codes("Your order, 12345678, has shipped.").is_empty(),
+            "nor does a comma free it"
+        );
     }
 
     #[test]

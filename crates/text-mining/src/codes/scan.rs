@@ -35,6 +35,9 @@ const REACH_AFTER: usize = 6;
 /// A number with marks inside reads as one word up to this many pieces (`$1,250,000.00`);
 /// past them each piece is a word, which keeps every walk short.
 const NUMBER_PIECES: usize = 4;
+/// The noun phrase after "is" is read this many tokens far at most; a CJK character is one
+/// ("4829是您本次交易人民币2,500.00元的动态码").
+const REACH_PREDICATE: usize = 24;
 /// A blocker rules out a number only this close to it ("Order #12345678").
 const BLOCKER_REACH: usize = 3;
 
@@ -47,6 +50,9 @@ pub(super) struct Look {
     pub blocked: bool,
     /// How many tokens lie between the candidate and a validity after it ("within 10 min").
     pub validity: Option<usize>,
+    /// The candidate opens its clause and the noun after "is" names it a code: a blocker
+    /// before it is in another clause ("Dear Customer, 482913 is the OTP").
+    pub named: bool,
 }
 
 pub(super) struct Scan<'t> {
@@ -186,7 +192,25 @@ impl<'t> Scan<'t> {
     /// wins over a blocker: qualifiers come before the noun ("4821 is your account code"). A
     /// word naming an amount names the number after it, not this one ("Use 847261 to approve
     /// the amount of $25.00"). The first validity is noted, and the walk goes on to a keyword.
-    pub fn look_ahead(&self, last: usize) -> Look {
+    /// A candidate opening its clause before "is" is read by the noun after it instead (see
+    /// [`Self::predicate`]).
+    pub fn look_ahead(&self, first: usize, last: usize) -> Look {
+        match self.predicate(first, last) {
+            Some(Cue::Keyword) => {
+                return Look {
+                    keyword: Some(0),
+                    named: true,
+                    ..Look::default()
+                }
+            }
+            Some(_) => {
+                return Look {
+                    blocked: true,
+                    ..Look::default()
+                }
+            }
+            None => {}
+        }
         let mut look = Look::default();
         let mut digits_between = false;
         let mut distance = 0;
@@ -225,6 +249,66 @@ impl<'t> Scan<'t> {
         look
     }
 
+    /// What the noun after "is" says the candidate `first..=last` is, when the candidate
+    /// opens its clause. The noun phrase after "is" runs to a preposition standing on its own
+    /// ("for", "of", "pour"...) or to the end of the phrase, and its last word is its head. A
+    /// keyword there names the candidate as closely as "code:" does: "Dear Customer, 482913
+    /// is the OTP for …", "Hello! 66A2KX is the one-time password for …", "4829是您本次交易…
+    /// 的动态码，". Otherwise a blocker or an amount word in the phrase names it as something
+    /// else: "4829 is the room number for …", "2500 is the amount debited for your OTP
+    /// request". A keyword inside the phrase heads nothing: "2026 is the year two-factor
+    /// authentication became the default".
+    fn predicate(&self, first: usize, last: usize) -> Option<Cue> {
+        let opens_clause = first == 0
+            || self
+                .gap_before(first)
+                .chars()
+                .any(|c| c == '\n' || !c.is_whitespace());
+        let copula = last + 1;
+        let is = copula < self.tokens.len()
+            && self.gap_before(copula).chars().all(is_inline_space)
+            && lexicon::is_copula(&self.lowercase_word(copula));
+        if !opens_clause || !is {
+            return None;
+        }
+        let mut named_away = false;
+        let end = self.tokens.len().min(copula + 1 + REACH_PREDICATE);
+        for i in copula + 1..end {
+            if self.is_preposition(i) {
+                return self.head_of_predicate(i - 1, copula, named_away);
+            }
+            named_away |= matches!(self.cues[i], Some(Cue::Blocker | Cue::Amount));
+            if i + 1 == self.tokens.len() || self.ends_phrase(i) {
+                return self.head_of_predicate(i, copula, named_away);
+            }
+        }
+        None
+    }
+
+    /// What the predicate whose last word is token `head` names, see [`Self::predicate`].
+    fn head_of_predicate(&self, head: usize, copula: usize, named_away: bool) -> Option<Cue> {
+        if head > copula && self.cues[head] == Some(Cue::Keyword) {
+            Some(Cue::Keyword)
+        } else {
+            named_away.then_some(Cue::Blocker)
+        }
+    }
+
+    /// Whether token `i` is a preposition standing on its own, not the end of a compound
+    /// ("sign-in code").
+    fn is_preposition(&self, i: usize) -> bool {
+        self.gap_before(i).chars().all(char::is_whitespace)
+            && lexicon::is_preposition(&self.lowercase_word(i))
+    }
+
+    /// Whether the gap after token `i` ends a phrase: the end of a sentence, a clause or a
+    /// line, or a colon; not a mark inside a number (`2,500.00`).
+    fn ends_phrase(&self, i: usize) -> bool {
+        let gap = self.gap_after(i);
+        !self.within_number(i)
+            && (self.ends_sentence_after(i) || ends_clause(gap) || gap.contains(['\n', ':', '：']))
+    }
+
     /// Whether the gap after token `i` ends a sentence. A dot between two words is inside a
     /// name and ends none: `acme.com`, `Booking.com`.
     fn ends_sentence_after(&self, i: usize) -> bool {
@@ -253,6 +337,11 @@ impl<'t> Scan<'t> {
 
 fn ends_sentence(gap: &str) -> bool {
     gap.contains(['.', '!', '?', '…', '。', '！', '？'])
+}
+
+/// A space within a line: words of one phrase are apart by nothing else.
+fn is_inline_space(c: char) -> bool {
+    c.is_whitespace() && c != '\n'
 }
 
 /// A comma or a semicolon: the end of a clause within a sentence.

@@ -208,6 +208,20 @@ pub(super) const CONNECTIVES: &[&str] = &[
     "da", "das", "de", "del", "della", "des", "di", "do", "dos", "du", "of",
 ];
 
+/// "Is": a code opening its sentence before one is what the noun after it names ("482913 is
+/// the OTP for …", "4829是您的动态码").
+pub(super) const COPULAS: &[&str] = &["es", "est", "is", "ist", "è", "é", "是"];
+
+/// Words that open a phrase of their own after a noun: the noun before them ends its phrase
+/// ("the OTP for your transaction"), and a noun after them is not what "is" names ("the year
+/// of two-factor authentication"). Not those that are also articles or pronouns elsewhere
+/// ("a", "um", "su").
+pub(super) const PREPOSITIONS: &[&str] = &[
+    "about", "at", "au", "auf", "bei", "by", "chez", "con", "da", "de", "del", "della", "des",
+    "di", "do", "du", "em", "en", "for", "from", "für", "in", "mit", "na", "no", "of", "on", "par",
+    "para", "per", "por", "pour", "sur", "to", "von", "with", "zu", "zum", "zur", "à", "über",
+];
+
 /// Words naming what a number next to them is when it is not a code. "Confirmation" is one
 /// ("Confirmation number: 48291357"), though "confirmation code" stays a keyword: the noun
 /// "code" is the nearer cue.
@@ -899,6 +913,8 @@ mod tests {
         ("NEG_COMPOUND_STEMS", NEG_COMPOUND_STEMS),
         ("NEG_FOLLOWERS", NEG_FOLLOWERS),
         ("CONNECTIVES", CONNECTIVES),
+        ("COPULAS", COPULAS),
+        ("PREPOSITIONS", PREPOSITIONS),
         ("BLOCKERS", BLOCKERS),
         ("AMOUNT_WORDS", AMOUNT_WORDS),
         ("UNITS", UNITS),
