@@ -59,6 +59,14 @@ impl Candidate {
             && ((day(a) && month(b)) || (month(a) && day(b)) || (month(b) && day(c)))
     }
 
+    /// A word with a number, as promo codes and model names are: `SAVE20`, `SUMMER25`.
+    pub fn is_word_with_number(&self) -> bool {
+        let word = self.code.trim_end_matches(|c: char| c.is_ascii_digit());
+        matches!(self.shape, Shape::Alphanumeric { .. })
+            && word.len() >= 3
+            && word.bytes().all(|b| b.is_ascii_alphabetic())
+    }
+
     /// An 8-digit date such as `20261122`.
     pub fn is_compact_date(&self) -> bool {
         let number = |range: Range<usize>| self.code.get(range)?.parse::<u16>().ok();
@@ -298,6 +306,30 @@ pub(super) fn after_when_word(scan: &Scan, first: usize) -> bool {
             && scan.gap_before(first).trim().is_empty()
             && lexicon::is_when_word(&scan.lowercase_word(i))
     })
+}
+
+/// Whether an instruction to type or use the candidate comes right before it: "Enter 4829",
+/// "Saisissez 4829", "Geben Sie 4829 ein".
+pub(super) fn instructed(scan: &Scan, first: usize) -> bool {
+    let word_before = |i: usize| {
+        i.checked_sub(1).filter(|&before| {
+            matches!(scan.tokens[before].kind, Kind::Alnum | Kind::Word)
+                && scan
+                    .gap_before(i)
+                    .chars()
+                    .all(|c| c.is_whitespace() && c != '\n')
+        })
+    };
+    let Some(mut verb) = word_before(first) else {
+        return false;
+    };
+    if lexicon::is_instruction_filler(&scan.lowercase_word(verb)) {
+        let Some(before) = word_before(verb) else {
+            return false;
+        };
+        verb = before;
+    }
+    lexicon::is_instruction(&scan.lowercase_word(verb))
 }
 
 /// Whether a year-like candidate is written as a year: next to a month ("Nov 2026"), after

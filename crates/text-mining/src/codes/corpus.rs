@@ -726,6 +726,83 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
         &["KQ7X2M"],
     ),
     ("Acme: use 5839 to sign in @acme.com #5839", &["5839"]),
+    // An instruction to type a code, then a time it expires at: in its sentence or the next
+    (
+        "Please enter 583920 on the sign-in page. It expires at 14:35.",
+        &["583920"],
+    ),
+    ("Enter K2M9PX on example.com before 09:30 UTC", &["K2M9PX"]),
+    (
+        "Please enter 5839 on the sign-in page. It expires at 14:35.",
+        &["5839"],
+    ),
+    ("Type 48213 in the Acme app before 18:00 today.", &["48213"]),
+    (
+        "Use 7HJ3KQ on acme.com to finish signing in. Expires at 09:30.",
+        &["7HJ3KQ"],
+    ),
+    (
+        "Enter 4829 on the checkout page to approve your payment of $25.00. It expires at 14:35 \
+         (UTC).",
+        &["4829"],
+    ),
+    (
+        "Please enter\u{a0}4829 on the sign-in page — it expires at 14:35!",
+        &["4829"],
+    ),
+    (
+        "Enter 4829 on the sign-in page.\nIt expires at 14:35.",
+        &["4829"],
+    ),
+    ("Type X7K2QP into the Acme app by 23:59.", &["X7K2QP"]),
+    (
+        "Use 5839 to confirm your email. This expires at 6:45 PM.",
+        &["5839"],
+    ),
+    (
+        "Enter 385 920 on the sign-in page before 14:35.",
+        &["385920"],
+    ),
+    (
+        "Ingresa 4829 en la página de inicio de sesión. Vence a las 14:35.",
+        &["4829"],
+    ),
+    (
+        "Introduce K7P2QX en acme.es antes de las 09:30.",
+        &["K7P2QX"],
+    ),
+    (
+        "Digite 5839 na página de login. Expira às 14:35.",
+        &["5839"],
+    ),
+    (
+        "Saisissez 4829 sur la page de connexion. Il expire à 14:35.",
+        &["4829"],
+    ),
+    ("Entrez K2M9PX sur acme.fr avant 09:30 !", &["K2M9PX"]),
+    (
+        "Bitte gib 4829 auf der Anmeldeseite ein. Gültig bis 14:35 Uhr.",
+        &["4829"],
+    ),
+    (
+        "Geben Sie 73920 auf der Anmeldeseite ein. Gültig bis 09:30 Uhr.",
+        &["73920"],
+    ),
+    (
+        "Inserisci 5839 nella pagina di accesso. Scade alle 14:35.",
+        &["5839"],
+    ),
+    ("Use K7X2QP to log in before 14:35 today!", &["K7X2QP"]),
+    (
+        "Introduzca 4829 en la web de su banco antes de las 14:35.",
+        &["4829"],
+    ),
+    ("Insira 5839 no aplicativo até 14:35.", &["5839"]),
+    ("Veuillez saisir 5839 sur le site avant 14h35.", &["5839"]),
+    (
+        "Bitte geben Sie 4829 in der App ein. Der Code ist bis 14:35 Uhr gültig.",
+        &["4829"],
+    ),
     // No code
     (
         "UPS Update: Your package is on its way.\n\nTracking Number: 1Z999AA10123456784\n\
@@ -1013,4 +1090,44 @@ pub(super) const CORPUS: &[(&str, &[&str])] = &[
     ("Reply to @acme.com #4821 to confirm", &[]),
     ("Contact us: support@acme.com #48213", &[]),
     ("Follow us for more deals @acme.shop #Deals2026", &[]),
+    // Near the instructions: no code after the verb, a promo code, a unit, a blocker, a year
+    (
+        "Use SAVE20 at checkout before 23:59 tonight for 20% off!",
+        &[],
+    ),
+    ("Enter SUMMER25 at checkout. Offer expires at 23:59.", &[]),
+    (
+        "Please enter gate B12 before 09:30. Boarding closes at 09:45.",
+        &[],
+    ),
+    (
+        "Call 5550100 before 17:00 to confirm your appointment.",
+        &[],
+    ),
+    (
+        "Enter your order number 48213 on the returns page before 14:35.",
+        &[],
+    ),
+    ("Use 1500 points on your next order before 23:59.", &[]),
+    ("Type 2026 in the year field before 14:35.", &[]),
+    ("Use the 4829 entrance on Main St before 09:00.", &[]),
+    (
+        "Your parcel 48213 is at the locker. Collect it before 14:35.",
+        &[],
+    ),
+    (
+        "Enter 1234 Main Street in the app and arrive before 14:35.",
+        &[],
+    ),
+    (
+        "Enter 48213 Sunset Blvd into your GPS and arrive before 14:35.",
+        &[],
+    ),
+    (
+        "Enter FALL50 at checkout before midnight on 28.11. Offer ends at 23:59.",
+        &[],
+    ),
+    ("Tu pedido 48213 llegará antes de las 14:35.", &[]),
+    ("Votre colis 48213 sera livré avant 14h35.", &[]),
+    ("Ihre Bestellung 48213 wird bis 14:35 Uhr geliefert.", &[]),
 ];

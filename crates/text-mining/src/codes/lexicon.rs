@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use super::scan::{Kind, Token};
 use super::words::{
     AMOUNT_WORDS, BLOCKERS, CJK_AMOUNT_WORDS, CJK_BLOCKERS, CJK_KEYWORDS, CJK_UNITS, CODE_WORDS,
-    CONNECTIVES, COPULAS, CURRENCIES, DURATION_UNITS, EXPIRY_WORDS, KEYWORDS, LONGEST_WORD_BYTES,
-    MONTHS, NEG_COMPOUND_STEMS, NEG_FOLLOWERS, NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, PREPOSITIONS,
-    UNITS, WHEN_WORDS, YEAR_WORDS,
+    CONNECTIVES, COPULAS, CURRENCIES, DEADLINE_WORDS, DURATION_UNITS, EXPIRY_WORDS, INSTRUCTIONS,
+    INSTRUCTION_FILLERS, KEYWORDS, LONGEST_WORD_BYTES, MONTHS, NEG_COMPOUND_STEMS, NEG_FOLLOWERS,
+    NEG_QUALIFIERS, NUMBER_ABBREVIATIONS, PREPOSITIONS, UNITS, WHEN_WORDS, YEAR_WORDS,
 };
 
 /// A count of minutes or a clock time this many tokens after an expiry word bounds it:
@@ -28,6 +28,10 @@ pub(super) enum Cue {
     /// code's. A number before it in the sentence is probably a code ("Use 4829 within 10
     /// minutes").
     Validity,
+    /// "before 09:30", "bis 14:35": a time by which something must be done. It bounds a code
+    /// only after an instruction to type it ("Enter K2M9PX on example.com before 09:30"), as
+    /// shops and timetables set such times too.
+    Deadline,
 }
 
 fn listed(list: &[&str], word: &str) -> bool {
@@ -60,6 +64,14 @@ pub(super) fn is_number_abbreviation(word: &str) -> bool {
 
 pub(super) fn is_when_word(word: &str) -> bool {
     listed(WHEN_WORDS, word)
+}
+
+pub(super) fn is_instruction(word: &str) -> bool {
+    listed(INSTRUCTIONS, word)
+}
+
+pub(super) fn is_instruction_filler(word: &str) -> bool {
+    listed(INSTRUCTION_FILLERS, word)
 }
 
 pub(super) fn is_copula(word: &str) -> bool {
@@ -128,21 +140,29 @@ fn is_duration(text: &str, tokens: &[Token], i: usize) -> bool {
     }
 }
 
-/// "14:35", "2:30pm": hours, a colon, then minutes.
+/// "14:35", "2:30pm", "14h35": hours, a colon or an "h", then minutes.
 fn is_clock_time(text: &str, tokens: &[Token], i: usize) -> bool {
-    let Some(next) = tokens.get(i + 1) else {
-        return false;
-    };
-    let hours = &text[tokens[i].start..tokens[i].end];
-    let minutes = text[next.start..next.end].get(..2);
-    tokens[i].kind == Kind::Digits
-        && hours.len() <= 2
-        && &text[tokens[i].end..next.start] == ":"
-        && hours.parse::<u8>().is_ok_and(|hours| hours < 24)
-        && minutes.is_some_and(|minutes| {
+    let is_hours = |hours: &str| hours.len() <= 2 && hours.parse::<u8>().is_ok_and(|h| h < 24);
+    let is_minutes = |minutes: Option<&str>| {
+        minutes.is_some_and(|minutes| {
             minutes.bytes().all(|b| b.is_ascii_digit())
                 && minutes.parse::<u8>().is_ok_and(|minutes| minutes < 60)
         })
+    };
+    let word = &text[tokens[i].start..tokens[i].end];
+    if tokens[i].kind == Kind::Alnum {
+        // French writes "14h35"; the minutes keep "2h", two hours, out.
+        return word.split_once(['h', 'H']).is_some_and(|(hours, minutes)| {
+            is_hours(hours) && minutes.len() == 2 && is_minutes(Some(minutes))
+        });
+    }
+    let Some(next) = tokens.get(i + 1) else {
+        return false;
+    };
+    tokens[i].kind == Kind::Digits
+        && &text[tokens[i].end..next.start] == ":"
+        && is_hours(word)
+        && is_minutes(text[next.start..next.end].get(..2))
 }
 
 /// `word` in lowercase, copied only when it has capitals: most words in a message have none.
@@ -172,6 +192,12 @@ fn word_cue(text: &str, tokens: &[Token], i: usize) -> Option<Cue> {
     }
     if listed(EXPIRY_WORDS, &word) {
         return expires_soon(text, tokens, i).then_some(Cue::Validity);
+    }
+    if listed(DEADLINE_WORDS, &word) {
+        let clock_follows = (i + 1..tokens.len())
+            .take(EXPIRY_REACH)
+            .any(|j| is_clock_time(text, tokens, j));
+        return clock_follows.then_some(Cue::Deadline);
     }
     // German compounds: "Bestellnummer", "Sendungsnummer", "Telefonnummer".
     if word.ends_with("nummer") {

@@ -21,10 +21,16 @@
 //!   number with marks inside (`$1,250.00`, `14:35`) counts as one word on the way to a
 //!   keyword, and its dots end no sentence, nor does a dot inside a name (`acme.com`). A
 //!   short validity after digits, an expiry word with minutes or a clock time ("Use 4829
-//!   within 10 minutes", "valid until 14:35"), anchors them as a keyword would; not
-//!   letters-with-digits, as promo codes carry validities too. 6 to 8 plain digits are codes
-//!   even without a keyword: most codes have six digits, while shorter numbers are too often
-//!   years, postcodes, house numbers or counts. 4 or 5 digits, grouped digits and
+//!   within 10 minutes", "valid until 14:35", "expire à 14h35"), anchors them as a keyword
+//!   would; not letters-with-digits, as promo codes carry validities too. An instruction to
+//!   type or use the candidate right before it ("Enter", "Saisissez", "Geben Sie") with a
+//!   time it expires at or by in its sentence or the next ("Please enter 5839 on the sign-in
+//!   page. It expires at 14:35.", "Enter K2M9PX on example.com before 09:30") anchors digits
+//!   and letters-with-digits alike, but not a word with a number (`SAVE20`), as shops set
+//!   such times for promo codes. A blocker right after a number ("1234 Main Street") stands
+//!   against a validity or such an instruction. 6 to 8 plain digits are codes even without a
+//!   keyword: most codes have six digits, while shorter numbers are too often years,
+//!   postcodes, house numbers or counts. 4 or 5 digits, grouped digits and
 //!   letters-with-digits need a keyword; a year-like number (1900-2099) or an 8-digit date
 //!   needs one right next to it ("Your code is 2026"). When any candidate is anchored, the
 //!   others are taken for footer noise and dropped.
@@ -65,6 +71,7 @@ const YEAR_REACH: Reach = Reach {
     after: 3,
     standalone: false,
     validity: false,
+    instruction: false,
 };
 /// Letters with digits need a keyword close by: words like `COVID19` or `MP4` are about.
 const ALNUM_REACH: usize = 3;
@@ -106,13 +113,15 @@ impl Found {
     }
 }
 
-/// How far a keyword may be for a candidate, whether the candidate may do without one, and
-/// whether a validity after it anchors it as a keyword would.
+/// How far a keyword may be for a candidate, whether the candidate may do without one,
+/// whether a validity after it anchors it as a keyword would, and whether an instruction
+/// before it with a time it expires at after it does.
 struct Reach {
     before: usize,
     after: usize,
     standalone: bool,
     validity: bool,
+    instruction: bool,
 }
 
 fn reach(candidate: &Candidate, alone: bool) -> Reach {
@@ -125,14 +134,17 @@ fn reach(candidate: &Candidate, alone: bool) -> Reach {
             after: usize::MAX,
             standalone: !grouped && len >= 6,
             validity: true,
+            instruction: true,
         },
         // Alone on its line under the sentence that announces it, as emails show codes.
-        // Promo codes carry short validities too ("SAVE20 for the next 30 minutes").
+        // Promo codes carry short validities too ("SAVE20 for the next 30 minutes"), and are
+        // words with a number even when a shop says when to use them by.
         Shape::Alphanumeric { lowercase: false } => Reach {
             before: if alone { usize::MAX } else { ALNUM_REACH },
             after: ALNUM_REACH,
             standalone: false,
             validity: false,
+            instruction: !candidate.is_word_with_number(),
         },
         // Lowercase words with digits are common ("mp3s", "4g"): only right after a keyword.
         Shape::Alphanumeric { lowercase: true } => Reach {
@@ -140,6 +152,7 @@ fn reach(candidate: &Candidate, alone: bool) -> Reach {
             after: 2,
             standalone: false,
             validity: false,
+            instruction: false,
         },
     }
 }
@@ -168,10 +181,20 @@ fn judge(scan: &Scan, candidate: Candidate) -> Option<Found> {
     let before = scan.look_back(first, alone);
     let after = scan.look_ahead(first, last);
     let reach = reach(&candidate, alone);
+    let deadline = (reach.instruction && candidate::instructed(scan, first))
+        .then(|| scan.deadline_after(last))
+        .flatten();
+    // A blocker right after the number names it ("Enter 1234 Main Street … before 14:35");
+    // only a keyword wins over it.
+    let bounded = [after.validity.filter(|_| reach.validity), deadline]
+        .into_iter()
+        .flatten()
+        .min()
+        .filter(|_| !after.blocked);
     let distance = [
         before.keyword.filter(|&distance| distance <= reach.before),
         after.keyword.filter(|&distance| distance <= reach.after),
-        after.validity.filter(|_| reach.validity),
+        bounded,
     ]
     .into_iter()
     .flatten()
@@ -350,6 +373,37 @@ mod tests {
             codes("Your code is 1045"),
             ["1045"],
             "no word of time before it"
+        );
+    }
+
+    #[test]
+    fn an_instruction_and_a_time_it_expires_by_mark_a_code() {
+        assert_eq!(codes("Enter 4829 here before 14:35"), ["4829"]);
+        assert_eq!(codes("Enter 4829 here. It expires at 14:35"), ["4829"]);
+        assert_eq!(codes("Geben Sie K2M9PX bis 09:30 ein"), ["K2M9PX"]);
+        assert!(codes("Enter 4829 here.").is_empty(), "no time");
+        assert!(
+            codes("Enter 4829 here.\n\nIt expires at 14:35").is_empty(),
+            "another paragraph"
+        );
+        assert!(
+            codes("Enter 4829 here. Read on. It expires at 14:35").is_empty(),
+            "two sentences on"
+        );
+        assert!(codes("Enter 4829 within 2h").is_empty(), "hours are long");
+        assert_eq!(codes("Use 4829 here before 14:35"), ["4829"]);
+        assert!(
+            codes("Enter SAVE20 before 23:59").is_empty(),
+            "a promo code"
+        );
+        assert!(
+            codes("Enter k2m9px before 23:59").is_empty(),
+            "a lowercase word"
+        );
+        assert!(codes("Shop 4829 before 14:35").is_empty(), "no instruction");
+        assert!(
+            codes("Enter 1234 Main Street before 14:35").is_empty(),
+            "a blocker right after it"
         );
     }
 

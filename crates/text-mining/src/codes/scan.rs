@@ -35,6 +35,10 @@ const REACH_AFTER: usize = 6;
 /// A number with marks inside reads as one word up to this many pieces (`$1,250,000.00`);
 /// past them each piece is a word, which keeps every walk short.
 const NUMBER_PIECES: usize = 4;
+/// A time a code expires at or by may come this many tokens after it, in its sentence or the
+/// next ("Enter 4829 on the checkout page to approve your payment of $25.00. It expires at
+/// 14:35").
+const REACH_DEADLINE: usize = 16;
 /// The noun phrase after "is" is read this many tokens far at most; a CJK character is one
 /// ("4829是您本次交易人民币2,500.00元的动态码").
 const REACH_PREDICATE: usize = 24;
@@ -247,6 +251,34 @@ impl<'t> Scan<'t> {
             digits_between |= self.has_digit(i);
         }
         look
+    }
+
+    /// How many tokens lie between token `last` and a time it expires at or by, in its
+    /// sentence or the next, on its line or the next: "Please enter 5839 on the sign-in page.
+    /// It expires at 14:35.", "Enter K2M9PX on example.com before 09:30 UTC".
+    pub fn deadline_after(&self, last: usize) -> Option<usize> {
+        let mut distance = 0;
+        let mut pieces = 1;
+        let (mut sentence_ends, mut line_ends) = (0, 0);
+        for i in last + 1..self.tokens.len() {
+            let gap = self.gap_before(i);
+            let within_number = i > last + 1 && self.within_number(i - 1) && pieces < NUMBER_PIECES;
+            if within_number {
+                pieces += 1;
+            } else if i > last + 1 {
+                distance += 1;
+                pieces = 1;
+            }
+            sentence_ends += usize::from(!within_number && self.ends_sentence_after(i - 1));
+            line_ends += gap.matches('\n').count();
+            if distance > REACH_DEADLINE || sentence_ends > 1 || line_ends > 1 {
+                return None;
+            }
+            if matches!(self.cues[i], Some(Cue::Validity | Cue::Deadline)) {
+                return Some(distance);
+            }
+        }
+        None
     }
 
     /// What the noun after "is" says the candidate `first..=last` is, when the candidate

@@ -240,7 +240,9 @@ pub(super) const BLOCKERS: &[&str] = &[
     "avenue",
     "awb",
     "bill",
+    "blvd",
     "booking",
+    "boulevard",
     "box",
     "buchung",
     "bus",
@@ -342,6 +344,7 @@ pub(super) const BLOCKERS: &[&str] = &[
     "reserva",
     "reservation",
     "rfc",
+    "road",
     "room",
     "routing",
     "rua",
@@ -666,6 +669,63 @@ pub(super) const EXPIRY_WORDS: &[&str] = &[
     "действует",
 ];
 
+/// Words that, before a clock time, set when something must be done: "before 09:30", "bis
+/// 14:35 Uhr", "antes de las 09:30".
+pub(super) const DEADLINE_WORDS: &[&str] = &[
+    "antes", "até", "avant", "before", "bis", "by", "hasta", "prima", "till", "until", "vor", "до",
+];
+
+/// Verbs telling the reader to type or use what follows: "Enter 4829", "Saisissez 4829",
+/// "Geben Sie 4829 ein".
+pub(super) const INSTRUCTIONS: &[&str] = &[
+    "benutze",
+    "benutzen",
+    "digita",
+    "digitare",
+    "digite",
+    "enter",
+    "entrer",
+    "entrez",
+    "escriba",
+    "escribe",
+    "geben",
+    "gib",
+    "indiquez",
+    "informe",
+    "ingresa",
+    "ingrese",
+    "input",
+    "inserire",
+    "inserisci",
+    "insert",
+    "insira",
+    "introduce",
+    "introduza",
+    "introduzca",
+    "nutze",
+    "nutzen",
+    "paste",
+    "saisir",
+    "saisissez",
+    "tapez",
+    "tippe",
+    "type",
+    "usa",
+    "use",
+    "utilice",
+    "utilisez",
+    "utiliza",
+    "utilize",
+    "utilizza",
+    "verwende",
+    "verwenden",
+    "введите",
+    "используйте",
+];
+
+/// Words between an instruction and what it names: "Geben Sie 4829 ein", "Gib bitte 4829 ein".
+pub(super) const INSTRUCTION_FILLERS: &[&str] = &["bitte", "sie"];
+
 /// Words before a time or a date: "expires at 1045", "valid until 22-11-26".
 pub(super) const WHEN_WORDS: &[&str] = &[
     "after", "alle", "at", "before", "bis", "by", "entro", "hasta", "on", "till", "um", "until",
@@ -921,6 +981,9 @@ mod tests {
         ("CURRENCIES", CURRENCIES),
         ("DURATION_UNITS", DURATION_UNITS),
         ("EXPIRY_WORDS", EXPIRY_WORDS),
+        ("DEADLINE_WORDS", DEADLINE_WORDS),
+        ("INSTRUCTIONS", INSTRUCTIONS),
+        ("INSTRUCTION_FILLERS", INSTRUCTION_FILLERS),
         ("WHEN_WORDS", WHEN_WORDS),
         ("MONTHS", MONTHS),
         ("YEAR_WORDS", YEAR_WORDS),
