@@ -341,7 +341,7 @@ async fn a_reader_that_takes_nothing_is_cut_instead_of_buffered() {
     let server = Server::start_on(
         &database,
         &[
-            ("EVENT_STREAM_BUFFER", "4"),
+            ("EVENT_STREAM_BUFFER_BYTES", "4096"),
             ("EVENT_STREAM_STALL_SECS", "1"),
         ],
     )
@@ -386,6 +386,11 @@ async fn a_reader_that_takes_nothing_is_cut_instead_of_buffered() {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let metrics = server.metrics().await;
+        let buffered = metric(&metrics, "event_stream_buffered_bytes");
+        assert!(
+            buffered <= 4096.0,
+            "the stream holds {buffered} bytes for a reader that takes nothing"
+        );
         if metrics.contains("event_streams_cut_total 1")
             && metrics.contains(r#"long_lived_requests{kind="event_stream"} 0"#)
         {
@@ -437,6 +442,79 @@ async fn streams_end_when_the_server_stops_or_the_key_stops_working() {
         stopping.elapsed()
     );
     drop(agent);
+}
+
+/// The value of a metric without labels in a Prometheus text.
+fn metric(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
+        .parse()
+        .expect("a number")
+}
+
+#[tokio::test]
+async fn an_outsiders_mail_makes_no_event_large() {
+    use crate::attachments::{deliver, mail_with, Part};
+
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, address) = email_agent(&database, "thin-events").await;
+    let names: Vec<String> = (0..60)
+        .map(|n| format!("filename=\"{n:03}{}.pdf\"", "n".repeat(240)))
+        .collect();
+    let parts: Vec<Part<'_>> = names
+        .iter()
+        .map(|name| Part {
+            disposition_name: name,
+            content_type: "application/pdf",
+            bytes: b"%PDF",
+        })
+        .collect();
+    let mail = String::from_utf8(mail_with(&address, "<large@example.org>", &parts))
+        .expect("text")
+        .replace(
+            "Subject: Your files",
+            &format!("Subject: Your code 482913 {}", "s".repeat(1500)),
+        );
+    let id = deliver(&server, "msg_large_event", mail.as_bytes()).await;
+
+    let page = feed(&server, &key, "").await;
+    let received = &page["items"][0];
+    assert_eq!(received["data"]["message_id"], id.as_str());
+    assert_eq!(
+        received["data"]["attachment_count"], 50,
+        "the attachments kept are counted: {received}"
+    );
+    assert!(received["data"].get("attachments").is_none());
+    assert_eq!(
+        received["data"]["subject"]
+            .as_str()
+            .expect("subject")
+            .chars()
+            .count(),
+        256
+    );
+    assert_eq!(received["data"]["verification_codes"], json!(["482913"]));
+    let rendered = received.to_string();
+    assert!(
+        rendered.len() < 1024,
+        "{} bytes: {rendered}",
+        rendered.len()
+    );
+    let (status, message) = server
+        .get(&format!("/v1/email/messages/{id}"), Some(&key))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        message["attachments"]
+            .as_array()
+            .expect("attachments")
+            .len(),
+        50,
+        "the message names them"
+    );
 }
 
 #[tokio::test]

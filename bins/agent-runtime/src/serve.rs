@@ -136,7 +136,7 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         inbound_mail_gate: WebhookGate::inbound_mail(),
         twilio_gate: WebhookGate::twilio(),
         event_streams: StreamSettings {
-            buffer: events.stream_buffer,
+            buffer_bytes: events.stream_buffer_bytes,
             stall: events.stream_stall,
             lifetime: events.stream_lifetime,
         },

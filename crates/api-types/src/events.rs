@@ -70,10 +70,11 @@ pub struct EmailReceivedData {
     pub thread_id: Uuid,
     pub from: Option<String>,
     pub subject: Option<String>,
+    /// The most likely first; at most 10.
     pub verification_codes: Vec<String>,
-    /// Each attachment; one `stored` downloads from
-    /// `/v1/email/messages/{message_id}/attachments/{id}`.
-    pub attachments: Vec<crate::AttachmentOut>,
+    /// How many attachments the mail has; the message (`/v1/email/messages/{message_id}`)
+    /// names each, with the id to download it by.
+    pub attachment_count: u32,
 }
 
 // No other field: each type's data is told from the others' by its fields alone.
@@ -123,14 +124,14 @@ impl From<&EventPayload> for EventData {
                 from,
                 subject,
                 verification_codes,
-                attachments,
+                attachment_count,
             } => Self::EmailReceived(EmailReceivedData {
                 message_id: message_id.0,
                 thread_id: *thread_id,
                 from: from.clone(),
                 subject: subject.clone(),
                 verification_codes: verification_codes.clone(),
-                attachments: attachments.iter().cloned().map(Into::into).collect(),
+                attachment_count: *attachment_count,
             }),
             EventPayload::EmailSent {
                 message_id,
@@ -536,15 +537,7 @@ mod tests {
                 from: Some("a@example.com".into()),
                 subject: Some("Your code".into()),
                 verification_codes: vec!["123456".into()],
-                attachments: vec![domain::AttachmentMeta {
-                    id: domain::AttachmentId::at_index(0),
-                    filename: Some("invoice.pdf".into()),
-                    content_type: "application/pdf".into(),
-                    size: 3,
-                    content_id: None,
-                    stored: true,
-                    sha256: Some([1; 32]),
-                }],
+                attachment_count: 1,
             },
             EventType::EmailReceived,
         );
@@ -563,14 +556,7 @@ mod tests {
                     "from": "a@example.com",
                     "subject": "Your code",
                     "verification_codes": ["123456"],
-                    "attachments": [{
-                        "id": "att_1",
-                        "filename": "invoice.pdf",
-                        "content_type": "application/pdf",
-                        "size": 3,
-                        "content_id": null,
-                        "stored": true,
-                    }],
+                    "attachment_count": 1,
                 },
             })
         );

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use domain::{AgentId, AgentProfile, EventRecord, EventTypes};
+use domain::{AgentId, AgentProfile, EventPayload, EventRecord, EventTypes, TransferIntentRecord};
 use futures_util::future::{select, Either, FutureExt};
 use ports::{events_topic, revoked_topic, AgentStore, EventLog, Notifications, StoreError, Timer};
 
@@ -17,9 +17,16 @@ use crate::waiting::{Joined, Shutdown, Waiter, SHUTDOWN_TOPIC};
 pub const MAX_EVENT_PAGE: usize = 100;
 /// How many events a follower reads at once.
 const FOLLOW_READ: usize = 100;
-/// How many reads that found events are kept for the followers that come to the same position
-/// after the read ended (one event to thousands of streams wakes them over some milliseconds).
-const RECENT_READS: usize = 4096;
+/// What the reads kept for the followers that come to the same position after the read ended
+/// (one event to thousands of streams wakes them over some milliseconds) may hold in all,
+/// weighed by what their events hold, so that no agent's events can make the cache large.
+const RECENT_READS_BUDGET_BYTES: u64 = 16 * 1024 * 1024;
+/// What a kept read weighs on average, to size the cache's tables: a wake-up reads an event or
+/// two.
+const TYPICAL_READ_BYTES: u64 = 1024;
+/// The budget is split among this many independently locked parts; a read is kept only when it
+/// fits in one part's share (4 MiB of 16: a hundred thin events weigh about 60 KiB).
+const READ_CACHE_PARTS: usize = 4;
 
 pub struct EventPorts {
     pub log: Arc<dyn EventLog>,
@@ -66,6 +73,76 @@ type SharedRead = Result<Arc<Vec<EventRecord>>, StoreError>;
 /// A read of what follows a position, and where the agent's topic stood when it was asked for.
 type ReadKey = (AgentId, u64, Option<u64>);
 
+/// A kept read, with what its events hold in memory.
+#[derive(Clone)]
+struct KeptRead {
+    events: Arc<Vec<EventRecord>>,
+    bytes: u64,
+}
+
+impl KeptRead {
+    fn of(events: Arc<Vec<EventRecord>>) -> Self {
+        let bytes = std::mem::size_of::<Self>() + events.iter().map(held_bytes).sum::<usize>();
+        Self {
+            events,
+            bytes: bytes as u64,
+        }
+    }
+}
+
+/// What an event holds in memory: its record and the text it carries.
+fn held_bytes(event: &EventRecord) -> usize {
+    fn text(value: &Option<String>) -> usize {
+        value.as_ref().map_or(0, String::len)
+    }
+    let carried = match &event.payload {
+        EventPayload::EmailReceived {
+            from,
+            subject,
+            verification_codes,
+            ..
+        } => {
+            text(from)
+                + text(subject)
+                + verification_codes
+                    .iter()
+                    .map(|code| std::mem::size_of::<String>() + code.len())
+                    .sum::<usize>()
+        }
+        EventPayload::EmailSent {
+            provider_message_id,
+            ..
+        } => text(provider_message_id),
+        EventPayload::EmailFailed { reason, .. } => text(reason),
+        EventPayload::SmsReceived {
+            from_number,
+            to_number,
+            code,
+            ..
+        } => from_number.len() + to_number.len() + text(code),
+        EventPayload::TransferIntent(intent) => {
+            std::mem::size_of::<TransferIntentRecord>()
+                + text(&intent.tx_hash)
+                + text(&intent.failure_reason)
+                + intent
+                    .idempotency_key
+                    .as_ref()
+                    .map_or(0, |key| key.as_str().len())
+        }
+    };
+    std::mem::size_of::<EventRecord>() + carried
+}
+
+/// A kept read weighs what its events hold, and at least one so that every read can be let go.
+#[derive(Clone)]
+struct ReadBytes;
+
+impl quick_cache::Weighter<ReadKey, KeptRead> for ReadBytes {
+    fn weight(&self, _: &ReadKey, read: &KeptRead) -> u64 {
+        read.bytes.max(1)
+    }
+}
+
 /// What followers read of the log: each read once for those at the same position while it runs,
 /// and kept afterwards. A read asked for where the agent's topic stood at `n` sees everything
 /// notified up to `n`, so it answers every follower that subscribed at `n` (a later change wakes
@@ -74,14 +151,29 @@ type ReadKey = (AgentId, u64, Option<u64>);
 #[derive(Clone)]
 struct Reads {
     running: Arc<Joined<ReadKey, SharedRead>>,
-    recent: Arc<quick_cache::sync::Cache<ReadKey, Arc<Vec<EventRecord>>>>,
+    recent: Arc<quick_cache::sync::Cache<ReadKey, KeptRead, ReadBytes>>,
 }
 
 impl Reads {
     fn new() -> Self {
+        Self::within(RECENT_READS_BUDGET_BYTES)
+    }
+
+    fn within(budget_bytes: u64) -> Self {
+        let options = quick_cache::OptionsBuilder::new()
+            .shards(READ_CACHE_PARTS)
+            .estimated_items_capacity((budget_bytes / TYPICAL_READ_BYTES).max(1) as usize)
+            .weight_capacity(budget_bytes)
+            .build()
+            .expect("both capacities are set");
         Self {
             running: Arc::default(),
-            recent: Arc::new(quick_cache::sync::Cache::new(RECENT_READS)),
+            recent: Arc::new(quick_cache::sync::Cache::with_options(
+                options,
+                ReadBytes,
+                quick_cache::DefaultHashBuilder::default(),
+                quick_cache::sync::DefaultLifecycle::default(),
+            )),
         }
     }
 
@@ -94,7 +186,7 @@ impl Reads {
     ) -> SharedRead {
         let key = (agent, position, topic_at);
         if let Some(kept) = self.recent.get(&key) {
-            return Ok(kept);
+            return Ok(kept.events);
         }
         let log = log.clone();
         let read = self
@@ -109,7 +201,7 @@ impl Reads {
             })
             .await?;
         if topic_at.is_some() || !read.is_empty() {
-            self.recent.insert(key, read.clone());
+            self.recent.insert(key, KeptRead::of(read.clone()));
         }
         Ok(read)
     }
@@ -133,6 +225,11 @@ impl EventService {
             shutdown: Arc::default(),
             keep_alive,
         }
+    }
+
+    /// The reads kept for followers: how many, and what they weigh in bytes.
+    pub fn kept_reads(&self) -> (usize, u64) {
+        (self.reads.recent.len(), self.reads.recent.weight())
     }
 
     /// Ends every follower at once, for a stopping instance.
@@ -309,5 +406,64 @@ impl EventFollower {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::{EmailMessageId, EventId, EventType};
+    use ports::MockEventLog;
+    use uuid::Uuid;
+
+    /// A read of `count` mail events whose subjects are `subject_bytes` long: what a store that
+    /// did not keep its events thin would hand out.
+    fn heavy_read(after: u64, count: u64, subject_bytes: usize) -> Vec<EventRecord> {
+        (after + 1..=after + count)
+            .map(|seq| EventRecord {
+                id: EventId(Uuid::now_v7()),
+                seq,
+                event_type: EventType::EmailReceived,
+                timestamp: time::OffsetDateTime::UNIX_EPOCH,
+                payload: EventPayload::EmailReceived {
+                    message_id: EmailMessageId(Uuid::now_v7()),
+                    thread_id: Uuid::now_v7(),
+                    from: Some("someone@example.org".into()),
+                    subject: Some("s".repeat(subject_bytes)),
+                    verification_codes: Vec::new(),
+                    attachment_count: 50,
+                },
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_kept_reads_stay_within_their_bytes_whatever_the_events_weigh() {
+        let budget: u64 = 4 * 1024 * 1024;
+        let mut log = MockEventLog::new();
+        log.expect_page()
+            .returning(|_, after, _, limit| Ok(heavy_read(after, limit as u64, 2048)));
+        let log: Arc<dyn EventLog> = Arc::new(log);
+        let reads = Reads::within(budget);
+        let agent = AgentId(Uuid::now_v7());
+        // One reader reconnecting with each position it was given: each read is a new key.
+        for position in (0..100).map(|read| read * FOLLOW_READ as u64) {
+            let read = reads
+                .after(&log, agent, position, Some(position))
+                .await
+                .expect("read");
+            assert_eq!(read.len(), FOLLOW_READ);
+        }
+        assert!(
+            reads.recent.weight() <= budget,
+            "{} bytes kept",
+            reads.recent.weight()
+        );
+        assert!(!reads.recent.is_empty(), "reads that fit are kept");
+        let one_read = KeptRead::of(Arc::new(heavy_read(0, FOLLOW_READ as u64, 2048))).bytes;
+        assert!(
+            one_read > 100 * 2048,
+            "a read weighs its events' text: {one_read}"
+        );
     }
 }

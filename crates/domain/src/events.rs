@@ -8,7 +8,7 @@ use std::str::FromStr;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::{AttachmentMeta, EmailMessageId, IntentStatus, SmsMessageId, TransferIntentRecord};
+use crate::{EmailMessageId, IntentStatus, SmsMessageId, TransferIntentRecord};
 
 /// An event's id: the same wherever the event goes (feed, stream, every webhook attempt).
 /// Printed `evt_` and the 32 hex digits of its UUID.
@@ -163,7 +163,21 @@ impl EventTypes {
 #[error("unknown event type {0:?}")]
 pub struct UnknownEventType(pub String);
 
-/// The facts an event carries: ids and the few fields an agent acts on.
+/// How much of what an outside sender wrote an event carries: the database writes each event
+/// within these (migration 000029), so no sender can make an event large. Every event is read by
+/// every stream, cache and webhook of its agent; the full record stays behind its GET route.
+pub mod thin {
+    /// The characters of a mail's subject an `email.received` event keeps.
+    pub const SUBJECT_CHARS: usize = 256;
+    /// The characters of a sender's address an event keeps.
+    pub const ADDRESS_CHARS: usize = 320;
+    /// The verification codes an `email.received` event names, the most likely first.
+    pub const CODES: usize = 10;
+    /// The characters of a failed mail's reason an `email.failed` event keeps.
+    pub const REASON_CHARS: usize = 512;
+}
+
+/// The facts an event carries: ids and the few fields an agent acts on, within [`thin`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventPayload {
     EmailReceived {
@@ -172,8 +186,8 @@ pub enum EventPayload {
         from: Option<String>,
         subject: Option<String>,
         verification_codes: Vec<String>,
-        /// What is known of each attachment, its id to download it by.
-        attachments: Vec<AttachmentMeta>,
+        /// How many attachments the mail has; their names and ids are on the message.
+        attachment_count: u32,
     },
     EmailSent {
         message_id: EmailMessageId,

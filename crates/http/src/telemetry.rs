@@ -13,8 +13,8 @@ use actix_web::middleware::Next;
 use actix_web::web;
 use app::LongLivedUsage;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 use tracing::Instrument;
 use uuid::Uuid;
@@ -38,6 +38,9 @@ pub struct Metrics {
     first_pages: IntGaugeVec,
     policies: IntGaugeVec,
     long_lived: IntGaugeVec,
+    event_reads: IntGaugeVec,
+    /// What the event streams' buffers hold for their readers, in bytes.
+    pub(crate) event_stream_buffered: IntGauge,
     /// Brought up to the registry's count at each scrape, one scrape at a time.
     long_lived_refused: Mutex<IntCounterVec>,
     pub(crate) event_streams_cut: IntCounter,
@@ -113,6 +116,19 @@ impl Metrics {
             &["kind"],
         )
         .expect("valid metric");
+        let event_reads = IntGaugeVec::new(
+            Opts::new(
+                "event_reads_kept",
+                "Reads of agents' events kept for the streams that follow them: how many, and their bytes",
+            ),
+            &["measure"],
+        )
+        .expect("valid metric");
+        let event_stream_buffered = IntGauge::new(
+            "event_stream_buffered_bytes",
+            "Bytes the event streams hold for readers that have not taken them yet",
+        )
+        .expect("valid metric");
         let long_lived_refused = IntCounterVec::new(
             Opts::new(
                 "long_lived_requests_refused_total",
@@ -136,6 +152,8 @@ impl Metrics {
             Box::new(first_pages.clone()),
             Box::new(policies.clone()),
             Box::new(long_lived.clone()),
+            Box::new(event_reads.clone()),
+            Box::new(event_stream_buffered.clone()),
             Box::new(long_lived_refused.clone()),
         ] {
             registry
@@ -152,6 +170,8 @@ impl Metrics {
             first_pages,
             policies,
             long_lived,
+            event_reads,
+            event_stream_buffered,
             long_lived_refused: Mutex::new(long_lived_refused),
             event_streams_cut,
         }
@@ -175,6 +195,7 @@ impl Metrics {
         pool: ports::PoolUsage,
         (pages, bytes): (usize, usize),
         (policies, policy_bytes): (usize, usize),
+        (event_reads, event_read_bytes): (usize, u64),
         long_lived: &[LongLivedUsage],
     ) -> String {
         for (state, value) in [
@@ -193,6 +214,12 @@ impl Metrics {
             (&self.first_pages, "bytes", bytes),
             (&self.policies, "policies", policies),
             (&self.policies, "bytes", policy_bytes),
+            (&self.event_reads, "reads", event_reads),
+            (
+                &self.event_reads,
+                "bytes",
+                usize::try_from(event_read_bytes).unwrap_or(usize::MAX),
+            ),
         ] {
             gauge
                 .with_label_values(&[measure])

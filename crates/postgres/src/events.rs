@@ -49,9 +49,7 @@ struct StoredEmailReceived {
     from: Option<String>,
     subject: Option<String>,
     verification_codes: Vec<String>,
-    /// Absent from events recorded before attachments were kept.
-    #[serde(default)]
-    attachments: serde_json::Value,
+    attachment_count: u32,
 }
 
 #[derive(Deserialize)]
@@ -94,10 +92,7 @@ impl EventRow {
                     from: data.from,
                     subject: data.subject,
                     verification_codes: data.verification_codes,
-                    attachments: match data.attachments {
-                        serde_json::Value::Null => Vec::new(),
-                        listed => crate::email::attachments_from_column(&listed)?,
-                    },
+                    attachment_count: data.attachment_count,
                 }
             }
             EventType::EmailSent => {

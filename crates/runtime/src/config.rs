@@ -746,9 +746,10 @@ pub struct EventsConfig {
     pub retention: Duration,
     /// The longest a stream goes without a comment line (`EVENT_STREAM_KEEPALIVE_SECS`, 10).
     pub keep_alive: Duration,
-    /// How many items a stream holds for its reader (`EVENT_STREAM_BUFFER`, 256) ...
-    pub stream_buffer: usize,
-    /// ... and how long it may stay full before the reader is cut (`EVENT_STREAM_STALL_SECS`, 30).
+    /// How many bytes a stream holds for its reader (`EVENT_STREAM_BUFFER_BYTES`, 262144) ...
+    pub stream_buffer_bytes: usize,
+    /// ... and how long the next item may wait for room before the reader is cut
+    /// (`EVENT_STREAM_STALL_SECS`, 30).
     pub stream_stall: Duration,
     /// How long a stream lives before it ends and its client reconnects (`EVENT_STREAM_MAX_SECS`,
     /// 3600): no connection is held for good.
@@ -790,9 +791,9 @@ impl EventsConfig {
             "EVENT_STREAM_KEEPALIVE_SECS",
             env.parsed("EVENT_STREAM_KEEPALIVE_SECS", 10)?,
         )?;
-        let stream_buffer = positive(
-            "EVENT_STREAM_BUFFER",
-            env.parsed("EVENT_STREAM_BUFFER", 256)?,
+        let stream_buffer_bytes = positive(
+            "EVENT_STREAM_BUFFER_BYTES",
+            env.parsed("EVENT_STREAM_BUFFER_BYTES", 256 * 1024)?,
         )?;
         let stall = positive(
             "EVENT_STREAM_STALL_SECS",
@@ -821,7 +822,7 @@ impl EventsConfig {
         Ok(Self {
             retention: Duration::from_secs(days.saturating_mul(86_400)),
             keep_alive: Duration::from_secs(keep_alive),
-            stream_buffer: usize::try_from(stream_buffer).unwrap_or(usize::MAX),
+            stream_buffer_bytes: usize::try_from(stream_buffer_bytes).unwrap_or(usize::MAX),
             stream_stall: Duration::from_secs(stall),
             stream_lifetime: Duration::from_secs(lifetime),
             webhooks: WebhookConfig {

@@ -1,5 +1,6 @@
 //! `/v1/events`: the agent's event log as a feed and as a live stream (Server-Sent Events).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::header::{self, HeaderName};
@@ -10,7 +11,7 @@ use app::FollowItem;
 use domain::EventTypes;
 use futures_util::StreamExt;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody, ValidationItem};
@@ -21,9 +22,9 @@ use crate::telemetry::Metrics;
 /// How a stream holds what its reader has not taken yet.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamSettings {
-    /// Items held for the reader at most ...
-    pub buffer: usize,
-    /// ... and for how long they may stay that many before the reader is cut.
+    /// Bytes held for the reader at most ...
+    pub buffer_bytes: usize,
+    /// ... and for how long the next item may wait for room before the reader is cut.
     pub stall: Duration,
     /// How long a stream lives before it ends (its client reconnects).
     pub lifetime: Duration,
@@ -113,14 +114,45 @@ fn frame(item: FollowItem) -> Bytes {
     }
 }
 
-/// Moves the follower's items into the stream's buffer until the follow ends or the reader goes;
-/// a reader whose buffer stays full for `stall` is cut: it resumes with `Last-Event-ID`.
+/// An item in a stream's buffer, holding its bytes' room until the reader takes it.
+struct Buffered {
+    frame: Bytes,
+    _room: OwnedSemaphorePermit,
+    _counted: BufferedBytes,
+}
+
+/// Bytes counted in `event_stream_buffered_bytes` while they wait for their reader.
+struct BufferedBytes {
+    bytes: i64,
+    state: web::Data<ApiState>,
+}
+
+impl BufferedBytes {
+    fn count(bytes: usize, state: web::Data<ApiState>) -> Self {
+        let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+        state.metrics.event_stream_buffered.add(bytes);
+        Self { bytes, state }
+    }
+}
+
+impl Drop for BufferedBytes {
+    fn drop(&mut self) {
+        self.state.metrics.event_stream_buffered.sub(self.bytes);
+    }
+}
+
+/// Moves the follower's items into the stream's buffer, at most `buffer_bytes` of them, until
+/// the follow ends or the reader goes; an item that finds no room for `stall` cuts the reader: it
+/// resumes with `Last-Event-ID`.
 async fn pump(
     mut follower: app::EventFollower,
-    buffer: mpsc::Sender<Bytes>,
+    buffer: mpsc::UnboundedSender<Buffered>,
     settings: StreamSettings,
-    metrics: web::Data<ApiState>,
+    state: web::Data<ApiState>,
 ) {
+    // Within what one acquisition can ask for.
+    let capacity = settings.buffer_bytes.clamp(1, u32::MAX as usize);
+    let room = Arc::new(Semaphore::new(capacity));
     let stall = settings.stall;
     let ends = tokio::time::sleep(settings.lifetime);
     tokio::pin!(ends);
@@ -133,17 +165,29 @@ async fn pump(
         let Some(item) = item else {
             return;
         };
-        match tokio::time::timeout(stall, buffer.send(frame(item))).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return,
-            Err(_) => {
-                metrics.metrics.count_stream_cut();
-                tracing::info!(
-                    stalled_secs = stall.as_secs(),
-                    "an event stream's reader kept up with nothing; it is cut"
-                );
-                return;
-            }
+        let frame = frame(item);
+        // An item larger than the whole buffer waits for all of it.
+        let weight = u32::try_from(frame.len().min(capacity)).unwrap_or(u32::MAX);
+        let taken = tokio::select! {
+            taken = tokio::time::timeout(stall, room.clone().acquire_many_owned(weight)) => taken,
+            () = buffer.closed() => return,
+        };
+        let Ok(Ok(room)) = taken else {
+            state.metrics.count_stream_cut();
+            tracing::info!(
+                stalled_secs = stall.as_secs(),
+                "an event stream's reader kept up with nothing; it is cut"
+            );
+            return;
+        };
+        let counted = BufferedBytes::count(frame.len(), state.clone());
+        let buffered = Buffered {
+            frame,
+            _room: room,
+            _counted: counted,
+        };
+        if buffer.send(buffered).is_err() {
+            return;
         }
     }
 }
@@ -183,11 +227,12 @@ pub async fn stream(
     };
     let follower = state.services.events.follow(&agent.profile, after, types)?;
     let settings = state.event_streams;
-    let (buffer, taken) = mpsc::channel(settings.buffer.max(1));
+    let (buffer, taken) = mpsc::unbounded_channel();
     actix_web::rt::spawn(pump(follower, buffer, settings, state.clone()));
     let first = futures_util::stream::once(async { Bytes::from_static(b"retry: 3000\n\n") });
+    // Each item's room is given back as the server takes its bytes to write them.
     let items = futures_util::stream::unfold(taken, |mut taken| async move {
-        taken.recv().await.map(|item| (item, taken))
+        taken.recv().await.map(|item| (item.frame, taken))
     });
     let body = first.chain(items).map(Ok::<_, std::convert::Infallible>);
     Ok(HttpResponse::Ok()

@@ -56,6 +56,7 @@ pub async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpRe
             state.database.pool_usage(),
             state.first_pages.usage(),
             state.policies.usage(),
+            state.services.events.kept_reads(),
             &state.services.long_lived.usage(),
         ))
 }

@@ -1097,3 +1097,73 @@ async fn threads_are_kept_as_messages_are_stored_and_read_a_page_or_a_thread_at_
         None
     );
 }
+
+#[tokio::test]
+async fn an_inbound_mails_event_is_thin_whatever_its_sender_wrote() {
+    use domain::events::thin;
+    use ports::EventLog;
+
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 47).await;
+    let emails = email_store(&database);
+    let inbox_address = profile.email_inbox.as_ref().expect("inbox").address.clone();
+    let long_name = "n".repeat(255);
+    let mail = InboundEmail {
+        subject: Some("é".repeat(3 * thin::SUBJECT_CHARS)),
+        from: Some(format!(
+            "{}@example.org",
+            "a".repeat(2 * thin::ADDRESS_CHARS)
+        )),
+        to: vec![inbox_address.as_str().into()],
+        text: Some("Hello".into()),
+        attachments: (0..domain::inbound::MAX_KEPT_ATTACHMENTS)
+            .map(|index| kept_attachment(index, &long_name, b"x"))
+            .collect(),
+        ..InboundEmail::default()
+    };
+    let mut message = inbound(&profile, "p-thin", mail);
+    message.verification_codes = (0..3 * thin::CODES)
+        .map(|index| format!("{:06}", 100_000 + index))
+        .collect();
+    emails.store_inbound(message).await.expect("stored");
+
+    let log = postgres_store::PgEventLog::new(
+        Database::connect(&database.connector(), PoolSettings::default()).expect("pool"),
+    );
+    let events = log
+        .page(profile.agent.id, 0, domain::EventTypes::all(), 10)
+        .await
+        .expect("read");
+    let [event] = events.as_slice() else {
+        panic!("one event: {events:?}")
+    };
+    let domain::EventPayload::EmailReceived {
+        from,
+        subject,
+        verification_codes,
+        attachment_count,
+        ..
+    } = &event.payload
+    else {
+        panic!("an email.received event: {event:?}")
+    };
+    assert_eq!(
+        subject.as_deref().map(|text| text.chars().count()),
+        Some(thin::SUBJECT_CHARS)
+    );
+    assert_eq!(
+        from.as_deref().map(|text| text.chars().count()),
+        Some(thin::ADDRESS_CHARS)
+    );
+    assert_eq!(
+        verification_codes,
+        &(0..thin::CODES)
+            .map(|index| format!("{:06}", 100_000 + index))
+            .collect::<Vec<_>>(),
+        "the most likely first"
+    );
+    assert_eq!(
+        *attachment_count as usize,
+        domain::inbound::MAX_KEPT_ATTACHMENTS
+    );
+}
