@@ -487,3 +487,101 @@ async fn a_body_of_countless_tiny_items_is_refused_before_it_is_parsed() {
     let answer = response.bytes().await.expect("body");
     assert!(answer.len() < 64 * 1024, "{} bytes", answer.len());
 }
+
+/// What `/metrics` says the agents' bodies being read hold, in bytes.
+async fn body_bytes_held(server: &Server) -> u64 {
+    let metrics = server.metrics().await;
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(r#"long_lived_requests{kind="request_body_bytes"} "#))
+        .unwrap_or_else(|| panic!("no request_body_bytes in:\n{metrics}"))
+        .parse()
+        .expect("a number")
+}
+
+/// A connection that sent a request's head and the first kilobyte of the body it announces,
+/// and holds the rest back.
+async fn trickling(server: &Server, head: &str) -> TcpStream {
+    let address = server.base_url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).await.expect("connect");
+    stream.write_all(head.as_bytes()).await.expect("head");
+    stream
+        .write_all(&[b' '; 1024])
+        .await
+        .expect("a first piece");
+    stream
+}
+
+#[tokio::test]
+async fn the_bodies_of_one_agent_being_read_are_bounded_and_other_agents_go_on() {
+    let database = TestDatabase::new().await;
+    let server = email_server(&database, &[]).await;
+    let (key, _) = email_agent(&database, "bodies").await;
+    let (other_key, _) = email_agent(&database, "bodies-other").await;
+    let large = 15 * 1024 * 1024;
+    let send_head = |key: &str, length: usize| {
+        format!(
+            "POST /v1/email/send HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        )
+    };
+    let mcp_head = |key: &str, length: usize| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        )
+    };
+
+    // A body declared larger than any request may have is refused before it is read.
+    let too_large = 16 * 1024 * 1024 + 1;
+    let answer = answer_without_body(&server, &send_head(&key, too_large)).await;
+    assert!(answer.starts_with("HTTP/1.1 422"), "{answer}");
+    assert!(answer.contains("body must be at most"), "{answer}");
+    let answer = answer_without_body(&server, &mcp_head(&key, too_large)).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+
+    // Two large bodies trickling in hold the agent's share (32 MiB); a third, by REST or MCP, is
+    // refused at once.
+    let held = [
+        trickling(&server, &send_head(&key, large)).await,
+        trickling(&server, &mcp_head(&key, large)).await,
+    ];
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while body_bytes_held(&server).await < 2 * large as u64 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bodies were never read"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for head in [send_head(&key, large), mcp_head(&key, large)] {
+        let answer = answer_without_body(&server, &head).await;
+        assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("retry-after: 1"),
+            "{answer}"
+        );
+    }
+
+    // Another agent is not held up by them.
+    let sent = server
+        .client
+        .post(server.url("/v1/email/send"))
+        .bearer_auth(&other_key)
+        .json(&json!({"to": ["bob@example.org"], "subject": "Hi", "body_text": "Hello"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(sent.status().as_u16(), 200);
+
+    // Bodies whose clients went away give their bytes back.
+    drop(held);
+    while body_bytes_held(&server).await != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bytes were never given back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -473,6 +473,8 @@ mod tests {
                     event_streams: 1,
                     decision_waits: 1,
                     attachment_downloads: 1,
+                    searches: 1,
+                    request_body_bytes: 1 << 20,
                 }),
                 sms_sync,
             )

@@ -219,6 +219,8 @@ mod tests {
                 event_streams: 1,
                 decision_waits: self.places,
                 attachment_downloads: 1,
+                searches: 1,
+                request_body_bytes: 1 << 20,
             });
             let waits = DecisionWaits::new(
                 DecisionPorts {

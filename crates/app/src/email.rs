@@ -88,6 +88,12 @@ pub enum ReadMailError {
     InvalidCursor,
     #[error("message not found")]
     NotFound,
+    /// The agent has as many searches under way on this instance as it may.
+    #[error("too many searches of this agent under way")]
+    TooManySearches,
+    /// The search ran past the time a search may take.
+    #[error("the search took too long")]
+    SearchTooLong,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -639,7 +645,8 @@ impl EmailService {
     /// One page of the messages matching `query`, best match first, ties newest first; bodies
     /// cut as an inbox page cuts them. A cursor is bound to its query: the same query, however
     /// written, reads on; another is refused as an invalid cursor. Pages reach the
-    /// `MAX_SEARCH_RESULTS`-th result at most.
+    /// `MAX_SEARCH_RESULTS`-th result at most. Past `MAX_RANKED_MATCHES` matches, they come newest
+    /// first. Each search holds one of the agent's places for searches while it runs.
     #[tracing::instrument(level = "debug", skip(self, profile, query, cursor), fields(agent = %profile.agent.id))]
     pub async fn search(
         &self,
@@ -660,11 +667,19 @@ impl EmailService {
             .ok_or(ReadMailError::InvalidCursor)?,
         };
         let (inbox, _) = inbox_of(profile)?;
+        let _place = self
+            .long_lived
+            .enter(profile.agent.id, LongLivedKind::Search)
+            .ok_or(ReadMailError::TooManySearches)?;
         let mut items = self
             .ports
             .mailbox
             .search(inbox.id, query, direction, offset, limit + 1, PREVIEW_CHARS)
-            .await?;
+            .await
+            .map_err(|error| match error {
+                StoreError::TimedOut(_) => ReadMailError::SearchTooLong,
+                other => ReadMailError::Store(other),
+            })?;
         let reached = offset + limit;
         let next_cursor = (items.len() > limit && reached < MAX_SEARCH_RESULTS).then(|| {
             self.cursors.encode(
@@ -1216,6 +1231,8 @@ mod tests {
                     event_streams: 1,
                     decision_waits: 1,
                     attachment_downloads: 1,
+                    searches: 1,
+                    request_body_bytes: 1 << 20,
                 }),
             )
         }
@@ -2183,5 +2200,39 @@ mod tests {
                 .await,
             Err(ReadMailError::NotProvisioned(NotProvisioned::EmailInbox))
         ));
+    }
+
+    #[tokio::test]
+    async fn searches_beyond_the_agents_cap_are_refused_and_one_past_its_time_says_so() {
+        let mut mocks = Mocks::new();
+        mocks
+            .mailbox
+            .expect_search()
+            .times(1)
+            .returning(|_, _, _, _, _, _| Err(StoreError::TimedOut("statement timeout".into())));
+        let service = mocks.service();
+        let agent = profile(true);
+        let query = SearchQuery::parse("invoice").expect("query");
+
+        let running = service
+            .long_lived
+            .enter(agent.agent.id, LongLivedKind::Search)
+            .expect("the one search allowed");
+        assert!(matches!(
+            service.search(&agent, &query, None, None, 20).await,
+            Err(ReadMailError::TooManySearches)
+        ));
+        drop(running);
+        assert!(matches!(
+            service.search(&agent, &query, None, None, 20).await,
+            Err(ReadMailError::SearchTooLong)
+        ));
+        assert!(
+            service
+                .long_lived
+                .enter(agent.agent.id, LongLivedKind::Search)
+                .is_some(),
+            "a search that ended gave its place back"
+        );
     }
 }

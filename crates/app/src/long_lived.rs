@@ -1,6 +1,8 @@
-//! The one registry of long-lived requests on an instance (waits for a code or for a decision on
-//! an intent, event streams, attachment downloads): each kind capped per agent, and counted for the metrics, whichever
-//! transport holds it (a wait over MCP holds the same place as over HTTP).
+//! The one registry of what an agent's requests hold on an instance at once: long-lived requests
+//! (waits for a code or for a decision on an intent, event streams, attachment downloads), costly
+//! ones (searches) and request bodies being read (weighed in bytes). Each kind is capped per agent
+//! and counted for the metrics, whichever transport holds it (a wait over MCP holds the same place
+//! as over HTTP).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,14 +21,20 @@ pub enum LongLivedKind {
     DecisionWait,
     /// An attachment's bytes on their way to a client, which may read them slowly.
     AttachmentDownload,
+    /// A search of the agent's inbox, which may read much of it.
+    Search,
+    /// Request bodies being read for the agent, weighed in bytes.
+    RequestBodyBytes,
 }
 
 impl LongLivedKind {
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 6] = [
         Self::CodeWait,
         Self::EventStream,
         Self::DecisionWait,
         Self::AttachmentDownload,
+        Self::Search,
+        Self::RequestBodyBytes,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,32 +43,51 @@ impl LongLivedKind {
             Self::EventStream => "event_stream",
             Self::DecisionWait => "decision_wait",
             Self::AttachmentDownload => "attachment_download",
+            Self::Search => "search",
+            Self::RequestBodyBytes => "request_body_bytes",
         }
     }
 }
 
-/// How many requests of each kind one agent may hold at once on an instance.
+/// How many requests of each kind (bytes, for request bodies) one agent may hold at once on an
+/// instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LongLivedCaps {
     pub code_waits: usize,
     pub event_streams: usize,
     pub decision_waits: usize,
     pub attachment_downloads: usize,
+    pub searches: usize,
+    pub request_body_bytes: usize,
 }
 
 impl LongLivedCaps {
+    /// One of each kind, and `request_body_bytes` bytes: for tests.
+    pub const fn one_each(request_body_bytes: usize) -> Self {
+        Self {
+            code_waits: 1,
+            event_streams: 1,
+            decision_waits: 1,
+            attachment_downloads: 1,
+            searches: 1,
+            request_body_bytes,
+        }
+    }
+
     fn of(&self, kind: LongLivedKind) -> usize {
         match kind {
             LongLivedKind::CodeWait => self.code_waits,
             LongLivedKind::EventStream => self.event_streams,
             LongLivedKind::DecisionWait => self.decision_waits,
             LongLivedKind::AttachmentDownload => self.attachment_downloads,
+            LongLivedKind::Search => self.searches,
+            LongLivedKind::RequestBodyBytes => self.request_body_bytes,
         }
     }
 }
 
-/// One kind's figures: what is held now, and how many were refused for an agent's cap since the
-/// instance started.
+/// One kind's figures: what is held now (requests, or bytes for request bodies), and how many
+/// were refused for an agent's cap since the instance started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LongLivedUsage {
     pub kind: LongLivedKind,
@@ -74,11 +101,13 @@ pub struct LongLived {
     refused: [AtomicU64; LongLivedKind::ALL.len()],
 }
 
-/// A place held in the registry; dropping it (the request answered, or its client gone) frees it.
+/// A place held in the registry, of some weight (one request, or a body's bytes); dropping it (the
+/// request answered, or its client gone) frees it.
 pub struct LongLivedPlace {
     registry: Arc<LongLived>,
     agent: AgentId,
     kind: LongLivedKind,
+    weight: usize,
 }
 
 impl LongLived {
@@ -92,21 +121,53 @@ impl LongLived {
 
     /// A place for one more of the agent's requests of `kind`, unless it holds its cap of them.
     pub fn enter(self: &Arc<Self>, agent: AgentId, kind: LongLivedKind) -> Option<LongLivedPlace> {
+        self.enter_weighing(agent, kind, 1)
+    }
+
+    /// A place of `weight` for the agent's request of `kind`, unless its places of that kind
+    /// would then weigh more than its cap.
+    pub fn enter_weighing(
+        self: &Arc<Self>,
+        agent: AgentId,
+        kind: LongLivedKind,
+        weight: usize,
+    ) -> Option<LongLivedPlace> {
+        self.take(agent, kind, weight).then(|| LongLivedPlace {
+            registry: self.clone(),
+            agent,
+            kind,
+            weight,
+        })
+    }
+
+    /// Adds `weight` to the agent's places of `kind` when it stays within the cap, else counts a
+    /// refusal.
+    fn take(&self, agent: AgentId, kind: LongLivedKind, weight: usize) -> bool {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         let count = held.entry((agent, kind)).or_default();
-        if *count >= self.caps.of(kind) {
+        if count.saturating_add(weight.max(1)) > self.caps.of(kind) {
             if *count == 0 {
                 held.remove(&(agent, kind));
             }
             self.refused[kind as usize].fetch_add(1, Ordering::Relaxed);
-            return None;
+            return false;
         }
-        *count += 1;
-        Some(LongLivedPlace {
-            registry: self.clone(),
-            agent,
-            kind,
-        })
+        *count += weight;
+        if *count == 0 {
+            held.remove(&(agent, kind));
+        }
+        true
+    }
+
+    fn give_back(&self, agent: AgentId, kind: LongLivedKind, weight: usize) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (agent, kind);
+        if let Some(count) = held.get_mut(&key) {
+            *count = count.saturating_sub(weight);
+            if *count == 0 {
+                held.remove(&key);
+            }
+        }
     }
 
     /// Every kind's figures, for the metrics.
@@ -127,20 +188,29 @@ impl LongLived {
     }
 }
 
+impl LongLivedPlace {
+    /// What the place weighs now.
+    pub fn weight(&self) -> usize {
+        self.weight
+    }
+
+    /// Makes the place `more` heavier, as a body being read grows, unless the agent's places of
+    /// its kind would then weigh more than their cap: the request is then refused.
+    pub fn grow(&mut self, more: usize) -> bool {
+        if more == 0 {
+            return true;
+        }
+        let grown = self.registry.take(self.agent, self.kind, more);
+        if grown {
+            self.weight += more;
+        }
+        grown
+    }
+}
+
 impl Drop for LongLivedPlace {
     fn drop(&mut self) {
-        let mut held = self
-            .registry
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let key = (self.agent, self.kind);
-        if let Some(count) = held.get_mut(&key) {
-            *count -= 1;
-            if *count == 0 {
-                held.remove(&key);
-            }
-        }
+        self.registry.give_back(self.agent, self.kind, self.weight);
     }
 }
 
@@ -156,6 +226,8 @@ mod tests {
             event_streams: 1,
             decision_waits: 1,
             attachment_downloads: 1,
+            searches: 1,
+            request_body_bytes: 100,
         });
         let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
         let first = registry
@@ -194,6 +266,16 @@ mod tests {
                     kind: LongLivedKind::AttachmentDownload,
                     held: 0,
                     refused: 0
+                },
+                LongLivedUsage {
+                    kind: LongLivedKind::Search,
+                    held: 0,
+                    refused: 0
+                },
+                LongLivedUsage {
+                    kind: LongLivedKind::RequestBodyBytes,
+                    held: 0,
+                    refused: 0
                 }
             ]
         );
@@ -210,17 +292,44 @@ mod tests {
             event_streams: 0,
             decision_waits: 0,
             attachment_downloads: 0,
+            searches: 0,
+            request_body_bytes: 0,
         });
         assert!(none_allowed.enter(agent, LongLivedKind::CodeWait).is_none());
-        let one_allowed = LongLived::new(LongLivedCaps {
-            code_waits: 1,
-            event_streams: 1,
-            decision_waits: 1,
-            attachment_downloads: 1,
-        });
+        let one_allowed = LongLived::new(LongLivedCaps::one_each(10));
         drop(one_allowed.enter(agent, LongLivedKind::CodeWait));
+        drop(one_allowed.enter_weighing(agent, LongLivedKind::RequestBodyBytes, 0));
         for registry in [none_allowed, one_allowed] {
             assert!(registry.held.lock().expect("not poisoned").is_empty());
         }
+    }
+
+    #[test]
+    fn bodies_being_read_weigh_their_bytes_within_the_agents_cap() {
+        let registry = LongLived::new(LongLivedCaps::one_each(100));
+        let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
+        let declared = registry
+            .enter_weighing(agent, LongLivedKind::RequestBodyBytes, 60)
+            .expect("room");
+        assert!(
+            registry
+                .enter_weighing(agent, LongLivedKind::RequestBodyBytes, 41)
+                .is_none(),
+            "60 + 41 bytes are over the cap"
+        );
+        let mut growing = registry
+            .enter_weighing(agent, LongLivedKind::RequestBodyBytes, 0)
+            .expect("a body of unknown length starts empty");
+        assert!(growing.grow(40));
+        assert!(!growing.grow(1), "the agent's bodies hold 100 bytes");
+        assert!(registry
+            .enter_weighing(other, LongLivedKind::RequestBodyBytes, 100)
+            .is_some());
+        assert_eq!(registry.usage()[5].held, 100);
+        assert_eq!(registry.usage()[5].refused, 2);
+        drop(declared);
+        assert!(growing.grow(60), "the dropped body's bytes are free again");
+        drop(growing);
+        assert!(registry.held.lock().expect("not poisoned").is_empty());
     }
 }

@@ -334,6 +334,8 @@ mod tests {
                 event_streams: 2,
                 decision_waits: 2,
                 attachment_downloads: 2,
+                searches: 1,
+                request_body_bytes: 1 << 20,
             }),
             LongLivedKind::CodeWait,
         );

@@ -116,6 +116,11 @@ pub const MAX_OUTBOUND_ATTACHMENTS: usize = 10;
 /// The decoded bytes of the attachments an agent gives one send, reply or forward, in all.
 pub const MAX_OUTBOUND_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
 
+/// The largest body any request of an agent may have, on any way in: a send, reply or forward
+/// with its attachments at their limit in base64 (13.4 MiB) beside a `body_text` at its limit.
+/// A body declared larger is refused before a byte of it is read.
+pub const MAX_REQUEST_BODY_BYTES: usize = 16 * 1024 * 1024;
+
 /// Whether `count` attachments of `bytes` in all (decoded) may go with one message: a forward's
 /// carried from the original with those the agent gives.
 pub fn outbound_attachments_fit(count: usize, bytes: u64) -> bool {
@@ -550,5 +555,14 @@ mod tests {
             let id = AttachmentId::from_position(position).expect("positive");
             prop_assert_eq!(id.to_string().parse::<AttachmentId>(), Ok(id));
         }
+    }
+
+    #[test]
+    fn the_largest_body_holds_a_send_at_every_limit() {
+        let attachments_in_base64 = MAX_OUTBOUND_ATTACHMENT_BYTES.div_ceil(3) * 4;
+        assert!(
+            attachments_in_base64 + crate::email::MAX_BODY_TEXT_BYTES + 64 * 1024
+                <= MAX_REQUEST_BODY_BYTES
+        );
     }
 }

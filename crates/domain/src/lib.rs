@@ -45,6 +45,7 @@ pub use attachments::{
     outbound_attachments_fit, piece_count, AttachmentId, AttachmentMeta, InvalidAttachmentId,
     NewAttachment, NewAttachmentError, ATTACHMENT_PIECE_BYTES, DEFAULT_ATTACHMENT_MAX_BYTES,
     MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_ATTACHMENT_BYTES, MAX_OUTBOUND_FILENAME_CHARS,
+    MAX_REQUEST_BODY_BYTES,
 };
 pub use console::{
     named_decider, Actor, AuditAction, AuditRecord, AuditTarget, NamedDecisionRefused,
@@ -90,7 +91,7 @@ pub use policy::{
     SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
-pub use search::{SearchQuery, SearchQueryError, MAX_SEARCH_RESULTS};
+pub use search::{SearchQuery, SearchQueryError, MAX_RANKED_MATCHES, MAX_SEARCH_RESULTS};
 pub use sender_rules::{
     InvalidSenderPattern, SenderPattern, SenderRules, SenderRulesError, MAX_SENDER_RULES,
 };

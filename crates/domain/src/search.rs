@@ -12,6 +12,10 @@ use crate::SenderPattern;
 pub const MAX_QUERY_CHARS: usize = 1_000;
 /// How deep a search reads: results past this many are not paged to.
 pub const MAX_SEARCH_RESULTS: usize = 10_000;
+/// A search's matches are ranked (best match first, ties newest first) when they are at most
+/// this many; past it they come newest first, so that no query makes the store weigh every
+/// message of a large inbox.
+pub const MAX_RANKED_MATCHES: usize = 1_000;
 
 /// A parsed query: at least one word or narrowing.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -2,12 +2,15 @@
 //! offending field.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::body::{to_bytes_limited, BodyStream};
 use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpRequest};
+use app::{LongLived, LongLivedKind, LongLivedPlace};
+use futures_util::StreamExt;
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -16,7 +19,9 @@ use api_types::{FieldError, PageLimit, RequestPart};
 use domain::{json_items_within, MAX_JSON_ITEMS};
 use refusals::Refusal;
 
+use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ValidationItem};
+use crate::state::ApiState;
 
 /// Largest JSON body accepted; larger bodies are refused before they are read in full.
 pub const MAX_JSON_BODY_BYTES: usize = 512 * 1024;
@@ -27,11 +32,15 @@ pub const JSON_BODY_WITHIN: Duration = Duration::from_secs(30);
 
 /// A JSON request body to be deserialized into `T`. Extracting it reads nothing: the handler
 /// calls [`JsonBody::read`] once the request is authenticated, so a request without a valid key
-/// gets its 401 before its body is even looked at.
+/// gets its 401 before its body is even looked at, and the body's bytes are counted against its
+/// agent's share of the bodies being read.
 pub struct JsonBody<T> {
     payload: Payload,
     /// Whether the request says its body is JSON (or says nothing of it).
     declared_json: bool,
+    /// The body's length as `Content-Length` declares it.
+    declared_length: Option<usize>,
+    long_lived: Option<Arc<LongLived>>,
     shape: PhantomData<T>,
 }
 
@@ -43,9 +52,25 @@ impl<T> FromRequest for JsonBody<T> {
         std::future::ready(Ok(Self {
             payload: payload.take(),
             declared_json: declares_json(request),
+            declared_length: declared_length(request),
+            long_lived: request
+                .app_data::<web::Data<ApiState>>()
+                .map(|state| state.services.long_lived.clone()),
             shape: PhantomData,
         }))
     }
+}
+
+/// The body's length as the request's `Content-Length` declares it.
+pub(crate) fn declared_length(request: &HttpRequest) -> Option<usize> {
+    request
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Whether the request's `Content-Type` is JSON (`application/json`, `application/*+json`) or
@@ -69,15 +94,39 @@ fn declares_json(request: &HttpRequest) -> bool {
 }
 
 impl<T: DeserializeOwned> JsonBody<T> {
-    /// Reads at most `MAX_JSON_BODY_BYTES` and deserializes them, or says what is wrong in a 422.
-    pub async fn read(self) -> Result<T, ApiError> {
-        self.read_at_most(MAX_JSON_BODY_BYTES).await
+    /// Reads at most `MAX_JSON_BODY_BYTES` for `agent` and deserializes them, or says what is
+    /// wrong in a 422.
+    pub async fn read(self, agent: &AuthenticatedAgent) -> Result<T, ApiError> {
+        self.read_at_most(agent, MAX_JSON_BODY_BYTES).await
     }
 
     /// Like `read`, for a route whose fields have limits of their own above the default body
-    /// limit: their 422 should name the field, not the body.
-    pub async fn read_at_most(self, max_bytes: usize) -> Result<T, ApiError> {
-        let bytes = tokio::time::timeout(JSON_BODY_WITHIN, read_payload(self.payload, max_bytes))
+    /// limit: their 422 should name the field, not the body. A body declared larger is refused
+    /// before it is read; one that would take the agent's bodies being read past their share is
+    /// refused with 429.
+    pub async fn read_at_most(
+        self,
+        agent: &AuthenticatedAgent,
+        max_bytes: usize,
+    ) -> Result<T, ApiError> {
+        if self
+            .declared_length
+            .is_some_and(|length| length > max_bytes)
+        {
+            return Err(body_too_large(max_bytes));
+        }
+        let long_lived = self.long_lived.ok_or_else(|| {
+            ApiError::Refused(Refusal::Internal("ApiState not registered".into()))
+        })?;
+        let place = long_lived
+            .enter_weighing(
+                agent.profile.agent.id,
+                LongLivedKind::RequestBodyBytes,
+                self.declared_length.unwrap_or(0),
+            )
+            .ok_or_else(too_many_body_bytes)?;
+        let read = read_counted(self.payload, max_bytes, place);
+        let bytes = tokio::time::timeout(JSON_BODY_WITHIN, read)
             .await
             .map_err(|_| {
                 ApiError::Refused(Refusal::TimedOut(format!(
@@ -166,6 +215,32 @@ impl<'de> Visitor<'de> for UniqueKeysVisitor {
         }
         Ok(Value::Object(object))
     }
+}
+
+fn too_many_body_bytes() -> ApiError {
+    ApiError::Refused(Refusal::too_many_body_bytes())
+}
+
+/// At most `max_bytes` of a request body, each byte counted in `place` as it arrives, or a 422
+/// on the body, or a 429 when `place` cannot grow to hold it.
+async fn read_counted(
+    mut payload: Payload,
+    max_bytes: usize,
+    mut place: LongLivedPlace,
+) -> Result<Vec<u8>, ApiError> {
+    let mut body = Vec::with_capacity(place.weight().min(max_bytes));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|error| body_unreadable(&error))?;
+        let length = body.len() + chunk.len();
+        if length > max_bytes {
+            return Err(body_too_large(max_bytes));
+        }
+        if length > place.weight() && !place.grow(length - place.weight()) {
+            return Err(too_many_body_bytes());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// At most `max_bytes` of a request body, or a 422 on the body.

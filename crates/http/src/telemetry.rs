@@ -111,7 +111,7 @@ impl Metrics {
         let long_lived = IntGaugeVec::new(
             Opts::new(
                 "long_lived_requests",
-                "Long-lived requests held on this instance, by kind (code_wait, event_stream)",
+                "What agents' requests hold on this instance, by kind: requests (code_wait, event_stream, decision_wait, attachment_download, search) or bytes (request_body_bytes)",
             ),
             &["kind"],
         )

@@ -10,7 +10,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
-use app::Services;
+use app::{LongLivedKind, LongLivedPlace, Services};
 use futures_util::StreamExt;
 use http_body_util::{BodyDataStream, BodyExt, Full};
 use refusals::Refusal;
@@ -26,9 +26,10 @@ use crate::tools::{AgentTools, Caller, Toolbox};
 /// Where the endpoint is served.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The largest request body read: a mail's 10 MiB of attachments in base64 beside its text,
-/// as the REST send route allows.
-const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// The largest request body read: the largest any tool takes (`send_email` with a mail's 10 MiB
+/// of attachments in base64 beside its text, as the REST send route allows). A body declared
+/// larger is refused before a byte of it is read.
+const MAX_BODY_BYTES: usize = domain::MAX_REQUEST_BODY_BYTES;
 
 /// The headers rmcp reads besides its own `mcp-*` ones (`MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name`, `Mcp-Param-*`, `Mcp-Session-Id`), in actix-web's lower case.
@@ -166,7 +167,18 @@ pub async fn serve(
         Ok(caller) => caller,
         Err(turned) => return turned.response(),
     };
-    let body = match read_body(payload).await {
+    let declared_length = declared_length(&request);
+    if declared_length.is_some_and(|length| length > MAX_BODY_BYTES) {
+        return body_too_large().response();
+    }
+    let Some(place) = endpoint.inner.toolbox.services.long_lived.enter_weighing(
+        caller.profile.agent.id,
+        LongLivedKind::RequestBodyBytes,
+        declared_length.unwrap_or(0),
+    ) else {
+        return too_many_body_bytes().response();
+    };
+    let body = match read_body(payload, place).await {
         Ok(body) => body,
         Err(turned) => return turned.response(),
     };
@@ -211,10 +223,34 @@ pub async fn serve(
     answer(endpoint.inner.rmcp.handle(forwarded).await).await
 }
 
-/// The request's body, at most `MAX_BODY_BYTES` of it, within `BODY_WITHIN`.
-async fn read_body(mut payload: web::Payload) -> Result<Bytes, Turned> {
+/// The body's length as the request's `Content-Length` declares it.
+fn declared_length(request: &HttpRequest) -> Option<usize> {
+    request
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn body_too_large() -> Turned {
+    Turned::Detail(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("body must be at most {MAX_BODY_BYTES} bytes"),
+    )
+}
+
+fn too_many_body_bytes() -> Turned {
+    Turned::Refused(Refusal::too_many_body_bytes())
+}
+
+/// The request's body, at most `MAX_BODY_BYTES` of it, within `BODY_WITHIN`, each byte counted
+/// in `place` as it arrives.
+async fn read_body(mut payload: web::Payload, mut place: LongLivedPlace) -> Result<Bytes, Turned> {
     let read = async {
-        let mut body = web::BytesMut::new();
+        let mut body = web::BytesMut::with_capacity(place.weight().min(MAX_BODY_BYTES));
         while let Some(chunk) = payload.next().await {
             let chunk = chunk.map_err(|error| {
                 Turned::Detail(
@@ -222,11 +258,12 @@ async fn read_body(mut payload: web::Payload) -> Result<Bytes, Turned> {
                     format!("could not read the request body: {error}"),
                 )
             })?;
-            if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(Turned::Detail(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("body must be at most {MAX_BODY_BYTES} bytes"),
-                ));
+            let length = body.len() + chunk.len();
+            if length > MAX_BODY_BYTES {
+                return Err(body_too_large());
+            }
+            if length > place.weight() && !place.grow(length - place.weight()) {
+                return Err(too_many_body_bytes());
             }
             body.extend_from_slice(&chunk);
         }

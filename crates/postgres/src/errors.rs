@@ -22,10 +22,7 @@ const SQLSTATE_OF_WORDS: &[(&str, SqlState)] = &[
         SqlState::LOCK_NOT_AVAILABLE,
     ),
     ("could not obtain lock on ", SqlState::LOCK_NOT_AVAILABLE),
-    (
-        "canceling statement due to statement timeout",
-        SqlState::QUERY_CANCELED,
-    ),
+    (STATEMENT_TIMEOUT, SqlState::QUERY_CANCELED),
     (
         "canceling statement due to user request",
         SqlState::QUERY_CANCELED,
@@ -41,6 +38,9 @@ const SQLSTATE_OF_WORDS: &[(&str, SqlState)] = &[
     ("the database system is ", SqlState::CANNOT_CONNECT_NOW),
 ];
 
+/// How the server says a statement ran past `statement_timeout`.
+const STATEMENT_TIMEOUT: &str = "canceling statement due to statement timeout";
+
 fn sqlstate_of(message: &str) -> Option<&'static SqlState> {
     SQLSTATE_OF_WORDS
         .iter()
@@ -53,8 +53,12 @@ fn by_sqlstate(sqlstate: &SqlState, message: &str) -> Option<StoreError> {
     match *sqlstate {
         // A lock wait outlasted `lock_timeout`: others hold the lock; retry shortly.
         SqlState::LOCK_NOT_AVAILABLE => Some(StoreError::Busy(message.to_owned())),
-        // A statement cancelled (past `statement_timeout`), or a server that stops, restarts or
-        // recovers: the database is unavailable for a while, not broken.
+        // A statement past `statement_timeout`: the database is slow or the work too large.
+        SqlState::QUERY_CANCELED if message.starts_with(STATEMENT_TIMEOUT) => {
+            Some(StoreError::TimedOut(message.to_owned()))
+        }
+        // A statement cancelled otherwise, or a server that stops, restarts or recovers: the
+        // database is unavailable for a while, not broken.
         SqlState::QUERY_CANCELED
         | SqlState::ADMIN_SHUTDOWN
         | SqlState::CRASH_SHUTDOWN
@@ -165,7 +169,8 @@ mod tests {
     }
 
     #[test]
-    fn a_lock_not_granted_is_busy_and_a_cancelled_statement_or_a_server_going_away_unavailable() {
+    fn a_lock_not_granted_is_busy_a_statement_past_its_time_timed_out_and_a_server_going_away_unavailable(
+    ) {
         // As tokio-postgres reads the code field of the server's error.
         let busy = SqlState::from_code("55P03");
         assert!(matches!(by_sqlstate(&busy, "m"), Some(StoreError::Busy(_))));
@@ -231,13 +236,17 @@ mod tests {
             "the database system is shutting down",
             "the database system is starting up",
             "the database system is in recovery mode",
-            "canceling statement due to statement timeout",
+            "canceling statement due to user request",
         ] {
             assert!(
                 matches!(server_said(message), StoreError::Unavailable(_)),
                 "{message}"
             );
         }
+        assert!(matches!(
+            server_said("canceling statement due to statement timeout"),
+            StoreError::TimedOut(_)
+        ));
         assert!(matches!(
             server_said("canceling statement due to lock timeout"),
             StoreError::Busy(_)

@@ -95,6 +95,16 @@ impl Refusal {
         }
     }
 
+    /// A request whose body would take its agent's bodies being read past their share.
+    pub fn too_many_body_bytes() -> Self {
+        Self::TooManyRequests {
+            detail: "Too many bytes of this agent's requests are being read at once; retry when \
+                     its other requests have been answered"
+                .into(),
+            retry_after: Duration::from_secs(1),
+        }
+    }
+
     /// A write whose idempotency key another request of the same key still holds.
     pub fn key_in_flight() -> Self {
         Self::Conflict(
@@ -125,7 +135,7 @@ impl From<FieldError> for Refusal {
 impl From<StoreError> for Refusal {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::Unavailable(cause) => Self::Unavailable {
+            StoreError::Unavailable(cause) | StoreError::TimedOut(cause) => Self::Unavailable {
                 detail: "Database unavailable",
                 cause,
             },
@@ -294,6 +304,17 @@ impl From<ReadMailError> for Refusal {
             ReadMailError::NotProvisioned(missing) => missing.into(),
             ReadMailError::InvalidCursor => Self::BadRequest("Invalid cursor".into()),
             ReadMailError::NotFound => Self::NotFound,
+            ReadMailError::TooManySearches => Self::TooManyRequests {
+                detail: "Too many searches of this agent are under way; retry when one has \
+                         finished"
+                    .into(),
+                retry_after: Duration::from_secs(1),
+            },
+            ReadMailError::SearchTooLong => Self::Unavailable {
+                detail: "The search took longer than a search may; narrow it with more words, \
+                         from:, to:, after: or before:",
+                cause: "an inbox search ran past its statement timeout".into(),
+            },
             ReadMailError::Store(store) => store.into(),
         }
     }

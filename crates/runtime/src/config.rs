@@ -358,6 +358,8 @@ pub struct EmailConfig {
     pub attachment_max_bytes: u64,
     /// Where the bytes of kept attachments live (`EMAIL_ATTACHMENT_STORE`).
     pub attachment_store: AttachmentStore,
+    /// The longest an inbox search's statements may run (`EMAIL_SEARCH_TIMEOUT_MS`, 3000).
+    pub search_timeout: Duration,
 }
 
 /// Where the bytes of kept attachments live.
@@ -505,6 +507,7 @@ impl EmailConfig {
                 domain::DEFAULT_ATTACHMENT_MAX_BYTES,
             )?,
             attachment_store: AttachmentStore::from_env(env, seconds)?,
+            search_timeout: millis("EMAIL_SEARCH_TIMEOUT_MS", 3_000)?,
         })
     }
 
@@ -937,11 +940,31 @@ fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
             reason: "must be at least 1".into(),
         });
     }
+    let searches: usize = env.parsed("EMAIL_SEARCHES_PER_AGENT", 4)?;
+    if searches == 0 {
+        return Err(ConfigError::Invalid {
+            name: "EMAIL_SEARCHES_PER_AGENT",
+            reason: "must be at least 1".into(),
+        });
+    }
+    // Two of the largest sends at once: a body past the cap could never be read.
+    let request_body_bytes: usize = env.parsed("REQUEST_BODY_BYTES_PER_AGENT", 32 * 1024 * 1024)?;
+    if request_body_bytes < domain::MAX_REQUEST_BODY_BYTES {
+        return Err(ConfigError::Invalid {
+            name: "REQUEST_BODY_BYTES_PER_AGENT",
+            reason: format!(
+                "must be at least {}, the largest body a request may have",
+                domain::MAX_REQUEST_BODY_BYTES
+            ),
+        });
+    }
     Ok(LongLivedCaps {
         code_waits,
         event_streams,
         decision_waits,
         attachment_downloads,
+        searches,
+        request_body_bytes,
     })
 }
 

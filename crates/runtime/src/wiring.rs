@@ -219,7 +219,8 @@ fn email_service(
     cursors: CursorCodec,
     long_lived: Arc<LongLived>,
 ) -> anyhow::Result<EmailService> {
-    let store = Arc::new(PgEmailStore::new(database.clone()));
+    let store =
+        Arc::new(PgEmailStore::new(database.clone()).with_search_timeout(config.search_timeout));
     let (attachments, objects) = attachment_bytes(&store, &config.attachment_store);
     let webhook: Option<Arc<dyn InboundMailWebhook>> = match config.webhook_secrets.is_empty() {
         true => None,

@@ -26,7 +26,7 @@ use crate::state::ApiState;
 
 /// The JSON body limit of send, reply and forward: 10 MiB of attachments in base64 (13.4 MiB)
 /// beside a `body_text` at its limit, so an over-long text or attachment is refused naming it.
-const MAX_SEND_BODY_BYTES: usize = 16 * 1024 * 1024;
+const MAX_SEND_BODY_BYTES: usize = domain::MAX_REQUEST_BODY_BYTES;
 
 /// The `Idempotency-Key` header's bytes, when the request has one.
 fn idempotency_key(request: &HttpRequest) -> Option<&[u8]> {
@@ -74,7 +74,7 @@ pub async fn send(
     agent: AuthenticatedAgent,
     body: JsonBody<EmailSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
+    let body = body.read_at_most(&agent, MAX_SEND_BODY_BYTES).await?;
     let mail = SendMail::try_from(EmailSend {
         body,
         idempotency_key: idempotency_key(&request),
@@ -114,7 +114,7 @@ pub async fn reply(
     source: Path<String>,
     body: JsonBody<EmailReplyRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
+    let body = body.read_at_most(&agent, MAX_SEND_BODY_BYTES).await?;
     let reply = ReplyMail::try_from(EmailReply {
         body,
         idempotency_key: idempotency_key(&request),
@@ -160,7 +160,7 @@ pub async fn forward(
     source: Path<String>,
     body: JsonBody<EmailForwardRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let body = body.read_at_most(MAX_SEND_BODY_BYTES).await?;
+    let body = body.read_at_most(&agent, MAX_SEND_BODY_BYTES).await?;
     let forward = ForwardMail::try_from(EmailForward {
         body,
         idempotency_key: idempotency_key(&request),
@@ -417,7 +417,7 @@ pub async fn set_rules(
     agent: AuthenticatedAgent,
     body: JsonBody<SenderRulesRequest>,
 ) -> Result<Json<SenderRulesOut>, ApiError> {
-    let rules = SenderRules::try_from(body.read_at_most(MAX_RULES_BODY_BYTES).await?)?;
+    let rules = SenderRules::try_from(body.read_at_most(&agent, MAX_RULES_BODY_BYTES).await?)?;
     let view = state
         .services
         .email
@@ -497,7 +497,10 @@ pub async fn thread(
 /// recipients or the text (its first 100,000 characters), without regard to case or accents;
 /// and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
 /// `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
-/// cursor is bound to its query; results are paged to the 10,000th.
+/// cursor is bound to its query; results are paged to the 10,000th. A query matching more than
+/// 1,000 messages lists them newest first instead of best first. At most
+/// `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
+/// `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
 #[utoipa::path(get, path = "/v1/email/search", tag = "email", operation_id = "search_email",
     security(("HTTPBearer" = [])),
     params(
@@ -511,7 +514,9 @@ pub async fn thread(
         (status = 400, description = "No inbox, or a cursor of another query", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 422, description = "An empty or malformed query, or another invalid parameter", body = ValidationErrorBody),
-        (status = 503, description = "The database is unavailable", body = ErrorBody),
+        (status = 429, description = "The agent has `EMAIL_SEARCHES_PER_AGENT` searches under way; retry after `Retry-After`", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Seconds to wait"))),
+        (status = 503, description = "The database is unavailable, or the search took longer than `EMAIL_SEARCH_TIMEOUT_MS`: narrow it", body = ErrorBody),
     ))]
 pub async fn search(
     state: web::Data<ApiState>,

@@ -114,7 +114,7 @@ pub async fn wait_for_code(
     agent: AuthenticatedAgent,
     body: JsonBody<WaitForCodeRequest>,
 ) -> Result<Json<VerificationCodeResponse>, ApiError> {
-    let wait = CodeWait::try_from(body.read().await?)?;
+    let wait = CodeWait::try_from(body.read(&agent).await?)?;
     let request_id = wait.request_id.clone();
     let message = state
         .services
@@ -147,7 +147,7 @@ pub async fn wait_any_channel(
     agent: AuthenticatedAgent,
     body: JsonBody<CodesWaitRequest>,
 ) -> Result<Json<CodeOut>, ApiError> {
-    let wait = ChannelsWait::try_from(body.read().await?)?;
+    let wait = ChannelsWait::try_from(body.read(&agent).await?)?;
     let request_id = wait.wait.request_id.clone();
     let found = state
         .services

@@ -108,7 +108,7 @@ pub async fn send(
     agent: AuthenticatedAgent,
     body: JsonBody<WalletSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let request = SendRequest::try_from(body.read().await?)?;
+    let request = SendRequest::try_from(body.read(&agent).await?)?;
     let (intent, replayed) = state.services.wallets.send(&agent.profile, request).await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }
@@ -135,7 +135,7 @@ pub async fn check(
     agent: AuthenticatedAgent,
     body: JsonBody<WalletSendRequest>,
 ) -> Result<Json<PolicyVerdictOut>, ApiError> {
-    let request = SendRequest::try_from(body.read().await?)?;
+    let request = SendRequest::try_from(body.read(&agent).await?)?;
     let check = state
         .services
         .wallets

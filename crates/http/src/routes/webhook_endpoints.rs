@@ -42,7 +42,7 @@ pub async fn create(
     agent: AuthenticatedAgent,
     body: JsonBody<WebhookCreateRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let command = CreateWebhook::try_from(body.read().await?)?;
+    let command = CreateWebhook::try_from(body.read(&agent).await?)?;
     let (endpoint, secret) = state
         .services
         .webhooks
@@ -112,7 +112,7 @@ pub async fn update(
     body: JsonBody<WebhookUpdateRequest>,
 ) -> Result<Json<WebhookOut>, ApiError> {
     let id = endpoint_id(path)?;
-    let command = UpdateWebhook::try_from(body.read().await?)?;
+    let command = UpdateWebhook::try_from(body.read(&agent).await?)?;
     let endpoint = state
         .services
         .webhooks
@@ -222,7 +222,7 @@ pub async fn replay(
     body: JsonBody<WebhookReplayRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let id = endpoint_id(path)?;
-    let after = body.read().await?.position()?;
+    let after = body.read(&agent).await?.position()?;
     let queued = state
         .services
         .webhooks

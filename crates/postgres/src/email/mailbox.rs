@@ -6,11 +6,12 @@ use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Float, Integer, Nullable, Text};
+use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::email::THREAD_PREVIEW_CHARS;
 use domain::{
     AttachmentMeta, CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord,
-    SearchQuery, SenderPattern, ThreadSummary,
+    SearchQuery, SenderPattern, ThreadSummary, MAX_RANKED_MATCHES,
 };
 use ports::{Listing, ListingVersion, Mailbox, StoreError};
 use time::OffsetDateTime;
@@ -47,6 +48,44 @@ fn address_matches(
             .bind::<Text, _>(value)
             .sql(")"),
     )
+}
+
+/// The messages of `inbox` that `query` matches, in `direction` when one is given.
+fn matching<'a>(
+    inbox: EmailInboxId,
+    query: &SearchQuery,
+    direction: Option<Direction>,
+) -> email_messages::BoxedQuery<'a, Pg> {
+    let mut matching = email_messages::table
+        .filter(email_messages::inbox_id.eq(inbox.0))
+        .into_boxed();
+    if let Some(direction) = direction {
+        matching = matching.filter(email_messages::direction.eq(direction.as_str()));
+    }
+    if !query.words.is_empty() {
+        matching = matching.filter(
+            sql::<Bool>("search_vector @@ ")
+                .sql(TSQUERY_OF_WORDS)
+                .bind::<Text, _>(query.words.join(" "))
+                .sql("))"),
+        );
+    }
+    if let Some(from) = &query.from {
+        matching = matching.filter(address_matches("ARRAY[from_address]", from));
+    }
+    if let Some(to) = &query.to {
+        matching = matching.filter(address_matches("to_addresses || cc_addresses", to));
+    }
+    if query.has_attachment {
+        matching = matching.filter(sql::<Bool>("jsonb_array_length(attachments) > 0"));
+    }
+    if let Some(after) = query.after {
+        matching = matching.filter(email_messages::created_at.ge(after.midnight().assume_utc()));
+    }
+    if let Some(before) = query.before {
+        matching = matching.filter(email_messages::created_at.lt(before.midnight().assume_utc()));
+    }
+    matching
 }
 
 /// A thread's row and its newest message's preview, as a page reads them.
@@ -151,59 +190,49 @@ impl Mailbox for PgEmailStore {
         limit: usize,
         preview_chars: usize,
     ) -> Result<Vec<EmailMessageRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
         let preview = i32::try_from(preview_chars).unwrap_or(i32::MAX);
-        let mut search = email_messages::table
-            .filter(email_messages::inbox_id.eq(inbox.0))
-            .select((
-                MessageRow::as_select(),
-                left(email_messages::body_text, preview),
-                left(email_messages::body_html, preview),
-            ))
-            .into_boxed();
-        if let Some(direction) = direction {
-            search = search.filter(email_messages::direction.eq(direction.as_str()));
-        }
-        let words = query.words.join(" ");
-        if !words.is_empty() {
-            search = search
-                .filter(
-                    sql::<Bool>("search_vector @@ ")
-                        .sql(TSQUERY_OF_WORDS)
-                        .bind::<Text, _>(words.clone())
-                        .sql("))"),
-                )
-                .order(
-                    sql::<Float>("ts_rank(search_vector, ")
-                        .sql(TSQUERY_OF_WORDS)
-                        .bind::<Text, _>(words)
-                        .sql(")))")
-                        .desc(),
-                );
-        }
-        if let Some(from) = &query.from {
-            search = search.filter(address_matches("ARRAY[from_address]", from));
-        }
-        if let Some(to) = &query.to {
-            search = search.filter(address_matches("to_addresses || cc_addresses", to));
-        }
-        if query.has_attachment {
-            search = search.filter(sql::<Bool>("jsonb_array_length(attachments) > 0"));
-        }
-        if let Some(after) = query.after {
-            search = search.filter(email_messages::created_at.ge(after.midnight().assume_utc()));
-        }
-        if let Some(before) = query.before {
-            search = search.filter(email_messages::created_at.lt(before.midnight().assume_utc()));
-        }
-        let search = search
-            .then_order_by(email_messages::created_at.desc())
-            .then_order_by(email_messages::id.desc())
-            .offset(i64::try_from(offset).unwrap_or(i64::MAX));
-        let rows: Vec<MessageWithBodies> = limited_to(search, limit)
-            .load(&mut connection)
-            .await
-            .map_err(from_diesel)?;
+        let timeout_ms = self.search_timeout.as_millis();
+        let query = query.clone();
+        let rows: Vec<MessageWithBodies> = self
+            .database
+            .in_transaction::<_, StoreError, _>(|connection| {
+                async move {
+                    diesel::sql_query(format!("SET LOCAL statement_timeout = {timeout_ms}"))
+                        .execute(connection)
+                        .await?;
+                    let words = query.words.join(" ");
+                    // Ranking weighs each match's words: only a bounded set of matches is.
+                    let ranked = !words.is_empty()
+                        && matching(inbox, &query, direction)
+                            .select(email_messages::id)
+                            .limit(MAX_RANKED_MATCHES as i64 + 1)
+                            .load::<Uuid>(connection)
+                            .await?
+                            .len()
+                            <= MAX_RANKED_MATCHES;
+                    let mut page = matching(inbox, &query, direction).select((
+                        MessageRow::as_select(),
+                        left(email_messages::body_text, preview),
+                        left(email_messages::body_html, preview),
+                    ));
+                    if ranked {
+                        page = page.order(
+                            sql::<Float>("ts_rank(search_vector, ")
+                                .sql(TSQUERY_OF_WORDS)
+                                .bind::<Text, _>(words)
+                                .sql(")))")
+                                .desc(),
+                        );
+                    }
+                    let page = page
+                        .then_order_by(email_messages::created_at.desc())
+                        .then_order_by(email_messages::id.desc())
+                        .offset(i64::try_from(offset).unwrap_or(i64::MAX));
+                    Ok(limited_to(page, limit).load(connection).await?)
+                }
+                .scope_boxed()
+            })
+            .await?;
         rows.into_iter().map(message_record).collect()
     }
 

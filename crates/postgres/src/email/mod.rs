@@ -12,6 +12,8 @@ mod sandbox;
 
 pub use sandbox::{PgSandboxMailer, SandboxMail};
 
+use std::time::Duration;
+
 use diesel::prelude::*;
 use domain::inbound::sender_authentication;
 use domain::{
@@ -29,11 +31,27 @@ use crate::schema::email_messages;
 
 pub struct PgEmailStore {
     database: Database,
+    /// The longest a search's statements may run.
+    search_timeout: Duration,
 }
+
+/// How long a search's statements may run unless told otherwise.
+pub const DEFAULT_SEARCH_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl PgEmailStore {
     pub fn new(database: Database) -> Self {
-        Self { database }
+        Self {
+            database,
+            search_timeout: DEFAULT_SEARCH_TIMEOUT,
+        }
+    }
+
+    /// The same store, its searches' statements cancelled past `timeout`.
+    pub fn with_search_timeout(self, timeout: Duration) -> Self {
+        Self {
+            search_timeout: timeout,
+            ..self
+        }
     }
 }
 

@@ -1167,3 +1167,91 @@ async fn an_inbound_mails_event_is_thin_whatever_its_sender_wrote() {
         domain::inbound::MAX_KEPT_ATTACHMENTS
     );
 }
+
+/// Copies the message of `provider_id` `count` times as weaker matches of "invoice", made a
+/// millisecond apart from `since`.
+async fn weak_copies(
+    database: &TestDatabase,
+    provider_id: &str,
+    count: usize,
+    tag: &str,
+    since: &str,
+) {
+    database
+        .execute(&format!(
+            "INSERT INTO email_messages (id, agent_id, inbox_id, direction, status, thread_id, \
+                 provider_message_id, subject, from_address, to_addresses, body_text, created_at, \
+                 received_at) \
+             SELECT gen_random_uuid(), agent_id, inbox_id, direction, status, gen_random_uuid(), \
+                 '{tag}-' || n, 'Weak', from_address, to_addresses, \
+                 'invoice once among many other words of a longer text', \
+                 '{since}'::timestamptz + n * interval '1 millisecond', received_at \
+             FROM email_messages, generate_series(1, {count}) AS n \
+             WHERE provider_message_id = '{provider_id}'"
+        ))
+        .await;
+}
+
+#[tokio::test]
+async fn a_search_ranks_at_most_its_bound_of_matches_and_is_cut_at_its_time() {
+    use domain::{SearchQuery, MAX_RANKED_MATCHES};
+
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 48).await;
+    let emails = email_store(&database);
+    let inbox = inbox_of(&profile);
+    let strong = InboundEmail {
+        subject: Some("invoice invoice invoice".into()),
+        from: Some("billing@example.org".into()),
+        to: vec![profile
+            .email_inbox
+            .as_ref()
+            .expect("inbox")
+            .address
+            .as_str()
+            .into()],
+        text: Some("invoice invoice invoice".into()),
+        ..InboundEmail::default()
+    };
+    let (strong, _) = emails
+        .store_inbound(inbound(&profile, "p-strong", strong))
+        .await
+        .expect("stored");
+    weak_copies(
+        &database,
+        "p-strong",
+        MAX_RANKED_MATCHES - 1,
+        "weak",
+        "2030-01-01",
+    )
+    .await;
+    let query = SearchQuery::parse("invoice").expect("a query");
+    let first = |found: Vec<domain::EmailMessageRecord>| found[0].id;
+
+    let found = emails
+        .search(inbox, &query, None, 0, 5, 100)
+        .await
+        .expect("searched");
+    assert_eq!(
+        first(found),
+        strong.id,
+        "the best match first, though the oldest"
+    );
+
+    let hurried = email_store(&database).with_search_timeout(Duration::from_millis(1));
+    assert!(matches!(
+        hurried.search(inbox, &query, None, 0, 5, 100).await,
+        Err(StoreError::TimedOut(_))
+    ));
+
+    weak_copies(&database, "p-strong", 1, "newest", "2031-01-01").await;
+    let found = emails
+        .search(inbox, &query, None, 0, 5, 100)
+        .await
+        .expect("searched");
+    assert_eq!(
+        found[0].provider_message_id.as_deref(),
+        Some("newest-1"),
+        "past the bound, the newest first"
+    );
+}
