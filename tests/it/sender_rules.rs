@@ -1,5 +1,6 @@
 //! Sender rules, black-box (mail-plus.md): `GET`/`PUT /v1/email/rules`, what they keep out of
-//! the inbox (counted, not stored, no event), and the envelope sender matched before `From`.
+//! the inbox (counted, not stored, no event), the envelope sender matched before `From` by an
+//! allow list, and a block held against both.
 
 use serde_json::{json, Value};
 use test_support::TestDatabase;
@@ -133,6 +134,16 @@ async fn kept_out_mail_is_counted_not_stored_and_emits_nothing_with(bytes_in: &B
             ),
             true,
         ),
+        // A block holds against From too, under an allowed envelope sender.
+        (
+            mail(
+                &address,
+                "spam@partner.example",
+                Some("ann@partner.example"),
+                6,
+            ),
+            false,
+        ),
     ];
     for (n, (body, stored)) in deliveries.iter().enumerate() {
         let (status, answer) = webhook_signed(
@@ -179,7 +190,7 @@ async fn kept_out_mail_is_counted_not_stored_and_emits_nothing_with(bytes_in: &B
     assert_eq!(subjects, ["Note 5", "Note 1"]);
     assert_eq!(
         get(&server, "/v1/email/rules", &key).await.1["kept_out_count"],
-        3
+        4
     );
     let (_, events) = get(&server, "/v1/events", &key).await;
     let received = events["items"]

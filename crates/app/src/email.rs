@@ -910,13 +910,12 @@ impl EmailService {
         let verification_codes = extract_verification_codes(&searched);
         let agents: Vec<AgentId> = inboxes.iter().map(|(agent, _)| *agent).collect();
         let rules = self.ports.rules.rules_of(&agents).await?;
-        // The envelope sender where the delivery reports one, else From (mail-plus.md).
-        let sender = email.envelope_from.as_deref().or(email.from.as_deref());
+        let (envelope, from) = (email.envelope_from.as_deref(), email.from.as_deref());
         let mut report = IngestReport::default();
         for (agent, inbox) in inboxes {
             let kept_out = rules
                 .iter()
-                .any(|(ruled, rules)| *ruled == agent && !rules.admits(sender));
+                .any(|(ruled, rules)| *ruled == agent && !rules.admits(envelope, from));
             if kept_out {
                 match self
                     .ports

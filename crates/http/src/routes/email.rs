@@ -399,8 +399,10 @@ pub async fn rules(
 /// Replaces the agent's sender rules.
 ///
 /// With an `allow` list, inbound mail from anyone else is kept out of the inbox; mail from a
-/// `block`ed sender is kept out whatever `allow` says. A rule matches the envelope sender the
-/// provider reports (`Return-Path`) where it reports one, else `From`. Kept-out mail is counted
+/// `block`ed sender is kept out whatever `allow` says. An allow list matches the envelope sender
+/// the provider reports (`Return-Path`) where it reports one, else `From`; a block holds against
+/// both. Addresses compare without case, quotes around the local part or a trailing dot on the
+/// domain. Kept-out mail is counted
 /// (`kept_out_count`), not stored, and no event is emitted for it. Mail already stored stays.
 #[utoipa::path(put, path = "/v1/email/rules", tag = "email", operation_id = "put_email_rules",
     security(("HTTPBearer" = [])),
