@@ -49,9 +49,13 @@ async fn a_wrong_method_is_a_json_405() {
 async fn a_wrong_method_names_the_methods_of_the_path_in_allow() {
     let (server, _database) = Server::start().await;
     for (method, path, allowed) in [
-        (reqwest::Method::TRACE, "/v1/agents/me", "GET"),
+        (reqwest::Method::TRACE, "/v1/agents/me", "GET, HEAD"),
         (reqwest::Method::DELETE, "/v1/wallet/send", "POST"),
-        (reqwest::Method::PUT, "/v1/email/messages/some-id", "GET"),
+        (
+            reqwest::Method::PUT,
+            "/v1/email/messages/some-id",
+            "GET, HEAD",
+        ),
         (reqwest::Method::GET, "/webhooks/sms/twilio", "POST"),
     ] {
         let response = server
@@ -71,4 +75,45 @@ async fn a_wrong_method_names_the_methods_of_the_path_in_allow() {
             "{method} {path}"
         );
     }
+}
+
+#[tokio::test]
+async fn head_answers_as_get_without_the_body() {
+    let (server, database) = Server::start().await;
+    let (key, _) = crate::harness::create_agent(&database, &[]).await;
+    let got = server
+        .client
+        .get(server.url("/v1/agents/me"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("GET");
+    let head = server
+        .client
+        .head(server.url("/v1/agents/me"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("HEAD");
+    assert_eq!(head.status().as_u16(), 200);
+    assert_eq!(header(&head, "content-type"), header(&got, "content-type"));
+    assert!(head.bytes().await.expect("body").is_empty());
+    let keyless = server
+        .client
+        .head(server.url("/v1/agents/me"))
+        .send()
+        .await
+        .expect("HEAD");
+    assert_eq!(
+        keyless.status().as_u16(),
+        401,
+        "HEAD authenticates as GET does"
+    );
+    let unknown = server
+        .client
+        .head(server.url("/v1/wallet/send"))
+        .send()
+        .await
+        .expect("HEAD");
+    assert_eq!(unknown.status().as_u16(), 405);
 }

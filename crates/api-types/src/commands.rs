@@ -879,7 +879,7 @@ mod tests {
                 RequestPart::Header,
                 vec!["idempotency-key".into()],
                 "value_error",
-                "Value error, idempotency key must not contain control characters",
+                "Value error, idempotency key must not contain control or invisible characters",
                 json!("a\tb"),
             )]
         );
@@ -988,7 +988,7 @@ mod tests {
             vec![FieldError::value_error(
                 "idempotency_key",
                 "a\u{1}",
-                "idempotency key must not contain control characters"
+                "idempotency key must not contain control or invisible characters"
             )]
         );
     }

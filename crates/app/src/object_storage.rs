@@ -197,7 +197,7 @@ mod tests {
             .expect_put()
             .returning(|_, id, _| match id.position() {
                 1 => Ok(()),
-                _ => Err(StoreError::Unavailable("store down".into())),
+                _ => Err(StoreError::ObjectStoreUnavailable("store down".into())),
             });
         objects
             .expect_remove()
@@ -213,7 +213,7 @@ mod tests {
         let failed = storage(objects, uploads)
             .place(MESSAGE, &mut attachments)
             .await;
-        assert!(matches!(failed, Err(StoreError::Unavailable(_))));
+        assert!(matches!(failed, Err(StoreError::ObjectStoreUnavailable(_))));
     }
 
     #[tokio::test]

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use crate::text::hidden_or_control;
+
 /// The bytes of each piece an attachment is kept and read in; the last piece may be shorter.
 pub const ATTACHMENT_PIECE_BYTES: usize = 256 * 1024;
 
@@ -285,20 +287,6 @@ fn is_media_type(text: &str) -> bool {
                     is_token(name) && (is_token(value) || is_quoted_string(value))
                 })
         })
-}
-
-/// Characters a saved name never keeps: controls, and the marks that reorder or hide text
-/// (bidirectional embeddings, overrides and isolates, zero-width joiners and marks), which can
-/// make `invoice` U+202E `fdp.exe` read as `invoiceexe.pdf`.
-fn hidden_or_control(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{feff}'
-            | '\u{fffd}')
 }
 
 /// The name a download is saved as: the last segment of the name given (after any `/` or `\`),

@@ -15,9 +15,47 @@ pub fn check_no_nul(text: &str) -> Result<(), NulCharacter> {
     }
 }
 
+/// Whether `c` shows nothing or changes how the text around it reads: a control character, or a
+/// mark that reorders or hides text (bidirectional embeddings, overrides and isolates, zero-width
+/// spaces, joiners and marks, the word joiner, the byte-order mark, soft hyphens, variation
+/// selectors, fillers, the replacement character). `invoice` U+202E `fdp.exe` reads as
+/// `invoiceexe.pdf`, and a key of zero-width spaces looks blank.
+pub fn hidden_or_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fffd}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marks_that_hide_or_reorder_text_are_hidden_and_letters_are_not() {
+        for hidden in [
+            '\0', '\n', '\u{200b}', '\u{202e}', '\u{2066}', '\u{feff}', '\u{ad}',
+        ] {
+            assert!(hidden_or_control(hidden), "{hidden:?}");
+        }
+        for shown in ['a', 'é', ' ', '\u{a0}', '🙂', '中'] {
+            assert!(!hidden_or_control(shown), "{shown:?}");
+        }
+    }
 
     #[test]
     fn only_the_nul_character_is_refused() {

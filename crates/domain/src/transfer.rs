@@ -5,6 +5,7 @@ use std::fmt;
 
 use alloy_primitives::U256;
 
+use crate::text::hidden_or_control;
 use crate::{AtomicAmount, EvmAddress};
 
 /// The most one transfer may move: 2^128 - 1 atomic units, far above any token's supply. Bounding
@@ -67,19 +68,22 @@ pub enum IdempotencyKeyError {
     Empty,
     #[error("idempotency key must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters")]
     TooLong,
-    #[error("idempotency key must not contain control characters")]
+    #[error("idempotency key must not contain control or invisible characters")]
     ControlCharacter,
 }
 
 impl IdempotencyKey {
     pub fn parse(candidate: &str) -> Result<Self, IdempotencyKeyError> {
-        if candidate.trim().is_empty() {
+        if candidate
+            .chars()
+            .all(|c| c.is_whitespace() || (hidden_or_control(c) && !c.is_control()))
+        {
             return Err(IdempotencyKeyError::Empty);
         }
         if candidate.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS {
             return Err(IdempotencyKeyError::TooLong);
         }
-        if candidate.chars().any(char::is_control) {
+        if candidate.chars().any(hidden_or_control) {
             return Err(IdempotencyKeyError::ControlCharacter);
         }
         Ok(Self(candidate.to_owned()))
@@ -149,11 +153,24 @@ mod tests {
             "a blank key is none"
         );
         assert_eq!(IdempotencyKey::parse(""), Err(IdempotencyKeyError::Empty));
+        for blank in ["\u{200B}", " \u{FEFF} ", "\u{3000}\u{2060}", "\u{00A0}"] {
+            assert_eq!(
+                IdempotencyKey::parse(blank),
+                Err(IdempotencyKeyError::Empty),
+                "{blank:?} shows nothing"
+            );
+        }
         assert_eq!(
             IdempotencyKey::parse(&"k".repeat(256)),
             Err(IdempotencyKeyError::TooLong)
         );
-        for bad in ["a\0b", "line\nbreak", "\u{7f}"] {
+        for bad in [
+            "a\0b",
+            "line\nbreak",
+            "\u{7f}",
+            "order\u{200B}-42",
+            "\u{202E}24-redro",
+        ] {
             assert_eq!(
                 IdempotencyKey::parse(bad),
                 Err(IdempotencyKeyError::ControlCharacter),

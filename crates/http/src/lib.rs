@@ -237,10 +237,13 @@ pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceCon
                 .iter()
                 .filter(|endpoint| endpoint.path == path)
                 .collect();
-            let methods: Vec<&str> = served
+            let mut methods: Vec<&str> = served
                 .iter()
                 .map(|endpoint| endpoint.method.as_str())
                 .collect();
+            if methods.contains(&"GET") {
+                methods.push("HEAD");
+            }
             let allow =
                 HeaderValue::from_str(&methods.join(", ")).expect("method names are visible ASCII");
             // Other methods on a known path get a JSON 405 naming the path's methods, instead of
@@ -252,6 +255,11 @@ pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceCon
                 resource = resource.route((endpoint.handler)(
                     web::route().method(endpoint.method.clone()),
                 ));
+                // HEAD is GET without the body (RFC 9110): the server sends the head only.
+                if endpoint.method == Method::GET {
+                    resource =
+                        resource.route((endpoint.handler)(web::route().method(Method::HEAD)));
+                }
             }
             config.service(resource);
         }

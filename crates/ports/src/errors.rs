@@ -23,6 +23,10 @@ pub enum StoreError {
     /// A lock the operation needs was not granted in time: others hold it; retry shortly.
     #[error("store busy: {0}")]
     Busy(String),
+    /// The object store that keeps attachments' bytes could not be reached, or failed for a
+    /// while: what it holds is unavailable, the database need not be.
+    #[error("object store unavailable: {0}")]
+    ObjectStoreUnavailable(String),
     /// A statement ran past the time it was given (`statement_timeout`): the database is slow,
     /// or what was asked of it too much.
     #[error("store timed out: {0}")]

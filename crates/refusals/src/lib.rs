@@ -139,6 +139,10 @@ impl From<StoreError> for Refusal {
                 detail: "Database unavailable",
                 cause,
             },
+            StoreError::ObjectStoreUnavailable(cause) => Self::Unavailable {
+                detail: "Attachment store unavailable",
+                cause,
+            },
             StoreError::Busy(_) => Self::TooManyRequests {
                 detail: "Too many concurrent requests for this resource; retry shortly".into(),
                 retry_after: Duration::from_secs(1),
@@ -411,6 +415,21 @@ mod tests {
         assert_eq!(refusal(Duration::ZERO).retry_after_secs(), Some(1));
         assert_eq!(refusal(Duration::from_secs(5)).retry_after_secs(), Some(5));
         assert_eq!(Refusal::NotFound.retry_after_secs(), None);
+    }
+
+    #[test]
+    fn an_unavailable_store_is_named_for_what_it_holds() {
+        let database = Refusal::from(StoreError::Unavailable("connection refused".into()));
+        let timed_out = Refusal::from(StoreError::TimedOut("statement timeout".into()));
+        let objects = Refusal::from(StoreError::ObjectStoreUnavailable("hung".into()));
+        for (refusal, detail) in [
+            (database, "Database unavailable"),
+            (timed_out, "Database unavailable"),
+            (objects, "Attachment store unavailable"),
+        ] {
+            assert_eq!(refusal.status(), 503);
+            assert_eq!(refusal.to_string(), detail);
+        }
     }
 
     #[test]

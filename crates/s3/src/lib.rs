@@ -193,13 +193,13 @@ impl AttachmentObjects for S3AttachmentStore {
     }
 }
 
-/// What a failure of `what` tells the caller: `Unavailable` for what may pass (no connection, a
+/// What a failure of `what` tells the caller: `ObjectStoreUnavailable` for what may pass (no connection, a
 /// timeout, the store's own failure), `Internal` for the rest. Built from the failure's kind and
 /// status, never from an answer's body.
 fn store_error(what: &str, error: &object_store::Error) -> StoreError {
     if let Some(answer) = ErrorAnswer::of(error) {
         return if answer.transient() {
-            StoreError::Unavailable(format!("{what}: {answer}"))
+            StoreError::ObjectStoreUnavailable(format!("{what}: {answer}"))
         } else {
             StoreError::Internal(format!("{what}: {answer}"))
         };
@@ -214,7 +214,9 @@ fn store_error(what: &str, error: &object_store::Error) -> StoreError {
             HttpErrorKind::Connect
             | HttpErrorKind::Request
             | HttpErrorKind::Timeout
-            | HttpErrorKind::Interrupted => StoreError::Unavailable(format!("{what}: {causes}")),
+            | HttpErrorKind::Interrupted => {
+                StoreError::ObjectStoreUnavailable(format!("{what}: {causes}"))
+            }
             _ => StoreError::Internal(format!("{what}: {causes}")),
         };
     }

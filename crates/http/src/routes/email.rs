@@ -66,7 +66,7 @@ fn sent(message: EmailMessageRecord, replayed: bool) -> HttpResponse {
         (status = 422, description = "Invalid addresses, more than 20 recipients, body_text over 256 KB, CR or LF in a header, a sensitive header, more than 10 attachments or over 10 MiB of them, an attachment's invalid name, type or base64, a body over 16 MiB", body = ValidationErrorBody),
         (status = 429, description = "The sponsor's send rate is exhausted; nothing was stored", body = ErrorBody,
             headers(("Retry-After" = String, description = "Always 5"))),
-        (status = 503, description = "The database is unavailable", body = ErrorBody),
+        (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn send(
     request: HttpRequest,
@@ -105,7 +105,7 @@ pub async fn send(
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
         (status = 429, description = "The sponsor's send rate is exhausted", body = ErrorBody,
             headers(("Retry-After" = String, description = "Always 5"))),
-        (status = 503, description = "The database is unavailable", body = ErrorBody),
+        (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn reply(
     request: HttpRequest,
@@ -151,7 +151,7 @@ pub async fn reply(
         (status = 422, description = "Request validation failed, as for a send", body = ValidationErrorBody),
         (status = 429, description = "The sponsor's send rate is exhausted", body = ErrorBody,
             headers(("Retry-After" = String, description = "Always 5"))),
-        (status = 503, description = "The database is unavailable", body = ErrorBody),
+        (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn forward(
     request: HttpRequest,
@@ -290,7 +290,7 @@ pub async fn message(
         (status = 404, description = "No such message in the agent's inbox, or no such attachment in it", body = ErrorBody),
         (status = 410, description = "The attachment is listed but its bytes were not stored (`stored: false`)", body = ErrorBody),
         (status = 429, description = "The agent has `EMAIL_ATTACHMENT_DOWNLOADS_PER_AGENT` (8) downloads under way; retry after `Retry-After`", body = ErrorBody),
-        (status = 503, description = "The database is unavailable", body = ErrorBody),
+        (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn attachment(
     request: HttpRequest,

@@ -250,16 +250,22 @@ async fn an_endpoint_nobody_listens_on_is_unavailable() {
     let read = tokio::time::timeout(within, store.piece(message, attachment, 0))
         .await
         .expect("an answer within the bound");
-    assert!(matches!(read, Err(StoreError::Unavailable(_))), "{read:?}");
+    assert!(
+        matches!(read, Err(StoreError::ObjectStoreUnavailable(_))),
+        "{read:?}"
+    );
     let put = tokio::time::timeout(within, store.put(message, attachment, bytes(10)))
         .await
         .expect("an answer within the bound");
-    assert!(matches!(put, Err(StoreError::Unavailable(_))), "{put:?}");
+    assert!(
+        matches!(put, Err(StoreError::ObjectStoreUnavailable(_))),
+        "{put:?}"
+    );
     let remove = tokio::time::timeout(within, store.remove(message))
         .await
         .expect("an answer within the bound");
     assert!(
-        matches!(remove, Err(StoreError::Unavailable(_))),
+        matches!(remove, Err(StoreError::ObjectStoreUnavailable(_))),
         "{remove:?}"
     );
 }
@@ -305,7 +311,7 @@ async fn a_server_error_is_unavailable_and_a_refusal_internal_neither_with_the_b
         .await
         .expect("an answer within the bound");
         let text = match (&read, unavailable) {
-            (Err(StoreError::Unavailable(text)), true)
+            (Err(StoreError::ObjectStoreUnavailable(text)), true)
             | (Err(StoreError::Internal(text)), false) => text,
             _ => panic!("{status}: {read:?}"),
         };
