@@ -64,8 +64,8 @@ fn sent(message: EmailMessageRecord, replayed: bool) -> HttpResponse {
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 409, description = "Idempotency key reused with another body, or its first request is still in progress", body = ErrorBody),
         (status = 422, description = "Invalid addresses, more than 20 recipients, body_text over 256 KB, CR or LF in a header, a sensitive header, more than 10 attachments or over 10 MiB of them, an attachment's invalid name, type or base64, a body over 16 MiB", body = ValidationErrorBody),
-        (status = 429, description = "The sponsor's send rate is exhausted; nothing was stored", body = ErrorBody,
-            headers(("Retry-After" = String, description = "Always 5"))),
+        (status = 429, description = "The sponsor's send rate is exhausted, or the agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; nothing was stored", body = ErrorBody,
+            headers(("Retry-After" = String, description = "5 for the send rate; 1 for request bodies"))),
         (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn send(
@@ -103,8 +103,8 @@ pub async fn send(
         (status = 404, description = "No such message in the agent's inbox", body = ErrorBody),
         (status = 409, description = "Idempotency key conflict", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
-        (status = 429, description = "The sponsor's send rate is exhausted", body = ErrorBody,
-            headers(("Retry-After" = String, description = "Always 5"))),
+        (status = 429, description = "The sponsor's send rate is exhausted, or the agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`", body = ErrorBody,
+            headers(("Retry-After" = String, description = "5 for the send rate; 1 for request bodies"))),
         (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn reply(
@@ -149,8 +149,8 @@ pub async fn reply(
         (status = 404, description = "No such message in the agent's inbox", body = ErrorBody),
         (status = 409, description = "Idempotency key conflict", body = ErrorBody),
         (status = 422, description = "Request validation failed, as for a send", body = ValidationErrorBody),
-        (status = 429, description = "The sponsor's send rate is exhausted", body = ErrorBody,
-            headers(("Retry-After" = String, description = "Always 5"))),
+        (status = 429, description = "The sponsor's send rate is exhausted, or the agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`", body = ErrorBody,
+            headers(("Retry-After" = String, description = "5 for the send rate; 1 for request bodies"))),
         (status = 503, description = "The database, or the object store that keeps attachments, is unavailable", body = ErrorBody),
     ))]
 pub async fn forward(
@@ -412,6 +412,7 @@ pub async fn rules(
         (status = 400, description = "No inbox provisioned", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 422, description = "An entry that is neither an address nor `@domain`, or more than 1,000 in a list", body = ValidationErrorBody),
+        (status = 429, description = "The agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn set_rules(

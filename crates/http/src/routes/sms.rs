@@ -106,7 +106,7 @@ pub async fn messages(
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 408, description = "No new SMS before the timeout", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
-        (status = 429, description = "Too many waits of this agent at once", body = ErrorBody),
+        (status = 429, description = "Too many waits of this agent at once, or its request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn wait_for_code(
@@ -139,7 +139,7 @@ pub async fn wait_for_code(
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 408, description = "No new code before the timeout", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
-        (status = 429, description = "Too many waits of this agent at once", body = ErrorBody),
+        (status = 429, description = "Too many waits of this agent at once, or its request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn wait_any_channel(

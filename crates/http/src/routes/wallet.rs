@@ -99,7 +99,7 @@ pub async fn balance(
         (status = 403, description = "Spend policy violation; the detail names the rule", body = ErrorBody),
         (status = 409, description = "Idempotency key reused with different parameters, or a request with the same key is still in progress", body = ErrorBody),
         (status = 422, description = "Request validation failed, including a recipient that can only lose the money (the zero address, the wallet itself, the token contract)", body = ValidationErrorBody),
-        (status = 429, description = "Too many sends from this agent, or its wallet is busy; retry after `Retry-After` seconds", body = ErrorBody,
+        (status = 429, description = "Too many sends from this agent, its wallet is busy, or its request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After` seconds", body = ErrorBody,
             headers(("Retry-After" = String, description = "Seconds to wait before retrying"))),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
@@ -128,6 +128,7 @@ pub async fn send(
         (status = 400, description = "No wallet provisioned, or an unsupported asset or chain", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 422, description = "Request validation failed, including a recipient that can only lose the money (the zero address, the wallet itself, the token contract)", body = ValidationErrorBody),
+        (status = 429, description = "The agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn check(
