@@ -289,6 +289,53 @@ async fn a_check_judges_without_creating_or_reserving_anything() {
 }
 
 #[tokio::test]
+async fn an_auto_confirm_tier_without_a_daily_bound_is_refused_and_nothing_changes() {
+    let database = TestDatabase::new().await;
+    let (_, id) = wallet_agent(&database).await;
+    let before = agentctl(&database, &["policy", "show", &id]).await.json();
+    let unbounded = agentctl(
+        &database,
+        &["policy", "set", &id, "--auto-confirm-max", "10"],
+    )
+    .await;
+    assert!(!unbounded.success, "an unbounded tier was accepted");
+    assert!(
+        unbounded
+            .stderr
+            .contains("the auto-confirm tier needs a daily bound")
+            && unbounded.stderr.contains("--auto-confirm-daily"),
+        "{}",
+        unbounded.stderr
+    );
+    assert_eq!(
+        agentctl(&database, &["policy", "show", &id]).await.json(),
+        before,
+        "nothing changed"
+    );
+    let bounded = set_policy(
+        &database,
+        &id,
+        &["--auto-confirm-max", "10", "--auto-confirm-daily", "25"],
+    )
+    .await;
+    assert_eq!(bounded["auto_confirm_max_atomic"], "10");
+    // Taking the bound away alone leaves the tier unbounded: refused too.
+    let unbound = agentctl(
+        &database,
+        &["policy", "set", &id, "--auto-confirm-daily", "none"],
+    )
+    .await;
+    assert!(!unbound.success, "the bound was taken away");
+    let removed = set_policy(
+        &database,
+        &id,
+        &["--auto-confirm-daily", "none", "--auto-confirm-max", "none"],
+    )
+    .await;
+    assert_eq!(removed["auto_confirm_max_atomic"], Value::Null);
+}
+
+#[tokio::test]
 async fn the_policy_confirms_what_its_tier_allows_and_it_executes_without_an_operator() {
     let database = TestDatabase::new().await;
     let server = Server::start_on(&database, &[FAST_EXECUTOR]).await;

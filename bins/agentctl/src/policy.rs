@@ -2,10 +2,12 @@
 
 use anyhow::Context as _;
 use api_types::SpendPolicyOut;
+use app::PolicyError;
 use clap::{Args, Subcommand};
 use domain::{
     Actor, AgentId, Allowlist, AllowlistChange, ApprovalCount, AtomicAmount, EvmAddress,
-    PolicyChange, RecipientLimit, RecipientLimitsChange, MAX_APPROVALS_REQUIRED,
+    PolicyChange, PolicyChangeRefused, RecipientLimit, RecipientLimitsChange,
+    MAX_APPROVALS_REQUIRED,
 };
 use serde_json::{json, Value};
 
@@ -81,11 +83,25 @@ pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Va
             let change = policy_change(&args)?;
             policies
                 .set(args.agent_id, change, &Actor::local(operator()))
-                .await?;
+                .await
+                .map_err(policy_error)?;
             let usage = policies.usage(args.agent_id).await?;
             json!(SpendPolicyOut::with_usage(&usage.policy, &usage.windows))
         }
     })
+}
+
+/// The use case's refusal, with the flags of this CLI that set what it asks for.
+fn policy_error(error: PolicyError) -> anyhow::Error {
+    match error {
+        PolicyError::Refused(PolicyChangeRefused::AutoConfirmWithoutDailyBound) => {
+            anyhow::anyhow!(
+                "{error}: give --auto-confirm-daily with --auto-confirm-max, or remove the tier \
+                 with --auto-confirm-max none"
+            )
+        }
+        other => other.into(),
+    }
 }
 
 /// An amount in atomic units, or `none` for no limit.
@@ -166,4 +182,23 @@ fn policy_change(args: &PolicySetArgs) -> anyhow::Result<PolicyChange> {
         approvals_required,
         approvals_above: limit("--approvals-above", &args.approvals_above)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unbounded_auto_confirm_tier_is_refused_with_the_flags_that_bound_it() {
+        let refused = policy_error(PolicyError::Refused(
+            PolicyChangeRefused::AutoConfirmWithoutDailyBound,
+        ))
+        .to_string();
+        assert!(
+            refused.starts_with("the auto-confirm tier needs a daily bound")
+                && refused.contains("--auto-confirm-daily")
+                && refused.contains("--auto-confirm-max none"),
+            "{refused}"
+        );
+    }
 }

@@ -641,6 +641,15 @@ pub(crate) async fn save_policy(
         Ok(_) => HttpResponse::SeeOther()
             .insert_header((header::LOCATION, "/console/agents?done=policy"))
             .finish(),
+        // A policy the rules refuse is said beside the form, as a field's problem is.
+        Err(PolicyError::Refused(refused)) => policy_page(
+            &session,
+            &id,
+            None,
+            &form,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &[refused.to_string()],
+        ),
         Err(error) => policy_refused(&session, error).await,
     }
 }

@@ -86,9 +86,10 @@ pub use operator::{
 pub use policy::{
     evaluate_transfer, judge_approval, window_usage, Admitted, Allowlist, AllowlistChange,
     ApprovalCount, ApprovalCountOutOfRange, ApprovalRefusal, ApprovalStanding, AutoConfirm,
-    EarliestExecutions, Held, PolicyChange, PolicyViolation, Quorum, QuorumOutOfRange,
-    RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation, SpendLimits, SpendRules,
-    SpendWindow, TooManyRecipientLimits, WindowUsage, MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
+    EarliestExecutions, Held, PolicyChange, PolicyChangeRefused, PolicyViolation, Quorum,
+    QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
+    SpendLimits, SpendRules, SpendWindow, TooManyRecipientLimits, WindowUsage,
+    MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };
 pub use retry::{RetryOffsets, RetryOffsetsError, RetryRule};
 pub use search::{SearchQuery, SearchQueryError, MAX_RANKED_MATCHES, MAX_SEARCH_RESULTS};

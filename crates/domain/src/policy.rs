@@ -157,6 +157,12 @@ pub struct AutoConfirm {
 }
 
 impl AutoConfirm {
+    /// Whether what the tier confirms is capped per 24 hours: no tier at all, or one with a
+    /// daily bound. A per-transfer amount alone would confirm without end.
+    pub fn is_bounded(&self) -> bool {
+        self.max.is_none() || self.daily.is_some()
+    }
+
     /// Whether a transfer of `amount` is confirmed by the policy, the tier's window holding
     /// `held_daily` already.
     pub fn confirms(&self, amount: AtomicAmount, held_daily: U256) -> bool {
@@ -274,8 +280,11 @@ pub struct PolicyChange {
 }
 
 impl PolicyChange {
-    /// The rules that result from applying this change to the current ones.
-    pub fn apply(&self, rules: &SpendRules) -> Result<SpendRules, TooManyRecipientLimits> {
+    /// The rules that result from applying this change to the current ones. A policy whose
+    /// auto-confirm tier has no daily bound is refused, whatever the change touched: a tier
+    /// without one would confirm any number of transfers under its per-transfer amount, every
+    /// day, with no operator ever asked.
+    pub fn apply(&self, rules: &SpendRules) -> Result<SpendRules, PolicyChangeRefused> {
         let limits = SpendLimits {
             max_per_tx: self.max_per_tx.unwrap_or(rules.limits.max_per_tx),
             max_daily: self.max_daily.unwrap_or(rules.limits.max_daily),
@@ -295,20 +304,38 @@ impl PolicyChange {
             }
             RecipientLimitsChange::Replace(limits) => RecipientLimits::of(limits.iter().copied())?,
         };
+        let auto_confirm = AutoConfirm {
+            max: self.auto_confirm_max.unwrap_or(rules.auto_confirm.max),
+            daily: self.auto_confirm_daily.unwrap_or(rules.auto_confirm.daily),
+        };
+        if !auto_confirm.is_bounded() {
+            return Err(PolicyChangeRefused::AutoConfirmWithoutDailyBound);
+        }
         Ok(SpendRules {
             limits,
             allowlist,
             recipient_limits,
-            auto_confirm: AutoConfirm {
-                max: self.auto_confirm_max.unwrap_or(rules.auto_confirm.max),
-                daily: self.auto_confirm_daily.unwrap_or(rules.auto_confirm.daily),
-            },
+            auto_confirm,
             quorum: Quorum {
                 required: self.approvals_required.unwrap_or(rules.quorum.required),
                 above: self.approvals_above.unwrap_or(rules.quorum.above),
             },
         })
     }
+}
+
+/// Why a policy change is refused; the policy stays as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyChangeRefused {
+    #[error(transparent)]
+    TooManyRecipientLimits(#[from] TooManyRecipientLimits),
+    /// A per-transfer amount the policy confirms by itself, with no total it may confirm per
+    /// 24 hours.
+    #[error(
+        "the auto-confirm tier needs a daily bound: set the total the policy may confirm by \
+         itself per 24 hours, or remove the tier"
+    )]
+    AutoConfirmWithoutDailyBound,
 }
 
 /// A rolling window a policy caps.

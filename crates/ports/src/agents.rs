@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use domain::{
     Actor, AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
-    PhoneNumber, PolicyAsset, PolicyChange, SpendPolicyRecord, TooManyRecipientLimits,
+    PhoneNumber, PolicyAsset, PolicyChange, PolicyChangeRefused, SpendPolicyRecord,
 };
 
 use crate::StoreError;
@@ -90,8 +90,9 @@ pub trait AgentStore: Send + Sync {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PolicyUpdateError {
+    /// The change would make a policy the domain's rules refuse; nothing was changed.
     #[error(transparent)]
-    TooManyRecipientLimits(#[from] TooManyRecipientLimits),
+    Refused(#[from] PolicyChangeRefused),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -234,7 +234,7 @@ async fn apply_policy_change(
     }
     let rules = change
         .apply(&current.rules)
-        .map_err(|too_many| TxError::Abort(too_many.into()))?;
+        .map_err(|refused| TxError::Abort(refused.into()))?;
     let before = policy_shown(connection, policy_id).await?;
     let amount = |cap: Option<AtomicAmount>| cap.as_ref().map(numeric_column);
     let updated = diesel::update(spend_policies::table.find(policy_id))

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use domain::{
-    window_usage, Actor, AgentId, PolicyAsset, PolicyChange, SpendPolicyRecord,
-    TooManyRecipientLimits,
+    window_usage, Actor, AgentId, PolicyAsset, PolicyChange, PolicyChangeRefused, SpendPolicyRecord,
 };
 use ports::{AgentStore, IntentLedger, PolicyUpdateError, StoreError};
 
@@ -16,8 +15,10 @@ pub enum PolicyError {
     AgentNotFound(AgentId),
     #[error(transparent)]
     NotProvisioned(#[from] NotProvisioned),
+    /// The change would make a policy the domain refuses (too many recipients capped, an
+    /// auto-confirm tier without a daily bound): nothing was changed.
     #[error(transparent)]
-    TooManyRecipientLimits(#[from] TooManyRecipientLimits),
+    Refused(#[from] PolicyChangeRefused),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -25,7 +26,7 @@ pub enum PolicyError {
 impl From<PolicyUpdateError> for PolicyError {
     fn from(error: PolicyUpdateError) -> Self {
         match error {
-            PolicyUpdateError::TooManyRecipientLimits(too_many) => too_many.into(),
+            PolicyUpdateError::Refused(refused) => refused.into(),
             PolicyUpdateError::Store(store) => store.into(),
         }
     }

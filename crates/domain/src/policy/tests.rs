@@ -63,7 +63,7 @@ fn an_empty_change_keeps_everything() {
         .expect("one"),
         auto_confirm: AutoConfirm {
             max: some("2"),
-            daily: None,
+            daily: some("6"),
         },
         quorum: Quorum {
             required: Some(ApprovalCount::new(2).expect("in range")),
@@ -1046,4 +1046,68 @@ fn an_approval_needs_an_active_agent_a_countable_operator_the_policy_and_the_bal
         judge_approval(&standing(&quorum, &held, &to, 100, 0), &named, false),
         Ok(Ok(()))
     );
+}
+
+#[test]
+fn an_auto_confirm_tier_without_a_daily_bound_is_refused_whatever_the_change_touched() {
+    let up_to_ten = PolicyChange {
+        auto_confirm_max: Some(some("10")),
+        ..PolicyChange::default()
+    };
+    assert_eq!(
+        up_to_ten.apply(&SpendRules::default()),
+        Err(PolicyChangeRefused::AutoConfirmWithoutDailyBound)
+    );
+    let bounded = PolicyChange {
+        auto_confirm_daily: Some(some("25")),
+        ..up_to_ten.clone()
+    }
+    .apply(&SpendRules::default())
+    .expect("a bounded tier");
+    assert_eq!(
+        bounded.auto_confirm,
+        AutoConfirm {
+            max: some("10"),
+            daily: some("25")
+        }
+    );
+    // Taking the bound away from a tier that has one is the same tier without a bound.
+    let unbound = PolicyChange {
+        auto_confirm_daily: Some(None),
+        ..PolicyChange::default()
+    };
+    assert_eq!(
+        unbound.apply(&bounded),
+        Err(PolicyChangeRefused::AutoConfirmWithoutDailyBound)
+    );
+    // A tier stored without a bound (before the rule) holds every other change back until its
+    // bound is set or the tier removed, in the same change.
+    let stored = SpendRules {
+        auto_confirm: AutoConfirm {
+            max: some("10"),
+            daily: None,
+        },
+        ..SpendRules::default()
+    };
+    let tighten = PolicyChange {
+        max_daily: Some(some("100")),
+        ..PolicyChange::default()
+    };
+    assert_eq!(
+        tighten.apply(&stored),
+        Err(PolicyChangeRefused::AutoConfirmWithoutDailyBound)
+    );
+    let removed = PolicyChange {
+        auto_confirm_max: Some(None),
+        ..tighten
+    }
+    .apply(&stored)
+    .expect("the tier removed");
+    assert_eq!(removed.auto_confirm, AutoConfirm::default());
+    // A daily bound alone caps what the policy confirms, each transfer up to it.
+    let daily_only = PolicyChange {
+        auto_confirm_daily: Some(some("25")),
+        ..PolicyChange::default()
+    };
+    assert!(daily_only.apply(&SpendRules::default()).is_ok());
 }
