@@ -4,14 +4,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use test_support::{workspace_root, TestDatabase};
 
-use crate::harness::{agentctl, agentctl_with, binary, create_agent, read, Server};
-use crate::wallet::FAST_EXECUTOR;
+use crate::harness::{agentctl, agentctl_with, binary, create_agent, read, CliOutput, Server};
+use crate::passkey::SoftPasskey;
+use crate::wallet::{post_send, set_policy, wallet_agent, FAST_EXECUTOR, RECIPIENT};
 
 /// The console's own address: passkeys are bound to a host name, not an address.
-fn console_base(server: &Server) -> String {
+pub(crate) fn console_base(server: &Server) -> String {
     server.base_url.replace("127.0.0.1", "localhost")
 }
 
@@ -305,4 +306,488 @@ async fn the_console_holds_in_a_real_browser() {
         );
     }
     assert_eq!(report["held"], true);
+}
+
+/// The console's ceremonies over plain HTTP, as its page's script drives them: the pre-session
+/// token in its cookie and header, the console's origin, and the session's cookie once signed in.
+pub(crate) struct ConsoleClient {
+    base: String,
+    client: reqwest::Client,
+    csrf: String,
+    /// What the client claims in `X-Forwarded-For`, believed only from a trusted proxy.
+    forwarded_for: Option<&'static str>,
+}
+
+/// A cookie's value from a `Set-Cookie` header.
+fn set_cookie(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter_map(|cookie| cookie.split(';').next()?.split_once('='))
+        .find(|(cookie, value)| *cookie == name && !value.is_empty())
+        .map(|(_, value)| value.to_owned())
+}
+
+impl ConsoleClient {
+    pub(crate) async fn open(base: &str) -> Self {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let page = client
+            .get(format!("{base}/console/sign-in"))
+            .send()
+            .await
+            .expect("sign-in page");
+        let csrf = set_cookie(&page, "__Host-console-csrf").expect("a pre-session token");
+        Self {
+            base: base.to_owned(),
+            client,
+            csrf,
+            forwarded_for: None,
+        }
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> (u16, Value, Option<String>) {
+        let mut request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("origin", &self.base)
+            .header("cookie", format!("__Host-console-csrf={}", self.csrf))
+            .header("x-csrf-token", &self.csrf)
+            .json(body);
+        if let Some(address) = self.forwarded_for {
+            request = request.header("x-forwarded-for", address);
+        }
+        let response = request.send().await.expect("answer");
+        let session = set_cookie(&response, "__Host-console-session");
+        let (status, body) = read(response).await;
+        (status, body, session)
+    }
+
+    /// Registers `passkey` through the enrollment link `enroll_url` (of this console).
+    async fn enroll(&self, enroll_url: &str, passkey: &mut SoftPasskey) {
+        let path = enroll_url
+            .strip_prefix(&self.base)
+            .expect("a link of this console");
+        let (status, begun, _) = self.post(&format!("{path}/options"), &json!({})).await;
+        assert_eq!(status, 200, "{begun}");
+        let credential = passkey.register(&begun["options"], &self.base);
+        let answer = json!({"ceremony": begun["ceremony"], "credential": credential});
+        let (status, done, _) = self.post(path, &answer).await;
+        assert_eq!(status, 200, "{done}");
+    }
+
+    /// Begins a sign-in: the status, and the ceremony with its options.
+    async fn begin_sign_in(&self) -> (u16, Value) {
+        let (status, begun, _) = self.post("/console/sign-in/options", &json!({})).await;
+        (status, begun)
+    }
+
+    /// Answers the sign-in `begun` with `credential`: the status, the answer and the session's
+    /// cookie when one was opened.
+    async fn answer(&self, begun: &Value, credential: &Value) -> (u16, Value, Option<String>) {
+        let answer = json!({"ceremony": begun["ceremony"], "credential": credential});
+        self.post("/console/sign-in", &answer).await
+    }
+
+    /// Signs in with `passkey` from the start: the session's cookie, or the refusal.
+    async fn sign_in(&self, passkey: &mut SoftPasskey) -> Result<String, (u16, Value)> {
+        let (status, begun) = self.begin_sign_in().await;
+        if status != 200 {
+            return Err((status, begun));
+        }
+        let credential = passkey.sign_in(&begun["options"], &self.base);
+        match self.answer(&begun, &credential).await {
+            (200, _, Some(session)) => Ok(session),
+            (status, body, _) => Err((status, body)),
+        }
+    }
+
+    /// Whether the session behind `cookie` opens a page of the console.
+    async fn opens_pages(&self, cookie: &str) -> bool {
+        let page = self
+            .client
+            .get(format!("{}/console/pending", self.base))
+            .header("cookie", format!("__Host-console-session={cookie}"))
+            .send()
+            .await
+            .expect("page");
+        page.status() == 200
+    }
+}
+
+/// Invites `name` from the control plane and enrolls `passkey` for them.
+async fn enroll(
+    database: &TestDatabase,
+    console: &ConsoleClient,
+    name: &str,
+    role: &str,
+    passkey: &mut SoftPasskey,
+) {
+    let invited = agentctl_with(
+        database,
+        &[("PUBLIC_BASE_URL", &console.base)],
+        &["operators", "invite", "--name", name, "--role", role],
+    )
+    .await
+    .json();
+    console
+        .enroll(invited["enroll_url"].as_str().expect("enroll_url"), passkey)
+        .await;
+}
+
+/// `enroll` with a new passkey in software.
+pub(crate) async fn enrolled(
+    database: &TestDatabase,
+    console: &ConsoleClient,
+    name: &str,
+    role: &str,
+) -> SoftPasskey {
+    let mut passkey = SoftPasskey::new();
+    enroll(database, console, name, role, &mut passkey).await;
+    passkey
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    count: i64,
+}
+
+async fn count(database: &TestDatabase, query: &str) -> i64 {
+    use diesel_async::RunQueryDsl;
+    diesel::sql_query(query)
+        .get_result::<Count>(&mut database.connection().await)
+        .await
+        .expect("counted")
+        .count
+}
+
+#[derive(diesel::QueryableByName)]
+struct Address {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    address: Option<String>,
+}
+
+/// The client address the audit log recorded for `name`'s latest sign-in.
+async fn login_address(database: &TestDatabase, name: &str) -> Option<String> {
+    use diesel_async::RunQueryDsl;
+    diesel::sql_query(format!(
+        "SELECT address FROM operator_audit WHERE action = 'login' \
+         AND operator = 'operator:{name}' ORDER BY at DESC LIMIT 1"
+    ))
+    .get_result::<Address>(&mut database.connection().await)
+    .await
+    .expect("a login row")
+    .address
+}
+
+#[tokio::test]
+async fn anonymous_sign_in_requests_lock_no_operator_out_and_a_challenge_signs_in_once() {
+    let (server, database) = Server::start().await;
+    let console = ConsoleClient::open(&console_base(&server)).await;
+    let mut alice = SoftPasskey::synced();
+    enroll(&database, &console, "alice", "approver", &mut alice).await;
+    // Anyone may ask for a challenge, as often as they like: nothing is kept of one.
+    for attempt in 0..30 {
+        let (status, begun) = console.begin_sign_in().await;
+        assert_eq!(status, 200, "anonymous request {attempt}: {begun}");
+    }
+    assert_eq!(
+        count(
+            &database,
+            "SELECT count(*) AS count FROM operator_ceremonies"
+        )
+        .await,
+        0,
+        "no row per anonymous request"
+    );
+    let (status, begun) = console.begin_sign_in().await;
+    assert_eq!(status, 200, "{begun}");
+    let credential = alice.sign_in(&begun["options"], &console.base);
+    let (status, body, session) = console.answer(&begun, &credential).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("a session");
+    assert!(console.opens_pages(&session).await);
+    // The same challenge with the same answer, again: refused, no second session. The
+    // passkey's counter cannot tell (a synced passkey's stays at zero): the used challenge does.
+    let (status, body, again) = console.answer(&begun, &credential).await;
+    assert_eq!(
+        (status, again),
+        (400, None),
+        "a replayed sign-in was taken: {body}"
+    );
+    assert!(
+        body["detail"]
+            .as_str()
+            .is_some_and(|detail| detail.contains("already used")),
+        "{body}"
+    );
+    // A challenge altered by its carrier is no challenge of this console's.
+    let mut forged = begun.clone();
+    forged["ceremony"] = json!(format!("{}A", begun["ceremony"].as_str().expect("text")));
+    let (status, _, none) = console
+        .answer(&forged, &alice.sign_in(&begun["options"], &console.base))
+        .await;
+    assert_eq!((status, none), (400, None));
+    assert_eq!(
+        count(
+            &database,
+            "SELECT count(*) AS count FROM operator_audit WHERE action = 'login'"
+        )
+        .await,
+        1
+    );
+    // Without a trusted proxy configured, the client's header is its own writing.
+    let mut claiming = ConsoleClient::open(&console.base).await;
+    claiming.forwarded_for = Some("198.51.100.7");
+    claiming.sign_in(&mut alice).await.expect("signed in");
+    assert_eq!(
+        login_address(&database, "alice").await.as_deref(),
+        Some("127.0.0.1")
+    );
+}
+
+#[tokio::test]
+async fn failed_sign_ins_are_counted_against_their_passkey_alone() {
+    let (server, database) = Server::start().await;
+    let console = ConsoleClient::open(&console_base(&server)).await;
+    let mut alice = enrolled(&database, &console, "alice", "approver").await;
+    let mut bob = enrolled(&database, &console, "bob", "approver").await;
+    // Someone who learned alice's credential id signs with a key of their own, from the address
+    // every operator shares behind the same proxy.
+    let mut impostor = SoftPasskey::impostor_of(&alice);
+    let mut refusals = Vec::new();
+    for _ in 0..12 {
+        let (status, body) = console
+            .sign_in(&mut impostor)
+            .await
+            .expect_err("an impostor signed in");
+        refusals.push((status, body));
+    }
+    let statuses: Vec<u16> = refusals.iter().map(|(status, _)| *status).collect();
+    assert_eq!(statuses[..10], [400; 10], "{refusals:?}");
+    assert_eq!(statuses[10..], [429; 2], "{refusals:?}");
+    assert!(
+        refusals[11].1["detail"]
+            .as_str()
+            .is_some_and(|detail| detail.contains("this passkey")),
+        "{refusals:?}"
+    );
+    // Bob, from the same address, is not held back by alice's failures.
+    let session = console.sign_in(&mut bob).await.expect("bob signs in");
+    assert!(console.opens_pages(&session).await);
+    // Alice's own passkey waits for her bucket to refill: the guesses held back hers alone.
+    let (status, _) = console
+        .sign_in(&mut alice)
+        .await
+        .expect_err("alice's passkey is resting");
+    assert_eq!(status, 429);
+}
+
+#[tokio::test]
+async fn a_trusted_proxys_header_names_the_client_in_the_audit_log() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(
+        &database,
+        &[
+            ("CONSOLE_TRUSTED_PROXIES", "127.0.0.0/8, ::1"),
+            ("CONSOLE_TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
+        ],
+    )
+    .await;
+    let mut console = ConsoleClient::open(&console_base(&server)).await;
+    let mut alice = enrolled(&database, &console, "alice", "approver").await;
+    console.forwarded_for = Some("203.0.113.9, 198.51.100.7");
+    console.sign_in(&mut alice).await.expect("signed in");
+    assert_eq!(
+        login_address(&database, "alice").await.as_deref(),
+        Some("198.51.100.7"),
+        "the address the proxy appended, not what the client wrote before it"
+    );
+}
+
+/// The value of `attribute="…"` where it first follows `marker` in `page`.
+fn attribute_after(page: &str, marker: &str, attribute: &str) -> Option<String> {
+    let rest = &page[page.find(marker)?..];
+    let rest = &rest[rest.find(&format!("{attribute}=\""))? + attribute.len() + 2..];
+    Some(rest[..rest.find('"')?].to_owned())
+}
+
+impl ConsoleClient {
+    /// Signs in with `passkey` and issues its operator a personal token for `agentctl`, as the
+    /// console's CLI token page does: the token, shown once.
+    pub(crate) async fn operator_token(&self, passkey: &mut SoftPasskey) -> String {
+        let session = self.sign_in(passkey).await.expect("signed in");
+        let cookie = format!("__Host-console-session={session}");
+        let page = self
+            .client
+            .get(format!("{}/console/token", self.base))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .expect("token page");
+        assert_eq!(page.status(), 200);
+        let page = page.text().await.expect("page");
+        let csrf = attribute_after(&page, r#"name="csrf-token""#, "content").expect("csrf");
+        let issued = self
+            .client
+            .post(format!("{}/console/token", self.base))
+            .header("cookie", &cookie)
+            .header("origin", &self.base)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(serde_urlencoded::to_string([("csrf", csrf.as_str())]).expect("form"))
+            .send()
+            .await
+            .expect("issued");
+        assert_eq!(issued.status(), 200);
+        let page = issued.text().await.expect("page");
+        let shown = &page[page
+            .find("data-operator-token")
+            .expect("the token, shown once")..];
+        let text = &shown[shown.find('>').expect("its element") + 1..];
+        text[..text.find('<').expect("its end")].trim().to_owned()
+    }
+}
+
+/// `agentctl intents confirm ID`, with these flags and settings besides.
+async fn confirm(
+    database: &TestDatabase,
+    id: &str,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> CliOutput {
+    let mut args = vec!["intents", "confirm", id];
+    args.extend_from_slice(flags);
+    agentctl_with(database, env, &args).await
+}
+
+#[tokio::test]
+async fn one_shell_cannot_approve_as_two_operators_and_disabled_approvers_stop_counting() {
+    let (server, database) = Server::start().await;
+    let console = ConsoleClient::open(&console_base(&server)).await;
+    let (key, agent) = wallet_agent(&database).await;
+    set_policy(
+        &database,
+        &agent,
+        &["--approvals-required", "2", "--approvals-above", "100"],
+    )
+    .await;
+    let (_, intent) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "101"}),
+    )
+    .await;
+    let id = intent["id"].as_str().expect("id");
+    // Names typed in one shell prove nobody: neither counts as that operator's approval.
+    for name in ["alice", "bob"] {
+        let named = confirm(&database, id, &["--operator", name], &[]).await;
+        assert!(
+            !named.success,
+            "--operator {name} counted without proof: {}",
+            named.stdout
+        );
+        assert!(named.stderr.contains("operator token"), "{}", named.stderr);
+    }
+    let shown = agentctl(&database, &["intents", "show", id]).await.json();
+    assert_eq!(shown["approvals"], json!({"required": 2, "received": 0}));
+
+    let mut passkeys = Vec::new();
+    for name in ["alice", "bob", "carol"] {
+        passkeys.push(enrolled(&database, &console, name, "approver").await);
+    }
+    let mut tokens = Vec::new();
+    for passkey in &mut passkeys {
+        tokens.push(console.operator_token(passkey).await);
+    }
+    let alices = [("AGENTCTL_OPERATOR_TOKEN", tokens[0].as_str())];
+    let first = confirm(&database, id, &[], &alices).await.json();
+    assert_eq!(first["status"], "pending_confirmation");
+    assert_eq!(first["approvals"], json!({"required": 2, "received": 1}));
+    assert_eq!(first["decided_by"], "operator:alice");
+    // A token proves its own operator only.
+    let posing = confirm(&database, id, &["--operator", "bob"], &alices).await;
+    assert!(
+        !posing.success && posing.stderr.contains("alice"),
+        "{}",
+        posing.stderr
+    );
+    // Alice is disabled: her approval no longer counts when the next one is counted.
+    agentctl(&database, &["operators", "disable", "alice"])
+        .await
+        .json();
+    let refused = confirm(&database, id, &[], &alices).await;
+    assert!(
+        !refused.success,
+        "a disabled operator's token still proves them"
+    );
+    let bobs_token = tokens[1].clone();
+    let second = confirm(&database, id, &["--operator-token", &bobs_token], &[])
+        .await
+        .json();
+    assert_eq!(
+        (&second["status"], &second["approvals"]),
+        (
+            &json!("pending_confirmation"),
+            &json!({"required": 2, "received": 1})
+        ),
+        "alice's approval was counted after she was disabled"
+    );
+    let carol = tokens[2].clone();
+    let third = confirm(&database, id, &[], &[("AGENTCTL_OPERATOR_TOKEN", &carol)])
+        .await
+        .json();
+    assert_eq!(third["status"], "confirmed");
+    assert_eq!(third["approvals"], json!({"required": 2, "received": 2}));
+    // A revoked token proves nobody.
+    agentctl(&database, &["operators", "token", "revoke", "bob"])
+        .await
+        .json();
+    let (_, next) = post_send(
+        &server,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "102"}),
+    )
+    .await;
+    let next = next["id"].as_str().expect("id");
+    let revoked = confirm(&database, next, &["--operator-token", &bobs_token], &[]).await;
+    assert!(!revoked.success, "a revoked token still proves bob");
+    // Every issue, use and revocation is in the audit log, never the token itself.
+    for (action, rows) in [("token_issue", 3), ("token_revoke", 1)] {
+        assert_eq!(
+            count(
+                &database,
+                &format!("SELECT count(*) AS count FROM operator_audit WHERE action = '{action}'")
+            )
+            .await,
+            rows,
+            "{action}"
+        );
+    }
+    assert!(
+        count(
+            &database,
+            "SELECT count(*) AS count FROM operator_audit WHERE action = 'token_use'"
+        )
+        .await
+            >= 3
+    );
+    for token in &tokens {
+        assert_eq!(
+            count(
+                &database,
+                &format!(
+                    "SELECT count(*) AS count FROM operator_audit \
+                     WHERE concat(before, after, reason, target) LIKE '%{}%'",
+                    &token[4..]
+                )
+            )
+            .await,
+            0
+        );
+    }
 }

@@ -24,6 +24,7 @@ mod onchain;
 mod ops;
 mod outages;
 mod outbound_mail;
+mod passkey;
 mod policy;
 mod private_pg;
 mod protection;

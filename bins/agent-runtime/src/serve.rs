@@ -120,7 +120,11 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
     actix_web::rt::spawn(auth_cache_follower);
     let services = Arc::new(services);
     let mcp = McpEndpoint::new(services.clone(), mcp_settings);
-    let console = web::Data::new(Console::new(services.clone(), &config.services.console_url));
+    let console = web::Data::new(Console::new(
+        services.clone(),
+        &config.services.console_url,
+        config.console_trusted_proxies.clone(),
+    ));
     let state = web::Data::new(ApiState {
         services,
         mcp,

@@ -8,7 +8,10 @@ use api_types::{
 };
 use app::{BalanceCheck, ConfirmError};
 use clap::Subcommand;
-use domain::{Actor, AgentId, IntentId, IntentStatus, OperatorName, TransferIntentRecord};
+use domain::{
+    Actor, AgentId, AuditTarget, IntentId, IntentStatus, Operator, OperatorName,
+    TransferIntentRecord,
+};
 use ports::{AttemptRecord, IntentFilter};
 use runtime::config::IntentConfig;
 use runtime::wiring;
@@ -31,15 +34,25 @@ pub enum IntentsCommand {
     /// Approve a pending intent for execution on chain. The intent is judged again by the spend
     /// policy in force; one that breaks it is refused unless --force is given. It is confirmed
     /// once it has the approvals the policy asks of it: above the policy's quorum threshold,
-    /// that many distinct operators, each naming themselves with --operator.
+    /// that many distinct operators, each proving who they are with their operator token.
     Confirm {
         id: IntentId,
         /// Confirm even if the intent breaks the spend policy in force.
         #[arg(long)]
         force: bool,
-        /// Approve as this operator; without it, the approval is the control plane's.
+        /// Approve as this operator, proven by their operator token; without a token the
+        /// approval is the control plane's, and --operator is refused.
         #[arg(long, value_name = "NAME")]
         operator: Option<String>,
+        /// The operator token that proves who approves (issued on the console's "Token for
+        /// agentctl" page). Prefer the environment variable: a flag stays in the shell's history.
+        #[arg(
+            long,
+            value_name = "TOKEN",
+            env = "AGENTCTL_OPERATOR_TOKEN",
+            hide_env_values = true
+        )]
+        operator_token: Option<String>,
     },
     /// Refuse a pending intent; its amount is released from the spend windows.
     Reject {
@@ -100,19 +113,31 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
             id,
             force,
             operator: name,
+            operator_token,
         } => {
             let services = context.services().await?;
-            let approver = match name {
-                Some(name) => services
-                    .operator
-                    .console
-                    .named_decider(
-                        OperatorName::parse(&name)
-                            .with_context(|| format!("--operator {name:?}"))?,
-                    )
-                    .await
-                    .with_context(|| format!("--operator {name:?}"))?,
-                None => operator(),
+            let named = name
+                .map(|name| {
+                    OperatorName::parse(&name).with_context(|| format!("--operator {name:?}"))
+                })
+                .transpose()?;
+            let approver = match (operator_token, named) {
+                (Some(token), named) => {
+                    let proven = services
+                        .operator
+                        .console
+                        .prove(&token, AuditTarget::Intent(id))
+                        .await?;
+                    refuse_another_name(&proven, named.as_ref())?;
+                    proven
+                }
+                (None, Some(name)) => anyhow::bail!(
+                    "--operator {name} counts as {name}'s approval only with {name}'s operator \
+                     token: set AGENTCTL_OPERATOR_TOKEN (or --operator-token) to the token {name} \
+                     issued on the console's \"Token for agentctl\" page; without --operator \
+                     the approval is the control plane's own"
+                ),
+                (None, None) => operator(),
             };
             // The balance is the executor's to meet: a confirmation from the control plane holds
             // while the chain node is away, and one the balance cannot cover fails with a reason.
@@ -153,15 +178,27 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
     })
 }
 
+/// Refuses a token of one operator given with the name of another: `--operator` says whose
+/// approval is meant, and the token must prove that one.
+fn refuse_another_name(proven: &Operator, named: Option<&OperatorName>) -> anyhow::Result<()> {
+    match (proven, named) {
+        (Operator::Named(owner), Some(name)) if owner != name => anyhow::bail!(
+            "the operator token is {owner}'s, not {name}'s: each operator approves with their own"
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The use case's refusal, with the flag of this CLI that gets past it.
 fn confirm_error(error: ConfirmError) -> anyhow::Error {
     match error {
         ConfirmError::Policy(_) => {
             anyhow::anyhow!("{error}; confirm with --force to execute it anyway")
         }
-        ConfirmError::QuorumNeedsNamedOperator { .. } => {
-            anyhow::anyhow!("{error}: approve with --operator NAME")
-        }
+        ConfirmError::QuorumNeedsNamedOperator { .. } => anyhow::anyhow!(
+            "{error}: approve with your operator token (AGENTCTL_OPERATOR_TOKEN, issued on the \
+             console's \"Token for agentctl\" page)"
+        ),
         other => other.into(),
     }
 }
@@ -188,6 +225,19 @@ fn attempt_view(attempt: &AttemptRecord) -> OperatorAttemptView {
 mod tests {
     use super::*;
     use domain::{AtomicAmount, PolicyViolation};
+
+    #[test]
+    fn a_token_proves_the_operator_it_names_and_no_other() {
+        let name = |name: &str| OperatorName::parse(name).expect("valid");
+        let alice = Operator::Named(name("alice"));
+        assert!(refuse_another_name(&alice, None).is_ok());
+        assert!(refuse_another_name(&alice, Some(&name("alice"))).is_ok());
+        let posing = refuse_another_name(&alice, Some(&name("bob"))).expect_err("refused");
+        assert_eq!(
+            posing.to_string(),
+            "the operator token is alice's, not bob's: each operator approves with their own"
+        );
+    }
 
     #[test]
     fn a_confirmation_refused_by_the_policy_says_how_to_force_it() {

@@ -1,8 +1,10 @@
 //! `agentctl operators`: the people who enter the operator console (console.md): invite one (a
-//! one-time enrollment link, printed once), list them, disable one (their sessions end at once).
+//! one-time enrollment link, printed once), list them, disable one (their sessions end at once),
+//! revoke one's token for agentctl. A token is issued only by its operator, from their own
+//! console session: the control plane could otherwise mint every operator's proof.
 
 use api_types::{ConsoleInvitationOut, ConsoleOperatorOut};
-use app::{DisableError, InviteError};
+use app::{DisableError, InviteError, RevokeTokenError};
 use clap::{Subcommand, ValueEnum};
 use domain::{Actor, OperatorName, OperatorRole};
 use serde_json::{json, Value};
@@ -24,6 +26,15 @@ pub enum OperatorsCommand {
     List,
     /// Disables an operator: their sessions end at once and nothing of theirs opens the console.
     Disable { name: String },
+    /// An operator's token for agentctl, which they issue on the console.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Revokes the operator's token: it proves nobody from now on.
+    Revoke { name: String },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -87,6 +98,19 @@ pub async fn run(context: &Context, command: OperatorsCommand) -> anyhow::Result
                     other => other.into(),
                 })?;
             json!(ConsoleOperatorOut::from(&disabled))
+        }
+        OperatorsCommand::Token(TokenCommand::Revoke { name: wanted }) => {
+            let name = name(&wanted)?;
+            let revoked = console
+                .revoke_token(name.clone(), &actor)
+                .await
+                .map_err(|error| match error {
+                    RevokeTokenError::NotFound(name) => {
+                        anyhow::anyhow!("no operator is named {}", name.as_str())
+                    }
+                    other => other.into(),
+                })?;
+            json!({"operator": name.as_str(), "token_revoked": revoked})
         }
     })
 }

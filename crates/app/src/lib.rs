@@ -36,8 +36,8 @@ pub use operator::{
     CeremonyStart, ChainResolution, ChainResolutionPorts, ConfirmError, Confirmation,
     ConsoleAccess, ConsoleSession, CreateAgent, CreateAgentError, DecisionStores, DisableError,
     EndpointView, EventAdmin, Inspection, IntentDecisions, Invitation, InviteError, IssuedKey,
-    OperatorServices, PolicyAdmin, PolicyError, RecipientStanding, ResolveError, Review, SignedIn,
-    SAME_RECIPIENT_SHOWN,
+    OperatorServices, PolicyAdmin, PolicyError, ProofError, RecipientStanding, ResolveError,
+    Review, RevokeTokenError, SignedIn, TokenError, FAILED_SIGN_IN_RATE, SAME_RECIPIENT_SHOWN,
 };
 
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};

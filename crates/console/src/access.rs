@@ -8,7 +8,6 @@ use app::AccessError;
 use domain::OneTimeSecret;
 use maud::html;
 use serde::Deserialize;
-use uuid::Uuid;
 
 use crate::guard::{
     client_address, console_cookie, pre_session_refusal, removed, signed_in, signed_in_change,
@@ -17,10 +16,11 @@ use crate::guard::{
 use crate::pages::{html, json_refusal, layout, role_name};
 use crate::Console;
 
-/// The browser's answer to a ceremony: the ceremony it answers and the credential it made.
+/// The browser's answer to a ceremony: the ceremony it answers (a registration's id, a
+/// sign-in's sealed challenge) and the credential it made.
 #[derive(Deserialize)]
 pub(crate) struct Answer {
-    ceremony: Uuid,
+    ceremony: String,
     credential: serde_json::Value,
 }
 
@@ -28,6 +28,12 @@ pub(crate) struct Answer {
 #[derive(Deserialize)]
 pub(crate) struct CsrfForm {
     csrf: Option<String>,
+}
+
+impl CsrfForm {
+    pub(crate) fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
 }
 
 /// The pre-session CSRF token of a page: the browser's, when it has one, else a new one it is
@@ -80,7 +86,7 @@ fn refused(error: &AccessError) -> HttpResponse {
 }
 
 /// A ceremony begun, for the page's script.
-fn begun(ceremony: Uuid, options: &str) -> HttpResponse {
+fn begun(ceremony: &str, options: &str) -> HttpResponse {
     match serde_json::from_str::<serde_json::Value>(options) {
         Ok(options) => HttpResponse::Ok().json(serde_json::json!({
             "ceremony": ceremony,
@@ -119,7 +125,7 @@ pub(crate) async fn sign_in_page(
     })
 }
 
-/// `POST /console/sign-in/options`: begins a sign-in, within the address's attempts.
+/// `POST /console/sign-in/options`: begins a sign-in; nothing is kept until the browser answers.
 pub(crate) async fn sign_in_options(
     request: HttpRequest,
     console: web::Data<Console>,
@@ -127,15 +133,8 @@ pub(crate) async fn sign_in_options(
     if let Some(refusal) = pre_session_refusal(&request, &console) {
         return refusal;
     }
-    let address = client_address(&request).unwrap_or_default();
-    match console
-        .services
-        .operator
-        .console
-        .sign_in_options(&address)
-        .await
-    {
-        Ok(start) => begun(start.id, &start.options),
+    match console.services.operator.console.sign_in_options().await {
+        Ok(start) => begun(&start.ceremony, &start.options),
         Err(error) => refused(&error),
     }
 }
@@ -154,7 +153,11 @@ pub(crate) async fn sign_in(
         .services
         .operator
         .console
-        .sign_in(answer.ceremony, &credential, client_address(&request))
+        .sign_in(
+            &answer.ceremony,
+            &credential,
+            client_address(&request, &console),
+        )
         .await
     {
         Ok(signed_in) => HttpResponse::Ok()
@@ -182,7 +185,7 @@ pub(crate) async fn sign_out(
             .services
             .operator
             .console
-            .sign_out(cookie.value(), client_address(&request))
+            .sign_out(cookie.value(), client_address(&request, &console))
             .await
         {
             return crate::pages::unavailable(&error);
@@ -249,7 +252,7 @@ pub(crate) async fn enroll_options(
         .registration_options(&token)
         .await
     {
-        Ok(start) => begun(start.id, &start.options),
+        Ok(start) => begun(&start.ceremony, &start.options),
         Err(error) => refused(&error),
     }
 }
@@ -268,7 +271,11 @@ pub(crate) async fn enroll(
         .services
         .operator
         .console
-        .register(answer.ceremony, &credential, client_address(&request))
+        .register(
+            &answer.ceremony,
+            &credential,
+            client_address(&request, &console),
+        )
         .await
     {
         Ok(_) => HttpResponse::Ok().json(serde_json::json!({

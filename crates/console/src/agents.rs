@@ -252,7 +252,7 @@ pub(crate) async fn create(
         phone: form.number.is_some(),
         wallet: form.wallet.is_some(),
     };
-    let actor = session.actor(client_address(&request));
+    let actor = session.actor(client_address(&request, &console));
     match console
         .services
         .operator
@@ -296,7 +296,7 @@ pub(crate) async fn deactivate(
         Ok(changing) => changing,
         Err(refused) => return refused,
     };
-    let actor = session.actor(client_address(&request));
+    let actor = session.actor(client_address(&request, &console));
     match console
         .services
         .operator
@@ -323,7 +323,7 @@ pub(crate) async fn rotate(
         Ok(changing) => changing,
         Err(refused) => return refused,
     };
-    let actor = session.actor(client_address(&request));
+    let actor = session.actor(client_address(&request, &console));
     match console
         .services
         .operator
@@ -630,7 +630,7 @@ pub(crate) async fn save_policy(
             )
         }
     };
-    let actor = session.actor(client_address(&request));
+    let actor = session.actor(client_address(&request, &console));
     match console
         .services
         .operator

@@ -160,7 +160,24 @@ fn details(inspection: &Inspection) -> Markup {
                     Err(error) => span.verdict.refused { "cannot be read from the chain now: " (error.to_string()) },
                 }
             }
-            dt { "Approvals" } dd { (intent.approvals.received) " of " (intent.approvals.required) }
+            dt { "Approvals" }
+            dd {
+                (approvals_counted(inspection)) " of " (intent.approvals.required)
+                @if !inspection.approvals.is_empty() {
+                    ul.approvals {
+                        @for approval in &inspection.approvals {
+                            li data-approver=(approval.approver.to_string()) data-counts=(approval.counts) {
+                                (approval.approver.to_string()) ", " (instant(approval.approved_at))
+                                @if !approval.counts {
+                                    " · " span.verdict.refused {
+                                        "does not count: its operator was disabled since, or is no operator of this console"
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
             dt { "Created" } dd { (instant(intent.created_at)) }
             @if let Some(decided_by) = &intent.decided_by {
                 dt { "Last decided by" } dd { (decided_by.to_string()) }
@@ -172,6 +189,21 @@ fn details(inspection: &Inspection) -> Markup {
                 dt { "Transaction" } dd { code { (hash) } }
             }
         }
+    }
+}
+
+/// The approvals an intent has toward its quorum: while it is pending, those that count now
+/// (one of an operator disabled since does not, and is not counted at the next approval);
+/// once decided, those it was decided with.
+fn approvals_counted(inspection: &Inspection) -> usize {
+    if inspection.intent.status == IntentStatus::PendingConfirmation {
+        inspection
+            .approvals
+            .iter()
+            .filter(|approval| approval.counts)
+            .count()
+    } else {
+        usize::from(inspection.intent.approvals.received)
     }
 }
 
@@ -284,7 +316,7 @@ pub(crate) async fn approve(
         Ok(deciding) => deciding,
         Err(refused) => return refused,
     };
-    let actor = session.actor(client_address(&request));
+    let actor = session.actor(client_address(&request, &console));
     match console
         .services
         .operator
@@ -363,7 +395,7 @@ pub(crate) async fn reject(
         )
         .await;
     }
-    let actor = session.actor(client_address(&request));
+    let actor = session.actor(client_address(&request, &console));
     match console
         .services
         .operator

@@ -37,9 +37,23 @@ pub(crate) fn removed(name: &str) -> Cookie<'_> {
     cookie
 }
 
-/// The client's address, as the connection shows it: never a header a client can write.
-pub(crate) fn client_address(request: &HttpRequest) -> Option<String> {
-    request.peer_addr().map(|peer| peer.ip().to_string())
+/// The client's address: the connection's, unless it comes from a proxy the configuration
+/// trusts, whose header then names the client (`domain::TrustedProxies`); never a header
+/// anyone else can write.
+pub(crate) fn client_address(request: &HttpRequest, console: &Console) -> Option<String> {
+    let peer = request.peer_addr()?.ip();
+    let address = match &console.trusted_proxies {
+        Some(proxies) => {
+            let values: Vec<&str> = request
+                .headers()
+                .get_all(proxies.header())
+                .filter_map(|value| value.to_str().ok())
+                .collect();
+            proxies.client_address(peer, &values)
+        }
+        None => peer,
+    };
+    Some(address.to_string())
 }
 
 /// Whether two secrets are equal, in a time that does not tell where they differ.

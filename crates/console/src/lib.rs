@@ -13,6 +13,7 @@ mod guard;
 mod pages;
 mod pending;
 mod records;
+mod token;
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::DefaultHeaders;
 use actix_web::web;
 use app::Services;
+use domain::TrustedProxies;
 use tokio::sync::Semaphore;
 
 pub use guard::SESSION_COOKIE;
@@ -43,20 +45,28 @@ pub struct Console {
     services: Arc<Services>,
     /// The console's origin (`scheme://host[:port]`), which every change must come from.
     origin: String,
+    /// The proxies whose header names the client, as the audit log records it; none: the
+    /// connection's address.
+    trusted_proxies: Option<TrustedProxies>,
     /// Places for the live pending lists.
     live_lists: Arc<Semaphore>,
 }
 
 impl Console {
     /// The console of `services`, reached at `console_url` (its origin is what every change must
-    /// come from).
-    pub fn new(services: Arc<Services>, console_url: &str) -> Self {
+    /// come from), behind `trusted_proxies` when some are configured.
+    pub fn new(
+        services: Arc<Services>,
+        console_url: &str,
+        trusted_proxies: Option<TrustedProxies>,
+    ) -> Self {
         let origin = url::Url::parse(console_url)
             .map(|url| url.origin().ascii_serialization())
             .unwrap_or_else(|_| console_url.trim_end_matches('/').to_owned());
         Self {
             services,
             origin,
+            trusted_proxies,
             live_lists: Arc::new(Semaphore::new(LIVE_LISTS)),
         }
     }
@@ -110,6 +120,9 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
                 .route("/sign-in/options", web::post().to(access::sign_in_options))
                 .route("/sign-in", web::post().to(access::sign_in))
                 .route("/sign-out", web::post().to(access::sign_out))
+                .route("/token", web::get().to(token::page))
+                .route("/token", web::post().to(token::issue))
+                .route("/token/revoke", web::post().to(token::revoke))
                 .route("/enroll/{token}", web::get().to(access::enroll_page))
                 .route(
                     "/enroll/{token}/options",

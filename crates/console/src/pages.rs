@@ -57,6 +57,7 @@ pub(crate) fn layout(
                                     li { a href="/console/agents" { "Agents" } }
                                 }
                                 li { a href="/console/audit" { "Audit" } }
+                                li { a href="/console/token" { "Token for agentctl" } }
                             }
                         }
                         form.sign-out method="post" action="/console/sign-out" {

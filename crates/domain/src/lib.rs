@@ -5,6 +5,7 @@ pub mod agent;
 pub mod amount;
 pub mod asset;
 pub mod attachments;
+pub mod client_address;
 pub mod commands;
 pub mod console;
 pub mod contact;
@@ -47,9 +48,11 @@ pub use attachments::{
     MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_ATTACHMENT_BYTES, MAX_OUTBOUND_FILENAME_CHARS,
     MAX_REQUEST_BODY_BYTES,
 };
+pub use client_address::{InvalidProxyNetwork, ProxyNetwork, TrustedProxies, TrustedProxiesError};
 pub use console::{
-    named_decider, Actor, AuditAction, AuditRecord, AuditTarget, NamedDecisionRefused,
-    OneTimeSecret, OperatorAccount, OperatorRole, SecretHash, UnknownAuditAction, UnknownRole,
+    approval_counts, named_decider, Actor, AuditAction, AuditRecord, AuditTarget, ChallengeRefused,
+    ChallengeSeal, NamedDecisionRefused, OneTimeSecret, OperatorAccount, OperatorRole,
+    OperatorToken, SecretHash, SignInChallenge, UnknownAuditAction, UnknownRole, CEREMONY_TTL,
     ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
 };
 pub use contact::{

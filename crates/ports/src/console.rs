@@ -1,5 +1,6 @@
 //! The operator console's side of the store (operators, enrollment links, passkeys, sessions,
-//! ceremonies in progress, the audit log) and the passkey ceremonies themselves.
+//! registrations in progress, the challenges used and the failed sign-ins, personal tokens, the
+//! audit log) and the passkey ceremonies themselves.
 
 use std::time::Duration;
 
@@ -40,22 +41,40 @@ impl std::fmt::Debug for StoredPasskey {
     }
 }
 
-/// What a WebAuthn ceremony under way keeps server-side until the browser answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CeremonyKind {
-    /// A passkey's registration through an enrollment link (its token's hash).
-    Registration {
-        enrollment: SecretHash,
-    },
-    Authentication,
-}
-
+/// A passkey's registration under way, kept server-side until the browser answers: the
+/// enrollment link it is for (its token's hash) and the library's state. Sign-ins keep nothing:
+/// their challenge travels sealed (`domain::ChallengeSeal`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ceremony {
     pub id: Uuid,
-    pub kind: CeremonyKind,
+    pub enrollment: SecretHash,
     /// The library's state, as JSON.
     pub state: String,
+}
+
+/// A sign-in challenge that signed someone in: no second answer to it is taken until
+/// `kept_until`, past the last moment any instance would still take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsedChallenge {
+    pub id: Uuid,
+    pub kept_until: OffsetDateTime,
+}
+
+/// What came of opening a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOpening {
+    Opened,
+    /// The operator was disabled meanwhile: nothing opened.
+    OperatorDisabled,
+    /// The challenge signed someone in before: a replay, nothing opened.
+    ChallengeUsed,
+}
+
+/// An operator's live personal token, as its page shows it (never the token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub created_at: OffsetDateTime,
+    pub last_used_at: Option<OffsetDateTime>,
 }
 
 /// A session to open: the hash of its cookie's token and its CSRF token.
@@ -120,14 +139,15 @@ pub trait OperatorStore: Send + Sync {
     /// and its operator active.
     async fn enrollment(&self, token: SecretHash) -> Result<Option<OperatorAccount>, StoreError>;
 
-    /// Keeps a ceremony's state until `expires_in` has passed.
+    /// Keeps a registration's state until `expires_in` has passed.
     async fn begin_ceremony(
         &self,
         ceremony: Ceremony,
         expires_in: Duration,
     ) -> Result<(), StoreError>;
 
-    /// Takes a ceremony under way, once: `None` when it never was, was taken, or has expired.
+    /// Takes a registration under way, once: `None` when it never was, was taken, or has
+    /// expired.
     async fn take_ceremony(&self, id: Uuid) -> Result<Option<Ceremony>, StoreError>;
 
     /// Registers `passkey` for the operator of the enrollment link and uses the link up, audited
@@ -139,22 +159,44 @@ pub trait OperatorStore: Send + Sync {
         address: Option<String>,
     ) -> Result<OperatorAccount, OperatorStoreError>;
 
+    /// The key sign-in challenges are sealed with, the same for every instance: the one kept,
+    /// else `drawn`, kept from now on.
+    async fn challenge_key(&self, drawn: [u8; 32]) -> Result<[u8; 32], StoreError>;
+
     /// A passkey by its credential's id, with its operator.
     async fn passkey(
         &self,
         credential_id: &[u8],
     ) -> Result<Option<(OperatorAccount, StoredPasskey)>, StoreError>;
 
+    /// Whether the passkey `credential_id` may be tried again: its bucket of failed sign-ins,
+    /// read without taking from it.
+    async fn failed_sign_ins(
+        &self,
+        credential_id: &[u8],
+        limit: RateLimit,
+    ) -> Result<RateDecision, StoreError>;
+
+    /// Counts a failed sign-in against the passkey `credential_id`, in its own bucket: a wrong
+    /// guess at one passkey holds back no other.
+    async fn count_failed_sign_in(
+        &self,
+        credential_id: &[u8],
+        limit: RateLimit,
+    ) -> Result<(), StoreError>;
+
     /// Opens a session for the operator who signed in with `passkey` (kept with its new
-    /// counter), audited as their login from `address`; `false`, and nothing opened, when the
-    /// operator was disabled meanwhile.
+    /// counter) by answering `challenge`, which is recorded as used in the same transaction,
+    /// audited as their login from `address`. Nothing is opened when the operator was disabled
+    /// meanwhile, or the challenge signed someone in before.
     async fn open_session(
         &self,
         operator: OperatorId,
         passkey: StoredPasskey,
         session: NewSession,
+        challenge: UsedChallenge,
         address: Option<String>,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<SessionOpening, StoreError>;
 
     /// The live session behind `token`, marked as seen now when `touch` says so (a request of
     /// the operator's, not a page that stays open): only while its operator is active and it was
@@ -173,12 +215,34 @@ pub trait OperatorStore: Send + Sync {
         address: Option<String>,
     ) -> Result<(), StoreError>;
 
-    /// Takes one sign-in attempt from the bucket of the client address `address`.
-    async fn take_sign_in_attempt(
+    /// Issues `operator` the personal token hashing to `token`, revoking the one they had,
+    /// audited as `actor`'s; `false`, and nothing issued, when the operator is disabled.
+    async fn issue_token(
         &self,
-        address: &str,
-        limit: RateLimit,
-    ) -> Result<RateDecision, StoreError>;
+        operator: OperatorId,
+        token: SecretHash,
+        actor: &Actor,
+    ) -> Result<bool, StoreError>;
+
+    /// Revokes the live personal token of the operator named `name`, audited as `actor`'s:
+    /// `None` when no operator has that name, `Some(false)` when they had no live token.
+    async fn revoke_token(
+        &self,
+        name: &OperatorName,
+        actor: &Actor,
+    ) -> Result<Option<bool>, StoreError>;
+
+    /// The operator's live personal token, when they have one.
+    async fn token_of(&self, operator: OperatorId) -> Result<Option<TokenRecord>, StoreError>;
+
+    /// The active operator whose live personal token hashes to `token`, its use audited as
+    /// theirs on `target`; `None`, and nothing recorded, for a token revoked, replaced, never
+    /// issued, or of an operator disabled.
+    async fn use_token(
+        &self,
+        token: SecretHash,
+        target: Option<String>,
+    ) -> Result<Option<OperatorAccount>, StoreError>;
 
     /// A page of the audit log, newest first.
     async fn audit(&self, page: AuditPage) -> Result<Vec<(Uuid, AuditRecord)>, StoreError>;
@@ -209,7 +273,8 @@ pub trait Passkeys: Send + Sync {
     fn finish_registration(&self, answer: &str, state: &str)
         -> Result<StoredPasskey, PasskeyError>;
 
-    /// Options to sign in with any passkey of this site (no name asked), and the state to keep.
+    /// Options to sign in with any passkey of this site (no name asked), and the state to find
+    /// again at the answer (the way in seals it for the browser to carry).
     fn start_authentication(&self) -> Result<(String, String), PasskeyError>;
 
     /// The id of the credential the browser's `answer` signed with.

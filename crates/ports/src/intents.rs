@@ -135,6 +135,15 @@ pub struct Approval {
     pub verdict: Result<(), PolicyViolation>,
 }
 
+/// One approval an intent received, and whether it counts toward its quorum now
+/// (`domain::approval_counts`: a named operator's no longer does once they are disabled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntentApproval {
+    pub approver: Operator,
+    pub approved_at: OffsetDateTime,
+    pub counts: bool,
+}
+
 /// What an approval is judged against, under the locks of the intent and its wallet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApprovalContext<'a> {
@@ -226,12 +235,16 @@ pub trait IntentLedger: Send + Sync {
     /// The transactions recorded for the intent, newest first.
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
 
+    /// The approvals the intent received, oldest first, each with whether it counts now.
+    async fn approvals(&self, id: IntentId) -> Result<Vec<IntentApproval>, StoreError>;
+
     /// Records `approver`'s approval of the pending intent under its row lock; once distinct
     /// operators' approvals reach the approvals the intent requires, it is confirmed
     /// (`confirmed_by` operator). What it requires is read under that lock: every change of the
     /// policy sets it on the wallet's pending intents under the same lock, so a change made
     /// while the approval was on its way is the one that counts. An operator's second approval
-    /// is not counted again. Before anything is recorded, `check` judges the approval under the
+    /// is not counted again, and a named operator's approval stops counting once they are disabled
+    /// (`IntentApproval::counts`). Before anything is recorded, `check` judges the approval under the
     /// locks of the wallet (and its policy) and of the intent, taken in that order as every
     /// writer of both takes them. The approval is audited as `approver`'s in the same
     /// transaction.

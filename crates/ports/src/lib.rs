@@ -25,8 +25,8 @@ pub use chain::{
     TransferCall,
 };
 pub use console::{
-    AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
-    PasskeyError, Passkeys, SessionRecord, StoredPasskey,
+    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError, PasskeyError,
+    Passkeys, SessionOpening, SessionRecord, StoredPasskey, TokenRecord, UsedChallenge,
 };
 pub use email::{
     AcceptError, Acceptance, AttachmentBytes, AttachmentContent, AttachmentObjects,
@@ -45,8 +45,8 @@ pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
     Approval, ApprovalCheck, ApprovalContext, AttemptRecord, ExecutionQueue, IntentAdmission,
-    IntentFilter, IntentLedger, IntentSweeper, NewTransferIntent, Settlement, SubmissionClaim,
-    SubmissionError, SubmittedIntent, TransitionError, UsageReading,
+    IntentApproval, IntentFilter, IntentLedger, IntentSweeper, NewTransferIntent, Settlement,
+    SubmissionClaim, SubmissionError, SubmittedIntent, TransitionError, UsageReading,
 };
 pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{

@@ -1,6 +1,7 @@
 //! `OperatorStore`: the console's operators, their enrollment links and passkeys, sessions, the
-//! WebAuthn ceremonies under way, and the audit log (migration 000021). Every operator action
-//! records its audit row in its own transaction.
+//! passkey registrations under way, the key sign-in challenges are sealed with and the
+//! challenges used, failed sign-ins per passkey, personal tokens, and the audit log (migrations
+//! 000021 and 000031). Every operator action records its audit row in its own transaction.
 
 use std::time::Duration;
 
@@ -15,8 +16,8 @@ use domain::{
     OperatorRole, RateDecision, RateLimit, SecretHash, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
-    SessionRecord, StoreError, StoredPasskey,
+    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError,
+    SessionOpening, SessionRecord, StoreError, StoredPasskey, TokenRecord, UsedChallenge,
 };
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -24,17 +25,17 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::audit::{self, AuditEntry, AuditRow};
-use crate::clock::interval;
+use crate::clock::{duration_from_secs, interval};
 use crate::database::Database;
 use crate::errors::{corrupt, from_diesel, TxError};
-use crate::limits::take_locked;
+use crate::limits::{lock_bucket, take_locked};
 use crate::schema::{
-    operator_audit, operator_ceremonies, operator_enrollments, operator_passkeys,
-    operator_sessions, operators,
+    console_challenge_key, console_used_challenges, operator_audit, operator_ceremonies,
+    operator_enrollments, operator_passkeys, operator_sessions, operator_tokens, operators,
 };
 
-/// The bucket of sign-in attempts, per client address.
-const SIGN_IN_ACTION: &str = "console_sign_in";
+/// The bucket of failed sign-ins, per passkey.
+const FAILED_SIGN_IN_ACTION: &str = "console_failed_sign_in";
 
 pub struct PgOperatorStore {
     database: Database,
@@ -98,9 +99,9 @@ fn db_now() -> diesel::dsl::AsExprOf<now, Timestamptz> {
     now.into_sql::<Timestamptz>()
 }
 
-/// The bucket subject of a client address: the first 16 bytes of its SHA-256.
-fn address_subject(address: &str) -> Uuid {
-    let digest = Sha256::digest(address.as_bytes());
+/// The bucket subject of a passkey: the first 16 bytes of its credential id's SHA-256.
+fn passkey_subject(credential_id: &[u8]) -> Uuid {
+    let digest = Sha256::digest(credential_id);
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     Uuid::from_bytes(bytes)
@@ -116,6 +117,35 @@ async fn operator_by_id(
         .first(connection)
         .await
         .optional()
+}
+
+/// Revokes the operator's live personal token, if any: whether there was one.
+async fn revoke_live(
+    connection: &mut AsyncPgConnection,
+    operator: OperatorId,
+) -> Result<bool, diesel::result::Error> {
+    Ok(diesel::update(
+        operator_tokens::table
+            .filter(operator_tokens::operator_id.eq(operator.0))
+            .filter(operator_tokens::revoked_at.is_null()),
+    )
+    .set(operator_tokens::revoked_at.eq(now))
+    .execute(connection)
+    .await?
+        > 0)
+}
+
+/// Why a token's use records nothing: it proves no active operator (its mark of use is rolled
+/// back with the rest), or the store failed.
+enum UseRefused {
+    Nothing,
+    Store(StoreError),
+}
+
+impl From<StoreError> for UseRefused {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
 }
 
 async fn enroll_locked(
@@ -320,16 +350,10 @@ impl OperatorStore for PgOperatorStore {
         ceremony: Ceremony,
         expires_in: Duration,
     ) -> Result<(), StoreError> {
-        let (kind, enrollment) = match ceremony.kind {
-            CeremonyKind::Registration { enrollment } => {
-                ("registration", Some(enrollment.0.to_vec()))
-            }
-            CeremonyKind::Authentication => ("authentication", None),
-        };
         let state = state_column(&ceremony.state)?;
         let mut connection = self.database.connection().await?;
-        // Ceremonies nobody finished go as new ones begin: their count stays that of the last
-        // few minutes' beginnings, which sign-in's rate bounds.
+        // Registrations nobody finished go as new ones begin: each needs an open enrollment
+        // link, so their count stays that of the links' last few minutes.
         diesel::delete(operator_ceremonies::table.filter(operator_ceremonies::expires_at.lt(now)))
             .execute(&mut connection)
             .await
@@ -337,8 +361,7 @@ impl OperatorStore for PgOperatorStore {
         diesel::insert_into(operator_ceremonies::table)
             .values((
                 operator_ceremonies::id.eq(ceremony.id),
-                operator_ceremonies::kind.eq(kind),
-                operator_ceremonies::enrollment.eq(enrollment),
+                operator_ceremonies::enrollment.eq(ceremony.enrollment.0.to_vec()),
                 operator_ceremonies::state.eq(state),
                 operator_ceremonies::expires_at.eq(db_now() + interval(expires_in)),
             ))
@@ -350,37 +373,26 @@ impl OperatorStore for PgOperatorStore {
 
     async fn take_ceremony(&self, id: Uuid) -> Result<Option<Ceremony>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let taken: Option<(String, Option<Vec<u8>>, Value)> = diesel::delete(
+        let taken: Option<(Vec<u8>, Value)> = diesel::delete(
             operator_ceremonies::table
                 .find(id)
                 .filter(operator_ceremonies::expires_at.gt(now)),
         )
-        .returning((
-            operator_ceremonies::kind,
-            operator_ceremonies::enrollment,
-            operator_ceremonies::state,
-        ))
+        .returning((operator_ceremonies::enrollment, operator_ceremonies::state))
         .get_result(&mut connection)
         .await
         .optional()
         .map_err(from_diesel)?;
-        let Some((kind, enrollment, state)) = taken else {
+        let Some((enrollment, state)) = taken else {
             return Ok(None);
-        };
-        let kind = match (kind.as_str(), enrollment) {
-            ("registration", Some(enrollment)) => CeremonyKind::Registration {
-                enrollment: SecretHash(
-                    enrollment
-                        .try_into()
-                        .map_err(|_| corrupt("an enrollment's hash of another length"))?,
-                ),
-            },
-            ("authentication", None) => CeremonyKind::Authentication,
-            (kind, _) => return Err(corrupt(format!("a ceremony of kind {kind:?}"))),
         };
         Ok(Some(Ceremony {
             id,
-            kind,
+            enrollment: SecretHash(
+                enrollment
+                    .try_into()
+                    .map_err(|_| corrupt("an enrollment's hash of another length"))?,
+            ),
             state: state.to_string(),
         }))
     }
@@ -396,6 +408,57 @@ impl OperatorStore for PgOperatorStore {
             .in_transaction(|connection| {
                 async move { enroll_locked(connection, enrollment, &passkey, address).await }
                     .scope_boxed()
+            })
+            .await
+    }
+
+    async fn challenge_key(&self, drawn: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        let mut connection = self.database.connection().await?;
+        // The first instance's draw is kept; every other reads it back.
+        diesel::insert_into(console_challenge_key::table)
+            .values(console_challenge_key::key.eq(drawn.to_vec()))
+            .on_conflict_do_nothing()
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        let kept: Vec<u8> = console_challenge_key::table
+            .select(console_challenge_key::key)
+            .first(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        kept.try_into()
+            .map_err(|_| corrupt("a challenge key of another length"))
+    }
+
+    async fn failed_sign_ins(
+        &self,
+        credential_id: &[u8],
+        limit: RateLimit,
+    ) -> Result<RateDecision, StoreError> {
+        let subject = passkey_subject(credential_id);
+        let mut connection = self.database.connection().await?;
+        let bucket = lock_bucket(&mut connection, subject, FAILED_SIGN_IN_ACTION)
+            .await
+            .map_err(from_diesel)?;
+        Ok(match bucket {
+            Some((tokens, elapsed)) => limit.take(tokens, duration_from_secs(elapsed)).1,
+            None => RateDecision::Allowed,
+        })
+    }
+
+    async fn count_failed_sign_in(
+        &self,
+        credential_id: &[u8],
+        limit: RateLimit,
+    ) -> Result<(), StoreError> {
+        let subject = passkey_subject(credential_id);
+        self.database
+            .in_transaction(|connection| {
+                async move {
+                    take_locked(connection, subject, FAILED_SIGN_IN_ACTION, limit).await?;
+                    Ok(())
+                }
+                .scope_boxed()
             })
             .await
     }
@@ -431,11 +494,32 @@ impl OperatorStore for PgOperatorStore {
         operator: OperatorId,
         passkey: StoredPasskey,
         session: NewSession,
+        challenge: UsedChallenge,
         address: Option<String>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<SessionOpening, StoreError> {
         self.database
             .in_transaction(|connection| {
                 async move {
+                    // The challenge is taken first: of two answers to one, the second finds it
+                    // used (or waits for the first's commit and then does).
+                    diesel::delete(
+                        console_used_challenges::table
+                            .filter(console_used_challenges::kept_until.lt(now)),
+                    )
+                    .execute(connection)
+                    .await?;
+                    let first_use = diesel::insert_into(console_used_challenges::table)
+                        .values((
+                            console_used_challenges::id.eq(challenge.id),
+                            console_used_challenges::kept_until.eq(challenge.kept_until),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(connection)
+                        .await?
+                        == 1;
+                    if !first_use {
+                        return Ok(SessionOpening::ChallengeUsed);
+                    }
                     // The operator's row, shared-locked: a disable waits for this sign-in, or
                     // this sign-in finds the operator disabled.
                     let row: Option<OperatorRow> = operators::table
@@ -447,7 +531,7 @@ impl OperatorStore for PgOperatorStore {
                         .await
                         .optional()?;
                     let Some(row) = row else {
-                        return Ok(false);
+                        return Ok(SessionOpening::OperatorDisabled);
                     };
                     let account = row.into_account().map_err(TxError::store)?;
                     diesel::update(operator_passkeys::table.find(&passkey.credential_id))
@@ -490,7 +574,7 @@ impl OperatorStore for PgOperatorStore {
                         },
                     )
                     .await?;
-                    Ok(true)
+                    Ok(SessionOpening::Opened)
                 }
                 .scope_boxed()
             })
@@ -592,18 +676,170 @@ impl OperatorStore for PgOperatorStore {
             .await
     }
 
-    async fn take_sign_in_attempt(
+    #[tracing::instrument(level = "debug", skip_all, fields(operator = %operator))]
+    async fn issue_token(
         &self,
-        address: &str,
-        limit: RateLimit,
-    ) -> Result<RateDecision, StoreError> {
-        let subject = address_subject(address);
+        operator: OperatorId,
+        token: SecretHash,
+        actor: &Actor,
+    ) -> Result<bool, StoreError> {
         self.database
             .in_transaction(|connection| {
-                async move { Ok(take_locked(connection, subject, SIGN_IN_ACTION, limit).await?) }
-                    .scope_boxed()
+                async move {
+                    // Shared with a disable: it waits for this issue, or this finds it done.
+                    let row: Option<OperatorRow> = operators::table
+                        .find(operator.0)
+                        .filter(operators::disabled_at.is_null())
+                        .select(OperatorRow::as_select())
+                        .for_share()
+                        .first(connection)
+                        .await
+                        .optional()?;
+                    let Some(row) = row else {
+                        return Ok(false);
+                    };
+                    let account = row.into_account().map_err(TxError::store)?;
+                    let replaced = revoke_live(connection, operator).await?;
+                    diesel::insert_into(operator_tokens::table)
+                        .values((
+                            operator_tokens::token_hash.eq(token.0.to_vec()),
+                            operator_tokens::operator_id.eq(operator.0),
+                        ))
+                        .execute(connection)
+                        .await?;
+                    audit::record(
+                        connection,
+                        AuditEntry {
+                            actor,
+                            action: AuditAction::TokenIssue,
+                            target: target(&account),
+                            before: Some(json!({"live_token": replaced})),
+                            after: Some(json!({"live_token": true})),
+                            reason: None,
+                        },
+                    )
+                    .await?;
+                    Ok(true)
+                }
+                .scope_boxed()
             })
             .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, actor))]
+    async fn revoke_token(
+        &self,
+        name: &OperatorName,
+        actor: &Actor,
+    ) -> Result<Option<bool>, StoreError> {
+        self.database
+            .in_transaction(|connection| {
+                async move {
+                    let Some(row) = operators::table
+                        .filter(operators::name.eq(name.as_str()))
+                        .select(OperatorRow::as_select())
+                        .first(connection)
+                        .await
+                        .optional()?
+                    else {
+                        return Ok(None);
+                    };
+                    let account = row.into_account().map_err(TxError::store)?;
+                    if !revoke_live(connection, account.id).await? {
+                        return Ok(Some(false));
+                    }
+                    audit::record(
+                        connection,
+                        AuditEntry {
+                            actor,
+                            action: AuditAction::TokenRevoke,
+                            target: target(&account),
+                            before: Some(json!({"live_token": true})),
+                            after: Some(json!({"live_token": false})),
+                            reason: None,
+                        },
+                    )
+                    .await?;
+                    Ok(Some(true))
+                }
+                .scope_boxed()
+            })
+            .await
+    }
+
+    async fn token_of(&self, operator: OperatorId) -> Result<Option<TokenRecord>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let live: Option<(OffsetDateTime, Option<OffsetDateTime>)> = operator_tokens::table
+            .filter(operator_tokens::operator_id.eq(operator.0))
+            .filter(operator_tokens::revoked_at.is_null())
+            .select((operator_tokens::created_at, operator_tokens::last_used_at))
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        Ok(live.map(|(created_at, last_used_at)| TokenRecord {
+            created_at,
+            last_used_at,
+        }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn use_token(
+        &self,
+        token: SecretHash,
+        target: Option<String>,
+    ) -> Result<Option<OperatorAccount>, StoreError> {
+        self.database
+            .in_transaction(|connection| {
+                async move {
+                    let used: Option<Uuid> = diesel::update(
+                        operator_tokens::table
+                            .find(token.0.to_vec())
+                            .filter(operator_tokens::revoked_at.is_null()),
+                    )
+                    .set(operator_tokens::last_used_at.eq(now))
+                    .returning(operator_tokens::operator_id)
+                    .get_result(connection)
+                    .await
+                    .optional()?;
+                    let Some(operator) = used else {
+                        return Ok(None);
+                    };
+                    // Shared with a disable, as a sign-in is: it waits for this use, or this
+                    // finds the operator disabled and proves nothing.
+                    let row: Option<OperatorRow> = operators::table
+                        .find(operator)
+                        .filter(operators::disabled_at.is_null())
+                        .select(OperatorRow::as_select())
+                        .for_share()
+                        .first(connection)
+                        .await
+                        .optional()?;
+                    let Some(row) = row else {
+                        return Err(TxError::Abort(UseRefused::Nothing));
+                    };
+                    let account = row.into_account().map_err(TxError::store)?;
+                    audit::record(
+                        connection,
+                        AuditEntry {
+                            actor: &Actor::local(account.principal()),
+                            action: AuditAction::TokenUse,
+                            target,
+                            before: None,
+                            after: None,
+                            reason: None,
+                        },
+                    )
+                    .await?;
+                    Ok(Some(account))
+                }
+                .scope_boxed()
+            })
+            .await
+            .or_else(|error| match error {
+                UseRefused::Nothing => Ok(None),
+                UseRefused::Store(store) => Err(store),
+            })
     }
 
     async fn audit(&self, page: AuditPage) -> Result<Vec<(Uuid, AuditRecord)>, StoreError> {

@@ -483,10 +483,34 @@ diesel::table! {
 diesel::table! {
     operator_ceremonies (id) {
         id -> Uuid,
-        kind -> Text,
-        enrollment -> Nullable<Bytea>,
+        enrollment -> Bytea,
         state -> Jsonb,
         expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    console_challenge_key (only_one) {
+        only_one -> Bool,
+        key -> Bytea,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    console_used_challenges (id) {
+        id -> Uuid,
+        kept_until -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    operator_tokens (token_hash) {
+        token_hash -> Bytea,
+        operator_id -> Uuid,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -514,6 +538,7 @@ diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
 diesel::joinable!(operator_enrollments -> operators (operator_id));
 diesel::joinable!(operator_passkeys -> operators (operator_id));
 diesel::joinable!(operator_sessions -> operators (operator_id));
+diesel::joinable!(operator_tokens -> operators (operator_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     sponsors,
@@ -545,5 +570,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     operator_passkeys,
     operator_sessions,
     operator_ceremonies,
+    console_challenge_key,
+    console_used_challenges,
+    operator_tokens,
     operator_audit,
 );

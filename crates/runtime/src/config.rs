@@ -9,8 +9,8 @@ use std::time::Duration;
 use api_types::TWILIO_SMS_WEBHOOK_PATH;
 use app::{ExecutorSettings, LongLivedCaps, QueueSettings, SendLimits, SendRates};
 use domain::{
-    CursorCodec, DeliveryRetry, EvmAddress, RateLimit, RetryOffsets, RetryRule, RetrySchedule,
-    Targets,
+    CursorCodec, DeliveryRetry, EvmAddress, ProxyNetwork, RateLimit, RetryOffsets, RetryRule,
+    RetrySchedule, Targets, TrustedProxies, TrustedProxiesError,
 };
 use email::{InvalidSmtpSettings, MailWebhook, ResendSettings, SmtpSecurity, SmtpSettings};
 use evm::MasterKey;
@@ -910,6 +910,38 @@ fn public_url(env: &Environment, name: &'static str) -> Result<Option<String>, C
     Ok(Some(raw.trim_end_matches('/').to_owned()))
 }
 
+/// The proxies whose header names the console's client: both settings or neither, since a
+/// header is believed only from the proxies that write it.
+fn console_trusted_proxies(env: &Environment) -> Result<Option<TrustedProxies>, ConfigError> {
+    const PROXIES: &str = "CONSOLE_TRUSTED_PROXIES";
+    const HEADER: &str = "CONSOLE_TRUSTED_PROXY_HEADER";
+    let (proxies, header) = match (env.get(PROXIES), env.get(HEADER)) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => return Err(ConfigError::Missing(HEADER)),
+        (None, Some(_)) => return Err(ConfigError::Missing(PROXIES)),
+        (Some(proxies), Some(header)) => (proxies, header),
+    };
+    let networks = proxies
+        .split(',')
+        .map(str::trim)
+        .filter(|network| !network.is_empty())
+        .map(str::parse::<ProxyNetwork>)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| ConfigError::Invalid {
+            name: PROXIES,
+            reason: error.to_string(),
+        })?;
+    TrustedProxies::new(header, networks)
+        .map(Some)
+        .map_err(|error| ConfigError::Invalid {
+            name: match error {
+                TrustedProxiesError::Header(_) => HEADER,
+                TrustedProxiesError::NoProxy => PROXIES,
+            },
+            reason: error.to_string(),
+        })
+}
+
 fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
     // Named for SMS since its waits came first; it caps waits for a code on every channel.
     let code_waits: usize = env.parsed("SMS_WAITERS_PER_AGENT", 20)?;
@@ -982,6 +1014,9 @@ pub struct ServerConfig {
     /// `MCP_ALLOWED_HOSTS`: the host names `/mcp` answers under; `None`: the host of the public
     /// URL and the loopback names.
     pub mcp_allowed_hosts: Option<Vec<String>>,
+    /// `CONSOLE_TRUSTED_PROXIES` and `CONSOLE_TRUSTED_PROXY_HEADER`: the proxies whose header
+    /// names the console's client; `None`: the connection's address.
+    pub console_trusted_proxies: Option<TrustedProxies>,
     pub log_format: LogFormat,
     pub shutdown_timeout: Duration,
 }
@@ -1027,6 +1062,7 @@ impl ServerConfig {
                     .map(str::to_owned)
                     .collect()
             }),
+            console_trusted_proxies: console_trusted_proxies(env)?,
             log_format,
             shutdown_timeout: Duration::from_secs(env.parsed("SHUTDOWN_TIMEOUT_SECS", 30)?),
         };
@@ -1376,6 +1412,67 @@ mod tests {
                     })
                 ),
                 "{wrong}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_consoles_trusted_proxies_come_with_their_header_or_not_at_all() {
+        let config = |extra: &[(&'static str, &'static str)]| {
+            let pairs: Vec<(&str, &str)> = [URL].into_iter().chain(extra.iter().copied()).collect();
+            ServerConfig::from_env(&Environment::from_pairs(pairs))
+        };
+        assert_eq!(config(&[]).expect("valid").console_trusted_proxies, None);
+        let set = config(&[
+            ("CONSOLE_TRUSTED_PROXIES", " 10.0.0.0/8, 192.0.2.7 ,"),
+            ("CONSOLE_TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
+        ])
+        .expect("valid")
+        .console_trusted_proxies
+        .expect("proxies");
+        assert_eq!(set.header(), "x-forwarded-for");
+        assert_eq!(
+            set.client_address("10.1.1.1".parse().expect("ip"), &["198.51.100.3"]),
+            "198.51.100.3".parse::<std::net::IpAddr>().expect("ip")
+        );
+        for (extra, named) in [
+            (
+                &[("CONSOLE_TRUSTED_PROXY_HEADER", "X-Forwarded-For")][..],
+                "CONSOLE_TRUSTED_PROXIES",
+            ),
+            (
+                &[("CONSOLE_TRUSTED_PROXIES", "10.0.0.1")][..],
+                "CONSOLE_TRUSTED_PROXY_HEADER",
+            ),
+            (
+                &[
+                    ("CONSOLE_TRUSTED_PROXIES", "proxy.internal"),
+                    ("CONSOLE_TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
+                ][..],
+                "CONSOLE_TRUSTED_PROXIES",
+            ),
+            (
+                &[
+                    ("CONSOLE_TRUSTED_PROXIES", " , "),
+                    ("CONSOLE_TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
+                ][..],
+                "CONSOLE_TRUSTED_PROXIES",
+            ),
+            (
+                &[
+                    ("CONSOLE_TRUSTED_PROXIES", "10.0.0.1"),
+                    ("CONSOLE_TRUSTED_PROXY_HEADER", "X Forwarded"),
+                ][..],
+                "CONSOLE_TRUSTED_PROXY_HEADER",
+            ),
+        ] {
+            let refused = config(extra).err();
+            assert!(
+                matches!(
+                    refused,
+                    Some(ConfigError::Missing(name) | ConfigError::Invalid { name, .. }) if name == named
+                ),
+                "{extra:?}: {refused:?}"
             );
         }
     }

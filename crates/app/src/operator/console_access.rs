@@ -1,28 +1,29 @@
 //! Who enters the operator console (console.md): operators invited by the control plane, each
 //! enrolling a passkey through a one-time link, then signing in with it to a server-side
-//! session. Every step that changes something is audited by the store in its own transaction.
+//! session; and who proves to be an operator on the control plane, by the personal token they
+//! issued themselves from that session. Every step that changes something is audited by the
+//! store in its own transaction.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use domain::{
-    named_decider, Actor, AuditRecord, AuditTarget, IntentId, NamedDecisionRefused, OneTimeSecret,
-    Operator, OperatorAccount, OperatorId, OperatorName, OperatorRole, RateDecision, RateLimit,
-    ENROLLMENT_TTL, SESSION_IDLE_TIMEOUT,
+    named_decider, Actor, AuditRecord, AuditTarget, ChallengeSeal, IntentId, NamedDecisionRefused,
+    OneTimeSecret, Operator, OperatorAccount, OperatorId, OperatorName, OperatorRole,
+    OperatorToken, RateDecision, RateLimit, SignInChallenge, CEREMONY_TTL, ENROLLMENT_TTL,
+    SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
-    PasskeyError, Passkeys, StoreError,
+    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError, PasskeyError,
+    Passkeys, SessionOpening, StoreError, TokenRecord, UsedChallenge,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// How long a browser has to answer a passkey ceremony.
-pub const CEREMONY_TTL: Duration = Duration::from_secs(5 * 60);
-
-/// Sign-in attempts of one client address: ten, then one every six seconds.
-pub const SIGN_IN_RATE: RateLimit = RateLimit {
+/// Failed sign-ins with one passkey: ten, then one every six seconds. Counted per passkey, so
+/// wrong guesses at one operator's hold back no other, whatever address they come from.
+pub const FAILED_SIGN_IN_RATE: RateLimit = RateLimit {
     per_minute: 10,
     burst: 10,
 };
@@ -58,11 +59,11 @@ pub struct SignedIn {
     pub session: ConsoleSession,
 }
 
-/// A passkey ceremony begun: its id, which the browser sends back with its answer, and the
-/// options for `navigator.credentials` (JSON).
+/// A passkey ceremony begun: what the browser sends back with its answer (a registration's id,
+/// or a sign-in's sealed challenge), and the options for `navigator.credentials` (JSON).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CeremonyStart {
-    pub id: Uuid,
+    pub ceremony: String,
     pub options: String,
 }
 
@@ -82,10 +83,36 @@ pub enum DisableError {
     Store(#[from] StoreError),
 }
 
+/// Why a personal token proves no operator who may decide.
 #[derive(Debug, thiserror::Error)]
-pub enum NamedDeciderError {
+pub enum ProofError {
+    #[error(
+        "this operator token proves nobody: it was revoked or replaced by a newer one, or its \
+         operator was disabled"
+    )]
+    Invalid,
     #[error(transparent)]
     Refused(#[from] NamedDecisionRefused),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why no personal token was revoked.
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeTokenError {
+    #[error("no operator is named {0}")]
+    NotFound(OperatorName),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why no personal token was issued.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("Viewers approve nothing: they have no token for agentctl.")]
+    Viewer,
+    #[error("This operator was disabled: no token is issued.")]
+    Disabled,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -103,7 +130,7 @@ pub enum AccessError {
     PasskeyTaken,
     #[error("No operator of this console has that passkey, or they were disabled.")]
     UnknownPasskey,
-    #[error("Too many sign-in attempts from this address: try again in {} s.", .retry_after.as_secs().max(1))]
+    #[error("Too many failed sign-ins with this passkey: try again in {} s.", .retry_after.as_secs().max(1))]
     TooManyAttempts { retry_after: Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -123,6 +150,8 @@ pub struct ConsoleAccess {
     passkeys: Arc<dyn Passkeys>,
     /// Where the console is reached, without a trailing slash: enrollment links start with it.
     public_base_url: String,
+    /// The seal of sign-in challenges, under the key every instance shares, read once.
+    seal: OnceLock<ChallengeSeal>,
 }
 
 /// A new CSRF token, for a page shown before any session (its session's token is the store's).
@@ -130,10 +159,14 @@ pub fn new_csrf_token() -> String {
     random_secret().expose().to_owned()
 }
 
-fn random_secret() -> OneTimeSecret {
+fn random_bytes() -> [u8; 32] {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    OneTimeSecret::from_random_bytes(bytes)
+    bytes
+}
+
+fn random_secret() -> OneTimeSecret {
+    OneTimeSecret::from_random_bytes(random_bytes())
 }
 
 impl ConsoleAccess {
@@ -146,7 +179,17 @@ impl ConsoleAccess {
             operators,
             passkeys,
             public_base_url,
+            seal: OnceLock::new(),
         }
+    }
+
+    /// The seal of sign-in challenges: its key is the store's, drawn by the first instance.
+    async fn seal(&self) -> Result<&ChallengeSeal, StoreError> {
+        if let Some(seal) = self.seal.get() {
+            return Ok(seal);
+        }
+        let key = self.operators.challenge_key(random_bytes()).await?;
+        Ok(self.seal.get_or_init(|| ChallengeSeal::new(key)))
     }
 
     /// Registers an operator and makes the one-time link that enrolls them, valid 24 hours.
@@ -185,12 +228,60 @@ impl ConsoleAccess {
         self.operators.list().await
     }
 
-    /// The principal a decision the control plane takes under `name` records
-    /// (`domain::named_decider`): not a disabled operator's name, nor a viewer's.
-    pub async fn named_decider(&self, name: OperatorName) -> Result<Operator, NamedDeciderError> {
-        let operators = self.operators.list().await?;
-        let registered = operators.iter().find(|account| account.name == name);
-        Ok(named_decider(name, registered)?)
+    /// The operator whose personal token `token` is, as the principal of a decision on
+    /// `target`: the token's use is audited, and only an active operator whose role decides is
+    /// proven (`domain::named_decider`).
+    pub async fn prove(
+        &self,
+        token: &str,
+        target: AuditTarget<'_>,
+    ) -> Result<Operator, ProofError> {
+        let token = OperatorToken::parse(token).ok_or(ProofError::Invalid)?;
+        let account = self
+            .operators
+            .use_token(token.hash(), Some(target.to_string()))
+            .await?
+            .ok_or(ProofError::Invalid)?;
+        Ok(named_decider(&account)?)
+    }
+
+    /// Issues the signed-in operator a personal token for `agentctl`, replacing the one they
+    /// had: shown once, kept only hashed, audited as theirs from `address`.
+    pub async fn issue_token(
+        &self,
+        session: &ConsoleSession,
+        address: Option<String>,
+    ) -> Result<OperatorToken, TokenError> {
+        if !session.operator.role.may_decide() {
+            return Err(TokenError::Viewer);
+        }
+        let token = OperatorToken::from_random_bytes(random_bytes());
+        let issued = self
+            .operators
+            .issue_token(session.operator.id, token.hash(), &session.actor(address))
+            .await?;
+        if !issued {
+            return Err(TokenError::Disabled);
+        }
+        Ok(token)
+    }
+
+    /// Revokes the personal token of the operator named `name`, audited as `actor`'s: whether
+    /// they had one.
+    pub async fn revoke_token(
+        &self,
+        name: OperatorName,
+        actor: &Actor,
+    ) -> Result<bool, RevokeTokenError> {
+        self.operators
+            .revoke_token(&name, actor)
+            .await?
+            .ok_or(RevokeTokenError::NotFound(name))
+    }
+
+    /// The operator's live personal token, when they have one.
+    pub async fn token_of(&self, operator: OperatorId) -> Result<Option<TokenRecord>, StoreError> {
+        self.operators.token_of(operator).await
     }
 
     /// Disables the operator: their sessions end at once and nothing of theirs opens the
@@ -227,28 +318,32 @@ impl ConsoleAccess {
             .begin_ceremony(
                 Ceremony {
                     id,
-                    kind: CeremonyKind::Registration { enrollment },
+                    enrollment,
                     state,
                 },
                 CEREMONY_TTL,
             )
             .await?;
-        Ok(CeremonyStart { id, options })
+        Ok(CeremonyStart {
+            ceremony: id.to_string(),
+            options,
+        })
     }
 
-    /// Registers the passkey the browser's `answer` created in ceremony `id`, and uses the
-    /// enrollment link up.
+    /// Registers the passkey the browser's `answer` created in the registration `ceremony`, and
+    /// uses the enrollment link up.
     #[tracing::instrument(level = "debug", skip(self, answer))]
     pub async fn register(
         &self,
-        id: Uuid,
+        ceremony: &str,
         answer: &str,
         address: Option<String>,
     ) -> Result<OperatorAccount, AccessError> {
+        let id = ceremony
+            .parse::<Uuid>()
+            .map_err(|_| AccessError::CeremonyGone)?;
         let Some(Ceremony {
-            kind: CeremonyKind::Registration { enrollment },
-            state,
-            ..
+            enrollment, state, ..
         }) = self.operators.take_ceremony(id).await?
         else {
             return Err(AccessError::CeremonyGone);
@@ -264,46 +359,34 @@ impl ConsoleAccess {
             })
     }
 
-    /// Begins a sign-in from the client address `address`, once its attempts allow.
-    pub async fn sign_in_options(&self, address: &str) -> Result<CeremonyStart, AccessError> {
-        if let RateDecision::Limited { retry_after } = self
-            .operators
-            .take_sign_in_attempt(address, SIGN_IN_RATE)
-            .await?
-        {
-            return Err(AccessError::TooManyAttempts { retry_after });
-        }
+    /// Begins a sign-in: a challenge sealed for the browser to carry. Nothing is kept and no
+    /// attempt is counted, so anyone may ask as often as they like and holds nobody back.
+    pub async fn sign_in_options(&self) -> Result<CeremonyStart, AccessError> {
+        let seal = self.seal().await?;
         let (options, state) = self.passkeys.start_authentication()?;
-        let id = Uuid::now_v7();
-        self.operators
-            .begin_ceremony(
-                Ceremony {
-                    id,
-                    kind: CeremonyKind::Authentication,
-                    state,
-                },
-                CEREMONY_TTL,
-            )
-            .await?;
-        Ok(CeremonyStart { id, options })
+        let ceremony = seal.seal(&SignInChallenge {
+            id: Uuid::now_v7(),
+            expires_at: OffsetDateTime::now_utc() + CEREMONY_TTL,
+            state,
+        });
+        Ok(CeremonyStart { ceremony, options })
     }
 
-    /// Signs in the operator whose passkey made the browser's `answer` in ceremony `id`.
-    #[tracing::instrument(level = "debug", skip(self, answer))]
+    /// Signs in the operator whose passkey made the browser's `answer` to the sealed challenge
+    /// `ceremony`. A passkey that failed too often recently is not tried; a failure counts
+    /// against that passkey alone; a challenge signs someone in once.
+    #[tracing::instrument(level = "debug", skip(self, ceremony, answer))]
     pub async fn sign_in(
         &self,
-        id: Uuid,
+        ceremony: &str,
         answer: &str,
         address: Option<String>,
     ) -> Result<SignedIn, AccessError> {
-        let Some(Ceremony {
-            kind: CeremonyKind::Authentication,
-            state,
-            ..
-        }) = self.operators.take_ceremony(id).await?
-        else {
-            return Err(AccessError::CeremonyGone);
-        };
+        let challenge = self
+            .seal()
+            .await?
+            .open(ceremony, OffsetDateTime::now_utc())
+            .map_err(|_| AccessError::CeremonyGone)?;
         let credential = self.passkeys.identify(answer)?;
         let (operator, passkey) = self
             .operators
@@ -311,12 +394,29 @@ impl ConsoleAccess {
             .await?
             .filter(|(operator, _)| operator.is_active())
             .ok_or(AccessError::UnknownPasskey)?;
-        let passkey = self
+        if let RateDecision::Limited { retry_after } = self
+            .operators
+            .failed_sign_ins(&credential, FAILED_SIGN_IN_RATE)
+            .await?
+        {
+            return Err(AccessError::TooManyAttempts { retry_after });
+        }
+        let passkey = match self
             .passkeys
-            .finish_authentication(answer, &state, &passkey)?;
+            .finish_authentication(answer, &challenge.state, &passkey)
+        {
+            Ok(passkey) => passkey,
+            Err(PasskeyError::Refused(why)) => {
+                self.operators
+                    .count_failed_sign_in(&credential, FAILED_SIGN_IN_RATE)
+                    .await?;
+                return Err(AccessError::Passkey(why));
+            }
+            Err(internal) => return Err(internal.into()),
+        };
         let cookie = random_secret();
         let csrf = new_csrf_token();
-        let opened = self
+        let opening = self
             .operators
             .open_session(
                 operator.id,
@@ -325,16 +425,22 @@ impl ConsoleAccess {
                     token: cookie.hash(),
                     csrf: csrf.clone(),
                 },
+                UsedChallenge {
+                    id: challenge.id,
+                    // Past the last moment an instance whose clock runs behind would take it.
+                    kept_until: challenge.expires_at + CEREMONY_TTL,
+                },
                 address,
             )
             .await?;
-        if !opened {
-            return Err(AccessError::UnknownPasskey);
+        match opening {
+            SessionOpening::Opened => Ok(SignedIn {
+                cookie,
+                session: ConsoleSession { operator, csrf },
+            }),
+            SessionOpening::OperatorDisabled => Err(AccessError::UnknownPasskey),
+            SessionOpening::ChallengeUsed => Err(AccessError::CeremonyGone),
         }
-        Ok(SignedIn {
-            cookie,
-            session: ConsoleSession { operator, csrf },
-        })
     }
 
     /// The session behind the browser's cookie, while it lives, seen now: a request of its
@@ -417,46 +523,255 @@ fn store_error(error: OperatorStoreError) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ports::{MockOperatorStore, MockPasskeys};
+    use ports::{MockOperatorStore, MockPasskeys, StoredPasskey};
 
-    fn registry_of(accounts: Vec<OperatorAccount>) -> ConsoleAccess {
-        let mut operators = MockOperatorStore::new();
-        operators
-            .expect_list()
-            .returning(move || Ok(accounts.clone()));
-        ConsoleAccess::new(
-            Arc::new(operators),
-            Arc::new(MockPasskeys::new()),
-            "https://console.test".to_owned(),
-        )
-    }
+    const KEY: [u8; 32] = [5; 32];
+    const CREDENTIAL: &[u8] = b"alice's passkey";
 
     fn name(name: &str) -> OperatorName {
         OperatorName::parse(name).expect("valid")
     }
 
-    #[tokio::test]
-    async fn the_control_plane_decides_under_a_disabled_operators_name_never() {
-        let carol = OperatorAccount {
+    fn account(role: OperatorRole, disabled: bool) -> OperatorAccount {
+        OperatorAccount {
             id: OperatorId(Uuid::now_v7()),
-            name: name("carol"),
-            role: OperatorRole::Approver,
+            name: name("alice"),
+            role,
             created_at: OffsetDateTime::UNIX_EPOCH,
-            disabled_at: Some(OffsetDateTime::UNIX_EPOCH),
-        };
-        let access = registry_of(vec![carol]);
+            disabled_at: disabled.then_some(OffsetDateTime::UNIX_EPOCH),
+        }
+    }
+
+    fn access(operators: MockOperatorStore, passkeys: MockPasskeys) -> ConsoleAccess {
+        ConsoleAccess::new(
+            Arc::new(operators),
+            Arc::new(passkeys),
+            "https://console.test".to_owned(),
+        )
+    }
+
+    /// A store whose challenge key is `KEY`, read at most once.
+    fn keyed_store() -> MockOperatorStore {
+        let mut operators = MockOperatorStore::new();
+        operators
+            .expect_challenge_key()
+            .times(..=1)
+            .returning(|_| Ok(KEY));
+        operators
+    }
+
+    /// Passkeys that begin sign-ins with state `state` and identify `CREDENTIAL`.
+    fn signing_passkeys() -> MockPasskeys {
+        let mut passkeys = MockPasskeys::new();
+        passkeys
+            .expect_start_authentication()
+            .returning(|| Ok((r#"{"publicKey":{}}"#.to_owned(), r#"{"s":1}"#.to_owned())));
+        passkeys
+            .expect_identify()
+            .returning(|_| Ok(CREDENTIAL.to_vec()));
+        passkeys
+    }
+
+    fn stored() -> StoredPasskey {
+        StoredPasskey {
+            credential_id: CREDENTIAL.to_vec(),
+            record: "{}".to_owned(),
+        }
+    }
+
+    #[tokio::test]
+    async fn asking_for_sign_in_options_keeps_nothing_and_counts_nothing() {
+        let mut operators = keyed_store();
+        operators.expect_begin_ceremony().never();
+        operators.expect_failed_sign_ins().never();
+        let access = access(operators, signing_passkeys());
+        let mut ceremonies = Vec::new();
+        for _ in 0..50 {
+            ceremonies.push(access.sign_in_options().await.expect("options").ceremony);
+        }
+        let opened = ChallengeSeal::new(KEY)
+            .open(&ceremonies[0], OffsetDateTime::now_utc())
+            .expect("sealed with the store's key");
+        assert_eq!(opened.state, r#"{"s":1}"#);
+        ceremonies.dedup();
+        assert_eq!(ceremonies.len(), 50, "each challenge its own");
+    }
+
+    #[tokio::test]
+    async fn a_challenge_signs_in_once_and_its_use_is_kept_past_its_expiry() {
+        let mut operators = keyed_store();
+        let alice = account(OperatorRole::Approver, false);
+        let found = alice.clone();
+        operators
+            .expect_passkey()
+            .returning(move |_| Ok(Some((found.clone(), stored()))));
+        operators
+            .expect_failed_sign_ins()
+            .returning(|_, _| Ok(RateDecision::Allowed));
+        let mut first = true;
+        operators
+            .expect_open_session()
+            .withf(|_, _, _, challenge, address| {
+                challenge.kept_until - OffsetDateTime::now_utc() > CEREMONY_TTL
+                    && address.as_deref() == Some("198.51.100.7")
+            })
+            .times(2)
+            .returning(move |_, _, _, _, _| {
+                let opening = if first {
+                    SessionOpening::Opened
+                } else {
+                    SessionOpening::ChallengeUsed
+                };
+                first = false;
+                Ok(opening)
+            });
+        let mut passkeys = signing_passkeys();
+        passkeys
+            .expect_finish_authentication()
+            .returning(|_, _, passkey| Ok(passkey.clone()));
+        let access = access(operators, passkeys);
+        let begun = access.sign_in_options().await.expect("options");
+        let address = || Some("198.51.100.7".to_owned());
+        let signed_in = access
+            .sign_in(&begun.ceremony, "{}", address())
+            .await
+            .expect("signed in");
+        assert_eq!(signed_in.session.operator, alice);
         assert!(matches!(
-            access.named_decider(name("carol")).await,
-            Err(NamedDeciderError::Refused(NamedDecisionRefused::Disabled(
-                _
-            )))
+            access.sign_in(&begun.ceremony, "{}", address()).await,
+            Err(AccessError::CeremonyGone)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_challenge_not_sealed_here_is_gone_before_any_passkey_is_read() {
+        let mut operators = keyed_store();
+        operators.expect_passkey().never();
+        let mut passkeys = MockPasskeys::new();
+        passkeys.expect_identify().never();
+        let access = access(operators, passkeys);
+        let elsewhere = ChallengeSeal::new([6; 32]).seal(&SignInChallenge {
+            id: Uuid::now_v7(),
+            expires_at: OffsetDateTime::now_utc() + CEREMONY_TTL,
+            state: "{}".to_owned(),
+        });
+        for ceremony in [elsewhere.as_str(), "", "not a challenge"] {
+            assert!(matches!(
+                access.sign_in(ceremony, "{}", None).await,
+                Err(AccessError::CeremonyGone)
+            ));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_sign_in_counts_against_its_passkey_and_a_resting_one_is_not_tried() {
+        let mut operators = keyed_store();
+        let alice = account(OperatorRole::Approver, false);
+        operators
+            .expect_passkey()
+            .returning(move |_| Ok(Some((alice.clone(), stored()))));
+        let mut resting = false;
+        operators
+            .expect_failed_sign_ins()
+            .withf(|credential, limit| credential == CREDENTIAL && *limit == FAILED_SIGN_IN_RATE)
+            .returning(move |_, _| {
+                let decision = if resting {
+                    RateDecision::Limited {
+                        retry_after: Duration::from_secs(6),
+                    }
+                } else {
+                    RateDecision::Allowed
+                };
+                resting = true;
+                Ok(decision)
+            });
+        operators
+            .expect_count_failed_sign_in()
+            .withf(|credential, _| credential == CREDENTIAL)
+            .times(1)
+            .returning(|_, _| Ok(()));
+        operators.expect_open_session().never();
+        let mut passkeys = signing_passkeys();
+        passkeys
+            .expect_finish_authentication()
+            .times(1)
+            .returning(|_, _, _| Err(PasskeyError::Refused("bad signature".into())));
+        let access = access(operators, passkeys);
+        let begun = access.sign_in_options().await.expect("options");
+        assert!(matches!(
+            access.sign_in(&begun.ceremony, "{}", None).await,
+            Err(AccessError::Passkey(_))
+        ));
+        let refused = access.sign_in(&begun.ceremony, "{}", None).await;
+        assert!(
+            matches!(refused, Err(AccessError::TooManyAttempts { retry_after }) if retry_after.as_secs() == 6),
+            "{refused:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_token_proves_only_an_active_operator_whose_role_decides() {
+        let mut operators = MockOperatorStore::new();
+        let mut answers = vec![
+            None,
+            Some(account(OperatorRole::Viewer, false)),
+            Some(account(OperatorRole::Approver, false)),
+        ]
+        .into_iter();
+        let intent = IntentId(Uuid::now_v7());
+        operators
+            .expect_use_token()
+            .withf(move |_, target| target.as_deref() == Some(&format!("intent:{intent}")))
+            .times(3)
+            .returning(move |_, _| Ok(answers.next().flatten()));
+        let access = access(operators, MockPasskeys::new());
+        let token = OperatorToken::from_random_bytes([4; 32]).expose();
+        let target = AuditTarget::Intent(intent);
+        assert!(matches!(
+            access.prove("aro_not-a-token", target).await,
+            Err(ProofError::Invalid)
+        ));
+        assert!(matches!(
+            access.prove(&token, target).await,
+            Err(ProofError::Invalid)
+        ));
+        assert!(matches!(
+            access.prove(&token, target).await,
+            Err(ProofError::Refused(NamedDecisionRefused::Viewer(_)))
         ));
         assert_eq!(
-            access
-                .named_decider(name("dave"))
-                .await
-                .expect("unregistered"),
-            Operator::Named(name("dave"))
+            access.prove(&token, target).await.expect("proven"),
+            Operator::Named(name("alice"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_viewer_is_issued_no_token_and_an_issued_one_is_kept_only_hashed() {
+        let mut operators = MockOperatorStore::new();
+        let kept = Arc::new(std::sync::Mutex::new(None));
+        let keeping = kept.clone();
+        operators
+            .expect_issue_token()
+            .times(1)
+            .returning(move |_, hash, _| {
+                *keeping.lock().expect("lock") = Some(hash);
+                Ok(true)
+            });
+        let access = access(operators, MockPasskeys::new());
+        let session = |role| ConsoleSession {
+            operator: account(role, false),
+            csrf: String::new(),
+        };
+        assert!(matches!(
+            access
+                .issue_token(&session(OperatorRole::Viewer), None)
+                .await,
+            Err(TokenError::Viewer)
+        ));
+        let token = access
+            .issue_token(&session(OperatorRole::Approver), None)
+            .await
+            .expect("issued");
+        assert_eq!(*kept.lock().expect("lock"), Some(token.hash()));
     }
 }

@@ -13,8 +13,9 @@ use domain::{
 };
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use ports::{
-    AgentStore, ApprovalContext, AttemptRecord, ChainClient, ChainError, IntentFilter,
-    IntentLedger, Notifications, StoreError, TransitionError, Wakeup, EVERY_AGENTS_EVENTS_TOPIC,
+    AgentStore, ApprovalContext, AttemptRecord, ChainClient, ChainError, IntentApproval,
+    IntentFilter, IntentLedger, Notifications, StoreError, TransitionError, Wakeup,
+    EVERY_AGENTS_EVENTS_TOPIC,
 };
 use time::OffsetDateTime;
 
@@ -142,6 +143,9 @@ pub struct Inspection {
     pub balance: Result<U256, ChainError>,
     /// Newest first, the inspected intent left out.
     pub to_same_recipient: Vec<TransferIntentRecord>,
+    /// The approvals it received, oldest first, each with whether it counts now: one of an
+    /// operator disabled since does not.
+    pub approvals: Vec<IntentApproval>,
 }
 
 /// How many of an agent's latest intents to the same recipient an inspection shows.
@@ -322,16 +326,18 @@ impl IntentDecisions {
         } else {
             None
         };
-        let (balance, to_same_recipient) = futures_util::join!(
+        let (balance, to_same_recipient, approvals) = futures_util::join!(
             self.balance_of(&intent),
             self.intents.list(IntentFilter {
                 agent: Some(intent.agent_id),
                 recipient: Some(intent.recipient),
                 limit: Some(SAME_RECIPIENT_SHOWN + 1),
                 ..IntentFilter::default()
-            })
+            }),
+            self.intents.approvals(id)
         );
         let balance = balance?;
+        let approvals = approvals?;
         let mut to_same_recipient = to_same_recipient?;
         to_same_recipient.retain(|other| other.id != id);
         to_same_recipient.truncate(SAME_RECIPIENT_SHOWN);
@@ -340,6 +346,7 @@ impl IntentDecisions {
             review,
             balance,
             to_same_recipient,
+            approvals,
         })
     }
 
@@ -816,6 +823,16 @@ mod tests {
             })
             .times(1)
             .returning(move |_| Ok(listed.clone()));
+        let approvals = vec![IntentApproval {
+            approver: Operator::Named(domain::OperatorName::parse("alice").expect("valid")),
+            approved_at: OffsetDateTime::UNIX_EPOCH,
+            counts: false,
+        }];
+        let shown = approvals.clone();
+        intents
+            .expect_approvals()
+            .times(1)
+            .returning(move |_| Ok(shown.clone()));
         let inspection = deciding_with_balance(store, intents, 7)
             .inspect(intent.id)
             .await
@@ -839,6 +856,10 @@ mod tests {
                 .collect::<Vec<_>>(),
             [earlier.id],
             "the inspected intent is left out"
+        );
+        assert_eq!(
+            inspection.approvals, approvals,
+            "each with whether it counts"
         );
     }
 }

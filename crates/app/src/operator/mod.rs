@@ -18,7 +18,8 @@ pub use agent_admin::{
 pub use chain_resolution::{ChainResolution, ChainResolutionPorts, ResolveError};
 pub use console_access::{
     new_csrf_token, AccessError, CeremonyStart, ConsoleAccess, ConsoleSession, DisableError,
-    Invitation, InviteError, NamedDeciderError, SignedIn,
+    Invitation, InviteError, ProofError, RevokeTokenError, SignedIn, TokenError,
+    FAILED_SIGN_IN_RATE,
 };
 pub use event_admin::{EndpointView, EventAdmin};
 pub use intent_decisions::{

@@ -3,17 +3,18 @@
 use async_trait::async_trait;
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
 use domain::{
-    Actor, AgentId, Approvals, AuditAction, AuditTarget, CursorPosition, EvmAddress, Held,
-    IntentEvent, IntentId, IntentStatus, TransferIntentRecord, WalletId, WalletRecord, U256,
+    approval_counts, Actor, AgentId, Approvals, AuditAction, AuditTarget, CursorPosition,
+    EvmAddress, Held, IntentEvent, IntentId, IntentStatus, Operator, OperatorAccount, OperatorId,
+    OperatorRole, TransferIntentRecord, WalletId, WalletRecord, U256,
 };
 use ports::{
-    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, IntentFilter, IntentLedger, Listing,
-    ListingVersion, StoreError, TransitionError, UsageReading, UsageVersion,
+    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, IntentApproval, IntentFilter,
+    IntentLedger, Listing, ListingVersion, StoreError, TransitionError, UsageReading, UsageVersion,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -22,7 +23,7 @@ use super::execution::AttemptRow;
 use super::window::{read_usage_version, wallet_and_held, wallet_usage};
 use super::{intent_record, lock_intent, move_locked, PgIntentStore};
 use crate::audit::{self, AuditEntry};
-use crate::errors::{from_diesel, TxError};
+use crate::errors::{corrupt, from_diesel, TxError};
 use crate::keyset::{before, limited_to};
 use crate::listings::listing_version;
 use crate::prepared::Prepared;
@@ -36,6 +37,66 @@ struct PaidRecipient {
     wallet_id: Uuid,
     #[diesel(sql_type = Text)]
     recipient_address: String,
+}
+
+/// An approval of an intent, with the account its principal names when the registry holds one.
+#[derive(QueryableByName)]
+struct ApprovalRow {
+    #[diesel(sql_type = Text)]
+    operator: String,
+    #[diesel(sql_type = Timestamptz)]
+    approved_at: OffsetDateTime,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    account_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    account_role: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    account_created_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    account_disabled_at: Option<OffsetDateTime>,
+}
+
+impl ApprovalRow {
+    fn into_approval(self) -> Result<IntentApproval, StoreError> {
+        let approver = Operator::parse_stored(&self.operator).map_err(corrupt)?;
+        let registered = match (&approver, self.account_id, self.account_role) {
+            (Operator::Named(name), Some(id), Some(role)) => Some(OperatorAccount {
+                id: OperatorId(id),
+                name: name.clone(),
+                role: OperatorRole::parse(&role).map_err(corrupt)?,
+                created_at: self.account_created_at.unwrap_or(self.approved_at),
+                disabled_at: self.account_disabled_at,
+            }),
+            _ => None,
+        };
+        Ok(IntentApproval {
+            counts: approval_counts(&approver, registered.as_ref()),
+            approver,
+            approved_at: self.approved_at,
+        })
+    }
+}
+
+/// The intent's approvals, oldest first, each with the account its principal names as the
+/// registry holds it now: whether it counts is the domain's (`approval_counts`).
+async fn approvals_of<E: From<StoreError>>(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+) -> Result<Vec<IntentApproval>, TxError<E>> {
+    let rows: Vec<ApprovalRow> = diesel::sql_query(
+        "SELECT a.operator, a.approved_at, o.id AS account_id, o.role AS account_role, \
+                o.created_at AS account_created_at, o.disabled_at AS account_disabled_at \
+         FROM intent_approvals a \
+         LEFT JOIN operators o ON a.operator = 'operator:' || o.name \
+         WHERE a.intent_id = $1 \
+         ORDER BY a.approved_at, a.operator",
+    )
+    .bind::<SqlUuid, _>(id.0)
+    .load(connection)
+    .await?;
+    rows.into_iter()
+        .map(|row| row.into_approval().map_err(TxError::store))
+        .collect()
 }
 
 /// Records the approval under the intent's lock, and confirms the intent once the distinct
@@ -106,11 +167,12 @@ async fn approve_locked(
         .execute(connection)
         .await?
         == 1;
-    let received: i64 = intent_approvals::table
-        .filter(intent_approvals::intent_id.eq(id.0))
-        .count()
-        .get_result(connection)
-        .await?;
+    // Counted afresh at every approval: one of an operator disabled since counts no more.
+    let received = approvals_of(connection, id)
+        .await?
+        .iter()
+        .filter(|approval| approval.counts)
+        .count();
     let approvals = Approvals {
         received: u8::try_from(received).unwrap_or(u8::MAX),
         ..current.approvals
@@ -362,6 +424,13 @@ impl IntentLedger for PgIntentStore {
                 async move { approve_locked(connection, id, &approver, check).await }.scope_boxed()
             })
             .await
+    }
+
+    async fn approvals(&self, id: IntentId) -> Result<Vec<IntentApproval>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        approvals_of(&mut connection, id)
+            .await
+            .map_err(TxError::<StoreError>::into_error)
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -2061,6 +2061,19 @@ async fn every_new_send_takes_a_token_of_its_agents_bucket_a_replay_none_and_pas
     );
 }
 
+/// An approver of the console's registry named `name`: only a registered operator's approval
+/// counts toward a quorum.
+async fn registered(fixture: &Fixture, name: &str) -> Operator {
+    TestDatabase::execute(
+        &fixture.database,
+        &format!(
+            "INSERT INTO operators (id, name, role) VALUES (gen_random_uuid(), '{name}', 'approver')"
+        ),
+    )
+    .await;
+    Operator::Named(OperatorName::parse(name).expect("valid"))
+}
+
 #[tokio::test]
 async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_locked() {
     let fixture = fixture().await;
@@ -2076,7 +2089,7 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
     // Raised after an operator read the policy and before the approval arrives: the approval
     // counts against the raised quorum.
     change_policy(&fixture, agent, quorum(Some(2))).await;
-    let alice = Operator::Named(OperatorName::parse("alice").expect("valid"));
+    let alice = registered(&fixture, "alice").await;
     let first = fixture
         .intents
         .approve(intent.id, Actor::local(alice), &approve_any)
@@ -2093,7 +2106,7 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
     );
     // Lowered again: the next distinct approval meets it.
     change_policy(&fixture, agent, quorum(None)).await;
-    let bob = Operator::Named(OperatorName::parse("bob").expect("valid"));
+    let bob = registered(&fixture, "bob").await;
     let second = fixture
         .intents
         .approve(intent.id, Actor::local(bob), &approve_any)
@@ -2101,6 +2114,69 @@ async fn an_approval_counts_against_what_the_intents_row_requires_when_it_is_loc
         .expect("approved");
     assert_eq!(second.intent.status, IntentStatus::Confirmed);
     assert_eq!(second.intent.approvals.received, 2);
+}
+
+#[tokio::test]
+async fn an_approval_of_an_operator_disabled_since_stops_counting_at_the_next_one() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 40, true).await;
+    change_policy(
+        &fixture,
+        agent,
+        PolicyChange {
+            approvals_required: Some(Some(ApprovalCount::quorum(2).expect("in range"))),
+            ..PolicyChange::default()
+        },
+    )
+    .await;
+    let intent = created(admit(&fixture, send(agent, "5", None)).await);
+    let (alice, bob, carol) = (
+        registered(&fixture, "alice").await,
+        registered(&fixture, "bob").await,
+        registered(&fixture, "carol").await,
+    );
+    let approve = |approver: &Operator| {
+        fixture
+            .intents
+            .approve(intent.id, Actor::local(approver.clone()), &approve_any)
+    };
+    let first = approve(&alice).await.expect("approved");
+    assert_eq!(first.intent.approvals.received, 1);
+    TestDatabase::execute(
+        &fixture.database,
+        "UPDATE operators SET disabled_at = now() WHERE name = 'alice'",
+    )
+    .await;
+    let shown = fixture.intents.approvals(intent.id).await.expect("read");
+    assert_eq!(
+        shown
+            .iter()
+            .map(|approval| (approval.approver.clone(), approval.counts))
+            .collect::<Vec<_>>(),
+        [(alice.clone(), false)],
+        "the page shows alice's approval as no longer counting"
+    );
+    let second = approve(&bob).await.expect("approved");
+    assert_eq!(
+        (second.intent.status, second.intent.approvals.received),
+        (IntentStatus::PendingConfirmation, 1),
+        "alice's approval was counted after she was disabled"
+    );
+    // A name no operator holds was never proven: its approval counts for nothing either.
+    let stranger = Operator::Named(OperatorName::parse("mallory").expect("valid"));
+    let third = approve(&stranger).await.expect("recorded");
+    assert_eq!(third.intent.approvals.received, 1);
+    let fourth = approve(&carol).await.expect("approved");
+    assert_eq!(
+        (fourth.intent.status, fourth.intent.approvals.received),
+        (IntentStatus::Confirmed, 2)
+    );
+    let shown = fixture.intents.approvals(intent.id).await.expect("read");
+    assert_eq!(
+        shown.iter().filter(|approval| approval.counts).count(),
+        2,
+        "{shown:?}"
+    );
 }
 
 #[tokio::test]

@@ -7,8 +7,8 @@ use domain::{
     RateDecision, RateLimit, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    AuditPage, Ceremony, CeremonyKind, NewOperator, NewSession, OperatorStore, OperatorStoreError,
-    StoredPasskey,
+    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError,
+    SessionOpening, StoredPasskey, TokenRecord, UsedChallenge,
 };
 use postgres_store::{Database, PgOperatorStore, PoolSettings};
 use test_support::TestDatabase;
@@ -187,16 +187,18 @@ async fn an_expired_link_or_a_disabled_operators_opens_nothing() {
 }
 
 #[tokio::test]
-async fn a_ceremony_is_taken_once_and_never_after_it_expires() {
+async fn a_registration_is_taken_once_and_never_after_it_expires() {
     let database = TestDatabase::new().await;
     let store = store(&database).await;
+    let link = secret(8);
+    invite(&store, "gina", OperatorRole::Approver, &link).await;
     let (id, late) = (Uuid::now_v7(), Uuid::now_v7());
     for (ceremony, expires_in) in [(id, DAY), (late, Duration::from_millis(1))] {
         store
             .begin_ceremony(
                 Ceremony {
                     id: ceremony,
-                    kind: CeremonyKind::Authentication,
+                    enrollment: link.hash(),
                     state: r#"{"challenge": "c"}"#.into(),
                 },
                 expires_in,
@@ -207,13 +209,10 @@ async fn a_ceremony_is_taken_once_and_never_after_it_expires() {
     let taken = store.take_ceremony(id).await.expect("read").expect("taken");
     assert_eq!(
         (
-            taken.kind,
+            taken.enrollment,
             serde_json::from_str::<serde_json::Value>(&taken.state).ok()
         ),
-        (
-            CeremonyKind::Authentication,
-            Some(serde_json::json!({"challenge": "c"}))
-        )
+        (link.hash(), Some(serde_json::json!({"challenge": "c"})))
     );
     assert_eq!(store.take_ceremony(id).await.expect("read"), None);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -222,7 +221,34 @@ async fn a_ceremony_is_taken_once_and_never_after_it_expires() {
     }
 }
 
-async fn open(store: &PgOperatorStore, operator: OperatorId, cookie: &OneTimeSecret) -> bool {
+#[tokio::test]
+async fn every_instance_seals_challenges_with_the_first_key_drawn() {
+    let database = TestDatabase::new().await;
+    let (first, second) = (store(&database).await, store(&database).await);
+    let kept = first.challenge_key([1; 32]).await.expect("kept");
+    assert_eq!(kept, [1; 32]);
+    assert_eq!(
+        second.challenge_key([2; 32]).await.expect("read"),
+        kept,
+        "a later draw is not kept"
+    );
+}
+
+/// A challenge of `id` kept until `seconds` from now (negative: already past).
+fn used(id: Uuid, seconds: i64) -> UsedChallenge {
+    UsedChallenge {
+        id,
+        kept_until: time::OffsetDateTime::now_utc() + time::Duration::seconds(seconds),
+    }
+}
+
+/// Opens a session of `operator` answering `challenge`.
+async fn open_answering(
+    store: &PgOperatorStore,
+    operator: OperatorId,
+    cookie: &OneTimeSecret,
+    challenge: UsedChallenge,
+) -> SessionOpening {
     store
         .open_session(
             operator,
@@ -231,10 +257,17 @@ async fn open(store: &PgOperatorStore, operator: OperatorId, cookie: &OneTimeSec
                 token: cookie.hash(),
                 csrf: "csrf-token".into(),
             },
+            challenge,
             Some("10.0.0.2".into()),
         )
         .await
         .expect("opened")
+}
+
+/// Opens a session of `operator` answering a challenge of its own: whether it opened.
+async fn open(store: &PgOperatorStore, operator: OperatorId, cookie: &OneTimeSecret) -> bool {
+    open_answering(store, operator, cookie, used(Uuid::now_v7(), 600)).await
+        == SessionOpening::Opened
 }
 
 #[tokio::test]
@@ -337,36 +370,205 @@ async fn a_session_lives_while_used_and_ends_with_its_operator_or_its_idleness()
 }
 
 #[tokio::test]
-async fn sign_in_attempts_of_one_address_are_limited_and_anothers_are_not() {
+async fn a_challenge_opens_one_session_until_its_record_expires() {
+    let database = TestDatabase::new().await;
+    let store = store(&database).await;
+    let link = secret(15);
+    let hana = invite(&store, "hana", OperatorRole::Approver, &link).await;
+    store
+        .enroll(link.hash(), passkey(1), None)
+        .await
+        .expect("enrolled");
+    let challenge = Uuid::now_v7();
+    assert_eq!(
+        open_answering(&store, hana.id, &secret(16), used(challenge, 600)).await,
+        SessionOpening::Opened
+    );
+    assert_eq!(
+        open_answering(&store, hana.id, &secret(17), used(challenge, 600)).await,
+        SessionOpening::ChallengeUsed,
+        "a second answer to one challenge"
+    );
+    assert_eq!(
+        store
+            .session(secret(17).hash(), SESSION_IDLE_TIMEOUT, true)
+            .await
+            .expect("read"),
+        None,
+        "nothing opened by the replay"
+    );
+    // Records past their time go as new challenges are used: the table holds the live ones.
+    let stale = Uuid::now_v7();
+    assert_eq!(
+        open_answering(&store, hana.id, &secret(18), used(stale, -1)).await,
+        SessionOpening::Opened
+    );
+    assert_eq!(
+        open_answering(&store, hana.id, &secret(19), used(Uuid::now_v7(), 600)).await,
+        SessionOpening::Opened
+    );
+    let kept: Vec<Uuid> = diesel::sql_query("SELECT id FROM console_used_challenges")
+        .load::<KeptChallenge>(&mut database.connection().await)
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|row| row.id)
+        .collect();
+    assert!(
+        kept.contains(&challenge) && !kept.contains(&stale),
+        "{kept:?}"
+    );
+}
+
+#[derive(diesel::QueryableByName)]
+struct KeptChallenge {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    id: Uuid,
+}
+
+#[tokio::test]
+async fn failed_sign_ins_hold_back_their_own_passkey_and_no_other() {
     let database = TestDatabase::new().await;
     let store = store(&database).await;
     let limit = RateLimit {
         per_minute: 1,
         burst: 2,
     };
-    let mut decisions = Vec::new();
-    for _ in 0..3 {
-        decisions.push(
-            store
-                .take_sign_in_attempt("10.0.0.3", limit)
-                .await
-                .expect("taken"),
+    let (guessed, other) = (b"alice's credential".as_slice(), b"bob's".as_slice());
+    assert_eq!(
+        store.failed_sign_ins(guessed, limit).await.expect("read"),
+        RateDecision::Allowed,
+        "a passkey that never failed"
+    );
+    for _ in 0..2 {
+        store
+            .count_failed_sign_in(guessed, limit)
+            .await
+            .expect("counted");
+        assert_eq!(
+            store.failed_sign_ins(other, limit).await.expect("read"),
+            RateDecision::Allowed
         );
     }
     assert!(matches!(
-        decisions.as_slice(),
-        [
-            RateDecision::Allowed,
-            RateDecision::Allowed,
-            RateDecision::Limited { .. }
-        ]
+        store.failed_sign_ins(guessed, limit).await.expect("read"),
+        RateDecision::Limited { .. }
     ));
+    // Reading a bucket takes nothing from it: a full one stays full however often it is read.
+    store
+        .count_failed_sign_in(other, limit)
+        .await
+        .expect("counted");
+    for _ in 0..5 {
+        assert_eq!(
+            store.failed_sign_ins(other, limit).await.expect("read"),
+            RateDecision::Allowed
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_token_is_issued_by_its_operator_replaced_revoked_and_proves_only_an_active_one() {
+    let database = TestDatabase::new().await;
+    let store = store(&database).await;
+    let ivy = invite(&store, "ivy", OperatorRole::Approver, &secret(20)).await;
+    let herself = Actor {
+        operator: ivy.principal(),
+        address: Some("198.51.100.4".into()),
+    };
+    let (first, second) = (secret(21), secret(22));
+    assert_eq!(store.token_of(ivy.id).await.expect("read"), None);
+    assert!(store
+        .issue_token(ivy.id, first.hash(), &herself)
+        .await
+        .expect("issued"));
+    assert!(matches!(
+        store.token_of(ivy.id).await.expect("read"),
+        Some(TokenRecord {
+            last_used_at: None,
+            ..
+        })
+    ));
+    let proven = store
+        .use_token(first.hash(), Some("intent:x".into()))
+        .await
+        .expect("read");
+    assert_eq!(proven.map(|account| account.id), Some(ivy.id));
+    assert!(store
+        .token_of(ivy.id)
+        .await
+        .expect("read")
+        .is_some_and(|live| live.last_used_at.is_some()));
+    // A new token replaces the one before.
+    assert!(store
+        .issue_token(ivy.id, second.hash(), &herself)
+        .await
+        .expect("issued"));
+    assert_eq!(
+        store.use_token(first.hash(), None).await.expect("read"),
+        None,
+        "the replaced token"
+    );
     assert_eq!(
         store
-            .take_sign_in_attempt("10.0.0.4", limit)
+            .revoke_token(&name("ivy"), &cli())
             .await
-            .expect("taken"),
-        RateDecision::Allowed
+            .expect("revoked"),
+        Some(true)
+    );
+    assert_eq!(
+        store
+            .revoke_token(&name("ivy"), &cli())
+            .await
+            .expect("read"),
+        Some(false),
+        "nothing left to revoke: nothing audited"
+    );
+    assert_eq!(
+        store
+            .revoke_token(&name("nobody"), &cli())
+            .await
+            .expect("read"),
+        None
+    );
+    assert_eq!(
+        store.use_token(second.hash(), None).await.expect("read"),
+        None
+    );
+    // A disabled operator's token proves nobody, and they are issued none.
+    let third = secret(23);
+    assert!(store
+        .issue_token(ivy.id, third.hash(), &herself)
+        .await
+        .expect("issued"));
+    store.disable(&name("ivy"), &cli()).await.expect("disabled");
+    assert_eq!(
+        store.use_token(third.hash(), None).await.expect("read"),
+        None
+    );
+    assert!(!store
+        .issue_token(ivy.id, secret(24).hash(), &herself)
+        .await
+        .expect("read"));
+    let ivys = || "operator:ivy".to_owned();
+    let tokens: Vec<_> = audited(&store)
+        .await
+        .into_iter()
+        .filter(|(action, _, _)| action.as_str().starts_with("token_"))
+        .collect();
+    assert_eq!(
+        tokens,
+        [
+            (AuditAction::TokenIssue, ivys(), Some(ivys())),
+            (AuditAction::TokenUse, ivys(), Some("intent:x".into())),
+            (AuditAction::TokenIssue, ivys(), Some(ivys())),
+            (
+                AuditAction::TokenRevoke,
+                "cli:root-shell".into(),
+                Some(ivys())
+            ),
+            (AuditAction::TokenIssue, ivys(), Some(ivys())),
+        ]
     );
 }
 
