@@ -37,8 +37,14 @@ accessibility = {}
 measured = {}
 
 
-def agentctl(*args):
-    done = subprocess.run([AGENTCTL, *args], capture_output=True, text=True, check=False)
+def agentctl(*args, env=None):
+    done = subprocess.run(
+        [AGENTCTL, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=None if env is None else {**os.environ, **env},
+    )
     if done.returncode != 0:
         raise AssertionError(f"agentctl {' '.join(args)} failed: {done.stderr.strip()}")
     return json.loads(done.stdout)
@@ -151,11 +157,11 @@ def check_accessibility(page, name):
         ],
     }
     if SCREENSHOTS:
-        # An agent's key never goes into a picture, even a test's.
+        # An agent's key or an operator's token never goes into a picture, even a test's.
         page.screenshot(
             path=os.path.join(SCREENSHOTS, f"{name}.png"),
             full_page=True,
-            mask=[page.locator("[data-agent-key]")],
+            mask=[page.locator("[data-agent-key]"), page.locator("[data-operator-token]")],
         )
 
 
@@ -375,6 +381,36 @@ def main():
             carol.page.goto(BASE + f"/console/intents/{intent_id}")
             carol.page.get_by_role("button", name="Approve").click()
             carol.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
+            wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
+            state["carol"] = carol
+
+        @scenario("a token issued on the console, shown once, proves its operator to agentctl")
+        def _():
+            alice, carol, key = state["alice"], state["carol"], state["key"]
+            intent_id = send(key, "7000000")
+            carol.page.goto(BASE + "/console/token")
+            carol.page.get_by_role("button", name="Issue a token").click()
+            token = carol.page.locator("[data-operator-token]").inner_text().strip()
+            assert token.startswith("aro_"), "a token is shown"
+            check_accessibility(carol.page, "token")
+            carol.page.goto(BASE + "/console/token")
+            assert carol.page.locator("[data-operator-token]").count() == 0, "shown once"
+            unproven = subprocess.run(
+                [AGENTCTL, "intents", "confirm", intent_id, "--operator", "carol"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert unproven.returncode != 0, "a name alone counted as carol's approval"
+            first = agentctl(
+                "intents", "confirm", intent_id, env={"AGENTCTL_OPERATOR_TOKEN": token}
+            )
+            assert first["decided_by"] == "operator:carol", first
+            assert first["approvals"] == {"required": 2, "received": 1}, first
+            alice.page.goto(BASE + f"/console/intents/{intent_id}")
+            assert alice.page.locator('li[data-approver="operator:carol"]').count() == 1
+            alice.page.get_by_role("button", name="Approve").click()
+            alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
             wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
 
         @scenario("approve judges again: under a policy tightened since, it refuses and says why")

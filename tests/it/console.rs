@@ -246,7 +246,9 @@ fn browser_python() -> String {
 /// once; an intent sent over REST appearing live, approved, executed on the sandbox chain and
 /// audited; a rejection with its reason; CSRF and foreign-origin refusals; a double click
 /// confirming once; a viewer who cannot approve; two distinct operators above the threshold; a
-/// page left open that does not keep its session alive; a disabled operator thrown out. axe-core checks every page: no serious or critical violation.
+/// token issued on the console that proves its operator to `agentctl`; a page left open that
+/// does not keep its session alive; a disabled operator thrown out. axe-core checks every page:
+/// no serious or critical violation.
 /// With CONSOLE_SCREENSHOTS set, a picture of each page is saved there (docs/console/).
 #[tokio::test]
 async fn the_console_holds_in_a_real_browser() {
@@ -297,7 +299,7 @@ async fn the_console_holds_in_a_real_browser() {
         "failed: {failed:#?}\nserver:\n{}",
         server.logs()
     );
-    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(11));
+    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(12));
     for (page, checked) in report["accessibility"].as_object().expect("pages") {
         assert_eq!(
             checked["serious_or_critical"],
