@@ -141,8 +141,12 @@ pub fn target_allowed(ip: IpAddr, targets: Targets) -> bool {
 
 /// Whether `ip` is reachable on the public internet: not loopback, private (RFC 1918, IPv6 ULA),
 /// link-local (cloud metadata lives there), shared (CGNAT), documentation, benchmarking,
-/// multicast, reserved or unspecified, nor an IPv6 form that embeds such an IPv4 address
-/// (mapped, compatible, NAT64, 6to4).
+/// multicast, reserved or unspecified. An IPv6 address is global only inside global unicast
+/// (2000::/3) and outside its special blocks (Teredo, benchmarking, ORCHID, documentation);
+/// those forms that carry an IPv4 address and reach it (IPv4-mapped, NAT64's well-known prefix,
+/// 6to4) are judged by the address they carry. Every other form is refused whatever it carries
+/// (IPv4-compatible, IPv4-translated, NAT64's local-use prefix, the rest of ::/8): a list of what
+/// to refuse let through each form it did not name.
 pub fn is_globally_routable(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(ip) => ipv4_global(ip),
@@ -180,27 +184,19 @@ fn ipv6_global(ip: Ipv6Addr) -> bool {
         return ipv4_global(mapped);
     }
     match segments {
-        // Unspecified, loopback and the deprecated IPv4-compatible forms.
-        [0, 0, 0, 0, 0, 0, _, _] => false,
-        // NAT64: what it embeds.
+        // NAT64's well-known prefix: what it embeds.
         [0x64, 0xff9b, 0, 0, 0, 0, _, _] => ipv4_global(embedded_v4(6)),
-        [0x64, 0xff9b, 1, ..] => false,
-        // Discard-only.
-        [0x100, 0, 0, 0, ..] => false,
-        // Teredo, benchmarking, ORCHID and documentation.
-        [0x2001, 0, ..] | [0x2001, 2, 0, ..] | [0x2001, 0x10..=0x2f, ..] | [0x2001, 0xdb8, ..] => {
-            false
-        }
         // 6to4: what it embeds.
         [0x2002, ..] => ipv4_global(embedded_v4(1)),
-        [0x3fff, 0..=0x0fff, ..] => false,
-        [first, ..] => {
-            let unique_local = first & 0xfe00 == 0xfc00;
-            let link_local = first & 0xffc0 == 0xfe80;
-            let site_local = first & 0xffc0 == 0xfec0;
-            let multicast = first & 0xff00 == 0xff00;
-            !(unique_local || link_local || site_local || multicast)
-        }
+        // Teredo, benchmarking, ORCHID and documentation.
+        [0x2001, 0, ..]
+        | [0x2001, 2, 0, ..]
+        | [0x2001, 0x10..=0x2f, ..]
+        | [0x2001, 0xdb8, ..]
+        | [0x3fff, 0..=0x0fff, ..] => false,
+        // Global unicast, 2000::/3; all else (::/8 with its IPv4 forms, discard-only, unique-
+        // local, link-local, site-local, multicast, unassigned space) is not routed there.
+        [first, ..] => first & 0xe000 == 0x2000,
     }
 }
 
@@ -263,6 +259,45 @@ mod tests {
             "2001:db8::1",
             "2001::1",
             "100::1",
+        ] {
+            assert!(!global(ip), "{ip}");
+        }
+    }
+
+    /// Every IPv6 form that carries an IPv4 address, each carrying a private one: the address
+    /// it embeds decides, and a form that is not routed on the internet is refused whatever it
+    /// embeds.
+    #[test]
+    fn ipv6_forms_embedding_a_private_ipv4_address_are_refused() {
+        for ip in [
+            // IPv4-mapped, ::ffff:0:0/96.
+            "::ffff:10.0.0.1",
+            "::ffff:192.168.1.1",
+            // IPv4-translated (SIIT), ::ffff:0:0:0/96.
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:169.254.169.254",
+            "::ffff:0:8.8.8.8",
+            // IPv4-compatible, deprecated, ::/96.
+            "::10.0.0.1",
+            "::169.254.169.254",
+            // NAT64, the well-known prefix 64:ff9b::/96 and the local-use 64:ff9b:1::/48.
+            "64:ff9b::10.0.0.1",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:ffff::808:808",
+            // 6to4, 2002::/16, the IPv4 address in the next 32 bits.
+            "2002:a00:1::1",
+            "2002:c0a8:101::",
+            "2002:a9fe:a9fe::1",
+            // Teredo, 2001::/32: the server's IPv4 address, then the client's inverted.
+            "2001:0:a00:1::f5ff:fffe",
+            "2001:0:808:808:8000:ffff:f5ff:fffe",
+            // The rest of ::/8 and what lies outside 2000::/3: not routed on the internet.
+            "::1:0:0:0",
+            "0:0:1::10.0.0.1",
+            "4000::1",
+            "e000::1",
         ] {
             assert!(!global(ip), "{ip}");
         }
