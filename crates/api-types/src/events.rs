@@ -327,7 +327,10 @@ pub struct WebhookAttemptOut {
     pub attempt: u32,
     /// The receiver's status; `null` when there was none.
     pub status_code: Option<u16>,
-    /// What went wrong (a refused target, a timeout, a status that is not 2xx).
+    /// Why the attempt failed, in fixed words: `refused: not publicly routable`, `refused: a
+    /// public address needs https`, `timed out`, `connection failed`, `refused: no secret of the
+    /// endpoint can sign`, or `HTTP <status>` for an answer that is not 2xx. What the receiver
+    /// wrote back is not shown.
     pub error: Option<String>,
     pub duration_ms: u64,
     #[serde(with = "time::serde::rfc3339")]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use domain::commands::{CreateWebhook, UpdateWebhook};
 use domain::{
-    AgentProfile, CursorCodec, CursorPosition, Targets, WebhookAttemptRecord, WebhookEndpointId,
-    WebhookEndpointRecord, WebhookUrl, WebhookUrlError, MAX_WEBHOOK_ENDPOINTS,
+    AgentProfile, AttemptFailure, CursorCodec, CursorPosition, Targets, WebhookAttemptRecord,
+    WebhookEndpointId, WebhookEndpointRecord, WebhookUrl, WebhookUrlError, MAX_WEBHOOK_ENDPOINTS,
     OLD_SECRET_SIGNS_FOR,
 };
 use ports::{
@@ -214,7 +214,9 @@ impl WebhookService {
 
 /// One attempt at a delivery: the POST, its line in the log, and what the answer means. Any 2xx
 /// is delivered; 410 disables the endpoint at once; anything else is tried again on the
-/// schedule, not before a `Retry-After`.
+/// schedule, not before a `Retry-After`. The deliveries log, which the agent reads, says why an
+/// attempt failed in fixed words (`AttemptFailure`); the server's log alone has the poster's
+/// account (the addresses a refused host resolved to, the connection's error, the answer's text).
 pub struct WebhookAttempt {
     endpoints: Arc<dyn WebhookEndpoints>,
     poster: Arc<dyn WebhookPoster>,
@@ -231,11 +233,17 @@ impl Deliver<WebhookDelivery> for WebhookAttempt {
     async fn deliver(&self, delivery: &WebhookDelivery) -> Result<u16, DeliveryError> {
         let attempted_at = OffsetDateTime::now_utc();
         let answer = self.poster.post(delivery).await;
-        let error = match answer.status {
-            Some(status) if (200..300).contains(&status) => None,
-            Some(status) => Some(answer.error.clone().unwrap_or(format!("HTTP {status}"))),
-            None => Some(answer.error.clone().unwrap_or("no answer".into())),
+        let failure = match (answer.status, answer.failure) {
+            (_, Some(failure)) => Some(failure),
+            (Some(status), None) if (200..300).contains(&status) => None,
+            (Some(status), None) => Some(AttemptFailure::Answered(status)),
+            (None, None) => Some(AttemptFailure::ConnectionFailed),
         };
+        if let Some(failure) = failure {
+            let detail = answer.detail.as_deref().unwrap_or_default();
+            tracing::warn!(endpoint = %delivery.endpoint, delivery = %delivery.id, attempt = delivery.attempt, %failure, %detail, "a webhook attempt failed");
+        }
+        let error = failure.map(|failure| failure.to_string());
         let logged = WebhookAttemptRecord {
             attempt_id: Uuid::now_v7(),
             delivery_id: delivery.id,
@@ -299,18 +307,26 @@ mod tests {
     }
 
     fn answered(status: Option<u16>, retry_after: Option<Duration>) -> MockWebhookPoster {
+        let failure = match status {
+            Some(status) if (200..300).contains(&status) => None,
+            Some(status) => Some(AttemptFailure::Answered(status)),
+            None => Some(AttemptFailure::TimedOut),
+        };
+        told(PostAnswer {
+            status,
+            failure,
+            detail: failure.map(|_| "the poster's account".to_owned()),
+            retry_after,
+            duration: Duration::from_millis(12),
+        })
+    }
+
+    fn told(answer: PostAnswer) -> MockWebhookPoster {
         let mut poster = MockWebhookPoster::new();
         poster
             .expect_post()
             .times(1)
-            .returning(move |_| PostAnswer {
-                status,
-                error: status
-                    .is_none()
-                    .then(|| "timed out after 15000 ms".to_owned()),
-                retry_after,
-                duration: Duration::from_millis(12),
-            });
+            .returning(move |_| answer.clone());
         poster
     }
 
@@ -345,6 +361,52 @@ mod tests {
             (2, Some(204), None)
         );
         assert_eq!(logged[0].event_id, job.event.id);
+    }
+
+    #[tokio::test]
+    async fn the_log_an_agent_reads_says_why_in_fixed_words_without_the_posters_account() {
+        for (status, failure, detail, shown) in [
+            (
+                None,
+                AttemptFailure::NotPubliclyRoutable,
+                "target refused: hooks.example.com resolves to 10.0.0.7, which is not publicly \
+                 routable",
+                "refused: not publicly routable",
+            ),
+            (
+                None,
+                AttemptFailure::ConnectionFailed,
+                "error sending request: client error (Connect): tcp connect error: Connection \
+                 refused (os error 111)",
+                "connection failed",
+            ),
+            (
+                Some(500),
+                AttemptFailure::Answered(500),
+                "HTTP 500: Traceback (most recent call last): File \"/srv/internal/app.py\"",
+                "HTTP 500",
+            ),
+        ] {
+            let logged = Arc::default();
+            let attempt = WebhookAttempt::new(
+                Arc::new(logging(&logged)),
+                Arc::new(told(PostAnswer {
+                    status,
+                    failure: Some(failure),
+                    detail: Some(detail.to_owned()),
+                    retry_after: None,
+                    duration: Duration::from_millis(3),
+                })),
+            );
+            let Err(DeliveryError::Transient { reason, .. }) = attempt.deliver(&delivery()).await
+            else {
+                panic!("{failure:?} is tried again");
+            };
+            assert_eq!(reason, shown, "what the queue records");
+            let logged = logged.lock().expect("not poisoned");
+            assert_eq!(logged[0].error.as_deref(), Some(shown));
+            assert_eq!(logged[0].status_code, status);
+        }
     }
 
     #[tokio::test]

@@ -51,6 +51,37 @@ pub struct WebhookAttemptRecord {
     pub attempted_at: OffsetDateTime,
 }
 
+/// Why an attempt at a delivery failed, in the fixed words its agent reads in the deliveries
+/// log. What the resolver found, an error's text and what the receiver wrote back are the
+/// server's log's alone: they show the inside of the network the deliveries leave from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptFailure {
+    /// The host is, or resolves to, an address deliveries may not go to.
+    NotPubliclyRoutable,
+    /// Plain `http` to a public address.
+    PublicNeedsHttps,
+    TimedOut,
+    /// No connection, or one that broke before an answer (the name not resolved, refused, TLS).
+    ConnectionFailed,
+    /// No secret of the endpoint could sign: nothing was sent.
+    Unsigned,
+    /// The receiver answered with this status, not a 2xx.
+    Answered(u16),
+}
+
+impl std::fmt::Display for AttemptFailure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotPubliclyRoutable => formatter.write_str("refused: not publicly routable"),
+            Self::PublicNeedsHttps => formatter.write_str("refused: a public address needs https"),
+            Self::TimedOut => formatter.write_str("timed out"),
+            Self::ConnectionFailed => formatter.write_str("connection failed"),
+            Self::Unsigned => formatter.write_str("refused: no secret of the endpoint can sign"),
+            Self::Answered(status) => write!(formatter, "HTTP {status}"),
+        }
+    }
+}
+
 /// Whether deliveries may go to addresses that are not globally routable (tests, private
 /// networks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,6 +339,32 @@ mod tests {
         assert!(global("::ffff:8.8.8.8"));
         assert!(global("64:ff9b::808:808"));
         assert!(global("2002:808:808::"));
+    }
+
+    #[test]
+    fn an_agent_reads_a_failed_attempt_in_fixed_words() {
+        let shown: Vec<String> = [
+            AttemptFailure::NotPubliclyRoutable,
+            AttemptFailure::PublicNeedsHttps,
+            AttemptFailure::TimedOut,
+            AttemptFailure::ConnectionFailed,
+            AttemptFailure::Unsigned,
+            AttemptFailure::Answered(500),
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "refused: not publicly routable",
+                "refused: a public address needs https",
+                "timed out",
+                "connection failed",
+                "refused: no secret of the endpoint can sign",
+                "HTTP 500",
+            ]
+        );
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, CursorPosition, EventRecord, EventTypes, LogBounds, WebhookAttemptRecord,
-    WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord, WebhookUrl,
+    AgentId, AttemptFailure, CursorPosition, EventRecord, EventTypes, LogBounds,
+    WebhookAttemptRecord, WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord, WebhookUrl,
 };
 
 use crate::{LeasedJob, StoreError};
@@ -180,8 +180,11 @@ pub struct PostAnswer {
     /// The receiver's status; `None` when there was none (refused target, no connection,
     /// timeout).
     pub status: Option<u16>,
-    /// What went wrong when there was no status, or a short account of the answer.
-    pub error: Option<String>,
+    /// Why the attempt failed, as its agent reads it; `None` for a 2xx.
+    pub failure: Option<AttemptFailure>,
+    /// What went wrong in full (the addresses a refused host resolved to, the connection's
+    /// error, the start of the receiver's answer): for the server's log alone.
+    pub detail: Option<String>,
     /// The receiver's `Retry-After`, when it gave one.
     pub retry_after: Option<Duration>,
     pub duration: Duration,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use api_types::EventOut;
 use async_trait::async_trait;
-use domain::{is_globally_routable, Targets};
+use domain::{is_globally_routable, AttemptFailure, Targets};
 use ports::{PostAnswer, WebhookDelivery, WebhookPoster};
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{redirect, Response, StatusCode, Url};
@@ -59,15 +59,17 @@ pub struct HttpWebhookPoster {
 /// What an attempt came to, but for its duration.
 struct Outcome {
     status: Option<u16>,
-    error: Option<String>,
+    failure: Option<AttemptFailure>,
+    detail: Option<String>,
     retry_after: Option<Duration>,
 }
 
 impl Outcome {
-    fn failed(error: impl Into<String>) -> Self {
+    fn failed(failure: AttemptFailure, detail: impl Into<String>) -> Self {
         Self {
             status: None,
-            error: Some(error.into()),
+            failure: Some(failure),
+            detail: Some(detail.into()),
             retry_after: None,
         }
     }
@@ -96,14 +98,19 @@ impl HttpWebhookPoster {
     async fn attempt(&self, delivery: &WebhookDelivery) -> Outcome {
         let url = match Url::parse(&delivery.url) {
             Ok(url) => url,
-            Err(error) => return Outcome::failed(format!("invalid URL: {error}")),
+            Err(error) => {
+                return Outcome::failed(
+                    AttemptFailure::ConnectionFailed,
+                    format!("invalid URL: {error}"),
+                )
+            }
         };
         // reqwest connects to an address written in the URL without asking the resolver.
         if let Some(refused) = literal_refused(&url, self.settings.targets) {
-            return Outcome::failed(refused.to_string());
+            return Outcome::failed(AttemptFailure::NotPubliclyRoutable, refused.to_string());
         }
-        if let Some(refused) = plain_http_to_public(&url).await {
-            return Outcome::failed(refused);
+        if let Some((failure, detail)) = plain_http_to_public(&url).await {
+            return Outcome::failed(failure, detail);
         }
         let id = delivery.event.id.to_string();
         let body = EventOut::to_json(&delivery.event).into_bytes();
@@ -111,7 +118,10 @@ impl HttpWebhookPoster {
         let signatures = signatures(delivery, &id, timestamp, &body);
         if signatures.is_empty() {
             // Unsigned, the receiver could not tell it from a forgery: not worth sending.
-            return Outcome::failed("no secret of the endpoint can sign the delivery");
+            return Outcome::failed(
+                AttemptFailure::Unsigned,
+                "no secret of the endpoint can sign the delivery",
+            );
         }
         let sent = self
             .client
@@ -125,7 +135,13 @@ impl HttpWebhookPoster {
             .await;
         match sent {
             Ok(response) => self.answer(response).await,
-            Err(error) => Outcome::failed(describe(error)),
+            Err(error) => {
+                let failure = match TargetRefused::within(&error) {
+                    Some(_) => AttemptFailure::NotPubliclyRoutable,
+                    None => AttemptFailure::ConnectionFailed,
+                };
+                Outcome::failed(failure, describe(error))
+            }
         }
     }
 
@@ -140,16 +156,20 @@ impl HttpWebhookPoster {
             _ => None,
         };
         // A 2xx says all there is to know: its body is not read.
-        let error = match status.is_success() {
-            true => None,
+        let (failure, detail) = match status.is_success() {
+            true => (None, None),
             false => {
                 let body = read_bounded(response, self.settings.max_response_bytes).await;
-                Some(account(status, &body))
+                (
+                    Some(AttemptFailure::Answered(status.as_u16())),
+                    Some(account(status, &body)),
+                )
             }
         };
         Outcome {
             status: Some(status.as_u16()),
-            error,
+            failure,
+            detail,
             retry_after,
         }
     }
@@ -163,11 +183,15 @@ impl WebhookPoster for HttpWebhookPoster {
         let outcome = tokio::time::timeout(timeout, self.attempt(delivery))
             .await
             .unwrap_or_else(|_| {
-                Outcome::failed(format!("timed out after {} ms", timeout.as_millis()))
+                Outcome::failed(
+                    AttemptFailure::TimedOut,
+                    format!("timed out after {} ms", timeout.as_millis()),
+                )
             });
         PostAnswer {
             status: outcome.status,
-            error: outcome.error,
+            failure: outcome.failure,
+            detail: outcome.detail,
             retry_after: outcome.retry_after,
             duration: started.elapsed(),
         }
@@ -187,8 +211,9 @@ fn literal_refused(url: &Url, targets: Targets) -> Option<TargetRefused> {
 }
 
 /// Plain `http` goes only to private addresses (allowed for tests and private networks): a
-/// host that resolves to a public one is refused, as `https` is the rule there.
-async fn plain_http_to_public(url: &Url) -> Option<String> {
+/// host that resolves to a public one is refused, as `https` is the rule there. What the
+/// agent is told, and what the log is.
+async fn plain_http_to_public(url: &Url) -> Option<(AttemptFailure, String)> {
     if url.scheme() != "http" {
         return None;
     }
@@ -199,13 +224,23 @@ async fn plain_http_to_public(url: &Url) -> Option<String> {
     let port = url.port_or_known_default()?;
     let addresses = match tokio::net::lookup_host((host, port)).await {
         Ok(addresses) => addresses,
-        Err(error) => return Some(format!("resolving {host}: {error}")),
+        Err(error) => {
+            return Some((
+                AttemptFailure::ConnectionFailed,
+                format!("resolving {host}: {error}"),
+            ))
+        }
     };
     addresses
         .map(|address| address.ip())
         .find(|ip| is_globally_routable(*ip))
         .map(|ip| {
-            format!("plain http refused: {host} resolves to {ip}, a public address needs https")
+            (
+                AttemptFailure::PublicNeedsHttps,
+                format!(
+                    "plain http refused: {host} resolves to {ip}, a public address needs https"
+                ),
+            )
         })
 }
 
@@ -292,7 +327,7 @@ mod tests {
 
     #[tokio::test]
     async fn plain_http_goes_only_to_private_addresses() {
-        async fn refused(url: &str) -> Option<String> {
+        async fn refused(url: &str) -> Option<(AttemptFailure, String)> {
             plain_http_to_public(&Url::parse(url).expect("a URL")).await
         }
         assert!(refused("http://127.0.0.1:9000/hook").await.is_none());
@@ -301,8 +336,9 @@ mod tests {
             refused("https://8.8.8.8/hook").await.is_none(),
             "https is checked elsewhere"
         );
-        let public = refused("http://8.8.8.8/hook").await.expect("refused");
-        assert!(public.contains("needs https"), "{public}");
+        let (failure, detail) = refused("http://8.8.8.8/hook").await.expect("refused");
+        assert_eq!(failure, AttemptFailure::PublicNeedsHttps);
+        assert!(detail.contains("resolves to 8.8.8.8"), "{detail}");
     }
 
     #[test]
@@ -346,6 +382,13 @@ mod tests {
         assert_eq!(
             refused("http://127.0.0.1:9/", Targets::PrivateAllowed),
             None
+        );
+        assert_eq!(
+            refused("https://[::ffff:0:a00:1]/", Targets::PublicOnly).as_deref(),
+            Some(
+                "target refused: [::ffff:0:a00:1] resolves to ::ffff:0:a00:1, which is not \
+                 publicly routable"
+            )
         );
         assert_eq!(refused("https://8.8.8.8/", Targets::PublicOnly), None);
         assert_eq!(refused("https://localhost/", Targets::PublicOnly), None);

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use api_types::EventOut;
 use domain::{
-    EmailMessageId, EventId, EventPayload, EventRecord, EventType, Targets, WebhookDeliveryId,
-    WebhookEndpointId,
+    AttemptFailure, EmailMessageId, EventId, EventPayload, EventRecord, EventType, Targets,
+    WebhookDeliveryId, WebhookEndpointId,
 };
 use ports::{PostAnswer, WebhookDelivery, WebhookPoster};
 use receiver::{Receiver, Reply};
@@ -107,8 +107,13 @@ async fn a_delivery_arrives_signed_by_every_secret_that_parses() {
     let request = receiver.next_request().await;
 
     assert_eq!(
-        (answer.status, answer.error, answer.retry_after),
-        (Some(204), None, None)
+        (
+            answer.status,
+            answer.failure,
+            answer.detail,
+            answer.retry_after
+        ),
+        (Some(204), None, None, None)
     );
     assert_eq!(request.method, "POST");
     assert_eq!(request.target, "/hooks/in?agent=1");
@@ -164,13 +169,19 @@ async fn a_delivery_arrives_signed_by_every_secret_that_parses() {
     assert_eq!(receiver.connections(), 2);
 }
 
+/// Refused in the agent's fixed words; the log's account names the host and its address.
 fn assert_refused(answer: &PostAnswer, host: &str) {
-    let error = answer.error.as_deref().unwrap_or_default();
+    let detail = answer.detail.as_deref().unwrap_or_default();
     assert_eq!(answer.status, None, "{answer:?}");
+    assert_eq!(
+        answer.failure,
+        Some(AttemptFailure::NotPubliclyRoutable),
+        "{answer:?}"
+    );
     assert!(
-        error.starts_with(&format!("target refused: {host} resolves to "))
-            && error.ends_with(", which is not publicly routable"),
-        "{error}"
+        detail.starts_with(&format!("target refused: {host} resolves to "))
+            && detail.ends_with(", which is not publicly routable"),
+        "{detail}"
     );
 }
 
@@ -185,7 +196,7 @@ async fn loopback_targets_are_refused_without_a_connection() {
         .await;
     assert_refused(&literal, "127.0.0.1");
     assert_eq!(
-        literal.error.as_deref(),
+        literal.detail.as_deref(),
         Some("target refused: 127.0.0.1 resolves to 127.0.0.1, which is not publicly routable")
     );
     let named = public_only
@@ -233,7 +244,8 @@ async fn a_redirect_is_the_answer_not_followed() {
         .await;
 
     assert_eq!(answer.status, Some(302));
-    assert_eq!(answer.error.as_deref(), Some("HTTP 302"));
+    assert_eq!(answer.failure, Some(AttemptFailure::Answered(302)));
+    assert_eq!(answer.detail.as_deref(), Some("HTTP 302"));
     assert_eq!(receiver.next_request().await.target, "/hook");
     // Had the redirect been followed, its request would have been made before the answer.
     assert!(receiver.request_so_far().is_none());
@@ -255,7 +267,8 @@ async fn a_receiver_that_never_answers_times_the_attempt_out() {
     let took = started.elapsed();
 
     assert_eq!(answer.status, None);
-    assert_eq!(answer.error.as_deref(), Some("timed out after 300 ms"));
+    assert_eq!(answer.failure, Some(AttemptFailure::TimedOut));
+    assert_eq!(answer.detail.as_deref(), Some("timed out after 300 ms"));
     assert!(took >= Duration::from_millis(300), "{took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(answer.duration >= Duration::from_millis(300), "{answer:?}");
@@ -278,8 +291,9 @@ async fn only_the_start_of_a_huge_answer_is_read() {
         .await;
 
     assert_eq!(answer.status, Some(500));
-    let error = answer.error.as_deref().unwrap_or_default();
-    assert_eq!(error, format!("HTTP 500: {}", "e".repeat(200)));
+    assert_eq!(answer.failure, Some(AttemptFailure::Answered(500)));
+    let detail = answer.detail.as_deref().unwrap_or_default();
+    assert_eq!(detail, format!("HTTP 500: {}", "e".repeat(200)));
     // The client left: the receiver could not write the rest.
     let written = receiver.next_write().await;
     assert!(!written.finished, "{written:?}");
@@ -305,7 +319,8 @@ async fn retry_after_is_read_on_429_and_503() {
     let limited = answer_to(429, "7".into()).await;
     assert_eq!(limited.status, Some(429));
     assert_eq!(limited.retry_after, Some(Duration::from_secs(7)));
-    assert_eq!(limited.error.as_deref(), Some("HTTP 429: slow down"));
+    assert_eq!(limited.failure, Some(AttemptFailure::Answered(429)));
+    assert_eq!(limited.detail.as_deref(), Some("HTTP 429: slow down"));
 
     let in_two_minutes = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(120));
     let unavailable = answer_to(503, in_two_minutes).await;
@@ -333,10 +348,11 @@ async fn a_receiver_that_is_down_is_an_attempt_without_a_status() {
         .await;
 
     assert_eq!(answer.status, None);
-    let error = answer.error.as_deref().unwrap_or_default();
-    assert!(error.starts_with("error sending request: "), "{error}");
+    assert_eq!(answer.failure, Some(AttemptFailure::ConnectionFailed));
+    let detail = answer.detail.as_deref().unwrap_or_default();
+    assert!(detail.starts_with("error sending request: "), "{detail}");
     assert!(
-        !error.contains("127.0.0.1"),
-        "the URL is the log's: {error}"
+        !detail.contains("127.0.0.1"),
+        "the URL is the log's: {detail}"
     );
 }
