@@ -790,6 +790,94 @@ async fn after_a_rotation_each_delivery_is_signed_by_the_old_and_the_new_secret(
 }
 
 #[tokio::test]
+async fn however_often_the_secret_is_rotated_the_newest_and_the_one_before_sign() {
+    let database = TestDatabase::new().await;
+    let server = hook_server(&database, "0,1", &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let receiver = Receiver::start(&[], Reply::Status(200)).await;
+    let endpoint = Endpoint::create(&server, &key, &receiver.url, None).await;
+    let mut secrets = vec![endpoint.secret.clone()];
+    for _ in 0..6 {
+        let (status, rotated) = call(
+            &server,
+            reqwest::Method::POST,
+            &endpoint.path("/rotate-secret"),
+            &key,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{rotated}");
+        secrets.push(rotated["secret"].as_str().expect("secret").to_owned());
+    }
+
+    send_sms(&database, &number).await;
+    let request = receiver.wait_for_requests(1).await.remove(0);
+    let header = request.header("webhook-signature");
+    let signatures: Vec<&str> = header.split(' ').collect();
+    println!("after 6 rotations: {} signatures", signatures.len());
+    assert_eq!(signatures.len(), 2, "{header}");
+    let signing: Vec<usize> = secrets
+        .iter()
+        .enumerate()
+        .filter(|(_, secret)| signatures.iter().any(|s| request.verifies(s, secret)))
+        .map(|(position, _)| position)
+        .collect();
+    assert_eq!(signing, [5, 6], "the previous secret and the newest");
+}
+
+#[tokio::test]
+async fn a_replay_takes_a_whole_position_and_is_rate_limited_per_endpoint() {
+    let database = TestDatabase::new().await;
+    let server = hook_server(&database, "0,1", &[]).await;
+    let (key, _) = phone_agent(&database).await;
+    let receiver = Receiver::start(&[], Reply::Status(200)).await;
+    let endpoint = Endpoint::create(&server, &key, &receiver.url, None).await;
+    let other = Endpoint::create(&server, &key, &receiver.url, None).await;
+    let replay = |endpoint: &Endpoint, body: Value| {
+        let path = endpoint.path("/replay");
+        let server = &server;
+        let key = &key;
+        async move { call(server, reqwest::Method::POST, &path, key, Some(body)).await }
+    };
+
+    for (after, kind) in [
+        (json!(1000.0), "int_type"),
+        (json!(0.5), "int_type"),
+        (json!("3"), "int_type"),
+        (json!(-1), "greater_than_equal"),
+    ] {
+        let (status, refused) = replay(&endpoint, json!({ "after": after })).await;
+        assert_eq!(status, 422, "{after}: {refused}");
+        assert_eq!(refused["detail"][0]["type"], kind, "{after}: {refused}");
+        assert_eq!(refused["detail"][0]["loc"], json!(["body", "after"]));
+    }
+
+    let mut answered = Vec::new();
+    for _ in 0..4 {
+        answered.push(replay(&endpoint, json!({"after": 0})).await.0);
+    }
+    assert_eq!(answered, [202, 202, 202, 429]);
+    let limited = server
+        .client
+        .post(server.url(&endpoint.path("/replay")))
+        .bearer_auth(&key)
+        .json(&json!({"after": 0}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(limited.status().as_u16(), 429);
+    let retry_after: u64 = limited.headers()["retry-after"]
+        .to_str()
+        .expect("ASCII")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    println!("a fifth replay in a row: 429, Retry-After: {retry_after}");
+    // Each endpoint has its own allowance.
+    assert_eq!(replay(&other, json!({"after": 0})).await.0, 202);
+}
+
+#[tokio::test]
 async fn a_private_target_is_refused_at_creation_or_at_the_attempt_without_a_connection() {
     let database = TestDatabase::new().await;
     let server = Server::start_on(&database, &[("WEBHOOK_RETRY_SCHEDULE", "0,60")]).await;
@@ -1039,4 +1127,150 @@ async fn deleting_an_endpoint_stops_its_queued_deliveries() {
     let (status, gone) = server.get(&endpoint.path("/deliveries"), Some(&key)).await;
     assert_eq!(status, 404, "{gone}");
     println!("{before} failed attempts before the delete, none after");
+}
+
+/// The id of the agent whose key `key` is.
+async fn agent_id(server: &Server, key: &str) -> String {
+    let (status, me) = server.get("/v1/agents/me", Some(key)).await;
+    assert_eq!(status, 200, "{me}");
+    me["id"].as_str().expect("id").to_owned()
+}
+
+#[tokio::test]
+async fn an_endpoint_stops_with_the_key_that_made_it_until_the_new_key_enables_it() {
+    let database = TestDatabase::new().await;
+    let server = hook_server(&database, "0,1", &[]).await;
+    let (old_key, number) = phone_agent(&database).await;
+    let receiver = Receiver::start(&[], Reply::Status(200)).await;
+    let endpoint = Endpoint::create(&server, &old_key, &receiver.url, None).await;
+    let id = agent_id(&server, &old_key).await;
+
+    let rotated = crate::harness::agentctl(&database, &["agents", "rotate-key", &id])
+        .await
+        .json();
+    println!(
+        "agentctl agents rotate-key: {}",
+        rotated["disabled_webhooks"]
+    );
+    let disabled = rotated["disabled_webhooks"]
+        .as_array()
+        .expect("the endpoints the rotation disabled");
+    assert_eq!(disabled.len(), 1, "{rotated}");
+    assert_eq!(disabled[0]["id"], endpoint.id.as_str());
+    assert_eq!(disabled[0]["enabled"], false);
+    let key = rotated["agent_key"].as_str().expect("agent_key");
+    let shown = endpoint.show(&server, key).await;
+    assert_eq!(shown["enabled"], false, "{shown}");
+    assert_eq!(
+        shown["disabled_reason"],
+        "the agent key that created it was rotated"
+    );
+
+    // What the agent hears of now reaches no endpoint the old key made.
+    send_sms(&database, &number).await;
+    assert_eq!(feed(&server, key).await.len(), 1);
+    receiver.assert_quiet_at(0).await;
+
+    // Enabled again by the new key, it is the new key's: deliveries resume.
+    let (status, enabled) = call(
+        &server,
+        reqwest::Method::PATCH,
+        &endpoint.path(""),
+        key,
+        Some(json!({"enabled": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{enabled}");
+    assert_eq!(enabled["disabled_reason"], Value::Null);
+    send_sms(&database, &number).await;
+    let delivered = receiver.wait_for_deliveries(1, DEADLINE).await;
+    assert_eq!(
+        delivered[0].webhook_id(),
+        feed(&server, key).await[1]["id"].as_str().expect("id")
+    );
+    receiver.assert_quiet_at(1).await;
+}
+
+#[tokio::test]
+async fn a_deactivated_agents_queued_deliveries_are_not_sent() {
+    let database = TestDatabase::new().await;
+    let server = hook_server(&database, "0,1,2,3,4,5,6,7,8,9", &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let receiver = Receiver::start(&[], Reply::Close).await;
+    let endpoint = Endpoint::create(&server, &key, &receiver.url, None).await;
+    let id = agent_id(&server, &key).await;
+    send_sms(&database, &number).await;
+    receiver.wait_for_requests(1).await;
+
+    crate::harness::agentctl(&database, &["agents", "deactivate", &id])
+        .await
+        .json();
+    // An attempt under way when the agent was deactivated may still come; no retry after it.
+    let before = receiver.received().len();
+    tokio::time::sleep(QUIET).await;
+    let received = receiver.received();
+    assert!(received.len() <= before + 1, "{}", account(&received));
+    let shown = crate::harness::agentctl(&database, &["webhooks", "show", &endpoint.id])
+        .await
+        .json();
+    println!("after the deactivation: {}", shown["webhook"]);
+    assert_eq!(shown["webhook"]["enabled"], false);
+    assert_eq!(
+        shown["webhook"]["disabled_reason"],
+        "the agent was deactivated"
+    );
+}
+
+/// The victim's delivery, with another agent's ten endpoints that never answer holding every
+/// place they may: it comes at once, not when their attempts time out.
+#[tokio::test]
+async fn an_agent_whose_receivers_hang_holds_only_its_places_and_delays_no_other_agent() {
+    let database = TestDatabase::new().await;
+    // Each hung attempt holds its place 10 s: a delivery queued behind them would wait as long.
+    let server = hook_server(&database, "0,60", &[("WEBHOOK_TIMEOUT_MS", "10000")]).await;
+    // The defaults: 32 places, 8 of them at most for one agent.
+    const PLACES_PER_AGENT: usize = 8;
+    let (attacker_key, attacker_number) = phone_agent(&database).await;
+    let (victim_key, victim_number) = phone_agent(&database).await;
+    let mut hung = Vec::new();
+    for _ in 0..10 {
+        let receiver = Receiver::start(&[], Reply::Hang).await;
+        Endpoint::create(&server, &attacker_key, &receiver.url, None).await;
+        hung.push(receiver);
+    }
+    let prompt = Receiver::start(&[], Reply::Status(200)).await;
+    Endpoint::create(&server, &victim_key, &prompt.url, None).await;
+    let hung_requests = |hung: &[Receiver]| hung.iter().map(|r| r.received().len()).sum::<usize>();
+
+    // Forty deliveries queued, more than every place of the instance.
+    for _ in 0..4 {
+        send_sms(&database, &attacker_number).await;
+    }
+    let started = Instant::now();
+    while hung_requests(&hung) < PLACES_PER_AGENT {
+        assert!(
+            started.elapsed() < DEADLINE,
+            "{} requests",
+            hung_requests(&hung)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let sent = Instant::now();
+    send_sms(&database, &victim_number).await;
+    let delivered = prompt
+        .wait_until(Duration::from_secs(60), |received| !received.is_empty())
+        .await;
+    let latency = delivered[0].at.duration_since(sent);
+    let held = hung_requests(&hung);
+    println!(
+        "the victim's delivery came {:.2} s after its SMS was sent; the attacker held {held} \
+         places (10 hung endpoints, 40 deliveries queued, attempts time out at 10 s)",
+        latency.as_secs_f64()
+    );
+    assert!(latency < Duration::from_secs(3), "{latency:?}");
+    assert_eq!(
+        held, PLACES_PER_AGENT,
+        "the attacker holds its places and no more"
+    );
 }

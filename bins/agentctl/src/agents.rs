@@ -35,7 +35,9 @@ pub enum AgentsCommand {
     Show { id: AgentId },
     /// Deactivate an agent; its key stops working at once.
     Deactivate { id: AgentId },
-    /// Issue a new key; the old one stops working at once.
+    /// Issue a new key; the old one stops working at once, and so do the agent's webhook
+    /// endpoints, made by it (printed as `disabled_webhooks`; the agent's new key enables them
+    /// again).
     RotateKey { id: AgentId },
 }
 
@@ -67,7 +69,7 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
                 )
                 .await
                 .map_err(create_error)?;
-            issued_key(&issued)
+            issued_key(&issued, Issued::WithTheAgent)
         }
         AgentsCommand::List => {
             let agents = admin.list().await?;
@@ -78,9 +80,10 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
             let profile = admin.deactivate(id, &Actor::local(operator())).await?;
             json!(shown(&services, &profile).await?)
         }
-        AgentsCommand::RotateKey { id } => {
-            issued_key(&admin.rotate_key(id, &Actor::local(operator())).await?)
-        }
+        AgentsCommand::RotateKey { id } => issued_key(
+            &admin.rotate_key(id, &Actor::local(operator())).await?,
+            Issued::ByRotation,
+        ),
     })
 }
 
@@ -103,14 +106,24 @@ async fn shown(services: &Services, profile: &AgentProfile) -> anyhow::Result<Ag
     ))
 }
 
+/// How a key came to be issued.
+enum Issued {
+    WithTheAgent,
+    /// A rotation, which also names the webhook endpoints it disabled.
+    ByRotation,
+}
+
 /// The only place a key is ever printed: once, to the operator who asked for it. Its agent is
 /// printed without the policy's usage: a failed reading must not keep a key issued from being
 /// printed.
-fn issued_key(issued: &IssuedKey) -> Value {
-    json!(OperatorIssuedKey::new(
-        &issued.key,
-        AgentResponse::from(&issued.profile)
-    ))
+fn issued_key(issued: &IssuedKey, how: Issued) -> Value {
+    let agent = AgentResponse::from(&issued.profile);
+    json!(match how {
+        Issued::WithTheAgent => OperatorIssuedKey::new(&issued.key, agent),
+        Issued::ByRotation => {
+            OperatorIssuedKey::rotated(&issued.key, agent, &issued.disabled_webhooks)
+        }
+    })
 }
 
 #[cfg(test)]

@@ -237,8 +237,8 @@ pub struct WebhookUpdateRequest {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct WebhookReplayRequest {
-    /// Every kept event with a greater `seq` is delivered again.
-    #[serde(deserialize_with = "crate::sms::whole_number")]
+    /// Every kept event with a greater `seq` is delivered again. An integer: `1000.0` is not a
+    /// `seq`.
     #[schema(minimum = 0)]
     pub after: i64,
 }
@@ -273,7 +273,8 @@ pub struct ServerSentEvent {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookReplayResponse {
-    /// How many deliveries were queued.
+    /// How many deliveries are due now: those waiting for a later attempt brought forward, and
+    /// every other event queued anew.
     pub queued: usize,
 }
 

@@ -2,11 +2,11 @@
 //! API shows them plus what only an operator needs (whose it is, its idempotency key, who decided
 //! on it, its transactions).
 
-use domain::{AgentKey, PolicyViolation, TransferIntentRecord};
+use domain::{AgentKey, PolicyViolation, TransferIntentRecord, WebhookEndpointRecord};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::{AgentResponse, TransferIntentOut};
+use crate::{AgentResponse, TransferIntentOut, WebhookOut};
 
 /// A key issued to the operator, printed this once with the agent it opens. No `Debug`: it holds
 /// the key itself, which no log may show.
@@ -14,6 +14,9 @@ use crate::{AgentResponse, TransferIntentOut};
 pub struct OperatorIssuedKey {
     pub agent_key: String,
     pub agent: AgentResponse,
+    /// After a rotation, the webhook endpoints it disabled (made by the key it replaced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled_webhooks: Option<Vec<WebhookOut>>,
 }
 
 impl OperatorIssuedKey {
@@ -21,6 +24,19 @@ impl OperatorIssuedKey {
         Self {
             agent_key: key.expose().to_owned(),
             agent,
+            disabled_webhooks: None,
+        }
+    }
+
+    /// A rotated key, with the endpoints the rotation disabled.
+    pub fn rotated(
+        key: &AgentKey,
+        agent: AgentResponse,
+        disabled: &[WebhookEndpointRecord],
+    ) -> Self {
+        Self {
+            disabled_webhooks: Some(disabled.iter().map(WebhookOut::new).collect()),
+            ..Self::new(key, agent)
         }
     }
 }
@@ -106,6 +122,36 @@ mod tests {
                 .expect("serializes");
         assert_eq!(printed["agent_key"], json!(key.expose()));
         assert_eq!(printed["agent"]["id"], json!(profile.agent.id.to_string()));
+        assert!(printed.get("disabled_webhooks").is_none());
+    }
+
+    #[test]
+    fn a_rotated_key_names_the_endpoints_it_disabled() {
+        let key = AgentKey::from_random_bytes([7; 32]);
+        let profile = domain::AgentProfile::fixture();
+        let disabled = WebhookEndpointRecord {
+            enabled: false,
+            disabled_reason: Some(domain::ROTATED_KEY_REASON.into()),
+            ..WebhookEndpointRecord::fixture()
+        };
+        let printed = serde_json::to_value(OperatorIssuedKey::rotated(
+            &key,
+            AgentResponse::from(&profile),
+            std::slice::from_ref(&disabled),
+        ))
+        .expect("serializes");
+        assert_eq!(
+            printed["disabled_webhooks"],
+            json!([{
+                "id": disabled.id.to_string(),
+                "url": disabled.url,
+                "types": null,
+                "description": null,
+                "enabled": false,
+                "disabled_reason": "the agent key that created it was rotated",
+                "created_at": printed["disabled_webhooks"][0]["created_at"],
+            }])
+        );
     }
 
     #[test]

@@ -1,16 +1,20 @@
-//! The worker side of every leased queue (decision 0052): claim the oldest due job under a lease
-//! the worker names, attempt it, record the outcome under that lease. A transient failure keeps
+//! The worker side of every leased queue (decision 0052): claim the next due job under a lease
+//! the worker names, attempt it, record the outcome under that lease. Where jobs have owners
+//! (webhook deliveries, their agents), an owner's jobs hold at most `places_per_owner` of the
+//! worker's attempts at once, and claims pass over owners holding them all (decision 0072). A transient failure keeps
 //! the job queued with a growing, spread wait (never shorter than the far side's `Retry-After`),
 //! a refusal fails it with the reason. What the store could not take (a claim whose answer was
 //! lost, an outcome not recorded) is owed, and settled before anything new is claimed, so an
 //! outage neither holds a job for a whole lease nor attempts it again.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{LeaseId, RetryRule};
+use futures_util::lock::Mutex as AsyncMutex;
 use ports::{Claimed, DeliveryError, JobOutcome, LeasedJob, LeasedQueue, StoreError};
 use uuid::Uuid;
 
@@ -20,6 +24,9 @@ pub struct QueueSettings {
     /// attempt in progress is never started twice.
     pub lease: Duration,
     pub retry: RetryRule,
+    /// How many of the worker's attempts at once may be one owner's jobs (a webhook delivery's
+    /// agent); `None`: no bound.
+    pub places_per_owner: Option<usize>,
 }
 
 /// What became of one claimed job.
@@ -116,11 +123,65 @@ fn random_spread() -> f64 {
     rand::random::<f64>() * 2.0 - 1.0
 }
 
+/// The attempts each owner's jobs hold on one worker, at most `per_owner` at once. Claims are
+/// made one at a time while the bound is kept: two claims under way could otherwise both take
+/// an owner's last place.
+struct OwnerPlaces<O> {
+    per_owner: usize,
+    held: Mutex<HashMap<O, usize>>,
+    claiming: AsyncMutex<()>,
+}
+
+impl<O: Copy + Eq + std::hash::Hash> OwnerPlaces<O> {
+    fn held(&self) -> MutexGuard<'_, HashMap<O, usize>> {
+        // The counts stay whole whatever panicked while they were held.
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The owners holding every place they may.
+    fn full(&self) -> Vec<O> {
+        self.held()
+            .iter()
+            .filter(|(_, held)| **held >= self.per_owner)
+            .map(|(owner, _)| *owner)
+            .collect()
+    }
+}
+
+/// One place of `owner`, given back when dropped (the attempt recorded, or abandoned).
+struct OwnerPlace<O: Copy + Eq + std::hash::Hash> {
+    places: Arc<OwnerPlaces<O>>,
+    owner: O,
+}
+
+impl<O: Copy + Eq + std::hash::Hash> OwnerPlace<O> {
+    fn take(places: &Arc<OwnerPlaces<O>>, owner: O) -> Self {
+        *places.held().entry(owner).or_default() += 1;
+        Self {
+            places: Arc::clone(places),
+            owner,
+        }
+    }
+}
+
+impl<O: Copy + Eq + std::hash::Hash> Drop for OwnerPlace<O> {
+    fn drop(&mut self) {
+        let mut held = self.places.held();
+        if let Some(count) = held.get_mut(&self.owner) {
+            *count -= 1;
+            if *count == 0 {
+                held.remove(&self.owner);
+            }
+        }
+    }
+}
+
 pub struct LeasedWorker<J: LeasedJob> {
     queue: Arc<dyn LeasedQueue<J>>,
     deliver: Arc<dyn Deliver<J>>,
     settings: QueueSettings,
     unsettled: Owed<Unsettled<J>>,
+    places: Option<Arc<OwnerPlaces<J::Owner>>>,
 }
 
 impl<J: LeasedJob> LeasedWorker<J> {
@@ -129,15 +190,23 @@ impl<J: LeasedJob> LeasedWorker<J> {
         deliver: Arc<dyn Deliver<J>>,
         settings: QueueSettings,
     ) -> Self {
+        let places = settings.places_per_owner.map(|per_owner| {
+            Arc::new(OwnerPlaces {
+                per_owner,
+                held: Mutex::default(),
+                claiming: AsyncMutex::new(()),
+            })
+        });
         Self {
             queue,
             deliver,
             settings,
             unsettled: Owed::default(),
+            places,
         }
     }
 
-    /// Attempts the oldest due job; `None` when none is due.
+    /// Attempts the next due job of an owner with a place free; `None` when none is due.
     pub async fn work_next(&self) -> Result<Option<HandOff>, StoreError> {
         self.unsettled
             .settle(|unsettled| async move {
@@ -150,16 +219,38 @@ impl<J: LeasedJob> LeasedWorker<J> {
             })
             .await?;
         let lease = LeaseId(Uuid::now_v7());
-        let claimed = match self.queue.claim_due(lease, self.settings.lease).await {
-            Ok(Some(claimed)) => claimed,
-            Ok(None) => return Ok(None),
-            Err(error) => {
-                // The claim may have been committed with its answer lost.
-                self.unsettled.push(Unsettled::Claim(lease));
-                return Err(error);
+        let (claimed, _place) = match &self.places {
+            None => (self.claim(lease, &[]).await?, None),
+            Some(places) => {
+                let _claiming = places.claiming.lock().await;
+                let claimed = self.claim(lease, &places.full()).await?;
+                let place = claimed
+                    .as_ref()
+                    .and_then(|claimed| claimed.job.owner())
+                    .map(|owner| OwnerPlace::take(places, owner));
+                (claimed, place)
             }
         };
-        self.attempt(claimed).await.map(Some)
+        match claimed {
+            Some(claimed) => self.attempt(claimed).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Claims under `lease` a job of an owner not in `full`; a claim whose answer was lost is
+    /// owed back.
+    async fn claim(
+        &self,
+        lease: LeaseId,
+        full: &[J::Owner],
+    ) -> Result<Option<Claimed<J>>, StoreError> {
+        self.queue
+            .claim_due(lease, self.settings.lease, full)
+            .await
+            .inspect_err(|_| {
+                // The claim may have been committed with its answer lost.
+                self.unsettled.push(Unsettled::Claim(lease));
+            })
     }
 
     /// Records `outcome` under `lease`; `LeaseLost` when the lease passed to another worker.
@@ -225,5 +316,121 @@ impl<J: LeasedJob> LeasedWorker<J> {
     /// How long the oldest due job has waited; zero when none is due.
     pub async fn queue_lag(&self) -> Result<Duration, StoreError> {
         Ok(self.queue.oldest_due_wait().await?.unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use domain::RetryOffsets;
+    use ports::MockLeasedQueue;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct JobId(u32);
+
+    impl fmt::Display for JobId {
+        fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(formatter, "job-{}", self.0)
+        }
+    }
+
+    /// A job of an owner, as a webhook delivery is its agent's.
+    #[derive(Debug)]
+    struct OwnedJob {
+        id: JobId,
+        owner: char,
+    }
+
+    impl LeasedJob for OwnedJob {
+        type Id = JobId;
+        type Done = ();
+        type Owner = char;
+
+        fn id(&self) -> JobId {
+            self.id
+        }
+
+        fn owner(&self) -> Option<char> {
+            Some(self.owner)
+        }
+    }
+
+    /// Attempts that last until the test lets one finish, as receivers that hang.
+    struct Held(Arc<Semaphore>);
+
+    #[async_trait]
+    impl Deliver<OwnedJob> for Held {
+        async fn deliver(&self, _: &OwnedJob) -> Result<(), DeliveryError> {
+            self.0.acquire().await.expect("open").forget();
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn an_owner_holding_its_places_is_passed_over_until_an_attempt_of_its_ends() {
+        let numbers = Arc::new(AtomicU32::new(0));
+        let claims_seen: Arc<Mutex<Vec<Vec<char>>>> = Arc::default();
+        let mut queue = MockLeasedQueue::<OwnedJob>::new();
+        let (seen, next) = (claims_seen.clone(), numbers.clone());
+        // The queue holds jobs of `a` only; it answers a claim that passes over `a` with none.
+        queue.expect_claim_due().returning(move |lease, _, full| {
+            seen.lock().expect("seen").push(full.to_vec());
+            if full.contains(&'a') {
+                return Ok(None);
+            }
+            Ok(Some(Claimed {
+                job: OwnedJob {
+                    id: JobId(next.fetch_add(1, Ordering::SeqCst)),
+                    owner: 'a',
+                },
+                lease,
+                attempts: 1,
+                age: Duration::ZERO,
+            }))
+        });
+        queue.expect_record().returning(|_, _, _| Ok(true));
+        let finish = Arc::new(Semaphore::new(0));
+        let worker = Arc::new(LeasedWorker::new(
+            Arc::new(queue),
+            Arc::new(Held(finish.clone())),
+            QueueSettings {
+                lease: Duration::from_secs(60),
+                retry: RetryRule::AtOffsets(RetryOffsets::parse("0,1").expect("offsets")),
+                places_per_owner: Some(2),
+            },
+        ));
+        let attempt = || {
+            let worker = worker.clone();
+            tokio::spawn(async move { worker.work_next().await })
+        };
+        let first = attempt();
+        let second = attempt();
+        while numbers.load(Ordering::SeqCst) < 2 {
+            tokio::task::yield_now().await;
+        }
+        // `a` holds both its places: the next claim passes over it and finds nothing (instead
+        // of taking a third job of `a`, whose attempt would hang).
+        let passed_over = tokio::time::timeout(Duration::from_secs(5), worker.work_next()).await;
+        assert_eq!(passed_over, Ok(Ok(None)));
+        assert_eq!(claims_seen.lock().expect("seen").last(), Some(&vec!['a']));
+        finish.add_permits(1);
+        let ended = tokio::select! {
+            ended = first => ended,
+            ended = second => ended,
+        };
+        assert_eq!(ended.expect("joined"), Ok(Some(HandOff::Sent)));
+        // One place of `a` is free again: the claim asks for its jobs too.
+        let third = attempt();
+        while numbers.load(Ordering::SeqCst) < 3 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(claims_seen.lock().expect("seen").last(), Some(&Vec::new()));
+        finish.add_permits(2);
+        assert_eq!(third.await.expect("joined"), Ok(Some(HandOff::Sent)));
     }
 }

@@ -96,6 +96,7 @@ mod tests {
             },
             give_up_after: Duration::from_secs(86_400),
         }),
+        places_per_owner: None,
     };
 
     fn claimed(attempts: u32, age: Duration) -> ClaimedEmail {
@@ -167,7 +168,7 @@ mod tests {
         let mut store = MockAttachmentContent::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed_with_attachment())));
+            .return_once(|_, _, _| Ok(Some(claimed_with_attachment())));
         for index in 0..2u64 {
             store
                 .expect_piece()
@@ -204,7 +205,7 @@ mod tests {
         let mut store = MockAttachmentContent::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed_with_attachment())));
+            .return_once(|_, _, _| Ok(Some(claimed_with_attachment())));
         store
             .expect_piece()
             .returning(|_, _, _| Err(StoreError::Unavailable("down".into())));
@@ -231,10 +232,10 @@ mod tests {
         let (id, lease) = (message.job.message_id, message.lease);
         queue
             .expect_claim_due()
-            .withf(|_, lease_for| *lease_for == SETTINGS.lease)
+            .withf(|_, lease_for, _| *lease_for == SETTINGS.lease)
             .times(1)
             .in_sequence(&mut sequence)
-            .return_once(move |_, _| Ok(Some(message)));
+            .return_once(move |_, _, _| Ok(Some(message)));
         sender
             .expect_send()
             .times(1)
@@ -259,7 +260,7 @@ mod tests {
         let mut sender = MockEmailSender::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed(3, Duration::from_secs(60)))));
+            .return_once(|_, _, _| Ok(Some(claimed(3, Duration::from_secs(60)))));
         sender
             .expect_send()
             .returning(|_| Err(DeliveryError::transient("connection refused")));
@@ -283,7 +284,7 @@ mod tests {
         let mut sender = MockEmailSender::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed(1, Duration::from_secs(5)))));
+            .return_once(|_, _, _| Ok(Some(claimed(1, Duration::from_secs(5)))));
         sender.expect_send().returning(|_| {
             Err(DeliveryError::Transient {
                 reason: "429: rate_limit_exceeded".into(),
@@ -309,7 +310,7 @@ mod tests {
         let mut sender = MockEmailSender::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed(1, Duration::ZERO))));
+            .return_once(|_, _, _| Ok(Some(claimed(1, Duration::ZERO))));
         sender
             .expect_send()
             .returning(|_| Err(DeliveryError::Refused("550 no such user".into())));
@@ -330,7 +331,7 @@ mod tests {
         let mut sender = MockEmailSender::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed(40, Duration::from_secs(86_400)))));
+            .return_once(|_, _, _| Ok(Some(claimed(40, Duration::from_secs(86_400)))));
         sender
             .expect_send()
             .returning(|_| Err(DeliveryError::transient("timeout")));
@@ -354,7 +355,7 @@ mod tests {
         let mut sender = MockEmailSender::new();
         queue
             .expect_claim_due()
-            .return_once(|_, _| Ok(Some(claimed(1, Duration::ZERO))));
+            .return_once(|_, _, _| Ok(Some(claimed(1, Duration::ZERO))));
         sender.expect_send().returning(|_| {
             Ok(Delivery {
                 provider_message_id: "p".into(),
@@ -372,7 +373,7 @@ mod tests {
     async fn nothing_due_sends_nothing() {
         let mut queue = MockLeasedQueue::<OutboundEmail>::new();
         let mut sender = MockEmailSender::new();
-        queue.expect_claim_due().return_once(|_, _| Ok(None));
+        queue.expect_claim_due().return_once(|_, _, _| Ok(None));
         sender.expect_send().never();
         assert_eq!(worker(queue, sender).work_next().await.expect("ok"), None);
     }
@@ -394,7 +395,7 @@ mod tests {
             .expect_claim_due()
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(move |lease, _| {
+            .returning(move |lease, _, _| {
                 *remembered.lock().expect("lease") = Some(lease);
                 Err(StoreError::Unavailable("connection reset".into()))
             });
@@ -418,11 +419,11 @@ mod tests {
             .expect_claim_due()
             .withf({
                 let is_first = is_first(&first_lease);
-                move |lease, _| !is_first(lease)
+                move |lease, _, _| !is_first(lease)
             })
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(|_, _| Ok(None));
+            .returning(|_, _, _| Ok(None));
         sender.expect_send().never();
         let worker = worker(queue, sender);
         assert!(worker.work_next().await.is_err(), "the claim failed");
@@ -444,7 +445,7 @@ mod tests {
             .expect_claim_due()
             .times(1)
             .in_sequence(&mut sequence)
-            .return_once(move |_, _| Ok(Some(message)));
+            .return_once(move |_, _, _| Ok(Some(message)));
         sender.expect_send().times(1).returning(|_| sent_delivery());
         sender.expect_provider().return_const("test");
         queue
@@ -463,7 +464,7 @@ mod tests {
             .expect_claim_due()
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(|_, _| Ok(None));
+            .returning(|_, _, _| Ok(None));
         let worker = worker(queue, sender);
         assert!(worker.work_next().await.is_err(), "the record failed");
         assert_eq!(worker.work_next().await.expect("ok"), None);

@@ -5,13 +5,15 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use domain::commands::{CreateWebhook, UpdateWebhook};
+use std::time::Duration;
+
 use domain::{
     AgentProfile, AttemptFailure, CursorCodec, CursorPosition, Targets, WebhookAttemptRecord,
     WebhookEndpointId, WebhookEndpointRecord, WebhookUrl, WebhookUrlError, MAX_WEBHOOK_ENDPOINTS,
-    OLD_SECRET_SIGNS_FOR,
+    OLD_SECRET_SIGNS_FOR, REPLAY_RATE,
 };
 use ports::{
-    DeliveryError, EndpointRefusal, NewWebhookEndpoint, StoreError, WebhookDelivery,
+    DeliveryError, EndpointRefusal, NewWebhookEndpoint, Replayed, StoreError, WebhookDelivery,
     WebhookEndpointChanges, WebhookEndpoints, WebhookPoster,
 };
 use rand::RngCore;
@@ -31,6 +33,12 @@ pub enum WebhookError {
     Url(WebhookUrlError),
     #[error("Invalid cursor")]
     InvalidCursor,
+    /// The key the request came with was rotated, or its agent deactivated, while it was under
+    /// way.
+    #[error("Invalid agent key")]
+    KeyRevoked,
+    #[error("Too many replays of this endpoint; retry later")]
+    TooManyReplays { retry_after: Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -39,6 +47,7 @@ impl From<EndpointRefusal> for WebhookError {
     fn from(refusal: EndpointRefusal) -> Self {
         match refusal {
             EndpointRefusal::TooMany => Self::TooMany,
+            EndpointRefusal::KeyRevoked => Self::KeyRevoked,
             EndpointRefusal::Store(store) => Self::Store(store),
         }
     }
@@ -98,6 +107,7 @@ impl WebhookService {
             types: command.types,
             description: command.description,
             secret: secret.clone(),
+            key: profile.agent.key_hash,
         };
         let created = self
             .endpoints
@@ -143,7 +153,7 @@ impl WebhookService {
             enabled: command.enabled,
         };
         self.endpoints
-            .update(profile.agent.id, id, changes)
+            .update(profile.agent.id, id, changes, profile.agent.key_hash)
             .await?
             .ok_or(WebhookError::NotFound)
     }
@@ -198,17 +208,25 @@ impl WebhookService {
         Ok(AttemptPage { items, next_cursor })
     }
 
-    /// Delivers again every kept event of a type the endpoint wants after `after`; how many.
+    /// Delivers again every kept event of a type the endpoint wants after `after`, within the
+    /// endpoint's replays (`REPLAY_RATE`); how many deliveries are due now.
     pub async fn replay(
         &self,
         profile: &AgentProfile,
         id: WebhookEndpointId,
         after: u64,
     ) -> Result<usize, WebhookError> {
-        self.endpoints
-            .replay(profile.agent.id, id, after)
+        match self
+            .endpoints
+            .replay(profile.agent.id, id, after, Some(REPLAY_RATE))
             .await?
-            .ok_or(WebhookError::NotFound)
+        {
+            None => Err(WebhookError::NotFound),
+            Some(Replayed::Queued(queued)) => Ok(queued),
+            Some(Replayed::Limited { retry_after }) => {
+                Err(WebhookError::TooManyReplays { retry_after })
+            }
+        }
     }
 }
 
@@ -289,6 +307,7 @@ mod tests {
     fn delivery() -> WebhookDelivery {
         WebhookDelivery {
             id: WebhookDeliveryId(Uuid::now_v7()),
+            agent: domain::AgentId(Uuid::now_v7()),
             endpoint: WebhookEndpointId(Uuid::now_v7()),
             url: "https://hooks.example.com/in".into(),
             secrets: vec!["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()],
@@ -407,6 +426,79 @@ mod tests {
             assert_eq!(logged[0].error.as_deref(), Some(shown));
             assert_eq!(logged[0].status_code, status);
         }
+    }
+
+    fn service(endpoints: MockWebhookEndpoints) -> WebhookService {
+        WebhookService::new(
+            Arc::new(endpoints),
+            Targets::PublicOnly,
+            CursorCodec::new(b"test-secret-test-secret-test-secret"),
+        )
+    }
+
+    #[tokio::test]
+    async fn an_agents_replays_take_from_the_endpoints_rate_and_a_spent_one_says_when_to_retry() {
+        let profile = AgentProfile::fixture();
+        let agent = profile.agent.id;
+        let mut endpoints = MockWebhookEndpoints::new();
+        endpoints
+            .expect_replay()
+            .withf(move |owner, _, after, rate| {
+                *owner == agent && *after == 7 && *rate == Some(REPLAY_RATE)
+            })
+            .times(2)
+            .returning({
+                let mut answers = vec![
+                    Replayed::Limited {
+                        retry_after: Duration::from_secs(42),
+                    },
+                    Replayed::Queued(3),
+                ];
+                move |_, _, _, _| Ok(answers.pop())
+            });
+        let service = service(endpoints);
+        let id = WebhookEndpointId(Uuid::now_v7());
+        assert_eq!(service.replay(&profile, id, 7).await.expect("queued"), 3);
+        assert!(matches!(
+            service.replay(&profile, id, 7).await,
+            Err(WebhookError::TooManyReplays { retry_after }) if retry_after == Duration::from_secs(42)
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_is_made_and_enabled_by_the_key_of_the_request() {
+        let profile = AgentProfile::fixture();
+        let key = profile.agent.key_hash;
+        let mut endpoints = MockWebhookEndpoints::new();
+        endpoints
+            .expect_create()
+            .withf(move |_, endpoint, _| endpoint.key == key)
+            .times(1)
+            .returning(|_, _, _| Err(EndpointRefusal::KeyRevoked));
+        endpoints
+            .expect_update()
+            .withf(move |_, _, changes, by| changes.enabled == Some(true) && *by == key)
+            .times(1)
+            .returning(|_, _, _, _| Ok(Some(WebhookEndpointRecord::fixture())));
+        let service = service(endpoints);
+        let command = CreateWebhook {
+            url: WebhookUrl::parse("https://hooks.example.com/in", Targets::PublicOnly)
+                .expect("url"),
+            types: None,
+            description: None,
+        };
+        assert!(matches!(
+            service.create(&profile, command).await,
+            Err(WebhookError::KeyRevoked)
+        ));
+        let enabling = UpdateWebhook {
+            enabled: Some(true),
+            ..UpdateWebhook::default()
+        };
+        service
+            .update(&profile, WebhookEndpointId(Uuid::now_v7()), enabling)
+            .await
+            .expect("enabled");
     }
 
     #[tokio::test]

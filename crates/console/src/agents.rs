@@ -182,24 +182,36 @@ fn agent_table(agents: &[AgentProfile], session: &ConsoleSession) -> Markup {
 
 /// The page that shows an agent's key, this once.
 fn key_page(session: &ConsoleSession, title: &str, issued: &IssuedKey) -> HttpResponse {
-    let id = issued.profile.agent.id.to_string();
     html(
         HttpResponse::Ok(),
-        layout(
-            title,
-            Some(session),
-            None,
-            html! {
-                p role="status" {
-                    "The key of " strong { (label_of(&issued.profile)) } " (" code { (id) } "). It is "
-                    "shown this once: copy it now and hand it to the agent. It is not kept anywhere "
-                    "it could be shown again."
-                }
-                p.key { code data-agent-key="" { (issued.key.expose()) } }
-                p { a href="/console/agents" { "Back to the agents" } }
-            },
-        ),
+        layout(title, Some(session), None, issued_key(issued)),
     )
+}
+
+/// The key, and after a rotation the webhook endpoints it disabled.
+fn issued_key(issued: &IssuedKey) -> Markup {
+    let id = issued.profile.agent.id.to_string();
+    html! {
+        p role="status" {
+            "The key of " strong { (label_of(&issued.profile)) } " (" code { (id) } "). It is "
+            "shown this once: copy it now and hand it to the agent. It is not kept anywhere "
+            "it could be shown again."
+        }
+        p.key { code data-agent-key="" { (issued.key.expose()) } }
+        @if !issued.disabled_webhooks.is_empty() {
+            h2 { "Webhook endpoints disabled" }
+            p {
+                "The key replaced made these endpoints: they receive nothing more. The agent's new "
+                "key enables again those it wants."
+            }
+            ul data-disabled-webhooks="" {
+                @for endpoint in &issued.disabled_webhooks {
+                    li { code { (endpoint.url) } " (" code { (endpoint.id.to_string()) } ")" }
+                }
+            }
+        }
+        p { a href="/console/agents" { "Back to the agents" } }
+    }
 }
 
 fn refusal_page(session: &ConsoleSession, status: StatusCode, message: &str) -> HttpResponse {
@@ -657,6 +669,28 @@ pub(crate) async fn save_policy(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use domain::{AgentKey, WebhookEndpointRecord};
+
+    #[test]
+    fn a_rotated_key_names_the_webhook_endpoints_it_disabled() {
+        let disabled = WebhookEndpointRecord {
+            url: "https://hooks.example.com/codes".into(),
+            enabled: false,
+            ..WebhookEndpointRecord::fixture()
+        };
+        let mut issued = IssuedKey {
+            key: AgentKey::from_random_bytes([7; 32]),
+            profile: AgentProfile::fixture(),
+            disabled_webhooks: vec![disabled.clone()],
+        };
+        let shown = issued_key(&issued).into_string();
+        assert!(shown.contains("Webhook endpoints disabled"), "{shown}");
+        assert!(shown.contains("https://hooks.example.com/codes"), "{shown}");
+        assert!(shown.contains(&disabled.id.to_string()), "{shown}");
+        issued.disabled_webhooks.clear();
+        let none = issued_key(&issued).into_string();
+        assert!(!none.contains("Webhook endpoints disabled"), "{none}");
+    }
 
     #[test]
     fn the_form_of_a_policy_reads_back_as_the_same_rules() {

@@ -108,7 +108,7 @@ pub use transfer::{
 pub use wallet::{Custody, SpendPolicyRecord, WalletBalances, WalletRecord, WalletStatus};
 pub use webhooks::{
     is_globally_routable, target_allowed, AttemptFailure, Targets, WebhookAttemptRecord,
-    WebhookEndpointRecord, WebhookUrl, WebhookUrlError, DISABLE_FAILING_AFTER,
-    MAX_WEBHOOK_DESCRIPTION_CHARS, MAX_WEBHOOK_ENDPOINTS, MAX_WEBHOOK_URL_CHARS,
-    OLD_SECRET_SIGNS_FOR,
+    WebhookEndpointRecord, WebhookUrl, WebhookUrlError, DEACTIVATED_AGENT_REASON,
+    DISABLE_FAILING_AFTER, MAX_WEBHOOK_DESCRIPTION_CHARS, MAX_WEBHOOK_ENDPOINTS,
+    MAX_WEBHOOK_URL_CHARS, OLD_SECRET_SIGNS_FOR, REPLAY_RATE, ROTATED_KEY_REASON,
 };

@@ -8,7 +8,9 @@ use time::OffsetDateTime;
 use url::{Host, Url};
 use uuid::Uuid;
 
-use crate::{AgentId, EventId, EventType, EventTypes, WebhookDeliveryId, WebhookEndpointId};
+use crate::{
+    AgentId, EventId, EventType, EventTypes, RateLimit, WebhookDeliveryId, WebhookEndpointId,
+};
 
 /// At most this many endpoints per agent.
 pub const MAX_WEBHOOK_ENDPOINTS: usize = 10;
@@ -20,6 +22,16 @@ pub const MAX_WEBHOOK_DESCRIPTION_CHARS: usize = 512;
 pub const DISABLE_FAILING_AFTER: Duration = Duration::from_secs(5 * 24 * 3600);
 /// After a rotation, the old secret keeps signing this long.
 pub const OLD_SECRET_SIGNS_FOR: Duration = Duration::from_secs(24 * 3600);
+/// An agent's replays of one endpoint: three at once, then one a minute. Each may queue every
+/// event the log keeps.
+pub const REPLAY_RATE: RateLimit = RateLimit {
+    per_minute: 1,
+    burst: 3,
+};
+/// Why an endpoint stopped when its agent's key was rotated: the key that made it is gone.
+pub const ROTATED_KEY_REASON: &str = "the agent key that created it was rotated";
+/// Why an endpoint stopped when its agent was deactivated.
+pub const DEACTIVATED_AGENT_REASON: &str = "the agent was deactivated";
 
 /// An agent's webhook endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use domain::{
     Actor, AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
     PhoneNumber, PolicyAsset, PolicyChange, PolicyChangeRefused, SpendPolicyRecord,
+    WebhookEndpointRecord,
 };
 
 use crate::StoreError;
@@ -62,18 +63,19 @@ pub trait AgentStore: Send + Sync {
     /// All agents, oldest first.
     async fn list(&self) -> Result<Vec<AgentProfile>, StoreError>;
 
-    /// Marks the agent inactive, audited as `actor`'s when it was active; `false` when no such
-    /// agent exists.
+    /// Marks the agent inactive, audited as `actor`'s when it was active, and disables its
+    /// enabled webhook endpoints; `false` when no such agent exists.
     async fn deactivate(&self, id: AgentId, actor: &Actor) -> Result<bool, StoreError>;
 
-    /// Replaces the key hash, so the old key stops working at once, audited as `actor`'s;
-    /// `false` when no such agent.
+    /// Replaces the key hash, so the old key stops working at once, audited as `actor`'s, and
+    /// disables every endpoint the agent has enabled, each made by a key no longer its own;
+    /// those endpoints, `None` when no such agent.
     async fn replace_key_hash(
         &self,
         id: AgentId,
         hash: AgentKeyHash,
         actor: &Actor,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Option<Vec<WebhookEndpointRecord>>, StoreError>;
 
     /// Applies `change` to the spend policy of the agent's wallet, creating the policy for `asset`
     /// when the wallet has none, and sets the approvals the wallet's pending intents need by the

@@ -227,9 +227,15 @@ pub type ClaimedEmail = Claimed<OutboundEmail>;
 impl LeasedJob for OutboundEmail {
     type Id = EmailMessageId;
     type Done = Delivery;
+    /// Messages share no places: the outbox hands them off one at a time.
+    type Owner = std::convert::Infallible;
 
     fn id(&self) -> EmailMessageId {
         self.message_id
+    }
+
+    fn owner(&self) -> Option<std::convert::Infallible> {
+        None
     }
 }
 

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::{
-    AgentId, AttemptFailure, CursorPosition, EventRecord, EventTypes, LogBounds,
-    WebhookAttemptRecord, WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord, WebhookUrl,
+    AgentId, AgentKeyHash, AttemptFailure, CursorPosition, EventRecord, EventTypes, LogBounds,
+    RateLimit, WebhookAttemptRecord, WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord,
+    WebhookUrl,
 };
 
 use crate::{LeasedJob, StoreError};
@@ -45,7 +46,7 @@ pub trait EventLog: Send + Sync {
     async fn prune(&self, kept_for: Duration, batch: usize) -> Result<usize, StoreError>;
 }
 
-/// A new endpoint and its first secret.
+/// A new endpoint, its first secret and the agent key that creates it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewWebhookEndpoint {
     pub id: WebhookEndpointId,
@@ -53,6 +54,9 @@ pub struct NewWebhookEndpoint {
     pub types: Option<EventTypes>,
     pub description: Option<String>,
     pub secret: String,
+    /// The hash of the key the request came with: the endpoint is delivered to while that key is
+    /// the agent's.
+    pub key: AgentKeyHash,
 }
 
 /// What a change of an endpoint sets; `None` leaves a field as it is.
@@ -65,11 +69,15 @@ pub struct WebhookEndpointChanges {
     pub enabled: Option<bool>,
 }
 
-/// Why an endpoint was not created.
+/// Why an endpoint was not created or changed.
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointRefusal {
     #[error("the agent has as many endpoints as it may")]
     TooMany,
+    /// The key the request came with is no longer the agent's (rotated while the request was
+    /// under way), or the agent was deactivated.
+    #[error("the agent key is no longer in force")]
+    KeyRevoked,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -99,19 +107,22 @@ pub trait WebhookEndpoints: Send + Sync {
         id: WebhookEndpointId,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
 
-    /// Applies `changes`; enabling clears the reason it was disabled, disabling fails what is
-    /// queued for it (kept for replay).
+    /// Applies `changes`, made with the agent key `key`; enabling clears the reason it was
+    /// disabled and makes the endpoint that key's, disabling fails what is queued for it (kept
+    /// for replay).
     async fn update(
         &self,
         agent: AgentId,
         id: WebhookEndpointId,
         changes: WebhookEndpointChanges,
-    ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
+        key: AgentKeyHash,
+    ) -> Result<Option<WebhookEndpointRecord>, EndpointRefusal>;
 
     /// Removes the endpoint and whatever is queued for it; whether it existed.
     async fn delete(&self, agent: AgentId, id: WebhookEndpointId) -> Result<bool, StoreError>;
 
-    /// Makes `secret` the endpoint's newest; the ones before it sign for `old_signs_for` more.
+    /// Makes `secret` the endpoint's newest; the one it replaces signs for `old_signs_for` more,
+    /// and any older one no longer signs: at most two sign at once.
     async fn rotate_secret(
         &self,
         agent: AgentId,
@@ -129,15 +140,18 @@ pub trait WebhookEndpoints: Send + Sync {
         limit: usize,
     ) -> Result<Option<Vec<WebhookAttemptRecord>>, StoreError>;
 
-    /// Queues every kept event of a type the endpoint wants with `seq > after` for delivery
-    /// again, but those whose delivery to it is still pending (a repeated replay queues nothing
-    /// twice); how many were queued, `None` when it is not found.
+    /// Delivers again, now, every kept event of a type the endpoint wants with `seq > after`,
+    /// whatever became of its delivery: a delivery waiting for its next attempt is made due at
+    /// once, any other event (delivered, failed, or being attempted right now) is queued anew,
+    /// so a repeated replay queues no event twice. A replay by the agent takes one from the
+    /// endpoint's `rate` first; the operator's takes none. `None` when it is not found.
     async fn replay(
         &self,
         agent: AgentId,
         id: WebhookEndpointId,
         after: u64,
-    ) -> Result<Option<usize>, StoreError>;
+        rate: Option<RateLimit>,
+    ) -> Result<Option<Replayed>, StoreError>;
 
     /// Disables the endpoint with `reason` (its receiver said it is gone) and fails what is
     /// queued for it.
@@ -151,10 +165,21 @@ pub trait WebhookEndpoints: Send + Sync {
     ) -> Result<(), StoreError>;
 }
 
+/// What a replay came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replayed {
+    /// How many deliveries are due now.
+    Queued(usize),
+    /// The endpoint's replays are spent until `retry_after`; nothing was queued.
+    Limited { retry_after: Duration },
+}
+
 /// One event to post to one endpoint: a webhook delivery queue's job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookDelivery {
     pub id: WebhookDeliveryId,
+    /// Whose endpoint it is: the agent whose deliveries share its places.
+    pub agent: AgentId,
     pub endpoint: WebhookEndpointId,
     pub url: String,
     /// Every secret that signs for the endpoint now, newest first.
@@ -164,13 +189,19 @@ pub struct WebhookDelivery {
     pub attempt: u32,
 }
 
-/// A delivery is done when its receiver answered 2xx, with that status.
+/// A delivery is done when its receiver answered 2xx, with that status; it holds one of its
+/// agent's places while it is attempted.
 impl LeasedJob for WebhookDelivery {
     type Id = WebhookDeliveryId;
     type Done = u16;
+    type Owner = AgentId;
 
     fn id(&self) -> WebhookDeliveryId {
         self.id
+    }
+
+    fn owner(&self) -> Option<AgentId> {
+        Some(self.agent)
     }
 }
 

@@ -37,9 +37,9 @@ pub use email::{
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
-    events_topic, EndpointRefusal, EventLog, NewWebhookEndpoint, PostAnswer, WebhookDelivery,
-    WebhookEndpointChanges, WebhookEndpoints, WebhookPoster, EVERY_AGENTS_EVENTS_TOPIC,
-    WEBHOOK_DELIVERIES_TOPIC,
+    events_topic, EndpointRefusal, EventLog, NewWebhookEndpoint, PostAnswer, Replayed,
+    WebhookDelivery, WebhookEndpointChanges, WebhookEndpoints, WebhookPoster,
+    EVERY_AGENTS_EVENTS_TOPIC, WEBHOOK_DELIVERIES_TOPIC,
 };
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{

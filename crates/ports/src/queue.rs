@@ -3,6 +3,7 @@
 //! holds (decision 0052). Outbound mail is its first user; webhook deliveries are the next.
 
 use std::fmt::{Debug, Display};
+use std::hash::Hash;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -16,8 +17,14 @@ pub trait LeasedJob: Debug + Send + Sync + 'static {
     type Id: Copy + Debug + Display + PartialEq + Send + Sync + 'static;
     /// What a job that was done leaves to record, e.g. the provider's id of a message.
     type Done: Clone + Debug + Send + Sync + 'static;
+    /// Whose the job is, when jobs share a worker's places by owner (a webhook delivery's
+    /// agent); `Infallible` for a queue whose jobs have none.
+    type Owner: Copy + Debug + Eq + Hash + Send + Sync + 'static;
 
     fn id(&self) -> Self::Id;
+
+    /// The job's owner; `None` when jobs of the queue have none.
+    fn owner(&self) -> Option<Self::Owner>;
 }
 
 /// A job claimed for one attempt.
@@ -74,12 +81,16 @@ pub enum JobOutcome<D> {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait LeasedQueue<J: LeasedJob>: Send + Sync {
-    /// The oldest due job no one holds, leased to the caller as `lease` for `lease_for`. The
-    /// caller names the lease so that a claim whose answer was lost can still be given back.
+    /// The next due job no one holds, of an owner not in `full` (those holding every place
+    /// they may on the caller's worker), leased to the caller as `lease` for `lease_for`: the
+    /// oldest, or for a queue whose owners take turns (webhook deliveries), the oldest of the
+    /// owner whose turn it is. The caller names the lease so that a claim whose answer was lost
+    /// can still be given back.
     async fn claim_due(
         &self,
         lease: LeaseId,
         lease_for: Duration,
+        full: &[J::Owner],
     ) -> Result<Option<Claimed<J>>, StoreError>;
 
     /// Gives back the job `lease` holds, if any, due at once; a lease that lapsed or never took

@@ -10,7 +10,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
     Actor, AgentId, AgentKeyHash, AgentProfile, AtomicAmount, AuditAction, AuditTarget,
-    IntentStatus, PolicyAsset, PolicyChange, Quorum, SpendPolicyRecord,
+    IntentStatus, PolicyAsset, PolicyChange, Quorum, SpendPolicyRecord, WebhookEndpointRecord,
+    DEACTIVATED_AGENT_REASON, ROTATED_KEY_REASON,
 };
 use ports::{AgentStore, NewAgent, PolicyUpdateError, StoreError};
 use serde_json::json;
@@ -27,6 +28,7 @@ use crate::schema::{
     agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors,
     transfer_intents, wallets,
 };
+use crate::webhooks::disable_agents_endpoints;
 
 pub struct PgAgentStore {
     database: Database,
@@ -423,6 +425,12 @@ impl AgentStore for PgAgentStore {
                         )
                         .await?;
                     }
+                    disable_agents_endpoints::<StoreError>(
+                        connection,
+                        id,
+                        DEACTIVATED_AGENT_REASON,
+                    )
+                    .await?;
                     Ok(true)
                 }
                 .scope_boxed()
@@ -436,7 +444,7 @@ impl AgentStore for PgAgentStore {
         id: AgentId,
         hash: AgentKeyHash,
         actor: &Actor,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<Vec<WebhookEndpointRecord>>, StoreError> {
         self.database
             .in_transaction(|connection| {
                 async move {
@@ -447,22 +455,26 @@ impl AgentStore for PgAgentStore {
                         ))
                         .execute(connection)
                         .await?;
-                    if updated == 1 {
-                        // The log says the key changed, never a key or its hash.
-                        audit::record(
-                            connection,
-                            AuditEntry {
-                                actor,
-                                action: AuditAction::Rotate,
-                                target: Some(AuditTarget::Agent(id).to_string()),
-                                before: None,
-                                after: Some(json!({ "key_rotated": true })),
-                                reason: None,
-                            },
-                        )
-                        .await?;
+                    if updated != 1 {
+                        return Ok(None);
                     }
-                    Ok(updated == 1)
+                    // The log says the key changed, never a key or its hash.
+                    audit::record(
+                        connection,
+                        AuditEntry {
+                            actor,
+                            action: AuditAction::Rotate,
+                            target: Some(AuditTarget::Agent(id).to_string()),
+                            before: None,
+                            after: Some(json!({ "key_rotated": true })),
+                            reason: None,
+                        },
+                    )
+                    .await?;
+                    // Every endpoint enabled now was made, or enabled, by the key just replaced.
+                    disable_agents_endpoints(connection, id, ROTATED_KEY_REASON)
+                        .await
+                        .map(Some)
                 }
                 .scope_boxed()
             })

@@ -388,6 +388,7 @@ diesel::table! {
         disabled_reason -> Nullable<Text>,
         failing_since -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
+        agent_key_hash -> Nullable<Bytea>,
     }
 }
 

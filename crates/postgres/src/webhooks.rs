@@ -6,15 +6,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Integer, Interval, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Integer, Interval, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    AgentId, CursorPosition, EventId, EventType, EventTypes, LeaseId, WebhookAttemptRecord,
-    WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord, DISABLE_FAILING_AFTER,
+    AgentId, AgentKeyHash, CursorPosition, EventId, EventType, EventTypes, LeaseId, RateDecision,
+    RateLimit, WebhookAttemptRecord, WebhookDeliveryId, WebhookEndpointId, WebhookEndpointRecord,
+    DISABLE_FAILING_AFTER,
 };
 use ports::{
-    Claimed, EndpointRefusal, JobOutcome, LeasedQueue, NewWebhookEndpoint, StoreError,
+    Claimed, EndpointRefusal, JobOutcome, LeasedQueue, NewWebhookEndpoint, Replayed, StoreError,
     WebhookDelivery, WebhookEndpointChanges, WebhookEndpoints, WEBHOOK_DELIVERIES_TOPIC,
 };
 use time::OffsetDateTime;
@@ -24,9 +25,13 @@ use crate::clock::{duration_from_secs, interval};
 use crate::database::Database;
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::events::{type_names, EventRow};
+use crate::limits::take_locked;
 use crate::notifications::CHANNEL;
 use crate::prepared::Prepared;
-use crate::schema::{webhook_attempts, webhook_endpoints, webhook_secrets};
+use crate::schema::{agents, webhook_attempts, webhook_endpoints, webhook_secrets};
+
+/// The bucket an agent's replays of one endpoint take from (`rate_limit_buckets`, by endpoint).
+const REPLAY_ACTION: &str = "webhook_replay";
 
 pub struct PgWebhookStore {
     database: Database,
@@ -133,28 +138,49 @@ async fn endpoint_of(
         .transpose()
 }
 
-/// Fails what is queued for an endpoint that no longer takes deliveries; kept for replay.
-async fn fail_queued(
+/// Takes the rows of the deliveries still queued for the endpoints `ids`, in one order. Every
+/// writer that holds a delivery's row and then wants its endpoint's (a failed attempt's
+/// settlement) or takes several deliveries' rows (a delete, a replay) goes in this order, so
+/// disabling an endpoint waits for them instead of deadlocking.
+async fn lock_queued(
     connection: &mut AsyncPgConnection,
-    id: WebhookEndpointId,
-    reason: &str,
+    ids: &[Uuid],
 ) -> Result<(), diesel::result::Error> {
     diesel::sql_query(
-        "UPDATE webhook_deliveries SET status = 'failed', last_error = $2, lease_id = NULL, \
-         lease_until = NULL WHERE endpoint_id = $1 AND status = 'pending'",
+        "SELECT id FROM webhook_deliveries WHERE endpoint_id = ANY ($1) AND status = 'pending' \
+         ORDER BY id FOR UPDATE",
     )
-    .bind::<SqlUuid, _>(id.0)
-    .bind::<Text, _>(reason)
+    .bind::<Array<SqlUuid>, _>(ids)
     .execute(connection)
     .await
     .map(drop)
 }
 
+/// Fails what is queued for endpoints that no longer take deliveries; kept for replay.
+async fn fail_queued(
+    connection: &mut AsyncPgConnection,
+    ids: &[Uuid],
+    reason: &str,
+) -> Result<(), diesel::result::Error> {
+    diesel::sql_query(
+        "UPDATE webhook_deliveries SET status = 'failed', last_error = $2, lease_id = NULL, \
+         lease_until = NULL WHERE endpoint_id = ANY ($1) AND status = 'pending'",
+    )
+    .bind::<Array<SqlUuid>, _>(ids)
+    .bind::<Text, _>(format!("the endpoint was disabled: {reason}"))
+    .execute(connection)
+    .await
+    .map(drop)
+}
+
+/// Disables the endpoint with `reason` and fails what is queued for it, its deliveries' rows
+/// taken first (`lock_queued`).
 async fn disable_locked(
     connection: &mut AsyncPgConnection,
     id: WebhookEndpointId,
     reason: &str,
 ) -> Result<(), diesel::result::Error> {
+    lock_queued(connection, &[id.0]).await?;
     diesel::update(webhook_endpoints::table.find(id.0))
         .set((
             webhook_endpoints::enabled.eq(false),
@@ -162,12 +188,84 @@ async fn disable_locked(
         ))
         .execute(connection)
         .await?;
-    fail_queued(
-        connection,
-        id,
-        &format!("the endpoint was disabled: {reason}"),
+    fail_queued(connection, &[id.0], reason).await
+}
+
+/// Disables every endpoint the agent has enabled, with `reason`, and fails what is queued for
+/// them, inside the caller's transaction (a key rotation's, a deactivation's, after the agent's
+/// row); the endpoints it disabled.
+pub(crate) async fn disable_agents_endpoints<E: From<StoreError>>(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    reason: &str,
+) -> Result<Vec<WebhookEndpointRecord>, TxError<E>> {
+    let enabled: Vec<Uuid> = webhook_endpoints::table
+        .filter(webhook_endpoints::agent_id.eq(agent.0))
+        .filter(webhook_endpoints::enabled)
+        .select(webhook_endpoints::id)
+        .load(connection)
+        .await?;
+    if enabled.is_empty() {
+        return Ok(Vec::new());
+    }
+    lock_queued(connection, &enabled).await?;
+    let disabled: Vec<EndpointRow> = diesel::update(
+        webhook_endpoints::table
+            .filter(webhook_endpoints::id.eq_any(&enabled))
+            .filter(webhook_endpoints::enabled),
     )
+    .set((
+        webhook_endpoints::enabled.eq(false),
+        webhook_endpoints::disabled_reason.eq(reason),
+    ))
+    .returning(EndpointRow::as_returning())
+    .get_results(connection)
+    .await?;
+    let ids: Vec<Uuid> = disabled.iter().map(|row| row.id).collect();
+    fail_queued(connection, &ids, reason).await?;
+    let mut disabled = disabled
+        .into_iter()
+        .map(EndpointRow::into_record)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(TxError::store)?;
+    disabled.sort_by_key(|endpoint| (endpoint.created_at, endpoint.id.0));
+    Ok(disabled)
+}
+
+/// Whether `key` is the agent's key in force, the agent active, its row shared until the
+/// transaction ends: a rotation or a deactivation waits for the change in hand, or comes first
+/// and refuses it.
+async fn key_in_force(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    key: &AgentKeyHash,
+) -> Result<bool, diesel::result::Error> {
+    let stored = agents::table
+        .find(agent.0)
+        .filter(agents::is_active)
+        .select(agents::key_hash)
+        .for_share()
+        .first::<Vec<u8>>(connection)
+        .await
+        .optional()?;
+    Ok(stored.is_some_and(|hash| hash.as_slice() == key.as_bytes()))
+}
+
+/// Brings the agent's turn at the deliverers forward to `due`, by the database's clock `now()`
+/// when `None` (migration 000030).
+async fn turn_comes(
+    connection: &mut AsyncPgConnection,
+    agent: Uuid,
+    due: Option<OffsetDateTime>,
+) -> Result<(), diesel::result::Error> {
+    Prepared(
+        diesel::sql_query("SELECT webhook_turn_comes($1, coalesce($2, now()))")
+            .bind::<SqlUuid, _>(agent)
+            .bind::<Nullable<diesel::sql_types::Timestamptz>, _>(due),
+    )
+    .execute(connection)
     .await
+    .map(drop)
 }
 
 fn notify_deliveries() -> diesel::query_builder::SqlQuery {
@@ -193,6 +291,9 @@ impl WebhookEndpoints for PgWebhookStore {
                         .bind::<Text, _>(format!("webhook_endpoints:{agent}"))
                         .execute(connection)
                         .await?;
+                    if !key_in_force(connection, agent, &endpoint.key).await? {
+                        return Err(TxError::Abort(EndpointRefusal::KeyRevoked));
+                    }
                     let held: i64 = webhook_endpoints::table
                         .filter(webhook_endpoints::agent_id.eq(agent.0))
                         .count()
@@ -208,6 +309,8 @@ impl WebhookEndpoints for PgWebhookStore {
                             webhook_endpoints::url.eq(endpoint.url.as_str()),
                             webhook_endpoints::types.eq(types_column(endpoint.types)),
                             webhook_endpoints::description.eq(&endpoint.description),
+                            webhook_endpoints::agent_key_hash
+                                .eq(endpoint.key.as_bytes().as_slice()),
                         ))
                         .returning(EndpointRow::as_returning())
                         .get_result(connection)
@@ -264,16 +367,25 @@ impl WebhookEndpoints for PgWebhookStore {
         endpoint_of(&mut connection, agent, id).await
     }
 
-    #[tracing::instrument(level = "debug", skip(self, changes))]
+    #[tracing::instrument(level = "debug", skip(self, changes, key))]
     async fn update(
         &self,
         agent: AgentId,
         id: WebhookEndpointId,
         changes: WebhookEndpointChanges,
-    ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        key: AgentKeyHash,
+    ) -> Result<Option<WebhookEndpointRecord>, EndpointRefusal> {
         self.database
             .in_transaction(|connection| {
                 async move {
+                    // The agent's row, then the deliveries', then the endpoint's: the order of a
+                    // key rotation, and of a failed attempt's settlement (`lock_queued`).
+                    if !key_in_force(connection, agent, &key).await? {
+                        return Err(TxError::Abort(EndpointRefusal::KeyRevoked));
+                    }
+                    if changes.enabled == Some(false) {
+                        lock_queued(connection, &[id.0]).await?;
+                    }
                     let found = webhook_endpoints::table
                         .find(id.0)
                         .filter(webhook_endpoints::agent_id.eq(agent.0))
@@ -306,14 +418,18 @@ impl WebhookEndpoints for PgWebhookStore {
                     }
                     match changes.enabled {
                         Some(true) if !was_enabled => {
+                            // Enabled by this key, the endpoint is this key's.
                             diesel::update(target)
                                 .set((
                                     webhook_endpoints::enabled.eq(true),
                                     webhook_endpoints::disabled_reason.eq(None::<String>),
                                     webhook_endpoints::failing_since.eq(None::<OffsetDateTime>),
+                                    webhook_endpoints::agent_key_hash.eq(key.as_bytes().as_slice()),
                                 ))
                                 .execute(connection)
                                 .await?;
+                            // What a replay queued while it was disabled is due now.
+                            turn_comes(connection, agent.0, None).await?;
                         }
                         Some(false) if was_enabled => {
                             disable_locked(connection, id, "disabled by the agent").await?;
@@ -371,16 +487,33 @@ impl WebhookEndpoints for PgWebhookStore {
         self.database
             .in_transaction(|connection| {
                 async move {
-                    let Some(endpoint) = endpoint_of(connection, agent, id)
+                    // The endpoint's row held: rotations of one endpoint go one at a time.
+                    let held = webhook_endpoints::table
+                        .find(id.0)
+                        .filter(webhook_endpoints::agent_id.eq(agent.0))
+                        .select(webhook_endpoints::id)
+                        .for_update()
+                        .first::<Uuid>(connection)
+                        .await
+                        .optional()?;
+                    if held.is_none() {
+                        return Ok(None);
+                    }
+                    let endpoint = endpoint_of(connection, agent, id)
                         .await
                         .map_err(TxError::store)?
-                    else {
-                        return Ok(None);
-                    };
+                        .ok_or_else(|| TxError::store(corrupt("an endpoint held went missing")))?;
+                    // The newest secret signs `old_signs_for` more, beside the new one; any
+                    // older one stops now, so a delivery carries at most two signatures.
                     diesel::sql_query(
-                        "UPDATE webhook_secrets SET signs_until = now() + $2 \
-                         WHERE endpoint_id = $1 \
-                           AND (signs_until IS NULL OR signs_until > now() + $2)",
+                        "WITH newest AS (SELECT max(created_at) AS created_at \
+                             FROM webhook_secrets WHERE endpoint_id = $1), \
+                         dropped AS (DELETE FROM webhook_secrets AS secret USING newest \
+                             WHERE secret.endpoint_id = $1 \
+                               AND secret.created_at < newest.created_at) \
+                         UPDATE webhook_secrets AS secret SET signs_until = now() + $2 \
+                         FROM newest \
+                         WHERE secret.endpoint_id = $1 AND secret.created_at = newest.created_at",
                     )
                     .bind::<SqlUuid, _>(id.0)
                     .bind::<Interval, _>(interval(old_signs_for))
@@ -444,7 +577,8 @@ impl WebhookEndpoints for PgWebhookStore {
         agent: AgentId,
         id: WebhookEndpointId,
         after: u64,
-    ) -> Result<Option<usize>, StoreError> {
+        rate: Option<RateLimit>,
+    ) -> Result<Option<Replayed>, StoreError> {
         self.database
             .in_transaction(|connection| {
                 async move {
@@ -455,6 +589,36 @@ impl WebhookEndpoints for PgWebhookStore {
                     {
                         return Ok(None);
                     }
+                    if let Some(rate) = rate {
+                        if let RateDecision::Limited { retry_after } =
+                            take_locked(connection, id.0, REPLAY_ACTION, rate).await?
+                        {
+                            return Ok(Some(Replayed::Limited { retry_after }));
+                        }
+                    }
+                    // One replay of the endpoint at a time (the operator's take no bucket), so
+                    // two cannot both find an event without a waiting delivery and queue it.
+                    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                        .bind::<Text, _>(format!("webhook_replay:{id}"))
+                        .execute(connection)
+                        .await?;
+                    let after = i64::try_from(after).unwrap_or(i64::MAX);
+                    // A delivery waiting for its next attempt is due now; one under way (its
+                    // lease in force) may be settled a moment later, as delivered, so its event
+                    // is queued anew below like any other.
+                    let brought_forward = diesel::sql_query(
+                        "UPDATE webhook_deliveries SET next_attempt_at = now() \
+                         WHERE id IN (SELECT id FROM webhook_deliveries \
+                             WHERE endpoint_id = $1 AND agent_id = $2 AND event_seq > $3 \
+                               AND status = 'pending' AND next_attempt_at > now() \
+                               AND (lease_until IS NULL OR lease_until < now()) \
+                             ORDER BY id FOR UPDATE)",
+                    )
+                    .bind::<SqlUuid, _>(id.0)
+                    .bind::<SqlUuid, _>(agent.0)
+                    .bind::<BigInt, _>(after)
+                    .execute(connection)
+                    .await?;
                     let queued = diesel::sql_query(
                         "INSERT INTO webhook_deliveries \
                              (id, endpoint_id, agent_id, event_seq, next_attempt_at, created_at) \
@@ -464,21 +628,25 @@ impl WebhookEndpoints for PgWebhookStore {
                              ON endpoint.id = $1 AND endpoint.agent_id = event.agent_id \
                          WHERE event.agent_id = $2 AND event.seq > $3 \
                            AND (endpoint.types IS NULL OR event.type = ANY (endpoint.types)) \
-                           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS queued \
-                               WHERE queued.agent_id = event.agent_id \
-                                 AND queued.event_seq = event.seq \
-                                 AND queued.endpoint_id = endpoint.id \
-                                 AND queued.status = 'pending')",
+                           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS waiting \
+                               WHERE waiting.agent_id = event.agent_id \
+                                 AND waiting.event_seq = event.seq \
+                                 AND waiting.endpoint_id = endpoint.id \
+                                 AND waiting.status = 'pending' \
+                                 AND (waiting.lease_until IS NULL \
+                                      OR waiting.lease_until < now()))",
                     )
                     .bind::<SqlUuid, _>(id.0)
                     .bind::<SqlUuid, _>(agent.0)
-                    .bind::<BigInt, _>(i64::try_from(after).unwrap_or(i64::MAX))
+                    .bind::<BigInt, _>(after)
                     .execute(connection)
                     .await?;
-                    if queued > 0 {
+                    let due = brought_forward + queued;
+                    if due > 0 {
+                        turn_comes(connection, agent.0, None).await?;
                         notify_deliveries().execute(connection).await?;
                     }
-                    Ok(Some(queued))
+                    Ok(Some(Replayed::Queued(due)))
                 }
                 .scope_boxed()
             })
@@ -527,6 +695,8 @@ struct ClaimedRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
     #[diesel(sql_type = SqlUuid)]
+    agent_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
     endpoint_id: Uuid,
     #[diesel(sql_type = Integer)]
     attempts: i32,
@@ -548,47 +718,28 @@ struct ClaimedRow {
     created_at: OffsetDateTime,
 }
 
-/// Leases the oldest due delivery of an enabled endpoint and reads what its attempt needs (the
-/// endpoint's URL and live secrets, newest first, and the event) in one statement: a delivery
-/// costs the queue two round trips, its claim and its record. Its age is counted from its first
-/// attempt, as the retry schedule is, however late that attempt came (an outage, a backlog).
+/// Leases the next delivery, round-robin by agent (`claim_webhook_delivery`, migration 000030:
+/// the agent whose turn is oldest but those in `full`, its oldest due delivery to an enabled
+/// endpoint of its key in force), with what its attempt needs (the endpoint's URL and live
+/// secrets, newest first, and the event), in one statement: a delivery costs the queue two round
+/// trips, its claim and its record. Its age is counted from its first attempt, as the retry
+/// schedule is, however late that attempt came (an outage, a backlog).
 async fn claim(
     connection: &mut AsyncPgConnection,
     lease: LeaseId,
     lease_for: Duration,
+    full: &[AgentId],
 ) -> Result<Option<Claimed<WebhookDelivery>>, StoreError> {
+    let full: Vec<Uuid> = full.iter().map(|agent| agent.0).collect();
     let claimed = Prepared(
         diesel::sql_query(
-            "WITH due AS ( \
-             SELECT delivery.id FROM webhook_deliveries AS delivery \
-             JOIN webhook_endpoints AS endpoint \
-                 ON endpoint.id = delivery.endpoint_id AND endpoint.enabled \
-             WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now() \
-               AND (delivery.lease_until IS NULL OR delivery.lease_until < now()) \
-             ORDER BY delivery.next_attempt_at, delivery.id LIMIT 1 \
-             FOR UPDATE OF delivery SKIP LOCKED), \
-         leased AS ( \
-             UPDATE webhook_deliveries AS delivery \
-             SET lease_id = $1, lease_until = now() + $2, attempts = delivery.attempts + 1, \
-                 first_attempted_at = coalesce(delivery.first_attempted_at, now()) \
-             FROM due WHERE delivery.id = due.id \
-             RETURNING delivery.id, delivery.endpoint_id, delivery.agent_id, \
-                 delivery.event_seq, delivery.attempts, \
-                 extract(epoch FROM now() - delivery.first_attempted_at)::float8 AS age) \
-         SELECT leased.id, leased.endpoint_id, leased.attempts, leased.age, endpoint.url, \
-             ARRAY(SELECT secret.secret FROM webhook_secrets AS secret \
-                   WHERE secret.endpoint_id = leased.endpoint_id \
-                     AND (secret.signs_until IS NULL OR secret.signs_until > now()) \
-                   ORDER BY secret.created_at DESC) AS secrets, \
-             event.seq, event.id AS event_id, event.type AS event_type, event.data, \
-             event.created_at \
-         FROM leased \
-         JOIN webhook_endpoints AS endpoint ON endpoint.id = leased.endpoint_id \
-         JOIN events AS event \
-             ON event.agent_id = leased.agent_id AND event.seq = leased.event_seq",
+            "SELECT delivery_id AS id, owner AS agent_id, endpoint AS endpoint_id, attempts, age, \
+                 url, secrets, seq, event_id, event_type, data, created_at \
+             FROM claim_webhook_delivery($1, $2, $3)",
         )
         .bind::<SqlUuid, _>(lease.0)
-        .bind::<Interval, _>(interval(lease_for)),
+        .bind::<Interval, _>(interval(lease_for))
+        .bind::<Array<SqlUuid>, _>(full),
     )
     .get_result::<ClaimedRow>(connection)
     .await
@@ -609,6 +760,7 @@ async fn claim(
     Ok(Some(Claimed {
         job: WebhookDelivery {
             id: WebhookDeliveryId(claimed.id),
+            agent: AgentId(claimed.agent_id),
             endpoint: WebhookEndpointId(claimed.endpoint_id),
             url: claimed.url,
             secrets: claimed.secrets,
@@ -632,13 +784,13 @@ async fn record_failure(
     error: &str,
     wait: Option<Duration>,
 ) -> Result<bool, diesel::result::Error> {
-    let endpoint = Prepared(
+    let settled = Prepared(
         diesel::sql_query(
             "UPDATE webhook_deliveries SET status = $3, last_error = $4, \
              next_attempt_at = coalesce(now() + $5, next_attempt_at), \
              lease_id = NULL, lease_until = NULL \
          WHERE id = $1 AND lease_id = $2 AND status = 'pending' \
-         RETURNING endpoint_id",
+         RETURNING endpoint_id, agent_id, next_attempt_at",
         )
         .bind::<SqlUuid, _>(id.0)
         .bind::<SqlUuid, _>(lease.0)
@@ -646,12 +798,20 @@ async fn record_failure(
         .bind::<Text, _>(error)
         .bind::<Nullable<Interval>, _>(wait.map(interval)),
     )
-    .get_result::<EndpointOf>(connection)
+    .get_result::<FailedDelivery>(connection)
     .await
     .optional()?;
-    let Some(EndpointOf { endpoint_id }) = endpoint else {
+    let Some(FailedDelivery {
+        endpoint_id,
+        agent_id,
+        next_attempt_at,
+    }) = settled
+    else {
         return Ok(false);
     };
+    if wait.is_some() {
+        turn_comes(connection, agent_id, Some(next_attempt_at)).await?;
+    }
     let spell = Prepared(
         diesel::sql_query(
             "UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) \
@@ -709,9 +869,13 @@ struct Settled {
 }
 
 #[derive(QueryableByName)]
-struct EndpointOf {
+struct FailedDelivery {
     #[diesel(sql_type = SqlUuid)]
     endpoint_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    agent_id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    next_attempt_at: OffsetDateTime,
 }
 
 #[derive(QueryableByName)]
@@ -733,17 +897,20 @@ impl LeasedQueue<WebhookDelivery> for PgWebhookStore {
         &self,
         lease: LeaseId,
         lease_for: Duration,
+        full: &[AgentId],
     ) -> Result<Option<Claimed<WebhookDelivery>>, StoreError> {
         let mut connection = self.database.connection().await?;
-        claim(&mut connection, lease, lease_for).await
+        claim(&mut connection, lease, lease_for, full).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn release(&self, lease: LeaseId) -> Result<(), StoreError> {
         let mut connection = self.database.connection().await?;
+        // Given back, the delivery is due at once: its agent's turn comes now.
         diesel::sql_query(
-            "UPDATE webhook_deliveries SET lease_id = NULL, lease_until = NULL \
-             WHERE lease_id = $1 AND status = 'pending'",
+            "WITH released AS (UPDATE webhook_deliveries SET lease_id = NULL, lease_until = NULL \
+                 WHERE lease_id = $1 AND status = 'pending' RETURNING agent_id) \
+             SELECT webhook_turn_comes(agent_id, now()) FROM released",
         )
         .bind::<SqlUuid, _>(lease.0)
         .execute(&mut connection)
@@ -783,6 +950,8 @@ impl LeasedQueue<WebhookDelivery> for PgWebhookStore {
             "SELECT extract(epoch FROM now() - min(delivery.next_attempt_at))::float8 AS waited \
              FROM webhook_deliveries AS delivery JOIN webhook_endpoints AS endpoint \
                  ON endpoint.id = delivery.endpoint_id AND endpoint.enabled \
+             JOIN agents AS agent ON agent.id = delivery.agent_id AND agent.is_active \
+                 AND agent.key_hash = endpoint.agent_key_hash \
              WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()",
         )
         .get_result::<OldestDue>(&mut connection)

@@ -393,6 +393,11 @@ impl From<WebhookError> for Refusal {
                 FieldError::value_error("url", serde_json::Value::Null, refused).into()
             }
             WebhookError::InvalidCursor => Self::BadRequest(error.to_string()),
+            WebhookError::KeyRevoked => Self::InvalidKey,
+            WebhookError::TooManyReplays { retry_after } => Self::TooManyRequests {
+                detail: error.to_string(),
+                retry_after,
+            },
             WebhookError::Store(store) => store.into(),
         }
     }

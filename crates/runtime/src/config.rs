@@ -501,6 +501,7 @@ impl EmailConfig {
                     },
                     give_up_after: seconds("EMAIL_GIVE_UP_AFTER_SECS", 3 * 24 * 60 * 60)?,
                 }),
+                places_per_owner: None,
             },
             attachment_max_bytes: env.parsed(
                 "EMAIL_ATTACHMENT_MAX_BYTES",
@@ -770,6 +771,10 @@ pub struct WebhookConfig {
     pub targets: Targets,
     /// Deliveries one instance makes at once (`WEBHOOK_CONCURRENCY`, 32).
     pub concurrency: usize,
+    /// How many of those one agent's deliveries may hold (`WEBHOOK_PLACES_PER_AGENT`, a quarter
+    /// of `WEBHOOK_CONCURRENCY`, at least 1): receivers that hang hold no more, and the other
+    /// places serve every other agent.
+    pub places_per_agent: usize,
     /// `WEBHOOK_DELIVERY_ENABLED` (true): whether this instance delivers.
     pub enabled: bool,
 }
@@ -822,6 +827,16 @@ impl EventsConfig {
             "WEBHOOK_CONCURRENCY",
             env.parsed("WEBHOOK_CONCURRENCY", 32)?,
         )?;
+        let places_per_agent = positive(
+            "WEBHOOK_PLACES_PER_AGENT",
+            env.parsed("WEBHOOK_PLACES_PER_AGENT", (concurrency / 4).max(1))?,
+        )?;
+        if places_per_agent > concurrency {
+            return Err(ConfigError::Invalid {
+                name: "WEBHOOK_PLACES_PER_AGENT",
+                reason: format!("must be at most WEBHOOK_CONCURRENCY ({concurrency})"),
+            });
+        }
         Ok(Self {
             retention: Duration::from_secs(days.saturating_mul(86_400)),
             keep_alive: Duration::from_secs(keep_alive),
@@ -836,6 +851,7 @@ impl EventsConfig {
                     false => Targets::PublicOnly,
                 },
                 concurrency: usize::try_from(concurrency).unwrap_or(usize::MAX),
+                places_per_agent: usize::try_from(places_per_agent).unwrap_or(usize::MAX),
                 enabled: env.flag("WEBHOOK_DELIVERY_ENABLED", true)?,
             },
         })
@@ -1507,6 +1523,40 @@ mod tests {
             documented, read,
             ".env.example documents exactly what the configuration reads"
         );
+    }
+
+    #[test]
+    fn an_agents_webhook_places_are_a_quarter_of_the_instances_unless_set_within_them() {
+        let webhooks = |pairs: &[(&str, &str)]| {
+            EventsConfig::from_env(&Environment::from_pairs(pairs.iter().copied())).map(|config| {
+                (
+                    config.webhooks.concurrency,
+                    config.webhooks.places_per_agent,
+                )
+            })
+        };
+        assert_eq!(webhooks(&[]).expect("defaults"), (32, 8));
+        assert_eq!(
+            webhooks(&[("WEBHOOK_CONCURRENCY", "3")]).expect("valid"),
+            (3, 1)
+        );
+        assert_eq!(
+            webhooks(&[("WEBHOOK_PLACES_PER_AGENT", "32")]).expect("valid"),
+            (32, 32)
+        );
+        for refused in ["0", "33"] {
+            let error = webhooks(&[("WEBHOOK_PLACES_PER_AGENT", refused)]).err();
+            assert!(
+                matches!(
+                    error,
+                    Some(ConfigError::Invalid {
+                        name: "WEBHOOK_PLACES_PER_AGENT",
+                        ..
+                    })
+                ),
+                "{refused}: {error:?}"
+            );
+        }
     }
 
     #[test]

@@ -319,6 +319,7 @@ pub fn webhook_worker(
             // Past any attempt's end, so an attempt in progress is never started twice.
             lease: config.timeout + WEBHOOK_LEASE_MARGIN,
             retry: RetryRule::AtOffsets(config.schedule),
+            places_per_owner: Some(config.places_per_agent),
         },
     ))
 }

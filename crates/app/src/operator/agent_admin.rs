@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use domain::{Actor, AgentId, AgentKey, AgentProfile, Label, PolicyAsset};
+use domain::{Actor, AgentId, AgentKey, AgentProfile, Label, PolicyAsset, WebhookEndpointRecord};
 use ports::{
     AgentStore, Conflict, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
     NewWallet, NumberProvisioner, NumberReleaser, ProviderError, StoreError, WalletKeyStore,
@@ -32,6 +32,8 @@ pub struct CreateAgent {
 pub struct IssuedKey {
     pub key: AgentKey,
     pub profile: AgentProfile,
+    /// The webhook endpoints a rotation disabled: made by the key it replaced.
+    pub disabled_webhooks: Vec<WebhookEndpointRecord>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -136,7 +138,13 @@ impl AgentAdmin {
             }
             attempts_left -= 1;
             match self.ports.agents.create(new_agent.clone(), actor).await {
-                Ok(profile) => return Ok(IssuedKey { key, profile }),
+                Ok(profile) => {
+                    return Ok(IssuedKey {
+                        key,
+                        profile,
+                        disabled_webhooks: Vec::new(),
+                    })
+                }
                 // A sandbox or pooled number may already be held by another agent: draw again.
                 Err(StoreError::Conflict(Conflict::PhoneNumber))
                     if request.phone && attempts_left > 0 =>
@@ -239,7 +247,8 @@ impl AgentAdmin {
         Ok(profile)
     }
 
-    /// Issues a new key for the agent; the old key stops working at once.
+    /// Issues a new key for the agent; the old key stops working at once, and so do the webhook
+    /// endpoints it made, which the answer names.
     #[tracing::instrument(level = "debug", skip(self, actor))]
     pub async fn rotate_key(
         &self,
@@ -247,16 +256,18 @@ impl AgentAdmin {
         actor: &Actor,
     ) -> Result<IssuedKey, AgentLookupError> {
         let key = crate::generate_agent_key();
-        if !self
+        let disabled_webhooks = self
             .ports
             .agents
             .replace_key_hash(id, key.hash(), actor)
             .await?
-        {
-            return Err(AgentLookupError::NotFound(id));
-        }
+            .ok_or(AgentLookupError::NotFound(id))?;
         let profile = self.show(id).await?;
-        Ok(IssuedKey { key, profile })
+        Ok(IssuedKey {
+            key,
+            profile,
+            disabled_webhooks,
+        })
     }
 }
 
@@ -508,10 +519,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn rotation_replaces_the_stored_hash_with_the_new_keys_hash() {
+    async fn rotation_replaces_the_stored_hash_and_names_the_endpoints_it_disabled() {
         let id = AgentId(Uuid::now_v7());
         let replaced: Arc<Mutex<Option<AgentKeyHash>>> = Arc::default();
         let seen = replaced.clone();
+        let disabled = WebhookEndpointRecord {
+            agent_id: id,
+            enabled: false,
+            disabled_reason: Some(domain::ROTATED_KEY_REASON.into()),
+            ..WebhookEndpointRecord::fixture()
+        };
+        let endpoints = vec![disabled.clone()];
         let mut store = MockAgentStore::new();
         store
             .expect_replace_key_hash()
@@ -519,7 +537,7 @@ mod tests {
             .times(1)
             .returning(move |_, hash, _| {
                 *seen.lock().expect("lock") = Some(hash);
-                Ok(true)
+                Ok(Some(endpoints.clone()))
             });
         store.expect_profile().with(eq(id)).returning(move |_| {
             Ok(Some(profile_of(&NewAgent {
@@ -540,6 +558,7 @@ mod tests {
         );
         let issued = admin.rotate_key(id, &actor()).await.expect("rotated");
         assert_eq!(*replaced.lock().expect("lock"), Some(issued.key.hash()));
+        assert_eq!(issued.disabled_webhooks, [disabled]);
     }
 
     #[tokio::test]
@@ -547,7 +566,7 @@ mod tests {
         let mut store = MockAgentStore::new();
         store
             .expect_replace_key_hash()
-            .returning(|_, _, _| Ok(false));
+            .returning(|_, _, _| Ok(None));
         store.expect_deactivate().returning(|_, _| Ok(false));
         let admin = admin(
             store,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use domain::{
     AgentId, EventTypes, Operator, WebhookAttemptRecord, WebhookEndpointId, WebhookEndpointRecord,
 };
-use ports::{EventLog, StoreError, WebhookEndpoints};
+use ports::{EventLog, Replayed, StoreError, WebhookEndpoints};
 
 use crate::events::{page_of, EventPage};
 use crate::webhooks::WebhookError;
@@ -78,10 +78,14 @@ impl EventAdmin {
     /// Delivers again every kept event the endpoint wants after `after`; how many.
     pub async fn replay(&self, id: WebhookEndpointId, after: u64) -> Result<usize, WebhookError> {
         let agent = self.owner(id).await?;
-        self.endpoints
-            .replay(agent, id, after)
-            .await?
-            .ok_or(WebhookError::NotFound)
+        // The operator's replays take from no bucket.
+        match self.endpoints.replay(agent, id, after, None).await? {
+            None => Err(WebhookError::NotFound),
+            Some(Replayed::Queued(queued)) => Ok(queued),
+            Some(Replayed::Limited { retry_after }) => {
+                Err(WebhookError::TooManyReplays { retry_after })
+            }
+        }
     }
 
     /// Disables the endpoint; its reason says which operator did, and why when told.

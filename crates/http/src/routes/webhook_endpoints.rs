@@ -26,7 +26,9 @@ fn endpoint_id(path: Path<String>) -> Result<WebhookEndpointId, ApiError> {
 /// Creates an endpoint. Its `secret` is shown in this answer only.
 ///
 /// At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
-/// the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`.
+/// the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
+/// key's that creates it: when the operator rotates the agent's key, it is disabled
+/// (`disabled_reason` says so) until the new key enables it again.
 #[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", operation_id = "create_webhook",
     security(("HTTPBearer" = [])),
     request_body = WebhookCreateRequest,
@@ -92,8 +94,8 @@ pub async fn get(
 
 /// Changes an endpoint: its URL, types, description, or whether it is enabled.
 ///
-/// Enabling clears `disabled_reason`; disabling fails the deliveries queued for it (they stay
-/// listed, and can be replayed).
+/// Enabling clears `disabled_reason` and makes the endpoint the key's that enables it; disabling
+/// fails the deliveries queued for it (they stay listed, and can be replayed).
 #[utoipa::path(patch, path = "/v1/webhooks/{webhook_id}", tag = "webhooks", operation_id = "update_webhook",
     security(("HTTPBearer" = [])),
     params(("webhook_id" = Uuid, Path, description = "The endpoint's id")),
@@ -141,8 +143,8 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Gives the endpoint a new secret, shown in this answer only; the old one keeps signing too for
-/// 24 hours.
+/// Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
+/// too for 24 hours, and any older one stops: a delivery carries at most two signatures.
 #[utoipa::path(post, path = "/v1/webhooks/{webhook_id}/rotate-secret", tag = "webhooks", operation_id = "rotate_webhook_secret",
     security(("HTTPBearer" = [])),
     params(("webhook_id" = Uuid, Path, description = "The endpoint's id")),
@@ -203,7 +205,12 @@ pub async fn deliveries(
     }))
 }
 
-/// Delivers again every kept event of a type the endpoint wants with `seq` greater than `after`.
+/// Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
+/// `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
+/// made due at once rather than queued twice.
+///
+/// An agent may replay an endpoint three times at once, then once a minute (429 with
+/// `Retry-After` beyond).
 #[utoipa::path(post, path = "/v1/webhooks/{webhook_id}/replay", tag = "webhooks", operation_id = "replay_webhook",
     security(("HTTPBearer" = [])),
     params(("webhook_id" = Uuid, Path, description = "The endpoint's id")),
@@ -213,6 +220,8 @@ pub async fn deliveries(
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 404, description = "No such endpoint of this agent", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 429, description = "The endpoint's replays are spent for now; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Seconds until a replay is taken again"))),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn replay(

@@ -1,6 +1,7 @@
 //! The outbox's `LeasedQueue`: workers on any instance lease due messages with `SKIP LOCKED`, one at a time,
 //! and record the outcome only while their lease holds.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -140,6 +141,8 @@ impl LeasedQueue<OutboundEmail> for PgEmailStore {
         &self,
         lease: LeaseId,
         lease_for: Duration,
+        // Empty: messages have no owner (`OutboundEmail::Owner` has no value).
+        _full: &[Infallible],
     ) -> Result<Option<ClaimedEmail>, StoreError> {
         self.database
             .in_transaction(|connection| {

@@ -192,10 +192,14 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
         .create(new.clone(), &crate::actor())
         .await
         .expect("created");
-    assert!(store
-        .replace_key_hash(new.id, key(6).hash(), &crate::actor())
-        .await
-        .expect("replaced"));
+    assert_eq!(
+        store
+            .replace_key_hash(new.id, key(6).hash(), &crate::actor())
+            .await
+            .expect("replaced"),
+        Some(Vec::new()),
+        "it had no endpoint to disable"
+    );
     assert_eq!(
         store
             .active_profile_by_key_hash(&key(5).hash())
@@ -208,10 +212,13 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
         .await
         .expect("query")
         .is_some());
-    assert!(!store
-        .replace_key_hash(AgentId(Uuid::now_v7()), key(7).hash(), &crate::actor())
-        .await
-        .expect("unknown"));
+    assert_eq!(
+        store
+            .replace_key_hash(AgentId(Uuid::now_v7()), key(7).hash(), &crate::actor())
+            .await
+            .expect("unknown"),
+        None
+    );
 }
 
 #[tokio::test]
@@ -640,7 +647,8 @@ async fn every_operator_action_on_an_agent_is_audited_with_it_and_a_refused_one_
     assert!(store
         .replace_key_hash(id, key(41).hash(), &alice)
         .await
-        .expect("rotated"));
+        .expect("rotated")
+        .is_some());
     assert!(store.deactivate(id, &alice).await.expect("deactivated"));
     assert!(
         store.deactivate(id, &alice).await.expect("again"),

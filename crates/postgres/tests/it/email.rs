@@ -101,7 +101,7 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
     assert!(stored.sent_at.is_some());
 
     let claimed = emails
-        .claim_due(new_lease(), Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60), &[])
         .await
         .expect("claimed")
         .expect("one due");
@@ -112,7 +112,7 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
     assert_eq!(claimed.attempts, 1);
     assert!(
         emails
-            .claim_due(new_lease(), Duration::from_secs(60))
+            .claim_due(new_lease(), Duration::from_secs(60), &[])
             .await
             .expect("claimed")
             .is_none(),
@@ -142,13 +142,13 @@ async fn an_accepted_send_is_queued_with_everything_the_hand_off_needs() {
 async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothing() {
     let (_database, profile, emails, message) = accepted_outbound(42).await;
     let first = emails
-        .claim_due(new_lease(), Duration::from_millis(1))
+        .claim_due(new_lease(), Duration::from_millis(1), &[])
         .await
         .expect("claimed")
         .expect("due");
     tokio::time::sleep(Duration::from_millis(20)).await;
     let second = emails
-        .claim_due(new_lease(), Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60), &[])
         .await
         .expect("claimed")
         .expect("the lease expired");
@@ -173,7 +173,7 @@ async fn an_expired_lease_passes_the_message_on_and_the_old_holder_records_nothi
         .expect("recorded"));
     assert!(
         emails
-            .claim_due(new_lease(), Duration::from_secs(60))
+            .claim_due(new_lease(), Duration::from_secs(60), &[])
             .await
             .expect("claimed")
             .is_none(),
@@ -197,14 +197,14 @@ async fn a_released_claim_is_due_again_at_once_and_only_its_own_lease_releases_i
     let (_database, _profile, emails, message) = accepted_outbound(46).await;
     let lost = new_lease();
     emails
-        .claim_due(lost, Duration::from_secs(600))
+        .claim_due(lost, Duration::from_secs(600), &[])
         .await
         .expect("claimed")
         .expect("due");
     emails.release(new_lease()).await.expect("released");
     assert!(
         emails
-            .claim_due(new_lease(), Duration::from_secs(60))
+            .claim_due(new_lease(), Duration::from_secs(60), &[])
             .await
             .expect("claimed")
             .is_none(),
@@ -212,7 +212,7 @@ async fn a_released_claim_is_due_again_at_once_and_only_its_own_lease_releases_i
     );
     emails.release(lost).await.expect("released");
     let again = emails
-        .claim_due(new_lease(), Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60), &[])
         .await
         .expect("claimed")
         .expect("due again at once");
@@ -253,7 +253,7 @@ async fn accepted_outbound(
 async fn a_failed_message_keeps_its_reason() {
     let (_database, profile, emails, message) = accepted_outbound(43).await;
     let claimed = emails
-        .claim_due(new_lease(), Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60), &[])
         .await
         .expect("claimed")
         .expect("due");
@@ -293,7 +293,7 @@ async fn concurrent_workers_never_claim_one_message_twice() {
         tokio::spawn(async move {
             let mut claimed = Vec::new();
             while let Some(message) = emails
-                .claim_due(new_lease(), Duration::from_secs(60))
+                .claim_due(new_lease(), Duration::from_secs(60), &[])
                 .await
                 .expect("claimed")
             {
@@ -521,7 +521,7 @@ async fn every_change_to_an_inboxs_messages_moves_its_listing_version_and_only_i
     assert!(sent.changes > untouched.changes);
 
     let claimed = emails
-        .claim_due(new_lease(), Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60), &[])
         .await
         .expect("claimed")
         .expect("due");
@@ -769,7 +769,7 @@ async fn an_outbound_messages_attachments_are_stored_with_it_and_claimed_without
     let metas: Vec<AttachmentMeta> = message.attachments.iter().map(|a| a.meta.clone()).collect();
     assert_eq!(stored.attachments, metas);
     let claimed = emails
-        .claim_due(new_lease(), Duration::from_secs(60))
+        .claim_due(new_lease(), Duration::from_secs(60), &[])
         .await
         .expect("claimed")
         .expect("one due");

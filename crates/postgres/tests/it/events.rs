@@ -3,11 +3,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
-    EventPayload, EventType, EventTypes, LeaseId, Targets, WebhookEndpointId, WebhookUrl,
+    AgentId, AgentKey, AgentProfile, EventPayload, EventType, EventTypes, LeaseId, RateLimit,
+    Targets, WebhookEndpointId, WebhookUrl, DEACTIVATED_AGENT_REASON, ROTATED_KEY_REASON,
 };
 use ports::{
-    AgentStore, EndpointRefusal, EventLog, JobOutcome, LeasedQueue, NewWebhookEndpoint, SmsStore,
-    WebhookDelivery, WebhookEndpoints,
+    AgentStore, EndpointRefusal, EventLog, JobOutcome, LeasedQueue, NewWebhookEndpoint, Replayed,
+    SmsStore, WebhookDelivery, WebhookEndpointChanges, WebhookEndpoints,
 };
 use postgres_store::{Database, PgEventLog, PgWebhookStore, PoolSettings};
 use test_support::TestDatabase;
@@ -20,13 +21,15 @@ fn pool(database: &TestDatabase) -> Database {
     Database::connect(&database.connector(), PoolSettings::default()).expect("pool")
 }
 
-fn endpoint(types: Option<EventTypes>) -> NewWebhookEndpoint {
+/// An endpoint the agent's key in force makes.
+fn endpoint_of(profile: &AgentProfile, types: Option<EventTypes>) -> NewWebhookEndpoint {
     NewWebhookEndpoint {
         id: WebhookEndpointId(Uuid::now_v7()),
         url: WebhookUrl::parse("https://hooks.example.com/in", Targets::PublicOnly).expect("url"),
         types,
         description: None,
         secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into(),
+        key: profile.agent.key_hash,
     }
 }
 
@@ -161,7 +164,8 @@ async fn an_agent_holds_at_most_its_endpoints_even_when_created_at_once() {
     let attempts = (0..15).map(|_| {
         let webhooks = webhooks.clone();
         let agent = profile.agent.id;
-        tokio::spawn(async move { webhooks.create(agent, endpoint(None), 10).await })
+        let endpoint = endpoint_of(&profile, None);
+        tokio::spawn(async move { webhooks.create(agent, endpoint, 10).await })
     });
     let mut created = 0;
     for attempt in attempts.collect::<Vec<_>>() {
@@ -182,7 +186,7 @@ async fn an_agent_holds_at_most_its_endpoints_even_when_created_at_once() {
 async fn claim(webhooks: &PgWebhookStore) -> (WebhookDelivery, LeaseId) {
     let lease = LeaseId(Uuid::now_v7());
     let claimed =
-        LeasedQueue::<WebhookDelivery>::claim_due(webhooks, lease, Duration::from_secs(60))
+        LeasedQueue::<WebhookDelivery>::claim_due(webhooks, lease, Duration::from_secs(60), &[])
             .await
             .expect("claim")
             .expect("a delivery is due");
@@ -201,7 +205,7 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
     let wants_sms = webhooks
         .create(
             agent,
-            endpoint(Some(EventTypes::of([EventType::SmsReceived]))),
+            endpoint_of(&profile, Some(EventTypes::of([EventType::SmsReceived]))),
             10,
         )
         .await
@@ -209,7 +213,7 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
     webhooks
         .create(
             agent,
-            endpoint(Some(EventTypes::of([EventType::EmailReceived]))),
+            endpoint_of(&profile, Some(EventTypes::of([EventType::EmailReceived]))),
             10,
         )
         .await
@@ -227,6 +231,7 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
         &webhooks,
         LeaseId(Uuid::now_v7()),
         Duration::from_secs(60),
+        &[],
     )
     .await
     .expect("claim");
@@ -238,15 +243,15 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
         .record(delivery.id, lease, &JobOutcome::Done(200))
         .await
         .expect("recorded"));
-    // A replay queues the event again, for the same event id; while that delivery is still
-    // pending, another replay queues nothing more.
+    // A replay queues the event again, for the same event id; while that delivery waits,
+    // another replay queues nothing more.
     for queued in [1, 0] {
         assert_eq!(
             webhooks
-                .replay(agent, wants_sms.id, 0)
+                .replay(agent, wants_sms.id, 0, None)
                 .await
                 .expect("replay"),
-            Some(queued)
+            Some(Replayed::Queued(queued))
         );
     }
     let (replayed, _) = claim(&webhooks).await;
@@ -264,7 +269,7 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_its_queue_fails() {
     let webhooks = PgWebhookStore::new(pool(&database));
     let agent = profile.agent.id;
     let created = webhooks
-        .create(agent, endpoint(None), 10)
+        .create(agent, endpoint_of(&profile, None), 10)
         .await
         .expect("created");
     let sms = sms_store(&database);
@@ -329,7 +334,7 @@ async fn deleting_an_endpoint_waits_for_a_failure_being_settled_instead_of_deadl
     let webhooks = Arc::new(PgWebhookStore::new(pool(&database)));
     let agent = profile.agent.id;
     let created = webhooks
-        .create(agent, endpoint(None), 10)
+        .create(agent, endpoint_of(&profile, None), 10)
         .await
         .expect("created");
     sms_store(&database)
@@ -373,4 +378,415 @@ async fn deleting_an_endpoint_waits_for_a_failure_being_settled_instead_of_deadl
         .await
         .expect("the settlement takes the endpoint's row and commits");
     assert_eq!(deleting.await.expect("joined"), Ok(true));
+}
+
+/// Every delivery's status, by the endpoint it is for.
+async fn statuses_of(database: &TestDatabase, endpoint: WebhookEndpointId) -> Vec<String> {
+    diesel_async::RunQueryDsl::load::<String>(
+        diesel::dsl::sql::<diesel::sql_types::Text>(&format!(
+            "SELECT status FROM webhook_deliveries WHERE endpoint_id = '{}' ORDER BY created_at",
+            endpoint.0
+        )),
+        &mut database.connection().await,
+    )
+    .await
+    .expect("statuses")
+}
+
+async fn claim_none(webhooks: &PgWebhookStore, full: &[AgentId]) -> bool {
+    LeasedQueue::<WebhookDelivery>::claim_due(
+        webhooks,
+        LeaseId(Uuid::now_v7()),
+        Duration::from_secs(60),
+        full,
+    )
+    .await
+    .expect("claim")
+    .is_none()
+}
+
+#[tokio::test]
+async fn nothing_is_queued_or_claimed_for_an_inactive_agent() {
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(88), &crate::actor())
+        .await
+        .expect("created");
+    let webhooks = PgWebhookStore::new(pool(&database));
+    let created = webhooks
+        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    let sms = sms_store(&database);
+    sms.store(vec![inbound(&profile, "SM1", "code 123456")])
+        .await
+        .expect("stored");
+    // Deactivated by a statement of its own: the queued delivery stays pending.
+    database
+        .execute(&format!(
+            "UPDATE agents SET is_active = false WHERE id = '{}'",
+            profile.agent.id
+        ))
+        .await;
+    assert!(
+        claim_none(&webhooks, &[]).await,
+        "the queued one is not claimed"
+    );
+    sms.store(vec![inbound(&profile, "SM2", "code 654321")])
+        .await
+        .expect("stored");
+    assert_eq!(
+        statuses_of(&database, created.id).await,
+        ["pending"],
+        "the later event queued nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_rotation_disables_the_endpoints_of_the_old_key_until_the_new_key_enables_them() {
+    let database = TestDatabase::new().await;
+    let agents = store(&database);
+    let profile = agents
+        .create(full_agent(89), &crate::actor())
+        .await
+        .expect("created");
+    let agent = profile.agent.id;
+    let webhooks = PgWebhookStore::new(pool(&database));
+    let created = webhooks
+        .create(agent, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    let sms = sms_store(&database);
+    sms.store(vec![inbound(&profile, "SM1", "code 123456")])
+        .await
+        .expect("stored");
+
+    let new_key = AgentKey::from_random_bytes([90; 32]).hash();
+    let disabled = agents
+        .replace_key_hash(agent, new_key, &crate::actor())
+        .await
+        .expect("rotated")
+        .expect("found");
+    assert_eq!(disabled.len(), 1, "{disabled:?}");
+    assert_eq!(disabled[0].id, created.id);
+    assert!(!disabled[0].enabled);
+    assert_eq!(
+        disabled[0].disabled_reason.as_deref(),
+        Some(ROTATED_KEY_REASON)
+    );
+    assert_eq!(statuses_of(&database, created.id).await, ["failed"]);
+    assert!(claim_none(&webhooks, &[]).await);
+    sms.store(vec![inbound(&profile, "SM2", "code 654321")])
+        .await
+        .expect("stored");
+    assert_eq!(statuses_of(&database, created.id).await, ["failed"]);
+
+    // The old key enables nothing and makes nothing; the new key's enabling makes it its own.
+    let enabling = || WebhookEndpointChanges {
+        enabled: Some(true),
+        ..WebhookEndpointChanges::default()
+    };
+    assert!(matches!(
+        webhooks
+            .update(agent, created.id, enabling(), profile.agent.key_hash)
+            .await,
+        Err(EndpointRefusal::KeyRevoked)
+    ));
+    assert!(matches!(
+        webhooks
+            .create(agent, endpoint_of(&profile, None), 10)
+            .await,
+        Err(EndpointRefusal::KeyRevoked)
+    ));
+    let enabled = webhooks
+        .update(agent, created.id, enabling(), new_key)
+        .await
+        .expect("enabled")
+        .expect("found");
+    assert!(enabled.enabled && enabled.disabled_reason.is_none());
+    sms.store(vec![inbound(&profile, "SM3", "code 111111")])
+        .await
+        .expect("stored");
+    let (delivery, _) = claim(&webhooks).await;
+    assert_eq!((delivery.endpoint, delivery.event.seq), (created.id, 3));
+
+    assert!(agents
+        .deactivate(agent, &crate::actor())
+        .await
+        .expect("deactivated"));
+    let after = webhooks
+        .get(agent, created.id)
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(
+        (after.enabled, after.disabled_reason.as_deref()),
+        (false, Some(DEACTIVATED_AGENT_REASON))
+    );
+    assert_eq!(
+        statuses_of(&database, created.id).await,
+        ["failed", "failed"],
+        "the delivery under way is the deactivation's to fail, its record refused"
+    );
+}
+
+/// The deliverers' turns: a claim serves the agent whose turn is oldest, then sends it behind
+/// every agent waiting, so one agent's backlog delays another's delivery by one claim.
+#[tokio::test]
+async fn deliveries_are_claimed_round_robin_by_agent_and_a_full_agent_is_passed_over() {
+    let database = TestDatabase::new().await;
+    let agents = store(&database);
+    let busy = agents
+        .create(full_agent(91), &crate::actor())
+        .await
+        .expect("created");
+    let quiet = agents
+        .create(full_agent(92), &crate::actor())
+        .await
+        .expect("created");
+    let webhooks = PgWebhookStore::new(pool(&database));
+    for profile in [&busy, &quiet] {
+        webhooks
+            .create(profile.agent.id, endpoint_of(profile, None), 10)
+            .await
+            .expect("created");
+    }
+    let sms = sms_store(&database);
+    for n in 0..5 {
+        sms.store(vec![inbound(&busy, &format!("SMb{n}"), "hello")])
+            .await
+            .expect("stored");
+    }
+    sms.store(vec![inbound(&quiet, "SMq", "hello")])
+        .await
+        .expect("stored");
+
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        let (delivery, _) = claim(&webhooks).await;
+        order.push((delivery.agent == quiet.agent.id, delivery.event.seq));
+    }
+    assert_eq!(
+        order,
+        [
+            (false, 1),
+            (true, 1),
+            (false, 2),
+            (false, 3),
+            (false, 4),
+            (false, 5)
+        ],
+        "the quiet agent's one delivery comes second, not after the busy one's backlog"
+    );
+
+    sms.store(vec![inbound(&busy, "SMb5", "hello")])
+        .await
+        .expect("stored");
+    assert!(
+        claim_none(&webhooks, &[busy.agent.id]).await,
+        "an agent holding all its places is passed over"
+    );
+    let (delivery, _) = claim(&webhooks).await;
+    assert_eq!((delivery.agent, delivery.event.seq), (busy.agent.id, 6));
+}
+
+#[tokio::test]
+async fn a_replay_delivers_again_an_event_being_attempted_and_brings_a_waiting_one_forward() {
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(93), &crate::actor())
+        .await
+        .expect("created");
+    let agent = profile.agent.id;
+    let webhooks = PgWebhookStore::new(pool(&database));
+    let created = webhooks
+        .create(agent, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    sms_store(&database)
+        .store(vec![inbound(&profile, "SM1", "code 123456")])
+        .await
+        .expect("stored");
+
+    // Replayed while its delivery is under way: the attempt may end delivered a moment later,
+    // so the replay queues the event anew.
+    let (attempted, lease) = claim(&webhooks).await;
+    assert_eq!(
+        webhooks
+            .replay(agent, created.id, 0, None)
+            .await
+            .expect("replay"),
+        Some(Replayed::Queued(1))
+    );
+    assert!(webhooks
+        .record(attempted.id, lease, &JobOutcome::Done(200))
+        .await
+        .expect("recorded"));
+    let (again, lease) = claim(&webhooks).await;
+    assert_eq!(again.event.id, attempted.event.id);
+    assert_ne!(again.id, attempted.id);
+
+    // Waiting an hour for its next attempt, it is brought forward, not queued twice.
+    let hour = JobOutcome::Retry {
+        error: "HTTP 500".into(),
+        wait: Duration::from_secs(3600),
+    };
+    assert!(webhooks
+        .record(again.id, lease, &hour)
+        .await
+        .expect("recorded"));
+    assert!(claim_none(&webhooks, &[]).await, "not due for an hour");
+    assert_eq!(
+        webhooks
+            .replay(agent, created.id, 0, None)
+            .await
+            .expect("replay"),
+        Some(Replayed::Queued(1))
+    );
+    let (brought, _) = claim(&webhooks).await;
+    assert_eq!(brought.id, again.id);
+    assert_eq!(
+        statuses_of(&database, created.id).await,
+        ["delivered", "pending"]
+    );
+
+    // An agent's replays take from the endpoint's bucket.
+    let rate = RateLimit {
+        per_minute: 1,
+        burst: 1,
+    };
+    assert!(matches!(
+        webhooks.replay(agent, created.id, 0, Some(rate)).await,
+        Ok(Some(Replayed::Queued(_)))
+    ));
+    assert!(matches!(
+        webhooks.replay(agent, created.id, 0, Some(rate)).await,
+        Ok(Some(Replayed::Limited { retry_after })) if retry_after > Duration::from_secs(50)
+    ));
+}
+
+#[tokio::test]
+async fn a_rotated_secret_signs_beside_the_newest_and_older_ones_stop() {
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(94), &crate::actor())
+        .await
+        .expect("created");
+    let agent = profile.agent.id;
+    let webhooks = PgWebhookStore::new(pool(&database));
+    let created = webhooks
+        .create(agent, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    let secrets: Vec<String> = (0..5).map(|n| format!("whsec_secret{n}")).collect();
+    for secret in &secrets {
+        webhooks
+            .rotate_secret(
+                agent,
+                created.id,
+                secret.clone(),
+                Duration::from_secs(86_400),
+            )
+            .await
+            .expect("rotated")
+            .expect("found");
+    }
+    sms_store(&database)
+        .store(vec![inbound(&profile, "SM1", "hi")])
+        .await
+        .expect("stored");
+    let (delivery, _) = claim(&webhooks).await;
+    assert_eq!(delivery.secrets, [secrets[4].clone(), secrets[3].clone()]);
+}
+
+/// Events written while the deliverers of two instances claim and settle them: every delivery is
+/// claimed, whatever order the writes, the leases and the turns' moves took. (A claim reading its
+/// event in a snapshot taken before the event committed once left its delivery leased and
+/// unreturned.)
+#[tokio::test]
+async fn deliveries_queued_while_others_are_claimed_are_all_claimed() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(95), &crate::actor())
+        .await
+        .expect("created");
+    PgWebhookStore::new(pool(&database))
+        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    const WRITERS: usize = 4;
+    const EACH: usize = 30;
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let sms = sms_store(&database);
+            let profile = profile.clone();
+            tokio::spawn(async move {
+                for n in 0..EACH {
+                    let message = inbound(&profile, &format!("SM{writer}-{n}"), "hello");
+                    sms.store(vec![message]).await.expect("stored");
+                }
+            })
+        })
+        .collect();
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut deliverers = Vec::new();
+    for _instance in 0..2 {
+        let webhooks = Arc::new(PgWebhookStore::new(pool(&database)));
+        for _ in 0..6 {
+            let (webhooks, delivered, stop) = (webhooks.clone(), delivered.clone(), stop.clone());
+            deliverers.push(tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    let lease = LeaseId(Uuid::now_v7());
+                    let claimed = LeasedQueue::<WebhookDelivery>::claim_due(
+                        &*webhooks,
+                        lease,
+                        Duration::from_secs(60),
+                        &[],
+                    )
+                    .await
+                    .expect("claim");
+                    let Some(claimed) = claimed else {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        continue;
+                    };
+                    assert!(webhooks
+                        .record(claimed.job.id, lease, &JobOutcome::Done(200))
+                        .await
+                        .expect("recorded"));
+                    delivered.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+        }
+    }
+    for writer in writers {
+        writer.await.expect("writer");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while delivered.load(Ordering::SeqCst) < WRITERS * EACH {
+        if std::time::Instant::now() > deadline {
+            let pending: Vec<String> = diesel_async::RunQueryDsl::load::<String>(
+                diesel::dsl::sql::<diesel::sql_types::Text>(
+                    "SELECT event_seq || ' due ' || next_attempt_at::text || ' leased until ' \
+                         || coalesce(lease_until::text, '-') \
+                     FROM webhook_deliveries WHERE status = 'pending'",
+                ),
+                &mut database.connection().await,
+            )
+            .await
+            .expect("pending");
+            panic!(
+                "{} of {} delivered; pending: {pending:?}",
+                delivered.load(Ordering::SeqCst),
+                WRITERS * EACH
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.store(true, Ordering::SeqCst);
+    for deliverer in deliverers {
+        deliverer.await.expect("deliverer");
+    }
 }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use api_types::EventOut;
 use domain::{
-    AttemptFailure, EmailMessageId, EventId, EventPayload, EventRecord, EventType, Targets,
-    WebhookDeliveryId, WebhookEndpointId,
+    AgentId, AttemptFailure, EmailMessageId, EventId, EventPayload, EventRecord, EventType,
+    Targets, WebhookDeliveryId, WebhookEndpointId,
 };
 use ports::{PostAnswer, WebhookDelivery, WebhookPoster};
 use receiver::{Receiver, Reply};
@@ -31,6 +31,7 @@ const BROKEN_SECRET: &str = "whsec_not*base64*at*all";
 fn delivery(url: String, secrets: &[&str]) -> WebhookDelivery {
     WebhookDelivery {
         id: WebhookDeliveryId(Uuid::from_u128(1)),
+        agent: AgentId(Uuid::from_u128(5)),
         endpoint: WebhookEndpointId(Uuid::from_u128(2)),
         url,
         secrets: secrets.iter().map(|secret| secret.to_string()).collect(),
