@@ -790,3 +790,78 @@ async fn deliveries_queued_while_others_are_claimed_are_all_claimed() {
         deliverer.await.expect("deliverer");
     }
 }
+
+#[tokio::test]
+async fn a_claim_given_back_is_due_again_at_once() {
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(96), &crate::actor())
+        .await
+        .expect("created");
+    let webhooks = PgWebhookStore::new(pool(&database));
+    webhooks
+        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    sms_store(&database)
+        .store(vec![inbound(&profile, "SM1", "hi")])
+        .await
+        .expect("stored");
+    let (claimed, lease) = claim(&webhooks).await;
+    assert!(claim_none(&webhooks, &[]).await, "leased");
+    LeasedQueue::<WebhookDelivery>::release(&webhooks, lease)
+        .await
+        .expect("given back");
+    let (again, _) = claim(&webhooks).await;
+    assert_eq!(again.id, claimed.id);
+}
+
+#[tokio::test]
+async fn a_retry_is_claimed_when_it_falls_due_not_when_its_old_lease_would_have_lapsed() {
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(97), &crate::actor())
+        .await
+        .expect("created");
+    let webhooks = PgWebhookStore::new(pool(&database));
+    webhooks
+        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .await
+        .expect("created");
+    sms_store(&database)
+        .store(vec![inbound(&profile, "SM1", "hi")])
+        .await
+        .expect("stored");
+    let (first, lease) = claim(&webhooks).await;
+    // Looked at while its one delivery is under way, the agent's turn waits for that lease.
+    assert!(claim_none(&webhooks, &[]).await);
+    let soon = JobOutcome::Retry {
+        error: "HTTP 500".into(),
+        wait: Duration::from_millis(200),
+    };
+    assert!(webhooks
+        .record(first.id, lease, &soon)
+        .await
+        .expect("recorded"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let lease = LeaseId(Uuid::now_v7());
+        let claimed = LeasedQueue::<WebhookDelivery>::claim_due(
+            &webhooks,
+            lease,
+            Duration::from_secs(60),
+            &[],
+        )
+        .await
+        .expect("claim");
+        if let Some(claimed) = claimed {
+            assert_eq!((claimed.job.id, claimed.attempts), (first.id, 2));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the retry waited for the 60 s lease"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
