@@ -1264,8 +1264,9 @@ async fn an_agent_whose_receivers_hang_holds_only_its_places_and_delays_no_other
     let latency = delivered[0].at.duration_since(sent);
     let held = hung_requests(&hung);
     println!(
-        "the victim's delivery came {:.2} s after its SMS was sent; the attacker held {held} \
-         places (10 hung endpoints, 40 deliveries queued, attempts time out at 10 s)",
+        "the victim's delivery came {:.2} s after its SMS was sent; the attacker's hung \
+         receivers had {held} requests (10 endpoints, 40 deliveries queued, attempts time out \
+         at 10 s)",
         latency.as_secs_f64()
     );
     assert!(latency < Duration::from_secs(3), "{latency:?}");
