@@ -1,5 +1,5 @@
--- Webhooks hardened: an endpoint is the agent key's that made it (decision 0071), deliveries
--- are claimed round-robin by agent (decision 0072), and the deliveries log says why an attempt
+-- Webhooks hardened: an endpoint is the agent key's that made it (decision 0072), deliveries
+-- are claimed round-robin by agent (decision 0073), and the deliveries log says why an attempt
 -- failed in fixed words.
 
 -- The SHA-256 of the agent key that created the endpoint, or enabled it again: it is delivered

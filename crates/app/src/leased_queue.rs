@@ -1,7 +1,7 @@
 //! The worker side of every leased queue (decision 0052): claim the next due job under a lease
 //! the worker names, attempt it, record the outcome under that lease. Where jobs have owners
 //! (webhook deliveries, their agents), an owner's jobs hold at most `places_per_owner` of the
-//! worker's attempts at once, and claims pass over owners holding them all (decision 0072). A transient failure keeps
+//! worker's attempts at once, and claims pass over owners holding them all (decision 0073). A transient failure keeps
 //! the job queued with a growing, spread wait (never shorter than the far side's `Retry-After`),
 //! a refusal fails it with the reason. What the store could not take (a claim whose answer was
 //! lost, an outcome not recorded) is owed, and settled before anything new is claimed, so an
