@@ -37,6 +37,7 @@ fn endpoint_id(path: Path<String>) -> Result<WebhookEndpointId, ApiError> {
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 409, description = "The agent has 10 endpoints already", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 429, description = "The agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn create(
@@ -105,6 +106,7 @@ pub async fn get(
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 404, description = "No such endpoint of this agent", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
+        (status = 429, description = "The agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn update(
@@ -220,7 +222,7 @@ pub async fn deliveries(
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 404, description = "No such endpoint of this agent", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
-        (status = 429, description = "The endpoint's replays are spent for now; see Retry-After", body = ErrorBody,
+        (status = 429, description = "The endpoint's replays are spent for now, or the agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; see Retry-After", body = ErrorBody,
             headers(("Retry-After" = String, description = "Seconds until a replay is taken again"))),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
