@@ -192,6 +192,29 @@ impl<'t> Scan<'t> {
         look
     }
 
+    /// The tokens after token `last`, each with how many words lie between it and `last`: a
+    /// number with marks inside (`$1,250.00`, `14:35`) counts as one word, for at most
+    /// `NUMBER_PIECES` pieces.
+    fn steps_after(&self, last: usize) -> impl Iterator<Item = Step> + '_ {
+        let mut distance = 0;
+        let mut pieces = 1;
+        (last + 1..self.tokens.len()).map(move |token| {
+            let within_number =
+                token > last + 1 && self.within_number(token - 1) && pieces < NUMBER_PIECES;
+            if within_number {
+                pieces += 1;
+            } else if token > last + 1 {
+                distance += 1;
+                pieces = 1;
+            }
+            Step {
+                token,
+                distance,
+                within_number,
+            }
+        })
+    }
+
     /// The cues after token `last` in the same sentence and line. A keyword anywhere in reach
     /// wins over a blocker: qualifiers come before the noun ("4821 is your account code"). A
     /// word naming an amount names the number after it, not this one ("Use 847261 to approve
@@ -217,20 +240,15 @@ impl<'t> Scan<'t> {
         }
         let mut look = Look::default();
         let mut digits_between = false;
-        let mut distance = 0;
-        let mut pieces = 1;
-        for i in last + 1..self.tokens.len() {
-            let gap = self.gap_before(i);
-            let within_number = i > last + 1 && self.within_number(i - 1) && pieces < NUMBER_PIECES;
-            if within_number {
-                pieces += 1;
-            } else if i > last + 1 {
-                distance += 1;
-                pieces = 1;
-            }
+        for Step {
+            token: i,
+            distance,
+            within_number,
+        } in self.steps_after(last)
+        {
             if distance > REACH_AFTER
                 || (!within_number && self.ends_sentence_after(i - 1))
-                || gap.contains('\n')
+                || self.gap_before(i).contains('\n')
             {
                 break;
             }
@@ -257,20 +275,15 @@ impl<'t> Scan<'t> {
     /// sentence or the next, on its line or the next: "Please enter 5839 on the sign-in page.
     /// It expires at 14:35.", "Enter K2M9PX on example.com before 09:30 UTC".
     pub fn deadline_after(&self, last: usize) -> Option<usize> {
-        let mut distance = 0;
-        let mut pieces = 1;
         let (mut sentence_ends, mut line_ends) = (0, 0);
-        for i in last + 1..self.tokens.len() {
-            let gap = self.gap_before(i);
-            let within_number = i > last + 1 && self.within_number(i - 1) && pieces < NUMBER_PIECES;
-            if within_number {
-                pieces += 1;
-            } else if i > last + 1 {
-                distance += 1;
-                pieces = 1;
-            }
+        for Step {
+            token: i,
+            distance,
+            within_number,
+        } in self.steps_after(last)
+        {
             sentence_ends += usize::from(!within_number && self.ends_sentence_after(i - 1));
-            line_ends += gap.matches('\n').count();
+            line_ends += self.gap_before(i).matches('\n').count();
             if distance > REACH_DEADLINE || sentence_ends > 1 || line_ends > 1 {
                 return None;
             }
@@ -468,4 +481,12 @@ fn links(text: &str) -> Vec<Range<usize>> {
         start = end + c.len_utf8();
     }
     links
+}
+
+/// A token on a walk away from a candidate: how far it is, in words, and whether it continues a
+/// number the walk is inside.
+struct Step {
+    token: usize,
+    distance: usize,
+    within_number: bool,
 }
