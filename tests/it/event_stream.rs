@@ -343,6 +343,7 @@ async fn a_reader_that_takes_nothing_is_cut_instead_of_buffered() {
         &[
             ("EVENT_STREAM_BUFFER_BYTES", "4096"),
             ("EVENT_STREAM_STALL_SECS", "1"),
+            ("EVENT_STREAMS_PER_AGENT", "1"),
         ],
     )
     .await;
@@ -391,14 +392,31 @@ async fn a_reader_that_takes_nothing_is_cut_instead_of_buffered() {
             buffered <= 4096.0,
             "the stream holds {buffered} bytes for a reader that takes nothing"
         );
-        if metrics.contains("event_streams_cut_total 1")
-            && metrics.contains(r#"long_lived_requests{kind="event_stream"} 0"#)
-        {
+        if metrics.contains("event_streams_cut_total 1") {
             break;
         }
         assert!(
             Instant::now() < deadline,
             "the reader was never cut:\n{metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The cut reader's connection keeps its place while it stays: one agent cannot pile up
+    // connections the server cannot close.
+    let (status, _) = server.get("/v1/events/stream", Some(&key)).await;
+    assert_eq!(
+        status, 429,
+        "the stalled connection still holds the agent's one stream"
+    );
+    drop(reader);
+    loop {
+        let metrics = server.metrics().await;
+        if metrics.contains(r#"long_lived_requests{kind="event_stream"} 0"#) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reader went and its place stayed:\n{metrics}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

@@ -256,20 +256,22 @@ impl EventService {
         .await
     }
 
-    /// Follows the agent's events of `types` after `after`, holding one of the agent's places
-    /// for event streams while it lives.
+    /// Follows the agent's events of `types` after `after`, with the place it takes among the
+    /// agent's event streams: the transport holds the place as long as the connection the
+    /// follow is written to, which may outlive the follow (a reader that stops reading keeps
+    /// its connection, and its place, until it goes).
     pub fn follow(
         &self,
         profile: &AgentProfile,
         after: u64,
         types: EventTypes,
-    ) -> Result<EventFollower, FollowError> {
+    ) -> Result<(EventFollower, LongLivedPlace), FollowError> {
         let place = self
             .long_lived
             .enter(profile.agent.id, LongLivedKind::EventStream)
             .ok_or(FollowError::TooManyStreams)?;
         let notifications = self.ports.notifications.as_ref();
-        Ok(EventFollower {
+        let follower = EventFollower {
             ports: self.ports.clone(),
             reads: self.reads.clone(),
             shutdown: self.shutdown.clone(),
@@ -285,8 +287,8 @@ impl EventService {
             key_checked: false,
             keep_alive: self.keep_alive,
             next_keep_alive: Instant::now() + self.keep_alive,
-            _place: place,
-        })
+        };
+        Ok((follower, place))
     }
 }
 
@@ -319,7 +321,6 @@ pub struct EventFollower {
     key_checked: bool,
     keep_alive: Duration,
     next_keep_alive: Instant,
-    _place: LongLivedPlace,
 }
 
 impl EventFollower {

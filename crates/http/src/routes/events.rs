@@ -1,5 +1,6 @@
 //! `/v1/events`: the agent's event log as a feed and as a live stream (Server-Sent Events).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,11 +143,12 @@ impl Drop for BufferedBytes {
 }
 
 /// Moves the follower's items into the stream's buffer, at most `buffer_bytes` of them, until
-/// the follow ends or the reader goes; an item that finds no room for `stall` cuts the reader: it
-/// resumes with `Last-Event-ID`.
+/// the follow ends or the reader goes; an item that finds no room for `stall` cuts the reader
+/// (`cut`: its response ends at once, what it holds let go): it resumes with `Last-Event-ID`.
 async fn pump(
     mut follower: app::EventFollower,
     buffer: mpsc::UnboundedSender<Buffered>,
+    cut: Arc<AtomicBool>,
     settings: StreamSettings,
     state: web::Data<ApiState>,
 ) {
@@ -173,6 +175,7 @@ async fn pump(
             () = buffer.closed() => return,
         };
         let Ok(Ok(room)) = taken else {
+            cut.store(true, Ordering::Release);
             state.metrics.count_stream_cut();
             tracing::info!(
                 stalled_secs = stall.as_secs(),
@@ -225,20 +228,34 @@ pub async fn stream(
         (Ok(after), Ok(types)) => (after, types),
         (after, types) => return Err(rejected([after.err(), types.err()])),
     };
-    let follower = state.services.events.follow(&agent.profile, after, types)?;
+    let (follower, place) = state.services.events.follow(&agent.profile, after, types)?;
     let settings = state.event_streams;
     let (buffer, taken) = mpsc::unbounded_channel();
-    actix_web::rt::spawn(pump(follower, buffer, settings, state.clone()));
+    let cut = Arc::new(AtomicBool::new(false));
+    actix_web::rt::spawn(pump(follower, buffer, cut.clone(), settings, state.clone()));
     let first = futures_util::stream::once(async { Bytes::from_static(b"retry: 3000\n\n") });
-    // Each item's room is given back as the server takes its bytes to write them.
-    let items = futures_util::stream::unfold(taken, |mut taken| async move {
-        taken.recv().await.map(|item| (item.frame, taken))
+    // Each item's room is given back as the server takes its bytes to write them. The body holds
+    // the stream's place until it is dropped: a reader that takes nothing keeps its connection,
+    // which the server cannot close while it waits to write, so it keeps its place too, and an
+    // agent holds no more such connections than it may hold streams.
+    let items = futures_util::stream::unfold((taken, place), move |(mut taken, place)| {
+        let cut = cut.clone();
+        async move {
+            if cut.load(Ordering::Acquire) {
+                return None;
+            }
+            let item = taken.recv().await?;
+            Some((item.frame, (taken, place)))
+        }
     });
     let body = first.chain(items).map(Ok::<_, std::convert::Infallible>);
+    // The connection closes when the stream ends (within the server's disconnect timeout), rather
+    // than idling as keep-alive with what its reader left unread.
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((HeaderName::from_static("x-accel-buffering"), "no"))
+        .force_close()
         .streaming(body))
 }
 

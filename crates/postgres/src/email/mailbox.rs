@@ -7,7 +7,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Float, Integer, Nullable, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::RunQueryDsl;
+use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::email::THREAD_PREVIEW_CHARS;
 use domain::{
     AttachmentMeta, CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord,
@@ -197,8 +197,13 @@ impl Mailbox for PgEmailStore {
             .database
             .in_transaction::<_, StoreError, _>(|connection| {
                 async move {
-                    diesel::sql_query(format!("SET LOCAL statement_timeout = {timeout_ms}"))
-                        .execute(connection)
+                    // A search reads one inbox: never the whole table, whatever the planner
+                    // guesses from other inboxes' statistics.
+                    connection
+                        .batch_execute(&format!(
+                            "SET LOCAL statement_timeout = {timeout_ms}; \
+                             SET LOCAL enable_seqscan = off"
+                        ))
                         .await?;
                     let words = query.words.join(" ");
                     // Ranking weighs each match's words: only a bounded set of matches is.
