@@ -41,4 +41,5 @@ cargo build --workspace --bins --locked
 python3 -m unittest discover -s scripts -p 'soak_test.py'
 # A short run of schemathesis against the served API description (make fuzz is the long one).
 FUZZ_ADMIN_URL="$TEST_DATABASE_URL" scripts/fuzz.sh --quick
-cargo test --workspace --locked
+# Every failure of the run is reported, not only the first crate's.
+cargo test --workspace --locked --no-fail-fast

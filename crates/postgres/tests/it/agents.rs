@@ -452,7 +452,7 @@ async fn language_of(connector: &Connector) -> String {
 }
 
 #[tokio::test]
-async fn a_lock_timeout_is_busy_and_a_statement_timeout_unavailable_in_the_servers_language() {
+async fn a_lock_timeout_is_busy_and_a_statement_timeout_timed_out_in_the_servers_language() {
     let database = TestDatabase::new().await;
     let connector = if french_available(&database).await {
         let french = with_session_settings(&database, &[("lc_messages", FRENCH)]);
@@ -496,7 +496,7 @@ async fn a_lock_timeout_is_busy_and_a_statement_timeout_unavailable_in_the_serve
         .deactivate(new.id, &crate::actor())
         .await
         .expect_err("the agent's row is held");
-    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+    assert!(matches!(error, StoreError::TimedOut(_)), "{error:?}");
 }
 
 #[tokio::test]
