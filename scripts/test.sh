@@ -41,5 +41,27 @@ cargo build --workspace --bins --locked
 python3 -m unittest discover -s scripts -p 'soak_test.py'
 # A short run of schemathesis against the served API description (make fuzz is the long one).
 FUZZ_ADMIN_URL="$TEST_DATABASE_URL" scripts/fuzz.sh --quick
-# Every failure of the run is reported, not only the first crate's.
-cargo test --workspace --locked --no-fail-fast
+# The tests under cargo-nextest, many at a time (.config/nextest.toml), every failure reported;
+# the machine's own, or one installed into .data/tools once.
+nextest="$(command -v cargo-nextest || true)"
+if [[ -z "$nextest" ]]; then
+  nextest="$root/.data/tools/bin/cargo-nextest"
+  if [[ ! -x "$nextest" ]]; then
+    echo "test: installing cargo-nextest from crates.io (first run only, a few minutes)" >&2
+    cargo install cargo-nextest --version 0.9.143 --locked --root "$root/.data/tools" --quiet
+  fi
+fi
+"$nextest" nextest run --workspace --locked
+# nextest runs no doctests: run them only where a doc comment opens a block of Rust (a fence
+# with no language or `rust`), as rustdoc would; none does today.
+doc_rust_blocks() {
+  find crates bins tests -name '*.rs' -not -path '*/node_modules/*' -print0 | xargs -0 cat | awk '
+    /^[[:space:]]*\/\/[\/!][[:space:]]*```/ {
+      if (!open) { info = $0; sub(/.*```/, "", info); if (info == "" || info ~ /^rust/) found = 1 }
+      open = !open
+    }
+    END { exit !found }'
+}
+if doc_rust_blocks; then
+  cargo test --workspace --locked --doc
+fi

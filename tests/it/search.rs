@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::attachments::{with_each_store, BytesIn};
-use crate::email::{email_agent, get, now, send, webhook_signed, SECRET};
+use crate::email::{email_agent, email_server, get, now, send, webhook_signed, SECRET};
 use crate::harness::Server;
 
 async fn deliver(server: &Server, delivery: &str, mail: &str) -> String {
@@ -49,14 +48,10 @@ fn set(ids: &[&String]) -> BTreeSet<String> {
     ids.iter().map(|id| (*id).clone()).collect()
 }
 
-with_each_store! {
-    words_and_narrowings_find_what_they_say_and_nothing_else => words_and_narrowings_find_what_they_say_and_nothing_else_with,
-    pages_follow_their_query_and_bad_queries_are_422 => pages_follow_their_query_and_bad_queries_are_422_with,
-}
-
-async fn words_and_narrowings_find_what_they_say_and_nothing_else_with(bytes_in: &BytesIn) {
+#[tokio::test]
+async fn words_and_narrowings_find_what_they_say_and_nothing_else() {
     let database = TestDatabase::new().await;
-    let server = bytes_in.server(&database, &[]).await;
+    let server = email_server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
     let invoice = deliver(
         &server,
@@ -147,9 +142,10 @@ async fn words_and_narrowings_find_what_they_say_and_nothing_else_with(bytes_in:
     assert!(found(&server, &other_key, "invoice").await.0.is_empty());
 }
 
-async fn pages_follow_their_query_and_bad_queries_are_422_with(bytes_in: &BytesIn) {
+#[tokio::test]
+async fn pages_follow_their_query_and_bad_queries_are_422() {
     let database = TestDatabase::new().await;
-    let server = bytes_in.server(&database, &[]).await;
+    let server = email_server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
     for n in 0..3 {
         deliver(

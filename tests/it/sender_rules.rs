@@ -5,8 +5,7 @@
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::attachments::{with_each_store, BytesIn};
-use crate::email::{email_agent, get, now, webhook_signed, SECRET};
+use crate::email::{email_agent, email_server, get, now, webhook_signed, SECRET};
 use crate::harness::{create_agent, read, Server};
 
 async fn put_rules(server: &Server, key: &str, body: &Value) -> (u16, Value) {
@@ -33,14 +32,10 @@ fn mail(to: &str, from: &str, envelope: Option<&str>, n: u32) -> Vec<u8> {
     .into_bytes()
 }
 
-with_each_store! {
-    rules_are_read_and_replaced_and_wrong_entries_are_422_by_place => rules_are_read_and_replaced_and_wrong_entries_are_422_by_place_with,
-    kept_out_mail_is_counted_not_stored_and_emits_nothing => kept_out_mail_is_counted_not_stored_and_emits_nothing_with,
-}
-
-async fn rules_are_read_and_replaced_and_wrong_entries_are_422_by_place_with(bytes_in: &BytesIn) {
+#[tokio::test]
+async fn rules_are_read_and_replaced_and_wrong_entries_are_422_by_place() {
     let database = TestDatabase::new().await;
-    let server = bytes_in.server(&database, &[]).await;
+    let server = email_server(&database, &[]).await;
     let (key, _) = email_agent(&database, "acme").await;
     let (status, rules) = get(&server, "/v1/email/rules", &key).await;
     assert_eq!(status, 200, "{rules}");
@@ -96,9 +91,10 @@ async fn rules_are_read_and_replaced_and_wrong_entries_are_422_by_place_with(byt
     assert_eq!(put_rules(&server, &no_inbox, &json!({})).await.0, 400);
 }
 
-async fn kept_out_mail_is_counted_not_stored_and_emits_nothing_with(bytes_in: &BytesIn) {
+#[tokio::test]
+async fn kept_out_mail_is_counted_not_stored_and_emits_nothing() {
     let database = TestDatabase::new().await;
-    let server = bytes_in.server(&database, &[]).await;
+    let server = email_server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
     let (status, _) = put_rules(
         &server,

@@ -453,7 +453,16 @@ async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatu
 #[tokio::test]
 async fn a_thousand_waits_of_a_hundred_agents_each_wake_for_their_own_sms_only() {
     let database = TestDatabase::new().await;
-    let server = twilio_server(&database, &[("DATABASE_POOL_SIZE", "16")]).await;
+    // The deliveries may queue for a connection behind a thousand waits on a machine running
+    // other tests: they wait for one as long as a wait may, not the harness's 2 s.
+    let server = twilio_server(
+        &database,
+        &[
+            ("DATABASE_POOL_SIZE", "16"),
+            ("DATABASE_TIMEOUT_SECS", "30"),
+        ],
+    )
+    .await;
     let agents: Vec<(String, String)> = join_all((0..100).map(|_| phone_agent(&database))).await;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
@@ -884,7 +893,8 @@ async fn waits_joining_another_by_request_id_count_against_the_cap() {
     let same = json!({"timeout": 30, "request_id": "shared"});
     let first = spawn_wait(&server, "/v1/sms/wait-for-code", &key, same.clone());
     let joined = spawn_wait(&server, "/v1/sms/wait-for-code", &key, same.clone());
-    waiting_for(&server, 2).await;
+    // Both hold their place, not only arrived: a request counts as in flight before it takes one.
+    metrics_saying(&server, "long_lived_requests{kind=\"code_wait\"} 2").await;
     let (status, refused) = wait(&server, &key, same).await;
     assert_eq!(status, 429, "{refused}");
     first.abort();

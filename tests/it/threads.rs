@@ -4,8 +4,7 @@
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::attachments::{with_each_store, BytesIn};
-use crate::email::{email_agent, get, now, post, raw_mail, webhook_signed, SECRET};
+use crate::email::{email_agent, email_server, get, now, post, raw_mail, webhook_signed, SECRET};
 use crate::harness::Server;
 
 async fn deliver(server: &Server, delivery: &str, mail: &[u8]) -> String {
@@ -24,14 +23,10 @@ fn subjects(messages: &Value) -> Vec<&str> {
         .collect()
 }
 
-with_each_store! {
-    threads_list_newest_first_and_read_whole_in_order => threads_list_newest_first_and_read_whole_in_order_with,
-    a_long_thread_reads_its_newest_hundred_and_counts_the_rest => a_long_thread_reads_its_newest_hundred_and_counts_the_rest_with,
-}
-
-async fn threads_list_newest_first_and_read_whole_in_order_with(bytes_in: &BytesIn) {
+#[tokio::test]
+async fn threads_list_newest_first_and_read_whole_in_order() {
     let database = TestDatabase::new().await;
-    let server = bytes_in.server(&database, &[]).await;
+    let server = email_server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
 
     let first = deliver(
@@ -144,9 +139,10 @@ async fn threads_list_newest_first_and_read_whole_in_order_with(bytes_in: &Bytes
     assert_eq!(others["items"], json!([]));
 }
 
-async fn a_long_thread_reads_its_newest_hundred_and_counts_the_rest_with(bytes_in: &BytesIn) {
+#[tokio::test]
+async fn a_long_thread_reads_its_newest_hundred_and_counts_the_rest() {
     let database = TestDatabase::new().await;
-    let server = bytes_in.server(&database, &[]).await;
+    let server = email_server(&database, &[]).await;
     let (key, address) = email_agent(&database, "acme").await;
     let first = deliver(
         &server,
