@@ -9,7 +9,7 @@ use test_support::s3::{S3_ACCESS_KEY_ID, S3_REGION, S3_SECRET_ACCESS_KEY};
 use test_support::{S3Server, TestDatabase};
 
 use crate::email::{email_agent, email_server, get, now, webhook_signed, SECRET};
-use crate::harness::Server;
+use crate::support::harness::Server;
 
 /// Where the server under test keeps attachment bytes: the tests that keep, serve or sweep bytes
 /// run with each; search, threads and sender rules, which never touch them, on the database alone.
@@ -404,7 +404,7 @@ async fn only_the_inboxs_agent_downloads_and_unknown_or_unstored_ones_say_so_wit
         let body: Value = serde_json::from_slice(&refused.bytes).expect("json");
         assert_eq!(body["detail"], "Not Found");
     }
-    let (no_inbox_key, _) = crate::harness::create_agent(&database, &[]).await;
+    let (no_inbox_key, _) = crate::support::harness::create_agent(&database, &[]).await;
     assert_eq!(
         download(&server, &no_inbox_key, &stored, None).await.status,
         400

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl, create_agent, read, Server};
+use crate::support::harness::{agentctl, create_agent, read, Server};
 
 const INVALID: &str = "Invalid agent key";
 /// How soon a change to an agent reaches the key caches of every instance.

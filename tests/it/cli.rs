@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{agentctl, agentctl_with, create_agent};
+use crate::support::harness::{agentctl, agentctl_with, create_agent};
 use test_support::TestDatabase;
 
 #[tokio::test]
@@ -194,7 +194,7 @@ async fn a_closed_stdout_is_an_error_on_stderr_not_a_panic() {
     let database = TestDatabase::new().await;
     let (reader, writer) = std::io::pipe().expect("pipe");
     drop(reader);
-    let output = tokio::process::Command::new(crate::harness::binary("agentctl"))
+    let output = tokio::process::Command::new(crate::support::harness::binary("agentctl"))
         .args(["agents", "create", "--wallet"])
         .env_clear()
         .env("DATABASE_URL", database.url())

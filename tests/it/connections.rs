@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::harness::{create_agent, Server};
+use crate::support::harness::{create_agent, Server};
 
 /// The head deadline is 5 s; this leaves room for a loaded machine.
 const CLOSED_WITHIN: Duration = Duration::from_secs(20);

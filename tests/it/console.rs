@@ -7,8 +7,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use test_support::{workspace_root, TestDatabase};
 
-use crate::harness::{agentctl, agentctl_with, binary, create_agent, read, CliOutput, Server};
 use crate::passkey::SoftPasskey;
+use crate::support::harness::{
+    agentctl, agentctl_with, binary, create_agent, read, CliOutput, Server,
+};
 use crate::wallet::{post_send, set_policy, wallet_agent, FAST_EXECUTOR, RECIPIENT};
 
 /// The console's own address: passkeys are bound to a host name, not an address.

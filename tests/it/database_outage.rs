@@ -14,10 +14,10 @@ use futures_util::{stream, StreamExt};
 use serde_json::{json, Value};
 
 use crate::email::{now, post, raw_mail, webhook_signed, QUICK, SECRET};
-use crate::fake_mail_api::FakeMailApi;
-use crate::harness::{agentctl_at, CliOutput, Server};
-use crate::private_pg::{PrivateCluster, StopMode};
 use crate::sms::{message_sid, twilio_params, twilio_webhook, TOKEN, TWILIO_UNREACHABLE};
+use crate::support::fake_mail_api::FakeMailApi;
+use crate::support::harness::{agentctl_at, CliOutput, Server};
+use crate::support::private_pg::{PrivateCluster, StopMode};
 use crate::wallet::{post_send, FAST_EXECUTOR, RECIPIENT, UNLIMITED_SENDS};
 
 const AGENTS: usize = 3;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{header, target_dir, Server};
+use crate::support::harness::{header, target_dir, Server};
 
 /// Tall enough for the first operations to be on the picture, below the introduction.
 const WINDOW: (u32, u32) = (1280, 4500);

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::fake_mail_api::FakeMailApi;
-use crate::harness::{agentctl, create_agent, header, read, Server};
+use crate::support::fake_mail_api::FakeMailApi;
+use crate::support::harness::{agentctl, create_agent, header, read, Server};
 
 pub(crate) const SECRET: &str = "whsec_dGVzdC1zZWNyZXQtb2YtdGhlLWluYm91bmQtd2ViaG9vaw==";
 const ROTATED_IN: &str = "whsec_YW5vdGhlci1zZWNyZXQtZm9yLXRoZS1yb3RhdGlvbg==";
@@ -972,7 +972,7 @@ fn base64_lines(bytes: &[u8]) -> Vec<String> {
 fn agentctl_extracts_codes_from_stdin_without_a_database() {
     use std::io::Write as _;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(crate::harness::binary("agentctl"))
+    let mut child = Command::new(crate::support::harness::binary("agentctl"))
         .env_clear()
         .args(["codes", "extract"])
         .stdin(Stdio::piped())

@@ -8,7 +8,7 @@ use test_support::TestDatabase;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::email::{email_agent, email_server, plain, send};
-use crate::harness::{agentctl, create_agent, Server};
+use crate::support::harness::{agentctl, create_agent, Server};
 
 /// One message of a stream: its fields as sent, or a comment.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -37,7 +37,7 @@ impl Stream {
         let response = Stream::request(server, key, query, last_event_id).await;
         assert_eq!(response.status(), 200);
         assert_eq!(
-            crate::harness::header(&response, "content-type").as_deref(),
+            crate::support::harness::header(&response, "content-type").as_deref(),
             Some("text/event-stream")
         );
         Stream {
@@ -269,7 +269,7 @@ async fn streams_beyond_the_agents_cap_are_refused_until_one_closes() {
     let _second = Stream::open(&server, &key, "", None).await;
     let refused = Stream::request(&server, &key, "", None).await;
     assert_eq!(refused.status(), 429);
-    assert!(crate::harness::header(&refused, "retry-after").is_some());
+    assert!(crate::support::harness::header(&refused, "retry-after").is_some());
     let _others = Stream::open(&server, &other, "", None).await;
     drop(first);
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -8,9 +8,9 @@ use alloy_primitives::U256;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
-use crate::faulty_node::BroadcastFault;
-use crate::harness::{amount_of, Server};
 use crate::onchain::{OnChain, Payer, RECIPIENT};
+use crate::support::faulty_node::BroadcastFault;
+use crate::support::harness::{amount_of, Server};
 use crate::wallet::post_send;
 
 /// How long a test waits for a chain that works again to settle everything.

@@ -10,8 +10,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::email::{email_agent, email_server, get, now, raw_mail, webhook_signed, SECRET};
-use crate::harness::Server;
 use crate::sms::{message_sid, phone_agent, twilio_params, twilio_server, twilio_webhook, TOKEN};
+use crate::support::harness::Server;
 
 /// Posts `raw` as inbound mail under the webhook id `id`, signed now.
 async fn deliver(server: &Server, id: &str, raw: &[u8]) -> (u16, Value) {
@@ -301,7 +301,7 @@ async fn wait_email(server: &Server, key: &str, service: &str) -> (u16, Value) {
         .send()
         .await
         .expect("request");
-    crate::harness::read(response).await
+    crate::support::harness::read(response).await
 }
 
 // Found by an outside attack: a mail from no-reply@evil.example saying "Your Google verification
@@ -382,7 +382,7 @@ async fn an_sms_sender_id_must_name_the_wanted_service() {
             .post(server.url("/v1/sms/wait-for-code"))
             .bearer_auth(&key)
             .json(&json!({"timeout": 0, "service_name": service}));
-        async move { crate::harness::read(request.send().await.expect("request")).await }
+        async move { crate::support::harness::read(request.send().await.expect("request")).await }
     };
     let forged = twilio_params(
         &message_sid(30),

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use test_support::{workspace_root, TestDatabase};
 
 use crate::email::post;
-use crate::harness::{create_agent, Server};
+use crate::support::harness::{create_agent, Server};
 
 /// One of the Python clients of scripts/, killed when dropped; what it printed, one JSON value a
 /// line, is collected as it comes.

@@ -18,8 +18,8 @@ use serde_json::{json, Value};
 use test_support::{workspace_root, TestDatabase};
 
 use crate::email::{message_reaching, post};
-use crate::harness::{agentctl, create_agent, header, read, Server};
 use crate::sms::sandbox_sms;
+use crate::support::harness::{agentctl, create_agent, header, read, Server};
 
 /// The client's side: what it is, and every progress notification it was sent.
 #[derive(Clone, Default)]
@@ -333,8 +333,12 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
             let intent_id = intent_id.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                crate::harness::agentctl_at(&database_url, &[], &["intents", "confirm", &intent_id])
-                    .await
+                crate::support::harness::agentctl_at(
+                    &database_url,
+                    &[],
+                    &["intents", "confirm", &intent_id],
+                )
+                .await
             })
         };
         let decided = ok(
@@ -347,7 +351,7 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
         assert_eq!(decided["decided"], true);
         assert_ne!(decided["intent"]["status"], "pending_confirmation");
         // The executor writes the intent's last events; the feed is compared once it settled.
-        crate::harness::intent_reaching(
+        crate::support::harness::intent_reaching(
             &database,
             &[],
             &intent_id,
@@ -817,7 +821,7 @@ async fn the_official_python_sdk_plays_the_scenario_at_both_versions() {
         )
     });
     let (server, database) = Server::start().await;
-    let agentctl = crate::harness::binary("agentctl");
+    let agentctl = crate::support::harness::binary("agentctl");
     for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
         let (key, agent) = equipped_agent(&database).await;
         let number = agent["phone_number"]["number"].as_str().expect("number");
@@ -884,7 +888,7 @@ async fn the_official_python_sdk_plays_the_scenario_at_both_versions() {
 async fn the_conformance_suite_passes_but_for_its_explained_expected_failures() {
     let (server, database) = Server::start().await;
     let (key, _) = create_agent(&database, &["--email", "--phone", "--wallet"]).await;
-    let out = crate::harness::target_dir()
+    let out = crate::support::harness::target_dir()
         .join(format!("mcp-conformance/{}", uuid::Uuid::new_v4().simple()));
     let output = tokio::process::Command::new(workspace_root().join("scripts/mcp-conformance.sh"))
         .arg("run")
@@ -953,7 +957,7 @@ async fn mcp_answers_under_the_public_host_it_is_given_and_a_wrong_one_stops_sta
         )
     );
 
-    let output = tokio::process::Command::new(crate::harness::binary("agent-runtime"))
+    let output = tokio::process::Command::new(crate::support::harness::binary("agent-runtime"))
         .env_clear()
         .env("DATABASE_URL", database.url())
         .env("BIND_ADDR", "127.0.0.1:0")

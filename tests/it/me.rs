@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::harness::{agentctl, create_agent, Server};
+use crate::support::harness::{agentctl, create_agent, Server};
 use crate::wallet::post_send;
 
 fn assert_timestamp(value: &Value) {

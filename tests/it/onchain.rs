@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::chain::Anvil;
-use crate::faulty_node::FaultyNode;
-use crate::harness::{agentctl_with, intent_reaching, CliOutput, Server};
+use crate::support::faulty_node::FaultyNode;
+use crate::support::harness::{agentctl_with, intent_reaching, CliOutput, Server};
 use crate::wallet::{post_send, FAST_EXECUTOR, UNLIMITED_SENDS};
 
 const MASTER_KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use test_support::workspace_root;
 
-use crate::harness::{binary, create_agent, Server};
+use crate::support::harness::{binary, create_agent, Server};
 
 const UNREACHABLE_DATABASE: &str = "postgres://postgres@127.0.0.1:1/nothing";
 

@@ -15,14 +15,14 @@ use crate::email::{
     DEADLINE, SECRET,
 };
 use crate::exactly_once::{all_settled, attempts, confirm_all, listed, SETTLE_DEADLINE};
-use crate::fake_mail_api::FakeMailApi;
-use crate::fake_twilio_api::FakeTwilioApi;
-use crate::harness::{amount_of, Server};
 use crate::onchain::{OnChain, Payer, RECIPIENT};
 use crate::sms::{
     history, message_sid, phone_agent, spawn_wait, twilio_params, twilio_server, twilio_webhook,
     waiting_for, TOKEN,
 };
+use crate::support::fake_mail_api::FakeMailApi;
+use crate::support::fake_twilio_api::FakeTwilioApi;
+use crate::support::harness::{amount_of, Server};
 
 /// How many of `expected` are missing from `times` (what was counted, by key), and how many
 /// extra times the others were counted.

@@ -10,8 +10,8 @@ use test_support::TestDatabase;
 
 use crate::attachments::{deliver, download, mail_with, with_each_store, BytesIn, Part};
 use crate::email::{email_agent, message_reaching, post, Answer};
-use crate::fake_mail_api::FakeMailApi;
-use crate::harness::Server;
+use crate::support::fake_mail_api::FakeMailApi;
+use crate::support::harness::Server;
 
 /// A server handing mail to the Resend stand-in, keeping bytes in `bytes_in`.
 async fn server_to(api: &FakeMailApi, database: &TestDatabase, bytes_in: &BytesIn) -> Server {

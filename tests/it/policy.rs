@@ -7,7 +7,7 @@ use test_support::TestDatabase;
 
 use crate::console::{console_base, enrolled, ConsoleClient};
 use crate::email::post;
-use crate::harness::{agentctl, agentctl_with, read, Server};
+use crate::support::harness::{agentctl, agentctl_with, read, Server};
 use crate::wallet::{
     address_of, post_send, set_policy, settled_intent, wallet_agent, FAST_EXECUTOR, RECIPIENT,
     UNLIMITED_SENDS,

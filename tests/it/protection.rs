@@ -10,8 +10,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{binary, create_agent, read, Server};
 use crate::onchain::OnChain;
+use crate::support::harness::{binary, create_agent, read, Server};
 use crate::wallet::{post_send, send_amount, wallet_agent, RECIPIENT};
 
 const CURSOR_SECRET: &str = "cursor secret of the protection tests, 32+ chars";

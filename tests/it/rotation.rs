@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl_with, Server};
+use crate::support::harness::{agentctl_with, Server};
 use crate::wallet::{confirmed_send, post_send, settled_intent, FAST_EXECUTOR};
 
 const OLD_CURSOR_SECRET: &str = "old-cursor-secret-0123456789abcdefghij";

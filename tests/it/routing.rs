@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::harness::{header, read, Server};
+use crate::support::harness::{header, read, Server};
 
 #[tokio::test]
 async fn an_unknown_route_is_a_json_404() {
@@ -80,7 +80,7 @@ async fn a_wrong_method_names_the_methods_of_the_path_in_allow() {
 #[tokio::test]
 async fn head_answers_as_get_without_the_body() {
     let (server, database) = Server::start().await;
-    let (key, _) = crate::harness::create_agent(&database, &[]).await;
+    let (key, _) = crate::support::harness::create_agent(&database, &[]).await;
     let got = server
         .client
         .get(server.url("/v1/agents/me"))

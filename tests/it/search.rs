@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::email::{email_agent, email_server, get, now, send, webhook_signed, SECRET};
-use crate::harness::Server;
+use crate::support::harness::Server;
 
 async fn deliver(server: &Server, delivery: &str, mail: &str) -> String {
     let (status, stored) = webhook_signed(
@@ -203,7 +203,7 @@ async fn pages_follow_their_query_and_bad_queries_are_422() {
     let (status, missing) = get(&server, "/v1/email/search", &key).await;
     assert_eq!(status, 422);
     assert_eq!(missing["detail"][0]["type"], "missing");
-    let (no_inbox, _) = crate::harness::create_agent(&database, &[]).await;
+    let (no_inbox, _) = crate::support::harness::create_agent(&database, &[]).await;
     assert_eq!(
         get(&server, "/v1/email/search?q=report", &no_inbox).await.0,
         400

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl, agentctl_with, intent_reaching, read, Server};
+use crate::support::harness::{agentctl, agentctl_with, intent_reaching, read, Server};
 use crate::wallet::{
     address_of, confirmed_send, post_send, send_amount, set_policy, settled_intent, wallet_agent,
     FAST_EXECUTOR, RECIPIENT, USDC_TOKEN,

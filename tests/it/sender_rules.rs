@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::email::{email_agent, email_server, get, now, webhook_signed, SECRET};
-use crate::harness::{create_agent, read, Server};
+use crate::support::harness::{create_agent, read, Server};
 
 async fn put_rules(server: &Server, key: &str, body: &Value) -> (u16, Value) {
     let response = server

@@ -8,8 +8,8 @@ use serde_json::Value;
 use test_support::TestDatabase;
 
 use crate::exactly_once::{all_settled, confirm_all, listed, SETTLE_DEADLINE};
-use crate::harness::{agentctl_with, amount_of, Server};
 use crate::onchain::{OnChain, Payer, RECIPIENT};
+use crate::support::harness::{agentctl_with, amount_of, Server};
 use crate::wallet::{post_send, FAST_EXECUTOR, UNLIMITED_SENDS};
 
 /// Far beyond what a wallet's transfer takes beside a stuck backlog (about a second), well short

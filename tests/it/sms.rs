@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::harness::{agentctl, create_agent, header, read, Server};
+use crate::support::harness::{agentctl, create_agent, header, read, Server};
 
 pub(crate) const TOKEN: &str = "twilio-auth-token-of-the-tests";
 const PUBLIC: &str = "http://sms.agent-runtime.test";
@@ -991,7 +991,7 @@ async fn waits_are_measured_apart_from_plain_requests() {
 #[tokio::test]
 async fn a_wait_on_every_channel_finds_a_code_only_the_provider_holds() {
     let database = TestDatabase::new().await;
-    let api = crate::fake_twilio_api::FakeTwilioApi::start().await;
+    let api = crate::support::fake_twilio_api::FakeTwilioApi::start().await;
     let server = twilio_server(&database, &[("TWILIO_BASE_URL", &api.url)]).await;
     let (key, number) = phone_agent(&database).await;
     api.receive(
@@ -1058,7 +1058,7 @@ async fn waits_end_with_401_when_the_agent_is_deactivated_or_its_key_rotated() {
 #[tokio::test]
 async fn reads_and_waits_within_a_fresh_sync_cost_no_provider_call() {
     let database = TestDatabase::new().await;
-    let api = crate::fake_twilio_api::FakeTwilioApi::start().await;
+    let api = crate::support::fake_twilio_api::FakeTwilioApi::start().await;
     let server = twilio_server(
         &database,
         &[

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::faulty_node::BroadcastFault;
-use crate::harness::Server;
 use crate::onchain::{OnChain, Payer, RECIPIENT};
+use crate::support::faulty_node::BroadcastFault;
+use crate::support::harness::Server;
 
 /// A submitted intent: its id, the hash of its transaction, and the server that sent it, to be
 /// stopped once the transaction is where the test wants it, so only the resolve settles it.

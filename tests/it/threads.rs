@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::email::{email_agent, email_server, get, now, post, raw_mail, webhook_signed, SECRET};
-use crate::harness::Server;
+use crate::support::harness::Server;
 
 async fn deliver(server: &Server, delivery: &str, mail: &[u8]) -> String {
     let (status, stored) =

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use test_support::{server_ca, TestDatabase};
 
-use crate::harness::{agentctl_with, binary, Server};
+use crate::support::harness::{agentctl_with, binary, Server};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use test_support::workspace_root;
 
-use crate::harness::{agentctl, binary, Server};
+use crate::support::harness::{agentctl, binary, Server};
 
 const START: &str = "<!-- walkthrough: start -->";
 const END: &str = "<!-- walkthrough: end -->";

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{agentctl, create_agent, read, Server};
+use crate::support::harness::{agentctl, create_agent, read, Server};
 use test_support::TestDatabase;
 
 const NO_WALLET: &str = "No wallet provisioned for this agent";

@@ -16,9 +16,9 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 use tokio::net::TcpListener;
 
-use crate::fake_http::FakeServer;
-use crate::harness::Server;
 use crate::sms::phone_agent;
+use crate::support::fake_http::FakeServer;
+use crate::support::harness::Server;
 use crate::wallet::{send_amount, wallet_agent, UNLIMITED_SENDS};
 
 /// How long a test waits for what should come.
@@ -1145,7 +1145,7 @@ async fn an_endpoint_stops_with_the_key_that_made_it_until_the_new_key_enables_i
     let endpoint = Endpoint::create(&server, &old_key, &receiver.url, None).await;
     let id = agent_id(&server, &old_key).await;
 
-    let rotated = crate::harness::agentctl(&database, &["agents", "rotate-key", &id])
+    let rotated = crate::support::harness::agentctl(&database, &["agents", "rotate-key", &id])
         .await
         .json();
     println!(
@@ -1202,7 +1202,7 @@ async fn a_deactivated_agents_queued_deliveries_are_not_sent() {
     send_sms(&database, &number).await;
     receiver.wait_for_requests(1).await;
 
-    crate::harness::agentctl(&database, &["agents", "deactivate", &id])
+    crate::support::harness::agentctl(&database, &["agents", "deactivate", &id])
         .await
         .json();
     // An attempt under way when the agent was deactivated may still come; no retry after it.
@@ -1210,7 +1210,7 @@ async fn a_deactivated_agents_queued_deliveries_are_not_sent() {
     tokio::time::sleep(QUIET).await;
     let received = receiver.received();
     assert!(received.len() <= before + 1, "{}", account(&received));
-    let shown = crate::harness::agentctl(&database, &["webhooks", "show", &endpoint.id])
+    let shown = crate::support::harness::agentctl(&database, &["webhooks", "show", &endpoint.id])
         .await
         .json();
     println!("after the deactivation: {}", shown["webhook"]);

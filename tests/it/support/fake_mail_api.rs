@@ -10,7 +10,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use serde_json::{json, Value};
 
-use crate::fake_http::FakeServer;
+use crate::support::fake_http::FakeServer;
 
 #[derive(Default)]
 struct ApiState {

@@ -12,7 +12,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use serde_json::{json, Value};
 
-use crate::fake_http::FakeServer;
+use crate::support::fake_http::FakeServer;
 
 const BROADCAST: &str = "eth_sendRawTransaction";
 /// Longer than any RPC timeout the tests give the server: an answer held this long never comes.

@@ -10,7 +10,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
-use crate::fake_http::FakeServer;
+use crate::support::fake_http::FakeServer;
 
 /// A message that reached a number at Twilio.
 struct Received {
