@@ -13,16 +13,11 @@ mod server;
 mod state;
 mod telemetry;
 
-pub use api_page::render as render_api_page;
 pub use openapi::ApiDoc;
-pub use rendered_pages::{
-    RenderedPages, RenderedPolicies, RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
-};
 pub use routes::events::StreamSettings;
-pub use routes::webhooks::WebhookGate;
-pub use server::server;
-pub use state::ApiState;
-pub use telemetry::{middleware as telemetry_middleware, Metrics};
+pub use server::{serve, ServeSettings};
+pub(crate) use state::ApiState;
+pub(crate) use telemetry::middleware as telemetry_middleware;
 
 use actix_web::http::header::HeaderValue;
 use actix_web::http::Method;
@@ -78,6 +73,22 @@ pub(crate) fn route_kind(method: &Method, pattern: &str) -> RouteKind {
         .chain(OUTSIDE_THE_API)
         .find(|endpoint| endpoint.path == pattern && endpoint.method == method)
         .map_or(RouteKind::Plain, |endpoint| endpoint.kind)
+}
+
+/// The API description as `agent-runtime openapi` prints it: the OpenAPI document as pretty
+/// JSON, or with `markdown` the readable page rendered from it (`docs/api.md`).
+pub fn api_description(markdown: bool) -> String {
+    use utoipa::OpenApi;
+    let document = ApiDoc::openapi();
+    if markdown {
+        let value = serde_json::to_value(&document).expect("the API description serializes");
+        api_page::render(&value)
+    } else {
+        let json = document
+            .to_pretty_json()
+            .expect("the API description serializes");
+        format!("{json}\n")
+    }
 }
 
 /// The API: every operation here is in `ApiDoc`, and every operation of `ApiDoc` is here.
@@ -220,7 +231,7 @@ const OUTSIDE_THE_API: &[Endpoint] = &[
 ];
 
 /// Registers every route, the JSON 404 and 405, and the shared state on an actix `App`.
-pub fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceConfig) {
+pub(crate) fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         config.app_data(web::Data::new(state.mcp.clone()));
         config.configure(console::configure(state.console.clone()));

@@ -2,13 +2,26 @@
 //! the connection rules that keep slow, silent or departed clients from holding the instance.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
+use app::Services;
+use console::Console;
+use domain::TrustedProxies;
+use mcp::{McpEndpoint, McpSettings};
+use ports::DatabaseHealth;
+use prometheus::Registry;
 
+use crate::rendered_pages::{
+    RenderedPages, RenderedPolicies, RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
+};
+use crate::routes::events::StreamSettings;
+use crate::routes::webhooks::WebhookGate;
 use crate::state::ApiState;
+use crate::telemetry::Metrics;
 
 /// As long as a client has to send a request's head; a connection that has not sent a whole one
 /// by then is closed, whatever bytes it sent.
@@ -47,10 +60,57 @@ fn connections_per_worker(workers: usize) -> usize {
     usize::try_from(per_worker).unwrap_or(usize::MAX)
 }
 
+/// What the HTTP server is started with beside the use cases, each from the configuration.
+pub struct ServeSettings {
+    /// HTTP workers: one per core, as actix-web's own default.
+    pub workers: usize,
+    /// How long requests in flight may finish once the server stops (`SHUTDOWN_TIMEOUT_SECS`).
+    pub shutdown_timeout: Duration,
+    /// `/mcp`'s hosts and the public URL its approval links lead to.
+    pub mcp: McpSettings,
+    /// Where the console is reached: its passkeys and its origin check are bound to it.
+    pub console_url: String,
+    /// The proxies whose forwarded address the console believes (`CONSOLE_TRUSTED_PROXIES`).
+    pub console_trusted_proxies: Option<TrustedProxies>,
+    /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.
+    pub metrics_token: Option<String>,
+    /// How event streams hold what their readers have not taken yet.
+    pub event_streams: StreamSettings,
+}
+
+/// Every way in on `listener`: the REST API, `/mcp` and the console over the same use cases,
+/// with `database` behind `/readyz` and the server's metrics in `registry`.
+pub fn serve(
+    listener: TcpListener,
+    services: Arc<Services>,
+    database: Arc<dyn DatabaseHealth>,
+    settings: ServeSettings,
+    registry: Registry,
+) -> std::io::Result<Server> {
+    let state = web::Data::new(ApiState {
+        mcp: McpEndpoint::new(services.clone(), settings.mcp),
+        console: web::Data::new(Console::new(
+            services.clone(),
+            &settings.console_url,
+            settings.console_trusted_proxies,
+        )),
+        services,
+        database,
+        first_pages: RenderedPages::new(RENDERED_PAGES_BUDGET_BYTES),
+        policies: RenderedPolicies::policies(RENDERED_POLICIES_BUDGET_BYTES),
+        metrics: Metrics::new(registry),
+        metrics_token: settings.metrics_token,
+        inbound_mail_gate: WebhookGate::inbound_mail(),
+        twilio_gate: WebhookGate::twilio(),
+        event_streams: settings.event_streams,
+    });
+    server(listener, settings.workers, state, settings.shutdown_timeout)
+}
+
 /// The HTTP server: actix-web, every request (long waits for codes among them) on one stack.
 /// A client that closes its side of the connection has left: its request's handler is dropped
 /// (a wait ends and frees its place), as hyper and Go's server also read it (decision 0043).
-pub fn server(
+fn server(
     listener: TcpListener,
     workers: usize,
     state: web::Data<ApiState>,

@@ -54,6 +54,39 @@ pub struct McpSettings {
     pub public_base_url: String,
 }
 
+impl McpSettings {
+    /// The settings of an endpoint whose console is at `public_base_url` (`PUBLIC_BASE_URL`, or
+    /// the address listened on), answering under `allowed_hosts` (`MCP_ALLOWED_HOSTS`), else the
+    /// public URL's host and the loopback names. `Err` says what is wrong with the hosts.
+    pub fn new(public_base_url: String, allowed_hosts: Option<&[String]>) -> Result<Self, String> {
+        let names: Vec<String> = match allowed_hosts {
+            Some([]) => {
+                return Err(
+                    "MCP_ALLOWED_HOSTS names no host; leave it unset for the default".into(),
+                )
+            }
+            Some(names) => names.to_vec(),
+            None => public_base_url
+                .parse::<http::Uri>()
+                .ok()
+                .and_then(|url| url.host().map(str::to_owned))
+                .into_iter()
+                .chain(AllowedHosts::LOOPBACK.map(str::to_owned))
+                .collect(),
+        };
+        let allowed_hosts = AllowedHosts::new(&names).map_err(|name| {
+            format!(
+                "MCP_ALLOWED_HOSTS is invalid: {name:?} is not a host name (names only, without \
+                 scheme or port)"
+            )
+        })?;
+        Ok(Self {
+            allowed_hosts,
+            public_base_url,
+        })
+    }
+}
+
 /// The MCP endpoint, built once and shared by every worker.
 #[derive(Clone)]
 pub struct McpEndpoint {
@@ -454,5 +487,39 @@ impl Turned {
             }
         };
         HttpResponse::build(status).json(json!({ "detail": detail }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::McpSettings;
+
+    #[test]
+    fn without_allowed_hosts_the_public_host_and_the_loopback_names_are_allowed() {
+        let settings = McpSettings::new("https://Runtime.Example.com:8443/base".into(), None)
+            .expect("settings");
+        assert_eq!(
+            settings.allowed_hosts.names(),
+            ["runtime.example.com", "localhost", "127.0.0.1", "::1"]
+        );
+        assert_eq!(
+            settings.public_base_url,
+            "https://Runtime.Example.com:8443/base"
+        );
+    }
+
+    #[test]
+    fn allowed_hosts_replace_the_default_and_an_empty_or_wrong_list_is_refused() {
+        let names = ["agents.example.org".to_owned()];
+        let settings =
+            McpSettings::new("http://localhost:8080".into(), Some(&names)).expect("settings");
+        assert_eq!(settings.allowed_hosts.names(), ["agents.example.org"]);
+        let refused =
+            McpSettings::new("http://localhost:8080".into(), Some(&[])).expect_err("an empty list");
+        assert!(refused.contains("names no host"), "{refused}");
+        let wrong = ["https://agents.example.org:443".to_owned()];
+        let refused = McpSettings::new("http://localhost:8080".into(), Some(&wrong))
+            .expect_err("a URL for a host");
+        assert!(refused.contains("is not a host name"), "{refused}");
     }
 }
