@@ -576,17 +576,20 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
         .map(|n| (n.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     let pieces = attachment.len().div_ceil(domain::ATTACHMENT_PIECE_BYTES) as u64;
-    let take_in_ms = {
-        let server = bytes_in.server(&database, &[]).await;
-        let mail = mail_with(
+    let large_mail = |message_id: &str| {
+        mail_with(
             &address,
-            "<whole@example.org>",
+            message_id,
             &[Part {
                 disposition_name: "filename=\"large.bin\"",
                 content_type: "application/octet-stream",
                 bytes: &attachment,
             }],
-        );
+        )
+    };
+    let take_in_ms = {
+        let server = bytes_in.server(&database, &[]).await;
+        let mail = large_mail("<whole@example.org>");
         let started = std::time::Instant::now();
         deliver(&server, "msg_whole", &mail).await;
         started.elapsed().as_millis() as u64
@@ -600,15 +603,7 @@ async fn killed_while_taking_in_a_mail(bytes_in: &BytesIn) {
     let mut outcomes = Vec::new();
     let mut watching = database.connection().await;
     for (n, kill) in moments.into_iter().enumerate() {
-        let mail = mail_with(
-            &address,
-            &format!("<crash-{n}@example.org>"),
-            &[Part {
-                disposition_name: "filename=\"large.bin\"",
-                content_type: "application/octet-stream",
-                bytes: &attachment,
-            }],
-        );
+        let mail = large_mail(&format!("<crash-{n}@example.org>"));
         let delivery = format!("msg_crash_{n}");
         let records_before = upload_records(&mut watching).await;
         let server = bytes_in.server(&database, &[]).await;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use test_support::TestDatabase;
 
 use crate::onchain::OnChain;
-use crate::support::harness::{binary, create_agent, read, Server};
+use crate::support::harness::{binary, create_agent, read, Server, PATIENT_POOL};
 use crate::wallet::{post_send, send_amount, wallet_agent, RECIPIENT};
 
 const CURSOR_SECRET: &str = "cursor secret of the protection tests, 32+ chars";
@@ -51,9 +51,7 @@ async fn methods_outside_the_known_set_share_one_metrics_label() {
 #[tokio::test]
 async fn one_agent_flooding_sends_is_throttled_while_another_agent_is_served() {
     let database = TestDatabase::new().await;
-    // Two hundred sends may queue for a connection on a machine running other tests: they wait
-    // for one as long as a client would, not the harness's 2 s.
-    let server = Server::start_on(&database, &[("DATABASE_TIMEOUT_SECS", "30")]).await;
+    let server = Server::start_on(&database, &[PATIENT_POOL]).await;
     let (flooder, _) = wallet_agent(&database).await;
     let (bystander, _) = wallet_agent(&database).await;
     let flood = (0..200).map(|_| {

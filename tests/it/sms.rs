@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 use test_support::TestDatabase;
 
-use crate::support::harness::{agentctl, create_agent, header, read, Server};
+use crate::support::harness::{agentctl, create_agent, header, read, Server, PATIENT_POOL};
 
 pub(crate) const TOKEN: &str = "twilio-auth-token-of-the-tests";
 const PUBLIC: &str = "http://sms.agent-runtime.test";
@@ -453,16 +453,7 @@ async fn an_sms_arriving_through_another_instance_wakes_the_wait_and_bad_signatu
 #[tokio::test]
 async fn a_thousand_waits_of_a_hundred_agents_each_wake_for_their_own_sms_only() {
     let database = TestDatabase::new().await;
-    // The deliveries may queue for a connection behind a thousand waits on a machine running
-    // other tests: they wait for one as long as a wait may, not the harness's 2 s.
-    let server = twilio_server(
-        &database,
-        &[
-            ("DATABASE_POOL_SIZE", "16"),
-            ("DATABASE_TIMEOUT_SECS", "30"),
-        ],
-    )
-    .await;
+    let server = twilio_server(&database, &[("DATABASE_POOL_SIZE", "16"), PATIENT_POOL]).await;
     let agents: Vec<(String, String)> = join_all((0..100).map(|_| phone_agent(&database))).await;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)

@@ -10,6 +10,15 @@ use test_support::{workspace_root, TestDatabase};
 
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
+/// How long a spawned server waits for a pool connection: short, so that a database outage is
+/// answered 503 at once.
+const QUICK_POOL_TIMEOUT_SECS: &str = "2";
+
+/// The setting for a test that floods one server: its requests may queue for a connection behind
+/// each other on a machine running other tests, as long as a client would wait, and are not
+/// refused after the quick timeout.
+pub(crate) const PATIENT_POOL: (&str, &str) = ("DATABASE_TIMEOUT_SECS", "30");
+
 /// Cargo's target directory, where the binaries are and where tests leave what a person may look at.
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -72,7 +81,7 @@ impl Server {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("BIND_ADDR", "127.0.0.1:0")
             .env("MIGRATE_ON_START", "false")
-            .env("DATABASE_TIMEOUT_SECS", "2")
+            .env("DATABASE_TIMEOUT_SECS", QUICK_POOL_TIMEOUT_SECS)
             .env("METRICS_TOKEN", METRICS_TOKEN)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
