@@ -13,12 +13,12 @@ Rules, by crate folder ("depends" means normal dependencies, dev-dependencies ar
   crates/app        crates/domain, crates/ports and the pure libraries only; no IO crate below it
                     but tokio
   crates/api-types  crates/domain only; no IO crate below it
-  crates/refusals   crates/domain, crates/ports, crates/app, crates/api-types and the pure
-                    libraries only; no IO crate below it but tokio: what a refused request is
-                    told, shared by every way in
+  crates/edge       crates/domain, crates/ports, crates/app, crates/api-types and the pure
+                    libraries only; no database, mail or chain driver anywhere below it: what
+                    every way in shares (refusals, the body read, the SSE writer)
   crates/http       no adapter and no database, mail or chain driver anywhere below it
   crates/mcp,       (transports beside HTTP: MCP, the operator console) crates/domain,
-  crates/console    crates/ports, crates/app, crates/api-types, crates/refusals and the pure
+  crates/console    crates/ports, crates/app, crates/api-types, crates/edge and the pure
                     libraries only, so never crates/http, an adapter or the composition root; no
                     database, mail or chain driver anywhere below them
   adapters          (crates/postgres, email, sms, evm, passkeys) crates/domain, crates/ports and
@@ -47,10 +47,10 @@ DRIVER_CRATES = {
 ADAPTERS = ("crates/postgres", "crates/email", "crates/sms", "crates/evm", "crates/passkeys")
 PURE_LIBRARIES = ("crates/text-mining", "crates/standard-webhooks")
 OUTBOUND = ("crates/webhook-delivery",)
-REFUSALS = "crates/refusals"
+EDGE = "crates/edge"
 TRANSPORTS = ("crates/mcp", "crates/console")
 REQUIRED = ("crates/domain", "crates/ports", "crates/app", "crates/http", *ADAPTERS,
-            *PURE_LIBRARIES, *OUTBOUND, REFUSALS, *TRANSPORTS)
+            *PURE_LIBRARIES, *OUTBOUND, EDGE, *TRANSPORTS)
 COMPOSITION = "crates/runtime"
 TEST_SUPPORT = "crates/test-support"
 
@@ -141,14 +141,14 @@ def check(ws):
     for outbound in OUTBOUND:
         only(outbound, ("crates/domain", "crates/ports", "crates/api-types", *PURE_LIBRARIES))
     use_cases = ("crates/domain", "crates/ports", "crates/app", "crates/api-types", *PURE_LIBRARIES)
-    only(REFUSALS, use_cases)
-    no_io(REFUSALS, IO_CRATES - {"tokio"})
+    only(EDGE, use_cases)
     for transport in TRANSPORTS:
-        only(transport, (*use_cases, REFUSALS))
-        if present(transport):
-            drivers = sorted(ws.external_closure(ws.by_folder[transport]) & DRIVER_CRATES)
+        only(transport, (*use_cases, EDGE))
+    for way_in in (EDGE, *TRANSPORTS):
+        if present(way_in):
+            drivers = sorted(ws.external_closure(ws.by_folder[way_in]) & DRIVER_CRATES)
             if drivers:
-                violations.append(f"{transport} pulls driver crates: {', '.join(drivers)}")
+                violations.append(f"{way_in} pulls driver crates: {', '.join(drivers)}")
     if present("crates/http"):
         http = ws.by_folder["crates/http"]
         for dep in sorted(ws.workspace_closure(http) & set(ADAPTERS)):

@@ -795,3 +795,61 @@ async fn one_shell_cannot_approve_as_two_operators_and_disabled_approvers_stop_c
         );
     }
 }
+
+/// The next chunk of a streamed answer, within `DEADLINE`; `None` at its end.
+async fn next_chunk(response: &mut reqwest::Response) -> Option<String> {
+    tokio::time::timeout(LIVE_LIST_DEADLINE, response.chunk())
+        .await
+        .expect("a chunk or the end in time")
+        .expect("readable")
+        .map(|chunk| String::from_utf8_lossy(&chunk).into_owned())
+}
+
+const LIVE_LIST_DEADLINE: Duration = Duration::from_secs(10);
+
+// Issue 41: the live list held a place of its own semaphore, outside the registry, and did not
+// end when the instance stopped.
+#[tokio::test]
+async fn a_live_list_holds_a_place_of_its_operator_and_ends_when_the_instance_stops() {
+    let database = TestDatabase::new().await;
+    let mut server = Server::start_on(&database, &[("CONSOLE_LIVE_LISTS_PER_OPERATOR", "2")]).await;
+    let console = ConsoleClient::open(&console_base(&server)).await;
+    let mut passkey = enrolled(&database, &console, "ada", "approver").await;
+    let session = console.sign_in(&mut passkey).await.expect("signed in");
+    let open = || {
+        console
+            .client
+            .get(format!("{}/console/pending/stream", console.base))
+            .header("cookie", format!("__Host-console-session={session}"))
+            .send()
+    };
+    let mut lists = Vec::new();
+    for _ in 0..2 {
+        let mut list = open().await.expect("a live list");
+        assert_eq!(list.status(), 200);
+        assert_eq!(list.headers()["content-type"], "text/event-stream");
+        assert_eq!(list.headers()["cache-control"], "no-store");
+        let mut opening = String::new();
+        while !opening.contains("event: changed") {
+            opening.push_str(&next_chunk(&mut list).await.expect("the list goes on"));
+        }
+        assert!(opening.starts_with("retry: 3000\n\n"), "{opening:?}");
+        lists.push(list);
+    }
+    let third = open().await.expect("an answer");
+    assert_eq!(third.status(), 429, "the operator holds their two places");
+    let metrics = server.metrics().await;
+    assert!(
+        metrics
+            .lines()
+            .any(|line| line == r#"long_lived_requests{kind="live_list"} 2"#),
+        "{metrics}"
+    );
+    server.terminate();
+    for mut list in lists {
+        while let Some(chunk) = next_chunk(&mut list).await {
+            assert!(!chunk.contains("event:"), "nothing changed: {chunk:?}");
+        }
+    }
+    assert!(server.wait_for_exit(LIVE_LIST_DEADLINE).await);
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix_web::dev::ServerHandle;
 use app::Services;
-use http_api::{ServeSettings, StreamSettings};
+use http_api::{ServeSettings, SseSettings, EVENT_STREAM_RETRY};
 use mcp::McpSettings;
 use prometheus::Registry;
 use runtime::config::ServerConfig;
@@ -76,7 +76,9 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
             .metrics_token
             .as_ref()
             .map(|token| token.expose_secret().to_owned()),
-        event_streams: StreamSettings {
+        event_streams: SseSettings {
+            retry: EVENT_STREAM_RETRY,
+            keep_alive: events.keep_alive,
             buffer_bytes: events.stream_buffer_bytes,
             stall: events.stream_stall,
             lifetime: events.stream_lifetime,

@@ -475,6 +475,7 @@ mod tests {
                     attachment_downloads: 1,
                     searches: 1,
                     request_body_bytes: 1 << 20,
+                    live_lists: 1,
                 }),
                 sms_sync,
             )

@@ -1232,6 +1232,7 @@ mod tests {
                     attachment_downloads: 1,
                     searches: 1,
                     request_body_bytes: 1 << 20,
+                    live_lists: 1,
                 }),
             )
         }

@@ -4,11 +4,10 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use domain::{AgentId, AgentProfile, EventPayload, EventRecord, EventTypes, TransferIntentRecord};
 use futures_util::future::{select, Either, FutureExt};
-use ports::{events_topic, revoked_topic, AgentStore, EventLog, Notifications, StoreError, Timer};
+use ports::{events_topic, revoked_topic, AgentStore, EventLog, Notifications, StoreError};
 
 use crate::long_lived::{LongLived, LongLivedKind, LongLivedPlace};
 use crate::waiting::{Joined, Shutdown, Waiter, SHUTDOWN_TOPIC};
@@ -32,7 +31,6 @@ pub struct EventPorts {
     pub log: Arc<dyn EventLog>,
     pub agents: Arc<dyn AgentStore>,
     pub notifications: Arc<dyn Notifications>,
-    pub timer: Arc<dyn Timer>,
 }
 
 /// The agent's events of `types` after `after`, oldest first, at most `limit` (1 to
@@ -212,18 +210,15 @@ pub struct EventService {
     long_lived: Arc<LongLived>,
     reads: Reads,
     shutdown: Arc<Shutdown>,
-    keep_alive: Duration,
 }
 
 impl EventService {
-    /// `keep_alive`: the longest a follower goes without telling its reader it is there.
-    pub fn new(ports: EventPorts, long_lived: Arc<LongLived>, keep_alive: Duration) -> Self {
+    pub fn new(ports: EventPorts, long_lived: Arc<LongLived>) -> Self {
         Self {
             ports: Arc::new(ports),
             long_lived,
             reads: Reads::new(),
             shutdown: Arc::default(),
-            keep_alive,
         }
     }
 
@@ -285,8 +280,6 @@ impl EventService {
             pending: VecDeque::new(),
             started: false,
             key_checked: false,
-            keep_alive: self.keep_alive,
-            next_keep_alive: Instant::now() + self.keep_alive,
         };
         Ok((follower, place))
     }
@@ -301,8 +294,6 @@ pub enum FollowItem {
         after: u64,
     },
     Event(EventRecord),
-    /// Nothing new: the follower is still there.
-    KeepAlive,
 }
 
 /// One reader's follow of an agent's log.
@@ -319,8 +310,6 @@ pub struct EventFollower {
     pending: VecDeque<EventRecord>,
     started: bool,
     key_checked: bool,
-    keep_alive: Duration,
-    next_keep_alive: Instant,
 }
 
 impl EventFollower {
@@ -356,10 +345,6 @@ impl EventFollower {
             if self.shutdown.begun() {
                 return Ok(None);
             }
-            if Instant::now() >= self.next_keep_alive {
-                self.next_keep_alive = Instant::now() + self.keep_alive;
-                return Ok(Some(FollowItem::KeepAlive));
-            }
             let topic = events_topic(agent);
             let (topic_at, woken) = self.ports.notifications.subscribe_counted(&topic);
             let read = self
@@ -381,21 +366,17 @@ impl EventFollower {
                 }
                 self.key_checked = true;
             }
-            let left = self
-                .next_keep_alive
-                .saturating_duration_since(Instant::now());
-            let asleep = self.ports.timer.sleep(left);
             let ended = select(self.stopping.clone(), self.revoked.clone());
-            match select(woken, select(asleep, ended)).await {
-                Either::Left(_) | Either::Right((Either::Left(_), _)) => {}
-                Either::Right((Either::Right((Either::Left(_), _)), _)) => {
+            match select(woken, ended).await {
+                Either::Left(_) => {}
+                Either::Right((Either::Left(_), _)) => {
                     if self.shutdown.begun() {
                         return Ok(None);
                     }
                     self.stopping = self.ports.notifications.subscribe(SHUTDOWN_TOPIC).shared();
                 }
                 // A revocation, or the hub reconnecting: the key is read again to tell.
-                Either::Right((Either::Right((Either::Right(_), _)), _)) => {
+                Either::Right((Either::Right(_), _)) => {
                     self.revoked = self
                         .ports
                         .notifications

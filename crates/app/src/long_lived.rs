@@ -1,14 +1,17 @@
 //! The one registry of what an agent's requests hold on an instance at once: long-lived requests
 //! (waits for a code or for a decision on an intent, event streams, attachment downloads), costly
-//! ones (searches) and request bodies being read (weighed in bytes). Each kind is capped per agent
-//! and counted for the metrics, whichever transport holds it (a wait over MCP holds the same place
-//! as over HTTP).
+//! ones (searches) and request bodies being read (weighed in bytes), and the console's live lists
+//! of its operators. Each kind is capped per agent (per operator for live lists) and counted for
+//! the metrics, whichever transport holds it (a wait over MCP holds the same place as over HTTP).
+//! Its shutdown is the one every stream holding a place ends on.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use domain::AgentId;
+use domain::{AgentId, OperatorId};
+use futures_channel::oneshot;
+use futures_util::future::{FutureExt, Shared};
 
 /// What a long-lived request is doing while it holds its place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,16 +28,19 @@ pub enum LongLivedKind {
     Search,
     /// Request bodies being read for the agent, weighed in bytes.
     RequestBodyBytes,
+    /// An operator's live list of the intents awaiting a decision, on the console.
+    LiveList,
 }
 
 impl LongLivedKind {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::CodeWait,
         Self::EventStream,
         Self::DecisionWait,
         Self::AttachmentDownload,
         Self::Search,
         Self::RequestBodyBytes,
+        Self::LiveList,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +51,7 @@ impl LongLivedKind {
             Self::AttachmentDownload => "attachment_download",
             Self::Search => "search",
             Self::RequestBodyBytes => "request_body_bytes",
+            Self::LiveList => "live_list",
         }
     }
 }
@@ -59,6 +66,8 @@ pub struct LongLivedCaps {
     pub attachment_downloads: usize,
     pub searches: usize,
     pub request_body_bytes: usize,
+    /// Live lists per operator.
+    pub live_lists: usize,
 }
 
 impl LongLivedCaps {
@@ -71,6 +80,7 @@ impl LongLivedCaps {
             attachment_downloads: 1,
             searches: 1,
             request_body_bytes,
+            live_lists: 1,
         }
     }
 
@@ -82,6 +92,7 @@ impl LongLivedCaps {
             LongLivedKind::AttachmentDownload => self.attachment_downloads,
             LongLivedKind::Search => self.searches,
             LongLivedKind::RequestBodyBytes => self.request_body_bytes,
+            LongLivedKind::LiveList => self.live_lists,
         }
     }
 }
@@ -95,28 +106,53 @@ pub struct LongLivedUsage {
     pub refused: u64,
 }
 
+/// Whose requests a place counts among: an agent's, or an operator's on the console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Holder {
+    Agent(AgentId),
+    Operator(OperatorId),
+}
+
 pub struct LongLived {
     caps: LongLivedCaps,
-    held: Mutex<HashMap<(AgentId, LongLivedKind), usize>>,
+    held: Mutex<HashMap<(Holder, LongLivedKind), usize>>,
     refused: [AtomicU64; LongLivedKind::ALL.len()],
+    /// Fires once, when the instance stops: what holds a place ends then.
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+    stopping: Shared<oneshot::Receiver<()>>,
 }
 
 /// A place held in the registry, of some weight (one request, or a body's bytes); dropping it (the
 /// request answered, or its client gone) frees it.
 pub struct LongLivedPlace {
     registry: Arc<LongLived>,
-    agent: AgentId,
+    holder: Holder,
     kind: LongLivedKind,
     weight: usize,
 }
 
 impl LongLived {
     pub fn new(caps: LongLivedCaps) -> Arc<Self> {
+        let (stop, stopping) = oneshot::channel();
         Arc::new(Self {
             caps,
             held: Mutex::default(),
             refused: Default::default(),
+            stop: Mutex::new(Some(stop)),
+            stopping: stopping.shared(),
         })
+    }
+
+    /// Tells everything holding a place that the instance is stopping (see
+    /// [`LongLivedPlace::stopping`]).
+    pub fn shut_down(&self) {
+        // Dropping the sender fires every receiver, as sending would.
+        drop(
+            self.stop
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
     }
 
     /// A place for one more of the agent's requests of `kind`, unless it holds its cap of them.
@@ -132,36 +168,50 @@ impl LongLived {
         kind: LongLivedKind,
         weight: usize,
     ) -> Option<LongLivedPlace> {
-        self.take(agent, kind, weight).then(|| LongLivedPlace {
+        self.enter_as(Holder::Agent(agent), kind, weight)
+    }
+
+    /// A place for one more of the operator's live lists, unless they hold their cap of them.
+    pub fn enter_live_list(self: &Arc<Self>, operator: OperatorId) -> Option<LongLivedPlace> {
+        self.enter_as(Holder::Operator(operator), LongLivedKind::LiveList, 1)
+    }
+
+    fn enter_as(
+        self: &Arc<Self>,
+        holder: Holder,
+        kind: LongLivedKind,
+        weight: usize,
+    ) -> Option<LongLivedPlace> {
+        self.take(holder, kind, weight).then(|| LongLivedPlace {
             registry: self.clone(),
-            agent,
+            holder,
             kind,
             weight,
         })
     }
 
-    /// Adds `weight` to the agent's places of `kind` when it stays within the cap, else counts a
-    /// refusal.
-    fn take(&self, agent: AgentId, kind: LongLivedKind, weight: usize) -> bool {
+    /// Adds `weight` to the holder's places of `kind` when it stays within the cap, else counts
+    /// a refusal.
+    fn take(&self, holder: Holder, kind: LongLivedKind, weight: usize) -> bool {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = held.entry((agent, kind)).or_default();
+        let count = held.entry((holder, kind)).or_default();
         if count.saturating_add(weight.max(1)) > self.caps.of(kind) {
             if *count == 0 {
-                held.remove(&(agent, kind));
+                held.remove(&(holder, kind));
             }
             self.refused[kind as usize].fetch_add(1, Ordering::Relaxed);
             return false;
         }
         *count += weight;
         if *count == 0 {
-            held.remove(&(agent, kind));
+            held.remove(&(holder, kind));
         }
         true
     }
 
-    fn give_back(&self, agent: AgentId, kind: LongLivedKind, weight: usize) {
+    fn give_back(&self, holder: Holder, kind: LongLivedKind, weight: usize) {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = (agent, kind);
+        let key = (holder, kind);
         if let Some(count) = held.get_mut(&key) {
             *count = count.saturating_sub(weight);
             if *count == 0 {
@@ -194,13 +244,19 @@ impl LongLivedPlace {
         self.weight
     }
 
+    /// Resolves once the instance is stopping (at once if it already is): a stream holding the
+    /// place ends then.
+    pub fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.registry.stopping.clone().map(|_| ())
+    }
+
     /// Makes the place `more` heavier, as a body being read grows, unless the agent's places of
     /// its kind would then weigh more than their cap: the request is then refused.
     pub fn grow(&mut self, more: usize) -> bool {
         if more == 0 {
             return true;
         }
-        let grown = self.registry.take(self.agent, self.kind, more);
+        let grown = self.registry.take(self.holder, self.kind, more);
         if grown {
             self.weight += more;
         }
@@ -210,7 +266,7 @@ impl LongLivedPlace {
 
 impl Drop for LongLivedPlace {
     fn drop(&mut self) {
-        self.registry.give_back(self.agent, self.kind, self.weight);
+        self.registry.give_back(self.holder, self.kind, self.weight);
     }
 }
 
@@ -228,6 +284,7 @@ mod tests {
             attachment_downloads: 1,
             searches: 1,
             request_body_bytes: 100,
+            live_lists: 1,
         });
         let (agent, other) = (AgentId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
         let first = registry
@@ -276,7 +333,12 @@ mod tests {
                     kind: LongLivedKind::RequestBodyBytes,
                     held: 0,
                     refused: 0
-                }
+                },
+                LongLivedUsage {
+                    kind: LongLivedKind::LiveList,
+                    held: 0,
+                    refused: 0
+                },
             ]
         );
         drop(first);
@@ -294,6 +356,7 @@ mod tests {
             attachment_downloads: 0,
             searches: 0,
             request_body_bytes: 0,
+            live_lists: 0,
         });
         assert!(none_allowed.enter(agent, LongLivedKind::CodeWait).is_none());
         let one_allowed = LongLived::new(LongLivedCaps::one_each(10));
@@ -331,5 +394,25 @@ mod tests {
         assert!(growing.grow(60), "the dropped body's bytes are free again");
         drop(growing);
         assert!(registry.held.lock().expect("not poisoned").is_empty());
+    }
+
+    #[test]
+    fn operators_hold_live_lists_of_their_own_and_every_place_hears_the_shutdown() {
+        let registry = LongLived::new(LongLivedCaps::one_each(0));
+        let (operator, agent) = (OperatorId(Uuid::now_v7()), AgentId(Uuid::now_v7()));
+        let list = registry.enter_live_list(operator).expect("room");
+        assert!(registry.enter_live_list(operator).is_none());
+        assert!(registry
+            .enter_live_list(OperatorId(Uuid::now_v7()))
+            .is_some());
+        let stream = registry
+            .enter(agent, LongLivedKind::EventStream)
+            .expect("an agent's places are apart from operators'");
+        assert_eq!(registry.usage()[6].held, 1);
+        assert!(list.stopping().now_or_never().is_none());
+        registry.shut_down();
+        assert!(list.stopping().now_or_never().is_some());
+        assert!(stream.stopping().now_or_never().is_some());
+        registry.shut_down();
     }
 }

@@ -31,9 +31,10 @@ pub struct Services {
 }
 
 impl Services {
-    /// Ends every wait (each answers as timed out) and every event stream at once, for a
-    /// stopping instance.
+    /// Ends every wait (each answers as timed out) and every live stream (event streams, the
+    /// console's live lists) at once, for a stopping instance.
     pub fn shut_down(&self) {
+        self.long_lived.shut_down();
         self.codes.shut_down();
         self.decisions.shut_down();
         self.events.shut_down();

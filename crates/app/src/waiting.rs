@@ -336,6 +336,7 @@ mod tests {
                 attachment_downloads: 2,
                 searches: 1,
                 request_body_bytes: 1 << 20,
+                live_lists: 1,
             }),
             LongLivedKind::CodeWait,
         );

@@ -9,6 +9,7 @@ use domain::OneTimeSecret;
 use maud::html;
 use serde::Deserialize;
 
+use crate::body::{Form, Json};
 use crate::guard::{
     client_address, console_cookie, pre_session_refusal, removed, signed_in, signed_in_change,
     PRE_SESSION_CSRF_COOKIE, SESSION_COOKIE, SIGN_IN_PATH,
@@ -143,7 +144,7 @@ pub(crate) async fn sign_in_options(
 pub(crate) async fn sign_in(
     request: HttpRequest,
     console: web::Data<Console>,
-    answer: web::Json<Answer>,
+    answer: Json<Answer>,
 ) -> HttpResponse {
     if let Some(refusal) = pre_session_refusal(&request, &console) {
         return refusal;
@@ -175,7 +176,7 @@ pub(crate) async fn sign_in(
 pub(crate) async fn sign_out(
     request: HttpRequest,
     console: web::Data<Console>,
-    form: web::Form<CsrfForm>,
+    form: Form<CsrfForm>,
 ) -> HttpResponse {
     if let Err(refusal) = signed_in_change(&request, &console, form.csrf.as_deref()).await {
         return refusal;
@@ -261,7 +262,7 @@ pub(crate) async fn enroll_options(
 pub(crate) async fn enroll(
     request: HttpRequest,
     console: web::Data<Console>,
-    answer: web::Json<Answer>,
+    answer: Json<Answer>,
 ) -> HttpResponse {
     if let Some(refusal) = pre_session_refusal(&request, &console) {
         return refusal;

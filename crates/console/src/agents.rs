@@ -17,6 +17,7 @@ use domain::{
 use maud::{html, Markup};
 use serde::Deserialize;
 
+use crate::body::Form;
 use crate::guard::{client_address, signed_in, signed_in_change};
 use crate::pages::{column_heads, forbidden, html, layout};
 use crate::Console;
@@ -233,7 +234,7 @@ fn refusal_page(session: &ConsoleSession, status: StatusCode, message: &str) -> 
 pub(crate) async fn create(
     request: HttpRequest,
     console: web::Data<Console>,
-    form: web::Form<CreateForm>,
+    form: Form<CreateForm>,
 ) -> HttpResponse {
     let session = match admin_change(&request, &console, form.csrf.as_deref()).await {
         Ok(session) => session,
@@ -302,7 +303,7 @@ pub(crate) async fn deactivate(
     request: HttpRequest,
     console: web::Data<Console>,
     id: web::Path<String>,
-    form: web::Form<CsrfOnly>,
+    form: Form<CsrfOnly>,
 ) -> HttpResponse {
     let (session, id) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
         Ok(changing) => changing,
@@ -329,7 +330,7 @@ pub(crate) async fn rotate(
     request: HttpRequest,
     console: web::Data<Console>,
     id: web::Path<String>,
-    form: web::Form<CsrfOnly>,
+    form: Form<CsrfOnly>,
 ) -> HttpResponse {
     let (session, id) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
         Ok(changing) => changing,
@@ -623,7 +624,7 @@ pub(crate) async fn save_policy(
     request: HttpRequest,
     console: web::Data<Console>,
     id: web::Path<String>,
-    form: web::Form<PolicyForm>,
+    form: Form<PolicyForm>,
 ) -> HttpResponse {
     let (session, agent) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
         Ok(changing) => changing,

@@ -12,6 +12,7 @@ use ports::TransitionError;
 use serde::Deserialize;
 use time::OffsetDateTime;
 
+use crate::body::Form;
 use crate::guard::{client_address, signed_in, signed_in_change};
 use crate::pages::{amount, column_heads, forbidden, html, instant, layout, time_left, units};
 use crate::pending::{standing, verdict};
@@ -302,7 +303,7 @@ pub(crate) async fn approve(
     request: HttpRequest,
     console: web::Data<Console>,
     id: web::Path<String>,
-    form: web::Form<DecisionForm>,
+    form: Form<DecisionForm>,
 ) -> HttpResponse {
     let (session, intent) = match decision_change(
         &request,
@@ -354,7 +355,7 @@ pub(crate) async fn reject(
     request: HttpRequest,
     console: web::Data<Console>,
     id: web::Path<String>,
-    form: web::Form<DecisionForm>,
+    form: Form<DecisionForm>,
 ) -> HttpResponse {
     let (session, intent) = match decision_change(
         &request,

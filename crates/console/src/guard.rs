@@ -5,6 +5,7 @@ use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 use app::ConsoleSession;
+use edge::same_secret;
 
 use crate::pages;
 use crate::Console;
@@ -54,16 +55,6 @@ pub(crate) fn client_address(request: &HttpRequest, console: &Console) -> Option
         None => peer,
     };
     Some(address.to_string())
-}
-
-/// Whether two secrets are equal, in a time that does not tell where they differ.
-pub(crate) fn same_secret(left: &str, right: &str) -> bool {
-    left.len() == right.len()
-        && left
-            .bytes()
-            .zip(right.bytes())
-            .fold(0u8, |differ, (l, r)| differ | (l ^ r))
-            == 0
 }
 
 /// Whether the request comes from a page of the console: its `Origin` is the console's.
@@ -157,17 +148,4 @@ pub(crate) fn pre_session_refusal(
             "This request was refused: it did not come from a page of this console.",
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_equal_only_byte_for_byte() {
-        assert!(same_secret("abc", "abc"));
-        assert!(!same_secret("abc", "abd"));
-        assert!(!same_secret("abc", "abcd"));
-        assert!(same_secret("", ""));
-    }
 }

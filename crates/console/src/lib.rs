@@ -8,6 +8,7 @@
 mod access;
 mod agents;
 mod assets;
+mod body;
 mod decisions;
 mod guard;
 mod pages;
@@ -22,23 +23,11 @@ use actix_web::middleware::DefaultHeaders;
 use actix_web::web;
 use app::Services;
 use domain::TrustedProxies;
-use tokio::sync::Semaphore;
 
 pub use guard::SESSION_COOKIE;
 
 /// Where the console is served.
 pub const CONSOLE_PATH: &str = "/console";
-
-/// The largest body the console reads: a passkey's answer, a policy's form.
-const BODY_LIMIT: usize = 64 * 1024;
-
-/// A body the console could not read, answered as `response` says.
-fn unreadable(response: actix_web::HttpResponse) -> actix_web::Error {
-    actix_web::error::InternalError::from_response("unreadable body", response).into()
-}
-
-/// Live pending lists one instance keeps open at once, every operator together.
-const LIVE_LISTS: usize = 256;
 
 /// What the console's handlers share.
 pub struct Console {
@@ -48,8 +37,6 @@ pub struct Console {
     /// The proxies whose header names the client, as the audit log records it; none: the
     /// connection's address.
     trusted_proxies: Option<TrustedProxies>,
-    /// Places for the live pending lists.
-    live_lists: Arc<Semaphore>,
 }
 
 impl Console {
@@ -67,7 +54,6 @@ impl Console {
             services,
             origin,
             trusted_proxies,
-            live_lists: Arc::new(Semaphore::new(LIVE_LISTS)),
         }
     }
 }
@@ -95,23 +81,6 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
         config.service(
             web::scope(CONSOLE_PATH)
                 .app_data(console)
-                .app_data(
-                    web::JsonConfig::default()
-                        .limit(BODY_LIMIT)
-                        .error_handler(|error, _| {
-                            unreadable(pages::json_refusal(
-                                actix_web::HttpResponse::BadRequest(),
-                                &format!("The request could not be read: {error}"),
-                            ))
-                        }),
-                )
-                .app_data(
-                    web::FormConfig::default()
-                        .limit(BODY_LIMIT)
-                        .error_handler(|error, _| {
-                            unreadable(pages::unreadable_form(&error.to_string()))
-                        }),
-                )
                 .wrap(security_headers())
                 .route("", web::get().to(pages::home))
                 .route("/", web::get().to(pages::home))

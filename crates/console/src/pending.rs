@@ -2,6 +2,7 @@
 //! verdict recomputed now. It follows every change live: a stream tells the page something
 //! moved, and the page reads its rows again.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::header;
@@ -9,11 +10,11 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use app::{ConsoleSession, RecipientStanding, Review};
 use domain::PolicyViolation;
+use edge::SseSettings;
 use futures_util::stream;
 use maud::{html, Markup};
 use ports::Wakeup;
 use time::OffsetDateTime;
-use tokio::sync::OwnedSemaphorePermit;
 
 use crate::guard::{signed_in, watching};
 use crate::pages::{amount, column_heads, html, layout, time_left};
@@ -22,11 +23,18 @@ use crate::Console;
 /// The most intents one page lists.
 pub(crate) const PAGE: usize = 100;
 
-/// How often a live list says it is still there, and checks its operator's session.
-const KEEP_ALIVE: Duration = Duration::from_secs(5);
+/// How often a live list checks its operator's session.
+const SESSION_CHECK: Duration = Duration::from_secs(5);
 
-/// How long one live list lasts before its browser reconnects.
-const LIFETIME: Duration = Duration::from_secs(60 * 60);
+/// How a live list is written: it says it is still there as often as it checks the session, and
+/// lasts an hour before its browser reconnects. Its events are a few bytes each.
+const LIVE_LIST: SseSettings = SseSettings {
+    retry: Duration::from_millis(3000),
+    keep_alive: SESSION_CHECK,
+    lifetime: Duration::from_secs(60 * 60),
+    buffer_bytes: 16 * 1024,
+    stall: Duration::from_secs(30),
+};
 
 /// `GET /console/pending`.
 pub(crate) async fn page(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
@@ -139,12 +147,20 @@ pub(crate) fn verdict(verdict: &Result<domain::Admitted, PolicyViolation>) -> Ma
 
 /// `GET /console/pending/stream`: an event `changed` whenever an agent's intents may have
 /// moved; `signed-out` once the operator's session has ended. The page opens it by itself, so it
-/// does not count as the operator's activity.
+/// does not count as the operator's activity. Each list holds one of its operator's live-list
+/// places and ends, like every live stream, when the instance stops.
 pub(crate) async fn stream(request: HttpRequest, console: web::Data<Console>) -> HttpResponse {
     let Some(session) = watching(&request, &console).await else {
-        return event_stream(HttpResponse::Ok(), stream::iter([Ok(event("signed-out"))]));
+        return HttpResponse::Ok()
+            .content_type("text/event-stream")
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .body(event("signed-out"));
     };
-    let Ok(place) = console.live_lists.clone().try_acquire_owned() else {
+    let Some(place) = console
+        .services
+        .long_lived
+        .enter_live_list(session.operator.id)
+    else {
         return HttpResponse::TooManyRequests()
             .insert_header((header::RETRY_AFTER, "5"))
             .finish();
@@ -159,43 +175,32 @@ pub(crate) async fn stream(request: HttpRequest, console: web::Data<Console>) ->
         changed: console.services.operator.decisions.watch(),
         console: console.into_inner(),
         cookie,
-        ends_at: tokio::time::Instant::now() + LIFETIME,
-        _place: place,
         greeted: false,
         done: false,
     };
     drop(session);
-    event_stream(
-        HttpResponse::Ok(),
-        stream::unfold(follow, |mut follow| async move {
-            let item = follow.next().await?;
-            Some((Ok::<_, actix_web::Error>(item), follow))
-        }),
-    )
-}
-
-fn event_stream(
-    mut response: actix_web::HttpResponseBuilder,
-    body: impl futures_util::Stream<Item = Result<Bytes, actix_web::Error>> + 'static,
-) -> HttpResponse {
+    let frames = stream::unfold(follow, |mut follow| async move {
+        let frame = follow.next().await?;
+        Some((frame, follow))
+    });
+    let mut response = edge::sse_response(frames, LIVE_LIST, place, Arc::new(()));
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
     response
-        .content_type("text/event-stream")
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .streaming(body)
 }
 
 fn event(name: &str) -> Bytes {
     Bytes::from(format!("event: {name}\ndata: \n\n"))
 }
 
-/// One live list: it waits for a change, a keep-alive or its end, holding its place.
+/// One live list: it waits for a change, checking its operator's session now and then.
 struct Follow {
-    console: std::sync::Arc<Console>,
+    console: Arc<Console>,
     /// Wakes at the next change; always subscribed before the page is told to read its rows.
     changed: Wakeup,
     cookie: String,
-    ends_at: tokio::time::Instant,
-    _place: OwnedSemaphorePermit,
     /// Whether the page was told to read its rows once the list began to follow, which covers
     /// whatever changed between the page's rendering (or the last connection) and now.
     greeted: bool,
@@ -203,6 +208,7 @@ struct Follow {
 }
 
 impl Follow {
+    /// The next event for the page; `None` once the operator's session has ended.
     async fn next(&mut self) -> Option<Bytes> {
         if self.done {
             return None;
@@ -211,33 +217,29 @@ impl Follow {
             self.greeted = true;
             return Some(event("changed"));
         }
-        let woken = tokio::select! {
-            () = &mut self.changed => {
-                self.changed = self.console.services.operator.decisions.watch();
-                true
-            }
-            () = tokio::time::sleep(KEEP_ALIVE) => false,
-            () = tokio::time::sleep_until(self.ends_at) => {
+        loop {
+            let woken = tokio::select! {
+                () = &mut self.changed => {
+                    self.changed = self.console.services.operator.decisions.watch();
+                    true
+                }
+                () = tokio::time::sleep(SESSION_CHECK) => false,
+            };
+            // Whoever was disabled, or went idle, is told at once.
+            let live = self
+                .console
+                .services
+                .operator
+                .console
+                .watching(&self.cookie)
+                .await;
+            if !matches!(live, Ok(Some(_))) {
                 self.done = true;
-                return Some(Bytes::from_static(b": the list ends; the browser reconnects\n\n"));
+                return Some(event("signed-out"));
             }
-        };
-        // Whoever was disabled, or went idle, is told at once.
-        let live = self
-            .console
-            .services
-            .operator
-            .console
-            .watching(&self.cookie)
-            .await;
-        if !matches!(live, Ok(Some(_))) {
-            self.done = true;
-            return Some(event("signed-out"));
+            if woken {
+                return Some(event("changed"));
+            }
         }
-        Some(if woken {
-            event("changed")
-        } else {
-            Bytes::from_static(b": still here\n\n")
-        })
     }
 }

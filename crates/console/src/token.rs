@@ -12,6 +12,7 @@ use ports::TokenRecord;
 use serde::Deserialize;
 
 use crate::access::CsrfForm;
+use crate::body::Form;
 use crate::guard::{client_address, signed_in, signed_in_change};
 use crate::pages::{html, instant, layout};
 use crate::Console;
@@ -123,7 +124,7 @@ pub(crate) async fn page(
 pub(crate) async fn issue(
     request: HttpRequest,
     console: web::Data<Console>,
-    form: web::Form<CsrfForm>,
+    form: Form<CsrfForm>,
 ) -> HttpResponse {
     let session = match signed_in_change(&request, &console, form.csrf()).await {
         Ok(session) => session,
@@ -146,7 +147,7 @@ pub(crate) async fn issue(
 pub(crate) async fn revoke(
     request: HttpRequest,
     console: web::Data<Console>,
-    form: web::Form<CsrfForm>,
+    form: Form<CsrfForm>,
 ) -> HttpResponse {
     let session = match signed_in_change(&request, &console, form.csrf()).await {
         Ok(session) => session,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::errors::ApiError;
 use crate::state::ApiState;
-use refusals::Refusal;
+use edge::Refusal;
 
 /// The agent the request's key belongs to, with its profile: the one principal every agent use
 /// case takes, read once per request. Extracting it is what authenticates a route.

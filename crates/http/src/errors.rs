@@ -5,7 +5,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use api_types::{FieldError, FieldErrors, FieldPath};
-use refusals::Refusal;
+use edge::Refusal;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::openapi::schema::{Array, ArrayBuilder, Object, OneOfBuilder, Type};

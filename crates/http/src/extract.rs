@@ -5,19 +5,18 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::body::{to_bytes_limited, BodyStream};
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
-use app::{LongLived, LongLivedKind, LongLivedPlace};
-use futures_util::StreamExt;
+use app::LongLived;
+use edge::{read_body, BodyLimits, BodyRefused, BodyShare};
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use api_types::{FieldError, PageLimit, RequestPart};
 use domain::{json_items_within, MAX_JSON_ITEMS};
-use refusals::Refusal;
+use edge::Refusal;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ValidationItem};
@@ -52,25 +51,13 @@ impl<T> FromRequest for JsonBody<T> {
         std::future::ready(Ok(Self {
             payload: payload.take(),
             declared_json: declares_json(request),
-            declared_length: declared_length(request),
+            declared_length: edge::declared_length(request.headers()),
             long_lived: request
                 .app_data::<web::Data<ApiState>>()
                 .map(|state| state.services.long_lived.clone()),
             shape: PhantomData,
         }))
     }
-}
-
-/// The body's length as the request's `Content-Length` declares it.
-pub(crate) fn declared_length(request: &HttpRequest) -> Option<usize> {
-    request
-        .headers()
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Whether the request's `Content-Type` is JSON (`application/json`, `application/*+json`) or
@@ -109,31 +96,20 @@ impl<T: DeserializeOwned> JsonBody<T> {
         agent: &AuthenticatedAgent,
         max_bytes: usize,
     ) -> Result<T, ApiError> {
-        if self
-            .declared_length
-            .is_some_and(|length| length > max_bytes)
-        {
-            return Err(body_too_large(max_bytes));
-        }
-        let long_lived = self.long_lived.ok_or_else(|| {
+        let registry = self.long_lived.ok_or_else(|| {
             ApiError::Refused(Refusal::Internal("ApiState not registered".into()))
         })?;
-        let place = long_lived
-            .enter_weighing(
-                agent.profile.agent.id,
-                LongLivedKind::RequestBodyBytes,
-                self.declared_length.unwrap_or(0),
-            )
-            .ok_or_else(too_many_body_bytes)?;
-        let read = read_counted(self.payload, max_bytes, place);
-        let bytes = tokio::time::timeout(JSON_BODY_WITHIN, read)
+        let share = BodyShare {
+            registry,
+            agent: agent.profile.agent.id,
+        };
+        let limits = BodyLimits {
+            max_bytes,
+            within: JSON_BODY_WITHIN,
+        };
+        let bytes = read_body(self.payload, self.declared_length, limits, Some(share))
             .await
-            .map_err(|_| {
-                ApiError::Refused(Refusal::TimedOut(format!(
-                    "The request body did not arrive within {} s",
-                    JSON_BODY_WITHIN.as_secs()
-                )))
-            })??;
+            .map_err(body_refused)?;
         if !self.declared_json {
             // FastAPI hands a body of another type to the model as it is: not an object.
             return Err(ApiError::Validation(vec![ValidationItem::new(
@@ -217,39 +193,15 @@ impl<'de> Visitor<'de> for UniqueKeysVisitor {
     }
 }
 
-fn too_many_body_bytes() -> ApiError {
-    ApiError::Refused(Refusal::too_many_body_bytes())
-}
-
-/// At most `max_bytes` of a request body, each byte counted in `place` as it arrives, or a 422
-/// on the body, or a 429 when `place` cannot grow to hold it.
-async fn read_counted(
-    mut payload: Payload,
-    max_bytes: usize,
-    mut place: LongLivedPlace,
-) -> Result<Vec<u8>, ApiError> {
-    let mut body = Vec::with_capacity(place.weight().min(max_bytes));
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|error| body_unreadable(&error))?;
-        let length = body.len() + chunk.len();
-        if length > max_bytes {
-            return Err(body_too_large(max_bytes));
-        }
-        if length > place.weight() && !place.grow(length - place.weight()) {
-            return Err(too_many_body_bytes());
-        }
-        body.extend_from_slice(&chunk);
+/// What a body that was not read is answered: a 422 on the body like FastAPI's, 429 past the
+/// agent's share, 408 when it did not arrive in time.
+pub(crate) fn body_refused(refused: BodyRefused) -> ApiError {
+    match refused {
+        BodyRefused::TooLarge { max_bytes } => body_too_large(max_bytes),
+        BodyRefused::Unreadable(_) => body_error(refused.to_string()),
+        BodyRefused::OverShare => ApiError::Refused(Refusal::too_many_body_bytes()),
+        BodyRefused::Late { .. } => ApiError::Refused(Refusal::TimedOut(refused.to_string())),
     }
-    Ok(body)
-}
-
-/// At most `max_bytes` of a request body, or a 422 on the body.
-pub async fn read_payload(payload: Payload, max_bytes: usize) -> Result<Vec<u8>, ApiError> {
-    let bytes = to_bytes_limited(BodyStream::new(payload), max_bytes)
-        .await
-        .map_err(|_| body_too_large(max_bytes))?
-        .map_err(|error| body_unreadable(&error))?;
-    Ok(bytes.to_vec())
 }
 
 fn body_error(reason: String) -> ApiError {
@@ -264,11 +216,6 @@ fn body_error(reason: String) -> ApiError {
 /// The 422 of a body over `max_bytes`.
 pub(crate) fn body_too_large(max_bytes: usize) -> ApiError {
     body_error(format!("body must be at most {max_bytes} bytes"))
-}
-
-/// The 422 of a body the connection failed to deliver.
-pub(crate) fn body_unreadable(error: &dyn std::fmt::Display) -> ApiError {
-    body_error(format!("could not read the request body: {error}"))
 }
 
 /// Deserializes a JSON body of at most `max_bytes`, or says what is wrong in a 422.

@@ -13,8 +13,9 @@ mod server;
 mod state;
 mod telemetry;
 
+pub use edge::SseSettings;
 pub use openapi::ApiDoc;
-pub use routes::events::StreamSettings;
+pub use routes::events::EVENT_STREAM_RETRY;
 pub use server::{serve, ServeSettings};
 pub(crate) use state::ApiState;
 pub(crate) use telemetry::middleware as telemetry_middleware;

@@ -17,7 +17,7 @@ use quick_cache::{DefaultHashBuilder, OptionsBuilder, Weighter};
 use serde::Serialize;
 
 use crate::errors::ApiError;
-use refusals::Refusal;
+use edge::Refusal;
 
 /// What the kept first pages may hold in all: a few thousand pages of twenty messages.
 pub const RENDERED_PAGES_BUDGET_BYTES: usize = 32 * 1024 * 1024;

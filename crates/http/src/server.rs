@@ -18,10 +18,10 @@ use prometheus::Registry;
 use crate::rendered_pages::{
     RenderedPages, RenderedPolicies, RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
 };
-use crate::routes::events::StreamSettings;
 use crate::routes::webhooks::WebhookGate;
 use crate::state::ApiState;
 use crate::telemetry::Metrics;
+use edge::SseSettings;
 
 /// As long as a client has to send a request's head; a connection that has not sent a whole one
 /// by then is closed, whatever bytes it sent.
@@ -75,7 +75,7 @@ pub struct ServeSettings {
     /// When set, `/metrics` answers only `Authorization: Bearer <this token>`.
     pub metrics_token: Option<String>,
     /// How event streams hold what their readers have not taken yet.
-    pub event_streams: StreamSettings,
+    pub event_streams: SseSettings,
 }
 
 /// Every way in on `listener`: the REST API, `/mcp` and the console over the same use cases,

@@ -7,9 +7,9 @@ use mcp::McpEndpoint;
 use ports::DatabaseHealth;
 
 use crate::rendered_pages::{RenderedPages, RenderedPolicies};
-use crate::routes::events::StreamSettings;
 use crate::routes::webhooks::WebhookGate;
 use crate::telemetry::Metrics;
+use edge::SseSettings;
 
 pub struct ApiState {
     /// The use cases, built once by the composition root and shared with `/mcp`.
@@ -30,5 +30,5 @@ pub struct ApiState {
     pub inbound_mail_gate: WebhookGate,
     pub twilio_gate: WebhookGate,
     /// How event streams hold what their readers have not taken yet.
-    pub event_streams: StreamSettings,
+    pub event_streams: SseSettings,
 }

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use api_types::{FieldError, FieldPath, RequestPart, IDEMPOTENCY_KEY_HEADER};
-use refusals::Refusal;
+use edge::Refusal;
 use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;

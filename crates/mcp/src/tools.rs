@@ -20,7 +20,7 @@ use app::{
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use domain::AgentProfile;
-use refusals::Refusal;
+use edge::Refusal;
 use rmcp::handler::server::common::{schema_for_empty_input, schema_for_input, FromContextPart};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;

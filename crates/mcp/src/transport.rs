@@ -10,10 +10,9 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
-use app::{LongLivedKind, LongLivedPlace, Services};
-use futures_util::StreamExt;
+use app::Services;
+use edge::{BodyLimits, BodyRefused, BodyShare, Refusal};
 use http_body_util::{BodyDataStream, BodyExt, Full};
-use refusals::Refusal;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -28,8 +27,12 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// The largest request body read: the largest any tool takes (`send_email` with a mail's 10 MiB
 /// of attachments in base64 beside its text, as the REST send route allows). A body declared
-/// larger is refused before a byte of it is read.
-const MAX_BODY_BYTES: usize = domain::MAX_REQUEST_BODY_BYTES;
+/// larger is refused before a byte of it is read. Its client has 30 s to send it once its
+/// request's head arrived.
+const BODY_LIMITS: BodyLimits = BodyLimits {
+    max_bytes: domain::MAX_REQUEST_BODY_BYTES,
+    within: Duration::from_secs(30),
+};
 
 /// The headers rmcp reads besides its own `mcp-*` ones (`MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name`, `Mcp-Param-*`, `Mcp-Session-Id`), in actix-web's lower case.
@@ -41,9 +44,6 @@ const FORWARDED_HEADERS: [&str; 6] = [
     "content-length",
     "last-event-id",
 ];
-
-/// How long a client has to send its request's body once its head arrived.
-const BODY_WITHIN: Duration = Duration::from_secs(30);
 
 /// The endpoint's settings.
 #[derive(Debug, Clone)]
@@ -108,7 +108,7 @@ impl McpEndpoint {
             .with_legacy_session_mode(false)
             .with_json_response(true)
             .with_allowed_hosts(settings.allowed_hosts.names().to_vec())
-            .with_max_request_body_bytes(MAX_BODY_BYTES);
+            .with_max_request_body_bytes(BODY_LIMITS.max_bytes);
         let rmcp = StreamableHttpService::new(
             move || Ok(AgentTools::new(tools.clone())),
             Arc::new(NeverSessionManager::default()),
@@ -200,20 +200,14 @@ pub async fn serve(
         Ok(caller) => caller,
         Err(turned) => return turned.response(),
     };
-    let declared_length = declared_length(&request);
-    if declared_length.is_some_and(|length| length > MAX_BODY_BYTES) {
-        return body_too_large().response();
-    }
-    let Some(place) = endpoint.inner.toolbox.services.long_lived.enter_weighing(
-        caller.profile.agent.id,
-        LongLivedKind::RequestBodyBytes,
-        declared_length.unwrap_or(0),
-    ) else {
-        return too_many_body_bytes().response();
+    let share = BodyShare {
+        registry: endpoint.inner.toolbox.services.long_lived.clone(),
+        agent: caller.profile.agent.id,
     };
-    let body = match read_body(payload, place).await {
+    let declared = edge::declared_length(request.headers());
+    let body = match edge::read_body(payload, declared, BODY_LIMITS, Some(share)).await {
         Ok(body) => body,
-        Err(turned) => return turned.response(),
+        Err(refused) => return body_refused(refused).response(),
     };
     if request.method() == actix_web::http::Method::POST {
         if let Err(refused) = one_jsonrpc_message(&body) {
@@ -256,60 +250,15 @@ pub async fn serve(
     answer(endpoint.inner.rmcp.handle(forwarded).await).await
 }
 
-/// The body's length as the request's `Content-Length` declares it.
-fn declared_length(request: &HttpRequest) -> Option<usize> {
-    request
-        .headers()
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-fn body_too_large() -> Turned {
-    Turned::Detail(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("body must be at most {MAX_BODY_BYTES} bytes"),
-    )
-}
-
-fn too_many_body_bytes() -> Turned {
-    Turned::Refused(Refusal::too_many_body_bytes())
-}
-
-/// The request's body, at most `MAX_BODY_BYTES` of it, within `BODY_WITHIN`, each byte counted
-/// in `place` as it arrives.
-async fn read_body(mut payload: web::Payload, mut place: LongLivedPlace) -> Result<Bytes, Turned> {
-    let read = async {
-        let mut body = web::BytesMut::with_capacity(place.weight().min(MAX_BODY_BYTES));
-        while let Some(chunk) = payload.next().await {
-            let chunk = chunk.map_err(|error| {
-                Turned::Detail(
-                    StatusCode::BAD_REQUEST,
-                    format!("could not read the request body: {error}"),
-                )
-            })?;
-            let length = body.len() + chunk.len();
-            if length > MAX_BODY_BYTES {
-                return Err(body_too_large());
-            }
-            if length > place.weight() && !place.grow(length - place.weight()) {
-                return Err(too_many_body_bytes());
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body.freeze())
+/// What a body that was not read is answered.
+fn body_refused(refused: BodyRefused) -> Turned {
+    let status = match refused {
+        BodyRefused::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        BodyRefused::Unreadable(_) => StatusCode::BAD_REQUEST,
+        BodyRefused::OverShare => return Turned::Refused(Refusal::too_many_body_bytes()),
+        BodyRefused::Late { .. } => StatusCode::REQUEST_TIMEOUT,
     };
-    tokio::time::timeout(BODY_WITHIN, read)
-        .await
-        .unwrap_or_else(|_| {
-            Err(Turned::Detail(
-                StatusCode::REQUEST_TIMEOUT,
-                "The request body did not arrive in time".into(),
-            ))
-        })
+    Turned::Detail(status, refused.to_string())
 }
 
 /// A JSON-RPC message refused before rmcp reads it, answered as JSON-RPC over HTTP says.

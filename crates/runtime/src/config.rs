@@ -1006,6 +1006,14 @@ fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
             ),
         });
     }
+    // A browser tab each; an operator rarely keeps more open.
+    let live_lists: usize = env.parsed("CONSOLE_LIVE_LISTS_PER_OPERATOR", 16)?;
+    if live_lists == 0 {
+        return Err(ConfigError::Invalid {
+            name: "CONSOLE_LIVE_LISTS_PER_OPERATOR",
+            reason: "must be at least 1".into(),
+        });
+    }
     Ok(LongLivedCaps {
         code_waits,
         event_streams,
@@ -1013,6 +1021,7 @@ fn long_lived_caps(env: &Environment) -> Result<LongLivedCaps, ConfigError> {
         attachment_downloads,
         searches,
         request_body_bytes,
+        live_lists,
     })
 }
 

@@ -78,10 +78,8 @@ pub fn services(
             log: Arc::new(PgEventLog::new(database.clone())),
             agents: agent_store(database),
             notifications: notifications.clone(),
-            timer: Arc::new(TokioTimer),
         },
         long_lived.clone(),
-        config.events.keep_alive,
     );
     let webhooks = WebhookService::new(
         Arc::new(PgWebhookStore::new(database.clone())),

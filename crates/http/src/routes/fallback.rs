@@ -4,7 +4,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::errors::ApiError;
-use refusals::Refusal;
+use edge::Refusal;
 
 pub async fn not_found() -> HttpResponse {
     ApiError::Refused(Refusal::NotFound).error_response()

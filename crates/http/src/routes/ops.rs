@@ -35,14 +35,7 @@ pub async fn readyz(state: web::Data<ApiState>) -> Result<HttpResponse, ApiError
 pub async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpResponse {
     if let Some(token) = &state.metrics_token {
         let presented = crate::auth::bearer_token(&request).unwrap_or_default();
-        // Compared in constant time: the answer must not tell how much of a guess was right.
-        let matches = presented.len() == token.len()
-            && presented
-                .bytes()
-                .zip(token.bytes())
-                .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-                == 0;
-        if !matches {
+        if !edge::same_secret(&presented, token) {
             return HttpResponse::Unauthorized()
                 .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
                 .json(ErrorBody {

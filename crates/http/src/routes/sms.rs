@@ -10,7 +10,7 @@ use api_types::{
 use app::{ChannelsWait, CodeWait, FoundCode, WaitError};
 
 use crate::auth::AuthenticatedAgent;
-use refusals::Refusal;
+use edge::Refusal;
 
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
 use crate::extract::{rejected, JsonBody, QueryParams};

@@ -12,10 +12,10 @@ use ports::{WebhookHeaders, WebhookRefusal, WebhookRequest};
 use serde_json::json;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use refusals::Refusal;
+use edge::Refusal;
 
 use crate::errors::ApiError;
-use crate::extract::read_payload;
+use crate::extract::body_refused;
 use crate::state::ApiState;
 
 /// The largest inbound message taken: providers cap mail at 25 to 40 MB with its encoding.
@@ -78,13 +78,14 @@ impl WebhookGate {
         payload: actix_web::dev::Payload,
         max_bytes: usize,
     ) -> Result<Vec<u8>, ApiError> {
-        tokio::time::timeout(self.read_within, read_payload(payload, max_bytes))
+        let limits = edge::BodyLimits {
+            max_bytes,
+            within: self.read_within,
+        };
+        edge::read_body(payload, None, limits, None)
             .await
-            .map_err(|_| {
-                ApiError::from(Refusal::TimedOut(
-                    "The request body did not arrive in time".into(),
-                ))
-            })?
+            .map(Vec::from)
+            .map_err(body_refused)
     }
 }
 
