@@ -163,6 +163,33 @@ fn locs(body: &Value) -> Vec<Value> {
         .collect()
 }
 
+// Issue 41: the outbox looked for queued mail every EMAIL_OUTBOX_INTERVAL_MS; a queued message
+// now wakes it on every instance, and its interval only brings retries that came due.
+#[tokio::test]
+async fn a_queued_message_wakes_the_outbox_without_waiting_for_its_interval() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(
+        &database,
+        &[
+            ("EMAIL_WEBHOOK_SECRETS", SECRET),
+            ("EMAIL_OUTBOX_INTERVAL_MS", "600000"),
+        ],
+    )
+    .await;
+    let (key, _) = email_agent(&database, "acme").await;
+    for subject in ["first", "second"] {
+        let answer = send(
+            &server,
+            &key,
+            json!({"to": ["bob@example.com"], "subject": subject, "body_text": "Hello."}),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let id = answer.body["data"]["id"].as_str().expect("id");
+        message_reaching(&server, &key, id, "sent").await;
+    }
+}
+
 #[tokio::test]
 async fn a_send_is_queued_then_handed_to_the_provider_once_with_its_headers() {
     let database = TestDatabase::new().await;

@@ -680,6 +680,28 @@ async fn a_confirmed_transfer_is_executed_on_the_sandbox_chain() {
     );
 }
 
+// Issue 41: the executor looked for confirmed intents every EXECUTOR_INTERVAL_MS (500 ms by
+// default); a confirmation now wakes it on every instance at its commit.
+#[tokio::test]
+async fn a_confirmation_wakes_the_executor_without_waiting_for_its_interval() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[("EXECUTOR_INTERVAL_MS", "600000")]).await;
+    let (key, id) = wallet_agent(&database).await;
+    set_policy(&database, &id, &["--max-daily", "100"]).await;
+    for _ in 0..2 {
+        let intent = confirmed_send(
+            &server,
+            &database,
+            &key,
+            json!({"to": RECIPIENT, "amount_atomic": "10"}),
+        )
+        .await;
+        let claimed =
+            newest_intent_reaching(&server, &key, &["submitted", "executed", "failed"]).await;
+        assert_eq!(claimed["id"], intent["id"], "{claimed}");
+    }
+}
+
 #[tokio::test]
 async fn a_transfer_beyond_the_balance_fails_with_a_reason() {
     let database = TestDatabase::new().await;

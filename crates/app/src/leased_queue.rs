@@ -350,6 +350,7 @@ mod tests {
         type Id = JobId;
         type Done = ();
         type Owner = char;
+        const QUEUED_TOPIC: &'static str = "owned-jobs";
 
         fn id(&self) -> JobId {
             self.id

@@ -219,6 +219,9 @@ pub trait EmailOutbox: Send + Sync {
     ) -> Result<Acceptance, AcceptError>;
 }
 
+/// The topic published on commit when an outbound message is queued (migration 000032).
+pub const QUEUED_MAIL_TOPIC: &str = "mail-queued";
+
 /// A queued message claimed for one hand-off attempt.
 pub type ClaimedEmail = Claimed<OutboundEmail>;
 
@@ -229,6 +232,7 @@ impl LeasedJob for OutboundEmail {
     type Done = Delivery;
     /// Messages share no places: the outbox hands them off one at a time.
     type Owner = std::convert::Infallible;
+    const QUEUED_TOPIC: &'static str = QUEUED_MAIL_TOPIC;
 
     fn id(&self) -> EmailMessageId {
         self.message_id

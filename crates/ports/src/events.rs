@@ -195,6 +195,7 @@ impl LeasedJob for WebhookDelivery {
     type Id = WebhookDeliveryId;
     type Done = u16;
     type Owner = AgentId;
+    const QUEUED_TOPIC: &'static str = WEBHOOK_DELIVERIES_TOPIC;
 
     fn id(&self) -> WebhookDeliveryId {
         self.id

@@ -329,6 +329,10 @@ pub enum Settlement {
     Failed(String),
 }
 
+/// The topic published on commit when an intent enters `confirmed` (migration 000032): it wakes
+/// the executor at once.
+pub const CONFIRMED_INTENTS_TOPIC: &str = "intents-confirmed";
+
 /// The executor's queue: confirmed intents to sign, submitted ones to follow.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]

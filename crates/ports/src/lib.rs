@@ -33,7 +33,7 @@ pub use email::{
     AttachmentUploads, ClaimedEmail, Delivery, EmailCodes, EmailIdempotency, EmailOutbox,
     EmailSender, InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook,
     InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail,
-    SendThrottle, SenderRuleStore, WebhookMail,
+    SendThrottle, SenderRuleStore, WebhookMail, QUEUED_MAIL_TOPIC,
 };
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
@@ -47,6 +47,7 @@ pub use intents::{
     Approval, ApprovalCheck, ApprovalContext, AttemptRecord, ExecutionQueue, IntentAdmission,
     IntentApproval, IntentFilter, IntentLedger, IntentSweeper, NewTransferIntent, Settlement,
     SubmissionClaim, SubmissionError, SubmittedIntent, TransitionError, UsageReading,
+    CONFIRMED_INTENTS_TOPIC,
 };
 pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{

@@ -1,6 +1,6 @@
 //! A leased queue: work that workers on any number of instances take one item at a time, each
 //! under a lease the worker names itself, and whose outcome is recorded only while that lease
-//! holds (decision 0052). Outbound mail is its first user; webhook deliveries are the next.
+//! holds (decision 0052). Outbound mail and webhook deliveries are its jobs.
 
 use std::fmt::{Debug, Display};
 use std::hash::Hash;
@@ -20,6 +20,10 @@ pub trait LeasedJob: Debug + Send + Sync + 'static {
     /// Whose the job is, when jobs share a worker's places by owner (a webhook delivery's
     /// agent); `Infallible` for a queue whose jobs have none.
     type Owner: Copy + Debug + Eq + Hash + Send + Sync + 'static;
+
+    /// The notification topic published when a job is queued, on whatever instance: it wakes
+    /// the queue's workers at once.
+    const QUEUED_TOPIC: &'static str;
 
     fn id(&self) -> Self::Id;
 

@@ -4,13 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ports::{Notifications, OutboundEmail, WebhookDelivery, CONFIRMED_INTENTS_TOPIC};
 use postgres_store::PgNotificationHub;
 use prometheus::Registry;
 
 use crate::config::ServicesConfig;
 use crate::jobs::{
-    AttachmentSweepJob, EventRetentionJob, ExecutorJob, ExpiryJob, OutboxJob, Supervisor,
-    WebhookJob,
+    AttachmentSweepJob, EventRetentionJob, ExecutorJob, ExpiryJob, LeasedQueueJob, QueueAttempts,
+    Supervisor,
 };
 use crate::wiring::{self, Chain, Database};
 
@@ -19,6 +20,9 @@ const EVENT_RETENTION_INTERVAL: Duration = Duration::from_secs(600);
 /// How often due webhook deliveries are looked for besides the wake-up each queued one sends:
 /// retries come due without one.
 const WEBHOOK_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The outbox hands queued mail to the provider one message at a time.
+const OUTBOX_CONCURRENCY: usize = 1;
 
 /// Starts every job the settings ask of this instance under one supervisor, its metrics in
 /// `registry`; what the settings leave to other instances is logged as such.
@@ -37,8 +41,10 @@ pub fn start(
     if let Some((sweep, interval)) = wiring::attachment_sweep(database, &config.email) {
         jobs.spawn(AttachmentSweepJob(sweep), interval);
     }
+    let hub: Arc<dyn Notifications> = notifications.clone();
     if config.intents.executor_enabled {
-        jobs.spawn(
+        // Woken by every confirmation; its interval follows submitted intents to their receipts.
+        jobs.spawn_woken(
             ExecutorJob(wiring::executor(
                 database,
                 chain,
@@ -46,14 +52,21 @@ pub fn start(
                 &config.intents,
             )),
             config.intents.executor_interval,
+            Some((hub.clone(), CONFIRMED_INTENTS_TOPIC)),
         );
     } else {
         tracing::info!("EXECUTOR_ENABLED=false: confirmed intents are left to other instances");
     }
     if config.email.outbox_enabled {
-        jobs.spawn(
-            OutboxJob(wiring::outbox_worker(database, &config.email)?),
+        jobs.spawn_woken(
+            LeasedQueueJob::new(
+                "outbox",
+                wiring::outbox_worker(database, &config.email)?,
+                OUTBOX_CONCURRENCY,
+                QueueAttempts::Emails,
+            ),
             config.email.outbox_interval,
+            Some(LeasedQueueJob::<OutboundEmail>::woken_by(hub.clone())),
         );
     } else {
         tracing::info!("EMAIL_OUTBOX_ENABLED=false: queued mail is left to other instances");
@@ -68,12 +81,14 @@ pub fn start(
     );
     if events.webhooks.enabled {
         jobs.spawn_woken(
-            WebhookJob::new(
-                Arc::new(wiring::webhook_worker(database, &events.webhooks)?),
+            LeasedQueueJob::new(
+                "webhooks",
+                wiring::webhook_worker(database, &events.webhooks)?,
                 events.webhooks.concurrency,
+                QueueAttempts::WebhookDeliveries,
             ),
             WEBHOOK_POLL_INTERVAL,
-            Some(WebhookJob::woken_by(notifications.clone())),
+            Some(LeasedQueueJob::<WebhookDelivery>::woken_by(hub)),
         );
     } else {
         tracing::info!(

@@ -5,11 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::{
-    AttachmentSweep, Executor, HandOff, IntentExpiry, LeasedWorker, OutboxWorker, SubmitOutcome,
-};
+use app::{AttachmentSweep, Executor, HandOff, IntentExpiry, LeasedWorker, SubmitOutcome};
 use async_trait::async_trait;
-use ports::{EventLog, Notifications, WebhookDelivery, WEBHOOK_DELIVERIES_TOPIC};
+use ports::{EventLog, LeasedJob, Notifications};
 use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -116,10 +114,6 @@ impl JobMetrics {
         self.intents
             .with_label_values(&[job, outcome])
             .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
-    }
-
-    pub fn count_email(&self, job: &str, outcome: &str) {
-        self.emails.with_label_values(&[job, outcome]).inc();
     }
 
     pub fn set_queue_lag(&self, job: &str, lag: Duration) {
@@ -324,96 +318,102 @@ impl Job for AttachmentSweepJob {
     }
 }
 
-/// Hands queued mail to the provider, one message at a time, until none is due. Every instance
-/// runs it; leases keep two from sending one message.
-pub struct OutboxJob(pub OutboxWorker);
+/// What a leased queue's attempts are counted as in the metrics.
+#[derive(Debug, Clone, Copy)]
+pub enum QueueAttempts {
+    /// `job_emails_total`: mail handed to the provider.
+    Emails,
+    /// `job_webhook_deliveries_total`: webhook deliveries posted.
+    WebhookDeliveries,
+}
 
-#[async_trait]
-impl Job for OutboxJob {
-    fn name(&self) -> &'static str {
-        "outbox"
+impl QueueAttempts {
+    fn counter(self, metrics: &JobMetrics) -> IntCounterVec {
+        match self {
+            Self::Emails => metrics.emails.clone(),
+            Self::WebhookDeliveries => metrics.webhooks.clone(),
+        }
     }
 
-    async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
-        let name = self.name();
-        while !stop.is_cancelled() {
-            let Some(outcome) = self.0.work_next().await? else {
-                break;
-            };
-            let outcome = match outcome {
-                HandOff::Sent => "sent",
-                HandOff::Retrying(_) => "retrying",
-                HandOff::Failed => "failed",
-                HandOff::LeaseLost => "lease_lost",
-            };
-            metrics.count_email(name, outcome);
+    /// How a done attempt is counted: mail is sent, a delivery delivered.
+    fn outcome(self, handed_off: &HandOff) -> &'static str {
+        match (handed_off, self) {
+            (HandOff::Sent, Self::Emails) => "sent",
+            (HandOff::Sent, Self::WebhookDeliveries) => "delivered",
+            (HandOff::Retrying(_), _) => "retrying",
+            (HandOff::Failed, _) => "failed",
+            (HandOff::LeaseLost, _) => "lease_lost",
         }
-        metrics.set_queue_lag(name, self.0.queue_lag().await?);
-        Ok(())
     }
 }
 
-/// Posts queued webhook deliveries, up to `concurrency` at a time, each deliverer in a task of
-/// its own that goes on until none is due. A round starts deliverers in the free places and
-/// returns: a receiver that is slow to answer holds one place for up to its timeout, while the
-/// next rounds deliver everything else on time. Every instance runs it; leases keep two from
-/// posting one delivery.
-pub struct WebhookJob {
-    worker: Arc<LeasedWorker<WebhookDelivery>>,
+/// Works a leased queue (outbound mail, webhook deliveries): up to `concurrency` workers at a
+/// time, each in a task of its own that goes on until nothing is due. A round starts workers in
+/// the free places and returns: a far side that is slow to answer holds one place for up to its
+/// timeout, while the next rounds do everything else on time. Woken at once by the queue's
+/// `QUEUED_TOPIC`, from any instance; its interval only brings retries that came due. Every
+/// instance runs it; leases keep two from doing one job.
+pub struct LeasedQueueJob<J: LeasedJob> {
+    name: &'static str,
+    worker: Arc<LeasedWorker<J>>,
     places: Arc<Semaphore>,
     concurrency: u32,
+    attempts: QueueAttempts,
 }
 
-impl WebhookJob {
-    pub fn new(worker: Arc<LeasedWorker<WebhookDelivery>>, concurrency: usize) -> Self {
+impl<J: LeasedJob> LeasedQueueJob<J> {
+    pub fn new(
+        name: &'static str,
+        worker: LeasedWorker<J>,
+        concurrency: usize,
+        attempts: QueueAttempts,
+    ) -> Self {
         let concurrency =
             u32::try_from(concurrency.clamp(1, Semaphore::MAX_PERMITS)).unwrap_or(u32::MAX);
         Self {
-            worker,
+            name,
+            worker: Arc::new(worker),
             places: Arc::new(Semaphore::new(concurrency as usize)),
             concurrency,
+            attempts,
         }
     }
 
-    /// What wakes the job at once: a delivery queued on any instance.
+    /// What wakes the job at once: a job queued on any instance.
     pub fn woken_by(hub: Arc<dyn Notifications>) -> (Arc<dyn Notifications>, &'static str) {
-        (hub, WEBHOOK_DELIVERIES_TOPIC)
+        (hub, J::QUEUED_TOPIC)
     }
 }
 
 #[async_trait]
-impl Job for WebhookJob {
+impl<J: LeasedJob> Job for LeasedQueueJob<J> {
     fn name(&self) -> &'static str {
-        "webhooks"
+        self.name
     }
 
     async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
-        let name = self.name();
+        let name = self.name;
         while let Ok(place) = Arc::clone(&self.places).try_acquire_owned() {
             if stop.is_cancelled() {
                 break;
             }
             let (worker, stop) = (Arc::clone(&self.worker), stop.clone());
-            let delivered = metrics.webhooks.clone();
+            let (counter, attempts) = (self.attempts.counter(metrics), self.attempts);
             tokio::spawn(
                 async move {
                     let _place = place;
                     while !stop.is_cancelled() {
-                        let outcome = match worker.work_next().await {
-                            Ok(Some(outcome)) => outcome,
+                        let handed_off = match worker.work_next().await {
+                            Ok(Some(handed_off)) => handed_off,
                             Ok(None) => break,
                             Err(error) => {
-                                tracing::warn!(%error, "webhook delivery stopped; the next round goes on");
+                                tracing::warn!(job = name, %error, "a worker of the queue stopped; the next round goes on");
                                 break;
                             }
                         };
-                        let outcome = match outcome {
-                            HandOff::Sent => "delivered",
-                            HandOff::Retrying(_) => "retrying",
-                            HandOff::Failed => "failed",
-                            HandOff::LeaseLost => "lease_lost",
-                        };
-                        delivered.with_label_values(&[name, outcome]).inc();
+                        counter
+                            .with_label_values(&[name, attempts.outcome(&handed_off)])
+                            .inc();
                     }
                 }
                 .in_current_span(),
@@ -424,7 +424,7 @@ impl Job for WebhookJob {
     }
 
     async fn drain(&self) {
-        // Every place given back: no delivery is left half done.
+        // Every place given back: no job is left half done.
         let _all = self.places.acquire_many(self.concurrency).await;
     }
 }
