@@ -1,15 +1,29 @@
 //! The closed sets of names the API speaks (statuses, directions, channels): each is published
 //! as a schema enum, and written exactly as the domain names it.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// Which way a message went: `inbound` (to the agent) or `outbound` (from it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    inline,
+    description = "Which way a message went: `inbound` (received by the agent) or `outbound` (sent by it)."
+)]
 pub enum Direction {
     Inbound,
     Outbound,
+}
+
+impl From<Direction> for domain::Direction {
+    fn from(direction: Direction) -> Self {
+        match direction {
+            Direction::Inbound => Self::Inbound,
+            Direction::Outbound => Self::Outbound,
+        }
+    }
 }
 
 impl From<domain::Direction> for Direction {
@@ -111,9 +125,23 @@ impl From<domain::WalletStatus> for WalletStatus {
 }
 
 /// How a verification code came: `sms` or `email`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    inline,
+    description = "Where a code may arrive: `sms` (the agent's number) or `email` (its inbox)."
+)]
 pub enum Channel {
     Sms,
     Email,
+}
+
+impl Channel {
+    /// Its name, as the REST wait's `channels` lists it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sms => "sms",
+            Self::Email => "email",
+        }
+    }
 }

@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 
 use api_types::{
-    default_asset, default_chain, read_event_types, read_fields, AttachmentIn, CodesWaitRequest,
-    EmailForwardRequest, EmailReplyRequest, EmailSendRequest, FieldError, FieldErrors, PageLimit,
-    RequestPart, WalletSendRequest,
+    default_asset, default_chain, read_event_types, read_fields, AttachmentIn, Channel,
+    CodesWaitRequest, Direction, EmailForwardRequest, EmailReplyRequest, EmailSendRequest,
+    FieldError, FieldErrors, PageLimit, RequestPart, WalletSendRequest,
 };
 use domain::{
     MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_IDEMPOTENCY_KEY_CHARS, MAX_OUTBOUND_ATTACHMENTS,
@@ -36,42 +36,6 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Argumen
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
         let arguments = context.arguments.take().unwrap_or_default();
         Ok(Self(read_fields(Value::Object(arguments))))
-    }
-}
-
-/// Which way a message went: `inbound` (received by the agent) or `outbound` (sent by it).
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(inline)]
-pub enum Direction {
-    Inbound,
-    Outbound,
-}
-
-impl From<Direction> for domain::Direction {
-    fn from(direction: Direction) -> Self {
-        match direction {
-            Direction::Inbound => Self::Inbound,
-            Direction::Outbound => Self::Outbound,
-        }
-    }
-}
-
-/// Where a code may arrive: `sms` (the agent's number) or `email` (its inbox).
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(inline)]
-pub enum Channel {
-    Sms,
-    Email,
-}
-
-impl Channel {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Sms => "sms",
-            Self::Email => "email",
-        }
     }
 }
 
@@ -367,7 +331,7 @@ impl WaitForCodeArguments {
             channels: self.channels.map(|channels| {
                 channels
                     .into_iter()
-                    .map(|channel| channel.name().to_owned())
+                    .map(|channel| channel.as_str().to_owned())
                     .collect()
             }),
         })
