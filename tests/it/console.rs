@@ -846,10 +846,9 @@ async fn a_live_list_holds_a_place_of_its_operator_and_ends_when_the_instance_st
         "{metrics}"
     );
     server.terminate();
+    // Each list ends (`next_chunk` reads to the end within its deadline).
     for mut list in lists {
-        while let Some(chunk) = next_chunk(&mut list).await {
-            assert!(!chunk.contains("event:"), "nothing changed: {chunk:?}");
-        }
+        while next_chunk(&mut list).await.is_some() {}
     }
     assert!(server.wait_for_exit(LIVE_LIST_DEADLINE).await);
 }

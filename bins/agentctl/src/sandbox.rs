@@ -178,7 +178,8 @@ async fn email(context: &Context, mail: InboundMail<'_>) -> anyhow::Result<Value
     let report = context
         .services()
         .await?
-        .email
+        .mail
+        .intake
         .receive_raw(raw.into_bytes(), &format!("sandbox-{delivery}"))
         .await?;
     if report.stored.is_empty() {

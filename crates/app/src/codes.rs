@@ -15,7 +15,7 @@ use domain::{
     SenderAuthentication, SmsMessageRecord,
 };
 use futures_util::future::FutureExt;
-use ports::{inbound_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
+use ports::{events_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
 use text_mining::{matches_service, recognise_service, sender_may_be, Sender};
 use time::OffsetDateTime;
 
@@ -181,7 +181,8 @@ async fn wait_for(
     look_until_found(
         ports.notifications.as_ref(),
         ports.timer.as_ref(),
-        &inbound_topic(agent),
+        // Each inbound message is an event of the agent: its notification wakes the wait.
+        &events_topic(agent),
         wait.timeout,
         &shutdown,
         &waiter,
@@ -608,9 +609,9 @@ mod tests {
     #[tokio::test]
     async fn a_wake_up_makes_the_wait_look_again_and_a_lost_race_looks_on() {
         let mut mocks = Mocks::new().authorized();
-        // The inbound topic wakes at once; the shutdown and revocation topics never do.
+        // The events topic wakes at once; the shutdown and revocation topics never do.
         mocks.notifications.expect_subscribe().returning(|topic| {
-            if topic.starts_with("inbound:") {
+            if topic.starts_with("events:") {
                 ready()
             } else {
                 pending()

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use domain::{AgentProfile, IntentId, IntentStatus, TransferIntentRecord};
 use futures_util::future::FutureExt;
-use ports::{events_topic, AgentStore, IntentLedger, Notifications, StoreError, Timer};
+use ports::{events_topic, AgentStore, IntentRecords, Notifications, StoreError, Timer};
 
 use crate::codes::WaitError;
 use crate::long_lived::{LongLived, LongLivedKind};
@@ -46,7 +46,7 @@ pub enum Decision {
 
 pub struct DecisionPorts {
     pub agents: Arc<dyn AgentStore>,
-    pub ledger: Arc<dyn IntentLedger>,
+    pub records: Arc<dyn IntentRecords>,
     pub notifications: Arc<dyn Notifications>,
     pub timer: Arc<dyn Timer>,
 }
@@ -105,7 +105,7 @@ impl DecisionWaits {
                         &shutdown,
                         &waiter,
                         || async {
-                            let intent = ports.ledger.find(id).await?;
+                            let intent = ports.records.find(id).await?;
                             Ok(intent.filter(|intent| {
                                 intent.status != IntentStatus::PendingConfirmation
                             }))
@@ -138,7 +138,7 @@ impl DecisionWaits {
         profile: &AgentProfile,
         id: IntentId,
     ) -> Result<TransferIntentRecord, DecisionWaitError> {
-        own_intent(self.ports.ledger.as_ref(), profile, id)
+        own_intent(self.ports.records.as_ref(), profile, id)
             .await?
             .ok_or(DecisionWaitError::NotFound)
     }
@@ -149,7 +149,7 @@ mod tests {
     use super::*;
     use crate::LongLivedCaps;
     use domain::{AgentId, AgentRecord, WalletRecord};
-    use ports::{MockAgentStore, MockIntentLedger, MockNotifications, MockTimer, Wakeup};
+    use ports::{MockAgentStore, MockIntentRecords, MockNotifications, MockTimer, Wakeup};
     use uuid::Uuid;
 
     fn pending() -> Wakeup {
@@ -180,7 +180,7 @@ mod tests {
 
     struct Mocks {
         agents: MockAgentStore,
-        ledger: MockIntentLedger,
+        records: MockIntentRecords,
         notifications: MockNotifications,
         timer: MockTimer,
         places: usize,
@@ -194,18 +194,18 @@ mod tests {
                 .returning(|_| Ok(Some(profile())));
             Self {
                 agents,
-                ledger: MockIntentLedger::new(),
+                records: MockIntentRecords::new(),
                 notifications: MockNotifications::new(),
                 timer: MockTimer::new(),
                 places: 4,
             }
         }
 
-        /// The ledger answers each read with the next of `statuses`, the last one for good.
+        /// The records answer each read with the next of `statuses`, the last one for good.
         fn reading(mut self, statuses: &[IntentStatus]) -> Self {
             let statuses = statuses.to_vec();
             let mut reads = 0;
-            self.ledger.expect_find().returning(move |_| {
+            self.records.expect_find().returning(move |_| {
                 let status = statuses[reads.min(statuses.len() - 1)];
                 reads += 1;
                 Ok(Some(intent(status)))
@@ -226,7 +226,7 @@ mod tests {
             let waits = DecisionWaits::new(
                 DecisionPorts {
                     agents: Arc::new(self.agents),
-                    ledger: Arc::new(self.ledger),
+                    records: Arc::new(self.records),
                     notifications: Arc::new(self.notifications),
                     timer: Arc::new(self.timer),
                 },
@@ -298,7 +298,7 @@ mod tests {
     #[tokio::test]
     async fn another_agents_intent_and_a_malformed_id_are_not_found() {
         let mut mocks = Mocks::new();
-        mocks.ledger.expect_find().returning(|_| {
+        mocks.records.expect_find().returning(|_| {
             Ok(Some(TransferIntentRecord {
                 agent_id: AgentId(Uuid::now_v7()),
                 ..intent(IntentStatus::PendingConfirmation)

@@ -23,9 +23,9 @@ use domain::{
     WithoutReceipt,
 };
 use ports::{
-    ChainError, ChainWriter, ExecutionQueue, KeyVault, ProviderError, ReceiptStatus, Settlement,
-    SignedTransfer, StoreError, SubmissionClaim, SubmissionError, SubmittedIntent, TransferCall,
-    TransitionError,
+    ChainError, ChainWriter, KeyVault, ProviderError, ReceiptStatus, Settlement, SettlementQueue,
+    SignedTransfer, StoreError, SubmissionClaim, SubmissionError, SubmissionQueue, SubmittedIntent,
+    TransferCall, TransitionError,
 };
 use uuid::Uuid;
 
@@ -113,7 +113,10 @@ pub struct FollowOutcome {
 }
 
 pub struct Executor {
-    queue: Arc<dyn ExecutionQueue>,
+    /// Confirmed intents to sign, and the transactions recorded for them.
+    submissions: Arc<dyn SubmissionQueue>,
+    /// Submitted intents to follow, and their settlement.
+    settlements: Arc<dyn SettlementQueue>,
     chain: Arc<dyn ChainWriter>,
     vault: Arc<dyn KeyVault>,
     settings: ExecutorSettings,
@@ -127,13 +130,15 @@ pub struct Executor {
 
 impl Executor {
     pub fn new(
-        queue: Arc<dyn ExecutionQueue>,
+        submissions: Arc<dyn SubmissionQueue>,
+        settlements: Arc<dyn SettlementQueue>,
         chain: Arc<dyn ChainWriter>,
         vault: Arc<dyn KeyVault>,
         settings: ExecutorSettings,
     ) -> Self {
         Self {
-            queue,
+            submissions,
+            settlements,
             chain,
             vault,
             settings,
@@ -155,10 +160,13 @@ impl Executor {
     pub async fn submit_next(&self) -> Result<Option<SubmitOutcome>, ExecutionError> {
         // A claim that lapsed meanwhile is left alone (the lease does not match).
         self.unreleased
-            .settle(|lease| self.queue.release(lease))
+            .settle(|lease| self.submissions.release(lease))
             .await?;
         let lease = LeaseId(Uuid::now_v7());
-        let claimed = self.queue.claim_confirmed(lease, self.settings.lease).await;
+        let claimed = self
+            .submissions
+            .claim_confirmed(lease, self.settings.lease)
+            .await;
         let claim = match claimed {
             Ok(Some(claim)) => claim,
             Ok(None) => return Ok(None),
@@ -173,7 +181,7 @@ impl Executor {
         let outcome = self.submit(&claim).await;
         if outcome.is_err() {
             // Transient trouble (the chain, the vault, the store): let another round try soon.
-            if let Err(error) = self.queue.release(claim.lease).await {
+            if let Err(error) = self.submissions.release(claim.lease).await {
                 tracing::warn!(intent_id = %claim.intent.id, %error, "releasing a claim failed; it is given back at the next round");
                 self.unreleased.push(claim.lease);
             }
@@ -202,7 +210,7 @@ impl Executor {
             None => {
                 let chain_next = self.chain.pending_nonce(&claim.wallet_address).await?;
                 match self
-                    .queue
+                    .submissions
                     .assign_nonce(intent.id, claim.lease, chain_next)
                     .await
                 {
@@ -229,7 +237,7 @@ impl Executor {
             .await
             .map_err(ExecutionError::Vault)?;
         match self
-            .queue
+            .submissions
             .record_attempt(
                 intent.id,
                 Some(claim.lease),
@@ -262,7 +270,9 @@ impl Executor {
                 Some(error.to_string())
             }
         };
-        self.queue.record_broadcast(&signed.hash, error).await?;
+        self.submissions
+            .record_broadcast(&signed.hash, error)
+            .await?;
         Ok(())
     }
 
@@ -274,7 +284,7 @@ impl Executor {
     ) -> Result<SubmitOutcome, ExecutionError> {
         tracing::warn!(intent_id = %intent.id, %reason, "transfer failed before anything was sent");
         match self
-            .queue
+            .settlements
             .settle(intent.id, Settlement::Failed(reason), None)
             .await
         {
@@ -293,7 +303,7 @@ impl Executor {
     pub async fn follow_submitted(&self) -> Result<FollowOutcome, ExecutionError> {
         let mut outcome = FollowOutcome::default();
         let due = self
-            .queue
+            .settlements
             .due_submitted(
                 self.settings.follow_batch,
                 self.settings.follow_per_wallet,
@@ -326,7 +336,7 @@ impl Executor {
 
     async fn look_again_later(&self, submitted: &SubmittedIntent) -> Result<(), StoreError> {
         let wait = self.settings.retry.delay(submitted.checks);
-        self.queue
+        self.settlements
             .reschedule(submitted.intent.id, wait, false)
             .await
     }
@@ -361,7 +371,7 @@ impl Executor {
             }
             WithoutReceipt::NonceUsedLookAgain => {
                 let wait = wait.min(self.settings.nonce_grace);
-                Ok(self.queue.reschedule(intent.id, wait, true).await?)
+                Ok(self.settlements.reschedule(intent.id, wait, true).await?)
             }
             WithoutReceipt::StillPending => {
                 let newest = submitted.attempts.first().ok_or_else(|| {
@@ -375,7 +385,7 @@ impl Executor {
                     outcome.rebroadcast += 1;
                     self.broadcast(intent, newest).await?;
                 }
-                Ok(self.queue.reschedule(intent.id, wait, false).await?)
+                Ok(self.settlements.reschedule(intent.id, wait, false).await?)
             }
         }
     }
@@ -402,7 +412,7 @@ impl Executor {
             .sign_transfer(&submitted.sealed_key, &submitted.wallet_address, call)
             .await
             .map_err(ExecutionError::Vault)?;
-        self.queue
+        self.submissions
             .record_attempt(
                 submitted.intent.id,
                 None,
@@ -421,7 +431,7 @@ impl Executor {
         outcome: &mut FollowOutcome,
     ) -> Result<(), ExecutionError> {
         let executed = matches!(settlement, Settlement::Executed { .. });
-        match self.queue.settle(intent.id, settlement, None).await {
+        match self.settlements.settle(intent.id, settlement, None).await {
             Ok(settled) => {
                 match executed {
                     true => outcome.executed += 1,
@@ -438,7 +448,7 @@ impl Executor {
 
     /// How long the oldest confirmed intent has waited to be submitted.
     pub async fn queue_lag(&self) -> Result<Option<Duration>, ExecutionError> {
-        Ok(self.queue.oldest_confirmed_wait().await?)
+        Ok(self.submissions.oldest_confirmed_wait().await?)
     }
 }
 
@@ -479,8 +489,15 @@ mod tests {
     use domain::{EvmAddress, FeeQuote, IntentStatus, LeaseId, U256};
     use mockall::predicate::eq;
     use mockall::Sequence;
-    use ports::{MockChainWriter, MockExecutionQueue, MockKeyVault};
+    use ports::{MockChainWriter, MockKeyVault, MockSettlementQueue, MockSubmissionQueue};
     use uuid::Uuid;
+
+    /// The executor's queues, mocked: each expects only what a test tells it.
+    #[derive(Default)]
+    struct Queue {
+        submissions: MockSubmissionQueue,
+        settlements: MockSettlementQueue,
+    }
 
     const MARKET: FeeQuote = FeeQuote {
         max_fee_per_gas: 100,
@@ -534,13 +551,10 @@ mod tests {
         vault
     }
 
-    fn executor(
-        queue: MockExecutionQueue,
-        chain: MockChainWriter,
-        vault: MockKeyVault,
-    ) -> Executor {
+    fn executor(queue: Queue, chain: MockChainWriter, vault: MockKeyVault) -> Executor {
         Executor::new(
-            Arc::new(queue),
+            Arc::new(queue.submissions),
+            Arc::new(queue.settlements),
             Arc::new(chain),
             Arc::new(vault),
             ExecutorSettings::default(),
@@ -549,8 +563,11 @@ mod tests {
 
     #[tokio::test]
     async fn with_nothing_confirmed_nothing_is_signed() {
-        let mut queue = MockExecutionQueue::new();
-        queue.expect_claim_confirmed().returning(|_, _| Ok(None));
+        let mut queue = Queue::default();
+        queue
+            .submissions
+            .expect_claim_confirmed()
+            .returning(|_, _| Ok(None));
         let mut vault = MockKeyVault::new();
         vault.expect_sign_transfer().never();
         let executor = executor(queue, MockChainWriter::new(), vault);
@@ -562,11 +579,13 @@ mod tests {
         let claimed = claim(None, true);
         let (id, lease) = (claimed.intent.id, claimed.lease);
         let mut sequence = Sequence::new();
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         queue
+            .submissions
             .expect_claim_confirmed()
             .return_once(move |_, _| Ok(Some(claimed)));
         queue
+            .submissions
             .expect_assign_nonce()
             .with(eq(id), eq(lease), eq(4))
             .times(1)
@@ -580,6 +599,7 @@ mod tests {
             .in_sequence(&mut sequence)
             .returning(|_, _, call| Ok(signed(&call)));
         queue
+            .submissions
             .expect_record_attempt()
             .withf(move |i, l, attempt, _| *i == id && *l == Some(lease) && attempt.nonce == 7)
             .times(1)
@@ -592,6 +612,7 @@ mod tests {
             .in_sequence(&mut sequence)
             .returning(|_| Ok(()));
         queue
+            .submissions
             .expect_record_broadcast()
             .withf(|_, error| error.is_none())
             .times(1)
@@ -606,20 +627,26 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_broadcast_is_no_proof_nothing_was_sent_and_fails_nothing() {
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         queue
+            .submissions
             .expect_claim_confirmed()
             .return_once(|_, _| Ok(Some(claim(None, true))));
-        queue.expect_assign_nonce().returning(|_, _, _| Ok(0));
         queue
+            .submissions
+            .expect_assign_nonce()
+            .returning(|_, _, _| Ok(0));
+        queue
+            .submissions
             .expect_record_attempt()
             .returning(|_, _, _, _| Ok(intent(IntentStatus::Submitted)));
         queue
+            .submissions
             .expect_record_broadcast()
             .withf(|_, error| error.as_deref().is_some_and(|e| e.contains("rate limited")))
             .times(1)
             .returning(|_, _| Ok(()));
-        queue.expect_settle().never();
+        queue.settlements.expect_settle().never();
         let mut chain = chain_quoting(0);
         chain
             .expect_broadcast()
@@ -633,17 +660,22 @@ mod tests {
 
     #[tokio::test]
     async fn a_nonce_assigned_by_an_earlier_claim_is_used_whatever_happened_since() {
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         queue
+            .submissions
             .expect_claim_confirmed()
             .return_once(|_, _| Ok(Some(claim(Some(3), false))));
-        queue.expect_assign_nonce().never();
+        queue.submissions.expect_assign_nonce().never();
         queue
+            .submissions
             .expect_record_attempt()
             .withf(|_, _, attempt, _| attempt.nonce == 3)
             .times(1)
             .returning(|_, _, _, _| Ok(intent(IntentStatus::Submitted)));
-        queue.expect_record_broadcast().returning(|_, _| Ok(()));
+        queue
+            .submissions
+            .expect_record_broadcast()
+            .returning(|_, _| Ok(()));
         let mut chain = chain_quoting(9);
         chain.expect_broadcast().returning(|_| Ok(()));
         let executor = executor(queue, chain, vault());
@@ -656,12 +688,13 @@ mod tests {
 
     #[tokio::test]
     async fn the_intent_of_a_deactivated_agent_fails_before_anything_is_signed() {
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         queue
+            .submissions
             .expect_claim_confirmed()
             .return_once(|_, _| Ok(Some(claim(None, false))));
-        queue.expect_assign_nonce().never();
-        queue
+        queue.submissions.expect_assign_nonce().never();
+        queue.settlements
             .expect_settle()
             .withf(|_, settlement, decided_by| {
                 decided_by.is_none()
@@ -686,14 +719,19 @@ mod tests {
         ] {
             let claimed = claim(None, true);
             let lease = claimed.lease;
-            let mut queue = MockExecutionQueue::new();
+            let mut queue = Queue::default();
             queue
+                .submissions
                 .expect_claim_confirmed()
                 .return_once(move |_, _| Ok(Some(claimed)));
-            queue.expect_assign_nonce().returning(|_, _, _| Ok(0));
-            queue.expect_record_attempt().never();
-            queue.expect_settle().never();
             queue
+                .submissions
+                .expect_assign_nonce()
+                .returning(|_, _, _| Ok(0));
+            queue.submissions.expect_record_attempt().never();
+            queue.settlements.expect_settle().never();
+            queue
+                .submissions
                 .expect_release()
                 .with(eq(lease))
                 .times(1)
@@ -711,11 +749,13 @@ mod tests {
     async fn an_unreachable_chain_gives_the_claim_back_at_once() {
         let claimed = claim(None, true);
         let lease = claimed.lease;
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         queue
+            .submissions
             .expect_claim_confirmed()
             .return_once(move |_, _| Ok(Some(claimed)));
         queue
+            .submissions
             .expect_release()
             .with(eq(lease))
             .times(1)
@@ -734,26 +774,30 @@ mod tests {
     async fn a_claim_that_could_not_be_given_back_is_given_back_before_the_next_claim() {
         let claimed = claim(None, true);
         let lease = claimed.lease;
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         let mut order = Sequence::new();
         queue
+            .submissions
             .expect_claim_confirmed()
             .times(1)
             .in_sequence(&mut order)
             .return_once(move |_, _| Ok(Some(claimed)));
         queue
+            .submissions
             .expect_release()
             .with(eq(lease))
             .times(2)
             .in_sequence(&mut order)
             .returning(|_| Err(StoreError::Unavailable("database restarting".into())));
         queue
+            .submissions
             .expect_release()
             .with(eq(lease))
             .times(1)
             .in_sequence(&mut order)
             .returning(|_| Ok(()));
         queue
+            .submissions
             .expect_claim_confirmed()
             .times(1)
             .in_sequence(&mut order)
@@ -773,11 +817,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_claim_whose_answer_was_lost_is_given_back_by_its_lease_before_the_next_claim() {
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         let mut order = Sequence::new();
         let named = Arc::new(std::sync::Mutex::new(None));
         let remembered = named.clone();
         queue
+            .submissions
             .expect_claim_confirmed()
             .times(1)
             .in_sequence(&mut order)
@@ -787,6 +832,7 @@ mod tests {
             });
         let first = named.clone();
         queue
+            .submissions
             .expect_release()
             .withf(move |lease| Some(*lease) == *first.lock().expect("lease"))
             .times(1)
@@ -794,6 +840,7 @@ mod tests {
             .returning(|_| Ok(()));
         let first = named.clone();
         queue
+            .submissions
             .expect_claim_confirmed()
             .withf(move |lease, _| Some(*lease) != *first.lock().expect("lease"))
             .times(1)
@@ -840,9 +887,10 @@ mod tests {
         chain
     }
 
-    fn due(list: Vec<SubmittedIntent>) -> MockExecutionQueue {
-        let mut queue = MockExecutionQueue::new();
+    fn due(list: Vec<SubmittedIntent>) -> Queue {
+        let mut queue = Queue::default();
         queue
+            .settlements
             .expect_due_submitted()
             .return_once(move |_, _, _| Ok(list));
         queue
@@ -856,6 +904,7 @@ mod tests {
             2,
         )]);
         queue
+            .settlements
             .expect_settle()
             .withf(|_, settlement, decided_by| {
                 decided_by.is_none()
@@ -890,7 +939,7 @@ mod tests {
             Duration::from_secs(5),
             0,
         )]);
-        queue
+        queue.settlements
             .expect_settle()
             .withf(|_, settlement, decided_by| {
                 decided_by.is_none()
@@ -926,6 +975,7 @@ mod tests {
             .in_sequence(&mut sequence)
             .returning(|_| Err(ports::BroadcastError::Unavailable("timeout".into())));
         queue
+            .submissions
             .expect_record_broadcast()
             .withf(|hash, error| hash == "0xpending" && error.is_some())
             .times(1)
@@ -933,12 +983,13 @@ mod tests {
             .returning(|_, _| Ok(()));
         let expected_wait = ExecutorSettings::default().retry.delay(3);
         queue
+            .settlements
             .expect_reschedule()
             .withf(move |_, wait, used| *wait == expected_wait && !used)
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_, _, _| Ok(()));
-        queue.expect_settle().never();
+        queue.settlements.expect_settle().never();
         let outcome = executor(queue, chain, MockKeyVault::new())
             .follow_submitted()
             .await
@@ -963,6 +1014,7 @@ mod tests {
             .in_sequence(&mut sequence)
             .returning(|_, _, call| Ok(signed(&call)));
         queue
+            .submissions
             .expect_record_attempt()
             .withf(move |_, lease, replacement, _| {
                 lease.is_none() && replacement.nonce == 5 && replacement.fees == bumped
@@ -976,8 +1028,14 @@ mod tests {
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_| Ok(()));
-        queue.expect_record_broadcast().returning(|_, _| Ok(()));
-        queue.expect_reschedule().returning(|_, _, _| Ok(()));
+        queue
+            .submissions
+            .expect_record_broadcast()
+            .returning(|_, _| Ok(()));
+        queue
+            .settlements
+            .expect_reschedule()
+            .returning(|_, _, _| Ok(()));
         let outcome = executor(queue, chain, vault)
             .follow_submitted()
             .await
@@ -998,7 +1056,7 @@ mod tests {
                 .returning(|_| Ok(ReceiptStatus::Pending));
             chain.expect_mined_nonce().returning(|_| Ok(6));
             chain.expect_broadcast().never();
-            queue
+            queue.settlements
                 .expect_settle()
                 .withf(|_, settlement, decided_by| {
                     decided_by.is_none()
@@ -1007,6 +1065,7 @@ mod tests {
                 .times(usize::from(settles))
                 .returning(|_, _, _| Ok(intent(IntentStatus::Failed)));
             queue
+                .settlements
                 .expect_reschedule()
                 .withf(|_, _, used| *used)
                 .times(usize::from(!settles))
@@ -1034,11 +1093,13 @@ mod tests {
             .with(eq("0xfine"))
             .returning(|_| Ok(ReceiptStatus::Succeeded));
         queue
+            .settlements
             .expect_reschedule()
             .withf(|id, _, _| *id == domain::IntentId(Uuid::from_u128(77)))
             .times(1)
             .returning(|_, _, _| Ok(()));
         queue
+            .settlements
             .expect_settle()
             .times(1)
             .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
@@ -1062,9 +1123,10 @@ mod tests {
     async fn a_wallets_mined_count_is_read_once_and_only_transfers_below_it_are_asked_for_receipts()
     {
         let settings = ExecutorSettings::default();
-        let mut queue = MockExecutionQueue::new();
+        let mut queue = Queue::default();
         let wallet = EvmAddress::from_bytes([3; 20]);
         queue
+            .settlements
             .expect_due_submitted()
             .with(
                 eq(settings.follow_batch),
@@ -1096,14 +1158,17 @@ mod tests {
             .times(2)
             .returning(|_| Ok(()));
         queue
+            .settlements
             .expect_settle()
             .times(1)
             .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));
         queue
+            .submissions
             .expect_record_broadcast()
             .times(2)
             .returning(|_, _| Ok(()));
         queue
+            .settlements
             .expect_reschedule()
             .times(2)
             .returning(|_, _, _| Ok(()));
@@ -1134,11 +1199,13 @@ mod tests {
             .returning(|_| Ok(ReceiptStatus::Succeeded));
         chain.expect_broadcast().never();
         queue
+            .settlements
             .expect_reschedule()
             .withf(move |id, _, used| *id == unreadable_id && !used)
             .times(1)
             .returning(|_, _, _| Ok(()));
         queue
+            .settlements
             .expect_settle()
             .times(1)
             .returning(|_, _, _| Ok(intent(IntentStatus::Executed)));

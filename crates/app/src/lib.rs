@@ -5,7 +5,6 @@ pub mod agents;
 pub mod auth_cache;
 pub mod codes;
 pub mod decisions;
-pub mod email;
 pub mod errors;
 pub mod events;
 pub mod execution;
@@ -14,6 +13,7 @@ mod in_flight;
 pub mod key_rotation;
 pub mod leased_queue;
 pub mod long_lived;
+pub mod mail;
 pub mod object_storage;
 pub mod operator;
 pub mod outbox;
@@ -34,18 +34,14 @@ pub use domain::{Operator, OperatorName};
 pub use operator::{
     new_csrf_token, AccessError, AgentAdmin, AgentAdminPorts, AgentLookupError, BalanceCheck,
     CeremonyStart, ChainResolution, ChainResolutionPorts, ConfirmError, Confirmation,
-    ConsoleAccess, ConsoleSession, CreateAgent, CreateAgentError, DecisionStores, DisableError,
-    EndpointView, EventAdmin, Inspection, IntentDecisions, Invitation, InviteError, IssuedKey,
-    OperatorServices, PolicyAdmin, PolicyError, ProofError, RecipientStanding, ResolveError,
-    Review, RevokeTokenError, SignedIn, TokenError, FAILED_SIGN_IN_RATE, SAME_RECIPIENT_SHOWN,
+    ConsoleAccess, ConsoleSession, ConsoleStores, CreateAgent, CreateAgentError, DecisionStores,
+    DisableError, EndpointView, EventAdmin, Inspection, IntentDecisions, Invitation, InviteError,
+    IssuedKey, OperatorServices, PolicyAdmin, PolicyError, ProofError, RecipientStanding,
+    ResolveError, Review, RevokeTokenError, SignedIn, TokenError, FAILED_SIGN_IN_RATE,
+    SAME_RECIPIENT_SHOWN,
 };
 
 pub use decisions::{Decision, DecisionPorts, DecisionWaitError, DecisionWaits};
-pub use email::{
-    AttachmentDownload, AttachmentError, EmailPorts, EmailService, ForwardMail, IngestError,
-    IngestReport, MailPage, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates,
-    SenderRulesView, PREVIEW_CHARS, TRANSACTIONAL,
-};
 pub use errors::NotProvisioned;
 pub use events::{
     EventFollower, EventPage, EventPorts, EventService, FollowError, FollowItem, MAX_EVENT_PAGE,
@@ -55,6 +51,12 @@ pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
 pub use leased_queue::{Deliver, HandOff, LeasedWorker, QueueSettings};
 pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
+pub use mail::{
+    AttachmentDownload, AttachmentError, ForwardMail, IngestError, IngestReport, MailIntakePorts,
+    MailIntakeService, MailPage, MailServices, MailboxPorts, MailboxService, OutboundMailPorts,
+    OutboundMailService, ReadMailError, ReplyMail, SendMail, SendMailError, SendRates,
+    SenderRulesView, PREVIEW_CHARS, TRANSACTIONAL,
+};
 pub use object_storage::{AttachmentSweep, ObjectStorage};
 pub use outbox::OutboxWorker;
 pub use paging::Kept;

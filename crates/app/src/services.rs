@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::{
-    AgentService, CodeService, DecisionWaits, EmailService, EventService, LongLived,
+    AgentService, CodeService, DecisionWaits, EventService, LongLived, MailServices,
     OperatorServices, SmsService, WalletService, WebhookService,
 };
 
@@ -13,7 +13,9 @@ pub struct Services {
     /// Authentication of agent keys.
     pub agents: AgentService,
     pub wallets: WalletService,
-    pub email: EmailService,
+    /// Mail: sending (`outbound`), the inbox (`mailbox`) and what the provider delivers
+    /// (`intake`).
+    pub mail: MailServices,
     pub sms: SmsService,
     /// Waits for a code, over SMS, mail or both.
     pub codes: CodeService,

@@ -12,8 +12,8 @@ use domain::{
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, IntentAdmission, IntentLedger, KeyedRefusal, ListingVersion,
-    NewTransferIntent, StoreError, UsageVersion,
+    ChainClient, ChainError, IntentAdmission, IntentRecords, KeyedRefusal, ListingVersion,
+    NewTransferIntent, StoreError, UsageVersion, WalletUsage,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -155,7 +155,10 @@ pub struct WalletStores {
     /// Where the policy in force is read (`policy`).
     pub agents: Arc<dyn AgentStore>,
     pub admission: Arc<dyn IntentAdmission>,
-    pub ledger: Arc<dyn IntentLedger>,
+    /// The agent's intents, read.
+    pub records: Arc<dyn IntentRecords>,
+    /// What the wallet's windows hold.
+    pub usage: Arc<dyn WalletUsage>,
 }
 
 pub struct WalletService {
@@ -203,7 +206,7 @@ impl WalletService {
     ) -> Result<(SpendPolicyRecord, Held), WalletError> {
         let (wallet, held) = self
             .stores
-            .ledger
+            .usage
             .wallet_and_held(profile.agent.id, recipient)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
@@ -256,14 +259,14 @@ impl WalletService {
         let agent = profile.agent.id;
         let wallet = require_wallet(profile)?;
         if let Some((stamp, kept)) = held {
-            let (version, now) = self.stores.ledger.usage_version(agent, wallet.id).await?;
+            let (version, now) = self.stores.usage.usage_version(agent, wallet.id).await?;
             if stamp.still_at(&version, now) {
                 return Ok(Kept::Unchanged(kept));
             }
         }
         let reading = self
             .stores
-            .ledger
+            .usage
             .usage(agent)
             .await?
             .ok_or(NotProvisioned::Wallet)?;
@@ -333,7 +336,7 @@ impl WalletService {
         let id = id
             .parse::<IntentId>()
             .map_err(|_| IntentLookupError::NotFound)?;
-        own_intent(self.stores.ledger.as_ref(), profile, id)
+        own_intent(self.stores.records.as_ref(), profile, id)
             .await?
             .ok_or(IntentLookupError::NotFound)
     }
@@ -440,7 +443,7 @@ impl WalletService {
         let agent = profile.agent.id;
         first_page_against(
             held,
-            || async { Ok(self.stores.ledger.listing_version(agent).await?) },
+            || async { Ok(self.stores.records.listing_version(agent).await?) },
             || self.intents(profile, None, limit),
         )
         .await
@@ -464,7 +467,7 @@ impl WalletService {
         if profile.wallet.is_none() {
             return Err(NotProvisioned::Wallet.into());
         }
-        let fetched = self.stores.ledger.page(agent, after, limit + 1).await?;
+        let fetched = self.stores.records.page(agent, after, limit + 1).await?;
         let (items, next_cursor) = into_page(fetched, limit, &self.cursors, &scope, |last| {
             CursorPosition::of(last.created_at, last.id.0)
         });
@@ -474,11 +477,11 @@ impl WalletService {
 
 /// The agent's intent `id`; another agent's is none of its own.
 pub(crate) async fn own_intent(
-    ledger: &dyn IntentLedger,
+    records: &dyn IntentRecords,
     profile: &AgentProfile,
     id: IntentId,
 ) -> Result<Option<TransferIntentRecord>, StoreError> {
-    Ok(ledger
+    Ok(records
         .find(id)
         .await?
         .filter(|intent| intent.agent_id == profile.agent.id))
@@ -497,9 +500,16 @@ mod tests {
         SpendRules, SpendWindow, TransferIntentRecord, U256,
     };
     use ports::{
-        Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentLedger,
-        UsageReading,
+        Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentRecords,
+        MockWalletUsage, UsageReading,
     };
+
+    /// The intents' reads, mocked: each expects only what a test tells it.
+    #[derive(Default)]
+    struct Ledger {
+        records: MockIntentRecords,
+        usage: MockWalletUsage,
+    }
 
     const LIMITS: SendLimits = SendLimits {
         rate: RateLimit {
@@ -515,7 +525,7 @@ mod tests {
 
     fn service(
         admission: MockIntentAdmission,
-        ledger: MockIntentLedger,
+        ledger: Ledger,
         chain: MockChainClient,
     ) -> WalletService {
         serving(MockAgentStore::new(), admission, ledger, chain)
@@ -524,14 +534,15 @@ mod tests {
     fn serving(
         agents: MockAgentStore,
         admission: MockIntentAdmission,
-        ledger: MockIntentLedger,
+        ledger: Ledger,
         chain: MockChainClient,
     ) -> WalletService {
         WalletService::new(
             WalletStores {
                 agents: Arc::new(agents),
                 admission: Arc::new(admission),
-                ledger: Arc::new(ledger),
+                records: Arc::new(ledger.records),
+                usage: Arc::new(ledger.usage),
             },
             Arc::new(chain),
             CursorCodec::new(b"test secret"),
@@ -541,7 +552,7 @@ mod tests {
     }
 
     fn sending(admission: MockIntentAdmission) -> WalletService {
-        service(admission, MockIntentLedger::new(), MockChainClient::new())
+        service(admission, Ledger::default(), MockChainClient::new())
     }
 
     /// What the admission check decides for `policy` and `held` when the wallet is `0x01…01`.
@@ -562,7 +573,7 @@ mod tests {
 
     const ONE_APPROVAL: Admitted = Admitted::AwaitsApprovals(domain::ApprovalCount::ONE);
 
-    fn reading(ledger: MockIntentLedger) -> WalletService {
+    fn reading(ledger: Ledger) -> WalletService {
         service(MockIntentAdmission::new(), ledger, MockChainClient::new())
     }
 
@@ -800,17 +811,20 @@ mod tests {
     async fn pages_carry_a_cursor_only_when_more_follow_and_it_reads_back() {
         let profile = profile_with(Some(WalletRecord::fixture()));
         let agent = profile.agent.id;
-        let mut ledger = MockIntentLedger::new();
-        ledger.expect_page().returning(move |_, after, limit| {
-            let count = if after.is_some() { 1 } else { limit };
-            Ok((0..count)
-                .map(|_| TransferIntentRecord {
-                    id: IntentId(Uuid::now_v7()),
-                    agent_id: agent,
-                    ..TransferIntentRecord::fixture()
-                })
-                .collect())
-        });
+        let mut ledger = Ledger::default();
+        ledger
+            .records
+            .expect_page()
+            .returning(move |_, after, limit| {
+                let count = if after.is_some() { 1 } else { limit };
+                Ok((0..count)
+                    .map(|_| TransferIntentRecord {
+                        id: IntentId(Uuid::now_v7()),
+                        agent_id: agent,
+                        ..TransferIntentRecord::fixture()
+                    })
+                    .collect())
+            });
         let service = reading(ledger);
         let first = service.intents(&profile, None, 2).await.expect("page");
         assert_eq!(first.items.len(), 2);
@@ -835,8 +849,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_garbage_cursor_is_invalid_and_no_wallet_is_said() {
-        let mut ledger = MockIntentLedger::new();
-        ledger.expect_page().never();
+        let mut ledger = Ledger::default();
+        ledger.records.expect_page().never();
         let service = reading(ledger);
         let walletless = profile_with(None);
         assert!(matches!(
@@ -867,23 +881,28 @@ mod tests {
             listing: Listing::Intents(agent),
             changes,
         };
-        let mut ledger = MockIntentLedger::new();
+        let mut ledger = Ledger::default();
         let mut versions = mockall::Sequence::new();
         for changes in [5, 6, 6] {
             ledger
+                .records
                 .expect_listing_version()
                 .withf(move |asked| *asked == agent)
                 .times(1)
                 .in_sequence(&mut versions)
                 .returning(move |_| Ok(version(changes)));
         }
-        ledger.expect_page().times(1).returning(move |_, after, _| {
-            assert!(after.is_none(), "a first page");
-            Ok(vec![TransferIntentRecord {
-                agent_id: agent,
-                ..TransferIntentRecord::fixture()
-            }])
-        });
+        ledger
+            .records
+            .expect_page()
+            .times(1)
+            .returning(move |_, after, _| {
+                assert!(after.is_none(), "a first page");
+                Ok(vec![TransferIntentRecord {
+                    agent_id: agent,
+                    ..TransferIntentRecord::fixture()
+                }])
+            });
         let service = reading(ledger);
         let held = service
             .intents_first_page(&profile, 20, Some((version(5), "kept")))
@@ -918,7 +937,7 @@ mod tests {
         let service = serving(
             agents,
             MockIntentAdmission::new(),
-            MockIntentLedger::new(),
+            Ledger::default(),
             MockChainClient::new(),
         );
         assert_eq!(
@@ -951,8 +970,9 @@ mod tests {
             service.usage(&authenticated).await.expect("usage").policy,
             in_force
         );
-        let mut walletless = MockIntentLedger::new();
+        let mut walletless = Ledger::default();
         walletless
+            .usage
             .expect_wallet_and_held()
             .returning(|_, _| Ok(None));
         let service = serving(
@@ -977,7 +997,7 @@ mod tests {
             .expect_token_balance()
             .returning(|_, _| Ok(U256::from(1_500_000u64)));
         chain.expect_token_decimals().returning(|_| Ok(6));
-        let service = service(MockIntentAdmission::new(), MockIntentLedger::new(), chain);
+        let service = service(MockIntentAdmission::new(), Ledger::default(), chain);
         let balances = service
             .balances(&profile_with(Some(WalletRecord::fixture())))
             .await
@@ -1002,7 +1022,7 @@ mod tests {
         chain
             .expect_native_balance()
             .returning(|_| Err(ChainError::Unavailable("connection refused".into())));
-        let service = service(MockIntentAdmission::new(), MockIntentLedger::new(), chain);
+        let service = service(MockIntentAdmission::new(), Ledger::default(), chain);
         assert!(matches!(
             service
                 .balances(&profile_with(Some(WalletRecord::fixture())))
@@ -1011,13 +1031,14 @@ mod tests {
         ));
     }
     /// A ledger whose one reading of the wallet holds `policy` and `held`.
-    fn ledger_holding(policy: SpendPolicyRecord, held: Held) -> MockIntentLedger {
+    fn ledger_holding(policy: SpendPolicyRecord, held: Held) -> Ledger {
         let stored = WalletRecord {
             spend_policy: Some(policy),
             ..WalletRecord::fixture()
         };
-        let mut ledger = MockIntentLedger::new();
+        let mut ledger = Ledger::default();
         ledger
+            .usage
             .expect_wallet_and_held()
             .withf(|_, recipient| recipient.is_none())
             .times(1)
@@ -1087,7 +1108,7 @@ mod tests {
         let service = serving(
             MockAgentStore::new(),
             MockIntentAdmission::new(),
-            MockIntentLedger::new(),
+            Ledger::default(),
             MockChainClient::new(),
         );
         let profile = profile_with(Some(WalletRecord {
@@ -1152,7 +1173,7 @@ mod tests {
             version: usage_version(agent, wallet, 7),
             departs: Some(departs),
         };
-        let mut ledger = MockIntentLedger::new();
+        let mut ledger = Ledger::default();
         let mut readings = mockall::Sequence::new();
         // Unchanged; then the intents moved; then the same version, but at the departure.
         for (intents, now) in [
@@ -1161,6 +1182,7 @@ mod tests {
             (7, departs),
         ] {
             ledger
+                .usage
                 .expect_usage_version()
                 .withf(move |asked, of| (*asked, *of) == (agent, wallet))
                 .times(1)
@@ -1174,6 +1196,7 @@ mod tests {
                 ..WalletRecord::fixture()
             };
             ledger
+                .usage
                 .expect_usage()
                 .times(1)
                 .in_sequence(&mut readings)
@@ -1221,9 +1244,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_usage_without_a_kept_answer_is_read_and_without_a_wallet_refused() {
-        let mut ledger = MockIntentLedger::new();
-        ledger.expect_usage_version().never();
-        ledger.expect_usage().times(1).returning(|agent| {
+        let mut ledger = Ledger::default();
+        ledger.usage.expect_usage_version().never();
+        ledger.usage.expect_usage().times(1).returning(|agent| {
             Ok(Some(UsageReading {
                 wallet: WalletRecord::fixture(),
                 held: Held::default(),
@@ -1265,9 +1288,10 @@ mod tests {
             agent_id: AgentId(Uuid::now_v7()),
             ..TransferIntentRecord::fixture()
         };
-        let mut ledger = MockIntentLedger::new();
+        let mut ledger = Ledger::default();
         let stored = [own.clone(), others.clone()];
         ledger
+            .records
             .expect_find()
             .returning(move |id| Ok(stored.iter().find(|intent| intent.id == id).cloned()));
         let service = reading(ledger);

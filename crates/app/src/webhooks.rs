@@ -13,8 +13,9 @@ use domain::{
     OLD_SECRET_SIGNS_FOR, REPLAY_RATE,
 };
 use ports::{
-    DeliveryError, EndpointRefusal, NewWebhookEndpoint, Replayed, StoreError, WebhookDelivery,
-    WebhookEndpointChanges, WebhookEndpoints, WebhookPoster,
+    DeliveryError, EndpointRefusal, NewWebhookEndpoint, Replayed, StoreError,
+    WebhookAttemptOutcomes, WebhookDelivery, WebhookDeliveryLog, WebhookEndpointChanges,
+    WebhookEndpointStore, WebhookPoster,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
@@ -68,7 +69,9 @@ fn new_secret() -> String {
 }
 
 pub struct WebhookService {
-    endpoints: Arc<dyn WebhookEndpoints>,
+    endpoints: Arc<dyn WebhookEndpointStore>,
+    /// The endpoints' attempts, and their replays.
+    deliveries: Arc<dyn WebhookDeliveryLog>,
     targets: Targets,
     cursors: CursorCodec,
 }
@@ -76,12 +79,14 @@ pub struct WebhookService {
 impl WebhookService {
     /// `targets`: whether endpoints may point at addresses that are not publicly routable.
     pub fn new(
-        endpoints: Arc<dyn WebhookEndpoints>,
+        endpoints: Arc<dyn WebhookEndpointStore>,
+        deliveries: Arc<dyn WebhookDeliveryLog>,
         targets: Targets,
         cursors: CursorCodec,
     ) -> Self {
         Self {
             endpoints,
+            deliveries,
             targets,
             cursors,
         }
@@ -198,7 +203,7 @@ impl WebhookService {
             .decode_optional(&scope, cursor)
             .map_err(|_| WebhookError::InvalidCursor)?;
         let fetched = self
-            .endpoints
+            .deliveries
             .attempts(profile.agent.id, id, after, limit + 1)
             .await?
             .ok_or(WebhookError::NotFound)?;
@@ -217,7 +222,7 @@ impl WebhookService {
         after: u64,
     ) -> Result<usize, WebhookError> {
         match self
-            .endpoints
+            .deliveries
             .replay(profile.agent.id, id, after, Some(REPLAY_RATE))
             .await?
         {
@@ -236,13 +241,13 @@ impl WebhookService {
 /// attempt failed in fixed words (`AttemptFailure`); the server's log alone has the poster's
 /// account (the addresses a refused host resolved to, the connection's error, the answer's text).
 pub struct WebhookAttempt {
-    endpoints: Arc<dyn WebhookEndpoints>,
+    outcomes: Arc<dyn WebhookAttemptOutcomes>,
     poster: Arc<dyn WebhookPoster>,
 }
 
 impl WebhookAttempt {
-    pub fn new(endpoints: Arc<dyn WebhookEndpoints>, poster: Arc<dyn WebhookPoster>) -> Self {
-        Self { endpoints, poster }
+    pub fn new(outcomes: Arc<dyn WebhookAttemptOutcomes>, poster: Arc<dyn WebhookPoster>) -> Self {
+        Self { outcomes, poster }
     }
 }
 
@@ -273,14 +278,14 @@ impl Deliver<WebhookDelivery> for WebhookAttempt {
             duration: answer.duration,
             attempted_at,
         };
-        if let Err(failure) = self.endpoints.log_attempt(delivery.endpoint, &logged).await {
+        if let Err(failure) = self.outcomes.log_attempt(delivery.endpoint, &logged).await {
             tracing::warn!(error = %failure, delivery = %delivery.id, "an attempt could not be logged");
         }
         match (answer.status, error) {
             (Some(status), None) => Ok(status),
             (Some(410), _) => {
                 let reason = "the receiver answered 410 Gone";
-                if let Err(failure) = self.endpoints.disable(delivery.endpoint, reason).await {
+                if let Err(failure) = self.outcomes.disable(delivery.endpoint, reason).await {
                     tracing::warn!(error = %failure, endpoint = %delivery.endpoint, "a gone endpoint could not be disabled; its deliveries fail until it is");
                 }
                 Err(DeliveryError::Refused(reason.into()))
@@ -302,7 +307,10 @@ mod tests {
     use domain::{
         EmailMessageId, EventId, EventPayload, EventRecord, EventType, WebhookDeliveryId,
     };
-    use ports::{MockWebhookEndpoints, MockWebhookPoster, PostAnswer};
+    use ports::{
+        MockWebhookAttemptOutcomes, MockWebhookDeliveryLog, MockWebhookEndpointStore,
+        MockWebhookPoster, PostAnswer,
+    };
 
     fn delivery() -> WebhookDelivery {
         WebhookDelivery {
@@ -350,14 +358,16 @@ mod tests {
     }
 
     /// A log that keeps each attempt and expects no disabling.
-    fn logging(logged: &Arc<std::sync::Mutex<Vec<WebhookAttemptRecord>>>) -> MockWebhookEndpoints {
-        let mut endpoints = MockWebhookEndpoints::new();
+    fn logging(
+        logged: &Arc<std::sync::Mutex<Vec<WebhookAttemptRecord>>>,
+    ) -> MockWebhookAttemptOutcomes {
+        let mut outcomes = MockWebhookAttemptOutcomes::new();
         let logged = logged.clone();
-        endpoints.expect_log_attempt().returning(move |_, attempt| {
+        outcomes.expect_log_attempt().returning(move |_, attempt| {
             logged.lock().expect("not poisoned").push(attempt.clone());
             Ok(())
         });
-        endpoints
+        outcomes
     }
 
     #[tokio::test]
@@ -428,9 +438,17 @@ mod tests {
         }
     }
 
-    fn service(endpoints: MockWebhookEndpoints) -> WebhookService {
+    /// The agent's webhook ports, mocked: each expects only what a test tells it.
+    #[derive(Default)]
+    struct Endpoints {
+        store: MockWebhookEndpointStore,
+        deliveries: MockWebhookDeliveryLog,
+    }
+
+    fn service(endpoints: Endpoints) -> WebhookService {
         WebhookService::new(
-            Arc::new(endpoints),
+            Arc::new(endpoints.store),
+            Arc::new(endpoints.deliveries),
             Targets::PublicOnly,
             CursorCodec::new(b"test-secret-test-secret-test-secret"),
         )
@@ -440,8 +458,9 @@ mod tests {
     async fn an_agents_replays_take_from_the_endpoints_rate_and_a_spent_one_says_when_to_retry() {
         let profile = AgentProfile::fixture();
         let agent = profile.agent.id;
-        let mut endpoints = MockWebhookEndpoints::new();
+        let mut endpoints = Endpoints::default();
         endpoints
+            .deliveries
             .expect_replay()
             .withf(move |owner, _, after, rate| {
                 *owner == agent && *after == 7 && *rate == Some(REPLAY_RATE)
@@ -469,13 +488,15 @@ mod tests {
     async fn an_endpoint_is_made_and_enabled_by_the_key_of_the_request() {
         let profile = AgentProfile::fixture();
         let key = profile.agent.key_hash;
-        let mut endpoints = MockWebhookEndpoints::new();
+        let mut endpoints = Endpoints::default();
         endpoints
+            .store
             .expect_create()
             .withf(move |_, endpoint, _| endpoint.key == key)
             .times(1)
             .returning(|_, _, _| Err(EndpointRefusal::KeyRevoked));
         endpoints
+            .store
             .expect_update()
             .withf(move |_, _, changes, by| changes.enabled == Some(true) && *by == key)
             .times(1)
@@ -504,15 +525,15 @@ mod tests {
     #[tokio::test]
     async fn a_410_disables_the_endpoint_at_once_and_is_not_tried_again() {
         let logged = Arc::default();
-        let mut endpoints = logging(&logged);
+        let mut outcomes = logging(&logged);
         let job = delivery();
         let endpoint = job.endpoint;
-        endpoints
+        outcomes
             .expect_disable()
             .withf(move |id, reason| *id == endpoint && reason.contains("410"))
             .times(1)
             .returning(|_, _| Ok(()));
-        let attempt = WebhookAttempt::new(Arc::new(endpoints), Arc::new(answered(Some(410), None)));
+        let attempt = WebhookAttempt::new(Arc::new(outcomes), Arc::new(answered(Some(410), None)));
         assert!(matches!(
             attempt.deliver(&job).await,
             Err(DeliveryError::Refused(_))

@@ -4,33 +4,32 @@
 pub mod agent;
 pub mod amount;
 pub mod asset;
-pub mod attachments;
 pub mod client_address;
 pub mod commands;
 pub mod console;
 pub mod contact;
 pub mod cursor;
-pub mod email;
 pub mod events;
 pub mod evm_address;
 pub mod execution;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
 pub mod ids;
-pub mod inbound;
 pub mod intent;
 pub mod json_bounds;
 pub mod limits;
+pub mod mail;
 pub mod operator;
 pub mod policy;
 pub mod retry;
-pub mod search;
-pub mod sender_rules;
 pub mod sms;
 pub mod text;
 pub mod transfer;
 pub mod wallet;
 pub mod webhooks;
+
+/// The mail modules, at the paths they had before they moved under `mail`.
+pub use mail::{attachments, email, inbound, search, sender_rules};
 
 /// 256-bit unsigned integers, the type of every on-chain amount.
 pub use alloy_primitives::U256;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::email::{DeliveryRetry, MAX_HONOURED_RETRY_AFTER, RETRY_JITTER};
+use crate::mail::email::{DeliveryRetry, MAX_HONOURED_RETRY_AFTER, RETRY_JITTER};
 
 /// Attempt times after the first try, first included; at most `MAX` of them, so the rule stays
 /// `Copy` like the queue settings that hold it.

@@ -255,7 +255,8 @@ cursor for the next page.",
         let limit = or_refuse!(arguments.limit());
         let page = or_refuse!(
             self.services()
-                .email
+                .mail
+                .mailbox
                 .inbox(
                     &caller.profile,
                     arguments.direction.map(Into::into),
@@ -286,7 +287,8 @@ verification codes found in it and whether its sender was authenticated.",
         let arguments = or_refuse!(arguments);
         let message = or_refuse!(
             self.services()
-                .email
+                .mail
+                .mailbox
                 .message(&caller.profile, &arguments.message_id)
                 .await
         );
@@ -312,7 +314,8 @@ the next page.",
         let limit = or_refuse!(arguments.limit());
         let page = or_refuse!(
             self.services()
-                .email
+                .mail
+                .mailbox
                 .threads(&caller.profile, arguments.cursor.as_deref(), limit)
                 .await
         );
@@ -338,7 +341,8 @@ whole bodies (its newest 100 when it is longer; earlier_messages_omitted counts 
         let arguments = or_refuse!(arguments);
         let thread = or_refuse!(
             self.services()
-                .email
+                .mail
+                .mailbox
                 .thread(&caller.profile, &arguments.thread_id)
                 .await
         );
@@ -374,7 +378,8 @@ same query, for the next page.",
         let limit = or_refuse!(arguments.limit());
         let page = or_refuse!(
             self.services()
-                .email
+                .mail
+                .mailbox
                 .search(
                     &caller.profile,
                     &query,
@@ -407,7 +412,8 @@ embedded resource (text for a text type). Listed attachments with stored false w
         let arguments = or_refuse!(arguments);
         let download = or_refuse!(
             self.services()
-                .email
+                .mail
+                .mailbox
                 .attachment(
                     &caller.profile,
                     &arguments.message_id,
@@ -477,7 +483,13 @@ many sends are refused with a retry_after in seconds.",
             body,
             idempotency_key: key.as_deref().map(str::as_bytes),
         }));
-        let (message, _) = or_refuse!(self.services().email.send(&caller.profile, mail).await);
+        let (message, _) = or_refuse!(
+            self.services()
+                .mail
+                .outbound
+                .send(&caller.profile, mail)
+                .await
+        );
         answer(EmailSendResponse {
             status: SendStatus::Sent,
             data: message.into(),
@@ -509,7 +521,8 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
         }));
         let (message, _) = or_refuse!(
             self.services()
-                .email
+                .mail
+                .outbound
                 .reply(&caller.profile, &message_id, reply)
                 .await
         );
@@ -545,7 +558,8 @@ outbox, limits and idempotency_key as send_email.",
         }));
         let (message, _) = or_refuse!(
             self.services()
-                .email
+                .mail
+                .outbound
                 .forward(&caller.profile, &message_id, forward)
                 .await
         );

@@ -1,6 +1,7 @@
 //! The operator console's side of the store (operators, enrollment links, passkeys, sessions,
 //! registrations in progress, the challenges used and the failed sign-ins, personal tokens, the
-//! audit log) and the passkey ceremonies themselves.
+//! audit log) and the passkey ceremonies themselves. Every operator action writes its audit row in
+//! its own transaction.
 
 use std::time::Duration;
 
@@ -113,11 +114,10 @@ pub struct AuditPage {
     pub limit: usize,
 }
 
-/// The console's accounts and what they do. Every operator action writes its audit row in its
-/// own transaction.
+/// Operators, their enrollment links and passkey registrations under way; used by `ConsoleAccess`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
-pub trait OperatorStore: Send + Sync {
+pub trait OperatorAccounts: Send + Sync {
     /// Registers `operator` with its enrollment link, audited as `actor`'s invitation.
     async fn invite(
         &self,
@@ -158,7 +158,12 @@ pub trait OperatorStore: Send + Sync {
         passkey: StoredPasskey,
         address: Option<String>,
     ) -> Result<OperatorAccount, OperatorStoreError>;
+}
 
+/// Passkey sign-ins (challenge key, passkeys, failed tries) and sessions; used by `ConsoleAccess`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait ConsoleSessions: Send + Sync {
     /// The key sign-in challenges are sealed with, the same for every instance: the one kept,
     /// else `drawn`, kept from now on.
     async fn challenge_key(&self, drawn: [u8; 32]) -> Result<[u8; 32], StoreError>;
@@ -214,7 +219,12 @@ pub trait OperatorStore: Send + Sync {
         token: SecretHash,
         address: Option<String>,
     ) -> Result<(), StoreError>;
+}
 
+/// Operators' personal tokens for the control plane; used by `ConsoleAccess`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait OperatorTokens: Send + Sync {
     /// Issues `operator` the personal token hashing to `token`, revoking the one they had,
     /// audited as `actor`'s; `false`, and nothing issued, when the operator is disabled.
     async fn issue_token(
@@ -243,7 +253,12 @@ pub trait OperatorStore: Send + Sync {
         token: SecretHash,
         target: Option<String>,
     ) -> Result<Option<OperatorAccount>, StoreError>;
+}
 
+/// The operators' audit log, read a page at a time; used by `ConsoleAccess`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AuditLog: Send + Sync {
     /// A page of the audit log, newest first.
     async fn audit(&self, page: AuditPage) -> Result<Vec<(Uuid, AuditRecord)>, StoreError>;
 }

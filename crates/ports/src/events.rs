@@ -1,5 +1,6 @@
 //! The event log and the webhooks that carry it out (decision 0058): what the core reads of the
-//! log, keeps of an agent's endpoints, and asks of whoever posts to them.
+//! log, keeps of an agent's endpoints, and asks of whoever posts to them. Every read and change
+//! made for an agent is scoped to it: another agent's endpoint is not found.
 
 use std::time::Duration;
 
@@ -82,11 +83,10 @@ pub enum EndpointRefusal {
     Store(#[from] StoreError),
 }
 
-/// An agent's endpoints, their secrets and the log of their deliveries. Every read and change
-/// is scoped to the agent: another agent's endpoint is not found.
+/// An agent's endpoints and their secrets; used by `WebhookService` and `EventAdmin`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
-pub trait WebhookEndpoints: Send + Sync {
+pub trait WebhookEndpointStore: Send + Sync {
     /// Creates the endpoint unless the agent holds `max` already.
     async fn create(
         &self,
@@ -130,7 +130,12 @@ pub trait WebhookEndpoints: Send + Sync {
         secret: String,
         old_signs_for: Duration,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
+}
 
+/// An endpoint's deliveries: its attempts, and replays; used by `WebhookService` and `EventAdmin`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WebhookDeliveryLog: Send + Sync {
     /// The endpoint's attempts, newest first, after `after`; `None` when it is not found.
     async fn attempts(
         &self,
@@ -152,17 +157,22 @@ pub trait WebhookEndpoints: Send + Sync {
         after: u64,
         rate: Option<RateLimit>,
     ) -> Result<Option<Replayed>, StoreError>;
+}
 
-    /// Disables the endpoint with `reason` (its receiver said it is gone) and fails what is
-    /// queued for it.
-    async fn disable(&self, id: WebhookEndpointId, reason: &str) -> Result<(), StoreError>;
-
+/// Attempts logged and gone endpoints disabled; used by `WebhookAttempt` and `EventAdmin`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WebhookAttemptOutcomes: Send + Sync {
     /// Keeps what one attempt came to.
     async fn log_attempt(
         &self,
         endpoint: WebhookEndpointId,
         attempt: &WebhookAttemptRecord,
     ) -> Result<(), StoreError>;
+
+    /// Disables the endpoint with `reason` (its receiver said it is gone) and fails what is
+    /// queued for it.
+    async fn disable(&self, id: WebhookEndpointId, reason: &str) -> Result<(), StoreError>;
 }
 
 /// What a replay came to.

@@ -1,6 +1,7 @@
-//! Transfer intents, through one narrow port per client: admission (the wallet's send), the
-//! ledger (reads and operator decisions), the execution queue (the executor) and the sweeper
-//! (expiry of intents nobody confirmed).
+//! Transfer intents, through narrow ports: admission (the wallet's send), the records (reads of
+//! intents), the wallets' usage (spend windows), the transitions (operators' decisions), the
+//! submission and settlement queues (the executor) and the sweeper (expiry of intents nobody
+//! confirmed).
 
 use std::time::Duration;
 
@@ -182,10 +183,10 @@ pub struct UsageReading {
     pub version: UsageVersion,
 }
 
-/// Reading intents, and the decisions people take on them.
+/// Intents as they are read, with transactions and approvals; used by the wallet and operators.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
-pub trait IntentLedger: Send + Sync {
+pub trait IntentRecords: Send + Sync {
     /// One agent's intents, newest first, strictly after `after`.
     async fn page(
         &self,
@@ -202,6 +203,17 @@ pub trait IntentLedger: Send + Sync {
     /// Every intent matching `filter`, newest first unless it asks for the oldest first.
     async fn list(&self, filter: IntentFilter) -> Result<Vec<TransferIntentRecord>, StoreError>;
 
+    /// The transactions recorded for the intent, newest first.
+    async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
+
+    /// The approvals the intent received, oldest first, each with whether it counts now.
+    async fn approvals(&self, id: IntentId) -> Result<Vec<IntentApproval>, StoreError>;
+}
+
+/// What each spend window of a wallet holds, and whom it paid; used by the wallet and operators.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait WalletUsage: Send + Sync {
     /// The agent's wallet with its stored policy, and what the wallet's intents hold in each
     /// spend window now (as admission counts them), in `recipient`'s daily window too when one
     /// is given: one reading, so the policy and the amounts are of one moment. None without a
@@ -231,13 +243,12 @@ pub trait IntentLedger: Send + Sync {
         &self,
         pairs: Vec<(WalletId, EvmAddress)>,
     ) -> Result<Vec<(WalletId, EvmAddress)>, StoreError>;
+}
 
-    /// The transactions recorded for the intent, newest first.
-    async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError>;
-
-    /// The approvals the intent received, oldest first, each with whether it counts now.
-    async fn approvals(&self, id: IntentId) -> Result<Vec<IntentApproval>, StoreError>;
-
+/// The decisions people take on intents (approvals, rejections); used by `IntentDecisions`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait IntentTransitions: Send + Sync {
     /// Records `approver`'s approval of the pending intent under its row lock; once distinct
     /// operators' approvals reach the approvals the intent requires, it is confirmed
     /// (`confirmed_by` operator). What it requires is read under that lock: every change of the
@@ -333,10 +344,10 @@ pub enum Settlement {
 /// the executor at once.
 pub const CONFIRMED_INTENTS_TOPIC: &str = "intents-confirmed";
 
-/// The executor's queue: confirmed intents to sign, submitted ones to follow.
+/// Confirmed intents to sign: leases, nonces, transactions recorded; used by the `Executor`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
-pub trait ExecutionQueue: Send + Sync {
+pub trait SubmissionQueue: Send + Sync {
     /// Leases the oldest confirmed intent not leased to anyone else to the caller as `lease`, for
     /// `lease_for`. The caller names the lease so that a claim whose answer was lost can still
     /// be given back.
@@ -378,6 +389,15 @@ pub trait ExecutionQueue: Send + Sync {
         error: Option<String>,
     ) -> Result<(), StoreError>;
 
+    /// How long the oldest confirmed intent has waited since its confirmation (on the database
+    /// clock); `None` when none waits.
+    async fn oldest_confirmed_wait(&self) -> Result<Option<Duration>, StoreError>;
+}
+
+/// Submitted intents to follow and settle; used by the `Executor` and `ChainResolution`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait SettlementQueue: Send + Sync {
     /// Up to `limit` submitted intents whose next look is due, held back from other executors for
     /// `look_for` (until rescheduled or settled, or a crashed look lapses). Of each wallet only
     /// those among its `per_wallet` lowest nonces still submitted come, since no later one can be
@@ -408,10 +428,6 @@ pub trait ExecutionQueue: Send + Sync {
         settlement: Settlement,
         decided_by: Option<Operator>,
     ) -> Result<TransferIntentRecord, TransitionError>;
-
-    /// How long the oldest confirmed intent has waited since its confirmation (on the database
-    /// clock); `None` when none waits.
-    async fn oldest_confirmed_wait(&self) -> Result<Option<Duration>, StoreError>;
 }
 
 /// Expiry of intents nobody confirmed in time.

@@ -25,8 +25,9 @@ pub use chain::{
     TransferCall,
 };
 pub use console::{
-    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError, PasskeyError,
-    Passkeys, SessionOpening, SessionRecord, StoredPasskey, TokenRecord, UsedChallenge,
+    AuditLog, AuditPage, Ceremony, ConsoleSessions, NewOperator, NewSession, OperatorAccounts,
+    OperatorStoreError, OperatorTokens, PasskeyError, Passkeys, SessionOpening, SessionRecord,
+    StoredPasskey, TokenRecord, UsedChallenge,
 };
 pub use email::{
     AcceptError, Acceptance, AttachmentBytes, AttachmentContent, AttachmentObjects,
@@ -38,21 +39,19 @@ pub use email::{
 pub use errors::{Conflict, KeyedRefusal, StoreError};
 pub use events::{
     events_topic, EndpointRefusal, EventLog, NewWebhookEndpoint, PostAnswer, Replayed,
-    WebhookDelivery, WebhookEndpointChanges, WebhookEndpoints, WebhookPoster,
-    EVERY_AGENTS_EVENTS_TOPIC, WEBHOOK_DELIVERIES_TOPIC,
+    WebhookAttemptOutcomes, WebhookDelivery, WebhookDeliveryLog, WebhookEndpointChanges,
+    WebhookEndpointStore, WebhookPoster, EVERY_AGENTS_EVENTS_TOPIC, WEBHOOK_DELIVERIES_TOPIC,
 };
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
-    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, ExecutionQueue, IntentAdmission,
-    IntentApproval, IntentFilter, IntentLedger, IntentSweeper, NewTransferIntent, Settlement,
-    SubmissionClaim, SubmissionError, SubmittedIntent, TransitionError, UsageReading,
-    CONFIRMED_INTENTS_TOPIC,
+    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, IntentAdmission, IntentApproval,
+    IntentFilter, IntentRecords, IntentSweeper, IntentTransitions, NewTransferIntent, Settlement,
+    SettlementQueue, SubmissionClaim, SubmissionError, SubmissionQueue, SubmittedIntent,
+    TransitionError, UsageReading, WalletUsage, CONFIRMED_INTENTS_TOPIC,
 };
 pub use listings::{Listing, ListingVersion, UsageVersion};
-pub use notifications::{
-    inbound_topic, revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC,
-};
+pub use notifications::{revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
@@ -69,7 +68,9 @@ pub use agents::MockAgentStore;
 #[cfg(feature = "mock")]
 pub use chain::{MockChainClient, MockChainWriter};
 #[cfg(feature = "mock")]
-pub use console::{MockOperatorStore, MockPasskeys};
+pub use console::{
+    MockAuditLog, MockConsoleSessions, MockOperatorAccounts, MockOperatorTokens, MockPasskeys,
+};
 #[cfg(feature = "mock")]
 pub use email::{
     MockAttachmentContent, MockAttachmentObjects, MockAttachmentUploads, MockEmailCodes,
@@ -77,11 +78,17 @@ pub use email::{
     MockInboundParser, MockMailbox, MockSenderRuleStore,
 };
 #[cfg(feature = "mock")]
-pub use events::{MockEventLog, MockWebhookEndpoints, MockWebhookPoster};
+pub use events::{
+    MockEventLog, MockWebhookAttemptOutcomes, MockWebhookDeliveryLog, MockWebhookEndpointStore,
+    MockWebhookPoster,
+};
 #[cfg(feature = "mock")]
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]
-pub use intents::{MockExecutionQueue, MockIntentAdmission, MockIntentLedger, MockIntentSweeper};
+pub use intents::{
+    MockIntentAdmission, MockIntentRecords, MockIntentSweeper, MockIntentTransitions,
+    MockSettlementQueue, MockSubmissionQueue, MockWalletUsage,
+};
 #[cfg(feature = "mock")]
 pub use notifications::{MockNotifications, MockTimer};
 #[cfg(feature = "mock")]

@@ -46,8 +46,3 @@ pub const AGENT_PROFILES_TOPIC: &str = "agent-profiles";
 pub fn revoked_topic(agent: domain::AgentId) -> String {
     format!("revoked:{agent}")
 }
-
-/// The topic of new inbound messages (SMS and mail) of an agent.
-pub fn inbound_topic(agent: domain::AgentId) -> String {
-    format!("inbound:{agent}")
-}

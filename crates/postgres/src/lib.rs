@@ -24,6 +24,7 @@ mod schema;
 mod sms;
 mod tls;
 mod wallet_keys;
+mod watches;
 mod webhooks;
 
 pub use agents::PgAgentStore;

@@ -1,7 +1,8 @@
 //! The notification hub: one `LISTEN` connection per instance, fanned out in memory. A change
 //! commits with `pg_notify(CHANNEL, topic)`; every instance's hub wakes the waiters of that topic.
 //! diesel-async 0.5 has no notification API, so the listener is a plain tokio-postgres connection
-//! (the driver diesel-async itself runs on).
+//! (the driver diesel-async itself runs on). The same connection registers the watches of the
+//! events topics subscribed here (`watches`): an agent's events notify only while watched.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,9 +13,11 @@ use futures_util::StreamExt;
 use ports::{Notifications, Wakeup};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use tokio_postgres::AsyncMessage;
 
 use crate::connector::{with_causes, Connector};
+use crate::watches::{register, Watched, Watches, RENEW_EVERY, WATCH_LEASE};
 
 /// The one channel every topic is published on; the payload is the topic.
 pub const CHANNEL: &str = "agent_runtime_events";
@@ -33,6 +36,8 @@ struct Hub {
     /// a topic dropped for want of waiters and made again.
     moves: AtomicU64,
     listening: AtomicBool,
+    /// The events topics' watches held by subscriptions here.
+    watches: Arc<Watches>,
 }
 
 impl Hub {
@@ -42,12 +47,17 @@ impl Hub {
 
     /// Wakes the waiters of `topic`, and of `kind:*` for a topic `kind:…`.
     fn wake(&self, topic: &str) {
-        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         let every = topic
             .split_once(':')
             .filter(|(_, rest)| *rest != "*")
             .map(|(kind, _)| format!("{kind}:*"));
-        for topic in std::iter::once(topic).chain(every.as_deref()) {
+        self.wake_topics(std::iter::once(topic).chain(every.as_deref()));
+    }
+
+    /// Wakes the waiters of each topic, and only of those.
+    fn wake_topics<'a>(&self, woken: impl Iterator<Item = &'a str>) {
+        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        for topic in woken {
             if let Some(sender) = topics.get(topic) {
                 if sender.receiver_count() == 0 {
                     topics.remove(topic);
@@ -75,13 +85,15 @@ impl PgNotificationHub {
     /// Starts listening through `connector` in the background; until the connection is up (and
     /// whenever it is lost), `is_listening` is false and the hub keeps reconnecting.
     pub fn start(connector: Connector) -> Self {
+        let (watches, registrations) = Watches::new();
         let hub = Arc::new(Hub {
             topics: Mutex::new(HashMap::new()),
             epoch: watch::Sender::new(0),
             moves: AtomicU64::new(0),
             listening: AtomicBool::new(false),
+            watches,
         });
-        let listener = tokio::spawn(listen(connector, hub.clone()));
+        let listener = tokio::spawn(listen(connector, hub.clone(), registrations));
         Self { hub, listener }
     }
 }
@@ -113,7 +125,10 @@ impl Notifications for PgNotificationHub {
             .subscribe();
         let mut reconnected = self.hub.epoch.subscribe();
         let stands_at = (*topic_changed.borrow()).max(*reconnected.borrow());
+        let watching = Watched::of_topic(topic).map(|watched| self.hub.watches.hold(watched));
         let wakeup = Box::pin(async move {
+            // Held while the subscription lives: the topic is notified for as long.
+            let _watching = watching;
             tokio::select! {
                 _ = topic_changed.changed() => {}
                 _ = reconnected.changed() => {}
@@ -132,10 +147,14 @@ impl Notifications for PgNotificationHub {
 }
 
 /// Keeps one listening connection up for as long as the hub lives.
-async fn listen(connector: Connector, hub: Arc<Hub>) {
+async fn listen(
+    connector: Connector,
+    hub: Arc<Hub>,
+    mut registrations: mpsc::UnboundedReceiver<Watched>,
+) {
     let mut wait = RECONNECT_FIRST;
     loop {
-        match listen_once(&connector, &hub).await {
+        match listen_once(&connector, &hub, &mut registrations).await {
             Ok(()) => wait = RECONNECT_FIRST,
             Err(error) => tracing::warn!(
                 error = %with_causes(&error),
@@ -151,8 +170,13 @@ async fn listen(connector: Connector, hub: Arc<Hub>) {
     }
 }
 
-/// One connection's life: connect, `LISTEN`, fan out until the connection ends.
-async fn listen_once(connector: &Connector, hub: &Hub) -> Result<(), tokio_postgres::Error> {
+/// One connection's life: connect, `LISTEN`, register the watches held, then fan out and keep
+/// the watches registered until the connection ends.
+async fn listen_once(
+    connector: &Connector,
+    hub: &Hub,
+    registrations: &mut mpsc::UnboundedReceiver<Watched>,
+) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = connector.open_client().await?;
     let (messages, mut received) = mpsc::unbounded_channel();
     // The connection must be polled for the client to work at all; its messages come out here.
@@ -174,17 +198,88 @@ async fn listen_once(connector: &Connector, hub: &Hub) -> Result<(), tokio_postg
         }
     });
     client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    // Whatever was asked while no one listened is among the watches held now.
+    while registrations.try_recv().is_ok() {}
+    let mut renewals = Renewals::new();
+    renewals.renew(&client, hub).await;
     hub.listening.store(true, Ordering::Release);
     hub.wake_everyone();
     tracing::info!(channel = CHANNEL, "notification listener connected");
-    while let Some(message) = received.recv().await {
-        if let AsyncMessage::Notification(notification) = message {
-            hub.wake(notification.payload());
+    let mut renew = tokio::time::interval_at(Instant::now() + RENEW_EVERY, RENEW_EVERY);
+    loop {
+        tokio::select! {
+            message = received.recv() => match message {
+                Some(AsyncMessage::Notification(notification)) => hub.wake(notification.payload()),
+                Some(_) => {}
+                None => break,
+            },
+            Some(watched) = registrations.recv() => {
+                if hub.watches.has(watched) {
+                    renewals.register(&client, hub, watched).await;
+                }
+            }
+            _ = renew.tick() => renewals.renew(&client, hub).await,
+        }
+        if client.is_closed() {
+            break;
         }
     }
     driver.abort();
     tracing::warn!("notification connection closed");
     Ok(())
+}
+
+/// Keeps the watches held here registered, and makes good what a watch left unregistered may
+/// have missed: a registration that failed, or a renewal that came after its lease lapsed, wakes
+/// every waiter once it succeeds, so each reads again.
+struct Renewals {
+    /// Until when every watch held is known to be registered.
+    covered_until: Option<Instant>,
+    /// Whether a registration failed since the last renewal that succeeded.
+    failed: bool,
+}
+
+impl Renewals {
+    fn new() -> Self {
+        Self {
+            covered_until: None,
+            failed: false,
+        }
+    }
+
+    /// Registers a watch newly held, then wakes its topic: its watcher reads again.
+    async fn register(&mut self, client: &tokio_postgres::Client, hub: &Hub, watched: Watched) {
+        match register(client, &[watched]).await {
+            Ok(()) => hub.wake_topics(std::iter::once(watched.topic().as_str())),
+            Err(error) => self.failed(&error, client).await,
+        }
+    }
+
+    /// Renews every watch held for another lease.
+    async fn renew(&mut self, client: &tokio_postgres::Client, hub: &Hub) {
+        let started = Instant::now();
+        let held = hub.watches.to_renew();
+        match register(client, &held).await {
+            Ok(()) => {
+                let lapsed = self.covered_until.is_some_and(|until| started > until);
+                if std::mem::take(&mut self.failed) || lapsed {
+                    hub.wake_everyone();
+                }
+                self.covered_until = Some(started + WATCH_LEASE);
+            }
+            Err(error) => self.failed(&error, client).await,
+        }
+    }
+
+    async fn failed(&mut self, error: &tokio_postgres::Error, client: &tokio_postgres::Client) {
+        self.failed = true;
+        tracing::warn!(
+            error = %with_causes(error),
+            "could not register the watched agents' events; retrying at the next renewal"
+        );
+        // A watch of every agent writes in a transaction of its own, left open by its error.
+        let _ = client.batch_execute("ROLLBACK").await;
+    }
 }
 
 #[cfg(test)]
@@ -222,14 +317,14 @@ mod tests {
     async fn a_topic_of_every_kind_wakes_with_each_topic_of_that_kind_only() {
         let hub = unconnected();
         let every = hub.subscribe("events:*");
-        let mut inbound = hub.subscribe("inbound:*");
+        let mut revoked = hub.subscribe("revoked:*");
         hub.notify_here("events:a");
         every.await;
         assert!(
-            futures_util::poll!(&mut inbound).is_pending(),
+            futures_util::poll!(&mut revoked).is_pending(),
             "another kind's topic stays asleep"
         );
-        hub.notify_here("inbound:b");
-        inbound.await;
+        hub.notify_here("revoked:b");
+        revoked.await;
     }
 }

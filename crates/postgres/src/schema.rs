@@ -362,6 +362,7 @@ diesel::table! {
         agent_id -> Uuid,
         last_seq -> BigInt,
         pruned_through -> BigInt,
+        watched_until -> Nullable<Timestamptz>,
     }
 }
 

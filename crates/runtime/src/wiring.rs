@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use app::{
     AgentAdmin, AgentAdminPorts, AgentService, AttachmentSweep, AuthCache, ChainResolution,
-    ChainResolutionPorts, CodePorts, CodeService, ConsoleAccess, DecisionPorts, DecisionStores,
-    DecisionWaits, EmailPorts, EmailService, EventAdmin, EventPorts, EventService, Executor,
-    IntentDecisions, IntentExpiry, LeasedWorker, LongLived, ObjectStorage, OperatorServices,
-    OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService, WalletKeyRotation,
-    WalletService, WalletStores, WebhookAttempt, WebhookService,
+    ChainResolutionPorts, CodePorts, CodeService, ConsoleAccess, ConsoleStores, DecisionPorts,
+    DecisionStores, DecisionWaits, EventAdmin, EventPorts, EventService, Executor, IntentDecisions,
+    IntentExpiry, LeasedWorker, LongLived, MailIntakePorts, MailIntakeService, MailServices,
+    MailboxPorts, MailboxService, ObjectStorage, OperatorServices, OutboundMailPorts,
+    OutboundMailService, OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService,
+    WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
@@ -67,7 +68,7 @@ pub fn services(
     let decisions = DecisionWaits::new(
         DecisionPorts {
             agents: agent_store(database),
-            ledger: intent_store(database),
+            records: intent_store(database),
             notifications: notifications.clone(),
             timer: Arc::new(TokioTimer),
         },
@@ -81,8 +82,10 @@ pub fn services(
         },
         long_lived.clone(),
     );
+    let webhook_store = Arc::new(PgWebhookStore::new(database.clone()));
     let webhooks = WebhookService::new(
-        Arc::new(PgWebhookStore::new(database.clone())),
+        webhook_store.clone(),
+        webhook_store,
         config.events.webhooks.targets,
         config.cursors.codec(),
     );
@@ -95,7 +98,7 @@ pub fn services(
             &config.intents,
             config.cursors.codec(),
         ),
-        email: email_service(
+        mail: mail_services(
             database,
             &config.email,
             config.cursors.codec(),
@@ -174,7 +177,8 @@ fn wallet_service(
         WalletStores {
             agents: agent_store(database),
             admission: store.clone(),
-            ledger: store,
+            records: store.clone(),
+            usage: store,
         },
         chain.reader.clone(),
         cursors,
@@ -190,8 +194,10 @@ pub fn executor(
     config: &ProvisioningConfig,
     intents: &IntentConfig,
 ) -> Executor {
+    let store = intent_store(database);
     Executor::new(
-        intent_store(database),
+        store.clone(),
+        store,
         chain.writer.clone(),
         key_vault(config),
         intents.execution,
@@ -211,12 +217,12 @@ pub fn intent_expiry(database: &Database, config: &IntentConfig) -> IntentExpiry
 }
 
 /// Email for agents: the outbox, the inbox, and inbound mail through the provider's webhook.
-fn email_service(
+fn mail_services(
     database: &Database,
     config: &EmailConfig,
     cursors: CursorCodec,
     long_lived: Arc<LongLived>,
-) -> anyhow::Result<EmailService> {
+) -> anyhow::Result<MailServices> {
     let store =
         Arc::new(PgEmailStore::new(database.clone()).with_search_timeout(config.search_timeout));
     let (attachments, objects) = attachment_bytes(&store, &config.attachment_store);
@@ -226,22 +232,34 @@ fn email_service(
             config.webhook_secrets.iter().cloned(),
         )?)),
     };
-    Ok(EmailService::new(
-        EmailPorts {
-            mailbox: store.clone(),
-            outbox: store.clone(),
+    Ok(MailServices {
+        outbound: OutboundMailService::new(
+            OutboundMailPorts {
+                mailbox: store.clone(),
+                outbox: store.clone(),
+                attachments: attachments.clone(),
+                objects: objects.clone(),
+            },
+            config.send_rates,
+        ),
+        mailbox: MailboxService::new(
+            MailboxPorts {
+                mailbox: store.clone(),
+                attachments,
+                rules: store.clone(),
+            },
+            cursors,
+            long_lived,
+        ),
+        intake: MailIntakeService::new(MailIntakePorts {
             inbound: store.clone(),
             parser: Arc::new(MailParserInbound),
             webhook,
-            attachments,
             rules: store,
             objects,
-        },
-        cursors,
-        config.send_rates,
-        long_lived,
-    )
-    .with_attachment_max_bytes(config.attachment_max_bytes))
+        })
+        .with_attachment_max_bytes(config.attachment_max_bytes),
+    })
 }
 
 /// The worker that hands queued mail to the configured provider.
@@ -423,6 +441,8 @@ fn operator_services(
         };
     let agents = agent_store(database);
     let intents = intent_store(database);
+    let webhooks = Arc::new(PgWebhookStore::new(database.clone()));
+    let operators = Arc::new(PgOperatorStore::new(database.clone()));
     Ok(OperatorServices {
         agents: AgentAdmin::new(
             AgentAdminPorts {
@@ -440,6 +460,8 @@ fn operator_services(
             DecisionStores {
                 agents,
                 intents: intents.clone(),
+                usage: intents.clone(),
+                transitions: intents.clone(),
                 notifications,
                 chain: chain.reader.clone(),
             },
@@ -453,10 +475,17 @@ fn operator_services(
         }),
         events: EventAdmin::new(
             Arc::new(PgEventLog::new(database.clone())),
-            Arc::new(PgWebhookStore::new(database.clone())),
+            webhooks.clone(),
+            webhooks.clone(),
+            webhooks,
         ),
         console: ConsoleAccess::new(
-            Arc::new(PgOperatorStore::new(database.clone())),
+            ConsoleStores {
+                accounts: operators.clone(),
+                sessions: operators.clone(),
+                tokens: operators.clone(),
+                audit: operators,
+            },
             console_passkeys(&services.console_url),
             services.console_url.clone(),
         ),

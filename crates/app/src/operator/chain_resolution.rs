@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use domain::{nonce_used, IntentId, IntentStatus, Operator, TransferIntentRecord};
 use ports::{
-    ChainError, ChainWriter, ExecutionQueue, IntentLedger, SignedTransfer, StoreError,
+    ChainError, ChainWriter, IntentRecords, SettlementQueue, SignedTransfer, StoreError,
     TransitionError,
 };
 
@@ -42,11 +42,11 @@ pub enum ResolveError {
 
 /// What chain resolution works with.
 pub struct ChainResolutionPorts {
-    pub intents: Arc<dyn IntentLedger>,
+    pub intents: Arc<dyn IntentRecords>,
     /// The chain wallets live on.
     pub chain: Arc<dyn ChainWriter>,
     /// Settles intents as the executor does.
-    pub settlement: Arc<dyn ExecutionQueue>,
+    pub settlement: Arc<dyn SettlementQueue>,
 }
 
 pub struct ChainResolution {
@@ -134,7 +134,7 @@ mod tests {
     use super::*;
     use domain::{EvmAddress, IntentEvent, TransitionRefused};
     use mockall::predicate::eq;
-    use ports::{AttemptRecord, MockChainWriter, MockExecutionQueue, MockIntentLedger};
+    use ports::{AttemptRecord, MockChainWriter, MockIntentRecords, MockSettlementQueue};
 
     use crate::operator::tests::operator;
 
@@ -143,9 +143,9 @@ mod tests {
         intent: &TransferIntentRecord,
         transactions: &[&str],
         chain: MockChainWriter,
-        settlement: MockExecutionQueue,
+        settlement: MockSettlementQueue,
     ) -> ChainResolution {
-        let mut intents = MockIntentLedger::new();
+        let mut intents = MockIntentRecords::new();
         let found = intent.clone();
         intents
             .expect_find()
@@ -209,7 +209,7 @@ mod tests {
             .times(1)
             .in_sequence(&mut sequence)
             .returning(|_| Ok(ports::ReceiptStatus::Succeeded));
-        let mut settlement = MockExecutionQueue::new();
+        let mut settlement = MockSettlementQueue::new();
         settlement
             .expect_settle()
             .with(
@@ -240,16 +240,16 @@ mod tests {
     }
 
     /// A settlement port that must not be asked to settle anything.
-    fn settling_nothing() -> MockExecutionQueue {
-        let mut settlement = MockExecutionQueue::new();
+    fn settling_nothing() -> MockSettlementQueue {
+        let mut settlement = MockSettlementQueue::new();
         settlement.expect_settle().never();
         settlement
     }
 
     /// A settlement port expecting one failure, decided by `operator()`, whose reason says each
     /// of `said`.
-    fn expecting_failure(said: &'static [&'static str]) -> MockExecutionQueue {
-        let mut settlement = MockExecutionQueue::new();
+    fn expecting_failure(said: &'static [&'static str]) -> MockSettlementQueue {
+        let mut settlement = MockSettlementQueue::new();
         settlement
             .expect_settle()
             .withf(move |_, settlement, decided_by| {
@@ -340,7 +340,7 @@ mod tests {
     async fn an_intent_settled_by_the_executor_meanwhile_is_reported_as_it_is() {
         let intent = intent_in(IntentStatus::Submitted);
         let chain = chain_showing(6, ports::ReceiptStatus::Succeeded);
-        let mut settlement = MockExecutionQueue::new();
+        let mut settlement = MockSettlementQueue::new();
         settlement.expect_settle().returning(|_, _, _| {
             Err(TransitionError::Refused(TransitionRefused {
                 from: IntentStatus::Executed,

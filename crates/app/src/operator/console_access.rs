@@ -14,8 +14,9 @@ use domain::{
     SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError, PasskeyError,
-    Passkeys, SessionOpening, StoreError, TokenRecord, UsedChallenge,
+    AuditLog, AuditPage, Ceremony, ConsoleSessions, NewOperator, NewSession, OperatorAccounts,
+    OperatorStoreError, OperatorTokens, PasskeyError, Passkeys, SessionOpening, StoreError,
+    TokenRecord, UsedChallenge,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
@@ -145,8 +146,22 @@ impl From<PasskeyError> for AccessError {
     }
 }
 
+/// What the console's access keeps in the store.
+pub struct ConsoleStores {
+    /// The operators, their enrollment links and the passkey registrations under way.
+    pub accounts: Arc<dyn OperatorAccounts>,
+    /// Sign-ins with a passkey, and the sessions they open.
+    pub sessions: Arc<dyn ConsoleSessions>,
+    /// The operators' personal tokens.
+    pub tokens: Arc<dyn OperatorTokens>,
+    pub audit: Arc<dyn AuditLog>,
+}
+
 pub struct ConsoleAccess {
-    operators: Arc<dyn OperatorStore>,
+    accounts: Arc<dyn OperatorAccounts>,
+    sessions: Arc<dyn ConsoleSessions>,
+    tokens: Arc<dyn OperatorTokens>,
+    audit: Arc<dyn AuditLog>,
     passkeys: Arc<dyn Passkeys>,
     /// Where the console is reached, without a trailing slash: enrollment links start with it.
     public_base_url: String,
@@ -171,12 +186,15 @@ fn random_secret() -> OneTimeSecret {
 
 impl ConsoleAccess {
     pub fn new(
-        operators: Arc<dyn OperatorStore>,
+        stores: ConsoleStores,
         passkeys: Arc<dyn Passkeys>,
         public_base_url: String,
     ) -> Self {
         Self {
-            operators,
+            accounts: stores.accounts,
+            sessions: stores.sessions,
+            tokens: stores.tokens,
+            audit: stores.audit,
             passkeys,
             public_base_url,
             seal: OnceLock::new(),
@@ -188,7 +206,7 @@ impl ConsoleAccess {
         if let Some(seal) = self.seal.get() {
             return Ok(seal);
         }
-        let key = self.operators.challenge_key(random_bytes()).await?;
+        let key = self.sessions.challenge_key(random_bytes()).await?;
         Ok(self.seal.get_or_init(|| ChallengeSeal::new(key)))
     }
 
@@ -202,7 +220,7 @@ impl ConsoleAccess {
     ) -> Result<Invitation, InviteError> {
         let token = random_secret();
         let operator = self
-            .operators
+            .accounts
             .invite(
                 NewOperator {
                     id: OperatorId(Uuid::now_v7()),
@@ -225,7 +243,7 @@ impl ConsoleAccess {
     }
 
     pub async fn list(&self) -> Result<Vec<OperatorAccount>, StoreError> {
-        self.operators.list().await
+        self.accounts.list().await
     }
 
     /// The operator whose personal token `token` is, as the principal of a decision on
@@ -238,7 +256,7 @@ impl ConsoleAccess {
     ) -> Result<Operator, ProofError> {
         let token = OperatorToken::parse(token).ok_or(ProofError::Invalid)?;
         let account = self
-            .operators
+            .tokens
             .use_token(token.hash(), Some(target.to_string()))
             .await?
             .ok_or(ProofError::Invalid)?;
@@ -257,7 +275,7 @@ impl ConsoleAccess {
         }
         let token = OperatorToken::from_random_bytes(random_bytes());
         let issued = self
-            .operators
+            .tokens
             .issue_token(session.operator.id, token.hash(), &session.actor(address))
             .await?;
         if !issued {
@@ -273,7 +291,7 @@ impl ConsoleAccess {
         name: OperatorName,
         actor: &Actor,
     ) -> Result<bool, RevokeTokenError> {
-        self.operators
+        self.tokens
             .revoke_token(&name, actor)
             .await?
             .ok_or(RevokeTokenError::NotFound(name))
@@ -281,7 +299,7 @@ impl ConsoleAccess {
 
     /// The operator's live personal token, when they have one.
     pub async fn token_of(&self, operator: OperatorId) -> Result<Option<TokenRecord>, StoreError> {
-        self.operators.token_of(operator).await
+        self.tokens.token_of(operator).await
     }
 
     /// Disables the operator: their sessions end at once and nothing of theirs opens the
@@ -291,7 +309,7 @@ impl ConsoleAccess {
         name: OperatorName,
         actor: &Actor,
     ) -> Result<OperatorAccount, DisableError> {
-        self.operators
+        self.accounts
             .disable(&name, actor)
             .await?
             .ok_or(DisableError::NotFound(name))
@@ -300,7 +318,7 @@ impl ConsoleAccess {
     /// The operator an enrollment link (its secret, as the URL carries it) is for, while open.
     pub async fn enrollment(&self, token: &str) -> Result<OperatorAccount, AccessError> {
         let token = OneTimeSecret::parse(token).ok_or(AccessError::LinkClosed)?;
-        self.operators
+        self.accounts
             .enrollment(token.hash())
             .await?
             .ok_or(AccessError::LinkClosed)
@@ -314,7 +332,7 @@ impl ConsoleAccess {
             .hash();
         let (options, state) = self.passkeys.start_registration(&operator)?;
         let id = Uuid::now_v7();
-        self.operators
+        self.accounts
             .begin_ceremony(
                 Ceremony {
                     id,
@@ -344,12 +362,12 @@ impl ConsoleAccess {
             .map_err(|_| AccessError::CeremonyGone)?;
         let Some(Ceremony {
             enrollment, state, ..
-        }) = self.operators.take_ceremony(id).await?
+        }) = self.accounts.take_ceremony(id).await?
         else {
             return Err(AccessError::CeremonyGone);
         };
         let passkey = self.passkeys.finish_registration(answer, &state)?;
-        self.operators
+        self.accounts
             .enroll(enrollment, passkey, address)
             .await
             .map_err(|error| match error {
@@ -389,13 +407,13 @@ impl ConsoleAccess {
             .map_err(|_| AccessError::CeremonyGone)?;
         let credential = self.passkeys.identify(answer)?;
         let (operator, passkey) = self
-            .operators
+            .sessions
             .passkey(&credential)
             .await?
             .filter(|(operator, _)| operator.is_active())
             .ok_or(AccessError::UnknownPasskey)?;
         if let RateDecision::Limited { retry_after } = self
-            .operators
+            .sessions
             .failed_sign_ins(&credential, FAILED_SIGN_IN_RATE)
             .await?
         {
@@ -407,7 +425,7 @@ impl ConsoleAccess {
         {
             Ok(passkey) => passkey,
             Err(PasskeyError::Refused(why)) => {
-                self.operators
+                self.sessions
                     .count_failed_sign_in(&credential, FAILED_SIGN_IN_RATE)
                     .await?;
                 return Err(AccessError::Passkey(why));
@@ -417,7 +435,7 @@ impl ConsoleAccess {
         let cookie = random_secret();
         let csrf = new_csrf_token();
         let opening = self
-            .operators
+            .sessions
             .open_session(
                 operator.id,
                 passkey,
@@ -464,7 +482,7 @@ impl ConsoleAccess {
             return Ok(None);
         };
         Ok(self
-            .operators
+            .sessions
             .session(cookie.hash(), SESSION_IDLE_TIMEOUT, touch)
             .await?
             .map(|session| ConsoleSession {
@@ -475,7 +493,7 @@ impl ConsoleAccess {
 
     pub async fn sign_out(&self, cookie: &str, address: Option<String>) -> Result<(), StoreError> {
         match OneTimeSecret::parse(cookie) {
-            Some(cookie) => self.operators.close_session(cookie.hash(), address).await,
+            Some(cookie) => self.sessions.close_session(cookie.hash(), address).await,
             None => Ok(()),
         }
     }
@@ -486,7 +504,7 @@ impl ConsoleAccess {
         before: Option<(OffsetDateTime, Uuid)>,
         limit: usize,
     ) -> Result<Vec<(Uuid, AuditRecord)>, StoreError> {
-        self.operators
+        self.audit
             .audit(AuditPage {
                 before,
                 target: None,
@@ -502,7 +520,7 @@ impl ConsoleAccess {
         limit: usize,
     ) -> Result<Vec<AuditRecord>, StoreError> {
         let rows = self
-            .operators
+            .audit
             .audit(AuditPage {
                 before: None,
                 target: Some(AuditTarget::Intent(intent).to_string()),
@@ -523,7 +541,10 @@ fn store_error(error: OperatorStoreError) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ports::{MockOperatorStore, MockPasskeys, StoredPasskey};
+    use ports::{
+        MockAuditLog, MockConsoleSessions, MockOperatorAccounts, MockOperatorTokens, MockPasskeys,
+        StoredPasskey,
+    };
 
     const KEY: [u8; 32] = [5; 32];
     const CREDENTIAL: &[u8] = b"alice's passkey";
@@ -542,18 +563,33 @@ mod tests {
         }
     }
 
-    fn access(operators: MockOperatorStore, passkeys: MockPasskeys) -> ConsoleAccess {
+    /// The console's stores, mocked: each expects only what a test tells it.
+    #[derive(Default)]
+    struct Stores {
+        accounts: MockOperatorAccounts,
+        sessions: MockConsoleSessions,
+        tokens: MockOperatorTokens,
+        audit: MockAuditLog,
+    }
+
+    fn access(operators: Stores, passkeys: MockPasskeys) -> ConsoleAccess {
         ConsoleAccess::new(
-            Arc::new(operators),
+            ConsoleStores {
+                accounts: Arc::new(operators.accounts),
+                sessions: Arc::new(operators.sessions),
+                tokens: Arc::new(operators.tokens),
+                audit: Arc::new(operators.audit),
+            },
             Arc::new(passkeys),
             "https://console.test".to_owned(),
         )
     }
 
-    /// A store whose challenge key is `KEY`, read at most once.
-    fn keyed_store() -> MockOperatorStore {
-        let mut operators = MockOperatorStore::new();
+    /// Stores whose challenge key is `KEY`, read at most once.
+    fn keyed_store() -> Stores {
+        let mut operators = Stores::default();
         operators
+            .sessions
             .expect_challenge_key()
             .times(..=1)
             .returning(|_| Ok(KEY));
@@ -582,8 +618,8 @@ mod tests {
     #[tokio::test]
     async fn asking_for_sign_in_options_keeps_nothing_and_counts_nothing() {
         let mut operators = keyed_store();
-        operators.expect_begin_ceremony().never();
-        operators.expect_failed_sign_ins().never();
+        operators.accounts.expect_begin_ceremony().never();
+        operators.sessions.expect_failed_sign_ins().never();
         let access = access(operators, signing_passkeys());
         let mut ceremonies = Vec::new();
         for _ in 0..50 {
@@ -603,13 +639,16 @@ mod tests {
         let alice = account(OperatorRole::Approver, false);
         let found = alice.clone();
         operators
+            .sessions
             .expect_passkey()
             .returning(move |_| Ok(Some((found.clone(), stored()))));
         operators
+            .sessions
             .expect_failed_sign_ins()
             .returning(|_, _| Ok(RateDecision::Allowed));
         let mut first = true;
         operators
+            .sessions
             .expect_open_session()
             .withf(|_, _, _, challenge, address| {
                 challenge.kept_until - OffsetDateTime::now_utc() > CEREMONY_TTL
@@ -646,7 +685,7 @@ mod tests {
     #[tokio::test]
     async fn a_challenge_not_sealed_here_is_gone_before_any_passkey_is_read() {
         let mut operators = keyed_store();
-        operators.expect_passkey().never();
+        operators.sessions.expect_passkey().never();
         let mut passkeys = MockPasskeys::new();
         passkeys.expect_identify().never();
         let access = access(operators, passkeys);
@@ -668,10 +707,12 @@ mod tests {
         let mut operators = keyed_store();
         let alice = account(OperatorRole::Approver, false);
         operators
+            .sessions
             .expect_passkey()
             .returning(move |_| Ok(Some((alice.clone(), stored()))));
         let mut resting = false;
         operators
+            .sessions
             .expect_failed_sign_ins()
             .withf(|credential, limit| credential == CREDENTIAL && *limit == FAILED_SIGN_IN_RATE)
             .returning(move |_, _| {
@@ -686,11 +727,12 @@ mod tests {
                 Ok(decision)
             });
         operators
+            .sessions
             .expect_count_failed_sign_in()
             .withf(|credential, _| credential == CREDENTIAL)
             .times(1)
             .returning(|_, _| Ok(()));
-        operators.expect_open_session().never();
+        operators.sessions.expect_open_session().never();
         let mut passkeys = signing_passkeys();
         passkeys
             .expect_finish_authentication()
@@ -711,7 +753,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_token_proves_only_an_active_operator_whose_role_decides() {
-        let mut operators = MockOperatorStore::new();
+        let mut operators = Stores::default();
         let mut answers = vec![
             None,
             Some(account(OperatorRole::Viewer, false)),
@@ -720,6 +762,7 @@ mod tests {
         .into_iter();
         let intent = IntentId(Uuid::now_v7());
         operators
+            .tokens
             .expect_use_token()
             .withf(move |_, target| target.as_deref() == Some(&format!("intent:{intent}")))
             .times(3)
@@ -747,10 +790,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_viewer_is_issued_no_token_and_an_issued_one_is_kept_only_hashed() {
-        let mut operators = MockOperatorStore::new();
+        let mut operators = Stores::default();
         let kept = Arc::new(std::sync::Mutex::new(None));
         let keeping = kept.clone();
         operators
+            .tokens
             .expect_issue_token()
             .times(1)
             .returning(move |_, hash, _| {

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use domain::{
     AgentId, EventTypes, Operator, WebhookAttemptRecord, WebhookEndpointId, WebhookEndpointRecord,
 };
-use ports::{EventLog, Replayed, StoreError, WebhookEndpoints};
+use ports::{
+    EventLog, Replayed, StoreError, WebhookAttemptOutcomes, WebhookDeliveryLog,
+    WebhookEndpointStore,
+};
 
 use crate::events::{page_of, EventPage};
 use crate::webhooks::WebhookError;
@@ -16,7 +19,11 @@ const RECENT_ATTEMPTS: usize = 20;
 
 pub struct EventAdmin {
     log: Arc<dyn EventLog>,
-    endpoints: Arc<dyn WebhookEndpoints>,
+    endpoints: Arc<dyn WebhookEndpointStore>,
+    /// The endpoints' attempts, and their replays.
+    deliveries: Arc<dyn WebhookDeliveryLog>,
+    /// Where an operator's disabling goes, as a gone receiver's does.
+    outcomes: Arc<dyn WebhookAttemptOutcomes>,
 }
 
 /// An endpoint as the operator sees it: whose it is and how its latest attempts went.
@@ -27,8 +34,18 @@ pub struct EndpointView {
 }
 
 impl EventAdmin {
-    pub fn new(log: Arc<dyn EventLog>, endpoints: Arc<dyn WebhookEndpoints>) -> Self {
-        Self { log, endpoints }
+    pub fn new(
+        log: Arc<dyn EventLog>,
+        endpoints: Arc<dyn WebhookEndpointStore>,
+        deliveries: Arc<dyn WebhookDeliveryLog>,
+        outcomes: Arc<dyn WebhookAttemptOutcomes>,
+    ) -> Self {
+        Self {
+            log,
+            endpoints,
+            deliveries,
+            outcomes,
+        }
     }
 
     /// The agent's events after `after`, oldest first.
@@ -65,7 +82,7 @@ impl EventAdmin {
             .await?
             .ok_or(WebhookError::NotFound)?;
         let recent_attempts = self
-            .endpoints
+            .deliveries
             .attempts(agent, id, None, RECENT_ATTEMPTS)
             .await?
             .unwrap_or_default();
@@ -79,7 +96,7 @@ impl EventAdmin {
     pub async fn replay(&self, id: WebhookEndpointId, after: u64) -> Result<usize, WebhookError> {
         let agent = self.owner(id).await?;
         // The operator's replays take from no bucket.
-        match self.endpoints.replay(agent, id, after, None).await? {
+        match self.deliveries.replay(agent, id, after, None).await? {
             None => Err(WebhookError::NotFound),
             Some(Replayed::Queued(queued)) => Ok(queued),
             Some(Replayed::Limited { retry_after }) => {
@@ -100,7 +117,7 @@ impl EventAdmin {
             Some(why) => format!("disabled by the operator {operator}: {why}"),
             None => format!("disabled by the operator {operator}"),
         };
-        self.endpoints.disable(id, &reason).await?;
+        self.outcomes.disable(id, &reason).await?;
         self.endpoints
             .get(agent, id)
             .await?
@@ -113,18 +130,21 @@ mod tests {
     use super::*;
     use domain::{AgentId, WebhookEndpointRecord};
     use mockall::predicate::eq;
-    use ports::{MockEventLog, MockWebhookEndpoints};
+    use ports::{
+        MockEventLog, MockWebhookAttemptOutcomes, MockWebhookDeliveryLog, MockWebhookEndpointStore,
+    };
     use uuid::Uuid;
 
     #[tokio::test]
     async fn an_operator_disabling_an_endpoint_is_named_in_its_reason() {
         let (agent, id) = (AgentId(Uuid::now_v7()), WebhookEndpointId(Uuid::now_v7()));
-        let mut endpoints = MockWebhookEndpoints::new();
+        let mut endpoints = MockWebhookEndpointStore::new();
         endpoints
             .expect_owner()
             .with(eq(id))
             .returning(move |_| Ok(Some(agent)));
-        endpoints
+        let mut outcomes = MockWebhookAttemptOutcomes::new();
+        outcomes
             .expect_disable()
             .withf(move |disabled, reason| {
                 *disabled == id && reason == "disabled by the operator cli:alice: spam"
@@ -137,7 +157,12 @@ mod tests {
                 ..WebhookEndpointRecord::fixture()
             }))
         });
-        let admin = EventAdmin::new(Arc::new(MockEventLog::new()), Arc::new(endpoints));
+        let admin = EventAdmin::new(
+            Arc::new(MockEventLog::new()),
+            Arc::new(endpoints),
+            Arc::new(MockWebhookDeliveryLog::new()),
+            Arc::new(outcomes),
+        );
         let disabled = admin
             .disable(&crate::operator::tests::operator(), id, Some("spam"))
             .await
@@ -147,9 +172,14 @@ mod tests {
 
     #[tokio::test]
     async fn an_endpoint_no_agent_owns_is_not_found() {
-        let mut endpoints = MockWebhookEndpoints::new();
+        let mut endpoints = MockWebhookEndpointStore::new();
         endpoints.expect_owner().returning(|_| Ok(None));
-        let admin = EventAdmin::new(Arc::new(MockEventLog::new()), Arc::new(endpoints));
+        let admin = EventAdmin::new(
+            Arc::new(MockEventLog::new()),
+            Arc::new(endpoints),
+            Arc::new(MockWebhookDeliveryLog::new()),
+            Arc::new(MockWebhookAttemptOutcomes::new()),
+        );
         let missing = admin.replay(WebhookEndpointId(Uuid::now_v7()), 0).await;
         assert!(matches!(missing, Err(WebhookError::NotFound)));
     }

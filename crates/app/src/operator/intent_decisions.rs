@@ -14,8 +14,8 @@ use domain::{
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use ports::{
     AgentStore, ApprovalContext, AttemptRecord, ChainClient, ChainError, IntentApproval,
-    IntentFilter, IntentLedger, Notifications, StoreError, TransitionError, Wakeup,
-    EVERY_AGENTS_EVENTS_TOPIC,
+    IntentFilter, IntentRecords, IntentTransitions, Notifications, StoreError, TransitionError,
+    Wakeup, WalletUsage, EVERY_AGENTS_EVENTS_TOPIC,
 };
 use time::OffsetDateTime;
 
@@ -155,7 +155,11 @@ pub const SAME_RECIPIENT_SHOWN: usize = 10;
 pub struct DecisionStores {
     /// Where the profile of an intent's agent (its state, its policy in force) is read.
     pub agents: Arc<dyn AgentStore>,
-    pub intents: Arc<dyn IntentLedger>,
+    pub intents: Arc<dyn IntentRecords>,
+    /// What the wallets' windows hold, and whom they paid.
+    pub usage: Arc<dyn WalletUsage>,
+    /// Where approvals and rejections are recorded.
+    pub transitions: Arc<dyn IntentTransitions>,
     /// Wakes the reviews of pending intents at every change of any agent's intents.
     pub notifications: Arc<dyn Notifications>,
     /// Where a wallet's balance is read before an approval is judged.
@@ -164,7 +168,9 @@ pub struct DecisionStores {
 
 pub struct IntentDecisions {
     store: Arc<dyn AgentStore>,
-    intents: Arc<dyn IntentLedger>,
+    intents: Arc<dyn IntentRecords>,
+    usage: Arc<dyn WalletUsage>,
+    transitions: Arc<dyn IntentTransitions>,
     notifications: Arc<dyn Notifications>,
     chain: Arc<dyn ChainClient>,
     /// The token intents pay in, where one names none.
@@ -178,6 +184,8 @@ impl IntentDecisions {
         Self {
             store: stores.agents,
             intents: stores.intents,
+            usage: stores.usage,
+            transitions: stores.transitions,
             notifications: stores.notifications,
             chain: stores.chain,
             token,
@@ -220,7 +228,7 @@ impl IntentDecisions {
             .into_iter()
             .collect();
         let paid: HashSet<(WalletId, EvmAddress)> = self
-            .intents
+            .usage
             .paid_recipients(pairs)
             .await?
             .into_iter()
@@ -246,7 +254,7 @@ impl IntentDecisions {
             .collect();
         let wallets: Vec<_> = stream::iter(&intents)
             .map(|intent| {
-                self.intents
+                self.usage
                     .wallet_and_held(intent.agent_id, Some(intent.recipient))
             })
             .buffered(READS_AT_ONCE)
@@ -402,7 +410,7 @@ impl IntentDecisions {
             )
         };
         let approval = self
-            .intents
+            .transitions
             .approve(id, actor.clone(), &check)
             .await
             .map_err(|error| match error {
@@ -437,7 +445,7 @@ impl IntentDecisions {
         actor: &Actor,
     ) -> Result<TransferIntentRecord, TransitionError> {
         let reason = reason.unwrap_or_else(|| "rejected by operator".to_owned());
-        self.intents
+        self.transitions
             .transition(id, IntentEvent::Reject, Some(reason), actor.clone())
             .await
     }
@@ -451,26 +459,34 @@ mod tests {
         SpendLimits, SpendPolicyRecord, SpendRules, WalletRecord, U256,
     };
     use ports::{
-        Approval, ApprovalCheck, MockAgentStore, MockChainClient, MockIntentLedger,
-        MockNotifications,
+        Approval, ApprovalCheck, MockAgentStore, MockChainClient, MockIntentRecords,
+        MockIntentTransitions, MockNotifications, MockWalletUsage,
     };
     use uuid::Uuid;
 
     use crate::operator::tests::actor;
+
+    /// The intents' ports, mocked: each expects only what a test tells it.
+    #[derive(Default)]
+    struct Ledger {
+        records: MockIntentRecords,
+        usage: MockWalletUsage,
+        transitions: MockIntentTransitions,
+    }
 
     /// The token of the tests' wallets, whose balance is read from the chain.
     fn token() -> EvmAddress {
         EvmAddress::from_bytes([0xaa; 20])
     }
 
-    fn deciding(store: MockAgentStore, intents: MockIntentLedger) -> IntentDecisions {
+    fn deciding(store: MockAgentStore, intents: Ledger) -> IntentDecisions {
         deciding_with_balance(store, intents, 1_000)
     }
 
     /// Decisions over a chain where every wallet holds `balance` of the token.
     fn deciding_with_balance(
         store: MockAgentStore,
-        intents: MockIntentLedger,
+        intents: Ledger,
         balance: u64,
     ) -> IntentDecisions {
         let mut chain = MockChainClient::new();
@@ -482,13 +498,15 @@ mod tests {
 
     fn deciding_over(
         store: MockAgentStore,
-        intents: MockIntentLedger,
+        intents: Ledger,
         chain: MockChainClient,
     ) -> IntentDecisions {
         IntentDecisions::new(
             DecisionStores {
                 agents: Arc::new(store),
-                intents: Arc::new(intents),
+                intents: Arc::new(intents.records),
+                usage: Arc::new(intents.usage),
+                transitions: Arc::new(intents.transitions),
                 notifications: Arc::new(MockNotifications::new()),
                 chain: Arc::new(chain),
             },
@@ -499,8 +517,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_rejection_always_records_a_reason_and_who_took_it() {
-        let mut intents = MockIntentLedger::new();
+        let mut intents = Ledger::default();
         intents
+            .transitions
             .expect_transition()
             .withf(|_, event, reason, decided_by| {
                 *event == IntentEvent::Reject
@@ -601,10 +620,11 @@ mod tests {
         agent_active: bool,
         held: u64,
         approvals: usize,
-    ) -> MockIntentLedger {
+    ) -> Ledger {
         let mut intents = reading_ledger(&intent);
         let wallet = wallet.clone();
         intents
+            .transitions
             .expect_approve()
             .withf(|_, approver, _| *approver == actor())
             .times(approvals)
@@ -613,10 +633,11 @@ mod tests {
     }
 
     /// A ledger that finds `intent`.
-    fn reading_ledger(intent: &TransferIntentRecord) -> MockIntentLedger {
-        let mut intents = MockIntentLedger::new();
+    fn reading_ledger(intent: &TransferIntentRecord) -> Ledger {
+        let mut intents = Ledger::default();
         let found = intent.clone();
         intents
+            .records
             .expect_find()
             .returning(move |_| Ok(Some(found.clone())));
         intents
@@ -647,19 +668,23 @@ mod tests {
         let bob = Operator::Named(domain::OperatorName::parse("bob").expect("valid"));
         let mut intents = reading_ledger(&intent);
         let pending = intent.clone();
-        intents.expect_approve().times(1).returning(move |_, _, _| {
-            Ok(Approval {
-                intent: TransferIntentRecord {
-                    approvals: Approvals {
-                        required: 2,
-                        received: 1,
+        intents
+            .transitions
+            .expect_approve()
+            .times(1)
+            .returning(move |_, _, _| {
+                Ok(Approval {
+                    intent: TransferIntentRecord {
+                        approvals: Approvals {
+                            required: 2,
+                            received: 1,
+                        },
+                        ..pending.clone()
                     },
-                    ..pending.clone()
-                },
-                counted: false,
-                verdict: Ok(()),
-            })
-        });
+                    counted: false,
+                    verdict: Ok(()),
+                })
+            });
         let decisions = deciding(store, intents);
         let refused = decisions
             .confirm(
@@ -758,7 +783,7 @@ mod tests {
     async fn an_unreadable_balance_approves_nothing() {
         let (intent, store, _) = pending_with(true, "100");
         let mut intents = reading_ledger(&intent);
-        intents.expect_approve().never();
+        intents.transitions.expect_approve().never();
         let mut chain = MockChainClient::new();
         chain
             .expect_token_balance()
@@ -794,18 +819,22 @@ mod tests {
         let (intent, store, wallet) = pending_with(true, "30");
         let mut intents = reading_ledger(&intent);
         intents
+            .usage
             .expect_paid_recipients()
             .returning(|_| Ok(Vec::new()));
         let in_windows = wallet.clone();
-        intents.expect_wallet_and_held().returning(move |_, _| {
-            Ok(Some((
-                in_windows.clone(),
-                Held {
-                    daily: U256::from(40u64),
-                    ..Held::default()
-                },
-            )))
-        });
+        intents
+            .usage
+            .expect_wallet_and_held()
+            .returning(move |_, _| {
+                Ok(Some((
+                    in_windows.clone(),
+                    Held {
+                        daily: U256::from(40u64),
+                        ..Held::default()
+                    },
+                )))
+            });
         let earlier = TransferIntentRecord {
             id: IntentId(Uuid::now_v7()),
             status: IntentStatus::Executed,
@@ -814,6 +843,7 @@ mod tests {
         let listed = vec![intent.clone(), earlier.clone()];
         let (agent, recipient) = (intent.agent_id, intent.recipient);
         intents
+            .records
             .expect_list()
             .withf(move |filter| {
                 filter.agent == Some(agent)
@@ -830,6 +860,7 @@ mod tests {
         }];
         let shown = approvals.clone();
         intents
+            .records
             .expect_approvals()
             .times(1)
             .returning(move |_| Ok(shown.clone()));

@@ -17,8 +17,8 @@ pub use agent_admin::{
 };
 pub use chain_resolution::{ChainResolution, ChainResolutionPorts, ResolveError};
 pub use console_access::{
-    new_csrf_token, AccessError, CeremonyStart, ConsoleAccess, ConsoleSession, DisableError,
-    Invitation, InviteError, ProofError, RevokeTokenError, SignedIn, TokenError,
+    new_csrf_token, AccessError, CeremonyStart, ConsoleAccess, ConsoleSession, ConsoleStores,
+    DisableError, Invitation, InviteError, ProofError, RevokeTokenError, SignedIn, TokenError,
     FAILED_SIGN_IN_RATE,
 };
 pub use event_admin::{EndpointView, EventAdmin};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use domain::{
     window_usage, Actor, AgentId, PolicyAsset, PolicyChange, PolicyChangeRefused, SpendPolicyRecord,
 };
-use ports::{AgentStore, IntentLedger, PolicyUpdateError, StoreError};
+use ports::{AgentStore, PolicyUpdateError, StoreError, WalletUsage};
 
 use crate::{NotProvisioned, PolicyUsage};
 
@@ -35,7 +35,7 @@ impl From<PolicyUpdateError> for PolicyError {
 pub struct PolicyAdmin {
     store: Arc<dyn AgentStore>,
     /// Where what each window holds is read.
-    ledger: Arc<dyn IntentLedger>,
+    usage: Arc<dyn WalletUsage>,
     /// The token the policies are in.
     policy_asset: PolicyAsset,
 }
@@ -43,12 +43,12 @@ pub struct PolicyAdmin {
 impl PolicyAdmin {
     pub fn new(
         store: Arc<dyn AgentStore>,
-        ledger: Arc<dyn IntentLedger>,
+        usage: Arc<dyn WalletUsage>,
         policy_asset: PolicyAsset,
     ) -> Self {
         Self {
             store,
-            ledger,
+            usage,
             policy_asset,
         }
     }
@@ -56,7 +56,7 @@ impl PolicyAdmin {
     /// The policy in force for the agent's wallet with what each window it caps holds now and
     /// has left, as admission would count them.
     pub async fn usage(&self, id: AgentId) -> Result<PolicyUsage, PolicyError> {
-        let Some((wallet, held)) = self.ledger.wallet_and_held(id, None).await? else {
+        let Some((wallet, held)) = self.usage.wallet_and_held(id, None).await? else {
             return Err(self.missing_wallet_reason(id).await);
         };
         let policy = wallet.policy_in_force(&self.policy_asset);
@@ -95,16 +95,16 @@ impl PolicyAdmin {
 mod tests {
     use super::*;
     use domain::AgentKeyHash;
-    use ports::{MockAgentStore, MockIntentLedger, NewAgent};
+    use ports::{MockAgentStore, MockWalletUsage, NewAgent};
     use uuid::Uuid;
 
     use crate::operator::tests::{actor, profile_of, usdc};
 
-    /// The operator's policies over `store`, with a ledger that finds no wallet.
+    /// The operator's policies over `store`, with a usage that finds no wallet.
     fn policies(store: MockAgentStore) -> PolicyAdmin {
-        let mut ledger = MockIntentLedger::new();
-        ledger.expect_wallet_and_held().returning(|_, _| Ok(None));
-        PolicyAdmin::new(Arc::new(store), Arc::new(ledger), usdc())
+        let mut usage = MockWalletUsage::new();
+        usage.expect_wallet_and_held().returning(|_, _| Ok(None));
+        PolicyAdmin::new(Arc::new(store), Arc::new(usage), usdc())
     }
 
     #[tokio::test]

@@ -79,7 +79,12 @@ pub async fn send(
         body,
         idempotency_key: idempotency_key(&request),
     })?;
-    let (message, replayed) = state.services.email.send(&agent.profile, mail).await?;
+    let (message, replayed) = state
+        .services
+        .mail
+        .outbound
+        .send(&agent.profile, mail)
+        .await?;
     Ok(sent(message, replayed))
 }
 
@@ -121,7 +126,8 @@ pub async fn reply(
     })?;
     let (message, replayed) = state
         .services
-        .email
+        .mail
+        .outbound
         .reply(&agent.profile, &source.into_inner(), reply)
         .await?;
     Ok(sent(message, replayed))
@@ -167,7 +173,8 @@ pub async fn forward(
     })?;
     let (message, replayed) = state
         .services
-        .email
+        .mail
+        .outbound
         .forward(&agent.profile, &source.into_inner(), forward)
         .await?;
     Ok(sent(message, replayed))
@@ -217,7 +224,7 @@ pub async fn inbox(
             .answer(
                 key,
                 |held| {
-                    state.services.email.inbox_first_page(
+                    state.services.mail.mailbox.inbox_first_page(
                         &agent.profile,
                         direction,
                         limit as usize,
@@ -230,7 +237,8 @@ pub async fn inbox(
     };
     let page = state
         .services
-        .email
+        .mail
+        .mailbox
         .inbox(&agent.profile, direction, Some(cursor), limit as usize)
         .await?;
     Ok(HttpResponse::Ok().json(render(page)))
@@ -254,7 +262,8 @@ pub async fn message(
 ) -> Result<Json<EmailMessageOut>, ApiError> {
     let message = state
         .services
-        .email
+        .mail
+        .mailbox
         .message(&agent.profile, &id.into_inner())
         .await?;
     Ok(Json(message.into()))
@@ -301,7 +310,8 @@ pub async fn attachment(
     let (message_id, attachment_id) = ids.into_inner();
     let download = state
         .services
-        .email
+        .mail
+        .mailbox
         .attachment(&agent.profile, &message_id, &attachment_id)
         .await?;
     let etag = download.meta.etag().unwrap_or_default();
@@ -392,7 +402,12 @@ pub async fn rules(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
 ) -> Result<Json<SenderRulesOut>, ApiError> {
-    let view = state.services.email.sender_rules(&agent.profile).await?;
+    let view = state
+        .services
+        .mail
+        .mailbox
+        .sender_rules(&agent.profile)
+        .await?;
     Ok(Json(SenderRulesOut::new(&view.rules, view.kept_out_count)))
 }
 
@@ -423,7 +438,8 @@ pub async fn set_rules(
     let rules = SenderRules::try_from(body.read_at_most(&agent, MAX_RULES_BODY_BYTES).await?)?;
     let view = state
         .services
-        .email
+        .mail
+        .mailbox
         .set_sender_rules(&agent.profile, rules)
         .await?;
     Ok(Json(SenderRulesOut::new(&view.rules, view.kept_out_count)))
@@ -456,7 +472,8 @@ pub async fn threads(
         .map_err(|error| rejected([Some(error)]))?;
     let page = state
         .services
-        .email
+        .mail
+        .mailbox
         .threads(&agent.profile, query.get("cursor"), limit as usize)
         .await?;
     Ok(Json(ThreadPageOut {
@@ -484,7 +501,8 @@ pub async fn thread(
 ) -> Result<Json<ThreadDetailOut>, ApiError> {
     let thread = state
         .services
-        .email
+        .mail
+        .mailbox
         .thread(&agent.profile, &id.into_inner())
         .await?;
     Ok(Json(ThreadDetailOut::new(
@@ -537,7 +555,8 @@ pub async fn search(
     };
     let page = state
         .services
-        .email
+        .mail
+        .mailbox
         .search(
             &agent.profile,
             &searched,

@@ -168,7 +168,7 @@ pub async fn inbound_email(
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
     let headers = webhook_headers(&request);
-    state.services.email.check_webhook(&headers)?;
+    state.services.mail.intake.check_webhook(&headers)?;
     let _turn = state.inbound_mail_gate.turn().await?;
     let body = state
         .inbound_mail_gate
@@ -176,7 +176,8 @@ pub async fn inbound_email(
         .await?;
     let report = state
         .services
-        .email
+        .mail
+        .intake
         .receive_webhook(webhook_request(&request, headers, body))
         .await?;
     let stored: Vec<String> = report.stored.iter().map(|m| m.id.to_string()).collect();

@@ -10,7 +10,7 @@ use domain::{
     AgentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailInboxRecord,
     EmailMessageId, EmailMessageRecord, EmailStatus,
 };
-use ports::{inbound_topic, InboundMailStore, NewInboundEmail, StoreError};
+use ports::{InboundMailStore, NewInboundEmail, StoreError};
 use uuid::Uuid;
 
 use super::attachments::keep_bytes;
@@ -18,7 +18,6 @@ use super::{
     attachments_column, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
 };
 use crate::errors::{from_diesel, TxError};
-use crate::notifications::CHANNEL;
 use crate::rows::EmailInboxRow;
 use crate::schema::{email_inboxes, email_messages};
 
@@ -123,13 +122,9 @@ async fn store_locked(
         .optional()?;
     match inserted {
         Some(row) => {
+            // Waits for a code of the agent wake on every instance when this commits, by the
+            // notification of its `email.received` event.
             keep_bytes(connection, message.id, &email.attachments).await?;
-            // Waits for a code of the agent wake on every instance when this commits.
-            diesel::sql_query("SELECT pg_notify($1, $2)")
-                .bind::<Text, _>(CHANNEL)
-                .bind::<Text, _>(inbound_topic(message.agent_id))
-                .execute(connection)
-                .await?;
             Ok((message_record(row).map_err(TxError::store)?, true))
         }
         None => stored(connection, message)

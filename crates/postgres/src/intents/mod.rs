@@ -1,12 +1,15 @@
-//! Transfer intents on PostgreSQL: one `PgIntentStore` behind the four narrow ports, one module
-//! per port, and the spend window that admission and the ledger share (`window`). Every rule
-//! that orders work (windows, leases, expiry, checks, confirmation and execution times) reads the
-//! database clock, so instances with drifting clocks agree.
+//! Transfer intents on PostgreSQL: one `PgIntentStore` behind the seven narrow ports, one module
+//! per port, and the spend window that admission and the wallets' usage share (`window`). Every
+//! rule that orders work (windows, leases, expiry, checks, confirmation and execution times)
+//! reads the database clock, so instances with drifting clocks agree.
 
 mod admission;
-mod execution;
 mod expiry;
-mod ledger;
+mod records;
+mod settlement;
+mod submission;
+mod transitions;
+mod usage;
 mod window;
 
 use diesel::prelude::*;

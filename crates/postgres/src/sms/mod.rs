@@ -7,20 +7,19 @@ pub use sandbox::PgSandboxSms;
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Nullable, Text, Timestamptz};
+use diesel::sql_types::{Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
     AgentId, Direction, PhoneNumber, PhoneNumberId, PhoneNumberRecord, SmsMessageId,
     SmsMessageRecord, SmsSource,
 };
-use ports::{inbound_topic, NewSms, SmsStore, StoreError};
+use ports::{NewSms, SmsStore, StoreError};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::database::Database;
 use crate::errors::{corrupt, from_diesel, TxError};
-use crate::notifications::CHANNEL;
 use crate::rows::{row_limit, PhoneNumberRow};
 use crate::schema::{code_waits, phone_numbers, sms_messages};
 
@@ -90,7 +89,6 @@ async fn store_locked(
     messages: &[NewSms],
 ) -> Result<usize, TxError<StoreError>> {
     let mut stored = 0;
-    let mut woken: Vec<AgentId> = Vec::new();
     for message in messages {
         let inserted = diesel::insert_into(sms_messages::table)
             .values((
@@ -120,21 +118,9 @@ async fn store_locked(
             .execute(connection)
             .await?;
         stored += inserted;
-        if inserted > 0
-            && message.direction == Direction::Inbound
-            && !woken.contains(&message.agent_id)
-        {
-            woken.push(message.agent_id);
-        }
     }
-    // Delivered when the transaction commits, to the hub of every instance.
-    for agent in woken {
-        diesel::sql_query("SELECT pg_notify($1, $2)")
-            .bind::<Text, _>(CHANNEL)
-            .bind::<Text, _>(inbound_topic(agent))
-            .execute(connection)
-            .await?;
-    }
+    // Waits for a code of the agent wake on every instance when this commits, by the
+    // notification of each inbound message's `sms.received` event.
     Ok(stored)
 }
 

@@ -7,10 +7,11 @@ use domain::{
     Targets, WebhookEndpointId, WebhookUrl, DEACTIVATED_AGENT_REASON, ROTATED_KEY_REASON,
 };
 use ports::{
-    AgentStore, EndpointRefusal, EventLog, JobOutcome, LeasedQueue, NewWebhookEndpoint, Replayed,
-    SmsStore, WebhookDelivery, WebhookEndpointChanges, WebhookEndpoints,
+    events_topic, AgentStore, EndpointRefusal, EventLog, JobOutcome, LeasedQueue,
+    NewWebhookEndpoint, Notifications, Replayed, SmsStore, WebhookDelivery, WebhookDeliveryLog,
+    WebhookEndpointChanges, WebhookEndpointStore, EVERY_AGENTS_EVENTS_TOPIC,
 };
-use postgres_store::{Database, PgEventLog, PgWebhookStore, PoolSettings};
+use postgres_store::{Database, PgEventLog, PgWebhookStore, PoolSettings, NOTIFICATION_CHANNEL};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
@@ -864,4 +865,116 @@ async fn a_retry_is_claimed_when_it_falls_due_not_when_its_old_lease_would_have_
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A listener of the test's own on the notification channel: every payload published, in commit
+/// order.
+async fn raw_listener(
+    database: &TestDatabase,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let url = database.url_with_tls(&[("sslmode", "disable")]);
+    let (client, mut connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("a plain connection");
+    let (heard, hearing) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages =
+            futures_util::stream::poll_fn(move |context| connection.poll_message(context));
+        while let Some(Ok(message)) = futures_util::StreamExt::next(&mut messages).await {
+            if let tokio_postgres::AsyncMessage::Notification(notification) = message {
+                let _ = heard.send(notification.payload().to_owned());
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("LISTEN {NOTIFICATION_CHANNEL}"))
+        .await
+        .expect("listening");
+    (client, hearing)
+}
+
+/// The payloads heard until `wanted`, which must come within the deadline.
+async fn heard_until(
+    hearing: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
+    wanted: &str,
+) -> Vec<String> {
+    let mut heard = Vec::new();
+    loop {
+        let payload = tokio::time::timeout(Duration::from_secs(10), hearing.recv())
+            .await
+            .unwrap_or_else(|_| panic!("never heard {wanted}; heard {heard:?}"))
+            .expect("the listener lives");
+        let done = payload == wanted;
+        heard.push(payload);
+        if done {
+            return heard;
+        }
+    }
+}
+
+// Issue 41 (decision 0080): every event notified its agent's topic, watched or not, and the
+// notification cost about a fifth of a send's throughput.
+#[tokio::test]
+async fn an_agents_events_notify_only_while_a_hub_watches_it() {
+    let database = TestDatabase::new().await;
+    let agents = store(&database);
+    let watched = agents
+        .create(full_agent(83), &crate::actor())
+        .await
+        .expect("created");
+    let unwatched = agents
+        .create(full_agent(84), &crate::actor())
+        .await
+        .expect("created");
+    let (_client, mut hearing) = raw_listener(&database).await;
+    let hub = crate::agents::listening_hub(database.connector()).await;
+    let watching = hub.subscribe(&events_topic(watched.agent.id));
+    // Once its watch is written, the subscription is woken: its watcher reads again then.
+    tokio::time::timeout(Duration::from_secs(10), watching)
+        .await
+        .expect("woken once its watch is registered");
+    let watching = hub.subscribe(&events_topic(watched.agent.id));
+    let sms = sms_store(&database);
+    sms.store(vec![inbound(&unwatched, "SM-unwatched", "code 111111")])
+        .await
+        .expect("stored");
+    sms.store(vec![inbound(&watched, "SM-watched", "code 222222")])
+        .await
+        .expect("stored");
+    tokio::time::timeout(Duration::from_secs(10), watching)
+        .await
+        .expect("woken by the watched agent's event");
+    // Notifications come in commit order: the unwatched agent's would have come first.
+    let heard = heard_until(&mut hearing, &events_topic(watched.agent.id)).await;
+    assert!(
+        !heard.contains(&events_topic(unwatched.agent.id)),
+        "{heard:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_watch_of_every_agent_makes_each_agents_events_notify() {
+    let database = TestDatabase::new().await;
+    let agent = store(&database)
+        .create(full_agent(85), &crate::actor())
+        .await
+        .expect("created");
+    let (_client, mut hearing) = raw_listener(&database).await;
+    let hub = crate::agents::listening_hub(database.connector()).await;
+    let every = hub.subscribe(EVERY_AGENTS_EVENTS_TOPIC);
+    tokio::time::timeout(Duration::from_secs(10), every)
+        .await
+        .expect("woken once its watch is registered");
+    let every = hub.subscribe(EVERY_AGENTS_EVENTS_TOPIC);
+    sms_store(&database)
+        .store(vec![inbound(&agent, "SM-every", "code 333333")])
+        .await
+        .expect("stored");
+    tokio::time::timeout(Duration::from_secs(10), every)
+        .await
+        .expect("woken by an agent's event");
+    heard_until(&mut hearing, &events_topic(agent.agent.id)).await;
 }

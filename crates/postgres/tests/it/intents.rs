@@ -13,9 +13,10 @@ use domain::{
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ExecutionQueue, IntentAdmission, IntentFilter, IntentLedger, IntentSweeper, KeyedRefusal,
-    Listing, ListingVersion, NewAgent, NewTransferIntent, NewWallet, Settlement, SignedTransfer,
-    SubmissionClaim, SubmissionError, TransitionError,
+    IntentAdmission, IntentFilter, IntentRecords, IntentSweeper, IntentTransitions, KeyedRefusal,
+    Listing, ListingVersion, NewAgent, NewTransferIntent, NewWallet, Settlement, SettlementQueue,
+    SignedTransfer, SubmissionClaim, SubmissionError, SubmissionQueue, TransitionError,
+    WalletUsage,
 };
 use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
 use test_support::TestDatabase;

@@ -28,7 +28,7 @@ pub async fn audit_log(
         )
         .expect("pool"),
     );
-    let mut rows = ports::OperatorStore::audit(
+    let mut rows = ports::AuditLog::audit(
         &operators,
         ports::AuditPage {
             before: None,

@@ -7,8 +7,8 @@ use domain::{
     RateDecision, RateLimit, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    AuditPage, Ceremony, NewOperator, NewSession, OperatorStore, OperatorStoreError,
-    SessionOpening, StoredPasskey, TokenRecord, UsedChallenge,
+    AuditLog, AuditPage, Ceremony, ConsoleSessions, NewOperator, NewSession, OperatorAccounts,
+    OperatorStoreError, OperatorTokens, SessionOpening, StoredPasskey, TokenRecord, UsedChallenge,
 };
 use postgres_store::{Database, PgOperatorStore, PoolSettings};
 use test_support::TestDatabase;

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use domain::{AgentProfile, Direction, SmsMessageId, SmsSource};
-use ports::{inbound_topic, AgentStore, NewSms, Notifications, SmsStore};
+use ports::{events_topic, AgentStore, NewSms, Notifications, SmsStore};
 use postgres_store::{Database, PgSmsStore, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
@@ -111,8 +111,15 @@ async fn a_stored_inbound_message_wakes_the_agents_subscription_through_the_hub(
         .await
         .expect("created");
     let hub = crate::agents::listening_hub(database.connector()).await;
-    let other = hub.subscribe(&inbound_topic(domain::AgentId(Uuid::now_v7())));
-    let woken = hub.subscribe(&inbound_topic(profile.agent.id));
+    let other_agent = domain::AgentId(Uuid::now_v7());
+    // A first subscription is woken once its watch is registered (decision 0080).
+    for agent in [other_agent, profile.agent.id] {
+        tokio::time::timeout(Duration::from_secs(10), hub.subscribe(&events_topic(agent)))
+            .await
+            .expect("woken once watched");
+    }
+    let other = hub.subscribe(&events_topic(other_agent));
+    let woken = hub.subscribe(&events_topic(profile.agent.id));
     sms_store(&database)
         .store(vec![inbound(&profile, "SM9", "Your code is 482913")])
         .await

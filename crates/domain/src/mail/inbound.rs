@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::attachments::split_extension;
+use super::attachments::split_extension;
 use crate::{content_digest, AttachmentId, AttachmentMeta, SenderAuthentication};
 
 /// Headers kept of an inbound message: the first ones, in the order they came.

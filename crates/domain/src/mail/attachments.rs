@@ -549,7 +549,7 @@ mod tests {
     fn the_largest_body_holds_a_send_at_every_limit() {
         let attachments_in_base64 = MAX_OUTBOUND_ATTACHMENT_BYTES.div_ceil(3) * 4;
         assert!(
-            attachments_in_base64 + crate::email::MAX_BODY_TEXT_BYTES + 64 * 1024
+            attachments_in_base64 + crate::mail::email::MAX_BODY_TEXT_BYTES + 64 * 1024
                 <= MAX_REQUEST_BODY_BYTES
         );
     }
