@@ -11,6 +11,8 @@
 #   BENCH_HALF_OPEN    idle half-open connections (default BENCH_WAITERS)
 #   BENCH_STREAMS      open event streams of one agent (default 10000)
 #   BENCH_PEER         the FastAPI peer's directory (default ../shared/bench/fastapi-peer)
+#   BENCH_UNTIL        `sends`: stop after the sends' rows and print the table so far (the peer
+#                      and pgbench -S rows come before them)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # Ten thousand waits for a code hold ten thousand connections open at once.
@@ -471,6 +473,12 @@ SQL
 full_p50="$(python3 scripts/bench-table.py latency "$unlimited_url" "$window_key" 300)"
 printf '%-56s p50 %8s ms -> %8s ms\n' "POST /v1/wallet/send, one wallet: empty -> 10,000 intents" "$empty_p50" "$full_p50"
 row "send p50 ms, 10,000 intents in the window / empty" "$full_p50" "$empty_p50" max 1.5
+if [[ "${BENCH_UNTIL:-}" == sends ]]; then
+  stop_servers
+  echo
+  python3 scripts/bench-table.py table <"$results"
+  exit 0
+fi
 
 # --- Keyset pages over a million rows -------------------------------------------------------------
 # An inbox of 1,000,000 messages and a wallet of 1,000,000 intents, seeded once into the bench

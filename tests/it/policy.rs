@@ -7,7 +7,7 @@ use test_support::TestDatabase;
 
 use crate::console::{console_base, enrolled, ConsoleClient};
 use crate::email::post;
-use crate::support::harness::{agentctl, agentctl_with, read, Server};
+use crate::support::harness::{agentctl, agentctl_with, read, Server, PATIENT_POOL};
 use crate::wallet::{
     address_of, post_send, set_policy, settled_intent, wallet_agent, FAST_EXECUTOR, RECIPIENT,
     UNLIMITED_SENDS,
@@ -472,7 +472,13 @@ const RACE_FITS: usize = 10;
 /// executes anything, so no settlement frees a window during the race.
 async fn race_over_two_instances(flags: &[&str]) -> Vec<(u16, Value)> {
     let database = TestDatabase::new().await;
-    let settings = [UNLIMITED_SENDS.as_slice(), &[("EXECUTOR_ENABLED", "false")]].concat();
+    // Forty sends at once on one wallet queue for its lock and the pool: each waits as long as a
+    // client would (beside the whole suite, the quick timeout answered some 503).
+    let settings = [
+        UNLIMITED_SENDS.as_slice(),
+        &[("EXECUTOR_ENABLED", "false"), PATIENT_POOL],
+    ]
+    .concat();
     let instances = [
         Server::start_on(&database, &settings).await,
         Server::start_on(&database, &settings).await,

@@ -98,39 +98,39 @@ const API: &[Endpoint] = &[
         route.to(routes::agents::me)
     }),
     Endpoint::new(Method::GET, "/v1/email/inbox", |route| {
-        route.to(routes::email::inbox)
+        route.to(routes::email::read::inbox)
     }),
     Endpoint::new(Method::GET, "/v1/email/messages/{message_id}", |route| {
-        route.to(routes::email::message)
+        route.to(routes::email::read::message)
     }),
     Endpoint::new(
         Method::GET,
         "/v1/email/messages/{message_id}/attachments/{attachment_id}",
-        |route| route.to(routes::email::attachment),
+        |route| route.to(routes::email::attachments::attachment),
     ),
     Endpoint::new(Method::GET, "/v1/email/search", |route| {
-        route.to(routes::email::search)
+        route.to(routes::email::read::search)
     }),
     Endpoint::new(Method::GET, "/v1/email/threads", |route| {
-        route.to(routes::email::threads)
+        route.to(routes::email::read::threads)
     }),
     Endpoint::new(Method::GET, "/v1/email/threads/{thread_id}", |route| {
-        route.to(routes::email::thread)
+        route.to(routes::email::read::thread)
     }),
     Endpoint::new(Method::GET, "/v1/email/rules", |route| {
-        route.to(routes::email::rules)
+        route.to(routes::email::sender_rules::rules)
     }),
     Endpoint::new(Method::PUT, "/v1/email/rules", |route| {
-        route.to(routes::email::set_rules)
+        route.to(routes::email::sender_rules::set_rules)
     }),
     Endpoint::new(Method::POST, "/v1/email/send", |route| {
-        route.to(routes::email::send)
+        route.to(routes::email::send::send)
     }),
     Endpoint::new(Method::POST, "/v1/email/reply/{message_id}", |route| {
-        route.to(routes::email::reply)
+        route.to(routes::email::send::reply)
     }),
     Endpoint::new(Method::POST, "/v1/email/forward/{message_id}", |route| {
-        route.to(routes::email::forward)
+        route.to(routes::email::send::forward)
     }),
     Endpoint::new(Method::GET, "/v1/sms/number", |route| {
         route.to(routes::sms::number)

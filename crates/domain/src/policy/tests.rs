@@ -1,6 +1,13 @@
-use super::*;
-use crate::{Approvals, Operator, OperatorName};
+use std::time::Duration;
+
+use alloy_primitives::U256;
 use proptest::prelude::*;
+use time::OffsetDateTime;
+
+use super::*;
+use crate::{
+    Approvals, AtomicAmount, ConfirmedBy, EvmAddress, IntentStatus, Operator, OperatorName,
+};
 
 fn address(last: u8) -> EvmAddress {
     let mut bytes = [0u8; 20];

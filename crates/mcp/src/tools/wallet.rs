@@ -1,0 +1,230 @@
+//! The wallet: its balances and policy, and the transfer intents an operator decides on.
+
+use api_types::{
+    PolicyVerdictOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
+    WalletAssetBalance, WalletBalanceResponse,
+};
+use app::{Decision, SendError, SendRequest};
+use rmcp::handler::server::common::schema_for_empty_input;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, RoleServer};
+use serde::Serialize;
+use serde_json::Map;
+
+use super::{cancelled, input, to_json, AgentTools, Caller, PROGRESS_EVERY};
+use crate::answers::{answer, refused, refused_with, reporting_progress};
+use crate::arguments::{
+    Arguments, CreateTransferArguments, IntentArguments, ListIntentsArguments,
+    WaitForDecisionArguments,
+};
+
+/// The wallet as a model needs it in one call.
+#[derive(Serialize)]
+struct WalletAnswer {
+    address: String,
+    chain: String,
+    balances: Vec<WalletAssetBalance>,
+    policy: SpendPolicyResponse,
+    usage: SpendUsageOut,
+}
+
+#[derive(Serialize)]
+struct TransferAnswer {
+    intent: TransferIntentOut,
+    /// True when the idempotency key had made this intent before: nothing new was created.
+    replayed: bool,
+    verdict: PolicyVerdictOut,
+    approval_url: String,
+}
+
+#[derive(Serialize)]
+struct DecisionAnswer {
+    /// Whether the intent left `pending_confirmation`; its `status` tells how.
+    decided: bool,
+    intent: TransferIntentOut,
+    approval_url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+}
+
+#[tool_router(router = wallet_router, vis = "pub(super)")]
+impl AgentTools {
+    #[tool(
+        name = "get_wallet",
+        title = "Get the wallet",
+        description = "The agent's wallet on Base: its address, its balances read from the chain \
+now (native and USDC, in atomic units and formatted), the spend policy in force and what is left \
+of each capped window (`usage`).",
+        input_schema = schema_for_empty_input(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_wallet(&self, caller: Caller) -> CallToolResult {
+        let wallets = &self.services().wallets;
+        let balances = or_refuse!(wallets.balances(&caller.profile).await);
+        let usage = or_refuse!(wallets.usage(&caller.profile).await);
+        let balances = WalletBalanceResponse::from(&balances);
+        answer(WalletAnswer {
+            address: balances.address,
+            chain: balances.chain,
+            balances: balances.assets,
+            policy: SpendPolicyResponse::with_usage(&usage.policy, &usage.windows),
+            usage: usage.windows.as_slice().into(),
+        })
+    }
+
+    #[tool(
+        name = "create_transfer_intent",
+        title = "Ask for a USDC transfer",
+        description = "Asks for a transfer of USDC on Base from the agent's wallet. The spend \
+policy is checked at once: a transfer it refuses comes back as an error naming the rule and what \
+is left of each window. One it allows is recorded as an intent: `confirmed` when the policy's \
+auto-confirm tier takes it (it executes without an operator), otherwise `pending_confirmation`, \
+and no money moves until the operators it needs approve it at approval_url; then call \
+wait_for_transfer_decision. The \
+idempotency_key is required: use one key per payment, and call again with the same key (never a \
+new one) when unsure whether the first call went through.",
+        input_schema = input::<CreateTransferArguments>(),
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn create_transfer_intent(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<CreateTransferArguments>,
+    ) -> CallToolResult {
+        let request = or_refuse!(SendRequest::try_from(or_refuse!(arguments).into_request()));
+        let wallets = &self.services().wallets;
+        let sent = match wallets.send(&caller.profile, request).await {
+            Ok(sent) => Ok(sent),
+            Err(SendError::Policy(violation)) => Err(violation),
+            Err(error) => return refused(error.into()),
+        };
+        // What is left of each window once the policy has judged, for the verdict.
+        let windows = or_refuse!(wallets.usage(&caller.profile).await).windows;
+        match sent {
+            Ok((intent, replayed)) => {
+                let admitted_as = intent.admitted_as();
+                let intent = TransferIntentOut::from(&intent);
+                answer(TransferAnswer {
+                    approval_url: self.toolbox.approval_url(&intent),
+                    intent,
+                    replayed,
+                    verdict: PolicyVerdictOut::allowed(admitted_as, &windows),
+                })
+            }
+            Err(violation) => {
+                let verdict = PolicyVerdictOut::of(&Err(violation), &windows);
+                refused_with(
+                    SendError::Policy(violation).into(),
+                    Map::from_iter([("verdict".to_owned(), to_json(&verdict))]),
+                )
+            }
+        }
+    }
+
+    #[tool(
+        name = "get_transfer_intent",
+        title = "Get a transfer intent",
+        description = "One of the agent's transfer intents as it stands now: \
+`pending_confirmation` (waiting for an operator), `confirmed`, `submitted` (sent to the chain), \
+`executed` (mined, see tx_hash), `failed` (the money did not and will not move), `rejected` or \
+`expired`.",
+        input_schema = input::<IntentArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_transfer_intent(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<IntentArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let intent = or_refuse!(
+            self.services()
+                .wallets
+                .intent(&caller.profile, &arguments.intent_id)
+                .await
+        );
+        answer(TransferIntentOut::from(&intent))
+    }
+
+    #[tool(
+        name = "list_transfer_intents",
+        title = "List transfer intents",
+        description = "A page of the agent's transfer intents, newest first. Pass next_cursor as \
+cursor for the next page.",
+        input_schema = input::<ListIntentsArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_transfer_intents(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<ListIntentsArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let limit = or_refuse!(arguments.limit());
+        let page = or_refuse!(
+            self.services()
+                .wallets
+                .intents(&caller.profile, arguments.cursor.as_deref(), limit)
+                .await
+        );
+        answer(TransferIntentPage {
+            items: page.items.iter().map(TransferIntentOut::from).collect(),
+            next_cursor: page.next_cursor,
+        })
+    }
+
+    #[tool(
+        name = "wait_for_transfer_decision",
+        title = "Wait for an operator's decision",
+        description = "Waits until an operator confirms or rejects a transfer intent (or it \
+expires), up to `timeout` seconds (at most 55), and returns the intent. When no decision comes in \
+time the answer is `decided: false` with the intent still `pending_confirmation`: call again to \
+keep waiting. A confirmed intent then moves on to `submitted` and `executed` by itself.",
+        input_schema = input::<WaitForDecisionArguments>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn wait_for_transfer_decision(
+        &self,
+        caller: Caller,
+        context: RequestContext<RoleServer>,
+        Arguments(arguments): Arguments<WaitForDecisionArguments>,
+    ) -> CallToolResult {
+        let arguments = or_refuse!(arguments);
+        let timeout = or_refuse!(arguments.timeout());
+        let waited = reporting_progress(
+            &context,
+            "waiting for an operator's decision",
+            timeout,
+            PROGRESS_EVERY,
+            self.services()
+                .decisions
+                .wait(&caller.profile, &arguments.intent_id, timeout),
+        )
+        .await;
+        let (decided, intent) = match waited {
+            None => return refused(cancelled()),
+            Some(Err(error)) => return refused(error.into()),
+            Some(Ok(Decision::Decided(intent))) => (true, intent),
+            Some(Ok(Decision::Pending(intent))) => (false, intent),
+        };
+        let intent = TransferIntentOut::from(&intent);
+        answer(DecisionAnswer {
+            decided,
+            approval_url: self.toolbox.approval_url(&intent),
+            intent,
+            detail: (!decided).then(|| {
+                format!(
+                    "No operator decided within {} s; the intent is still pending_confirmation. \
+                     Call wait_for_transfer_decision again to keep waiting.",
+                    timeout.as_secs()
+                )
+            }),
+        })
+    }
+}
