@@ -13,8 +13,8 @@ use domain::{
 };
 use futures_util::future::FutureExt;
 use ports::{
-    InboundSmsWebhook, NewSms, ProviderSms, SmsFlow, SmsProvider, SmsStore, StoreError,
-    WebhookHeaders, WebhookRefusal, WebhookRequest,
+    InboundSmsWebhook, NewSms, ProviderSms, ProviderWebhookHeaders, ProviderWebhookRefusal,
+    ProviderWebhookRequest, SmsFlow, SmsProvider, SmsStore, StoreError,
 };
 use text_mining::{extract_verification_codes, recognise_service};
 use time::format_description::well_known::Rfc3339;
@@ -44,7 +44,7 @@ pub enum SmsWebhookError {
     NotConfigured,
     /// The provider's webhook adapter refused the request.
     #[error(transparent)]
-    Refused(#[from] WebhookRefusal),
+    Refused(#[from] ProviderWebhookRefusal),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -151,7 +151,7 @@ impl SmsService {
 
     /// What can be judged of the provider's webhook before its body is read: the webhook is
     /// configured and its headers could carry a valid signature.
-    pub fn check_webhook(&self, headers: &WebhookHeaders) -> Result<(), SmsWebhookError> {
+    pub fn check_webhook(&self, headers: &ProviderWebhookHeaders) -> Result<(), SmsWebhookError> {
         let webhook = self
             .ports
             .webhook
@@ -164,7 +164,7 @@ impl SmsService {
     /// stored here for the number it was sent to.
     pub async fn receive_webhook(
         &self,
-        request: WebhookRequest,
+        request: ProviderWebhookRequest,
     ) -> Result<Delivered, SmsWebhookError> {
         let webhook = self
             .ports
@@ -424,17 +424,17 @@ mod tests {
         );
     }
 
-    fn webhook_request() -> WebhookRequest {
-        WebhookRequest {
+    fn webhook_request() -> ProviderWebhookRequest {
+        ProviderWebhookRequest {
             path_and_query: "/webhooks/sms/twilio".into(),
-            headers: WebhookHeaders::default(),
+            headers: ProviderWebhookHeaders::default(),
             body: b"the provider's form".to_vec(),
         }
     }
 
     #[tokio::test]
     async fn a_refused_webhook_stores_nothing_and_says_why() {
-        let refusal = WebhookRefusal::Malformed("not a form the provider posts".into());
+        let refusal = ProviderWebhookRefusal::Malformed("not a form the provider posts".into());
         let mut webhook = MockInboundSmsWebhook::new();
         let refused = refusal.clone();
         webhook
@@ -449,7 +449,7 @@ mod tests {
         let service =
             service_with_webhook(store, MockSmsProvider::new(), Duration::ZERO, Some(webhook));
         assert!(matches!(
-            service.check_webhook(&WebhookHeaders::default()),
+            service.check_webhook(&ProviderWebhookHeaders::default()),
             Err(SmsWebhookError::Refused(ref why)) if *why == refusal
         ));
         assert!(matches!(
@@ -462,7 +462,7 @@ mod tests {
     async fn without_a_webhook_every_delivery_is_refused_as_not_configured() {
         let service = service(MockSmsStore::new(), MockSmsProvider::new(), Duration::ZERO);
         assert!(matches!(
-            service.check_webhook(&WebhookHeaders::default()),
+            service.check_webhook(&ProviderWebhookHeaders::default()),
             Err(SmsWebhookError::NotConfigured)
         ));
         assert!(matches!(

@@ -5,8 +5,8 @@ use std::fmt;
 
 use async_trait::async_trait;
 use ports::{
-    InboundFormat, InboundMailWebhook, InboundParser, WebhookHeaders, WebhookMail, WebhookRefusal,
-    WebhookRequest,
+    InboundFormat, InboundMailWebhook, InboundParser, ProviderWebhookHeaders,
+    ProviderWebhookRefusal, ProviderWebhookRequest, WebhookMail,
 };
 use secrecy::{ExposeSecret, SecretString};
 use standard_webhooks::{
@@ -60,7 +60,7 @@ impl MailWebhook {
 }
 
 /// The signature headers of a webhook, empty where one is missing.
-fn signed_headers(headers: &WebhookHeaders) -> SignedHeaders<'_> {
+fn signed_headers(headers: &ProviderWebhookHeaders) -> SignedHeaders<'_> {
     let value = |name| headers.get(name).unwrap_or_default();
     SignedHeaders {
         id: value(ID_HEADER),
@@ -69,12 +69,12 @@ fn signed_headers(headers: &WebhookHeaders) -> SignedHeaders<'_> {
     }
 }
 
-fn refused(error: SignatureError) -> WebhookRefusal {
-    WebhookRefusal::Signature(format!("Invalid webhook signature: {error}"))
+fn refused(error: SignatureError) -> ProviderWebhookRefusal {
+    ProviderWebhookRefusal::Signature(format!("Invalid webhook signature: {error}"))
 }
 
 /// Resend posts its JSON event as `application/json`; any other type is a raw message.
-fn format_of(headers: &WebhookHeaders) -> InboundFormat {
+fn format_of(headers: &ProviderWebhookHeaders) -> InboundFormat {
     let json = headers
         .get("content-type")
         .unwrap_or_default()
@@ -89,15 +89,19 @@ fn format_of(headers: &WebhookHeaders) -> InboundFormat {
 
 #[async_trait]
 impl InboundMailWebhook for MailWebhook {
-    fn could_verify(&self, headers: &WebhookHeaders, now_unix: i64) -> Result<(), WebhookRefusal> {
+    fn could_verify(
+        &self,
+        headers: &ProviderWebhookHeaders,
+        now_unix: i64,
+    ) -> Result<(), ProviderWebhookRefusal> {
         standard_webhooks::could_verify(signed_headers(headers), now_unix).map_err(refused)
     }
 
     async fn receive(
         &self,
-        request: WebhookRequest,
+        request: ProviderWebhookRequest,
         now_unix: i64,
-    ) -> Result<WebhookMail, WebhookRefusal> {
+    ) -> Result<WebhookMail, ProviderWebhookRefusal> {
         let signed = signed_headers(&request.headers);
         standard_webhooks::verify(&self.secrets, signed, &request.body, now_unix)
             .map_err(refused)?;
@@ -106,7 +110,7 @@ impl InboundMailWebhook for MailWebhook {
         let email = MailParserInbound
             .parse(format, request.body)
             .await
-            .map_err(|unreadable| WebhookRefusal::Malformed(unreadable.to_string()))?;
+            .map_err(|unreadable| ProviderWebhookRefusal::Malformed(unreadable.to_string()))?;
         Ok(WebhookMail { delivery_id, email })
     }
 }

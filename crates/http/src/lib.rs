@@ -214,10 +214,10 @@ const API: &[Endpoint] = &[
 const OUTSIDE_THE_API: &[Endpoint] = &[
     Endpoint::long_poll(Method::POST, mcp::MCP_PATH, |route| route.to(mcp::serve)),
     Endpoint::new(Method::POST, INBOUND_EMAIL_WEBHOOK_PATH, |route| {
-        route.to(routes::webhooks::inbound_email)
+        route.to(routes::provider_webhooks::inbound_email)
     }),
     Endpoint::new(Method::POST, TWILIO_SMS_WEBHOOK_PATH, |route| {
-        route.to(routes::webhooks::twilio_sms)
+        route.to(routes::provider_webhooks::twilio_sms)
     }),
     Endpoint::new(Method::GET, "/metrics", |route| {
         route.to(routes::ops::metrics)

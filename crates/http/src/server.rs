@@ -18,7 +18,7 @@ use prometheus::Registry;
 use crate::rendered_pages::{
     RenderedPages, RenderedPolicies, RENDERED_PAGES_BUDGET_BYTES, RENDERED_POLICIES_BUDGET_BYTES,
 };
-use crate::routes::webhooks::WebhookGate;
+use crate::routes::provider_webhooks::WebhookGate;
 use crate::state::ApiState;
 use crate::telemetry::Metrics;
 use edge::SseSettings;

@@ -7,7 +7,7 @@ use mcp::McpEndpoint;
 use ports::DatabaseHealth;
 
 use crate::rendered_pages::{RenderedPages, RenderedPolicies};
-use crate::routes::webhooks::WebhookGate;
+use crate::routes::provider_webhooks::WebhookGate;
 use crate::telemetry::Metrics;
 use edge::SseSettings;
 

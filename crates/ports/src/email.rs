@@ -12,8 +12,8 @@ use domain::{
 };
 
 use crate::{
-    Claimed, DeliveryError, KeyedRefusal, LeasedJob, ListingVersion, StoreError, WebhookHeaders,
-    WebhookRefusal, WebhookRequest,
+    Claimed, DeliveryError, KeyedRefusal, LeasedJob, ListingVersion, ProviderWebhookHeaders,
+    ProviderWebhookRefusal, ProviderWebhookRequest, StoreError,
 };
 
 /// A message as handed to the provider.
@@ -134,15 +134,19 @@ pub struct WebhookMail {
 pub trait InboundMailWebhook: Send + Sync {
     /// What can be told from the headers alone, before the body is read: whether they could
     /// carry a valid signature, fresh at `now_unix`.
-    fn could_verify(&self, headers: &WebhookHeaders, now_unix: i64) -> Result<(), WebhookRefusal>;
+    fn could_verify(
+        &self,
+        headers: &ProviderWebhookHeaders,
+        now_unix: i64,
+    ) -> Result<(), ProviderWebhookRefusal>;
 
     /// The mail the webhook delivers, once its signature is found to be the provider's at
     /// `now_unix`.
     async fn receive(
         &self,
-        request: WebhookRequest,
+        request: ProviderWebhookRequest,
         now_unix: i64,
-    ) -> Result<WebhookMail, WebhookRefusal>;
+    ) -> Result<WebhookMail, ProviderWebhookRefusal>;
 }
 
 /// What an idempotency key of a send is bound to.

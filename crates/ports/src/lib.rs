@@ -11,11 +11,11 @@ pub mod health;
 pub mod intents;
 pub mod listings;
 pub mod notifications;
+pub mod provider_webhooks;
 pub mod provisioning;
 pub mod queue;
 pub mod sms;
 pub mod wallet_keys;
-pub mod webhooks;
 
 pub use agents::{
     AgentStore, NewAgent, NewEmailInbox, NewPhoneNumber, NewWallet, PolicyUpdateError,
@@ -52,6 +52,9 @@ pub use intents::{
 };
 pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
+pub use provider_webhooks::{
+    ProviderWebhookHeaders, ProviderWebhookRefusal, ProviderWebhookRequest,
+};
 pub use provisioning::{
     InboxProvisioner, KeyVault, NumberProvisioner, ProviderError, ProvisionedInbox,
     ProvisionedNumber, SealedWalletKey,
@@ -61,7 +64,6 @@ pub use sms::{
     InboundSmsWebhook, NewSms, NumberReleaser, ProviderSms, SmsFlow, SmsProvider, SmsStore,
 };
 pub use wallet_keys::{SealedKeyRecord, WalletKeyStore};
-pub use webhooks::{WebhookHeaders, WebhookRefusal, WebhookRequest};
 
 #[cfg(feature = "mock")]
 pub use agents::MockAgentStore;

@@ -8,7 +8,10 @@ use domain::{
 };
 use time::OffsetDateTime;
 
-use crate::{ProviderError, StoreError, WebhookHeaders, WebhookRefusal, WebhookRequest};
+use crate::{
+    ProviderError, ProviderWebhookHeaders, ProviderWebhookRefusal, ProviderWebhookRequest,
+    StoreError,
+};
 
 /// Which way a message went, as the provider reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,10 +62,13 @@ pub trait NumberReleaser: Send + Sync {
 pub trait InboundSmsWebhook: Send + Sync {
     /// What can be told from the headers alone, before the body is read: whether they could
     /// carry a valid signature.
-    fn could_verify(&self, headers: &WebhookHeaders) -> Result<(), WebhookRefusal>;
+    fn could_verify(&self, headers: &ProviderWebhookHeaders) -> Result<(), ProviderWebhookRefusal>;
 
     /// The message the webhook delivers, once its signature is found to be the provider's.
-    fn receive(&self, request: WebhookRequest) -> Result<ProviderSms, WebhookRefusal>;
+    fn receive(
+        &self,
+        request: ProviderWebhookRequest,
+    ) -> Result<ProviderSms, ProviderWebhookRefusal>;
 }
 
 /// A message ready to be stored for a number.

@@ -1,8 +1,9 @@
 //! The notification hub: one `LISTEN` connection per instance, fanned out in memory. A change
 //! commits with `pg_notify(CHANNEL, topic)`; every instance's hub wakes the waiters of that topic.
 //! diesel-async 0.5 has no notification API, so the listener is a plain tokio-postgres connection
-//! (the driver diesel-async itself runs on). The same connection registers the watches of the
-//! events topics subscribed here (`watches`): an agent's events notify only while watched.
+//! (the driver diesel-async itself runs on). A second connection, beside it, registers the
+//! watches of the events topics subscribed here (`watches`): an agent's events notify only while
+//! watched. The listening connection only listens, so `pg_stat_activity` shows it by its `LISTEN`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -198,10 +199,16 @@ async fn listen_once(
         }
     });
     client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    let (registrar, registrar_connection) = connector.open_client().await?;
+    let registrar_driver = tokio::spawn(async move {
+        if let Err(error) = registrar_connection.await {
+            tracing::warn!(error = %with_causes(&error), "the watches' connection failed");
+        }
+    });
     // Whatever was asked while no one listened is among the watches held now.
     while registrations.try_recv().is_ok() {}
     let mut renewals = Renewals::new();
-    renewals.renew(&client, hub).await;
+    renewals.renew(&registrar, hub).await;
     hub.listening.store(true, Ordering::Release);
     hub.wake_everyone();
     tracing::info!(channel = CHANNEL, "notification listener connected");
@@ -215,16 +222,17 @@ async fn listen_once(
             },
             Some(watched) = registrations.recv() => {
                 if hub.watches.has(watched) {
-                    renewals.register(&client, hub, watched).await;
+                    renewals.register(&registrar, hub, watched).await;
                 }
             }
-            _ = renew.tick() => renewals.renew(&client, hub).await,
+            _ = renew.tick() => renewals.renew(&registrar, hub).await,
         }
-        if client.is_closed() {
+        if client.is_closed() || registrar.is_closed() {
             break;
         }
     }
     driver.abort();
+    registrar_driver.abort();
     tracing::warn!("notification connection closed");
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! Which agents' events something on this instance watches (decision 0080): an event notifies
 //! `events:<agent>` only while a watch of its agent, or of every agent, is registered in the
 //! database (migration 000033). A subscription to `events:<agent>` (a stream, a wait) or to
-//! `events:*` (the console's live list) holds a watch for as long as it lives; the hub's listening
-//! connection registers the first watch of each, renews them all while they are held, and wakes
-//! the topic once a registration is written, so a watcher that looked before it was reads again.
+//! `events:*` (the console's live list) holds a watch for as long as it lives (and a little
+//! longer); the hub registers the first watch of each on a connection of its own, renews them all
+//! while they are held, and wakes the topic once a registration is written, so a watcher that
+//! looked before it was reads again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -55,7 +56,7 @@ impl Watched {
 /// wake-up (a stream's follower) finds it still registered, and asks for nothing.
 pub(crate) struct Watches {
     held: Mutex<HashMap<Watched, usize>>,
-    /// Watches newly held, for the listening connection to register.
+    /// Watches newly held, for the hub to register.
     asked: mpsc::UnboundedSender<Watched>,
 }
 
@@ -121,7 +122,7 @@ impl Drop for WatchHold {
     }
 }
 
-/// Registers (or renews) `watched` for another lease, through the listening connection. A watch of
+/// Registers (or renews) `watched` for another lease, through the hub's own connection. A watch of
 /// an agent is written on its counter row, waiting for the agent's events in flight; a watch of
 /// every agent waits for every transaction that read the old one.
 pub(crate) async fn register(

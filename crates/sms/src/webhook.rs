@@ -9,7 +9,8 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use ports::{
-    InboundSmsWebhook, ProviderSms, SmsFlow, WebhookHeaders, WebhookRefusal, WebhookRequest,
+    InboundSmsWebhook, ProviderSms, ProviderWebhookHeaders, ProviderWebhookRefusal,
+    ProviderWebhookRequest, SmsFlow,
 };
 use secrecy::{ExposeSecret, SecretString};
 use sha1::Sha1;
@@ -70,12 +71,12 @@ impl TwilioWebhook {
 /// The length of an HMAC-SHA1.
 const HMAC_SHA1_BYTES: usize = 20;
 
-fn bad_signature() -> WebhookRefusal {
-    WebhookRefusal::Signature(format!("Invalid {SIGNATURE_HEADER}"))
+fn bad_signature() -> ProviderWebhookRefusal {
+    ProviderWebhookRefusal::Signature(format!("Invalid {SIGNATURE_HEADER}"))
 }
 
 impl InboundSmsWebhook for TwilioWebhook {
-    fn could_verify(&self, headers: &WebhookHeaders) -> Result<(), WebhookRefusal> {
+    fn could_verify(&self, headers: &ProviderWebhookHeaders) -> Result<(), ProviderWebhookRefusal> {
         let signature = headers.get(SIGNATURE_HEADER).unwrap_or_default();
         match BASE64
             .decode(signature)
@@ -88,10 +89,13 @@ impl InboundSmsWebhook for TwilioWebhook {
 
     /// The signature is checked before the form's shape: what a forger sent is not judged further
     /// than that it is not Twilio's.
-    fn receive(&self, request: WebhookRequest) -> Result<ProviderSms, WebhookRefusal> {
+    fn receive(
+        &self,
+        request: ProviderWebhookRequest,
+    ) -> Result<ProviderSms, ProviderWebhookRefusal> {
         let params: Vec<(String, String)> =
             serde_urlencoded::from_bytes(&request.body).map_err(|error| {
-                WebhookRefusal::Malformed(format!("The body is not a form: {error}"))
+                ProviderWebhookRefusal::Malformed(format!("The body is not a form: {error}"))
             })?;
         let url = format!(
             "{}{}",
@@ -103,7 +107,7 @@ impl InboundSmsWebhook for TwilioWebhook {
             return Err(bad_signature());
         }
         if let Some(refused) = refused_params(&params) {
-            return Err(WebhookRefusal::Malformed(format!(
+            return Err(ProviderWebhookRefusal::Malformed(format!(
                 "not an SMS webhook of the provider: {refused}"
             )));
         }
@@ -112,7 +116,9 @@ impl InboundSmsWebhook for TwilioWebhook {
                 .iter()
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| value.clone())
-                .ok_or_else(|| WebhookRefusal::Malformed(format!("the webhook lacks {name}")))
+                .ok_or_else(|| {
+                    ProviderWebhookRefusal::Malformed(format!("the webhook lacks {name}"))
+                })
         };
         Ok(ProviderSms {
             provider_message_id: param("MessageSid")?,

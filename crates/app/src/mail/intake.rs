@@ -15,7 +15,8 @@ use domain::{
 };
 use ports::{
     AttachmentBytes, InboundEmail, InboundFormat, InboundMailStore, InboundMailWebhook,
-    InboundParser, NewInboundEmail, SenderRuleStore, StoreError, WebhookHeaders, WebhookRequest,
+    InboundParser, NewInboundEmail, ProviderWebhookHeaders, ProviderWebhookRequest,
+    SenderRuleStore, StoreError,
 };
 use text_mining::extract_verification_codes;
 use uuid::Uuid;
@@ -71,7 +72,7 @@ impl MailIntakeService {
     /// What can be judged of an inbound webhook before its body is read: the webhook is
     /// configured, and its headers could carry a valid signature. Refusing here keeps a sender
     /// without the secret from making the server read and hold a body.
-    pub fn check_webhook(&self, headers: &WebhookHeaders) -> Result<(), IngestError> {
+    pub fn check_webhook(&self, headers: &ProviderWebhookHeaders) -> Result<(), IngestError> {
         let webhook = self
             .ports
             .webhook
@@ -86,7 +87,7 @@ impl MailIntakeService {
     #[tracing::instrument(level = "debug", skip_all, fields(bytes = request.body.len(), delivery_id))]
     pub async fn receive_webhook(
         &self,
-        request: WebhookRequest,
+        request: ProviderWebhookRequest,
     ) -> Result<IngestReport, IngestError> {
         let webhook = self
             .ports
@@ -266,7 +267,7 @@ mod tests {
     use domain::{AgentRecord, AttachmentId, AttachmentMeta, Direction, EmailInboxId, SenderRules};
     use ports::{
         MockInboundMailStore, MockInboundMailWebhook, MockInboundParser, MockSenderRuleStore,
-        WebhookMail, WebhookRefusal,
+        ProviderWebhookRefusal, WebhookMail,
     };
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -321,17 +322,17 @@ mod tests {
         }
     }
 
-    fn webhook_request() -> WebhookRequest {
-        WebhookRequest {
+    fn webhook_request() -> ProviderWebhookRequest {
+        ProviderWebhookRequest {
             path_and_query: "/webhooks/email/inbound".into(),
-            headers: WebhookHeaders::new([("webhook-id".to_owned(), "msg_1".to_owned())]),
+            headers: ProviderWebhookHeaders::new([("webhook-id".to_owned(), "msg_1".to_owned())]),
             body: b"x".to_vec(),
         }
     }
 
     #[tokio::test]
     async fn a_refused_webhook_stores_nothing_and_says_why() {
-        let refusal = WebhookRefusal::Signature("Invalid webhook signature: wrong".into());
+        let refusal = ProviderWebhookRefusal::Signature("Invalid webhook signature: wrong".into());
         let mut mocks = Mocks::new();
         let mut webhook = MockInboundMailWebhook::new();
         let refused = refusal.clone();

@@ -12,7 +12,9 @@ use domain::{
     SponsorId,
 };
 use futures_util::{Stream, TryStreamExt};
-use ports::{AttachmentBytes, AttachmentContent, InboundParseError, StoreError, WebhookRefusal};
+use ports::{
+    AttachmentBytes, AttachmentContent, InboundParseError, ProviderWebhookRefusal, StoreError,
+};
 
 pub use domain::commands::{ForwardMail, ReplyMail, SendMail};
 pub use intake::{IngestReport, MailIntakePorts, MailIntakeService};
@@ -190,7 +192,7 @@ pub enum IngestError {
     NotConfigured,
     /// The provider's webhook adapter refused the request.
     #[error(transparent)]
-    Refused(#[from] WebhookRefusal),
+    Refused(#[from] ProviderWebhookRefusal),
     #[error(transparent)]
     Unreadable(#[from] InboundParseError),
     #[error(transparent)]

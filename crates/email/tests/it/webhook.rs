@@ -3,7 +3,9 @@
 //! are told apart is `standard-webhooks`'s own tests.
 
 use email::{sign, MailWebhook};
-use ports::{InboundMailWebhook, WebhookHeaders, WebhookRefusal, WebhookRequest};
+use ports::{
+    InboundMailWebhook, ProviderWebhookHeaders, ProviderWebhookRefusal, ProviderWebhookRequest,
+};
 use secrecy::SecretString;
 
 use crate::fixture;
@@ -19,8 +21,8 @@ fn webhook(secrets: &[&str]) -> MailWebhook {
         .expect("valid secrets")
 }
 
-fn headers(pairs: &[(&str, &str)]) -> WebhookHeaders {
-    WebhookHeaders::new(
+fn headers(pairs: &[(&str, &str)]) -> ProviderWebhookHeaders {
+    ProviderWebhookHeaders::new(
         pairs
             .iter()
             .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
@@ -28,9 +30,9 @@ fn headers(pairs: &[(&str, &str)]) -> WebhookHeaders {
 }
 
 /// A webhook as Resend posts it: `body` of `content_type`, signed now with `secret`.
-fn posted(secret: &str, content_type: &str, body: &[u8]) -> WebhookRequest {
+fn posted(secret: &str, content_type: &str, body: &[u8]) -> ProviderWebhookRequest {
     let signature = sign(secret, ID, NOW, body);
-    WebhookRequest {
+    ProviderWebhookRequest {
         path_and_query: "/webhooks/email/inbound".to_owned(),
         headers: headers(&[
             ("Content-Type", content_type),
@@ -82,7 +84,7 @@ async fn during_rotation_either_secret_is_received_and_a_removed_one_is_refused(
         .await;
     assert_eq!(
         refused,
-        Err(WebhookRefusal::Signature(
+        Err(ProviderWebhookRefusal::Signature(
             "Invalid webhook signature: no webhook signature matches".to_owned()
         ))
     );
@@ -95,7 +97,7 @@ async fn a_tampered_body_is_refused_before_it_is_parsed() {
 
     let refused = webhook(&[OLD_SECRET]).receive(request, NOW).await;
     assert!(
-        matches!(refused, Err(WebhookRefusal::Signature(_))),
+        matches!(refused, Err(ProviderWebhookRefusal::Signature(_))),
         "{refused:?}"
     );
 }
@@ -107,7 +109,7 @@ async fn a_signed_body_that_cannot_be_read_is_malformed() {
         .await;
 
     assert!(
-        matches!(&refused, Err(WebhookRefusal::Malformed(detail)) if detail.starts_with("unreadable inbound message")),
+        matches!(&refused, Err(ProviderWebhookRefusal::Malformed(detail)) if detail.starts_with("unreadable inbound message")),
         "{refused:?}"
     );
 }
@@ -146,7 +148,7 @@ fn headers_that_could_never_verify_are_refused_before_the_body() {
     ] {
         assert_eq!(
             webhook.could_verify(&missing, NOW),
-            Err(WebhookRefusal::Signature(format!(
+            Err(ProviderWebhookRefusal::Signature(format!(
                 "Invalid webhook signature: {detail}"
             ))),
             "{missing:?}"

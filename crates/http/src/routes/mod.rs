@@ -6,10 +6,10 @@ pub mod email;
 pub mod events;
 pub mod fallback;
 pub mod ops;
+pub mod provider_webhooks;
 pub mod sms;
 pub mod wallet;
 pub mod webhook_endpoints;
-pub mod webhooks;
 
 use actix_web::http::header::HeaderName;
 use actix_web::HttpResponseBuilder;

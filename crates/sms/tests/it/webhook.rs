@@ -2,7 +2,8 @@
 //! publishes and against webhooks altered after signing.
 
 use ports::{
-    InboundSmsWebhook, ProviderSms, SmsFlow, WebhookHeaders, WebhookRefusal, WebhookRequest,
+    InboundSmsWebhook, ProviderSms, ProviderWebhookHeaders, ProviderWebhookRefusal,
+    ProviderWebhookRequest, SmsFlow,
 };
 use secrecy::SecretString;
 use sms::{sign, TwilioWebhook};
@@ -30,10 +31,17 @@ fn webhook_at(token: &str, public_base_url: &str) -> TwilioWebhook {
 }
 
 /// `params` posted as a form to `path_and_query`, with `signature`.
-fn posted(path_and_query: &str, params: &[(String, String)], signature: &str) -> WebhookRequest {
-    WebhookRequest {
+fn posted(
+    path_and_query: &str,
+    params: &[(String, String)],
+    signature: &str,
+) -> ProviderWebhookRequest {
+    ProviderWebhookRequest {
         path_and_query: path_and_query.to_owned(),
-        headers: WebhookHeaders::new([("x-twilio-signature".to_owned(), signature.to_owned())]),
+        headers: ProviderWebhookHeaders::new([(
+            "x-twilio-signature".to_owned(),
+            signature.to_owned(),
+        )]),
         body: serde_urlencoded::to_string(params)
             .expect("a form")
             .into_bytes(),
@@ -49,12 +57,12 @@ fn verifies(
 ) -> bool {
     !matches!(
         webhook.receive(posted(path_and_query, params, signature)),
-        Err(WebhookRefusal::Signature(_))
+        Err(ProviderWebhookRefusal::Signature(_))
     )
 }
 
 /// What the webhook makes of `form` signed as Twilio signs it.
-fn received(form: &[(String, String)]) -> Result<ProviderSms, WebhookRefusal> {
+fn received(form: &[(String, String)]) -> Result<ProviderSms, ProviderWebhookRefusal> {
     let signature = sign(TOKEN, SMS_WEBHOOK_URL, form);
     webhook(TOKEN).receive(posted(PATH, form, &signature))
 }
@@ -297,7 +305,7 @@ fn forms_twilio_never_posts_are_refused_whatever_their_signature() {
         ("account", account),
     ] {
         assert!(
-            matches!(received(&form), Err(WebhookRefusal::Malformed(_))),
+            matches!(received(&form), Err(ProviderWebhookRefusal::Malformed(_))),
             "{what}"
         );
     }
@@ -307,17 +315,20 @@ fn forms_twilio_never_posts_are_refused_whatever_their_signature() {
 fn only_a_base64_sha1_could_be_a_signature() {
     let webhook = webhook(TOKEN);
     let signed = |signature: &str| {
-        WebhookHeaders::new([("X-Twilio-Signature".to_owned(), signature.to_owned())])
+        ProviderWebhookHeaders::new([("X-Twilio-Signature".to_owned(), signature.to_owned())])
     };
     let signature = sign(TOKEN, SMS_WEBHOOK_URL, &inbound_sms());
     assert_eq!(webhook.could_verify(&signed(&signature)), Ok(()));
-    let refused = Err(WebhookRefusal::Signature(
+    let refused = Err(ProviderWebhookRefusal::Signature(
         "Invalid X-Twilio-Signature".to_owned(),
     ));
     for bad in ["", "nope", "AAAA", "0/KCTR6DLpKmkAf8muzZqo1nDgQ=0"] {
         assert_eq!(webhook.could_verify(&signed(bad)), refused, "{bad:?}");
     }
-    assert_eq!(webhook.could_verify(&WebhookHeaders::default()), refused);
+    assert_eq!(
+        webhook.could_verify(&ProviderWebhookHeaders::default()),
+        refused
+    );
 }
 
 #[test]
@@ -339,7 +350,7 @@ fn the_message_is_read_from_the_form() {
         .collect();
     assert_eq!(
         received(&without_sender),
-        Err(WebhookRefusal::Malformed(
+        Err(ProviderWebhookRefusal::Malformed(
             "the webhook lacks From".to_owned()
         ))
     );

@@ -1,14 +1,14 @@
 //! Webhooks of the providers, outside `/v1` and outside agent-key auth: each proves where it
 //! comes from with its signature. What a provider's webhook says (its headers, signature scheme
 //! and fields) is read by the channel's adapter behind its port; here a request becomes a
-//! `WebhookRequest`, read within bounds, and the outcome a status.
+//! `ProviderWebhookRequest`, read within bounds, and the outcome a status.
 
 use std::time::Duration;
 
 use actix_web::web::{self, Payload};
 use actix_web::{HttpRequest, HttpResponse};
 use app::{Delivered, IngestError, SmsWebhookError};
-use ports::{WebhookHeaders, WebhookRefusal, WebhookRequest};
+use ports::{ProviderWebhookHeaders, ProviderWebhookRefusal, ProviderWebhookRequest};
 use serde_json::json;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
@@ -97,10 +97,10 @@ impl From<SmsWebhookError> for ApiError {
                 cause: "TWILIO_AUTH_TOKEN or SMS_PUBLIC_BASE_URL is not set".into(),
             }
             .into(),
-            SmsWebhookError::Refused(WebhookRefusal::Signature(detail)) => {
+            SmsWebhookError::Refused(ProviderWebhookRefusal::Signature(detail)) => {
                 Refusal::Forbidden(detail).into()
             }
-            SmsWebhookError::Refused(WebhookRefusal::Malformed(detail)) => {
+            SmsWebhookError::Refused(ProviderWebhookRefusal::Malformed(detail)) => {
                 Refusal::BadRequest(detail).into()
             }
             SmsWebhookError::Store(store) => store.into(),
@@ -116,10 +116,10 @@ impl From<IngestError> for ApiError {
                 cause: "EMAIL_WEBHOOK_SECRETS is not set".into(),
             }
             .into(),
-            IngestError::Refused(WebhookRefusal::Signature(detail)) => {
+            IngestError::Refused(ProviderWebhookRefusal::Signature(detail)) => {
                 ApiError::Unauthorized(detail)
             }
-            IngestError::Refused(WebhookRefusal::Malformed(detail)) => {
+            IngestError::Refused(ProviderWebhookRefusal::Malformed(detail)) => {
                 Refusal::BadRequest(detail).into()
             }
             IngestError::Unreadable(unreadable) => {
@@ -131,8 +131,8 @@ impl From<IngestError> for ApiError {
 }
 
 /// The request's headers whose values are text (no provider's header is anything else).
-fn webhook_headers(request: &HttpRequest) -> WebhookHeaders {
-    WebhookHeaders::new(request.headers().iter().filter_map(|(name, value)| {
+fn webhook_headers(request: &HttpRequest) -> ProviderWebhookHeaders {
+    ProviderWebhookHeaders::new(request.headers().iter().filter_map(|(name, value)| {
         let value = value.to_str().ok()?;
         Some((name.as_str().to_owned(), value.to_owned()))
     }))
@@ -141,14 +141,14 @@ fn webhook_headers(request: &HttpRequest) -> WebhookHeaders {
 /// The request once its body is read: what the adapter behind a webhook's port reads.
 fn webhook_request(
     request: &HttpRequest,
-    headers: WebhookHeaders,
+    headers: ProviderWebhookHeaders,
     body: Vec<u8>,
-) -> WebhookRequest {
+) -> ProviderWebhookRequest {
     let path_and_query = request
         .uri()
         .path_and_query()
         .map_or(request.path(), |path| path.as_str());
-    WebhookRequest {
+    ProviderWebhookRequest {
         path_and_query: path_and_query.to_owned(),
         headers,
         body,

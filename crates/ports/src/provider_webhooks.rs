@@ -6,9 +6,9 @@
 /// A request's headers, names compared without regard to case as HTTP does. Values are text:
 /// the transport leaves out one that is not, as no provider's header is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WebhookHeaders(Vec<(String, String)>);
+pub struct ProviderWebhookHeaders(Vec<(String, String)>);
 
-impl WebhookHeaders {
+impl ProviderWebhookHeaders {
     pub fn new(headers: impl IntoIterator<Item = (String, String)>) -> Self {
         Self(headers.into_iter().collect())
     }
@@ -24,17 +24,17 @@ impl WebhookHeaders {
 
 /// An inbound webhook as the transport received it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WebhookRequest {
+pub struct ProviderWebhookRequest {
     /// The path it was posted to, with its query (`/webhooks/sms/twilio?x=1`).
     pub path_and_query: String,
-    pub headers: WebhookHeaders,
+    pub headers: ProviderWebhookHeaders,
     pub body: Vec<u8>,
 }
 
 /// Why an adapter refused a webhook. The text is what the sender is told: written by the
 /// adapter, in its provider's terms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WebhookRefusal {
+pub enum ProviderWebhookRefusal {
     /// Not shown to come from the provider: no signature, one that could never verify, a stale
     /// one or one that does not match.
     #[error("{0}")]
