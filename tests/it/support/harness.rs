@@ -19,6 +19,16 @@ const QUICK_POOL_TIMEOUT_SECS: &str = "2";
 /// refused after the quick timeout.
 pub(crate) const PATIENT_POOL: (&str, &str) = ("DATABASE_TIMEOUT_SECS", "30");
 
+/// The harness's HTTP client. It lets an idle connection go well before the server's 15 s
+/// keep-alive does: a request sent on a connection the server is closing meets a reset, and on a
+/// busy machine the steps of a test may well leave its connection idle that long.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(5))
+        .build()
+        .expect("an HTTP client")
+}
+
 /// Cargo's target directory, where the binaries are and where tests leave what a person may look at.
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -99,7 +109,7 @@ impl Server {
             child,
             base_url: String::new(),
             log_path,
-            client: reqwest::Client::new(),
+            client: client(),
             metrics_token,
         };
         server.wait_until_up().await;
