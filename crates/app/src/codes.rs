@@ -16,7 +16,7 @@ use domain::{
 };
 use futures_util::future::FutureExt;
 use ports::{events_topic, AgentStore, EmailCodes, Notifications, SmsStore, StoreError, Timer};
-use text_mining::{matches_service, recognise_service, sender_may_be, Sender};
+use text_mining::{mail_text, matches_service, sender_may_be, Sender};
 use time::OffsetDateTime;
 
 pub use domain::commands::{ChannelsWait, CodeChannel, CodeWait};
@@ -258,16 +258,9 @@ async fn take_newest(
             unseen
                 .into_iter()
                 .filter(|m| {
-                    let text = format!(
-                        "{}\n{}",
-                        m.subject.as_deref().unwrap_or_default(),
-                        m.text.as_deref().unwrap_or_default()
-                    );
-                    matches_service(
-                        &text,
-                        recognise_service(&text).as_deref(),
-                        &wait.service_name,
-                    ) && sender_may_be(&wait.service_name, mail_sender(&m.sender_authentication))
+                    let text = mail_text(m.subject.as_deref(), m.text.as_deref());
+                    matches_service(&text, m.service_name.as_deref(), &wait.service_name)
+                        && sender_may_be(&wait.service_name, mail_sender(&m.sender_authentication))
                 })
                 .map(|message| Candidate::Email(Box::new(message))),
         );
@@ -316,7 +309,7 @@ mod tests {
         MockTimer, Wakeup,
     };
     use std::time::Duration;
-    use text_mining::extract_verification_codes;
+    use text_mining::{extract_verification_codes, recognise_service};
     use uuid::Uuid;
 
     fn pending() -> Wakeup {
@@ -385,6 +378,7 @@ mod tests {
             headers: Vec::new(),
             verification_codes: vec!["222222".into()],
             sender_authentication: SenderAuthentication::Unreported,
+            service_name: None,
             failure_reason: None,
             created_at: at(seconds),
             received_at: Some(at(seconds)),
@@ -523,6 +517,47 @@ mod tests {
         assert!(
             matches!(found, FoundCode::Email(message) if message.verification_codes == ["222222"])
         );
+    }
+
+    #[tokio::test]
+    async fn a_mail_answers_for_the_service_recognised_when_it_came_in() {
+        let named = |service: Option<&str>| EmailMessageRecord {
+            service_name: service.map(str::to_owned),
+            ..mail(20)
+        };
+        let waiting_for_acme = || ChannelsWait {
+            wait: code_wait("Acme", 0, None),
+            channels: Some(vec![CodeChannel::Email]),
+        };
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks
+            .email
+            .expect_unseen_codes()
+            .returning(move |_, _| Ok(vec![named(Some("ACME"))]));
+        mocks
+            .email
+            .expect_take_codes()
+            .times(1)
+            .returning(move |_, _, _| Ok(Some(named(Some("ACME")))));
+        let found = mocks
+            .service()
+            .wait(&profile(true, true), waiting_for_acme())
+            .await;
+        assert!(
+            matches!(found, Ok(FoundCode::Email(_))),
+            "the stored name, not the text, names Acme"
+        );
+        let mut mocks = Mocks::new().asleep().authorized();
+        mocks
+            .email
+            .expect_unseen_codes()
+            .returning(move |_, _| Ok(vec![named(None)]));
+        mocks.email.expect_take_codes().never();
+        let found = mocks
+            .service()
+            .wait(&profile(true, true), waiting_for_acme())
+            .await;
+        assert!(matches!(found, Err(WaitError::TimedOut)));
     }
 
     #[tokio::test]

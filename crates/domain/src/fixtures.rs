@@ -163,6 +163,7 @@ impl EmailMessageRecord {
             headers: Vec::new(),
             verification_codes: Vec::new(),
             sender_authentication: SenderAuthentication::Unreported,
+            service_name: None,
             failure_reason: None,
             created_at: moment(),
             received_at: Some(moment()),

@@ -15,6 +15,8 @@ use ports::{AttachmentBytes, InboundEmail, InboundFormat, InboundParseError, Inb
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+use crate::authentication::sender_authentication;
+
 /// The headers that name the mailbox a message was delivered to, added by the receiving MTA.
 const ENVELOPE_HEADERS: [&str; 2] = ["Delivered-To", "X-Original-To"];
 
@@ -256,19 +258,22 @@ fn with_header_fields(parsed: Option<Message<'_>>) -> Result<Message<'_>, Inboun
 
 /// What the top header block of a message says.
 fn from_headers(message: &Message<'_>, raw: &[u8]) -> InboundEmail {
+    let from = message.from().and_then(first_address);
+    let headers = headers(message, raw);
     InboundEmail {
         provider_message_id: None,
         internet_message_id: message.message_id().map(bracketed),
         in_reply_to: ids(message.in_reply_to()).into_iter().next(),
         references: ids(message.references()),
         subject: message.subject().map(str::to_owned),
-        from: message.from().and_then(first_address),
+        sender_authentication: sender_authentication(&headers, from.as_deref()),
+        from,
         to: message.all_to().flat_map(addresses).collect(),
         cc: message.all_cc().flat_map(addresses).collect(),
         reply_to: message.reply_to().map(addresses).unwrap_or_default(),
         envelope_to: envelope_recipients(message, raw),
         envelope_from: envelope_sender(message),
-        headers: headers(message, raw),
+        headers,
         ..InboundEmail::default()
     }
 }
@@ -535,7 +540,13 @@ fn parse_resend_event(body: &[u8]) -> Result<InboundEmail, InboundParseError> {
     };
     let in_reply_to = header("In-Reply-To").and_then(|value| message_ids(value).into_iter().next());
     let references = header("References").map(message_ids).unwrap_or_default();
+    let from = data
+        .from
+        .as_deref()
+        .and_then(|from| parsed_addresses(from).into_iter().next());
+    let sender_authentication = sender_authentication(&data.headers.0, from.as_deref());
     Ok(InboundEmail {
+        sender_authentication,
         provider_message_id: data.email_id,
         internet_message_id: data.message_id.as_deref().map(bracketed),
         in_reply_to,
@@ -551,10 +562,7 @@ fn parse_resend_event(body: &[u8]) -> Result<InboundEmail, InboundParseError> {
             })
             .filter(|path| path.contains('@'))
             .map(str::to_owned),
-        from: data
-            .from
-            .as_deref()
-            .and_then(|from| parsed_addresses(from).into_iter().next()),
+        from,
         to: address_list(&data.to),
         cc: address_list(&data.cc),
         reply_to: address_list(&data.reply_to),

@@ -1,13 +1,15 @@
 //! Email provider adapters of agent-runtime: senders over SMTP (lettre) and Resend's HTTP API,
-//! the parser of inbound mail (raw MIME or Resend's event), Resend's inbound webhook (signed per
+//! the parser of inbound mail (raw MIME or Resend's event) and of its sender's authentication, Resend's inbound webhook (signed per
 //! Standard Webhooks), and the sandbox provider's inbox provisioning.
 
+mod authentication;
 mod inbound;
 mod resend;
 mod sandbox;
 mod smtp;
 mod webhook;
 
+pub use authentication::sender_authentication;
 pub use inbound::MailParserInbound;
 pub use resend::{
     InvalidResendSettings, ResendSender, ResendSettings, RESEND_BASE_URL, RESEND_PROVIDER,

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use domain::{
     AgentId, AttachmentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SearchQuery,
-    SenderRules, SponsorId, ThreadSummary,
+    SenderAuthentication, SenderRules, SponsorId, ThreadSummary,
 };
 
 use crate::{
@@ -81,6 +81,8 @@ pub struct InboundEmail {
     pub attachments: Vec<AttachmentBytes>,
     /// Header names and decoded values in the order they came.
     pub headers: Vec<(String, String)>,
+    /// What the receiving side's `Authentication-Results` said of the sender, read by the parser.
+    pub sender_authentication: SenderAuthentication,
 }
 
 /// An attachment: what is known of it, and its decoded bytes when they are at hand (shared: one
@@ -381,6 +383,8 @@ pub struct NewInboundEmail {
     pub provider_message_id: String,
     pub email: InboundEmail,
     pub verification_codes: Vec<String>,
+    /// The service its subject and text name, recognised once here.
+    pub service_name: Option<String>,
 }
 
 /// Where inbound mail is stored.

@@ -30,7 +30,9 @@ mod webhooks;
 pub use agents::PgAgentStore;
 pub use connector::{Connector, InvalidDatabaseUrl};
 pub use database::{Database, PoolSettings};
-pub use email::{PgEmailStore, PgSandboxMailer, SandboxMail};
+pub use email::{
+    fill_inbound_mail_facts, InboundMailText, PgEmailStore, PgSandboxMailer, SandboxMail,
+};
 pub use events::PgEventLog;
 pub use intents::PgIntentStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};

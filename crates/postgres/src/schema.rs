@@ -260,6 +260,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// More columns of `email_messages`: one `table!` declares at most 32 unless diesel builds
+    /// with its 64-column feature, which every build would pay for. What intake reads once of an
+    /// inbound mail (migration 000034); `MessageRow` selects them by name.
+    #[sql_name = "email_messages"]
+    email_message_facts (id) {
+        id -> Uuid,
+        direction -> Text,
+        sender_authentication -> Nullable<Text>,
+        authenticated_domain -> Nullable<Text>,
+        service_name -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     email_attachment_uploads (message_id) {
         message_id -> Uuid,
         recorded_at -> Timestamptz,

@@ -36,11 +36,23 @@ use crate::config::{
 };
 use crate::timer::TokioTimer;
 
-/// Applies every pending migration and returns the versions applied.
+/// Applies every pending migration, fills what a migration left for Rust to fill, and returns
+/// the versions applied.
 pub async fn migrate(config: &DatabaseConfig) -> anyhow::Result<Vec<String>> {
     let applied = postgres_store::run_migrations(&config.connector).await?;
     if !applied.is_empty() {
         tracing::info!(?applied, "applied migrations");
+    }
+    let filled = postgres_store::fill_inbound_mail_facts(&config.connector, |mail| {
+        let text = text_mining::mail_text(mail.subject, mail.text);
+        (
+            email::sender_authentication(mail.headers, mail.from),
+            text_mining::recognise_service(&text),
+        )
+    })
+    .await?;
+    if filled > 0 {
+        tracing::info!(filled, "read the sender and service of older inbound mail");
     }
     Ok(applied)
 }

@@ -8,3 +8,12 @@ pub mod service_name;
 
 pub use codes::extract_verification_codes;
 pub use service_name::{matches_service, recognise_service, sender_may_be, Sender};
+
+/// The text a mail's codes and service are read from: its subject, then its text.
+pub fn mail_text(subject: Option<&str>, text: Option<&str>) -> String {
+    format!(
+        "{}\n{}",
+        subject.unwrap_or_default(),
+        text.unwrap_or_default()
+    )
+}

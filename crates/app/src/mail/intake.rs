@@ -18,7 +18,7 @@ use ports::{
     InboundParser, NewInboundEmail, ProviderWebhookHeaders, ProviderWebhookRequest,
     SenderRuleStore, StoreError,
 };
-use text_mining::extract_verification_codes;
+use text_mining::{extract_verification_codes, mail_text, recognise_service};
 use uuid::Uuid;
 
 use super::{discard_bytes, place_bytes, IngestError};
@@ -145,12 +145,9 @@ impl MailIntakeService {
         }
         let provider_message_id =
             delivery_key(email.provider_message_id.as_deref().unwrap_or(delivery_id));
-        let searched = format!(
-            "{}\n{}",
-            email.subject.as_deref().unwrap_or_default(),
-            email.text.as_deref().unwrap_or_default()
-        );
+        let searched = mail_text(email.subject.as_deref(), email.text.as_deref());
         let verification_codes = extract_verification_codes(&searched);
+        let service_name = recognise_service(&searched);
         let agents: Vec<AgentId> = inboxes.iter().map(|(agent, _)| *agent).collect();
         let rules = self.ports.rules.rules_of(&agents).await?;
         let (envelope, from) = (email.envelope_from.as_deref(), email.from.as_deref());
@@ -178,6 +175,7 @@ impl MailIntakeService {
                 provider_message_id: provider_message_id.clone(),
                 email: email.clone(),
                 verification_codes: verification_codes.clone(),
+                service_name: service_name.clone(),
             };
             let id = message.id;
             // A redelivery's bytes are not put in the object store only to be removed again.
@@ -257,6 +255,7 @@ fn kept(email: InboundEmail, attachment_max_bytes: u64) -> InboundEmail {
             })
             .collect(),
         headers: kept_headers(&email.headers),
+        sender_authentication: email.sender_authentication,
     }
 }
 
@@ -264,7 +263,10 @@ fn kept(email: InboundEmail, attachment_max_bytes: u64) -> InboundEmail {
 mod tests {
     use super::*;
     use crate::mail::test_support::{counted_object_storage, inbox, listed, record};
-    use domain::{AgentRecord, AttachmentId, AttachmentMeta, Direction, EmailInboxId, SenderRules};
+    use domain::{
+        AgentRecord, AttachmentId, AttachmentMeta, Direction, EmailInboxId, SenderAuthentication,
+        SenderRules,
+    };
     use ports::{
         MockInboundMailStore, MockInboundMailWebhook, MockInboundParser, MockSenderRuleStore,
         ProviderWebhookRefusal, WebhookMail,
@@ -513,6 +515,31 @@ mod tests {
             })
             .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
         stores_once(mocks, |message| message.provider_message_id == "provider-7").await;
+    }
+
+    #[tokio::test]
+    async fn the_sender_authentication_and_the_service_named_are_stored_as_read_at_intake() {
+        let mut mocks = Mocks::new();
+        mocks.parser.expect_parse().returning(|_, _| {
+            Ok(InboundEmail {
+                subject: Some("[Acme] Your sign-in code".into()),
+                text: Some("Use 482913 within ten minutes.".into()),
+                sender_authentication: SenderAuthentication::Passed {
+                    domain: "acme.example".into(),
+                },
+                ..inbound_to(&["agent@inbox.example.com"])
+            })
+        });
+        mocks
+            .inbound
+            .expect_inboxes_at()
+            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+        stores_once(mocks, |message| {
+            message.service_name.as_deref() == Some("Acme")
+                && message.email.sender_authentication.domain() == Some("acme.example")
+                && message.verification_codes == ["482913"]
+        })
+        .await;
     }
 
     /// Takes in raw mail and expects one message stored, as `stored` says it should be.

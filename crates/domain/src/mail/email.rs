@@ -392,9 +392,10 @@ impl fmt::Display for EmailStatus {
 
 /// What the receiving side's authentication results (RFC 8601 `Authentication-Results`) said of
 /// an inbound message's sender.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum SenderAuthentication {
     /// No DKIM or DMARC result came with the message (and an outbound message has none).
+    #[default]
     Unreported,
     /// Results came, and none authenticated the domain of the From address.
     Failed,
@@ -462,6 +463,8 @@ pub struct EmailMessageRecord {
     pub verification_codes: Vec<String>,
     /// Whether the sender of an inbound message was authenticated, and as which domain.
     pub sender_authentication: SenderAuthentication,
+    /// The service an inbound message's subject and text name, recognised when it came in.
+    pub service_name: Option<String>,
     /// Why the provider refused an outbound message for good.
     pub failure_reason: Option<String>,
     pub created_at: OffsetDateTime,

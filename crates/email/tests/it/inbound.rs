@@ -6,7 +6,7 @@ use std::fmt::Write;
 use base64::Engine;
 use std::sync::Arc;
 
-use domain::{AttachmentId, AttachmentMeta};
+use domain::{AttachmentId, AttachmentMeta, SenderAuthentication};
 use email::MailParserInbound;
 use ports::{AttachmentBytes, InboundEmail, InboundFormat, InboundParseError, InboundParser};
 
@@ -602,4 +602,52 @@ async fn a_bounces_empty_return_path_names_no_envelope_sender() {
         .expect("parsed");
     assert_eq!(email.envelope_from, None);
     assert_eq!(email.from.as_deref(), Some("mailer-daemon@example.net"));
+}
+
+#[tokio::test]
+async fn the_senders_authentication_is_read_from_the_results_above_the_first_received() {
+    let raw = |results_above: &str, results_below: &str| {
+        format!(
+            "Authentication-Results: {results_above}\r\nReceived: by mx.example.net\r\n\
+             Authentication-Results: {results_below}\r\nFrom: Bank <alerts@bank.example>\r\n\
+             To: agent@inbox.example.test\r\nSubject: code\r\n\r\n123456\r\n"
+        )
+    };
+    let passed = parse(
+        InboundFormat::Raw,
+        raw("mx; dmarc=pass header.from=bank.example", "x; dkim=fail").as_bytes(),
+    )
+    .await
+    .expect("parsed");
+    assert_eq!(
+        passed.sender_authentication,
+        SenderAuthentication::Passed {
+            domain: "bank.example".into()
+        }
+    );
+    let forged = parse(
+        InboundFormat::Raw,
+        raw(
+            "mx; dkim=fail header.d=bank.example",
+            "x; dmarc=pass header.from=bank.example",
+        )
+        .as_bytes(),
+    )
+    .await
+    .expect("parsed");
+    assert_eq!(forged.sender_authentication, SenderAuthentication::Failed);
+
+    let event = r#"{"type": "email.received", "data": {"email_id": "e-8",
+        "from": "Bank <alerts@bank.example>", "to": ["agent-7@inbox.example.test"],
+        "headers": {"Authentication-Results": "mx; dkim=pass header.d=bank.example",
+                    "Received": "by mx.example.net"}}}"#;
+    let from_the_provider = parse(InboundFormat::ProviderJson, event.as_bytes())
+        .await
+        .expect("parsed");
+    assert_eq!(
+        from_the_provider.sender_authentication,
+        SenderAuthentication::Passed {
+            domain: "bank.example".into()
+        }
+    );
 }

@@ -15,11 +15,12 @@ use uuid::Uuid;
 
 use super::attachments::keep_bytes;
 use super::{
-    attachments_column, headers_column, message_record, MessageRow, MessageWithBodies, PgEmailStore,
+    attachments_column, authentication_columns, headers_column, message_record, MessageRow,
+    MessageWithBodies, PgEmailStore,
 };
 use crate::errors::{from_diesel, TxError};
 use crate::rows::EmailInboxRow;
-use crate::schema::{email_inboxes, email_messages};
+use crate::schema::{email_inboxes, email_message_facts, email_messages};
 
 diesel::define_sql_function!(fn lower(text: Text) -> Text);
 
@@ -122,10 +123,23 @@ async fn store_locked(
         .optional()?;
     match inserted {
         Some(row) => {
+            let (kind, domain) = authentication_columns(&email.sender_authentication);
+            diesel::update(email_message_facts::table.find(message.id.0))
+                .set((
+                    email_message_facts::sender_authentication.eq(kind),
+                    email_message_facts::authenticated_domain.eq(domain),
+                    email_message_facts::service_name.eq(message.service_name.as_deref()),
+                ))
+                .execute(connection)
+                .await?;
             // Waits for a code of the agent wake on every instance when this commits, by the
             // notification of its `email.received` event.
             keep_bytes(connection, message.id, &email.attachments).await?;
-            Ok((message_record(row).map_err(TxError::store)?, true))
+            let mut record = message_record(row).map_err(TxError::store)?;
+            // Written after the row it returned.
+            record.sender_authentication = email.sender_authentication.clone();
+            record.service_name = message.service_name.clone();
+            Ok((record, true))
         }
         None => stored(connection, message)
             .await?

@@ -2,6 +2,7 @@
 //! mailbox reads and the inbound store, one module per port; and the sandbox provider's side.
 
 mod attachments;
+mod backfill;
 mod codes;
 mod inbound;
 mod mailbox;
@@ -10,12 +11,15 @@ mod queue;
 mod rules;
 mod sandbox;
 
+pub use backfill::{fill_inbound_mail_facts, InboundMailText};
 pub use sandbox::{PgSandboxMailer, SandboxMail};
 
 use std::time::Duration;
 
+use diesel::dsl::sql;
+use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
-use domain::inbound::sender_authentication;
+use diesel::sql_types::{Nullable, Text};
 use domain::{
     AgentId, AttachmentId, AttachmentMeta, Direction, EmailAddress, EmailInboxId, EmailMessageId,
     EmailMessageRecord, EmailStatus, SenderAuthentication,
@@ -56,7 +60,7 @@ impl PgEmailStore {
 }
 
 /// Every column of a message but its two bodies, which pages read cut short and a message read
-/// in full.
+/// in full; those past `email_messages`' 32 (`schema::email_message_facts`) by name.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = email_messages, check_for_backend(diesel::pg::Pg))]
 pub(crate) struct MessageRow {
@@ -83,6 +87,21 @@ pub(crate) struct MessageRow {
     created_at: OffsetDateTime,
     received_at: Option<OffsetDateTime>,
     sent_at: Option<OffsetDateTime>,
+    #[diesel(
+        select_expression = sql::<Nullable<Text>>("email_messages.sender_authentication"),
+        select_expression_type = SqlLiteral<Nullable<Text>>
+    )]
+    sender_authentication: Option<String>,
+    #[diesel(
+        select_expression = sql::<Nullable<Text>>("email_messages.authenticated_domain"),
+        select_expression_type = SqlLiteral<Nullable<Text>>
+    )]
+    authenticated_domain: Option<String>,
+    #[diesel(
+        select_expression = sql::<Nullable<Text>>("email_messages.service_name"),
+        select_expression_type = SqlLiteral<Nullable<Text>>
+    )]
+    service_name: Option<String>,
 }
 
 /// A message's row and its bodies, as one query reads them.
@@ -97,9 +116,10 @@ pub(crate) fn message_record(
         .ok_or_else(|| corrupt(format!("email status {:?}", row.status)))?;
     let headers = headers_from_column(&row.headers)?;
     let sender_authentication = match direction {
-        // Read from the headers as they were kept: the results the receiving side wrote come
-        // first, above its `Received`.
-        Direction::Inbound => sender_authentication(&headers, row.from_address.as_deref()),
+        Direction::Inbound => read_authentication(
+            row.sender_authentication.as_deref(),
+            row.authenticated_domain,
+        )?,
         Direction::Outbound => SenderAuthentication::Unreported,
     };
     Ok(EmailMessageRecord {
@@ -123,6 +143,7 @@ pub(crate) fn message_record(
         html,
         attachments: attachments_from_column(&row.attachments)?,
         sender_authentication,
+        service_name: row.service_name,
         headers,
         verification_codes: row.verification_codes,
         // The last error of a queued message is a passing one; only a failed message has a reason.
@@ -131,6 +152,30 @@ pub(crate) fn message_record(
         received_at: row.received_at,
         sent_at: row.sent_at,
     })
+}
+
+/// The columns an inbound row keeps its sender's authentication in: its kind and the domain.
+pub(crate) fn authentication_columns(
+    authentication: &SenderAuthentication,
+) -> (&'static str, Option<&str>) {
+    match authentication {
+        SenderAuthentication::Unreported => ("unreported", None),
+        SenderAuthentication::Failed => ("failed", None),
+        SenderAuthentication::Passed { domain } => ("passed", Some(domain)),
+    }
+}
+
+/// An inbound row's sender authentication; a row not yet filled (migration 000034) as unreported.
+fn read_authentication(
+    kind: Option<&str>,
+    domain: Option<String>,
+) -> Result<SenderAuthentication, StoreError> {
+    match (kind, domain) {
+        (None | Some("unreported"), _) => Ok(SenderAuthentication::Unreported),
+        (Some("failed"), _) => Ok(SenderAuthentication::Failed),
+        (Some("passed"), Some(domain)) => Ok(SenderAuthentication::Passed { domain }),
+        (kind, _) => Err(corrupt(format!("sender authentication {kind:?}"))),
+    }
 }
 
 pub(crate) fn address_texts(list: &[EmailAddress]) -> Vec<String> {

@@ -4,7 +4,8 @@ use std::time::Duration;
 use diesel_async::AsyncConnection;
 use domain::{
     AgentProfile, AttachmentId, AttachmentMeta, Direction, EmailAddress, EmailMessageId,
-    EmailStatus, IdempotencyKey, LeaseId, RateLimit, SenderRules, ATTACHMENT_PIECE_BYTES,
+    EmailStatus, IdempotencyKey, LeaseId, RateLimit, SenderAuthentication, SenderRules,
+    ATTACHMENT_PIECE_BYTES,
 };
 use ports::{
     AcceptError, Acceptance, AgentStore, AttachmentBytes, AttachmentContent, AttachmentUploads,
@@ -12,7 +13,7 @@ use ports::{
     KeyedRefusal, LeasedQueue, Listing, ListingVersion, Mailbox, NewInboundEmail, NewOutboundEmail,
     SendThrottle, SenderRuleStore, StoreError,
 };
-use postgres_store::{Database, PgEmailStore, PoolSettings};
+use postgres_store::{fill_inbound_mail_facts, Database, PgEmailStore, PoolSettings};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
@@ -80,6 +81,7 @@ fn inbound(profile: &AgentProfile, provider_id: &str, email: InboundEmail) -> Ne
         provider_message_id: provider_id.into(),
         email,
         verification_codes: vec!["482913".into()],
+        service_name: None,
     }
 }
 
@@ -1254,4 +1256,122 @@ async fn a_search_ranks_at_most_its_bound_of_matches_and_is_cut_at_its_time() {
         Some("newest-1"),
         "past the bound, the newest first"
     );
+}
+
+#[tokio::test]
+async fn the_senders_authentication_and_service_are_kept_and_older_rows_filled_once() {
+    let database = TestDatabase::new().await;
+    let profile = agent_with_inbox(&database, 47).await;
+    let emails = email_store(&database);
+    let passed = SenderAuthentication::Passed {
+        domain: "bank.example".into(),
+    };
+    let mut stored = Vec::new();
+    for provider_id in ["p-kept", "p-older"] {
+        let message = NewInboundEmail {
+            service_name: Some("Bank".into()),
+            ..inbound(
+                &profile,
+                provider_id,
+                InboundEmail {
+                    from: Some("alerts@bank.example".into()),
+                    subject: Some(format!("code {provider_id}")),
+                    to: vec![inbox_address(&profile)],
+                    headers: vec![("Received".into(), "by mx".into())],
+                    sender_authentication: passed.clone(),
+                    ..InboundEmail::default()
+                },
+            )
+        };
+        emails.store_inbound(message.clone()).await.expect("stored");
+        stored.push(message.id);
+    }
+    let kept = emails_read(&database, &profile, stored[0]).await;
+    assert_eq!(
+        (kept.sender_authentication, kept.service_name.as_deref()),
+        (passed.clone(), Some("Bank"))
+    );
+
+    // As a row written before migration 000034: nothing read of it yet.
+    let mut connection = diesel_async::AsyncPgConnection::establish(database.url())
+        .await
+        .expect("connect");
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "UPDATE email_messages SET sender_authentication = NULL, authenticated_domain = NULL, \
+             service_name = NULL WHERE id = '{}'",
+            stored[1].0
+        )),
+        &mut connection,
+    )
+    .await
+    .expect("forgotten");
+    let unfilled = emails_read(&database, &profile, stored[1]).await;
+    assert_eq!(
+        (unfilled.sender_authentication, unfilled.service_name),
+        (SenderAuthentication::Unreported, None)
+    );
+
+    let subjects = std::sync::Mutex::new(Vec::new());
+    let filled = fill_inbound_mail_facts(&database.connector(), |mail| {
+        subjects.lock().expect("not poisoned").push((
+            mail.subject.map(str::to_owned),
+            mail.from.map(str::to_owned),
+            mail.headers.len(),
+        ));
+        (SenderAuthentication::Failed, Some("Filled".into()))
+    })
+    .await
+    .expect("filled");
+    assert_eq!(filled, 1, "only the row left unfilled");
+    assert_eq!(
+        subjects.into_inner().expect("not poisoned"),
+        [(
+            Some("code p-older".to_owned()),
+            Some("alerts@bank.example".to_owned()),
+            1
+        )]
+    );
+    let filled_row = emails_read(&database, &profile, stored[1]).await;
+    assert_eq!(
+        (
+            filled_row.sender_authentication,
+            filled_row.service_name.as_deref()
+        ),
+        (SenderAuthentication::Failed, Some("Filled"))
+    );
+    assert_eq!(
+        emails_read(&database, &profile, stored[0])
+            .await
+            .service_name
+            .as_deref(),
+        Some("Bank")
+    );
+    let again =
+        fill_inbound_mail_facts(&database.connector(), |_| panic!("nothing is left to fill"))
+            .await
+            .expect("filled");
+    assert_eq!(again, 0);
+}
+
+fn inbox_address(profile: &AgentProfile) -> String {
+    profile
+        .email_inbox
+        .as_ref()
+        .expect("inbox")
+        .address
+        .as_str()
+        .to_owned()
+}
+
+async fn emails_read(
+    database: &TestDatabase,
+    profile: &AgentProfile,
+    id: EmailMessageId,
+) -> domain::EmailMessageRecord {
+    email_store(database)
+        .message(inbox_of(profile), id)
+        .await
+        .expect("read")
+        .expect("stored")
 }
