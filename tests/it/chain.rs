@@ -1,8 +1,10 @@
 //! A local EVM chain for the tests: anvil (installed from npm by scripts/chain-tools.sh) on a
 //! free port with Base's chain id, and the ERC-20 test token compiled from tests/chain.
 
+use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use alloy_primitives::{Address, U256};
@@ -22,6 +24,27 @@ pub struct Anvil {
     funder: String,
 }
 
+/// Where anvil listens, as its output says; what it writes after that (a line per call) is read
+/// and dropped on a thread of its own, so its pipe never fills.
+async fn listening_address(output: ChildStdout) -> String {
+    let (said, heard) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut said = Some(said);
+        for line in BufReader::new(output).lines() {
+            let Ok(line) = line else { break };
+            if let Some(address) = line.strip_prefix("Listening on ") {
+                if let Some(said) = said.take() {
+                    let _ = said.send(address.trim().to_owned());
+                }
+            }
+        }
+    });
+    tokio::task::spawn_blocking(move || heard.recv_timeout(Duration::from_secs(30)))
+        .await
+        .expect("the wait for anvil's address")
+        .expect("anvil says where it listens")
+}
+
 impl Anvil {
     pub async fn start() -> Anvil {
         let binary = std::env::var("ANVIL_BIN").map_or_else(
@@ -33,32 +56,22 @@ impl Anvil {
             "{} is missing: run scripts/chain-tools.sh (make test does)",
             binary.display()
         );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .expect("bind")
-            .local_addr()
-            .expect("addr")
-            .port();
-        let child = Command::new(binary)
-            .args([
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--chain-id",
-                "8453",
-                "--silent",
-            ])
+        // Port 0, and the port anvil says it listens on: a port picked free beforehand could be
+        // taken by another test's server before anvil binds it.
+        let mut child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", "0", "--chain-id", "8453"])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             // npm's `anvil` is a Node wrapper that starts the real binary: a group of their own
             // lets Drop stop both.
             .process_group(0)
             .spawn()
             .expect("spawning anvil");
+        let address = listening_address(child.stdout.take().expect("anvil's output")).await;
         let mut anvil = Anvil {
             child,
-            url: format!("http://127.0.0.1:{port}"),
+            url: format!("http://{address}"),
             client: reqwest::Client::new(),
             funder: String::new(),
         };
