@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
     AttachmentMeta, EmailMessageId, EmailMessageRecord, SearchQuery, SenderRules, SenderRulesError,
-    ThreadSummary, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
-    MAX_SENDER_RULES,
+    ThreadSummary, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS,
+    MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_FILENAME_CHARS, MAX_RECIPIENTS, MAX_SENDER_RULES,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::openapi::schema::{
@@ -316,72 +317,109 @@ fn body_text_builder(schema_type: SchemaType) -> ObjectBuilder {
         ))
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+// Also the `send_email` tool's arguments but its key. The `schemars` attributes make the tool's
+// JSON Schema (descriptions written for a model, and without the fields the service refuses);
+// the `schema` ones the route's.
+#[derive(Debug, Deserialize, ToSchema, JsonSchema)]
 pub struct EmailSendRequest {
     #[schema(schema_with = to_schema)]
+    #[schemars(description = "Recipient addresses: 1 to 20, over `to`, `cc` and `bcc` together.")]
+    #[schemars(length(min = 1, max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub to: Vec<String>,
     /// A single line: no CR, LF or NUL.
     #[schema(pattern = "^[^\\r\\n\\u0000]*$")]
+    #[schemars(description = "The subject: one line, without line breaks.")]
+    #[schemars(regex(pattern = r"^[^\r\n\u0000]*$"))]
     pub subject: String,
     #[schema(schema_with = body_text_schema)]
+    #[schemars(description = "The message, as plain text: at most 262,144 bytes of UTF-8.")]
+    #[schemars(length(max = MAX_BODY_TEXT_BYTES))]
     pub body_text: String,
-    #[serde(default)]
     #[schema(schema_with = copies_schema)]
+    #[schemars(description = "Addresses copied.")]
+    #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub cc: Option<Vec<String>>,
-    #[serde(default)]
     #[schema(schema_with = copies_schema)]
+    #[schemars(description = "Addresses copied without the others seeing them.")]
+    #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub bcc: Option<Vec<String>>,
-    #[serde(default)]
     #[schema(schema_with = custom_headers_schema)]
+    #[schemars(
+        description = "Custom headers, name to value; headers the service or mail servers write (From, To, Subject, Message-ID, Content-*, ...) are refused."
+    )]
     pub headers: Option<BTreeMap<String, String>>,
     /// Only `transactional` (the default) is supported.
-    #[serde(default)]
+    #[schemars(skip)]
     pub category: Option<String>,
     /// Accepted by the schema but unavailable: a request that sets it is refused (400).
-    #[serde(default)]
+    #[schemars(skip)]
     pub reply_to: Option<Vec<String>>,
     /// Unavailable: a request that sets it is refused (400).
-    #[serde(default)]
+    #[schemars(skip)]
     pub body_html: Option<String>,
-    #[serde(default)]
     #[schema(max_items = 10)]
+    #[schemars(description = "Files to attach: at most 10, 10 MiB in all once decoded.")]
+    #[schemars(length(max = MAX_OUTBOUND_ATTACHMENTS))]
     pub attachments: Option<Vec<AttachmentIn>>,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+// Also the `reply_email` tool's arguments but the message and the key.
+#[derive(Debug, Deserialize, ToSchema, JsonSchema)]
 pub struct EmailReplyRequest {
     #[schema(schema_with = body_text_schema)]
+    #[schemars(description = "The reply, as plain text: at most 262,144 bytes of UTF-8.")]
+    #[schemars(length(max = MAX_BODY_TEXT_BYTES))]
     pub body_text: String,
-    #[serde(default)]
     #[schema(max_items = 10)]
+    #[schemars(description = "Files to attach, as for `send_email`.")]
+    #[schemars(length(max = MAX_OUTBOUND_ATTACHMENTS))]
     pub attachments: Option<Vec<AttachmentIn>>,
 }
 
 /// `POST /v1/email/forward/{message_id}`: the message goes to these recipients under `Fwd:`, with
 /// `body_text` above it and its stored attachments, then these, attached.
-#[derive(Debug, Deserialize, ToSchema)]
+// Also the `forward_email` tool's arguments but the message and the key.
+#[derive(Debug, Deserialize, ToSchema, JsonSchema)]
 pub struct EmailForwardRequest {
     #[schema(schema_with = to_schema)]
+    #[schemars(description = "Recipient addresses: 1 to 20, over `to`, `cc` and `bcc` together.")]
+    #[schemars(length(min = 1, max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub to: Vec<String>,
-    #[serde(default)]
     #[schema(schema_with = copies_schema)]
+    #[schemars(description = "Addresses copied.")]
+    #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub cc: Option<Vec<String>>,
-    #[serde(default)]
     #[schema(schema_with = copies_schema)]
+    #[schemars(description = "Addresses copied without the others seeing them.")]
+    #[schemars(length(max = MAX_RECIPIENTS), inner(email, length(max = MAX_ADDRESS_CHARS)))]
     pub bcc: Option<Vec<String>>,
     /// Written above the forwarded message.
-    #[serde(default)]
     #[schema(schema_with = optional_body_text_schema)]
+    #[schemars(
+        description = "Plain text written above the forwarded message: at most 262,144 bytes of UTF-8."
+    )]
+    #[schemars(length(max = MAX_BODY_TEXT_BYTES))]
     pub body_text: Option<String>,
-    #[serde(default)]
     #[schema(max_items = 10)]
+    #[schemars(
+        description = "Files to attach after the forwarded message's own, as for `send_email`."
+    )]
+    #[schemars(length(max = MAX_OUTBOUND_ATTACHMENTS))]
     pub attachments: Option<Vec<AttachmentIn>>,
 }
 
 /// An attachment to send: at most 10 with one message, 10 MiB decoded in all.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema, JsonSchema)]
+#[schemars(
+    rename = "AttachmentArgument",
+    description = "A file to attach to a mail."
+)]
 pub struct AttachmentIn {
     /// The name it is sent under: no control characters or marks that reorder text.
+    #[schemars(
+        description = "The name it is sent under, e.g. `report.pdf`.",
+        length(min = 1, max = MAX_OUTBOUND_FILENAME_CHARS)
+    )]
     #[schema(
         min_length = 1,
         max_length = 255,
@@ -390,13 +428,16 @@ pub struct AttachmentIn {
     pub filename: String,
     /// A media type, `type/subtype` with optional parameters; `application/octet-stream` when
     /// left out.
-    #[serde(default)]
+    #[schemars(
+        description = "Its media type, e.g. `application/pdf`; `application/octet-stream` when left out."
+    )]
     #[schema(
         max_length = 255,
         pattern = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+/[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
     )]
     pub content_type: Option<String>,
     /// The bytes in base64 (RFC 4648, standard alphabet; padding and line breaks optional).
+    #[schemars(description = "Its bytes, in base64.")]
     #[schema(pattern = "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")]
     pub content_base64: String,
 }

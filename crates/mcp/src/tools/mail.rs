@@ -1,9 +1,9 @@
 //! The mail tools: the inbox, its conversations and attachments, and the outbox.
 
 use api_types::{
-    search_query, AttachmentOut, EmailForward, EmailInboxPage, EmailMessageOut, EmailReply,
-    EmailSend, EmailSendResponse, RequestPart, SendStatus, ThreadDetailOut, ThreadOut,
-    ThreadPageOut,
+    search_query, AttachmentOut, EmailForward, EmailForwardRequest, EmailInboxPage,
+    EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest, EmailSendResponse,
+    RequestPart, SendStatus, ThreadDetailOut, ThreadOut, ThreadPageOut,
 };
 use app::{ForwardMail, ReplyMail, SendMail};
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -12,12 +12,12 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use rmcp::{tool, tool_router};
 use serde_json::Value;
 
-use super::{input, to_json, AgentTools, Caller};
+use super::{input, input_with_body, to_json, AgentTools, Caller};
 use crate::answers::answer;
 use crate::arguments::{
-    Arguments, AttachmentArguments, ForwardEmailArguments, ListInboxArguments,
-    ListThreadsArguments, MessageArguments, ReplyEmailArguments, SearchMessagesArguments,
-    SendEmailArguments, ThreadArguments,
+    Arguments, AttachmentArguments, BodyArguments, ForwardTarget, ListInboxArguments,
+    ListThreadsArguments, MessageArguments, ReplyTarget, SearchMessagesArguments, SendKey,
+    ThreadArguments,
 };
 
 /// The largest attachment `get_attachment` carries in its answer; a larger one is downloaded
@@ -254,7 +254,7 @@ embedded resource (text for a text type). Listed attachments with stored false w
 handed to the mail provider right after; an accepted mail is never lost. Pass an idempotency_key \
 whenever you might call again for the same mail: the same key and mail never mail twice. Too \
 many sends are refused with a retry_after in seconds.",
-        input_schema = input::<SendEmailArguments>(),
+        input_schema = input_with_body::<SendKey, EmailSendRequest>(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -265,12 +265,12 @@ many sends are refused with a retry_after in seconds.",
     async fn send_email(
         &self,
         caller: Caller,
-        Arguments(arguments): Arguments<SendEmailArguments>,
+        BodyArguments(arguments): BodyArguments<SendKey, EmailSendRequest>,
     ) -> CallToolResult {
-        let (body, key) = or_refuse!(arguments).into_request();
+        let (key, body) = or_refuse!(arguments);
         let mail = or_refuse!(SendMail::try_from(EmailSend {
             body,
-            idempotency_key: key.as_deref().map(str::as_bytes),
+            idempotency_key: key.idempotency_key.as_deref().map(str::as_bytes),
         }));
         let (message, _) = or_refuse!(
             self.services()
@@ -290,7 +290,7 @@ many sends are refused with a retry_after in seconds.",
         title = "Reply to a mail",
         description = "Replies to a message the agent received, in its thread: to its sender, with \
 the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_email.",
-        input_schema = input::<ReplyEmailArguments>(),
+        input_schema = input_with_body::<ReplyTarget, EmailReplyRequest>(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -301,18 +301,18 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
     async fn reply_email(
         &self,
         caller: Caller,
-        Arguments(arguments): Arguments<ReplyEmailArguments>,
+        BodyArguments(arguments): BodyArguments<ReplyTarget, EmailReplyRequest>,
     ) -> CallToolResult {
-        let (message_id, body, key) = or_refuse!(arguments).into_request();
+        let (target, body) = or_refuse!(arguments);
         let reply = or_refuse!(ReplyMail::try_from(EmailReply {
             body,
-            idempotency_key: key.as_deref().map(str::as_bytes),
+            idempotency_key: target.idempotency_key.as_deref().map(str::as_bytes),
         }));
         let (message, _) = or_refuse!(
             self.services()
                 .mail
                 .outbound
-                .reply(&caller.profile, &message_id, reply)
+                .reply(&caller.profile, &target.message_id, reply)
                 .await
         );
         answer(EmailSendResponse {
@@ -327,7 +327,7 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
         description = "Forwards a message of the agent's inbox to new recipients: subject `Fwd:`, \
 your body_text above the original quoted, and its stored attachments attached (then yours). Same \
 outbox, limits and idempotency_key as send_email.",
-        input_schema = input::<ForwardEmailArguments>(),
+        input_schema = input_with_body::<ForwardTarget, EmailForwardRequest>(),
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -338,18 +338,18 @@ outbox, limits and idempotency_key as send_email.",
     async fn forward_email(
         &self,
         caller: Caller,
-        Arguments(arguments): Arguments<ForwardEmailArguments>,
+        BodyArguments(arguments): BodyArguments<ForwardTarget, EmailForwardRequest>,
     ) -> CallToolResult {
-        let (message_id, body, key) = or_refuse!(arguments).into_request();
+        let (target, body) = or_refuse!(arguments);
         let forward = or_refuse!(ForwardMail::try_from(EmailForward {
             body,
-            idempotency_key: key.as_deref().map(str::as_bytes),
+            idempotency_key: target.idempotency_key.as_deref().map(str::as_bytes),
         }));
         let (message, _) = or_refuse!(
             self.services()
                 .mail
                 .outbound
-                .forward(&caller.profile, &message_id, forward)
+                .forward(&caller.profile, &target.message_id, forward)
                 .await
         );
         answer(EmailSendResponse {

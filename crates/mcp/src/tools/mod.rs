@@ -26,7 +26,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tracing::Instrument;
 
 /// The protocol versions served: the last with an `initialize` handshake, and the stateless one.
@@ -147,6 +147,28 @@ impl AgentTools {
 fn input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     schema_for_input::<T>()
         .unwrap_or_else(|error| panic!("the arguments of a tool are an object: {error}"))
+}
+
+/// The input schema of a tool taking a route's request body `Body` beside its own arguments
+/// `Own` (`BodyArguments`): one object with the properties of both, `Own`'s required first, and
+/// none of the route's words for its body as a whole.
+fn input_with_body<Own: JsonSchema + 'static, Body: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let own = input::<Own>();
+    let mut merged = (*input::<Body>()).clone();
+    merged.remove("description");
+    let mut required = own.get("required").cloned().unwrap_or_else(|| json!([]));
+    if let (Some(all), Some(body)) = (required.as_array_mut(), merged.get("required")) {
+        all.extend(body.as_array().into_iter().flatten().cloned());
+    }
+    if required.as_array().is_some_and(|all| !all.is_empty()) {
+        merged.insert("required".into(), required);
+    }
+    if let Some(Value::Object(properties)) = merged.get_mut("properties") {
+        for (name, schema) in own["properties"].as_object().into_iter().flatten() {
+            properties.insert(name.clone(), schema.clone());
+        }
+    }
+    Arc::new(merged)
 }
 
 /// The value of what succeeded (arguments read, a command made, a use case done), or the tool's
