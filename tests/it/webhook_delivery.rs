@@ -555,20 +555,20 @@ async fn failed_attempts_are_retried_at_the_schedules_times_with_the_same_id() {
 async fn retries_are_timed_from_the_first_try_even_when_it_comes_late() {
     let database = TestDatabase::new().await;
     // This instance serves the API and delivers nothing: the delivery waits in the queue.
-    let api = hook_server(&database, "0,4,8", &[("WEBHOOK_DELIVERY_ENABLED", "false")]).await;
+    let api = hook_server(&database, "0,2,4", &[("WEBHOOK_DELIVERY_ENABLED", "false")]).await;
     let (key, number) = phone_agent(&database).await;
     let receiver = Receiver::start(&[], Reply::Status(500)).await;
     Endpoint::create(&api, &key, &receiver.url, None).await;
     send_sms(&database, &number).await;
-    // The first try comes 8 s after the event, when an instance that delivers starts (as after
-    // an outage, or behind a backlog).
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    // The first try comes 4 s after the event, past the whole schedule, when an instance that
+    // delivers starts (as after an outage, or behind a backlog).
+    tokio::time::sleep(Duration::from_secs(4)).await;
     assert!(receiver.received().is_empty());
-    let _deliverer = hook_server(&database, "0,4,8", &[]).await;
+    let _deliverer = hook_server(&database, "0,2,4", &[]).await;
     let received = receiver.wait_for_requests(3).await;
     let offsets: Vec<f64> = received.iter().map(|r| gap(&received[0], r)).collect();
-    println!("a first try 8 s late, then attempts at {offsets:.2?} s after it");
-    assert_at_offsets(&received, &[0.0, 4.0, 8.0]);
+    println!("a first try 4 s late, then attempts at {offsets:.2?} s after it");
+    assert_at_offsets(&received, &[0.0, 2.0, 4.0]);
 }
 
 #[tokio::test]
@@ -673,18 +673,19 @@ async fn a_receiver_that_hangs_holds_back_no_other_delivery() {
 #[tokio::test]
 async fn a_receiver_down_for_a_while_gets_the_delivery_once_it_is_up() {
     let database = TestDatabase::new().await;
-    let server = hook_server(&database, "0,3,6,9,12", &[]).await;
+    // Times to the millisecond, as the schedule may be given.
+    let server = hook_server(&database, "0,1.5,3,4.5,6", &[]).await;
     let (key, number) = phone_agent(&database).await;
     let receiver = Receiver::start(&[], Reply::Close).await;
     let endpoint = Endpoint::create(&server, &key, &receiver.url, None).await;
 
     send_sms(&database, &number).await;
-    // Up once the attempt due at 6 s has failed, 6 to 7 s in: the next, due at 9 s, gets through.
+    // Up once the attempt due at 3 s has failed: the next, due at 4.5 s, gets through.
     receiver.wait_for_requests(3).await;
     receiver.answer_all(Reply::Status(200));
     let delivered = receiver.wait_for_deliveries(1, DEADLINE).await;
     let received = receiver.received();
-    let offsets = assert_at_offsets(&received, &[0.0, 3.0, 6.0, 9.0]);
+    let offsets = assert_at_offsets(&received, &[0.0, 1.5, 3.0, 4.5]);
     println!("down then up after the third: requests at {offsets:.2?} s after the first");
     assert!(received
         .iter()

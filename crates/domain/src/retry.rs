@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use crate::mail::email::{DeliveryRetry, MAX_HONOURED_RETRY_AFTER, RETRY_JITTER};
 
-/// Attempt times after the first try, first included; at most `MAX` of them, so the rule stays
-/// `Copy` like the queue settings that hold it.
+/// Attempt times after the first try, first included, to the millisecond; at most `MAX` of them,
+/// so the rule stays `Copy` like the queue settings that hold it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryOffsets {
-    seconds: [u32; Self::MAX],
+    millis: [u32; Self::MAX],
     len: usize,
 }
 
@@ -20,37 +20,40 @@ pub enum RetryOffsetsError {
     Empty,
     #[error("a schedule holds at most {} attempts", RetryOffsets::MAX)]
     TooMany,
-    #[error("{0:?} is not a whole number of seconds")]
+    #[error("{0:?} is not a number of seconds (at most three decimals, under 4,294,967)")]
     NotSeconds(String),
     #[error("attempt times must not go back: {0} after {1}")]
-    Decreasing(u32, u32),
+    Decreasing(String, String),
 }
 
 impl RetryOffsets {
     pub const MAX: usize = 16;
 
-    /// Reads comma-separated seconds after the first try, e.g. `0,5,300`.
+    /// Reads comma-separated seconds after the first try, e.g. `0,5,300`; a time may have up to
+    /// three decimals (`0,0.2,0.4`), so that tests wait milliseconds.
     pub fn parse(list: &str) -> Result<Self, RetryOffsetsError> {
-        let mut seconds = [0u32; Self::MAX];
+        let mut millis = [0u32; Self::MAX];
         let mut len = 0;
+        let mut previous: Option<&str> = None;
         for item in list.split(',').map(str::trim) {
-            let value: u32 = item
-                .parse()
-                .map_err(|_| RetryOffsetsError::NotSeconds(item.to_owned()))?;
+            let value =
+                millis_of(item).ok_or_else(|| RetryOffsetsError::NotSeconds(item.to_owned()))?;
             if len == Self::MAX {
                 return Err(RetryOffsetsError::TooMany);
             }
-            if let Some(previous) = len.checked_sub(1).map(|last| seconds[last]) {
-                if value < previous {
-                    return Err(RetryOffsetsError::Decreasing(value, previous));
-                }
+            if let Some(earlier) = previous.filter(|_| value < millis[len - 1]) {
+                return Err(RetryOffsetsError::Decreasing(
+                    item.to_owned(),
+                    earlier.to_owned(),
+                ));
             }
-            seconds[len] = value;
+            millis[len] = value;
             len += 1;
+            previous = Some(item);
         }
         match len {
             0 => Err(RetryOffsetsError::Empty),
-            _ => Ok(Self { seconds, len }),
+            _ => Ok(Self { millis, len }),
         }
     }
 
@@ -59,9 +62,9 @@ impl RetryOffsets {
     }
 
     fn offset(&self, attempt: usize) -> Option<Duration> {
-        self.seconds[..self.len]
+        self.millis[..self.len]
             .get(attempt)
-            .map(|&seconds| Duration::from_secs(u64::from(seconds)))
+            .map(|&millis| Duration::from_millis(u64::from(millis)))
     }
 
     /// The wait before the next attempt after `attempts` made since the first try `since_first`
@@ -92,6 +95,21 @@ impl RetryOffsets {
             .min(MAX_HONOURED_RETRY_AFTER);
         Some(spread_due.saturating_sub(since_first).max(asked))
     }
+}
+
+/// Milliseconds in `seconds`: digits, then at most three decimals after a point.
+fn millis_of(seconds: &str) -> Option<u32> {
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || (seconds.contains('.') && !digits(fraction)) || fraction.len() > 3 {
+        return None;
+    }
+    let fraction_millis = format!("{fraction:0<3}").parse::<u32>().ok()?;
+    whole
+        .parse::<u32>()
+        .ok()?
+        .checked_mul(1000)?
+        .checked_add(fraction_millis)
 }
 
 /// A spread that is no number spreads nothing (`mul_f64` would panic on it).
@@ -148,12 +166,37 @@ mod tests {
         );
         assert_eq!(
             RetryOffsets::parse("0,5,1"),
-            Err(RetryOffsetsError::Decreasing(1, 5))
+            Err(RetryOffsetsError::Decreasing("1".into(), "5".into()))
         );
+        for bad in ["1.", ".5", "0.0001", "1e3", "-1", "4294968"] {
+            assert!(RetryOffsets::parse(&format!("0,{bad}")).is_err(), "{bad}");
+        }
         let seventeen = vec!["1"; 17].join(",");
         assert_eq!(
             RetryOffsets::parse(&seventeen),
             Err(RetryOffsetsError::TooMany)
+        );
+    }
+
+    #[test]
+    fn times_may_be_given_to_the_millisecond() {
+        let offsets = RetryOffsets::parse("0,0.2,0.45,1,1.5").expect("valid");
+        assert_eq!(offsets.attempts(), 5);
+        assert_eq!(
+            offsets.after_transient(1, secs(0), None, 0.0),
+            Some(Duration::from_millis(200))
+        );
+        assert_eq!(
+            offsets.after_transient(2, Duration::from_millis(200), None, 0.0),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            offsets.after_transient(4, secs(1), None, 0.0),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            RetryOffsets::parse("0,0.5,0.25"),
+            Err(RetryOffsetsError::Decreasing("0.25".into(), "0.5".into()))
         );
     }
 
