@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test fuzz lint bench soak profile openapi contracts agentctl db-stop clean-db check
+.PHONY: run test fuzz lint lint-static bench soak profile openapi contracts agentctl db-stop clean-db check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -16,11 +16,14 @@ fuzz:
 	@scripts/fuzz.sh
 
 ## lint: formatting, clippy with warnings denied, the layering rules and unused dependencies
-lint:
-	cargo fmt --all -- --check
+lint: lint-static
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+
+## lint-static: what lint checks without building: formatting, the layering rules and unused dependencies (CI runs clippy in make test's build, TEST_WITH_CLIPPY=1)
+lint-static:
+	cargo fmt --all -- --check
 	python3 scripts/layering.py
-	scripts/machete.sh
+	python3 scripts/unused_deps.py
 
 ## bench: load figures of the release server (requests/s, p50, p99, peak RSS)
 bench:

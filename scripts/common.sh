@@ -49,6 +49,15 @@ python_venv() {
   echo "$python"
 }
 
+# The debug binaries the black-box tests and the fuzzer spawn, built in one cargo run with the
+# tests: features unify across the two (the tests' dev-dependencies turn on more of tokio and
+# others), so the tests' build that follows reuses every crate instead of building half the
+# graph again with other features.
+build_debug_binaries() {
+  echo "$(basename "$0"): building the binaries and the tests" >&2
+  cargo build --workspace --bins --tests --locked
+}
+
 # --- Release servers of the load scripts (bench.sh, soak.sh) --------------------------------------
 # `servers` holds their pids and `logs` files for the caller to remove at exit.
 servers=()

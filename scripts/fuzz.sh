@@ -64,7 +64,7 @@ finish() {
 }
 trap finish EXIT
 
-cargo build --bins --locked
+build_debug_binaries
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 # Send limits far above what the run asks, so their 429s do not crowd out the other answers (they
 # are still documented and checked where they can happen). Event streams end after two seconds,

@@ -7,6 +7,12 @@ set -euo pipefail
 # The SMS tests hold a thousand waiting requests open at once: allow the open files they need.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# timed COMMAND...: runs it and says how long it took, so a slow run shows where its time went.
+timed() {
+  local started=$SECONDS
+  "$@"
+  echo "test: $1 took $((SECONDS - started)) s" >&2
+}
 if [[ -z "${TEST_DATABASE_URL:-}" ]]; then
   use_local_database TEST_DATABASE_URL postgres
   export TEST_DATABASE_CA="$root/.data/pg-ca.pem"
@@ -35,12 +41,20 @@ export CONSOLE_BROWSER_PYTHON
 # The MCP conformance suite and the Node 22 it runs on, installed before the tests that run it.
 scripts/mcp-conformance.sh >/dev/null
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
+if [[ -n "${TEST_WITH_CLIPPY:-}" ]]; then
+  # One build for lint and test (CI's): clippy's driver compiles the workspace's own crates, so
+  # its lints run in the build the tests use, warnings denied as `make lint` denies them.
+  RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+  export RUSTC_WORKSPACE_WRAPPER
+  export RUSTFLAGS="${RUSTFLAGS:-} -D warnings"
+fi
+echo "test: the tools are ready after $SECONDS s" >&2
 # The black-box tests spawn these binaries, so they must be current.
-cargo build --workspace --bins --locked
+timed build_debug_binaries
 # The soak's verdict (make soak itself is too long for here).
-python3 -m unittest discover -s scripts -p 'soak_test.py'
+timed python3 -m unittest discover -s scripts -p 'soak_test.py'
 # A short run of schemathesis against the served API description (make fuzz is the long one).
-FUZZ_ADMIN_URL="$TEST_DATABASE_URL" scripts/fuzz.sh --quick
+FUZZ_ADMIN_URL="$TEST_DATABASE_URL" timed scripts/fuzz.sh --quick
 # The tests under cargo-nextest, many at a time (.config/nextest.toml), every failure reported;
 # the machine's own, or one installed into .data/tools once.
 nextest="$(command -v cargo-nextest || true)"
@@ -51,7 +65,7 @@ if [[ -z "$nextest" ]]; then
     cargo install cargo-nextest --version 0.9.143 --locked --root "$root/.data/tools" --quiet
   fi
 fi
-"$nextest" nextest run --workspace --locked
+timed "$nextest" nextest run --workspace --locked
 # nextest runs no doctests: run them only where a doc comment opens a block of Rust (a fence
 # with no language or `rust`), as rustdoc would; none does today.
 doc_rust_blocks() {
