@@ -2,6 +2,7 @@
 //! stopped, and then finishes the step in hand (one intent, one batch) before it ends. Every tick
 //! runs in a `job` span and is counted in Prometheus.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -359,6 +360,9 @@ pub struct LeasedQueueJob<J: LeasedJob> {
     places: Arc<Semaphore>,
     concurrency: u32,
     attempts: QueueAttempts,
+    /// Counts the rounds: a worker whose last look found nothing looks again when a round came
+    /// meanwhile, since that round may have found every place taken (by this very worker).
+    rounds: Arc<AtomicU64>,
 }
 
 impl<J: LeasedJob> LeasedQueueJob<J> {
@@ -376,6 +380,7 @@ impl<J: LeasedJob> LeasedQueueJob<J> {
             places: Arc::new(Semaphore::new(concurrency as usize)),
             concurrency,
             attempts,
+            rounds: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -393,27 +398,48 @@ impl<J: LeasedJob> Job for LeasedQueueJob<J> {
 
     async fn tick(&self, stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
         let name = self.name;
+        self.rounds.fetch_add(1, Ordering::SeqCst);
         while let Ok(place) = Arc::clone(&self.places).try_acquire_owned() {
             if stop.is_cancelled() {
                 break;
             }
             let (worker, stop) = (Arc::clone(&self.worker), stop.clone());
+            let (places, rounds) = (Arc::clone(&self.places), Arc::clone(&self.rounds));
             let (counter, attempts) = (self.attempts.counter(metrics), self.attempts);
             tokio::spawn(
                 async move {
-                    let _place = place;
-                    while !stop.is_cancelled() {
-                        let handed_off = match worker.work_next().await {
-                            Ok(Some(handed_off)) => handed_off,
-                            Ok(None) => break,
-                            Err(error) => {
-                                tracing::warn!(job = name, %error, "a worker of the queue stopped; the next round goes on");
-                                break;
-                            }
-                        };
-                        counter
-                            .with_label_values(&[name, attempts.outcome(&handed_off)])
-                            .inc();
+                    let mut place = place;
+                    loop {
+                        let rounds_before = rounds.load(Ordering::SeqCst);
+                        let mut found_nothing = false;
+                        while !stop.is_cancelled() {
+                            let handed_off = match worker.work_next().await {
+                                Ok(Some(handed_off)) => handed_off,
+                                Ok(None) => {
+                                    found_nothing = true;
+                                    break;
+                                }
+                                Err(error) => {
+                                    tracing::warn!(job = name, %error, "a worker of the queue stopped; the next round goes on");
+                                    break;
+                                }
+                            };
+                            counter
+                                .with_label_values(&[name, attempts.outcome(&handed_off)])
+                                .inc();
+                        }
+                        // The place goes back before the check: a round after it finds it free.
+                        drop(place);
+                        if !found_nothing || rounds.load(Ordering::SeqCst) == rounds_before {
+                            break;
+                        }
+                        // A round came while this worker held its place, woken by a job queued
+                        // after this worker's last look; if no other worker took a place since,
+                        // no one would look for that job until the next interval.
+                        match Arc::clone(&places).try_acquire_owned() {
+                            Ok(again) => place = again,
+                            Err(_) => break,
+                        }
                     }
                 }
                 .in_current_span(),
@@ -464,6 +490,128 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::sync::Notify;
+
+    /// A job of the test queue.
+    #[derive(Debug)]
+    struct Parcel(u32);
+
+    impl LeasedJob for Parcel {
+        type Id = u32;
+        type Done = ();
+        type Owner = std::convert::Infallible;
+        const QUEUED_TOPIC: &'static str = "parcels";
+
+        fn id(&self) -> u32 {
+            self.0
+        }
+
+        fn owner(&self) -> Option<Self::Owner> {
+            None
+        }
+    }
+
+    /// A queue whose claims can be held at their answer: a look that began before a job was
+    /// queued and answers after.
+    #[derive(Default)]
+    struct HeldQueue {
+        due: std::sync::Mutex<Vec<u32>>,
+        /// While set, the next claim waits for `answer` before it looks.
+        hold: std::sync::Mutex<Option<(Arc<Notify>, Arc<Notify>)>>,
+        delivered: std::sync::Mutex<Vec<u32>>,
+    }
+
+    #[async_trait]
+    impl ports::LeasedQueue<Parcel> for HeldQueue {
+        async fn claim_due(
+            &self,
+            lease: domain::LeaseId,
+            _lease_for: Duration,
+            _full: &[std::convert::Infallible],
+        ) -> Result<Option<ports::Claimed<Parcel>>, ports::StoreError> {
+            let held = self.hold.lock().expect("not poisoned").take();
+            let due = self.due.lock().expect("not poisoned").pop();
+            if let Some((asked, answer)) = held {
+                asked.notify_one();
+                answer.notified().await;
+            }
+            Ok(due.map(|id| ports::Claimed {
+                job: Parcel(id),
+                lease,
+                attempts: 1,
+                age: Duration::ZERO,
+            }))
+        }
+
+        async fn release(&self, _lease: domain::LeaseId) -> Result<(), ports::StoreError> {
+            Ok(())
+        }
+
+        async fn record(
+            &self,
+            id: u32,
+            _lease: domain::LeaseId,
+            _outcome: &ports::JobOutcome<()>,
+        ) -> Result<bool, ports::StoreError> {
+            self.delivered.lock().expect("not poisoned").push(id);
+            Ok(true)
+        }
+
+        async fn oldest_due_wait(&self) -> Result<Option<Duration>, ports::StoreError> {
+            Ok(None)
+        }
+    }
+
+    struct Courier;
+
+    #[async_trait]
+    impl app::Deliver<Parcel> for Courier {
+        async fn deliver(&self, _job: &Parcel) -> Result<(), ports::DeliveryError> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_job_queued_while_the_only_worker_finishes_its_last_look_is_still_taken() {
+        let queue = Arc::new(HeldQueue::default());
+        let job = LeasedQueueJob::new(
+            "parcels",
+            LeasedWorker::new(
+                queue.clone(),
+                Arc::new(Courier),
+                app::QueueSettings {
+                    lease: Duration::from_secs(60),
+                    retry: domain::RetryRule::AtOffsets(
+                        domain::RetryOffsets::parse("0").expect("offsets"),
+                    ),
+                    places_per_owner: None,
+                },
+            ),
+            1,
+            QueueAttempts::Emails,
+        );
+        let metrics = JobMetrics::new(&Registry::new()).expect("metrics register");
+        let stop = CancellationToken::new();
+        // The only worker looks, finds nothing, and its answer is held back.
+        let (asked, answer) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        *queue.hold.lock().expect("not poisoned") = Some((asked.clone(), answer.clone()));
+        job.tick(&stop, &metrics).await.expect("round");
+        asked.notified().await;
+        // A job is queued, and the round it wakes finds the only place taken.
+        queue.due.lock().expect("not poisoned").push(2);
+        job.tick(&stop, &metrics).await.expect("round");
+        // The worker's look answers what it saw before the job came: nothing.
+        answer.notify_one();
+        wait_until(|| queue.delivered.lock().expect("not poisoned").contains(&2)).await;
+    }
+
+    async fn wait_until(done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "never happened");
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
 
     /// A job whose rounds wait for a go-ahead, to stop it in the middle of one.
     struct Gated {
