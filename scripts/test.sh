@@ -11,8 +11,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 timed() {
   local started=$SECONDS
   "$@"
-  echo "test: $1 took $((SECONDS - started)) s" >&2
+  echo "test: $* took $((SECONDS - started)) s" >&2
 }
+if [[ -n "${TEST_WITH_CLIPPY:-}" ]]; then
+  # One build for lint and test (CI's): clippy's driver compiles the workspace's own crates, so
+  # its lints run in the build the tests use, warnings denied as `make lint` denies them.
+  RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+  export RUSTC_WORKSPACE_WRAPPER
+  export RUSTFLAGS="${RUSTFLAGS:-} -D warnings"
+fi
+# The build keeps the cores busy for minutes; the tools below come from the network meanwhile.
+timed build_debug_binaries &
+build=$!
+trap 'kill "$build" 2>/dev/null || true' EXIT
 if [[ -z "${TEST_DATABASE_URL:-}" ]]; then
   use_local_database TEST_DATABASE_URL postgres
   export TEST_DATABASE_CA="$root/.data/pg-ca.pem"
@@ -41,16 +52,9 @@ export CONSOLE_BROWSER_PYTHON
 # The MCP conformance suite and the Node 22 it runs on, installed before the tests that run it.
 scripts/mcp-conformance.sh >/dev/null
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
-if [[ -n "${TEST_WITH_CLIPPY:-}" ]]; then
-  # One build for lint and test (CI's): clippy's driver compiles the workspace's own crates, so
-  # its lints run in the build the tests use, warnings denied as `make lint` denies them.
-  RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
-  export RUSTC_WORKSPACE_WRAPPER
-  export RUSTFLAGS="${RUSTFLAGS:-} -D warnings"
-fi
 echo "test: the tools are ready after $SECONDS s" >&2
-# The black-box tests spawn these binaries, so they must be current.
-timed build_debug_binaries
+# The black-box tests spawn the binaries, so they must be current.
+wait "$build"
 # The soak's verdict (make soak itself is too long for here).
 timed python3 -m unittest discover -s scripts -p 'soak_test.py'
 # A short run of schemathesis against the served API description (make fuzz is the long one).
