@@ -17,6 +17,7 @@ pub mod fixtures;
 pub mod ids;
 pub mod intent;
 pub mod json_bounds;
+pub mod keys;
 pub mod limits;
 pub mod mail;
 pub mod operator;
