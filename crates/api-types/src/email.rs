@@ -167,6 +167,16 @@ pub struct EmailSendResponse {
     pub data: EmailMessageOut,
 }
 
+impl From<EmailMessageRecord> for EmailSendResponse {
+    /// The answer to an accepted send, reply or forward, on every way in.
+    fn from(message: EmailMessageRecord) -> Self {
+        Self {
+            status: SendStatus::Sent,
+            data: message.into(),
+        }
+    }
+}
+
 /// One page of the inbox, newest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EmailInboxPage {

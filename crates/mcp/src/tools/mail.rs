@@ -3,7 +3,7 @@
 use api_types::{
     search_query, AttachmentOut, EmailForward, EmailForwardRequest, EmailInboxPage,
     EmailMessageOut, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest, EmailSendResponse,
-    RequestPart, SendStatus, ThreadDetailOut, ThreadOut, ThreadPageOut,
+    RequestPart, ThreadDetailOut, ThreadOut, ThreadPageOut,
 };
 use app::{ForwardMail, ReplyMail, SendMail};
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -279,10 +279,7 @@ many sends are refused with a retry_after in seconds.",
                 .send(&caller.profile, mail)
                 .await
         );
-        answer(EmailSendResponse {
-            status: SendStatus::Sent,
-            data: message.into(),
-        })
+        answer(EmailSendResponse::from(message))
     }
 
     #[tool(
@@ -315,10 +312,7 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
                 .reply(&caller.profile, &target.message_id, reply)
                 .await
         );
-        answer(EmailSendResponse {
-            status: SendStatus::Sent,
-            data: message.into(),
-        })
+        answer(EmailSendResponse::from(message))
     }
 
     #[tool(
@@ -352,9 +346,6 @@ outbox, limits and idempotency_key as send_email.",
                 .forward(&caller.profile, &target.message_id, forward)
                 .await
         );
-        answer(EmailSendResponse {
-            status: SendStatus::Sent,
-            data: message.into(),
-        })
+        answer(EmailSendResponse::from(message))
     }
 }

@@ -4,7 +4,7 @@ use actix_web::web::{self, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use api_types::{
     EmailForward, EmailForwardRequest, EmailReply, EmailReplyRequest, EmailSend, EmailSendRequest,
-    EmailSendResponse, SendStatus, IDEMPOTENCY_KEY_HEADER,
+    EmailSendResponse, IDEMPOTENCY_KEY_HEADER,
 };
 use app::{ForwardMail, ReplyMail, SendMail};
 use domain::EmailMessageRecord;
@@ -27,10 +27,7 @@ fn idempotency_key(request: &HttpRequest) -> Option<&[u8]> {
 }
 
 fn sent(message: EmailMessageRecord, replayed: bool) -> HttpResponse {
-    crate::routes::ok_replayed_if(replayed).json(EmailSendResponse {
-        status: SendStatus::Sent,
-        data: message.into(),
-    })
+    crate::routes::ok_replayed_if(replayed).json(EmailSendResponse::from(message))
 }
 
 /// Sends a message from the agent's inbox.
