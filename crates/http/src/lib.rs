@@ -24,6 +24,7 @@ use actix_web::http::header::HeaderValue;
 use actix_web::http::Method;
 use actix_web::{web, Route};
 use api_types::{INBOUND_EMAIL_WEBHOOK_PATH, TWILIO_SMS_WEBHOOK_PATH};
+use domain::keys::Scope;
 
 /// How long a route's requests live, which decides how they are measured (and, for the streams
 /// to come, how they are served).
@@ -41,20 +42,40 @@ struct Endpoint {
     method: Method,
     path: &'static str,
     kind: RouteKind,
+    /// The scope a key needs for it (keys.md); `None` for what needs no key.
+    scope: Option<Scope>,
     handler: fn(Route) -> Route,
 }
 
 impl Endpoint {
+    /// A route that needs no key.
     const fn new(method: Method, path: &'static str, handler: fn(Route) -> Route) -> Self {
-        Self::of_kind(RouteKind::Plain, method, path, handler)
+        Self::of_kind(RouteKind::Plain, None, method, path, handler)
     }
 
-    const fn long_poll(method: Method, path: &'static str, handler: fn(Route) -> Route) -> Self {
-        Self::of_kind(RouteKind::LongPoll, method, path, handler)
+    /// A route for keys holding `scope`.
+    const fn scoped(
+        scope: Scope,
+        method: Method,
+        path: &'static str,
+        handler: fn(Route) -> Route,
+    ) -> Self {
+        Self::of_kind(RouteKind::Plain, Some(scope), method, path, handler)
+    }
+
+    /// A long poll for keys holding `scope`.
+    const fn long_poll(
+        scope: Scope,
+        method: Method,
+        path: &'static str,
+        handler: fn(Route) -> Route,
+    ) -> Self {
+        Self::of_kind(RouteKind::LongPoll, Some(scope), method, path, handler)
     }
 
     const fn of_kind(
         kind: RouteKind,
+        scope: Option<Scope>,
         method: Method,
         path: &'static str,
         handler: fn(Route) -> Route,
@@ -63,6 +84,7 @@ impl Endpoint {
             method,
             path,
             kind,
+            scope,
             handler,
         }
     }
@@ -74,6 +96,15 @@ pub(crate) fn route_kind(method: &Method, pattern: &str) -> RouteKind {
         .chain(OUTSIDE_THE_API)
         .find(|endpoint| endpoint.path == pattern && endpoint.method == method)
         .map_or(RouteKind::Plain, |endpoint| endpoint.kind)
+}
+
+/// The scope a key needs for the route `method` and `pattern` name, as the route table declares
+/// it; `None` for a route that needs no key, or none served.
+pub(crate) fn required_scope(method: &Method, pattern: &str) -> Option<Scope> {
+    API.iter()
+        .chain(OUTSIDE_THE_API)
+        .find(|endpoint| endpoint.path == pattern && endpoint.method == method)
+        .and_then(|endpoint| endpoint.scope)
 }
 
 /// The API description as `agent-runtime openapi` prints it: the OpenAPI document as pretty
@@ -94,111 +125,171 @@ pub fn api_description(markdown: bool) -> String {
 
 /// The API: every operation here is in `ApiDoc`, and every operation of `ApiDoc` is here.
 const API: &[Endpoint] = &[
-    Endpoint::new(Method::GET, "/v1/agents/me", |route| {
+    Endpoint::scoped(Scope::AgentRead, Method::GET, "/v1/agents/me", |route| {
         route.to(routes::agents::me)
     }),
-    Endpoint::new(Method::GET, "/v1/email/inbox", |route| {
+    Endpoint::scoped(Scope::EmailRead, Method::GET, "/v1/email/inbox", |route| {
         route.to(routes::email::read::inbox)
     }),
-    Endpoint::new(Method::GET, "/v1/email/messages/{message_id}", |route| {
-        route.to(routes::email::read::message)
-    }),
-    Endpoint::new(
+    Endpoint::scoped(
+        Scope::EmailRead,
+        Method::GET,
+        "/v1/email/messages/{message_id}",
+        |route| route.to(routes::email::read::message),
+    ),
+    Endpoint::scoped(
+        Scope::EmailRead,
         Method::GET,
         "/v1/email/messages/{message_id}/attachments/{attachment_id}",
         |route| route.to(routes::email::attachments::attachment),
     ),
-    Endpoint::new(Method::GET, "/v1/email/search", |route| {
+    Endpoint::scoped(Scope::EmailRead, Method::GET, "/v1/email/search", |route| {
         route.to(routes::email::read::search)
     }),
-    Endpoint::new(Method::GET, "/v1/email/threads", |route| {
-        route.to(routes::email::read::threads)
-    }),
-    Endpoint::new(Method::GET, "/v1/email/threads/{thread_id}", |route| {
-        route.to(routes::email::read::thread)
-    }),
-    Endpoint::new(Method::GET, "/v1/email/rules", |route| {
+    Endpoint::scoped(
+        Scope::EmailRead,
+        Method::GET,
+        "/v1/email/threads",
+        |route| route.to(routes::email::read::threads),
+    ),
+    Endpoint::scoped(
+        Scope::EmailRead,
+        Method::GET,
+        "/v1/email/threads/{thread_id}",
+        |route| route.to(routes::email::read::thread),
+    ),
+    Endpoint::scoped(Scope::EmailSend, Method::GET, "/v1/email/rules", |route| {
         route.to(routes::email::sender_rules::rules)
     }),
-    Endpoint::new(Method::PUT, "/v1/email/rules", |route| {
+    Endpoint::scoped(Scope::EmailSend, Method::PUT, "/v1/email/rules", |route| {
         route.to(routes::email::sender_rules::set_rules)
     }),
-    Endpoint::new(Method::POST, "/v1/email/send", |route| {
+    Endpoint::scoped(Scope::EmailSend, Method::POST, "/v1/email/send", |route| {
         route.to(routes::email::send::send)
     }),
-    Endpoint::new(Method::POST, "/v1/email/reply/{message_id}", |route| {
-        route.to(routes::email::send::reply)
-    }),
-    Endpoint::new(Method::POST, "/v1/email/forward/{message_id}", |route| {
-        route.to(routes::email::send::forward)
-    }),
-    Endpoint::new(Method::GET, "/v1/sms/number", |route| {
+    Endpoint::scoped(
+        Scope::EmailSend,
+        Method::POST,
+        "/v1/email/reply/{message_id}",
+        |route| route.to(routes::email::send::reply),
+    ),
+    Endpoint::scoped(
+        Scope::EmailSend,
+        Method::POST,
+        "/v1/email/forward/{message_id}",
+        |route| route.to(routes::email::send::forward),
+    ),
+    Endpoint::scoped(Scope::SmsRead, Method::GET, "/v1/sms/number", |route| {
         route.to(routes::sms::number)
     }),
-    Endpoint::new(Method::GET, "/v1/sms/messages", |route| {
+    Endpoint::scoped(Scope::SmsRead, Method::GET, "/v1/sms/messages", |route| {
         route.to(routes::sms::messages)
     }),
-    Endpoint::long_poll(Method::POST, "/v1/sms/wait-for-code", |route| {
-        route.to(routes::sms::wait_for_code)
-    }),
-    Endpoint::long_poll(Method::POST, "/v1/codes/wait", |route| {
+    Endpoint::long_poll(
+        Scope::SmsRead,
+        Method::POST,
+        "/v1/sms/wait-for-code",
+        |route| route.to(routes::sms::wait_for_code),
+    ),
+    Endpoint::long_poll(Scope::CodesRead, Method::POST, "/v1/codes/wait", |route| {
         route.to(routes::sms::wait_any_channel)
     }),
-    Endpoint::new(Method::GET, "/v1/wallet/address", |route| {
-        route.to(routes::wallet::address)
-    }),
-    Endpoint::new(Method::GET, "/v1/wallet/policy", |route| {
-        route.to(routes::wallet::policy)
-    }),
-    Endpoint::new(Method::GET, "/v1/wallet/balance", |route| {
-        route.to(routes::wallet::balance)
-    }),
-    Endpoint::new(Method::POST, "/v1/wallet/send", |route| {
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/address",
+        |route| route.to(routes::wallet::address),
+    ),
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/policy",
+        |route| route.to(routes::wallet::policy),
+    ),
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/balance",
+        |route| route.to(routes::wallet::balance),
+    ),
+    Endpoint::scoped(Scope::WalletPay, Method::POST, "/v1/wallet/send", |route| {
         route.to(routes::wallet::send)
     }),
-    Endpoint::new(Method::POST, "/v1/wallet/check", |route| {
-        route.to(routes::wallet::check)
-    }),
-    Endpoint::new(Method::GET, "/v1/wallet/intents", |route| {
-        route.to(routes::wallet::intents)
-    }),
-    Endpoint::new(Method::GET, "/v1/wallet/intents/{intent_id}", |route| {
-        route.to(routes::wallet::intent)
-    }),
-    Endpoint::new(Method::GET, "/v1/events", |route| {
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::POST,
+        "/v1/wallet/check",
+        |route| route.to(routes::wallet::check),
+    ),
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/intents",
+        |route| route.to(routes::wallet::intents),
+    ),
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/intents/{intent_id}",
+        |route| route.to(routes::wallet::intent),
+    ),
+    Endpoint::scoped(Scope::EventsRead, Method::GET, "/v1/events", |route| {
         route.to(routes::events::list)
     }),
-    Endpoint::long_poll(Method::GET, "/v1/events/stream", |route| {
-        route.to(routes::events::stream)
-    }),
-    Endpoint::new(Method::POST, "/v1/webhooks", |route| {
-        route.to(routes::webhook_endpoints::create)
-    }),
-    Endpoint::new(Method::GET, "/v1/webhooks", |route| {
-        route.to(routes::webhook_endpoints::list)
-    }),
-    Endpoint::new(Method::GET, "/v1/webhooks/{webhook_id}", |route| {
-        route.to(routes::webhook_endpoints::get)
-    }),
-    Endpoint::new(Method::PATCH, "/v1/webhooks/{webhook_id}", |route| {
-        route.to(routes::webhook_endpoints::update)
-    }),
-    Endpoint::new(Method::DELETE, "/v1/webhooks/{webhook_id}", |route| {
-        route.to(routes::webhook_endpoints::delete)
-    }),
-    Endpoint::new(
+    Endpoint::long_poll(
+        Scope::EventsRead,
+        Method::GET,
+        "/v1/events/stream",
+        |route| route.to(routes::events::stream),
+    ),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
+        Method::POST,
+        "/v1/webhooks",
+        |route| route.to(routes::webhook_endpoints::create),
+    ),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
+        Method::GET,
+        "/v1/webhooks",
+        |route| route.to(routes::webhook_endpoints::list),
+    ),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
+        Method::GET,
+        "/v1/webhooks/{webhook_id}",
+        |route| route.to(routes::webhook_endpoints::get),
+    ),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
+        Method::PATCH,
+        "/v1/webhooks/{webhook_id}",
+        |route| route.to(routes::webhook_endpoints::update),
+    ),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
+        Method::DELETE,
+        "/v1/webhooks/{webhook_id}",
+        |route| route.to(routes::webhook_endpoints::delete),
+    ),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
         Method::POST,
         "/v1/webhooks/{webhook_id}/rotate-secret",
         |route| route.to(routes::webhook_endpoints::rotate_secret),
     ),
-    Endpoint::new(
+    Endpoint::scoped(
+        Scope::WebhooksManage,
         Method::GET,
         "/v1/webhooks/{webhook_id}/deliveries",
         |route| route.to(routes::webhook_endpoints::deliveries),
     ),
-    Endpoint::new(Method::POST, "/v1/webhooks/{webhook_id}/replay", |route| {
-        route.to(routes::webhook_endpoints::replay)
-    }),
+    Endpoint::scoped(
+        Scope::WebhooksManage,
+        Method::POST,
+        "/v1/webhooks/{webhook_id}/replay",
+        |route| route.to(routes::webhook_endpoints::replay),
+    ),
     Endpoint::new(Method::GET, "/healthz", |route| {
         route.to(routes::ops::healthz)
     }),
@@ -212,7 +303,14 @@ const API: &[Endpoint] = &[
 /// webhooks, which agents never call, and the MCP endpoint, a protocol of its own (its tools are
 /// listed in `docs/api.md`). `/mcp` is measured as a long poll: a tool may wait up to a minute.
 const OUTSIDE_THE_API: &[Endpoint] = &[
-    Endpoint::long_poll(Method::POST, mcp::MCP_PATH, |route| route.to(mcp::serve)),
+    // Each of its tools declares the scope it needs.
+    Endpoint::of_kind(
+        RouteKind::LongPoll,
+        None,
+        Method::POST,
+        mcp::MCP_PATH,
+        |route| route.to(mcp::serve),
+    ),
     Endpoint::new(Method::POST, INBOUND_EMAIL_WEBHOOK_PATH, |route| {
         route.to(routes::provider_webhooks::inbound_email)
     }),
@@ -311,6 +409,59 @@ mod tests {
                 "{}",
                 endpoint.path
             );
+        }
+    }
+
+    /// What keys.md's table of scopes says each route needs, route by route.
+    fn scope_the_contract_gives(method: &Method, path: &str) -> Option<Scope> {
+        let (get, post) = (method == Method::GET, method == Method::POST);
+        Some(match path {
+            "/healthz" | "/readyz" => return None,
+            "/v1/agents/me" => Scope::AgentRead,
+            "/v1/email/send" | "/v1/email/rules" => Scope::EmailSend,
+            _ if path.starts_with("/v1/email/reply/") || path.starts_with("/v1/email/forward/") => {
+                Scope::EmailSend
+            }
+            _ if path.starts_with("/v1/email/") && get => Scope::EmailRead,
+            "/v1/sms/number" | "/v1/sms/messages" | "/v1/sms/wait-for-code" => Scope::SmsRead,
+            "/v1/codes/wait" if post => Scope::CodesRead,
+            "/v1/wallet/send" => Scope::WalletPay,
+            _ if path.starts_with("/v1/wallet/") => Scope::WalletRead,
+            "/v1/events" | "/v1/events/stream" => Scope::EventsRead,
+            _ if path.starts_with("/v1/webhooks") => Scope::WebhooksManage,
+            _ => panic!("{method} {path} is in no row of keys.md's table"),
+        })
+    }
+
+    #[test]
+    fn every_route_declares_the_scope_the_contract_gives_and_the_description_shows_it() {
+        let description = serde_json::to_value(ApiDoc::openapi()).expect("serializes");
+        for endpoint in API {
+            let wanted = scope_the_contract_gives(&endpoint.method, endpoint.path);
+            assert_eq!(
+                endpoint.scope, wanted,
+                "{} {}",
+                endpoint.method, endpoint.path
+            );
+            let operation =
+                &description["paths"][endpoint.path][endpoint.method.as_str().to_lowercase()];
+            let shown = operation["x-required-scope"].as_str();
+            assert_eq!(
+                shown,
+                wanted.map(Scope::as_str),
+                "{} {}",
+                endpoint.method,
+                endpoint.path
+            );
+            if let Some(scope) = wanted {
+                let text = operation["description"].as_str().unwrap_or_default();
+                assert!(
+                    text.ends_with(&format!("Needs a key with the scope `{scope}`.")),
+                    "{} {}: {text}",
+                    endpoint.method,
+                    endpoint.path
+                );
+            }
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The OpenAPI 3.1 description, generated from the handlers themselves.
 
+use actix_web::http::Method;
+use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -130,7 +132,7 @@ use api_types::{
         ValidationErrorBody,
         ValidationItem
     )),
-    modifiers(&BearerSecurity),
+    modifiers(&BearerSecurity, &RequiredScopes),
     tags(
         (name = "agents", description = "The calling agent"),
         (name = "sms", description = "The agent's receive-only number: its messages, and waiting for a verification code"),
@@ -160,6 +162,44 @@ impl Modify for BearerSecurity {
                     .build(),
             ),
         );
+    }
+}
+
+/// Each operation's scope, from the route table (`crate::API`): an `x-required-scope` extension
+/// and a sentence closing its description.
+struct RequiredScopes;
+
+impl Modify for RequiredScopes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in &mut openapi.paths.paths {
+            let operations = [
+                (Method::GET, &mut item.get),
+                (Method::PUT, &mut item.put),
+                (Method::POST, &mut item.post),
+                (Method::DELETE, &mut item.delete),
+                (Method::PATCH, &mut item.patch),
+            ];
+            for (method, operation) in operations {
+                let (Some(operation), Some(scope)) =
+                    (operation.as_mut(), crate::required_scope(&method, path))
+                else {
+                    continue;
+                };
+                let sentence = format!("Needs a key with the scope `{scope}`.");
+                operation.description = Some(match operation.description.take() {
+                    Some(described) => format!("{described}\n\n{sentence}"),
+                    None => sentence,
+                });
+                operation
+                    .extensions
+                    .get_or_insert_with(Default::default)
+                    .merge(
+                        ExtensionsBuilder::new()
+                            .add("x-required-scope", scope.as_str())
+                            .build(),
+                    );
+            }
+        }
     }
 }
 
