@@ -42,7 +42,7 @@ struct Endpoint {
     method: Method,
     path: &'static str,
     kind: RouteKind,
-    /// The scope a key needs for it (keys.md); `None` for what needs no key.
+    /// The scope a key needs for it (the keys contract); `None` for what needs no key.
     scope: Option<Scope>,
     handler: fn(Route) -> Route,
 }
@@ -412,7 +412,7 @@ mod tests {
         }
     }
 
-    /// What keys.md's table of scopes says each route needs, route by route.
+    /// What the keys contract's table of scopes says each route needs, route by route.
     fn scope_the_contract_gives(method: &Method, path: &str) -> Option<Scope> {
         let (get, post) = (method == Method::GET, method == Method::POST);
         Some(match path {
@@ -429,7 +429,7 @@ mod tests {
             _ if path.starts_with("/v1/wallet/") => Scope::WalletRead,
             "/v1/events" | "/v1/events/stream" => Scope::EventsRead,
             _ if path.starts_with("/v1/webhooks") => Scope::WebhooksManage,
-            _ => panic!("{method} {path} is in no row of keys.md's table"),
+            _ => panic!("{method} {path} is in no row of the keys contract's table"),
         })
     }
 
