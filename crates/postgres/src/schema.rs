@@ -266,7 +266,6 @@ diesel::table! {
     #[sql_name = "email_messages"]
     email_message_facts (id) {
         id -> Uuid,
-        direction -> Text,
         sender_authentication -> Nullable<Text>,
         authenticated_domain -> Nullable<Text>,
         service_name -> Nullable<Text>,

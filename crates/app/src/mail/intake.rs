@@ -299,6 +299,17 @@ mod tests {
             }
         }
 
+        /// Every delivery parses as `email`, addressed to the fixture agent's inbox alone.
+        fn delivering(mut self, email: InboundEmail) -> Self {
+            self.parser
+                .expect_parse()
+                .returning(move |_, _| Ok(email.clone()));
+            self.inbound
+                .expect_inboxes_at()
+                .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
+            self
+        }
+
         fn service(self) -> MailIntakeService {
             let webhook = self
                 .webhook
@@ -519,21 +530,14 @@ mod tests {
 
     #[tokio::test]
     async fn the_sender_authentication_and_the_service_named_are_stored_as_read_at_intake() {
-        let mut mocks = Mocks::new();
-        mocks.parser.expect_parse().returning(|_, _| {
-            Ok(InboundEmail {
-                subject: Some("[Acme] Your sign-in code".into()),
-                text: Some("Use 482913 within ten minutes.".into()),
-                sender_authentication: SenderAuthentication::Passed {
-                    domain: "acme.example".into(),
-                },
-                ..inbound_to(&["agent@inbox.example.com"])
-            })
+        let mocks = Mocks::new().delivering(InboundEmail {
+            subject: Some("[Acme] Your sign-in code".into()),
+            text: Some("Use 482913 within ten minutes.".into()),
+            sender_authentication: SenderAuthentication::Passed {
+                domain: "acme.example".into(),
+            },
+            ..inbound_to(&["agent@inbox.example.com"])
         });
-        mocks
-            .inbound
-            .expect_inboxes_at()
-            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
         stores_once(mocks, |message| {
             message.service_name.as_deref() == Some("Acme")
                 && message.email.sender_authentication.domain() == Some("acme.example")
@@ -562,22 +566,15 @@ mod tests {
 
     #[tokio::test]
     async fn what_an_outside_sender_writes_is_stored_bounded_and_without_nul() {
-        let mut mocks = Mocks::new();
-        mocks.parser.expect_parse().returning(|_, _| {
-            Ok(InboundEmail {
-                internet_message_id: Some(format!("<{}@x>", "i".repeat(3000))),
-                subject: Some("Your code\0 is 482913".into()),
-                headers: (0..10_000)
-                    .map(|n| (format!("X-{n}"), "v\0".repeat(100_000)))
-                    .collect(),
-                attachments: vec![listed("a\0.txt", Some(b"")); 200_000],
-                ..inbound_to(&["agent@inbox.example.com"])
-            })
+        let mocks = Mocks::new().delivering(InboundEmail {
+            internet_message_id: Some(format!("<{}@x>", "i".repeat(3000))),
+            subject: Some("Your code\0 is 482913".into()),
+            headers: (0..10_000)
+                .map(|n| (format!("X-{n}"), "v\0".repeat(100_000)))
+                .collect(),
+            attachments: vec![listed("a\0.txt", Some(b"")); 200_000],
+            ..inbound_to(&["agent@inbox.example.com"])
         });
-        mocks
-            .inbound
-            .expect_inboxes_at()
-            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
         stores_once(mocks, |message| {
             let email = &message.email;
             let header_bytes: usize = email
@@ -598,21 +595,14 @@ mod tests {
 
     #[tokio::test]
     async fn attachments_keep_their_bytes_up_to_the_bound_and_only_their_metadata_past_it() {
-        let mut mocks = Mocks::new();
-        mocks.parser.expect_parse().returning(|_, _| {
-            Ok(InboundEmail {
-                attachments: vec![
-                    listed("small.txt", Some(b"1234")),
-                    listed("large.bin", Some(b"12345")),
-                    listed("elsewhere.pdf", None),
-                ],
-                ..inbound_to(&["agent@inbox.example.com"])
-            })
+        let mut mocks = Mocks::new().delivering(InboundEmail {
+            attachments: vec![
+                listed("small.txt", Some(b"1234")),
+                listed("large.bin", Some(b"12345")),
+                listed("elsewhere.pdf", None),
+            ],
+            ..inbound_to(&["agent@inbox.example.com"])
         });
-        mocks
-            .inbound
-            .expect_inboxes_at()
-            .returning(|_| Ok(vec![(AgentRecord::fixture().id, inbox())]));
         mocks
             .inbound
             .expect_store_inbound()

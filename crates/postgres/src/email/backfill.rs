@@ -3,7 +3,9 @@
 //! reading `Authentication-Results` is the email adapter's, recognising a service text mining's.
 
 use anyhow::Context;
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::Bool;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::{Direction, SenderAuthentication};
@@ -62,19 +64,12 @@ async fn fill_batch(
     connection
         .transaction::<u64, anyhow::Error, _>(|connection| {
             async move {
-                let unfilled: Vec<Uuid> = email_message_facts::table
-                    .filter(email_message_facts::direction.eq(Direction::Inbound.as_str()))
-                    .filter(email_message_facts::sender_authentication.is_null())
-                    .order(email_message_facts::id)
-                    .limit(ROWS_PER_BATCH)
-                    .select(email_message_facts::id)
-                    .for_update()
-                    .skip_locked()
-                    .load(connection)
-                    .await?;
                 let rows: Vec<UnfilledRow> = email_messages::table
-                    .filter(email_messages::id.eq_any(&unfilled))
+                    .filter(email_messages::direction.eq(Direction::Inbound.as_str()))
+                    // Past `email_messages`' 32 declared columns, as `MessageRow` reads it.
+                    .filter(sql::<Bool>("email_messages.sender_authentication IS NULL"))
                     .order(email_messages::id)
+                    .limit(ROWS_PER_BATCH)
                     .select((
                         email_messages::id,
                         email_messages::headers,
@@ -82,6 +77,8 @@ async fn fill_batch(
                         email_messages::subject,
                         email_messages::body_text,
                     ))
+                    .for_update()
+                    .skip_locked()
                     .load(connection)
                     .await?;
                 let count = rows.len() as u64;
