@@ -461,7 +461,7 @@ struct Count {
     count: i64,
 }
 
-async fn count(database: &TestDatabase, query: &str) -> i64 {
+pub(crate) async fn count(database: &TestDatabase, query: &str) -> i64 {
     use diesel_async::RunQueryDsl;
     diesel::sql_query(query)
         .get_result::<Count>(&mut database.connection().await)

@@ -12,7 +12,7 @@ use crate::support::harness::{agentctl, create_agent, Server};
 
 /// One message of a stream: its fields as sent, or a comment.
 #[derive(Debug, Default, Clone, PartialEq)]
-struct Message {
+pub(crate) struct Message {
     id: Option<String>,
     event: Option<String>,
     data: Option<String>,
@@ -27,13 +27,18 @@ impl Message {
 }
 
 /// A stream's reader that parses messages as an SSE client does.
-struct Stream {
+pub(crate) struct Stream {
     response: reqwest::Response,
     pending: String,
 }
 
 impl Stream {
-    async fn open(server: &Server, key: &str, query: &str, last_event_id: Option<&str>) -> Stream {
+    pub(crate) async fn open(
+        server: &Server,
+        key: &str,
+        query: &str,
+        last_event_id: Option<&str>,
+    ) -> Stream {
         let response = Stream::request(server, key, query, last_event_id).await;
         assert_eq!(response.status(), 200);
         assert_eq!(
@@ -63,7 +68,7 @@ impl Stream {
     }
 
     /// The next message within `deadline`; `None` when the stream ended.
-    async fn next(&mut self, deadline: Duration) -> Option<Message> {
+    pub(crate) async fn next(&mut self, deadline: Duration) -> Option<Message> {
         let started = Instant::now();
         loop {
             if let Some(end) = self.pending.find("\n\n") {

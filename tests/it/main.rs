@@ -13,6 +13,7 @@ mod event_stream;
 mod exactly_once;
 mod hostile_input;
 mod independent_clients;
+mod keys;
 mod mcp;
 mod me;
 mod onchain;

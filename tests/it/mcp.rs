@@ -85,9 +85,9 @@ fn arguments(value: Value) -> serde_json::Map<String, Value> {
     }
 }
 
-async fn call(client: &Client, tool: &'static str, args: Value) -> CallToolResult {
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
     client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments(args)))
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments(args)))
         .await
         .unwrap_or_else(|error| panic!("{tool} answered a protocol error: {error}"))
 }
@@ -109,7 +109,7 @@ async fn ok(client: &Client, tool: &'static str, args: Value) -> Value {
 }
 
 /// The text and structured content of a refused call.
-async fn refused(client: &Client, tool: &'static str, args: Value) -> (String, Value) {
+async fn refused(client: &Client, tool: &str, args: Value) -> (String, Value) {
     let result = call(client, tool, args).await;
     assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
     let text = result.content[0].as_text().expect("text").text.clone();
@@ -804,6 +804,100 @@ async fn tools_list_is_stable_and_no_tool_decides_a_transfer() {
         snapshot == listed,
         "tools/list changed; if deliberately, run MCP_SNAPSHOT=update cargo test -p blackbox \
          --test it mcp::tools_list and commit {TOOLS_SNAPSHOT}:\n{listed}"
+    );
+}
+
+/// The keys contract on MCP: every tool declares its scope; a key sees only the tools of its
+/// scopes and a call of another is refused as the API refuses it, whatever the arguments.
+#[tokio::test]
+async fn a_key_lists_and_calls_only_the_tools_of_its_scopes() {
+    let (server, database) = Server::start().await;
+    let (key, _) = equipped_agent(&database).await;
+    let full = connect(&server, &key, ClientLifecycleMode::Initialize).await;
+    let tools = full.list_all_tools().await.expect("tools");
+    let scope_of = |tool: &rmcp::model::Tool| -> String {
+        tool.meta
+            .as_ref()
+            .and_then(|meta| meta.0.get("agent-runtime/required-scope"))
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{} declares no scope", tool.name))
+            .to_owned()
+    };
+    let every_scope = [
+        "email:read",
+        "email:send",
+        "sms:read",
+        "codes:read",
+        "wallet:read",
+        "wallet:pay",
+        "events:read",
+        "webhooks:manage",
+        "keys:manage",
+    ];
+    for tool in &tools {
+        let scope = scope_of(tool);
+        if scope == "agent:read" {
+            continue;
+        }
+        let others: Vec<&str> = every_scope
+            .iter()
+            .copied()
+            .filter(|s| *s != scope)
+            .collect();
+        let answer = post(&server, "/v1/keys", &key, &json!({"scopes": others}), None).await;
+        let (status, made) = (answer.status, answer.body);
+        assert_eq!(status, 201, "{made}");
+        let lacking = made["key"].as_str().expect("key");
+        let client = connect(&server, lacking, ClientLifecycleMode::Initialize).await;
+        let listed = client.list_all_tools().await.expect("tools");
+        assert!(
+            listed.iter().all(|shown| shown.name != tool.name),
+            "{}",
+            tool.name
+        );
+        assert_eq!(
+            listed.len(),
+            tools.len() - tools.iter().filter(|t| scope_of(t) == scope).count()
+        );
+        let name = tool.name.as_ref();
+        let (text, structured) = refused(&client, name, json!({"not": "read"})).await;
+        assert_eq!(text, format!("This key lacks the scope {scope}"), "{name}");
+        assert_eq!(structured["status"], 403, "{name}");
+    }
+    let made = post(
+        &server,
+        "/v1/keys",
+        &key,
+        &json!({"scopes": ["email:read"]}),
+        None,
+    )
+    .await
+    .body;
+    let reader = connect(
+        &server,
+        made["key"].as_str().expect("key"),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let mut names: Vec<String> = reader
+        .list_all_tools()
+        .await
+        .expect("tools")
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "get_attachment",
+            "get_me",
+            "get_message",
+            "get_thread",
+            "list_inbox",
+            "list_threads",
+            "search_messages"
+        ]
     );
 }
 

@@ -153,7 +153,7 @@ pub(crate) async fn waiting_for(server: &Server, count: usize) {
     waiting_for_route(server, "/v1/sms/wait-for-code", count).await;
 }
 
-async fn waiting_for_route(server: &Server, route: &str, count: usize) {
+pub(crate) async fn waiting_for_route(server: &Server, route: &str, count: usize) {
     let line = format!("http_requests_in_flight{{route=\"{route}\"}} {count}");
     let started = Instant::now();
     loop {

@@ -4,6 +4,7 @@ use anyhow::Context as _;
 use api_types::{AgentResponse, OperatorIssuedKey};
 use app::{CreateAgent, CreateAgentError, IssuedKey, PolicyUsage, Services};
 use clap::Subcommand;
+use domain::keys::AgentKeyRecord;
 use domain::{Actor, AgentId, AgentProfile, Label};
 use serde_json::{json, Value};
 
@@ -72,8 +73,12 @@ pub async fn run(context: &Context, command: AgentsCommand) -> anyhow::Result<Va
             issued_key(&issued, Issued::WithTheAgent)
         }
         AgentsCommand::List => {
-            let agents = admin.list().await?;
-            json!(agents.iter().map(AgentResponse::from).collect::<Vec<_>>())
+            let mut listed = Vec::new();
+            for profile in admin.list().await? {
+                let first = first_key(&services, &profile).await?;
+                listed.push(AgentResponse::new(&profile, first.as_ref()));
+            }
+            json!(listed)
         }
         AgentsCommand::Show { id } => json!(shown(&services, &admin.show(id).await?).await?),
         AgentsCommand::Deactivate { id } => {
@@ -97,13 +102,24 @@ fn create_error(error: CreateAgentError) -> anyhow::Error {
     }
 }
 
-/// The agent as it reads itself: its wallet's policy with its usage.
+/// The agent as it reads itself with its first key: its wallet's policy with its usage.
 async fn shown(services: &Services, profile: &AgentProfile) -> anyhow::Result<AgentResponse> {
     let shown = services.wallets.shown_policy(profile).await?;
+    let first = first_key(services, profile).await?;
     Ok(AgentResponse::with_usage(
         profile,
+        first.as_ref(),
         shown.as_ref().map(PolicyUsage::parts),
     ))
+}
+
+/// The agent's first key, as an operator's view of the agent shows it; `None` once revoked.
+async fn first_key(
+    services: &Services,
+    profile: &AgentProfile,
+) -> anyhow::Result<Option<AgentKeyRecord>> {
+    let keys = services.keys.live(profile.agent.id).await?;
+    Ok(keys.into_iter().find(|key| key.first))
 }
 
 /// How a key came to be issued.
@@ -117,7 +133,7 @@ enum Issued {
 /// printed without the policy's usage: a failed reading must not keep a key issued from being
 /// printed.
 fn issued_key(issued: &IssuedKey, how: Issued) -> Value {
-    let agent = AgentResponse::from(&issued.profile);
+    let agent = AgentResponse::new(&issued.profile, Some(&issued.first_key));
     json!(match how {
         Issued::WithTheAgent => OperatorIssuedKey::new(&issued.key, agent),
         Issued::ByRotation => {

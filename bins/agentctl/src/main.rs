@@ -6,6 +6,7 @@ mod agents;
 mod codes;
 mod events;
 mod intents;
+mod keys;
 mod operators;
 mod policy;
 mod sandbox;
@@ -46,6 +47,9 @@ enum Command {
     /// Create, inspect, deactivate agents and rotate their keys.
     #[command(subcommand)]
     Agents(agents::AgentsCommand),
+    /// List, make and revoke an agent's keys.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
     /// Set or show the spend policy of an agent's wallet.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -163,6 +167,7 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
             "applied": wiring::migrate(&context.database_config()?).await?
         })),
         Command::Agents(command) => agents::run(&context, command).await,
+        Command::Keys(command) => keys::run(&context, command).await,
         Command::Policy(command) => policy::run(&context, command).await,
         Command::Intents(command) => intents::run(&context, command).await,
         Command::Sandbox(command) => sandbox::run(&context, command).await,

@@ -1,20 +1,24 @@
 //! The agent and its provisioned resources.
 
+use domain::keys::AgentKeyRecord;
 use domain::{AgentProfile, EmailInboxRecord, PhoneNumberRecord, SpendPolicyRecord, WindowUsage};
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::{SpendPolicyOut, WalletOut};
+use crate::{KeyInUseOut, SpendPolicyOut, WalletOut};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AgentResponse {
     pub id: Uuid,
     pub is_active: bool,
     pub label: Option<String>,
-    /// First 16 hex characters of the SHA-256 of the key; the key itself is never returned.
+    /// First 16 hex characters of the SHA-256 of the key in use (of the first key, where an
+    /// operator reads the agent); the key itself is never returned.
     pub agent_key_hash: Option<String>,
+    /// The key in use (the first key, where an operator reads the agent).
+    pub key: Option<KeyInUseOut>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub created_at: Option<OffsetDateTime>,
     pub phone_number: Option<PhoneNumberOut>,
@@ -40,17 +44,17 @@ pub struct EmailInboxOut {
     pub created_at: OffsetDateTime,
 }
 
-impl From<&AgentProfile> for AgentResponse {
-    fn from(profile: &AgentProfile) -> Self {
-        Self::with_wallet(profile, profile.wallet.as_ref().map(Into::into))
-    }
-}
-
 impl AgentResponse {
-    /// The agent as it reads itself (`/v1/agents/me`, MCP's `get_me`, `agentctl agents show`):
-    /// its wallet's policy `shown` with what each window it caps holds.
+    /// The agent seen with `key`, without its policy's usage.
+    pub fn new(profile: &AgentProfile, key: Option<&AgentKeyRecord>) -> Self {
+        Self::with_wallet(profile, key, profile.wallet.as_ref().map(Into::into))
+    }
+
+    /// The agent as it reads itself (`/v1/agents/me`, MCP's `get_me`, `agentctl agents show`)
+    /// with `key`: its wallet's policy `shown` with what each window it caps holds.
     pub fn with_usage(
         profile: &AgentProfile,
+        key: Option<&AgentKeyRecord>,
         shown: Option<(&SpendPolicyRecord, &[WindowUsage])>,
     ) -> Self {
         let wallet = profile.wallet.as_ref().map(|wallet| match shown {
@@ -59,16 +63,21 @@ impl AgentResponse {
             }
             None => wallet.into(),
         });
-        Self::with_wallet(profile, wallet)
+        Self::with_wallet(profile, key, wallet)
     }
 
-    fn with_wallet(profile: &AgentProfile, wallet: Option<WalletOut>) -> Self {
+    fn with_wallet(
+        profile: &AgentProfile,
+        key: Option<&AgentKeyRecord>,
+        wallet: Option<WalletOut>,
+    ) -> Self {
         let agent = &profile.agent;
         Self {
             id: agent.id.0,
             is_active: agent.is_active,
             label: agent.label.as_ref().map(|label| label.as_str().to_owned()),
-            agent_key_hash: Some(agent.key_hash.display_prefix()),
+            agent_key_hash: key.map(|key| key.hash.display_prefix()),
+            key: key.map(KeyInUseOut::from),
             created_at: Some(agent.created_at),
             phone_number: profile.phone_number.as_ref().map(Into::into),
             email_inbox: profile.email_inbox.as_ref().map(Into::into),

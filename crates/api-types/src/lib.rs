@@ -9,6 +9,7 @@ mod email;
 mod enums;
 mod events;
 mod field_errors;
+mod keys;
 mod operator;
 mod sms;
 mod wallet;
@@ -32,6 +33,10 @@ pub use events::{
     WebhookReplayResponse, WebhookUpdateRequest,
 };
 pub use field_errors::{read_fields, FieldError, FieldErrors, FieldPath, PageLimit, RequestPart};
+pub use keys::{
+    KeyCreateRequest, KeyCreatedOut, KeyCreation, KeyInUseOut, KeyListOut, KeyOut,
+    MAX_KEY_LIFETIME_SECONDS,
+};
 pub use operator::{
     ConsoleInvitationOut, ConsoleOperatorOut, OperatorAttemptView, OperatorConfirmationView,
     OperatorIntentDetail, OperatorIntentView, OperatorIssuedKey,

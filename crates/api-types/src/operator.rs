@@ -117,9 +117,11 @@ mod tests {
     fn an_issued_key_is_printed_whole_beside_its_agent() {
         let key = AgentKey::from_random_bytes([7; 32]);
         let profile = domain::AgentProfile::fixture();
-        let printed =
-            serde_json::to_value(OperatorIssuedKey::new(&key, AgentResponse::from(&profile)))
-                .expect("serializes");
+        let printed = serde_json::to_value(OperatorIssuedKey::new(
+            &key,
+            AgentResponse::new(&profile, None),
+        ))
+        .expect("serializes");
         assert_eq!(printed["agent_key"], json!(key.expose()));
         assert_eq!(printed["agent"]["id"], json!(profile.agent.id.to_string()));
         assert!(printed.get("disabled_webhooks").is_none());
@@ -136,7 +138,7 @@ mod tests {
         };
         let printed = serde_json::to_value(OperatorIssuedKey::rotated(
             &key,
-            AgentResponse::from(&profile),
+            AgentResponse::new(&profile, None),
             std::slice::from_ref(&disabled),
         ))
         .expect("serializes");

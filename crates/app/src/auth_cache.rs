@@ -1,4 +1,4 @@
-//! The profiles of keys that authenticated, kept in memory so that a request learns its agent
+//! The principals (profile and key record) of keys that authenticated, kept in memory so that a request learns its agent
 //! without a database round trip (decision 0030).
 //!
 //! Every change to what a profile holds publishes `AGENT_PROFILES_TOPIC` when it commits, on any
@@ -14,9 +14,11 @@ use std::future::Future;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
-use domain::{AgentKeyHash, AgentProfile};
+use domain::AgentKeyHash;
 use ports::{Notifications, Wakeup, AGENT_PROFILES_TOPIC};
 use quick_cache::sync::Cache;
+
+use crate::agents::Principal;
 
 pub struct AuthCache {
     notifications: Arc<dyn Notifications>,
@@ -30,7 +32,7 @@ pub struct AuthCache {
 
 #[derive(Clone)]
 struct Cached {
-    profile: Arc<AgentProfile>,
+    principal: Principal,
     loaded_at: Instant,
 }
 
@@ -59,13 +61,13 @@ impl AuthCache {
         )
     }
 
-    /// The cached profile of `key`, when the cache can be trusted and holds a fresh one.
-    pub fn get(&self, key: &AgentKeyHash) -> Option<Arc<AgentProfile>> {
+    /// The cached principal of `key`, when the cache can be trusted and holds a fresh one.
+    pub fn get(&self, key: &AgentKeyHash) -> Option<Principal> {
         if !self.notifications.is_listening() {
             return None;
         }
         let cached = self.by_key.get(key)?;
-        (cached.loaded_at.elapsed() < self.max_age).then_some(cached.profile)
+        (cached.loaded_at.elapsed() < self.max_age).then_some(cached.principal)
     }
 
     /// Take before loading from the database, and give back to `insert`.
@@ -78,9 +80,9 @@ impl AuthCache {
         )
     }
 
-    /// Keeps `profile`, unless the cache emptied since `ticket` (the load may predate a change)
+    /// Keeps `principal`, unless the cache emptied since `ticket` (the load may predate a change)
     /// or cannot be trusted now. A full cache makes room by letting go of keys not read again.
-    pub fn insert(&self, key: AgentKeyHash, profile: Arc<AgentProfile>, ticket: LoadTicket) {
+    pub fn insert(&self, key: AgentKeyHash, principal: Principal, ticket: LoadTicket) {
         if !self.notifications.is_listening() {
             return;
         }
@@ -92,7 +94,13 @@ impl AuthCache {
             return;
         }
         let loaded_at = Instant::now();
-        self.by_key.insert(key, Cached { profile, loaded_at });
+        self.by_key.insert(
+            key,
+            Cached {
+                principal,
+                loaded_at,
+            },
+        );
     }
 
     /// How many keys are kept.
@@ -130,21 +138,25 @@ async fn empty_on_changes(cache: Weak<AuthCache>, mut woken: Wakeup) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::{AgentId, AgentRecord};
+    use domain::keys::AgentKeyRecord;
+    use domain::{AgentId, AgentProfile, AgentRecord};
     use ports::MockNotifications;
     use std::sync::atomic::{AtomicBool, Ordering};
     use uuid::Uuid;
 
-    fn profile() -> Arc<AgentProfile> {
-        Arc::new(AgentProfile {
-            agent: AgentRecord {
-                id: AgentId(Uuid::now_v7()),
-                ..AgentRecord::fixture()
-            },
-            phone_number: None,
-            email_inbox: None,
-            wallet: None,
-        })
+    fn profile() -> Principal {
+        Principal {
+            profile: Arc::new(AgentProfile {
+                agent: AgentRecord {
+                    id: AgentId(Uuid::now_v7()),
+                    ..AgentRecord::fixture()
+                },
+                phone_number: None,
+                email_inbox: None,
+                wallet: None,
+            }),
+            key: Arc::new(AgentKeyRecord::fixture(KEY)),
+        }
     }
 
     fn hub(listening: Arc<AtomicBool>) -> MockNotifications {

@@ -21,10 +21,12 @@ use time::OffsetDateTime;
 
 pub use domain::commands::{ChannelsWait, CodeChannel, CodeWait};
 
+use crate::agents::Principal;
 use crate::long_lived::{LongLived, LongLivedKind};
 use crate::sms::SmsSync;
 use crate::waiting::{look_until_found, Shutdown, Waiter, Waits};
 use crate::NotProvisioned;
+use domain::keys::{readable_channels, Scope};
 
 /// How many unseen messages of each channel a look goes through.
 const LOOKED_AT: usize = 50;
@@ -41,6 +43,9 @@ pub enum WaitError {
     /// The agent's key stopped authenticating it while it waited (deactivated, key rotated).
     #[error("the agent key no longer authenticates")]
     Revoked,
+    /// A channel named that the key may not read.
+    #[error("the key lacks the scope {0}")]
+    ScopeLacking(Scope),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -119,16 +124,19 @@ impl CodeService {
     /// The newest unseen code of the wanted service on any of the channels, marked seen; else
     /// waits for one until the timeout, or until the agent's key stops authenticating it. With a
     /// request id, a retry returns what the first wait returned, and one made while the first
-    /// still waits joins it. `profile` is the one the request authenticated with.
-    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    /// still waits joins it. `principal` is the one the request authenticated with.
+    #[tracing::instrument(level = "debug", skip(self, principal), fields(agent = %principal.profile.agent.id))]
     pub async fn wait(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         wait: ChannelsWait,
     ) -> Result<FoundCode, WaitError> {
-        let sources = Self::sources(profile, wait.channels.as_deref())?;
+        let profile = principal.profile.as_ref();
+        let channels = readable_channels(principal.key.scopes(), wait.channels)
+            .map_err(WaitError::ScopeLacking)?;
+        let sources = Self::sources(profile, channels.as_deref())?;
         let wait = wait.wait;
-        let waiter = Waiter::new(profile, self.ports.agents.clone());
+        let waiter = Waiter::new(principal, self.ports.agents.clone());
         let (ports, sms_sync) = (self.ports.clone(), self.sms_sync.clone());
         self.waits
             .run(profile.agent.id, wait.request_id.clone(), move |shutdown| {
@@ -140,11 +148,14 @@ impl CodeService {
     /// The wait on SMS alone, as `/v1/sms/wait-for-code` asks for it.
     pub async fn wait_for_sms(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         wait: CodeWait,
     ) -> Result<SmsMessageRecord, WaitError> {
         let channels = Some(vec![CodeChannel::Sms]);
-        match self.wait(profile, ChannelsWait { wait, channels }).await? {
+        match self
+            .wait(principal, ChannelsWait { wait, channels })
+            .await?
+        {
             FoundCode::Sms(message) => Ok(*message),
             FoundCode::Email(_) => Err(WaitError::Store(StoreError::Internal(
                 "a wait on SMS alone found a mail".into(),
@@ -299,6 +310,7 @@ fn mail_sender(authentication: &SenderAuthentication) -> Sender<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::fixtures::{found, principal};
     use crate::LongLivedCaps;
     use domain::{
         AgentProfile, AgentRecord, Direction, EmailInboxId, EmailMessageId, EmailStatus,
@@ -436,7 +448,7 @@ mod tests {
         fn authorized(mut self) -> Self {
             self.agents
                 .expect_active_profile_by_key_hash()
-                .returning(|_| Ok(Some(profile(true, true))));
+                .returning(|_| Ok(Some(found(profile(true, true)))));
             self
         }
 
@@ -511,7 +523,7 @@ mod tests {
             .returning(|_, _, _| Ok(Some(mail(20))));
         let found = mocks
             .service()
-            .wait(&profile(true, true), once(None))
+            .wait(&principal(profile(true, true)), once(None))
             .await
             .expect("found");
         assert!(
@@ -541,7 +553,7 @@ mod tests {
             .returning(move |_, _, _| Ok(Some(named(Some("ACME")))));
         let found = mocks
             .service()
-            .wait(&profile(true, true), waiting_for_acme())
+            .wait(&principal(profile(true, true)), waiting_for_acme())
             .await;
         assert!(
             matches!(found, Ok(FoundCode::Email(_))),
@@ -555,7 +567,7 @@ mod tests {
         mocks.email.expect_take_codes().never();
         let found = mocks
             .service()
-            .wait(&profile(true, true), waiting_for_acme())
+            .wait(&principal(profile(true, true)), waiting_for_acme())
             .await;
         assert!(matches!(found, Err(WaitError::TimedOut)));
     }
@@ -564,7 +576,10 @@ mod tests {
     async fn a_channel_the_agent_lacks_is_refused() {
         let refused = Mocks::new()
             .service()
-            .wait(&profile(true, false), once(Some(vec![CodeChannel::Email])))
+            .wait(
+                &principal(profile(true, false)),
+                once(Some(vec![CodeChannel::Email])),
+            )
             .await;
         assert!(matches!(
             refused,
@@ -580,7 +595,10 @@ mod tests {
         mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
         let on_sms = mocks
             .service()
-            .wait(&profile(true, true), once(Some(vec![CodeChannel::Sms])))
+            .wait(
+                &principal(profile(true, true)),
+                once(Some(vec![CodeChannel::Sms])),
+            )
             .await;
         assert!(matches!(on_sms, Err(WaitError::TimedOut)));
         let mut mocks = Mocks::new().asleep().authorized();
@@ -592,7 +610,10 @@ mod tests {
             .returning(|_, _| Ok(Vec::new()));
         let on_mail = mocks
             .service()
-            .wait(&profile(true, true), once(Some(vec![CodeChannel::Email])))
+            .wait(
+                &principal(profile(true, true)),
+                once(Some(vec![CodeChannel::Email])),
+            )
             .await;
         assert!(matches!(on_mail, Err(WaitError::TimedOut)));
     }
@@ -617,7 +638,10 @@ mod tests {
             .returning(|_, _, _| Ok(Some(sms(1, "Your Google verification code is 111111", 0))));
         let found = mocks
             .service()
-            .wait_for_sms(&profile(true, false), code_wait("google", 30, Some("r-1")))
+            .wait_for_sms(
+                &principal(profile(true, false)),
+                code_wait("google", 30, Some("r-1")),
+            )
             .await
             .expect("found");
         assert_eq!(found.parsed_code.as_deref(), Some("111111"));
@@ -635,7 +659,7 @@ mod tests {
         assert!(matches!(
             mocks
                 .service()
-                .wait_for_sms(&profile(true, false), code_wait("", 0, None))
+                .wait_for_sms(&principal(profile(true, false)), code_wait("", 0, None))
                 .await,
             Err(WaitError::TimedOut)
         ));
@@ -673,7 +697,7 @@ mod tests {
             });
         let found = mocks
             .service()
-            .wait_for_sms(&profile(true, false), code_wait("", 30, None))
+            .wait_for_sms(&principal(profile(true, false)), code_wait("", 30, None))
             .await
             .expect("found");
         assert_eq!(found.parsed_code.as_deref(), Some("777777"));
@@ -690,7 +714,10 @@ mod tests {
         mocks.provider_syncs = Some(0);
         let found = mocks
             .service()
-            .wait_for_sms(&profile(true, false), code_wait("", 30, Some("r-3")))
+            .wait_for_sms(
+                &principal(profile(true, false)),
+                code_wait("", 30, Some("r-3")),
+            )
             .await
             .expect("found");
         assert_eq!(found.id, SmsMessageId(Uuid::from_u128(3)));
@@ -704,7 +731,10 @@ mod tests {
         mocks.sms.expect_unseen().returning(|_, _| Ok(Vec::new()));
         let refused = mocks
             .service()
-            .wait_for_sms(&profile(true, true), code_wait("", 0, Some("r-4")))
+            .wait_for_sms(
+                &principal(profile(true, true)),
+                code_wait("", 0, Some("r-4")),
+            )
             .await;
         assert!(matches!(refused, Err(WaitError::TimedOut)));
     }
@@ -717,7 +747,7 @@ mod tests {
         service.shut_down();
         assert!(matches!(
             service
-                .wait_for_sms(&profile(true, false), code_wait("", 300, None))
+                .wait_for_sms(&principal(profile(true, false)), code_wait("", 300, None))
                 .await,
             Err(WaitError::TimedOut)
         ));
@@ -742,13 +772,13 @@ mod tests {
                 .expect_active_profile_by_key_hash()
                 .returning(move |_| {
                     checks += 1;
-                    Ok((authorized_at_first && checks == 1).then(|| profile(true, false)))
+                    Ok((authorized_at_first && checks == 1).then(|| found(profile(true, false))))
                 });
             assert!(
                 matches!(
                     mocks
                         .service()
-                        .wait_for_sms(&profile(true, false), code_wait("", 300, None))
+                        .wait_for_sms(&principal(profile(true, false)), code_wait("", 300, None))
                         .await,
                     Err(WaitError::Revoked)
                 ),
@@ -768,7 +798,7 @@ mod tests {
             .returning(|_, _| Ok(Vec::new()));
         mocks.waits_per_agent = 1;
         let service = mocks.service();
-        let agent = profile(true, true);
+        let agent = principal(profile(true, true));
         let mut held = Box::pin(service.wait(
             &agent,
             ChannelsWait {

@@ -13,6 +13,7 @@ use domain::{AgentProfile, IntentId, IntentStatus, TransferIntentRecord};
 use futures_util::future::FutureExt;
 use ports::{events_topic, AgentStore, IntentRecords, Notifications, StoreError, Timer};
 
+use crate::agents::Principal;
 use crate::codes::WaitError;
 use crate::long_lived::{LongLived, LongLivedKind};
 use crate::waiting::{look_until_found, Waiter, Waits};
@@ -72,13 +73,14 @@ impl DecisionWaits {
     /// The agent's intent `id` once it has left `pending_confirmation`, at once when it already
     /// has; else waits for that until `timeout`, holding one of the agent's places of kind
     /// `decision_wait`, and answers where it stands then.
-    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    #[tracing::instrument(level = "debug", skip(self, principal), fields(agent = %principal.profile.agent.id))]
     pub async fn wait(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         id: &str,
         timeout: Duration,
     ) -> Result<Decision, DecisionWaitError> {
+        let profile = principal.profile.as_ref();
         if profile.wallet.is_none() {
             return Err(NotProvisioned::Wallet.into());
         }
@@ -90,7 +92,7 @@ impl DecisionWaits {
         if intent.status != IntentStatus::PendingConfirmation {
             return Ok(Decision::Decided(intent));
         }
-        let waiter = Waiter::new(profile, self.ports.agents.clone());
+        let waiter = Waiter::new(principal, self.ports.agents.clone());
         let ports = self.ports.clone();
         let waited = self
             .waits
@@ -126,7 +128,8 @@ impl DecisionWaits {
                 })
             }
             Err(WaitError::TooManyWaiters) => Err(DecisionWaitError::TooManyWaiters),
-            Err(WaitError::Revoked) => Err(DecisionWaitError::Revoked),
+            // A decision wait names no channel.
+            Err(WaitError::Revoked | WaitError::ScopeLacking(_)) => Err(DecisionWaitError::Revoked),
             Err(WaitError::NotProvisioned(missing)) => Err(missing.into()),
             Err(WaitError::Store(store)) => Err(store.into()),
         }
@@ -147,6 +150,7 @@ impl DecisionWaits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::fixtures::{found, principal};
     use crate::LongLivedCaps;
     use domain::{AgentId, AgentRecord, WalletRecord};
     use ports::{MockAgentStore, MockIntentRecords, MockNotifications, MockTimer, Wakeup};
@@ -191,7 +195,7 @@ mod tests {
             let mut agents = MockAgentStore::new();
             agents
                 .expect_active_profile_by_key_hash()
-                .returning(|_| Ok(Some(profile())));
+                .returning(|_| Ok(Some(found(profile()))));
             Self {
                 agents,
                 records: MockIntentRecords::new(),
@@ -246,7 +250,7 @@ mod tests {
         let (waits, _) = mocks.waits();
         assert_eq!(
             waits
-                .wait(&profile(), ID, Duration::from_secs(55))
+                .wait(&principal(profile()), ID, Duration::from_secs(55))
                 .await
                 .expect("answered"),
             Decision::Decided(intent(IntentStatus::Rejected))
@@ -269,7 +273,7 @@ mod tests {
         let (waits, long_lived) = mocks.waits();
         assert_eq!(
             waits
-                .wait(&profile(), ID, Duration::from_secs(55))
+                .wait(&principal(profile()), ID, Duration::from_secs(55))
                 .await
                 .expect("answered"),
             Decision::Decided(intent(IntentStatus::Confirmed))
@@ -288,7 +292,7 @@ mod tests {
         let (waits, _) = mocks.waits();
         assert_eq!(
             waits
-                .wait(&profile(), ID, Duration::from_secs(5))
+                .wait(&principal(profile()), ID, Duration::from_secs(5))
                 .await
                 .expect("answered"),
             Decision::Pending(intent(IntentStatus::PendingConfirmation))
@@ -308,7 +312,9 @@ mod tests {
         let (waits, _) = mocks.waits();
         for id in [ID, "not-an-id"] {
             assert!(matches!(
-                waits.wait(&profile(), id, Duration::from_secs(5)).await,
+                waits
+                    .wait(&principal(profile()), id, Duration::from_secs(5))
+                    .await,
                 Err(DecisionWaitError::NotFound)
             ));
         }
@@ -317,7 +323,9 @@ mod tests {
             ..profile()
         };
         assert!(matches!(
-            waits.wait(&walletless, ID, Duration::from_secs(5)).await,
+            waits
+                .wait(&principal(walletless), ID, Duration::from_secs(5))
+                .await,
             Err(DecisionWaitError::NotProvisioned(NotProvisioned::Wallet))
         ));
     }
@@ -332,7 +340,9 @@ mod tests {
             .returning(|_| pending());
         let (waits, long_lived) = mocks.waits();
         assert!(matches!(
-            waits.wait(&profile(), ID, Duration::from_secs(5)).await,
+            waits
+                .wait(&principal(profile()), ID, Duration::from_secs(5))
+                .await,
             Err(DecisionWaitError::TooManyWaiters)
         ));
         assert_eq!(long_lived.usage()[2].refused, 1);

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use domain::{AgentId, AgentProfile, EventPayload, EventRecord, EventTypes, TransferIntentRecord};
 use futures_util::future::{select, Either, FutureExt};
-use ports::{events_topic, revoked_topic, AgentStore, EventLog, Notifications, StoreError};
+use ports::{events_topic, revoked_topic, AgentStore, EventLog, Notifications, StoreError, Timer};
 
+use crate::agents::Principal;
 use crate::long_lived::{LongLived, LongLivedKind, LongLivedPlace};
 use crate::waiting::{Joined, Shutdown, Waiter, SHUTDOWN_TOPIC};
 
@@ -31,6 +32,7 @@ pub struct EventPorts {
     pub log: Arc<dyn EventLog>,
     pub agents: Arc<dyn AgentStore>,
     pub notifications: Arc<dyn Notifications>,
+    pub timer: Arc<dyn Timer>,
 }
 
 /// The agent's events of `types` after `after`, oldest first, at most `limit` (1 to
@@ -257,24 +259,29 @@ impl EventService {
     /// its connection, and its place, until it goes).
     pub fn follow(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         after: u64,
         types: EventTypes,
     ) -> Result<(EventFollower, LongLivedPlace), FollowError> {
+        let agent = principal.profile.agent.id;
         let place = self
             .long_lived
-            .enter(profile.agent.id, LongLivedKind::EventStream)
+            .enter(agent, LongLivedKind::EventStream)
             .ok_or(FollowError::TooManyStreams)?;
         let notifications = self.ports.notifications.as_ref();
+        let waiter = Waiter::new(principal, self.ports.agents.clone());
+        let key_expired: ports::Wakeup = match waiter.expires_in() {
+            Some(left) => self.ports.timer.sleep(left),
+            None => Box::pin(std::future::pending()),
+        };
         let follower = EventFollower {
             ports: self.ports.clone(),
             reads: self.reads.clone(),
             shutdown: self.shutdown.clone(),
-            waiter: Waiter::new(profile, self.ports.agents.clone()),
+            waiter,
+            key_expired: key_expired.shared(),
             stopping: notifications.subscribe(SHUTDOWN_TOPIC).shared(),
-            revoked: notifications
-                .subscribe(&revoked_topic(profile.agent.id))
-                .shared(),
+            revoked: notifications.subscribe(&revoked_topic(agent)).shared(),
             position: after,
             types,
             pending: VecDeque::new(),
@@ -304,6 +311,8 @@ pub struct EventFollower {
     waiter: Waiter,
     stopping: futures_util::future::Shared<ports::Wakeup>,
     revoked: futures_util::future::Shared<ports::Wakeup>,
+    /// Ready when the key expires; never for a key that does not.
+    key_expired: futures_util::future::Shared<ports::Wakeup>,
     /// The last `seq` read (delivered or filtered out).
     position: u64,
     types: EventTypes,
@@ -366,7 +375,10 @@ impl EventFollower {
                 }
                 self.key_checked = true;
             }
-            let ended = select(self.stopping.clone(), self.revoked.clone());
+            let ended = select(
+                self.stopping.clone(),
+                select(self.revoked.clone(), self.key_expired.clone()),
+            );
             match select(woken, ended).await {
                 Either::Left(_) => {}
                 Either::Right((Either::Left(_), _)) => {
@@ -375,8 +387,9 @@ impl EventFollower {
                     }
                     self.stopping = self.ports.notifications.subscribe(SHUTDOWN_TOPIC).shared();
                 }
+                Either::Right((Either::Right((Either::Right(_), _)), _)) => return Ok(None),
                 // A revocation, or the hub reconnecting: the key is read again to tell.
-                Either::Right((Either::Right(_), _)) => {
+                Either::Right((Either::Right((Either::Left(_), _)), _)) => {
                     self.revoked = self
                         .ports
                         .notifications

@@ -11,6 +11,7 @@ pub mod execution;
 pub mod expiry;
 mod in_flight;
 pub mod key_rotation;
+pub mod keys;
 pub mod leased_queue;
 pub mod long_lived;
 pub mod mail;
@@ -24,7 +25,7 @@ mod waiting;
 pub mod wallet;
 pub mod webhooks;
 
-pub use agents::{AgentService, AuthError};
+pub use agents::{AgentService, AuthError, Principal};
 pub use auth_cache::AuthCache;
 pub use codes::{
     ChannelsWait, CodeChannel, CodePorts, CodeService, CodeWait, FoundCode, WaitError,
@@ -49,6 +50,7 @@ pub use events::{
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
+pub use keys::{KeyError, KeyService, MadeKey};
 pub use leased_queue::{Deliver, HandOff, LeasedWorker, QueueSettings};
 pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
 pub use mail::{

@@ -5,13 +5,15 @@
 use std::sync::Arc;
 
 use crate::{
-    AgentService, CodeService, DecisionWaits, EventService, LongLived, MailServices,
+    AgentService, CodeService, DecisionWaits, EventService, KeyService, LongLived, MailServices,
     OperatorServices, SmsService, WalletService, WebhookService,
 };
 
 pub struct Services {
     /// Authentication of agent keys.
     pub agents: AgentService,
+    /// An agent's keys: delegation by its keys, and the operator's.
+    pub keys: KeyService,
     pub wallets: WalletService,
     /// Mail: sending (`outbound`), the inbox (`mailbox`) and what the provider delivers
     /// (`intake`).

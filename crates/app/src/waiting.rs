@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use domain::{AgentId, AgentKeyHash, AgentProfile};
+use domain::{AgentId, AgentKeyHash};
 use futures_util::future::{select, BoxFuture, Either, FutureExt, Shared, WeakShared};
 use ports::{revoked_topic, AgentStore, Notifications, StoreError, Timer};
+use time::OffsetDateTime;
 
+use crate::agents::Principal;
 use crate::codes::WaitError;
 use crate::long_lived::{LongLived, LongLivedKind};
 
@@ -34,19 +36,22 @@ impl Shutdown {
 }
 
 /// The agent a wait is for and the key it authenticated with: the wait ends when that key no
-/// longer authenticates (the agent deactivated, its key rotated), on any instance.
+/// longer authenticates (the agent deactivated, the key revoked, rotated or expired), on any
+/// instance.
 #[derive(Clone)]
 pub(crate) struct Waiter {
     agent: AgentId,
     key_hash: AgentKeyHash,
+    expires_at: Option<OffsetDateTime>,
     agents: Arc<dyn AgentStore>,
 }
 
 impl Waiter {
-    pub(crate) fn new(profile: &AgentProfile, agents: Arc<dyn AgentStore>) -> Self {
+    pub(crate) fn new(principal: &Principal, agents: Arc<dyn AgentStore>) -> Self {
         Self {
-            agent: profile.agent.id,
-            key_hash: profile.agent.key_hash,
+            agent: principal.profile.agent.id,
+            key_hash: principal.key.hash,
+            expires_at: principal.key.grant.expires_at,
             agents,
         }
     }
@@ -55,19 +60,29 @@ impl Waiter {
         self.agent
     }
 
+    /// How long until the key expires, from now; `None` for a key that never does.
+    pub(crate) fn expires_in(&self) -> Option<Duration> {
+        self.expires_at
+            .map(|at| Duration::try_from(at - OffsetDateTime::now_utc()).unwrap_or(Duration::ZERO))
+    }
+
     /// Whether the key still authenticates the agent, read from the database.
     pub(crate) async fn authorized(&self) -> Result<bool, StoreError> {
-        let profile = self
+        if self.expires_in().is_some_and(|left| left.is_zero()) {
+            return Ok(false);
+        }
+        let found = self
             .agents
             .active_profile_by_key_hash(&self.key_hash)
             .await?;
-        Ok(profile.is_some_and(|profile| profile.agent.id == self.agent))
+        Ok(found.is_some_and(|(profile, _)| profile.agent.id == self.agent))
     }
 }
 
 /// Calls `look` until it finds something, sleeping between looks until `topic` is notified;
 /// `TimedOut` once `timeout` has passed (a zero timeout looks once) or the instance is stopping,
-/// `Revoked` once the waiter's key no longer authenticates. Each look comes after its
+/// `Revoked` once the waiter's key no longer authenticates (revoked, or expired before the
+/// timeout). Each look comes after its
 /// subscription, so nothing published between a look and the sleep is missed; so does the first
 /// check of the key, before the first sleep.
 pub(crate) async fn look_until_found<T, Look, Looking>(
@@ -83,7 +98,8 @@ where
     Look: FnMut() -> Looking,
     Looking: Future<Output = Result<Option<T>, StoreError>>,
 {
-    let deadline = Instant::now() + timeout;
+    let expiry = waiter.expires_in().filter(|left| *left < timeout);
+    let deadline = Instant::now() + expiry.unwrap_or(timeout);
     let revocations = revoked_topic(waiter.agent);
     let mut stopping = notifications.subscribe(SHUTDOWN_TOPIC);
     let mut revoked = notifications.subscribe(&revocations);
@@ -94,6 +110,9 @@ where
             return Ok(found);
         }
         let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() && expiry.is_some() {
+            return Err(WaitError::Revoked);
+        }
         if left.is_zero() || shutdown.begun() {
             return Err(WaitError::TimedOut);
         }
@@ -107,7 +126,10 @@ where
         match select(woken, select(asleep, &mut revoked)).await {
             Either::Left(_) => {}
             Either::Right((Either::Left((Either::Left(_), _)), _)) => {
-                return Err(WaitError::TimedOut)
+                return Err(match expiry {
+                    Some(_) => WaitError::Revoked,
+                    None => WaitError::TimedOut,
+                })
             }
             // The hub also wakes every subscription when it reconnects: only a real shutdown
             // ends the wait; otherwise listen for it again and look once more.

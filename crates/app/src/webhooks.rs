@@ -21,6 +21,7 @@ use rand::RngCore;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::agents::Principal;
 use crate::leased_queue::Deliver;
 use crate::paging::into_page;
 
@@ -98,12 +99,13 @@ impl WebhookService {
     }
 
     /// Creates the endpoint; its secret is returned this once.
-    #[tracing::instrument(level = "debug", skip(self, profile, command), fields(agent = %profile.agent.id))]
+    #[tracing::instrument(level = "debug", skip(self, principal, command), fields(agent = %principal.profile.agent.id))]
     pub async fn create(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         command: CreateWebhook,
     ) -> Result<(WebhookEndpointRecord, String), WebhookError> {
+        let profile = principal.profile.as_ref();
         let url = self.allowed(&command.url)?;
         let secret = new_secret();
         let endpoint = NewWebhookEndpoint {
@@ -112,7 +114,7 @@ impl WebhookService {
             types: command.types,
             description: command.description,
             secret: secret.clone(),
-            key: profile.agent.key_hash,
+            key: principal.key.hash,
         };
         let created = self
             .endpoints
@@ -139,13 +141,14 @@ impl WebhookService {
             .ok_or(WebhookError::NotFound)
     }
 
-    #[tracing::instrument(level = "debug", skip(self, profile, command), fields(agent = %profile.agent.id))]
+    #[tracing::instrument(level = "debug", skip(self, principal, command), fields(agent = %principal.profile.agent.id))]
     pub async fn update(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         id: WebhookEndpointId,
         command: UpdateWebhook,
     ) -> Result<WebhookEndpointRecord, WebhookError> {
+        let agent = principal.profile.agent.id;
         let url = command
             .url
             .as_ref()
@@ -158,7 +161,7 @@ impl WebhookService {
             enabled: command.enabled,
         };
         self.endpoints
-            .update(profile.agent.id, id, changes, profile.agent.key_hash)
+            .update(agent, id, changes, principal.key.hash)
             .await?
             .ok_or(WebhookError::NotFound)
     }
@@ -486,8 +489,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_endpoint_is_made_and_enabled_by_the_key_of_the_request() {
-        let profile = AgentProfile::fixture();
-        let key = profile.agent.key_hash;
+        let principal = crate::agents::fixtures::principal(AgentProfile::fixture());
+        let key = principal.key.hash;
         let mut endpoints = Endpoints::default();
         endpoints
             .store
@@ -509,7 +512,7 @@ mod tests {
             description: None,
         };
         assert!(matches!(
-            service.create(&profile, command).await,
+            service.create(&principal, command).await,
             Err(WebhookError::KeyRevoked)
         ));
         let enabling = UpdateWebhook {
@@ -517,7 +520,7 @@ mod tests {
             ..UpdateWebhook::default()
         };
         service
-            .update(&profile, WebhookEndpointId(Uuid::now_v7()), enabling)
+            .update(&principal, WebhookEndpointId(Uuid::now_v7()), enabling)
             .await
             .expect("enabled");
     }

@@ -132,13 +132,12 @@ impl Label {
     }
 }
 
-/// An agent as stored: its identity, never its key.
+/// An agent as stored: its identity; its keys are records of their own (`keys::AgentKeyRecord`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentRecord {
     pub id: AgentId,
     pub sponsor_id: SponsorId,
     pub label: Option<Label>,
-    pub key_hash: AgentKeyHash,
     pub is_active: bool,
     pub created_at: OffsetDateTime,
 }

@@ -339,6 +339,10 @@ pub enum AuditAction {
     TokenRevoke,
     /// A personal token proved its operator on the control plane.
     TokenUse,
+    /// An agent key was made, by an operator or by another of the agent's keys.
+    KeyCreate,
+    /// An agent key was revoked, with the keys made from it.
+    KeyRevoke,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -346,7 +350,7 @@ pub enum AuditAction {
 pub struct UnknownAuditAction(pub String);
 
 impl AuditAction {
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 16] = [
         Self::Invite,
         Self::Enroll,
         Self::Login,
@@ -361,6 +365,8 @@ impl AuditAction {
         Self::TokenIssue,
         Self::TokenRevoke,
         Self::TokenUse,
+        Self::KeyCreate,
+        Self::KeyRevoke,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -379,6 +385,8 @@ impl AuditAction {
             Self::TokenIssue => "token_issue",
             Self::TokenRevoke => "token_revoke",
             Self::TokenUse => "token_use",
+            Self::KeyCreate => "key_create",
+            Self::KeyRevoke => "key_revoke",
         }
     }
 

@@ -5,6 +5,7 @@
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::keys::{AgentKeyRecord, KeyGrant, KeyId};
 use crate::{
     AgentId, AgentKeyHash, AgentProfile, AgentRecord, Approvals, Asset, AtomicAmount, Chain,
     Custody, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord, EmailStatus, EvmAddress,
@@ -90,9 +91,25 @@ impl AgentRecord {
             id: AgentId(Uuid::from_u128(2)),
             sponsor_id: SponsorId(Uuid::from_u128(5)),
             label: None,
-            key_hash: AgentKeyHash([0; 32]),
             is_active: true,
             created_at: moment(),
+        }
+    }
+}
+
+impl AgentKeyRecord {
+    /// The first key of the fixture agent, with `hash`.
+    pub fn fixture(hash: AgentKeyHash) -> Self {
+        Self {
+            id: KeyId(Uuid::from_u128(3)),
+            agent_id: AgentRecord::fixture().id,
+            hash,
+            label: None,
+            grant: KeyGrant::first(),
+            parent: None,
+            first: true,
+            created_at: moment(),
+            last_used_at: None,
         }
     }
 }

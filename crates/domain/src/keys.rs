@@ -9,6 +9,9 @@ use time::OffsetDateTime;
 use ulid::Ulid;
 use uuid::Uuid;
 
+use crate::commands::CodeChannel;
+use crate::{AgentId, AgentKeyHash, Label};
+
 /// What a key allows. Every key holds `agent:read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scope {
@@ -172,17 +175,77 @@ impl KeyGrant {
     }
 }
 
+/// A key as stored, never the key itself: what it may do, whose it is and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentKeyRecord {
+    pub id: KeyId,
+    pub agent_id: AgentId,
+    pub hash: AgentKeyHash,
+    pub label: Option<Label>,
+    pub grant: KeyGrant,
+    /// The key that made it; `None` for the first key and the keys an operator made.
+    pub parent: Option<KeyId>,
+    /// The key made with the agent or by a rotation: the one a rotation replaces.
+    pub first: bool,
+    pub created_at: OffsetDateTime,
+    /// When it last authenticated a request, to the minute.
+    pub last_used_at: Option<OffsetDateTime>,
+}
+
+impl AgentKeyRecord {
+    /// The first key of `agent`, made at `created_at`: every scope, no expiry, made by no key.
+    pub fn first(
+        agent: AgentId,
+        id: KeyId,
+        hash: AgentKeyHash,
+        created_at: OffsetDateTime,
+    ) -> Self {
+        Self {
+            id,
+            agent_id: agent,
+            hash,
+            label: None,
+            grant: KeyGrant::first(),
+            parent: None,
+            first: true,
+            created_at,
+            last_used_at: None,
+        }
+    }
+
+    pub fn scopes(&self) -> Scopes {
+        self.grant.scopes
+    }
+
+    pub fn holds(&self, scope: Scope) -> bool {
+        self.grant.scopes.contains(scope)
+    }
+}
+
+impl KeyId {
+    /// A new id, ordered by the time it was made.
+    pub fn generate() -> Self {
+        Self(Uuid::now_v7())
+    }
+}
+
 /// Why a key may not make the key asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum DelegationRefusal {
     #[error("This key cannot grant the scope {0}: it does not hold it")]
     ScopeNotHeld(Scope),
-    #[error("The new key would expire after this key, which expires at {0}")]
+    #[error("The new key would expire after this key, which expires at {}", rfc3339(.0))]
     OutlivesMaker(OffsetDateTime),
     #[error("This key was made by a chain of {MAX_KEY_DEPTH} keys and cannot make another")]
     TooDeep,
     #[error("The agent holds {MAX_LIVE_KEYS_PER_AGENT} live keys, the most it may")]
     TooManyKeys,
+}
+
+/// `at` as the API writes times.
+fn rfc3339(at: &OffsetDateTime) -> String {
+    at.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| at.to_string())
 }
 
 /// What a key asks for the key it makes.
@@ -223,6 +286,59 @@ pub fn delegate(
         expires_at,
         depth: maker.depth + 1,
     })
+}
+
+/// The key an operator makes as `asked` at `now` while the agent holds `live_keys`: any scopes,
+/// any expiry, made by no key (depth 0).
+pub fn grant_by_operator(
+    asked: KeyRequest,
+    now: OffsetDateTime,
+    live_keys: usize,
+) -> Result<KeyGrant, DelegationRefusal> {
+    if live_keys >= MAX_LIVE_KEYS_PER_AGENT {
+        return Err(DelegationRefusal::TooManyKeys);
+    }
+    Ok(KeyGrant {
+        scopes: asked.scopes,
+        expires_at: asked.expires_in.map(|wait| now + wait),
+        depth: 0,
+    })
+}
+
+/// The scope that reads `channel` for a code wait.
+pub fn scope_reading(channel: CodeChannel) -> Scope {
+    match channel {
+        CodeChannel::Sms => Scope::SmsRead,
+        CodeChannel::Email => Scope::EmailRead,
+    }
+}
+
+/// The channels a code wait may look at with `scopes`: those `named`, each of which the key must
+/// read, else the scope it lacks; when none is named, those it reads (`None` when it reads them
+/// all, `email:read` lacking when it reads none).
+pub fn readable_channels(
+    scopes: Scopes,
+    named: Option<Vec<CodeChannel>>,
+) -> Result<Option<Vec<CodeChannel>>, Scope> {
+    let lacking = |channel: &CodeChannel| {
+        let scope = scope_reading(*channel);
+        (!scopes.contains(scope)).then_some(scope)
+    };
+    if let Some(named) = named {
+        return match named.iter().find_map(lacking) {
+            Some(scope) => Err(scope),
+            None => Ok(Some(named)),
+        };
+    }
+    let readable: Vec<CodeChannel> = [CodeChannel::Email, CodeChannel::Sms]
+        .into_iter()
+        .filter(|channel| lacking(channel).is_none())
+        .collect();
+    match readable.len() {
+        0 => Err(Scope::EmailRead),
+        2 => Ok(None),
+        _ => Ok(Some(readable)),
+    }
 }
 
 #[cfg(test)]
@@ -379,5 +495,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_code_wait_reads_only_the_channels_its_key_reads() {
+        let (email, sms) = (CodeChannel::Email, CodeChannel::Sms);
+        let mail_only = Scopes::of([Scope::CodesRead, Scope::EmailRead]);
+        assert_eq!(readable_channels(mail_only, None), Ok(Some(vec![email])));
+        assert_eq!(
+            readable_channels(mail_only, Some(vec![sms])),
+            Err(Scope::SmsRead)
+        );
+        assert_eq!(
+            readable_channels(mail_only, Some(vec![email, sms])),
+            Err(Scope::SmsRead)
+        );
+        assert_eq!(
+            readable_channels(mail_only, Some(vec![email])),
+            Ok(Some(vec![email]))
+        );
+        assert_eq!(readable_channels(Scopes::all(), None), Ok(None));
+        assert_eq!(
+            readable_channels(Scopes::of([Scope::CodesRead]), None),
+            Err(Scope::EmailRead)
+        );
+    }
+
+    #[test]
+    fn an_operator_grants_any_scopes_and_expiry_within_the_live_keys() {
+        let asked = asked(&[Scope::WalletPay], Some(60));
+        let grant = grant_by_operator(asked, at(0), MAX_LIVE_KEYS_PER_AGENT - 1).expect("granted");
+        assert_eq!(grant.depth, 0);
+        assert_eq!(grant.expires_at, Some(at(60)));
+        assert!(grant.scopes.contains(Scope::WalletPay));
+        assert_eq!(
+            grant_by_operator(asked, at(0), MAX_LIVE_KEYS_PER_AGENT),
+            Err(DelegationRefusal::TooManyKeys)
+        );
     }
 }

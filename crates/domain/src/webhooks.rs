@@ -30,6 +30,8 @@ pub const REPLAY_RATE: RateLimit = RateLimit {
 };
 /// Why an endpoint stopped when its agent's key was rotated: the key that made it is gone.
 pub const ROTATED_KEY_REASON: &str = "the agent key that created it was rotated";
+/// Why an endpoint stopped when the key that made it was revoked.
+pub const REVOKED_KEY_REASON: &str = "the agent key that created it was revoked";
 /// Why an endpoint stopped when its agent was deactivated.
 pub const DEACTIVATED_AGENT_REASON: &str = "the agent was deactivated";
 

@@ -9,10 +9,12 @@ use std::time::Duration;
 use api_types::{attachments_too_large, FieldError, FieldErrors};
 use app::{
     AttachmentError, AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError,
-    ListIntentsError, NotProvisioned, ReadMailError, SendError, SendMailError, SmsError, WaitError,
-    WalletError, WebhookError,
+    KeyError, ListIntentsError, NotProvisioned, ReadMailError, SendError, SendMailError, SmsError,
+    WaitError, WalletError, WebhookError,
 };
+use domain::keys::{DelegationRefusal, Scope};
 use ports::{ChainError, StoreError};
+use time::format_description::well_known::Rfc3339;
 
 /// How long a throttled mail send is told to wait: the spec's fixed `Retry-After`.
 pub const MAIL_THROTTLE_RETRY_AFTER: Duration = Duration::from_secs(5);
@@ -23,6 +25,9 @@ pub enum Refusal {
     /// The agent key is missing, malformed or no longer authenticates.
     #[error("Invalid agent key")]
     InvalidKey,
+    /// The agent key authenticated until its expiry, which has passed; the detail says when.
+    #[error("{0}")]
+    ExpiredKey(String),
     /// A business rule refused the request: a resource not provisioned, an invalid cursor...
     #[error("{0}")]
     BadRequest(String),
@@ -62,7 +67,7 @@ impl Refusal {
     /// name it beside the detail, so a model reads the same figure as a REST client.
     pub fn status(&self) -> u16 {
         match self {
-            Self::InvalidKey => 401,
+            Self::InvalidKey | Self::ExpiredKey(_) => 401,
             Self::BadRequest(_) => 400,
             Self::Forbidden(_) => 403,
             Self::NotFound => 404,
@@ -93,6 +98,16 @@ impl Refusal {
             Self::Internal(cause) => tracing::error!(%cause, "internal error"),
             _ => {}
         }
+    }
+
+    /// Whether the key did not authenticate (401): the answer carries `WWW-Authenticate`.
+    pub fn is_unauthenticated(&self) -> bool {
+        matches!(self, Self::InvalidKey | Self::ExpiredKey(_))
+    }
+
+    /// A valid key without the scope the action needs (the keys contract's words).
+    pub fn lacks_scope(scope: Scope) -> Self {
+        Self::Forbidden(format!("This key lacks the scope {scope}"))
     }
 
     /// A request whose body would take its agent's bodies being read past their share.
@@ -177,8 +192,45 @@ impl From<AuthError> for Refusal {
     fn from(error: AuthError) -> Self {
         match error {
             AuthError::InvalidKey => Self::InvalidKey,
+            AuthError::Expired(at) => Self::ExpiredKey(format!(
+                "This key expired at {}",
+                at.format(&Rfc3339).unwrap_or_else(|_| at.to_string())
+            )),
             AuthError::Store(store) => store.into(),
         }
+    }
+}
+
+impl From<KeyError> for Refusal {
+    fn from(error: KeyError) -> Self {
+        match error {
+            KeyError::Refused(refused) => refused.into(),
+            KeyError::KeyGone => Self::InvalidKey,
+            KeyError::NotFound => Self::NotFound,
+            KeyError::Store(store) => store.into(),
+        }
+    }
+}
+
+/// A key the delegation rules refuse: 422 naming the scope or the time, 409 past the live keys.
+impl From<DelegationRefusal> for Refusal {
+    fn from(refused: DelegationRefusal) -> Self {
+        let field = match refused {
+            DelegationRefusal::TooManyKeys => return Self::Conflict(refused.to_string()),
+            DelegationRefusal::ScopeNotHeld(scope) => {
+                FieldError::value_error("scopes", scope.as_str(), refused)
+            }
+            DelegationRefusal::OutlivesMaker(_) => {
+                FieldError::value_error("expires_in_seconds", serde_json::Value::Null, refused)
+            }
+            DelegationRefusal::TooDeep => FieldError::body(
+                Vec::new(),
+                "value_error",
+                format!("Value error, {refused}"),
+                serde_json::Value::Null,
+            ),
+        };
+        Self::Invalid(FieldErrors(vec![field]))
     }
 }
 
@@ -362,6 +414,7 @@ impl From<WaitError> for Refusal {
                 "No new SMS with a verification code arrived before the timeout".into(),
             ),
             WaitError::Revoked => Self::InvalidKey,
+            WaitError::ScopeLacking(scope) => Self::lacks_scope(scope),
             WaitError::TooManyWaiters => Self::TooManyRequests {
                 detail: "Too many waits for a code from this agent at once; retry later".into(),
                 retry_after: Duration::from_secs(1),

@@ -160,7 +160,7 @@ impl ResponseError for ApiError {
                     detail: errors.iter().cloned().map(ValidationItem::from).collect(),
                 })
             }
-            Self::Refused(Refusal::InvalidKey) => {
+            Self::Refused(refusal) if refusal.is_unauthenticated() => {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
             }
@@ -201,6 +201,7 @@ refused_as_api_errors!(
     ports::ChainError,
     app::NotProvisioned,
     app::AuthError,
+    app::KeyError,
     app::WalletError,
     app::BalanceError,
     app::SendError,

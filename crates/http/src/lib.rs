@@ -22,6 +22,7 @@ pub(crate) use telemetry::middleware as telemetry_middleware;
 
 use actix_web::http::header::HeaderValue;
 use actix_web::http::Method;
+use actix_web::middleware::from_fn;
 use actix_web::{web, Route};
 use api_types::{INBOUND_EMAIL_WEBHOOK_PATH, TWILIO_SMS_WEBHOOK_PATH};
 use domain::keys::Scope;
@@ -86,6 +87,19 @@ impl Endpoint {
             kind,
             scope,
             handler,
+        }
+    }
+}
+
+impl Endpoint {
+    /// The route for `method`: its handler, behind the check of its scope where it has one.
+    fn route(&self, method: Method) -> Route {
+        let route = (self.handler)(web::route().method(method));
+        match self.scope {
+            Some(scope) => route.wrap(from_fn(move |request, next| {
+                auth::require_scope(scope, request, next)
+            })),
+            None => route,
         }
     }
 }
@@ -290,6 +304,18 @@ const API: &[Endpoint] = &[
         "/v1/webhooks/{webhook_id}/replay",
         |route| route.to(routes::webhook_endpoints::replay),
     ),
+    Endpoint::scoped(Scope::KeysManage, Method::POST, "/v1/keys", |route| {
+        route.to(routes::keys::create)
+    }),
+    Endpoint::scoped(Scope::KeysManage, Method::GET, "/v1/keys", |route| {
+        route.to(routes::keys::list)
+    }),
+    Endpoint::scoped(
+        Scope::KeysManage,
+        Method::DELETE,
+        "/v1/keys/{key_id}",
+        |route| route.to(routes::keys::revoke),
+    ),
     Endpoint::new(Method::GET, "/healthz", |route| {
         route.to(routes::ops::healthz)
     }),
@@ -362,13 +388,10 @@ pub(crate) fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::Ser
                 routes::fallback::method_not_allowed(allow.clone())
             }));
             for endpoint in served {
-                resource = resource.route((endpoint.handler)(
-                    web::route().method(endpoint.method.clone()),
-                ));
+                resource = resource.route(endpoint.route(endpoint.method.clone()));
                 // HEAD is GET without the body (RFC 9110): the server sends the head only.
                 if endpoint.method == Method::GET {
-                    resource =
-                        resource.route((endpoint.handler)(web::route().method(Method::HEAD)));
+                    resource = resource.route(endpoint.route(Method::HEAD));
                 }
             }
             config.service(resource);
@@ -428,6 +451,7 @@ mod tests {
             "/v1/wallet/send" => Scope::WalletPay,
             _ if path.starts_with("/v1/wallet/") => Scope::WalletRead,
             "/v1/events" | "/v1/events/stream" => Scope::EventsRead,
+            "/v1/keys" | "/v1/keys/{key_id}" => Scope::KeysManage,
             _ if path.starts_with("/v1/webhooks") => Scope::WebhooksManage,
             _ => panic!("{method} {path} is in no row of the keys contract's table"),
         })

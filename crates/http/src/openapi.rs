@@ -1,8 +1,11 @@
 //! The OpenAPI 3.1 description, generated from the handlers themselves.
 
 use actix_web::http::Method;
+use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use crate::errors::{ErrorBody, ValidationErrorBody, ValidationItem};
@@ -12,8 +15,9 @@ use api_types::{
     ConfirmedBy, Direction, EmailFailedData, EmailForwardRequest, EmailInboxOut, EmailInboxPage,
     EmailMessageOut, EmailReceivedData, EmailReplyRequest, EmailSendRequest, EmailSendResponse,
     EmailSentData, EmailStatus, EventData, EventOut, EventPage, EventTypeName, IntentStatus,
-    ParsedDataOut, PhoneNumberOut, PhoneNumberResponse, PolicyVerdictOut, RecipientLimitOut,
-    SendStatus, SenderRulesOut, SenderRulesRequest, ServerSentEvent, SmsMessageOut, SmsRawPayload,
+    KeyCreateRequest, KeyCreatedOut, KeyInUseOut, KeyListOut, KeyOut, ParsedDataOut,
+    PhoneNumberOut, PhoneNumberResponse, PolicyVerdictOut, RecipientLimitOut, SendStatus,
+    SenderRulesOut, SenderRulesRequest, ServerSentEvent, SmsMessageOut, SmsRawPayload,
     SmsReceivedData, SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, ThreadDetailOut,
     ThreadOut, ThreadPageOut, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
     WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
@@ -63,6 +67,9 @@ use api_types::{
         routes::webhook_endpoints::rotate_secret,
         routes::webhook_endpoints::deliveries,
         routes::webhook_endpoints::replay,
+        routes::keys::create,
+        routes::keys::list,
+        routes::keys::revoke,
         routes::ops::healthz,
         routes::ops::readyz
     ),
@@ -128,6 +135,11 @@ use api_types::{
         WebhookOut,
         WebhookAttemptOut,
         WebhookAttemptPage,
+        KeyCreateRequest,
+        KeyCreatedOut,
+        KeyInUseOut,
+        KeyListOut,
+        KeyOut,
         ErrorBody,
         ValidationErrorBody,
         ValidationItem
@@ -140,6 +152,7 @@ use api_types::{
         (name = "wallet", description = "The agent's wallet on Base: balances, spend policy, transfer intents"),
         (name = "events", description = "What happened to the agent's mail, SMS and transfers: a feed, and a live stream"),
         (name = "webhooks", description = "Endpoints the agent's events are posted to, signed per Standard Webhooks"),
+        (name = "keys", description = "The agent's keys: narrower, expiring keys made for sub-agents, and their revocation"),
         (name = "operations", description = "Liveness and readiness probes")
     )
 )]
@@ -165,8 +178,8 @@ impl Modify for BearerSecurity {
     }
 }
 
-/// Each operation's scope, from the route table (`crate::API`): an `x-required-scope` extension
-/// and a sentence closing its description.
+/// Each operation's scope, from the route table (`crate::API`): an `x-required-scope` extension,
+/// a sentence closing its description, and the 403 a key without it gets.
 struct RequiredScopes;
 
 impl Modify for RequiredScopes {
@@ -190,6 +203,20 @@ impl Modify for RequiredScopes {
                     Some(described) => format!("{described}\n\n{sentence}"),
                     None => sentence,
                 });
+                operation.responses.responses.insert(
+                    "403".into(),
+                    RefOr::T(
+                        ResponseBuilder::new()
+                            .description(format!("The key lacks the scope {scope}"))
+                            .content(
+                                "application/json",
+                                ContentBuilder::new()
+                                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                                    .build(),
+                            )
+                            .build(),
+                    ),
+                );
                 operation
                     .extensions
                     .get_or_insert_with(Default::default)

@@ -146,7 +146,7 @@ impl McpEndpoint {
         let key = header(header::AUTHORIZATION)
             .and_then(api_types::bearer_credential)
             .ok_or(Turned::Refused(Refusal::InvalidKey))?;
-        let profile = self
+        let principal = self
             .inner
             .toolbox
             .services
@@ -155,7 +155,11 @@ impl McpEndpoint {
             .await
             .map_err(|error| Turned::Refused(error.into()))?;
         let tools = self.tools_named(request.query_string())?;
-        Ok(Caller { profile, tools })
+        Ok(Caller {
+            profile: principal.profile,
+            key: principal.key,
+            tools,
+        })
     }
 
     /// The tools `?tools=a,b` limits the connection to; all of them without it.
@@ -426,7 +430,7 @@ impl Turned {
                 let status = StatusCode::from_u16(refusal.status())
                     .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
                 let mut response = HttpResponse::build(status);
-                if matches!(refusal, Refusal::InvalidKey) {
+                if refusal.is_unauthenticated() {
                     response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
                 }
                 if let Some(seconds) = refusal.retry_after_secs() {

@@ -1,6 +1,7 @@
 //! Agents and the resources provisioned for them.
 
 use async_trait::async_trait;
+use domain::keys::{AgentKeyRecord, KeyId};
 use domain::{
     Actor, AgentId, AgentKeyHash, AgentProfile, Chain, Custody, EmailAddress, EvmAddress, Label,
     PhoneNumber, PolicyAsset, PolicyChange, PolicyChangeRefused, SpendPolicyRecord,
@@ -39,6 +40,8 @@ pub struct NewAgent {
     pub id: AgentId,
     pub sponsor: String,
     pub label: Option<Label>,
+    /// The first key: every scope, no expiry.
+    pub key_id: KeyId,
     pub key_hash: AgentKeyHash,
     pub phone_number: Option<NewPhoneNumber>,
     pub email_inbox: Option<NewEmailInbox>,
@@ -52,11 +55,12 @@ pub trait AgentStore: Send + Sync {
     /// `actor`'s.
     async fn create(&self, agent: NewAgent, actor: &Actor) -> Result<AgentProfile, StoreError>;
 
-    /// The profile of the active agent whose key has this hash, in one round trip.
+    /// The profile of the active agent holding the unrevoked key with this hash, and that key
+    /// (which may have expired), in one round trip.
     async fn active_profile_by_key_hash(
         &self,
         hash: &AgentKeyHash,
-    ) -> Result<Option<AgentProfile>, StoreError>;
+    ) -> Result<Option<(AgentProfile, AgentKeyRecord)>, StoreError>;
 
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError>;
 
@@ -67,12 +71,13 @@ pub trait AgentStore: Send + Sync {
     /// enabled webhook endpoints; `false` when no such agent exists.
     async fn deactivate(&self, id: AgentId, actor: &Actor) -> Result<bool, StoreError>;
 
-    /// Replaces the key hash, so the old key stops working at once, audited as `actor`'s, and
-    /// disables every endpoint the agent has enabled, each made by a key no longer its own;
+    /// Replaces the first key with `key_id` and `hash`: the old one and every key made from it
+    /// stop working at once, audited as `actor`'s, and the endpoints they made are disabled;
     /// those endpoints, `None` when no such agent.
-    async fn replace_key_hash(
+    async fn replace_first_key(
         &self,
         id: AgentId,
+        key_id: KeyId,
         hash: AgentKeyHash,
         actor: &Actor,
     ) -> Result<Option<Vec<WebhookEndpointRecord>>, StoreError>;

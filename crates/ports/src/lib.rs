@@ -9,6 +9,7 @@ pub mod errors;
 pub mod events;
 pub mod health;
 pub mod intents;
+pub mod keys;
 pub mod listings;
 pub mod notifications;
 pub mod provider_webhooks;
@@ -50,6 +51,7 @@ pub use intents::{
     SettlementQueue, SubmissionClaim, SubmissionError, SubmissionQueue, SubmittedIntent,
     TransitionError, UsageReading, WalletUsage, CONFIRMED_INTENTS_TOPIC,
 };
+pub use keys::{KeyCreationError, KeyHolder, KeyStore, NewKey};
 pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
 pub use provider_webhooks::{
@@ -91,6 +93,8 @@ pub use intents::{
     MockIntentAdmission, MockIntentRecords, MockIntentSweeper, MockIntentTransitions,
     MockSettlementQueue, MockSubmissionQueue, MockWalletUsage,
 };
+#[cfg(feature = "mock")]
+pub use keys::MockKeyStore;
 #[cfg(feature = "mock")]
 pub use notifications::{MockNotifications, MockTimer};
 #[cfg(feature = "mock")]

@@ -8,27 +8,29 @@ use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::keys::{AgentKeyRecord, KeyGrant, KeyId, KeyRequest, Scopes};
 use domain::{
     Actor, AgentId, AgentKeyHash, AgentProfile, AtomicAmount, AuditAction, AuditTarget,
     IntentStatus, PolicyAsset, PolicyChange, Quorum, SpendPolicyRecord, WebhookEndpointRecord,
     DEACTIVATED_AGENT_REASON, ROTATED_KEY_REASON,
 };
-use ports::{AgentStore, NewAgent, PolicyUpdateError, StoreError};
+use ports::{AgentStore, NewAgent, NewKey, PolicyUpdateError, StoreError};
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::audit::{self, AuditEntry};
 use crate::database::Database;
 use crate::errors::{from_diesel, TxError};
+use crate::keys::{insert_key, lock_agents_keys, revoke_tree};
 use crate::rows::{
     address_column, allowlist_column, amount_from_numeric, numeric_column, recipient_limits_column,
-    AgentRow, EmailInboxRow, PhoneNumberRow, SpendPolicyRow, WalletRow,
+    AgentKeyRow, AgentRow, EmailInboxRow, PhoneNumberRow, SpendPolicyRow, WalletRow,
 };
 use crate::schema::{
-    agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors,
+    agent_keys, agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors,
     transfer_intents, wallets,
 };
-use crate::webhooks::disable_agents_endpoints;
+use crate::webhooks::{disable_agents_endpoints, disable_keys_endpoints};
 
 pub struct PgAgentStore {
     database: Database,
@@ -112,10 +114,10 @@ async fn insert_agent(
             agents::id.eq(agent_id),
             agents::sponsor_id.eq(sponsor_id),
             agents::label.eq(new.label.as_ref().map(|label| label.as_str())),
-            agents::key_hash.eq(new.key_hash.as_bytes().as_slice()),
         ))
         .execute(connection)
         .await?;
+    insert_first_key(connection, new.id, new.key_id, new.key_hash).await?;
     if let Some(phone) = &new.phone_number {
         diesel::insert_into(phone_numbers::table)
             .values((
@@ -167,6 +169,27 @@ async fn insert_agent(
         insert_default_policy(connection, wallet_id, &wallet.policy_asset).await?;
     }
     Ok(())
+}
+
+/// Gives the agent its first key: every scope, no expiry.
+async fn insert_first_key(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    id: KeyId,
+    hash: AgentKeyHash,
+) -> Result<(), TxError<StoreError>> {
+    let first = NewKey {
+        id,
+        hash,
+        label: None,
+        asked: KeyRequest {
+            scopes: Scopes::all(),
+            expires_in: None,
+        },
+    };
+    insert_key(connection, agent, &first, &KeyGrant::first(), None, true)
+        .await
+        .map(drop)
 }
 
 /// Gives the wallet a policy for `asset` with no limits, unless it already has one.
@@ -358,16 +381,32 @@ impl AgentStore for PgAgentStore {
     async fn active_profile_by_key_hash(
         &self,
         hash: &AgentKeyHash,
-    ) -> Result<Option<AgentProfile>, StoreError> {
+    ) -> Result<Option<(AgentProfile, AgentKeyRecord)>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let row: Option<ProfileRow> = profiles!()
-            .filter(agents::key_hash.eq(hash.as_bytes().as_slice()))
+        let row: Option<(AgentKeyRow, ProfileRow)> = agents::table
+            .inner_join(agent_keys::table)
+            .left_join(phone_numbers::table)
+            .left_join(email_inboxes::table)
+            .left_join(wallets::table.left_join(spend_policies::table))
+            .filter(agent_keys::key_hash.eq(hash.as_bytes().as_slice()))
+            .filter(agent_keys::revoked_at.is_null())
             .filter(agents::is_active.eq(true))
+            .select((
+                AgentKeyRow::as_select(),
+                (
+                    AgentRow::as_select(),
+                    Option::<PhoneNumberRow>::as_select(),
+                    Option::<EmailInboxRow>::as_select(),
+                    Option::<WalletRow>::as_select(),
+                    Option::<SpendPolicyRow>::as_select(),
+                ),
+            ))
             .first(&mut connection)
             .await
             .optional()
             .map_err(from_diesel)?;
-        row.map(into_profile).transpose()
+        row.map(|(key, profile)| Ok((into_profile(profile)?, key.into_record()?)))
+            .transpose()
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -439,25 +478,36 @@ impl AgentStore for PgAgentStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self, hash, actor))]
-    async fn replace_key_hash(
+    async fn replace_first_key(
         &self,
         id: AgentId,
+        key_id: KeyId,
         hash: AgentKeyHash,
         actor: &Actor,
     ) -> Result<Option<Vec<WebhookEndpointRecord>>, StoreError> {
         self.database
             .in_transaction(|connection| {
                 async move {
-                    let updated = diesel::update(agents::table.find(id.0))
-                        .set((
-                            agents::key_hash.eq(hash.as_bytes().as_slice()),
-                            agents::updated_at.eq(diesel::dsl::now),
-                        ))
-                        .execute(connection)
-                        .await?;
-                    if updated != 1 {
+                    if lock_agents_keys(connection, id).await?.is_none() {
                         return Ok(None);
                     }
+                    let first: Option<Uuid> = agent_keys::table
+                        .filter(agent_keys::agent_id.eq(id.0))
+                        .filter(agent_keys::is_first)
+                        .filter(agent_keys::revoked_at.is_null())
+                        .select(agent_keys::id)
+                        .first(connection)
+                        .await
+                        .optional()?;
+                    let revoked = match first {
+                        Some(first) => revoke_tree(connection, id, KeyId(first)).await?,
+                        None => Vec::new(),
+                    };
+                    insert_first_key(connection, id, key_id, hash).await?;
+                    diesel::update(agents::table.find(id.0))
+                        .set(agents::updated_at.eq(diesel::dsl::now))
+                        .execute(connection)
+                        .await?;
                     // The log says the key changed, never a key or its hash.
                     audit::record(
                         connection,
@@ -466,13 +516,20 @@ impl AgentStore for PgAgentStore {
                             action: AuditAction::Rotate,
                             target: Some(AuditTarget::Agent(id).to_string()),
                             before: None,
-                            after: Some(json!({ "key_rotated": true })),
+                            after: Some(json!({
+                                "key_rotated": true,
+                                "key_id": key_id.to_string(),
+                                "revoked_key_ids": revoked
+                                    .iter()
+                                    .map(|(revoked, _)| revoked.to_string())
+                                    .collect::<Vec<_>>(),
+                            })),
                             reason: None,
                         },
                     )
                     .await?;
-                    // Every endpoint enabled now was made, or enabled, by the key just replaced.
-                    disable_agents_endpoints(connection, id, ROTATED_KEY_REASON)
+                    let hashes: Vec<AgentKeyHash> = revoked.iter().map(|(_, hash)| *hash).collect();
+                    disable_keys_endpoints(connection, id, &hashes, ROTATED_KEY_REASON)
                         .await
                         .map(Some)
                 }

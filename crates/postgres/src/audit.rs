@@ -4,6 +4,7 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::keys::KeyId;
 use domain::{Actor, AuditAction, AuditRecord};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -36,6 +37,28 @@ pub(crate) async fn record(
             operator_audit::after.eq(entry.after),
             operator_audit::reason.eq(entry.reason),
             operator_audit::address.eq(entry.actor.address.as_deref()),
+        ))
+        .execute(connection)
+        .await
+        .map(drop)
+}
+
+/// Records, in the caller's transaction, `action` on `target` taken by the agent's own key
+/// `key`: the log names it `key:<id>` where it names operators.
+pub(crate) async fn record_by_key(
+    connection: &mut AsyncPgConnection,
+    key: KeyId,
+    action: AuditAction,
+    target: String,
+    after: Value,
+) -> Result<(), diesel::result::Error> {
+    diesel::insert_into(operator_audit::table)
+        .values((
+            operator_audit::id.eq(Uuid::now_v7()),
+            operator_audit::operator.eq(format!("key:{key}")),
+            operator_audit::action.eq(action.as_str()),
+            operator_audit::target.eq(target),
+            operator_audit::after.eq(after),
         ))
         .execute(connection)
         .await

@@ -9,7 +9,7 @@ const KNOWN_CONFLICTS: &[(&str, Conflict)] = &[
     ("phone_numbers_number_key", Conflict::PhoneNumber),
     ("email_inboxes_address_key", Conflict::EmailAddress),
     ("wallets_address_key", Conflict::WalletAddress),
-    ("agents_key_hash_key", Conflict::AgentKey),
+    ("agent_keys_key_hash_key", Conflict::AgentKey),
 ];
 
 /// diesel's error information has no SQLSTATE: diesel-async holds PostgreSQL's error, code and

@@ -11,6 +11,7 @@ mod errors;
 mod events;
 mod idempotency;
 mod intents;
+mod keys;
 mod keyset;
 mod limits;
 mod listings;
@@ -35,6 +36,7 @@ pub use email::{
 };
 pub use events::PgEventLog;
 pub use intents::PgIntentStore;
+pub use keys::PgKeyStore;
 pub use migrate::{run_migrations, MIGRATIONS_FINGERPRINT};
 pub use notifications::{PgNotificationHub, CHANNEL as NOTIFICATION_CHANNEL};
 pub use operators::PgOperatorStore;

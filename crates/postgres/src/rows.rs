@@ -4,6 +4,7 @@ use std::str::FromStr;
 
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
+use domain::keys::{AgentKeyRecord, KeyGrant, KeyId, Scope, Scopes};
 use domain::{
     AgentId, AgentKeyHash, AgentRecord, Allowlist, ApprovalCount, Approvals, Asset, AtomicAmount,
     AutoConfirm, Chain, ConfirmedBy, Custody, EmailAddress, EmailInboxId, EmailInboxRecord,
@@ -18,7 +19,7 @@ use uuid::Uuid;
 
 use crate::errors::corrupt;
 use crate::schema::{
-    agents, email_inboxes, phone_numbers, spend_policies, transfer_intents, wallets,
+    agent_keys, agents, email_inboxes, phone_numbers, spend_policies, transfer_intents, wallets,
 };
 
 #[derive(Queryable, Selectable)]
@@ -27,7 +28,6 @@ pub(crate) struct AgentRow {
     id: Uuid,
     sponsor_id: Uuid,
     label: Option<String>,
-    key_hash: Vec<u8>,
     is_active: bool,
     created_at: OffsetDateTime,
 }
@@ -43,12 +43,62 @@ impl AgentRow {
                 .map(Label::parse)
                 .transpose()
                 .map_err(|error| corrupt(format!("label: {error}")))?,
-            key_hash: AgentKeyHash::from_slice(&self.key_hash)
-                .ok_or_else(|| corrupt("agent key hash is not 32 bytes"))?,
             is_active: self.is_active,
             created_at: self.created_at,
         })
     }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = agent_keys, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct AgentKeyRow {
+    id: Uuid,
+    agent_id: Uuid,
+    key_hash: Vec<u8>,
+    label: Option<String>,
+    scopes: Vec<String>,
+    expires_at: Option<OffsetDateTime>,
+    created_at: OffsetDateTime,
+    last_used_at: Option<OffsetDateTime>,
+    parent_id: Option<Uuid>,
+    depth: i16,
+    is_first: bool,
+}
+
+impl AgentKeyRow {
+    pub(crate) fn into_record(self) -> Result<AgentKeyRecord, StoreError> {
+        let scopes = self
+            .scopes
+            .iter()
+            .map(|scope| Scope::parse(scope).ok_or_else(|| corrupt(format!("scope {scope:?}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AgentKeyRecord {
+            id: KeyId(self.id),
+            agent_id: AgentId(self.agent_id),
+            hash: AgentKeyHash::from_slice(&self.key_hash)
+                .ok_or_else(|| corrupt("agent key hash is not 32 bytes"))?,
+            label: self
+                .label
+                .as_deref()
+                .map(Label::parse)
+                .transpose()
+                .map_err(|error| corrupt(format!("key label: {error}")))?,
+            grant: KeyGrant {
+                scopes: Scopes::of(scopes),
+                expires_at: self.expires_at,
+                depth: u8::try_from(self.depth).map_err(|_| corrupt("key depth"))?,
+            },
+            parent: self.parent_id.map(KeyId),
+            first: self.is_first,
+            created_at: self.created_at,
+            last_used_at: self.last_used_at,
+        })
+    }
+}
+
+/// The column form of `scopes`: their names, in the contract's order.
+pub(crate) fn scopes_column(scopes: Scopes) -> Vec<&'static str> {
+    scopes.iter().map(Scope::as_str).collect()
 }
 
 #[derive(Queryable, Selectable)]

@@ -14,10 +14,26 @@ diesel::table! {
         id -> Uuid,
         sponsor_id -> Uuid,
         label -> Nullable<Text>,
-        key_hash -> Bytea,
         is_active -> Bool,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    agent_keys (id) {
+        id -> Uuid,
+        agent_id -> Uuid,
+        key_hash -> Bytea,
+        label -> Nullable<Text>,
+        scopes -> Array<Text>,
+        expires_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        parent_id -> Nullable<Uuid>,
+        depth -> Int2,
+        is_first -> Bool,
+        revoked_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -453,6 +469,7 @@ diesel::joinable!(email_messages -> email_inboxes (inbox_id));
 diesel::joinable!(transfer_intents -> agents (agent_id));
 diesel::joinable!(transfer_intents -> wallets (wallet_id));
 diesel::joinable!(phone_numbers -> agents (agent_id));
+diesel::joinable!(agent_keys -> agents (agent_id));
 diesel::joinable!(email_inboxes -> agents (agent_id));
 diesel::joinable!(wallets -> agents (agent_id));
 diesel::table! {
@@ -589,4 +606,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     console_used_challenges,
     operator_tokens,
     operator_audit,
+    agent_keys,
 );

@@ -8,8 +8,8 @@ use app::{
     AgentAdmin, AgentAdminPorts, AgentService, AttachmentSweep, AuthCache, ChainResolution,
     ChainResolutionPorts, CodePorts, CodeService, ConsoleAccess, ConsoleStores, DecisionPorts,
     DecisionStores, DecisionWaits, EventAdmin, EventPorts, EventService, Executor, IntentDecisions,
-    IntentExpiry, LeasedWorker, LongLived, MailIntakePorts, MailIntakeService, MailServices,
-    MailboxPorts, MailboxService, ObjectStorage, OperatorServices, OutboundMailPorts,
+    IntentExpiry, KeyService, LeasedWorker, LongLived, MailIntakePorts, MailIntakeService,
+    MailServices, MailboxPorts, MailboxService, ObjectStorage, OperatorServices, OutboundMailPorts,
     OutboundMailService, OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService,
     WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService,
 };
@@ -19,13 +19,14 @@ use evm::{LocalKeyVault, RpcChain};
 use passkeys::{NoPasskeys, WebauthnPasskeys};
 use ports::{
     AgentStore, AttachmentContent, ChainClient, ChainWriter, EmailSender, EventLog,
-    InboundMailWebhook, InboundSmsWebhook, Notifications, NumberProvisioner, NumberReleaser,
-    Passkeys, SmsProvider, WebhookDelivery,
+    InboundMailWebhook, InboundSmsWebhook, KeyStore, Notifications, NumberProvisioner,
+    NumberReleaser, Passkeys, SmsProvider, WebhookDelivery,
 };
 pub use postgres_store::Database;
 use postgres_store::{
-    PgAgentStore, PgEmailStore, PgEventLog, PgIntentStore, PgNotificationHub, PgOperatorStore,
-    PgSandboxChain, PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore, PgWebhookStore,
+    PgAgentStore, PgEmailStore, PgEventLog, PgIntentStore, PgKeyStore, PgNotificationHub,
+    PgOperatorStore, PgSandboxChain, PgSandboxMailer, PgSandboxSms, PgSmsStore, PgWalletKeyStore,
+    PgWebhookStore,
 };
 use sms::{SandboxNumberProvisioner, TwilioClient, TwilioWebhook};
 use webhook_delivery::{HttpWebhookPoster, PosterSettings};
@@ -91,6 +92,7 @@ pub fn services(
             log: Arc::new(PgEventLog::new(database.clone())),
             agents: agent_store(database),
             notifications: notifications.clone(),
+            timer: Arc::new(TokioTimer),
         },
         long_lived.clone(),
     );
@@ -103,6 +105,11 @@ pub fn services(
     );
     let services = Services {
         agents,
+        keys: KeyService::new(
+            key_store(database),
+            notifications.clone(),
+            Arc::new(TokioTimer),
+        ),
         wallets: wallet_service(
             database,
             chain,
@@ -141,7 +148,7 @@ fn agent_service(
     let (cache, follower) =
         AuthCache::start(notifications, AUTH_CACHE_CAPACITY, AUTH_CACHE_MAX_AGE);
     (
-        AgentService::new(agent_store(database)).with_cache(cache),
+        AgentService::new(agent_store(database), key_store(database)).with_cache(cache),
         follower,
     )
 }
@@ -549,6 +556,10 @@ fn key_vault(config: &ProvisioningConfig) -> Arc<LocalKeyVault> {
         Some(previous) => vault.also_opening(previous.clone()),
         None => vault,
     })
+}
+
+fn key_store(database: &Database) -> Arc<dyn KeyStore> {
+    Arc::new(PgKeyStore::new(database.clone()))
 }
 
 fn agent_store(database: &Database) -> Arc<dyn AgentStore> {

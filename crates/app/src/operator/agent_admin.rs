@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
+use domain::keys::{AgentKeyRecord, KeyId};
 use domain::{Actor, AgentId, AgentKey, AgentProfile, Label, PolicyAsset, WebhookEndpointRecord};
 use ports::{
     AgentStore, Conflict, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
     NewWallet, NumberProvisioner, NumberReleaser, ProviderError, StoreError, WalletKeyStore,
 };
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::key_rotation::vault_opens_stored_keys;
@@ -31,6 +33,8 @@ pub struct CreateAgent {
 #[derive(Debug)]
 pub struct IssuedKey {
     pub key: AgentKey,
+    /// The key's record: the agent's first key.
+    pub first_key: AgentKeyRecord,
     pub profile: AgentProfile,
     /// The webhook endpoints a rotation disabled: made by the key it replaced.
     pub disabled_webhooks: Vec<WebhookEndpointRecord>,
@@ -122,10 +126,12 @@ impl AgentAdmin {
             true => Some(self.provision_wallet().await?),
             false => None,
         };
+        let key_id = KeyId::generate();
         let mut new_agent = NewAgent {
             id,
             sponsor,
             label: request.label,
+            key_id,
             key_hash: key.hash(),
             phone_number: None,
             email_inbox,
@@ -140,6 +146,12 @@ impl AgentAdmin {
             match self.ports.agents.create(new_agent.clone(), actor).await {
                 Ok(profile) => {
                     return Ok(IssuedKey {
+                        first_key: AgentKeyRecord::first(
+                            id,
+                            key_id,
+                            key.hash(),
+                            profile.agent.created_at,
+                        ),
                         key,
                         profile,
                         disabled_webhooks: Vec::new(),
@@ -256,14 +268,16 @@ impl AgentAdmin {
         actor: &Actor,
     ) -> Result<IssuedKey, AgentLookupError> {
         let key = crate::generate_agent_key();
+        let key_id = KeyId::generate();
         let disabled_webhooks = self
             .ports
             .agents
-            .replace_key_hash(id, key.hash(), actor)
+            .replace_first_key(id, key_id, key.hash(), actor)
             .await?
             .ok_or(AgentLookupError::NotFound(id))?;
         let profile = self.show(id).await?;
         Ok(IssuedKey {
+            first_key: AgentKeyRecord::first(id, key_id, key.hash(), OffsetDateTime::now_utc()),
             key,
             profile,
             disabled_webhooks,
@@ -360,6 +374,10 @@ mod tests {
             .expect("created");
         let stored = stored.lock().expect("lock").clone().expect("stored");
         assert_eq!(stored.key_hash, issued.key.hash());
+        assert_eq!(
+            (issued.first_key.id, issued.first_key.hash),
+            (stored.key_id, stored.key_hash)
+        );
         assert_eq!(stored.sponsor, "acme");
         assert!(
             stored.email_inbox.is_none()
@@ -532,10 +550,10 @@ mod tests {
         let endpoints = vec![disabled.clone()];
         let mut store = MockAgentStore::new();
         store
-            .expect_replace_key_hash()
-            .withf(move |agent, _, _| *agent == id)
+            .expect_replace_first_key()
+            .withf(move |agent, _, _, _| *agent == id)
             .times(1)
-            .returning(move |_, hash, _| {
+            .returning(move |_, _, hash, _| {
                 *seen.lock().expect("lock") = Some(hash);
                 Ok(Some(endpoints.clone()))
             });
@@ -544,6 +562,7 @@ mod tests {
                 id,
                 sponsor: "acme".into(),
                 label: None,
+                key_id: KeyId::generate(),
                 key_hash: AgentKeyHash([0; 32]),
                 phone_number: None,
                 email_inbox: None,
@@ -565,8 +584,8 @@ mod tests {
     async fn rotating_or_deactivating_an_unknown_agent_is_not_found() {
         let mut store = MockAgentStore::new();
         store
-            .expect_replace_key_hash()
-            .returning(|_, _, _| Ok(None));
+            .expect_replace_first_key()
+            .returning(|_, _, _, _| Ok(None));
         store.expect_deactivate().returning(|_, _| Ok(false));
         let admin = admin(
             store,

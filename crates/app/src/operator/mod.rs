@@ -57,7 +57,6 @@ pub(crate) mod tests {
             agent: AgentRecord {
                 id: agent.id,
                 label: agent.label.clone(),
-                key_hash: agent.key_hash,
                 ..AgentRecord::fixture()
             },
             ..AgentProfile::fixture()

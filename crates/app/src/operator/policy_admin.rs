@@ -119,6 +119,7 @@ mod tests {
                 id,
                 sponsor: "acme".into(),
                 label: None,
+                key_id: domain::keys::KeyId::generate(),
                 key_hash: AgentKeyHash([0; 32]),
                 phone_number: None,
                 email_inbox: None,

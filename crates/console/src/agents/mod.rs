@@ -343,8 +343,10 @@ mod tests {
             enabled: false,
             ..WebhookEndpointRecord::fixture()
         };
+        let key = AgentKey::from_random_bytes([7; 32]);
         let mut issued = IssuedKey {
-            key: AgentKey::from_random_bytes([7; 32]),
+            first_key: domain::keys::AgentKeyRecord::fixture(key.hash()),
+            key,
             profile: AgentProfile::fixture(),
             disabled_webhooks: vec![disabled.clone()],
         };

@@ -29,6 +29,7 @@ pub async fn me(
     let shown = state.services.wallets.shown_policy(&agent.profile).await?;
     Ok(Json(AgentResponse::with_usage(
         &agent.profile,
+        Some(&agent.key),
         shown.as_ref().map(PolicyUsage::parts),
     )))
 }

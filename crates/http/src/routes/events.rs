@@ -135,7 +135,10 @@ pub async fn stream(
         (Ok(after), Ok(types)) => (after, types),
         (after, types) => return Err(rejected([after.err(), types.err()])),
     };
-    let (follower, place) = state.services.events.follow(&agent.profile, after, types)?;
+    let (follower, place) = state
+        .services
+        .events
+        .follow(&agent.principal(), after, types)?;
     let frames = futures_util::stream::unfold(follower, |mut follower| async move {
         let item = follower.next().await?;
         Some((frame(item), follower))

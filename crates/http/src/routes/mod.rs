@@ -5,6 +5,7 @@ pub mod docs;
 pub mod email;
 pub mod events;
 pub mod fallback;
+pub mod keys;
 pub mod ops;
 pub mod provider_webhooks;
 pub mod sms;

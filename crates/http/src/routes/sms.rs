@@ -119,7 +119,7 @@ pub async fn wait_for_code(
     let message = state
         .services
         .codes
-        .wait_for_sms(&agent.profile, wait)
+        .wait_for_sms(&agent.principal(), wait)
         .await?;
     Ok(Json(VerificationCodeResponse::new(&message, request_id)))
 }
@@ -152,7 +152,7 @@ pub async fn wait_any_channel(
     let found = state
         .services
         .codes
-        .wait(&agent.profile, wait)
+        .wait(&agent.principal(), wait)
         .await
         .map_err(|error| match error {
             WaitError::TimedOut => {

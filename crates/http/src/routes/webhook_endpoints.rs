@@ -49,7 +49,7 @@ pub async fn create(
     let (endpoint, secret) = state
         .services
         .webhooks
-        .create(&agent.profile, command)
+        .create(&agent.principal(), command)
         .await?;
     Ok(HttpResponse::Created().json(WebhookOut::with_secret(&endpoint, secret)))
 }
@@ -120,7 +120,7 @@ pub async fn update(
     let endpoint = state
         .services
         .webhooks
-        .update(&agent.profile, id, command)
+        .update(&agent.principal(), id, command)
         .await?;
     Ok(Json(WebhookOut::new(&endpoint)))
 }

@@ -2,6 +2,7 @@
 
 use api_types::AgentResponse;
 use app::PolicyUsage;
+use domain::keys::Scope;
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -13,6 +14,7 @@ use crate::answers::answer;
 impl AgentTools {
     #[tool(
         name = "get_me",
+        meta = super::needs(Scope::AgentRead),
         title = "Get this agent",
         description = "The agent this key belongs to and what it has: its email inbox address, its \
 phone number and its wallet (address and spend policy), each null when the agent has none. Call \
@@ -24,6 +26,7 @@ it first: tools of a resource the agent lacks refuse.",
         let shown = or_refuse!(self.services().wallets.shown_policy(&caller.profile).await);
         answer(AgentResponse::with_usage(
             &caller.profile,
+            Some(&caller.key),
             shown.as_ref().map(PolicyUsage::parts),
         ))
     }

@@ -1,6 +1,7 @@
 //! The agent's events.
 
 use api_types::{EventOut, EventPage};
+use domain::keys::Scope;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 
@@ -12,6 +13,7 @@ use crate::arguments::{Arguments, ListEventsArguments};
 impl AgentTools {
     #[tool(
         name = "list_events",
+        meta = super::needs(Scope::EventsRead),
         title = "List events",
         description = "The agent's events, oldest first: mail received, sent or failed, SMS \
 received, and every move of a transfer intent. Pass next_after as `after` to read on; remember \

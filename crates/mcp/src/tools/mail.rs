@@ -8,6 +8,7 @@ use api_types::{
 use app::{ForwardMail, ReplyMail, SendMail};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
+use domain::keys::Scope;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use rmcp::{tool, tool_router};
 use serde_json::Value;
@@ -28,6 +29,7 @@ const INLINE_ATTACHMENT_BYTES: u64 = 1024 * 1024;
 impl AgentTools {
     #[tool(
         name = "list_inbox",
+        meta = super::needs(Scope::EmailRead),
         title = "List the inbox",
         description = "A page of the agent's mail, received and sent, newest first. Bodies are cut \
 to their first 4,096 characters here: read a whole message with get_message. Pass next_cursor as \
@@ -62,6 +64,7 @@ cursor for the next page.",
 
     #[tool(
         name = "get_message",
+        meta = super::needs(Scope::EmailRead),
         title = "Read a message",
         description = "One message of the agent's inbox with its whole body, its headers, the \
 verification codes found in it and whether its sender was authenticated.",
@@ -86,6 +89,7 @@ verification codes found in it and whether its sender was authenticated.",
 
     #[tool(
         name = "list_threads",
+        meta = super::needs(Scope::EmailRead),
         title = "List conversations",
         description = "A page of the agent's conversations (threads: a mail and its replies), the \
 one with the newest message first, each with its subject, participants, message count and a \
@@ -116,6 +120,7 @@ the next page.",
 
     #[tool(
         name = "get_thread",
+        meta = super::needs(Scope::EmailRead),
         title = "Read a conversation",
         description = "One conversation of the agent's inbox, its messages oldest first with their \
 whole bodies (its newest 100 when it is longer; earlier_messages_omitted counts the rest).",
@@ -144,6 +149,7 @@ whole bodies (its newest 100 when it is longer; earlier_messages_omitted counts 
 
     #[tool(
         name = "search_messages",
+        meta = super::needs(Scope::EmailRead),
         title = "Search the inbox",
         description = "Messages of the agent's inbox matching a query, best match first: words that \
 must all appear (in any order, case and accents aside) in the subject, sender, recipients or \
@@ -186,6 +192,7 @@ same query, for the next page.",
 
     #[tool(
         name = "get_attachment",
+        meta = super::needs(Scope::EmailRead),
         title = "Open an attachment",
         description = "An attachment of a message of the agent's inbox: what it is, the URL its \
 bytes download from with the agent's key, and, for one of at most 1 MiB, its bytes as an \
@@ -249,6 +256,7 @@ embedded resource (text for a text type). Listed attachments with stored false w
 
     #[tool(
         name = "send_email",
+        meta = super::needs(Scope::EmailSend),
         title = "Send a mail",
         description = "Sends a plain-text mail from the agent's inbox. It is accepted `queued` and \
 handed to the mail provider right after; an accepted mail is never lost. Pass an idempotency_key \
@@ -284,6 +292,7 @@ many sends are refused with a retry_after in seconds.",
 
     #[tool(
         name = "reply_email",
+        meta = super::needs(Scope::EmailSend),
         title = "Reply to a mail",
         description = "Replies to a message the agent received, in its thread: to its sender, with \
 the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_email.",
@@ -317,6 +326,7 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
 
     #[tool(
         name = "forward_email",
+        meta = super::needs(Scope::EmailSend),
         title = "Forward a mail",
         description = "Forwards a message of the agent's inbox to new recipients: subject `Fwd:`, \
 your body_text above the original quoted, and its stored attachments attached (then yours). Same \

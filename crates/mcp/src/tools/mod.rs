@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_types::TransferIntentOut;
+use app::Principal;
 use app::Services;
+use domain::keys::{AgentKeyRecord, Scope};
 use domain::AgentProfile;
 use edge::Refusal;
 use rmcp::handler::server::common::{schema_for_input, FromContextPart};
@@ -19,8 +21,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
-    ServerConfig, Tool,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ResultType,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -53,14 +55,24 @@ read it and change what it names rather than retrying as is.";
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub profile: Arc<AgentProfile>,
+    /// The key the call came with: the tools it may call are those of its scopes.
+    pub key: Arc<AgentKeyRecord>,
     pub tools: Option<Arc<[String]>>,
 }
 
 impl Caller {
-    fn may_use(&self, tool: &str) -> bool {
+    /// Whether the connection's URL names the tool, when it names any.
+    fn names(&self, tool: &str) -> bool {
         self.tools
             .as_ref()
             .is_none_or(|names| names.iter().any(|name| name == tool))
+    }
+
+    fn principal(&self) -> Principal {
+        Principal {
+            profile: Arc::clone(&self.profile),
+            key: Arc::clone(&self.key),
+        }
     }
 
     /// The caller of a request the transport admitted: it put the caller among the request's
@@ -103,6 +115,11 @@ impl Toolbox {
         self.router.list_all()
     }
 
+    /// The scope the tool named `tool` needs, as its declaration gives it.
+    fn scope_of(&self, tool: &str) -> Option<Scope> {
+        self.router.get(tool).and_then(required_scope)
+    }
+
     pub fn has_tool(&self, name: &str) -> bool {
         self.router.has_route(name)
     }
@@ -111,6 +128,28 @@ impl Toolbox {
     fn approval_url(&self, intent: &TransferIntentOut) -> String {
         format!("{}/console/intents/{}", self.public_base_url, intent.id)
     }
+}
+
+/// The `_meta` key under which each tool declares the scope it needs.
+pub const SCOPE_META_KEY: &str = "agent-runtime/required-scope";
+
+/// The `_meta` of a tool needing `scope`: written beside each tool's declaration.
+fn needs(scope: Scope) -> MetaObject {
+    let mut meta = MetaObject::new();
+    meta.0
+        .insert(SCOPE_META_KEY.into(), Value::from(scope.as_str()));
+    meta
+}
+
+/// The scope `tool` declares it needs; `None` for a tool that declares none (and which no key
+/// may then call).
+fn required_scope(tool: &Tool) -> Option<Scope> {
+    tool.meta
+        .as_ref()?
+        .0
+        .get(SCOPE_META_KEY)?
+        .as_str()
+        .and_then(Scope::parse)
 }
 
 /// Every tool, by name, as `tools/list` describes them to a caller that may use them all.
@@ -225,14 +264,17 @@ impl ServerHandler for AgentTools {
             self.toolbox
                 .tools()
                 .into_iter()
-                .filter(|tool| caller.may_use(&tool.name))
+                .filter(|tool| {
+                    caller.names(&tool.name)
+                        && required_scope(tool).is_some_and(|scope| caller.key.holds(scope))
+                })
                 .collect(),
         );
         listed.result_type = Some(ResultType::COMPLETE);
-        // The list depends on the URL's `?tools=` alone, never on the agent, so caches may share
-        // it; it is given for this answer only, as rmcp's own handler gives it (SEP-2549).
+        // The list depends on the URL's `?tools=` and the key's scopes, so it is the caller's
+        // own; it is given for this answer only, as rmcp's own handler gives it (SEP-2549).
         listed.ttl_ms = stateless.then_some(0);
-        listed.cache_scope = stateless.then_some(CacheScope::Public);
+        listed.cache_scope = stateless.then_some(CacheScope::Private);
         Ok(listed)
     }
 
@@ -242,11 +284,18 @@ impl ServerHandler for AgentTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = Caller::of(&context)?;
-        if !caller.may_use(&request.name) {
+        if !caller.names(&request.name) {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 None,
             ));
+        }
+        // Checked before the arguments are read, as the API checks before the body.
+        match self.toolbox.scope_of(&request.name) {
+            Some(scope) if !caller.key.holds(scope) => {
+                return Ok(crate::answers::refused(Refusal::lacks_scope(scope)).into())
+            }
+            _ => {}
         }
         let span =
             tracing::debug_span!("tool", name = %request.name, agent = %caller.profile.agent.id);

@@ -2,6 +2,7 @@
 
 use api_types::{CodeOut, SmsMessageOut};
 use app::{ChannelsWait, FoundCode, WaitError};
+use domain::keys::Scope;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
@@ -33,6 +34,7 @@ struct SmsAnswer {
 impl AgentTools {
     #[tool(
         name = "list_sms",
+        meta = super::needs(Scope::SmsRead),
         title = "List text messages",
         description = "The text messages of the agent's phone number, newest first, with the \
 verification code found in each. The provider is asked for new ones first; `synced` is false when \
@@ -66,6 +68,7 @@ it could not be reached.",
 
     #[tool(
         name = "wait_for_code",
+        meta = super::needs(Scope::CodesRead),
         title = "Wait for a verification code",
         description = "Waits for a verification code sent to the agent by SMS or mail, up to \
 `timeout` seconds (at most 55), and returns the code with the message it came in. A code that \
@@ -89,7 +92,7 @@ keep waiting. Call it right after asking a service to send the code.",
             "waiting for a verification code",
             timeout,
             PROGRESS_EVERY,
-            self.services().codes.wait(&caller.profile, wait),
+            self.services().codes.wait(&caller.principal(), wait),
         )
         .await;
         match waited {

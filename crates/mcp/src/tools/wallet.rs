@@ -5,6 +5,7 @@ use api_types::{
     WalletAssetBalance, WalletBalanceResponse,
 };
 use app::{Decision, SendError, SendRequest};
+use domain::keys::Scope;
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
@@ -52,6 +53,7 @@ struct DecisionAnswer {
 impl AgentTools {
     #[tool(
         name = "get_wallet",
+        meta = super::needs(Scope::WalletRead),
         title = "Get the wallet",
         description = "The agent's wallet on Base: its address, its balances read from the chain \
 now (native and USDC, in atomic units and formatted), the spend policy in force and what is left \
@@ -75,6 +77,7 @@ of each capped window (`usage`).",
 
     #[tool(
         name = "create_transfer_intent",
+        meta = super::needs(Scope::WalletPay),
         title = "Ask for a USDC transfer",
         description = "Asks for a transfer of USDC on Base from the agent's wallet. The spend \
 policy is checked at once: a transfer it refuses comes back as an error naming the rule and what \
@@ -129,6 +132,7 @@ new one) when unsure whether the first call went through.",
 
     #[tool(
         name = "get_transfer_intent",
+        meta = super::needs(Scope::WalletRead),
         title = "Get a transfer intent",
         description = "One of the agent's transfer intents as it stands now: \
 `pending_confirmation` (waiting for an operator), `confirmed`, `submitted` (sent to the chain), \
@@ -154,6 +158,7 @@ new one) when unsure whether the first call went through.",
 
     #[tool(
         name = "list_transfer_intents",
+        meta = super::needs(Scope::WalletRead),
         title = "List transfer intents",
         description = "A page of the agent's transfer intents, newest first. Pass next_cursor as \
 cursor for the next page.",
@@ -181,6 +186,7 @@ cursor for the next page.",
 
     #[tool(
         name = "wait_for_transfer_decision",
+        meta = super::needs(Scope::WalletRead),
         title = "Wait for an operator's decision",
         description = "Waits until an operator confirms or rejects a transfer intent (or it \
 expires), up to `timeout` seconds (at most 55), and returns the intent. When no decision comes in \
@@ -204,7 +210,7 @@ keep waiting. A confirmed intent then moves on to `submitted` and `executed` by 
             PROGRESS_EVERY,
             self.services()
                 .decisions
-                .wait(&caller.profile, &arguments.intent_id, timeout),
+                .wait(&caller.principal(), &arguments.intent_id, timeout),
         )
         .await;
         let (decided, intent) = match waited {

@@ -295,6 +295,7 @@ mod tests {
                     id,
                     sponsor: "acme".into(),
                     label: Some(Label::parse("payer").expect("valid")),
+                    key_id: domain::keys::KeyId::generate(),
                     key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
                     phone_number: None,
                     email_inbox: None,

@@ -155,8 +155,8 @@ async fn disable_locked(
 }
 
 /// Disables every endpoint the agent has enabled, with `reason`, and fails what is queued for
-/// them, inside the caller's transaction (a key rotation's, a deactivation's, after the agent's
-/// row); the endpoints it disabled.
+/// them, inside the caller's transaction (a deactivation's, after the agent's row); the endpoints
+/// it disabled.
 pub(crate) async fn disable_agents_endpoints<E: From<StoreError>>(
     connection: &mut AsyncPgConnection,
     agent: AgentId,
@@ -168,6 +168,33 @@ pub(crate) async fn disable_agents_endpoints<E: From<StoreError>>(
         .select(webhook_endpoints::id)
         .load(connection)
         .await?;
+    disable_endpoints(connection, enabled, reason).await
+}
+
+/// Disables the endpoints of the agent made, or last enabled, by the keys hashed `keys`, as
+/// `disable_agents_endpoints` does (a revocation's, a rotation's).
+pub(crate) async fn disable_keys_endpoints<E: From<StoreError>>(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    keys: &[AgentKeyHash],
+    reason: &str,
+) -> Result<Vec<WebhookEndpointRecord>, TxError<E>> {
+    let hashes: Vec<&[u8]> = keys.iter().map(|key| key.as_bytes().as_slice()).collect();
+    let enabled: Vec<Uuid> = webhook_endpoints::table
+        .filter(webhook_endpoints::agent_id.eq(agent.0))
+        .filter(webhook_endpoints::enabled)
+        .filter(webhook_endpoints::agent_key_hash.eq_any(hashes))
+        .select(webhook_endpoints::id)
+        .load(connection)
+        .await?;
+    disable_endpoints(connection, enabled, reason).await
+}
+
+async fn disable_endpoints<E: From<StoreError>>(
+    connection: &mut AsyncPgConnection,
+    enabled: Vec<Uuid>,
+    reason: &str,
+) -> Result<Vec<WebhookEndpointRecord>, TxError<E>> {
     if enabled.is_empty() {
         return Ok(Vec::new());
     }
@@ -195,23 +222,33 @@ pub(crate) async fn disable_agents_endpoints<E: From<StoreError>>(
     Ok(disabled)
 }
 
-/// Whether `key` is the agent's key in force, the agent active, its row shared until the
-/// transaction ends: a rotation or a deactivation waits for the change in hand, or comes first
-/// and refuses it.
+/// Whether `key` is a live key of the agent, the agent active, the agent's row shared until the
+/// transaction ends: a revocation, a rotation or a deactivation (each of which locks it) waits
+/// for the change in hand, or comes first and refuses it.
 async fn key_in_force(
     connection: &mut AsyncPgConnection,
     agent: AgentId,
     key: &AgentKeyHash,
 ) -> Result<bool, diesel::result::Error> {
-    let stored = agents::table
+    let active = agents::table
         .find(agent.0)
         .filter(agents::is_active)
-        .select(agents::key_hash)
+        .select(agents::id)
         .for_share()
-        .first::<Vec<u8>>(connection)
+        .first::<Uuid>(connection)
         .await
         .optional()?;
-    Ok(stored.is_some_and(|hash| hash.as_slice() == key.as_bytes()))
+    if active.is_none() {
+        return Ok(false);
+    }
+    diesel::select(agent_key_live(agent.0, key.as_bytes().as_slice()))
+        .get_result(connection)
+        .await
+}
+
+diesel::define_sql_function! {
+    /// Whether the hash is a live key of the agent (migration 000035).
+    fn agent_key_live(agent: SqlUuid, hash: diesel::sql_types::Binary) -> diesel::sql_types::Bool;
 }
 
 /// Brings the agent's turn at the deliverers forward to `due`, by the database's clock `now()`

@@ -280,7 +280,7 @@ impl LeasedQueue<WebhookDelivery> for PgWebhookStore {
              FROM webhook_deliveries AS delivery JOIN webhook_endpoints AS endpoint \
                  ON endpoint.id = delivery.endpoint_id AND endpoint.enabled \
              JOIN agents AS agent ON agent.id = delivery.agent_id AND agent.is_active \
-                 AND agent.key_hash = endpoint.agent_key_hash \
+                 AND agent_key_live(agent.id, endpoint.agent_key_hash) \
              WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()",
         )
         .get_result::<OldestDue>(&mut connection)

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use domain::keys::{KeyGrant, KeyId};
 use domain::{
     AgentId, AgentKey, AgentKeyHash, Allowlist, AllowlistChange, AtomicAmount, Chain, Custody,
     EmailAddress, EvmAddress, Label, PhoneNumber, PolicyAsset, PolicyChange, SpendLimits,
@@ -26,6 +27,14 @@ fn key(seed: u8) -> AgentKey {
     AgentKey::from_random_bytes([seed; 32])
 }
 
+/// The first key `full_agent` gives the agent `id`: its id's bytes, twice.
+pub(crate) fn key_of(id: AgentId) -> AgentKey {
+    let mut bytes = [0u8; 32];
+    bytes[..16].copy_from_slice(id.0.as_bytes());
+    bytes[16..].copy_from_slice(id.0.as_bytes());
+    AgentKey::from_random_bytes(bytes)
+}
+
 fn usdc() -> PolicyAsset {
     PolicyAsset::usdc_on_base(
         EvmAddress::parse("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").expect("valid"),
@@ -43,6 +52,7 @@ fn bare_agent(seed: u8) -> NewAgent {
         id: AgentId(Uuid::now_v7()),
         sponsor: "acme".into(),
         label: None,
+        key_id: KeyId::generate(),
         key_hash: key(seed).hash(),
         phone_number: None,
         email_inbox: None,
@@ -54,6 +64,7 @@ pub(crate) fn full_agent(seed: u8) -> NewAgent {
     let id = AgentId(Uuid::now_v7());
     NewAgent {
         id,
+        key_hash: key_of(id).hash(),
         label: Some(Label::parse("full").expect("valid")),
         phone_number: Some(NewPhoneNumber {
             number: PhoneNumber::parse(&format!("+1555010{seed:04}")).expect("valid"),
@@ -92,7 +103,6 @@ async fn a_created_agent_reads_back_with_every_resource_and_a_default_policy() {
         .expect("created");
     let read = store.profile(new.id).await.expect("read").expect("exists");
     assert_eq!(created, read);
-    assert_eq!(read.agent.key_hash, new.key_hash);
     assert_eq!(read.agent.label.as_ref().map(Label::as_str), Some("full"));
     assert!(read.agent.is_active);
     assert_eq!(
@@ -145,7 +155,10 @@ async fn lookup_by_key_hash_finds_only_active_agents() {
         .active_profile_by_key_hash(&key(3).hash())
         .await
         .expect("query");
-    assert_eq!(found.map(|profile| profile.agent.id), Some(new.id));
+    let (profile, first) = found.expect("found");
+    assert_eq!(profile.agent.id, new.id);
+    assert_eq!((first.id, first.hash), (new.key_id, new.key_hash));
+    assert!(first.first && first.grant == KeyGrant::first());
     assert_eq!(
         store
             .active_profile_by_key_hash(&key(4).hash())
@@ -194,7 +207,7 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
         .expect("created");
     assert_eq!(
         store
-            .replace_key_hash(new.id, key(6).hash(), &crate::actor())
+            .replace_first_key(new.id, KeyId::generate(), key(6).hash(), &crate::actor())
             .await
             .expect("replaced"),
         Some(Vec::new()),
@@ -214,7 +227,12 @@ async fn replacing_the_key_hash_retires_the_old_key_at_once() {
         .is_some());
     assert_eq!(
         store
-            .replace_key_hash(AgentId(Uuid::now_v7()), key(7).hash(), &crate::actor())
+            .replace_first_key(
+                AgentId(Uuid::now_v7()),
+                KeyId::generate(),
+                key(7).hash(),
+                &crate::actor()
+            )
             .await
             .expect("unknown"),
         None
@@ -570,7 +588,7 @@ async fn every_change_to_a_profile_publishes_the_profiles_topic_on_commit() {
     .await;
     wakes_profiles(&hub, "key", async {
         store
-            .replace_key_hash(new.id, key(15).hash(), &crate::actor())
+            .replace_first_key(new.id, KeyId::generate(), key(15).hash(), &crate::actor())
             .await
             .expect("replaced");
     })
@@ -645,7 +663,7 @@ async fn every_operator_action_on_an_agent_is_audited_with_it_and_a_refused_one_
         .await
         .is_err());
     assert!(store
-        .replace_key_hash(id, key(41).hash(), &alice)
+        .replace_first_key(id, KeyId::generate(), key(41).hash(), &alice)
         .await
         .expect("rotated")
         .is_some());

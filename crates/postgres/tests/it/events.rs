@@ -15,8 +15,9 @@ use postgres_store::{Database, PgEventLog, PgWebhookStore, PoolSettings, NOTIFIC
 use test_support::TestDatabase;
 use uuid::Uuid;
 
-use crate::agents::{full_agent, store};
+use crate::agents::{full_agent, key_of, store};
 use crate::sms::{inbound, sms_store};
+use domain::keys::KeyId;
 
 fn pool(database: &TestDatabase) -> Database {
     Database::connect(&database.connector(), PoolSettings::default()).expect("pool")
@@ -30,7 +31,7 @@ fn endpoint_of(profile: &AgentProfile, types: Option<EventTypes>) -> NewWebhookE
         types,
         description: None,
         secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into(),
-        key: profile.agent.key_hash,
+        key: key_of(profile.agent.id).hash(),
     }
 }
 
@@ -464,7 +465,7 @@ async fn a_rotation_disables_the_endpoints_of_the_old_key_until_the_new_key_enab
 
     let new_key = AgentKey::from_random_bytes([90; 32]).hash();
     let disabled = agents
-        .replace_key_hash(agent, new_key, &crate::actor())
+        .replace_first_key(agent, KeyId::generate(), new_key, &crate::actor())
         .await
         .expect("rotated")
         .expect("found");
@@ -489,7 +490,7 @@ async fn a_rotation_disables_the_endpoints_of_the_old_key_until_the_new_key_enab
     };
     assert!(matches!(
         webhooks
-            .update(agent, created.id, enabling(), profile.agent.key_hash)
+            .update(agent, created.id, enabling(), key_of(agent).hash())
             .await,
         Err(EndpointRefusal::KeyRevoked)
     ));

@@ -97,6 +97,7 @@ async fn new_agent(fixture: &Fixture, seed: u8, wallet: bool) -> AgentId {
                 id,
                 sponsor: "acme".into(),
                 label: Some(Label::parse("payer").expect("valid")),
+                key_id: domain::keys::KeyId::generate(),
                 key_hash: AgentKey::from_random_bytes([seed; 32]).hash(),
                 phone_number: None,
                 email_inbox: None,

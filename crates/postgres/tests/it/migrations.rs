@@ -117,7 +117,8 @@ async fn endpoints_made_before_their_key_was_recorded_keep_it_only_when_it_canno
             diesel::sql_types::Bool,
         )>(
             "SELECT endpoint.url, endpoint.enabled, endpoint.disabled_reason, \
-                 endpoint.agent_key_hash IS NOT DISTINCT FROM agent.key_hash \
+                 endpoint.agent_key_hash IS NOT DISTINCT FROM (SELECT key.key_hash \
+                     FROM agent_keys AS key WHERE key.agent_id = agent.id AND key.is_first) \
              FROM webhook_endpoints AS endpoint JOIN agents AS agent ON agent.id = endpoint.agent_id \
              ORDER BY endpoint.url",
         ),
