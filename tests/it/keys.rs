@@ -505,3 +505,104 @@ async fn the_operator_lists_makes_and_revokes_keys_and_every_change_is_audited()
         );
     }
 }
+
+/// One request a hammering client sent: when, relative to the revocation's answer, and its status.
+struct Sent {
+    after_the_answer: bool,
+    status: u16,
+}
+
+#[tokio::test]
+async fn a_parent_revoked_while_twenty_child_requests_are_in_flight_stops_them_all() {
+    let database = TestDatabase::new().await;
+    let servers = [
+        Server::start_on(&database, &[]).await,
+        Server::start_on(&database, &[]).await,
+    ];
+    let (key, _) = create_agent(&database, &["--phone", "--email"]).await;
+    let (parent, parent_id) = made(
+        &servers[0],
+        &key,
+        &["sms:read", "email:read", "keys:manage"],
+    )
+    .await;
+    let mut children = Vec::new();
+    for server in &servers {
+        children.push(made(server, &parent, &["sms:read", "email:read"]).await.0);
+    }
+
+    // Twenty waits in flight, ten on each instance, each with a child key.
+    let mut waits = Vec::new();
+    for (server, child) in servers.iter().zip(&children) {
+        for _ in 0..10 {
+            let body = json!({"timeout": 30});
+            waits.push(spawn_wait(server, "/v1/sms/wait-for-code", child, body));
+        }
+        waiting_for_route(server, "/v1/sms/wait-for-code", 10).await;
+    }
+    // And clients reading the inbox with the child keys without pause, on both instances.
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for (server, child) in servers.iter().zip(&children) {
+        for _ in 0..2 {
+            let request = server
+                .client
+                .get(server.url("/v1/email/inbox"))
+                .bearer_auth(child);
+            let (answered, stop) = (answered.clone(), stop.clone());
+            readers.push(tokio::spawn(async move {
+                let mut sent = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let after_the_answer = answered.load(std::sync::atomic::Ordering::SeqCst);
+                    let request = request.try_clone().expect("a body-less request");
+                    let status = request.send().await.expect("request").status().as_u16();
+                    sent.push(Sent {
+                        after_the_answer,
+                        status,
+                    });
+                }
+                sent
+            }));
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        revoke(&servers[1], &key, &parent_id).await,
+        (204, Value::Null)
+    );
+    answered.store(true, std::sync::atomic::Ordering::SeqCst);
+    let revoked = Instant::now();
+    for wait in waits {
+        let (status, body) = wait.await.expect("wait");
+        assert_eq!(status, 401, "{body}");
+    }
+    assert!(
+        revoked.elapsed() < WITHIN,
+        "the waits ended in {:?}",
+        revoked.elapsed()
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut before = 0;
+    let mut after = 0;
+    for reader in readers {
+        for sent in reader.await.expect("reader") {
+            if sent.after_the_answer {
+                assert_eq!(
+                    sent.status, 401,
+                    "a request sent after the revocation's answer"
+                );
+                after += 1;
+            } else {
+                assert!([200, 401].contains(&sent.status), "{}", sent.status);
+                before += sent.status.eq(&200) as usize;
+            }
+        }
+    }
+    assert!(
+        before > 0 && after > 0,
+        "{before} answered before, {after} after"
+    );
+    println!("{before} reads answered 200 before the revocation's answer, {after} refused after");
+}
