@@ -240,6 +240,39 @@ def main():
             status, wallet = api("GET", "/v1/wallet/address", key)
             agentctl("sandbox", "fund", wallet["address"], "100000000")
 
+        @scenario("an agent's keys are listed and one is revoked, audited")
+        def _():
+            alice, key, agent = state["alice"], state["key"], state["agent"]
+            status, made = api(
+                "POST",
+                "/v1/keys",
+                key,
+                {"label": "balance reader", "scopes": ["wallet:read"], "expires_in_seconds": 600},
+            )
+            assert status == 201, made
+            alice.page.goto(BASE + "/console/agents")
+            alice.page.locator(f'tr[data-agent-id="{agent}"]').get_by_role("link", name="Keys").click()
+            alice.page.wait_for_url(f"**/console/agents/{agent}/keys")
+            row = alice.page.locator(f'tr[data-key-id="{made["id"]}"]')
+            assert row.count() == 1, "the key made by the agent is listed"
+            text = row.inner_text()
+            assert "balance reader" in text and "agent:read, wallet:read" in text, text
+            assert alice.page.locator("tr[data-key-id]").count() == 2
+            check_accessibility(alice.page, "agent-keys")
+            row.get_by_role("button", name="Revoke").click()
+            alice.page.wait_for_url(f"**/console/agents/{agent}/keys?done=revoked")
+            assert alice.page.locator(f'tr[data-key-id="{made["id"]}"]').count() == 0
+            status, _ = api("GET", "/v1/agents/me", made["key"])
+            assert status == 401, status
+            status, _ = api("GET", "/v1/agents/me", key)
+            assert status == 200, "the key that made it still works"
+            alice.page.goto(BASE + "/console/audit")
+            revoked = alice.page.locator('tr[data-action="key_revoke"]', has_text=f"agent:{agent}")
+            assert revoked.count() == 1, "one audit row of the revocation"
+            assert "operator:alice" in revoked.inner_text()
+            created = alice.page.locator('tr[data-action="key_create"]', has_text=f"agent:{agent}")
+            assert created.count() == 1 and "key:key_" in created.inner_text()
+
         @scenario("an intent sent over REST appears live, is approved and executed, and audited")
         def _():
             alice, key = state["alice"], state["key"]

@@ -245,7 +245,8 @@ fn browser_python() -> String {
 
 /// Every scenario of console.md in Debian's Chromium with a virtual authenticator per operator
 /// (scripts/console_browser.py): invite, enroll and sign in; an agent created, its key shown
-/// once; an intent sent over REST appearing live, approved, executed on the sandbox chain and
+/// once; its keys listed and one revoked; an intent sent over REST appearing live, approved,
+/// executed on the sandbox chain and
 /// audited; a rejection with its reason; CSRF and foreign-origin refusals; a double click
 /// confirming once; a viewer who cannot approve; two distinct operators above the threshold; a
 /// token issued on the console that proves its operator to `agentctl`; a page left open that
@@ -301,7 +302,7 @@ async fn the_console_holds_in_a_real_browser() {
         "failed: {failed:#?}\nserver:\n{}",
         server.logs()
     );
-    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(12));
+    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(13));
     for (page, checked) in report["accessibility"].as_object().expect("pages") {
         assert_eq!(
             checked["serious_or_critical"],

@@ -113,6 +113,11 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
                     web::post().to(agents::deactivate),
                 )
                 .route("/agents/{id}/rotate", web::post().to(agents::rotate))
+                .route("/agents/{id}/keys", web::get().to(agents::keys))
+                .route(
+                    "/agents/{id}/keys/{key_id}/revoke",
+                    web::post().to(agents::revoke),
+                )
                 .route("/agents/{id}/policy", web::get().to(agents::policy))
                 .route("/agents/{id}/policy", web::post().to(agents::save_policy))
                 .default_service(web::to(pages::not_found)),

@@ -3,6 +3,7 @@
 //! form with every field of policy.md. Each action goes through the operator services
 //! `agentctl` uses and is audited.
 
+mod keys;
 mod policy_form;
 
 use actix_web::http::header;
@@ -18,6 +19,7 @@ use crate::guard::{client_address, signed_in, signed_in_change};
 use crate::pages::{column_heads, forbidden, html, layout};
 use crate::Console;
 
+pub(crate) use keys::{keys, revoke};
 pub(crate) use policy_form::{policy, save_policy};
 
 #[derive(Deserialize)]
@@ -143,6 +145,8 @@ fn agent_table(agents: &[AgentProfile], session: &ConsoleSession) -> Markup {
                             }
                         }
                         td {
+                            a href={ "/console/agents/" (id) "/keys" } { "Keys" }
+                            " "
                             @if profile.agent.is_active {
                                 form.inline method="post" action={ "/console/agents/" (id) "/rotate" } {
                                     input type="hidden" name="csrf" value=(session.csrf);

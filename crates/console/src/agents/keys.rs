@@ -1,0 +1,135 @@
+//! An agent's keys, for admins: every live key (label, scopes, expiry, last use, the key that
+//! made it) with a Revoke button, which revokes it and every key made from it. Revocations go
+//! through the key service `agentctl keys` uses, and are audited.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use app::KeyError;
+use domain::keys::{AgentKeyRecord, KeyId, Scope};
+use maud::{html, Markup};
+
+use super::{admin, agent_change, label_of, CsrfOnly, Done};
+use crate::body::Form;
+use crate::guard::client_address;
+use crate::pages::{column_heads, html, instant, layout};
+use crate::Console;
+
+/// `GET /console/agents/{id}/keys`.
+pub(crate) async fn keys(
+    request: HttpRequest,
+    console: web::Data<Console>,
+    id: web::Path<String>,
+    done: web::Query<Done>,
+) -> HttpResponse {
+    let session = match admin(&request, &console).await {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    let Ok(agent) = id.parse() else {
+        return crate::pages::not_found().await;
+    };
+    let profile = match console.services.operator.agents.show(agent).await {
+        Ok(profile) => profile,
+        Err(app::AgentLookupError::NotFound(_)) => return crate::pages::not_found().await,
+        Err(app::AgentLookupError::Store(error)) => return crate::pages::unavailable(&error),
+    };
+    let live = match console.services.keys.live(agent).await {
+        Ok(live) => live,
+        Err(KeyError::Store(error)) => return crate::pages::unavailable(&error),
+        Err(_) => return crate::pages::not_found().await,
+    };
+    let notice = (done.done.as_deref() == Some("revoked"))
+        .then_some("The key is revoked, with every key made from it.");
+    let id = agent.to_string();
+    html(
+        HttpResponse::Ok(),
+        layout(
+            "Agent keys",
+            Some(&session),
+            None,
+            html! {
+                @if let Some(notice) = notice { p.notice role="status" { (notice) } }
+                p { "The live keys of " strong { (label_of(&profile)) } " (" code { (id) } ")." }
+                (key_table(&id, &live, &session.csrf))
+                p { a href="/console/agents" { "Back to the agents" } }
+            },
+        ),
+    )
+}
+
+fn key_table(agent: &str, live: &[AgentKeyRecord], csrf: &str) -> Markup {
+    html! {
+        table {
+            (column_heads(&["Key", "Scopes", "Expires", "Last used", "Made by", "Actions"]))
+            tbody {
+                @if live.is_empty() { tr { td colspan="6" { "No live key." } } }
+                @for key in live {
+                    @let key_id = key.id.to_string();
+                    tr data-key-id=(key_id) {
+                        td {
+                            (key.label.as_ref().map_or("(no label)", |label| label.as_str()))
+                            br; code { (key_id) }
+                        }
+                        td { (scope_names(key)) }
+                        td { @match key.grant.expires_at { Some(at) => (instant(at)), None => "never" } }
+                        td { @match key.last_used_at { Some(at) => (instant(at)), None => "never" } }
+                        td {
+                            @match key.parent {
+                                Some(parent) => code { (parent.to_string()) },
+                                None if key.first => "the agent's creation or rotation",
+                                None => "an operator",
+                            }
+                        }
+                        td {
+                            form.inline method="post" action={ "/console/agents/" (agent) "/keys/" (key_id) "/revoke" } {
+                                input type="hidden" name="csrf" value=(csrf);
+                                button.danger type="submit" { "Revoke" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn scope_names(key: &AgentKeyRecord) -> String {
+    key.scopes()
+        .iter()
+        .map(Scope::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `POST /console/agents/{id}/keys/{key_id}/revoke`.
+pub(crate) async fn revoke(
+    request: HttpRequest,
+    console: web::Data<Console>,
+    path: web::Path<(String, String)>,
+    form: Form<CsrfOnly>,
+) -> HttpResponse {
+    let (id, key) = path.into_inner();
+    let (session, agent) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
+        Ok(changing) => changing,
+        Err(refused) => return refused,
+    };
+    let Ok(key) = key.parse::<KeyId>() else {
+        return crate::pages::not_found().await;
+    };
+    let actor = session.actor(client_address(&request, &console));
+    match console
+        .services
+        .keys
+        .revoke_for_operator(agent, key, &actor)
+        .await
+    {
+        Ok(_) => HttpResponse::SeeOther()
+            .insert_header((
+                header::LOCATION,
+                format!("/console/agents/{agent}/keys?done=revoked"),
+            ))
+            .finish(),
+        Err(KeyError::Store(error)) => crate::pages::unavailable(&error),
+        Err(_) => crate::pages::not_found().await,
+    }
+}
