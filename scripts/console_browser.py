@@ -285,6 +285,9 @@ def main():
             check_accessibility(alice.page, "pending")
             intent_row(alice.page, intent_id).get_by_role("button", name="Approve").click()
             alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
+            status, me = api("GET", "/v1/agents/me", key)
+            asked_with = alice.page.locator("code[data-key-id]").inner_text()
+            assert asked_with == me["key"]["id"], "the intent names the key that asked for it"
             check_accessibility(alice.page, "intent")
             executed = wait_for_status(key, intent_id, {"executed"})
             assert executed.get("tx_hash"), executed

@@ -606,3 +606,73 @@ async fn a_parent_revoked_while_twenty_child_requests_are_in_flight_stops_them_a
     );
     println!("{before} reads answered 200 before the revocation's answer, {after} refused after");
 }
+
+#[tokio::test]
+async fn intents_mail_and_their_events_name_the_key_that_caused_them() {
+    let database = TestDatabase::new().await;
+    let server = crate::email::email_server(&database, &[]).await;
+    let (key, agent) = create_agent(&database, &["--email", "--wallet"]).await;
+    let agent_id = agent["id"].as_str().expect("id");
+    let (child, child_id) = made(&server, &key, &["wallet:pay", "email:send"]).await;
+    let (status, intent) = crate::wallet::send_amount(&server, &child, "1000000").await;
+    assert_eq!(status, 200, "{intent}");
+    let intent_id = intent["id"].as_str().expect("id");
+    let sent = crate::email::send(&server, &child, crate::email::plain("a@example.com")).await;
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    let message_id = sent.body["data"]["id"].as_str().expect("id");
+
+    let shown = agentctl(&database, &["intents", "show", intent_id])
+        .await
+        .json();
+    assert_eq!(shown["key_id"], child_id.as_str(), "{shown}");
+    let events = agentctl(&database, &["events", "list", agent_id])
+        .await
+        .json();
+    let created = events["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|event| event["type"] == "transfer_intent.created")
+        .expect("the intent's event");
+    assert_eq!(created["key_id"], child_id.as_str());
+    let (_, feed) = server.get("/v1/events", Some(&key)).await;
+    assert!(
+        !feed.to_string().contains("key_id"),
+        "agents read no key id in events"
+    );
+    let same_key = format!(
+        "SELECT count(*) AS count FROM email_messages AS mail JOIN transfer_intents AS intent \
+         ON intent.key_id = mail.key_id WHERE mail.id = '{message_id}' AND intent.id = '{intent_id}'"
+    );
+    assert_eq!(
+        count(&database, &same_key).await,
+        1,
+        "the mail names the same key"
+    );
+}
+
+#[tokio::test]
+async fn a_rotation_revokes_what_the_first_key_made_but_not_the_operators_keys() {
+    let (server, database) = Server::start().await;
+    let (key, agent) = create_agent(&database, &[]).await;
+    let id = agent["id"].as_str().expect("id");
+    let (child, _) = made(&server, &key, &["keys:manage"]).await;
+    let (grandchild, _) = made(&server, &child, &["agent:read"]).await;
+    let operators = agentctl(&database, &["keys", "create", id, "--scope", "agent:read"])
+        .await
+        .json();
+    let operators = operators["key"].as_str().expect("key");
+    let rotated = agentctl(&database, &["agents", "rotate-key", id])
+        .await
+        .json();
+    let new_key = rotated["agent_key"].as_str().expect("key");
+    for gone in [key.as_str(), child.as_str(), grandchild.as_str()] {
+        assert_eq!(me(&server, gone).await.0, 401);
+    }
+    for kept in [operators, new_key] {
+        assert_eq!(me(&server, kept).await.0, 200);
+    }
+    let (_, new_me) = me(&server, new_key).await;
+    assert_eq!(names(&new_me["key"]["scopes"]), SCOPES);
+    assert_eq!(new_me["key"], rotated["agent"]["key"]);
+}

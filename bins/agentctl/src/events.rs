@@ -1,7 +1,7 @@
 //! `agentctl events`: an agent's event log, as its feed shows it.
 
 use anyhow::Context as _;
-use api_types::{EventOut, EventPage};
+use api_types::OperatorEventView;
 use clap::Subcommand;
 use domain::{AgentId, EventTypes};
 use serde_json::{json, Value};
@@ -39,8 +39,8 @@ pub async fn run(context: &Context, command: EventsCommand) -> anyhow::Result<Va
         None => EventTypes::all(),
     };
     let page = admin.events(agent_id, after, types, limit).await?;
-    Ok(json!(EventPage {
-        items: page.items.iter().map(EventOut::from).collect(),
-        next_after: page.next_after,
+    Ok(json!({
+        "items": page.items.iter().map(OperatorEventView::from).collect::<Vec<_>>(),
+        "next_after": page.next_after,
     }))
 }

@@ -524,6 +524,7 @@ mod tests {
 
     fn event(payload: EventPayload, event_type: EventType) -> EventRecord {
         EventRecord {
+            key_id: None,
             id: EventId(Uuid::from_u128(7)),
             seq: 42,
             event_type,

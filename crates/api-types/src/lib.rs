@@ -39,7 +39,7 @@ pub use keys::{
 };
 pub use operator::{
     ConsoleInvitationOut, ConsoleOperatorOut, OperatorAttemptView, OperatorConfirmationView,
-    OperatorIntentDetail, OperatorIntentView, OperatorIssuedKey,
+    OperatorEventView, OperatorIntentDetail, OperatorIntentView, OperatorIssuedKey,
 };
 pub use sms::{
     CodeOut, CodesWaitRequest, PhoneNumberResponse, SmsMessageOut, SmsRawPayload,

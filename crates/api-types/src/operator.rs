@@ -2,11 +2,11 @@
 //! API shows them plus what only an operator needs (whose it is, its idempotency key, who decided
 //! on it, its transactions).
 
-use domain::{AgentKey, PolicyViolation, TransferIntentRecord, WebhookEndpointRecord};
+use domain::{AgentKey, EventRecord, PolicyViolation, TransferIntentRecord, WebhookEndpointRecord};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::{AgentResponse, TransferIntentOut, WebhookOut};
+use crate::{AgentResponse, EventOut, TransferIntentOut, WebhookOut};
 
 /// A key issued to the operator, printed this once with the agent it opens. No `Debug`: it holds
 /// the key itself, which no log may show.
@@ -52,6 +52,9 @@ pub struct OperatorIntentView {
     /// Who took the latest operator decision on it (`cli`, `cli:<user>`, `operator:<name>`);
     /// `null` while none has, and for intents decided before it was recorded.
     pub decided_by: Option<String>,
+    /// The agent key that asked for it (`key_…`); `null` for intents made before keys were
+    /// recorded.
+    pub key_id: Option<String>,
 }
 
 impl From<&TransferIntentRecord> for OperatorIntentView {
@@ -65,6 +68,26 @@ impl From<&TransferIntentRecord> for OperatorIntentView {
                 .as_ref()
                 .map(|key| key.as_str().to_owned()),
             decided_by: intent.decided_by.as_ref().map(ToString::to_string),
+            key_id: intent.key_id.map(|key| key.to_string()),
+        }
+    }
+}
+
+/// An event as an operator reads it: as its agent does, and the key whose request caused it.
+#[derive(Debug, Serialize)]
+pub struct OperatorEventView {
+    #[serde(flatten)]
+    pub event: EventOut,
+    /// `key_…`; `null` for what no key caused (mail and SMS received) and events recorded before
+    /// keys were.
+    pub key_id: Option<String>,
+}
+
+impl From<&EventRecord> for OperatorEventView {
+    fn from(event: &EventRecord) -> Self {
+        Self {
+            event: EventOut::from(event),
+            key_id: event.key_id.map(|key| key.to_string()),
         }
     }
 }

@@ -416,6 +416,7 @@ mod tests {
     fn heavy_read(after: u64, count: u64, subject_bytes: usize) -> Vec<EventRecord> {
         (after + 1..=after + count)
             .map(|seq| EventRecord {
+                key_id: None,
                 id: EventId(Uuid::now_v7()),
                 seq,
                 event_type: EventType::EmailReceived,

@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 pub use domain::commands::SendRequest;
 
+use crate::agents::Principal;
 use crate::in_flight::InFlight;
 use crate::paging::{first_page_against, into_page, Kept};
 use crate::NotProvisioned;
@@ -370,12 +371,13 @@ impl WalletService {
     /// Creates a transfer intent, pending until the operators it needs approve it, or confirmed
     /// at once by the policy's auto-confirm tier. Returns the intent and whether it is an earlier
     /// one replayed for the same idempotency key.
-    #[tracing::instrument(level = "debug", skip(self, profile, request), fields(agent = %profile.agent.id, amount = %request.amount, to = %request.to))]
+    #[tracing::instrument(level = "debug", skip(self, principal, request), fields(agent = %principal.profile.agent.id, amount = %request.amount, to = %request.to))]
     pub async fn send(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         request: SendRequest,
     ) -> Result<(TransferIntentRecord, bool), SendError> {
+        let profile = principal.profile.as_ref();
         let agent = profile.agent.id;
         let terms = self.terms(&request)?;
         let _slot = self
@@ -390,6 +392,7 @@ impl WalletService {
             terms,
             token_address: self.token.token_address,
             idempotency_key: request.idempotency_key,
+            key_id: Some(principal.key.id),
         };
         let token = self.token.token_address;
         let check = move |context: &AdmissionContext<'_>| {
@@ -495,6 +498,7 @@ fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisione
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::fixtures::principal;
     use domain::{
         AgentId, AgentRecord, AtomicAmount, EarliestExecutions, EvmAddress, SpendLimits,
         SpendRules, SpendWindow, TransferIntentRecord, U256,
@@ -619,7 +623,7 @@ mod tests {
         for (asset, chain) in [("ETH", "base"), ("USDC", "ethereum"), ("DAI", "polygon")] {
             let refused = service
                 .send(
-                    &profile_with(Some(WalletRecord::fixture())),
+                    &principal(profile_with(Some(WalletRecord::fixture()))),
                     request(asset, chain),
                 )
                 .await;
@@ -672,11 +676,12 @@ mod tests {
                     Ok(ONE_APPROVAL),
                     "without a daily limit the window does not matter"
                 );
+                assert_eq!(new.key_id, Some(principal(AgentProfile::fixture()).key.id));
                 Ok(Admission::Created(intent_from(&new)))
             });
         let (intent, replayed) = sending(admission)
             .send(
-                &profile_with(Some(WalletRecord::fixture())),
+                &principal(profile_with(Some(WalletRecord::fixture()))),
                 request("usdc", "Base"),
             )
             .await
@@ -713,7 +718,7 @@ mod tests {
             };
             assert!(
                 matches!(
-                    service.send(&profile_with(Some(WalletRecord::fixture())), request).await,
+                    service.send(&principal(profile_with(Some(WalletRecord::fixture()))), request).await,
                     Err(SendError::Recipient(r)) if r == refused
                 ),
                 "{refused:?}"
@@ -732,7 +737,10 @@ mod tests {
         };
         assert!(matches!(
             sending(admission)
-                .send(&profile_with(Some(WalletRecord::fixture())), too_large)
+                .send(
+                    &principal(profile_with(Some(WalletRecord::fixture()))),
+                    too_large
+                )
                 .await,
             Err(SendError::TooLarge(_))
         ));
@@ -766,7 +774,7 @@ mod tests {
                 }
             });
         let service = sending(admission);
-        let agent = &profile_with(Some(WalletRecord::fixture()));
+        let agent = &principal(profile_with(Some(WalletRecord::fixture())));
         assert!(matches!(
             service.send(agent, request("USDC", "base")).await,
             Ok((_, true))

@@ -323,6 +323,7 @@ mod tests {
             url: "https://hooks.example.com/in".into(),
             secrets: vec!["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()],
             event: EventRecord {
+                key_id: None,
                 id: EventId(Uuid::now_v7()),
                 seq: 3,
                 event_type: EventType::EmailSent,

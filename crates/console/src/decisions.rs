@@ -180,6 +180,9 @@ fn details(inspection: &Inspection) -> Markup {
                 }
             }
             dt { "Created" } dd { (instant(intent.created_at)) }
+            @if let Some(key) = intent.key_id {
+                dt { "Asked with the key" } dd { code data-key-id=(key.to_string()) { (key.to_string()) } }
+            }
             @if let Some(decided_by) = &intent.decided_by {
                 dt { "Last decided by" } dd { (decided_by.to_string()) }
             }

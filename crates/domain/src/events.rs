@@ -217,6 +217,9 @@ pub struct EventRecord {
     /// When the change committed.
     pub timestamp: OffsetDateTime,
     pub payload: EventPayload,
+    /// The agent key whose request caused it (made the intent or the mail it is of); `None` for
+    /// what no key caused, and for events the agent reads, which show none.
+    pub key_id: Option<crate::keys::KeyId>,
 }
 
 /// Where a reader's position stands against what is kept.

@@ -50,6 +50,7 @@ impl TransferIntentRecord {
                 required: 1,
                 received: 0,
             },
+            key_id: None,
         }
     }
 }

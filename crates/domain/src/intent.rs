@@ -210,6 +210,8 @@ pub struct TransferIntentRecord {
     /// Who confirmed it; `None` while it was not confirmed.
     pub confirmed_by: Option<ConfirmedBy>,
     pub approvals: Approvals,
+    /// The agent key that asked for it; `None` for intents made before keys were recorded.
+    pub key_id: Option<crate::keys::KeyId>,
 }
 
 impl TransferIntentRecord {

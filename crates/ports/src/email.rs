@@ -165,6 +165,8 @@ pub struct EmailIdempotency {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewOutboundEmail {
     pub id: EmailMessageId,
+    /// The agent key that sends it.
+    pub key_id: Option<domain::keys::KeyId>,
     pub agent_id: AgentId,
     pub inbox_id: EmailInboxId,
     pub thread_id: EmailMessageId,

@@ -23,6 +23,8 @@ pub struct NewTransferIntent {
     pub terms: TransferTerms,
     pub token_address: Option<EvmAddress>,
     pub idempotency_key: Option<IdempotencyKey>,
+    /// The agent key that asks for it.
+    pub key_id: Option<domain::keys::KeyId>,
 }
 
 /// How long an idempotency key lasts, and how often an agent may send.

@@ -17,6 +17,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::clock::interval;
+use domain::keys::KeyId;
+
 use crate::database::Database;
 use crate::errors::{corrupt, from_diesel};
 use crate::rows::TransferIntentRow;
@@ -40,6 +42,7 @@ pub(crate) struct EventRow {
     pub(crate) event_type: String,
     pub(crate) data: serde_json::Value,
     pub(crate) created_at: OffsetDateTime,
+    pub(crate) key_id: Option<Uuid>,
 }
 
 #[derive(Deserialize)]
@@ -128,6 +131,7 @@ impl EventRow {
             event_type,
             timestamp: self.created_at,
             payload,
+            key_id: self.key_id.map(KeyId),
         })
     }
 }

@@ -389,6 +389,7 @@ pub(crate) struct TransferIntentRow {
     confirmed_by: Option<String>,
     approvals_required: i16,
     approvals_received: i16,
+    key_id: Option<Uuid>,
 }
 
 /// An intent as the event log keeps it (migration 000017): the row's columns under their names,
@@ -452,6 +453,8 @@ impl TransferIntentRow {
             approvals_received: stored
                 .approvals_received
                 .unwrap_or(i16::from(confirmed_before_approvals)),
+            // An event's intent is shown to its agent, which is shown no key id.
+            key_id: None,
         })
     }
 
@@ -499,6 +502,7 @@ impl TransferIntentRow {
                 required: approval_count(self.approvals_required)?,
                 received: approval_count(self.approvals_received)?,
             },
+            key_id: self.key_id.map(KeyId),
         })
     }
 }

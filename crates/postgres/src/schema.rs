@@ -126,6 +126,7 @@ diesel::table! {
         confirmed_by -> Nullable<Text>,
         approvals_required -> SmallInt,
         approvals_received -> SmallInt,
+        key_id -> Nullable<Uuid>,
     }
 }
 
@@ -285,6 +286,7 @@ diesel::table! {
         sender_authentication -> Nullable<Text>,
         authenticated_domain -> Nullable<Text>,
         service_name -> Nullable<Text>,
+        key_id -> Nullable<Uuid>,
     }
 }
 
@@ -404,6 +406,7 @@ diesel::table! {
         event_type -> Text,
         data -> Jsonb,
         created_at -> Timestamptz,
+        key_id -> Nullable<Uuid>,
     }
 }
 

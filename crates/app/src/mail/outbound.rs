@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use domain::{
     download_content_type, download_filename, forward_subject, forward_text,
-    outbound_attachments_fit, reply_references, reply_subject, request_fingerprint, AgentProfile,
-    AttachmentId, AttachmentMeta, EmailAddress, EmailInboxRecord, EmailMessageId,
-    EmailMessageRecord, IdempotencyKey, NewAttachment, SponsorId,
+    outbound_attachments_fit, reply_references, reply_subject, request_fingerprint, AttachmentId,
+    AttachmentMeta, EmailAddress, EmailInboxRecord, EmailMessageId, EmailMessageRecord,
+    IdempotencyKey, NewAttachment, SponsorId,
 };
 use ports::{
     AcceptError, Acceptance, AttachmentBytes, AttachmentContent, EmailIdempotency, EmailOutbox,
@@ -20,6 +20,7 @@ use super::{
     discard_bytes, inbox_of, place_bytes, AttachmentDownload, ForwardMail, ReplyMail, SendMail,
     SendMailError, SendRates, EMAIL_IDEMPOTENCY_KEY_TTL, TRANSACTIONAL,
 };
+use crate::agents::Principal;
 use crate::object_storage::ObjectStorage;
 
 /// The ports sending mail works through.
@@ -45,12 +46,13 @@ impl OutboundMailService {
 
     /// Accepts a new message into the outbox, `queued`; the outbox job hands it to the provider.
     /// Returns the message and whether it is an earlier one replayed for the same key.
-    #[tracing::instrument(level = "debug", skip(self, profile, mail), fields(agent = %profile.agent.id, recipients = mail.to.len() + mail.cc.len() + mail.bcc.len()))]
+    #[tracing::instrument(level = "debug", skip(self, principal, mail), fields(agent = %principal.profile.agent.id, recipients = mail.to.len() + mail.cc.len() + mail.bcc.len()))]
     pub async fn send(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         mut mail: SendMail,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let profile = principal.profile.as_ref();
         if let Some(category) = mail.category.as_deref().filter(|c| *c != TRANSACTIONAL) {
             return Err(SendMailError::Category(category.to_owned()));
         }
@@ -67,6 +69,7 @@ impl OutboundMailService {
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
+            key_id: Some(principal.key.id),
             agent_id: profile.agent.id,
             inbox_id: inbox.id,
             thread_id: id,
@@ -88,13 +91,14 @@ impl OutboundMailService {
 
     /// Replies to an inbound message of the agent's inbox: to its sender, `Re:` its subject, in
     /// its thread, with `In-Reply-To` and `References` taken from it.
-    #[tracing::instrument(level = "debug", skip(self, profile, reply), fields(agent = %profile.agent.id))]
+    #[tracing::instrument(level = "debug", skip(self, principal, reply), fields(agent = %principal.profile.agent.id))]
     pub async fn reply(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         source: &str,
         reply: ReplyMail,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let profile = principal.profile.as_ref();
         let ReplyMail {
             text,
             attachments,
@@ -116,6 +120,7 @@ impl OutboundMailService {
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
+            key_id: Some(principal.key.id),
             agent_id: profile.agent.id,
             inbox_id: inbox.id,
             thread_id: original.thread_id,
@@ -142,13 +147,14 @@ impl OutboundMailService {
     /// Forwards a message of the agent's inbox (either direction) to new recipients: `Fwd:` its
     /// subject, the agent's text above it quoted, its stored attachments then the agent's attached,
     /// in a thread of its own. Same outbox, throttle and idempotency as a send.
-    #[tracing::instrument(level = "debug", skip(self, profile, forward), fields(agent = %profile.agent.id, recipients = forward.to.len() + forward.cc.len() + forward.bcc.len()))]
+    #[tracing::instrument(level = "debug", skip(self, principal, forward), fields(agent = %principal.profile.agent.id, recipients = forward.to.len() + forward.cc.len() + forward.bcc.len()))]
     pub async fn forward(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         source: &str,
         forward: ForwardMail,
     ) -> Result<(EmailMessageRecord, bool), SendMailError> {
+        let profile = principal.profile.as_ref();
         let (inbox, sponsor) = inbox_of(profile)?;
         let original = self.source_message(inbox, source).await?;
         self.require_verified_domain(inbox).await?;
@@ -204,6 +210,7 @@ impl OutboundMailService {
         let id = EmailMessageId(Uuid::now_v7());
         let message = NewOutboundEmail {
             id,
+            key_id: Some(principal.key.id),
             agent_id: profile.agent.id,
             inbox_id: inbox.id,
             thread_id: id,
@@ -357,6 +364,7 @@ fn described_attachments(attachments: &[AttachmentBytes]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::fixtures::principal;
     use crate::mail::test_support::{address, counted_object_storage, profile, record};
     use crate::NotProvisioned;
     use domain::{AgentRecord, Direction, RateLimit};
@@ -452,7 +460,7 @@ mod tests {
         });
         mocks
             .service()
-            .send(&profile(true), mail)
+            .send(&principal(profile(true)), mail)
             .await
             .expect("sent");
         let fingerprint = seen.lock().expect("lock").take();
@@ -487,7 +495,7 @@ mod tests {
         };
         mocks
             .service()
-            .send(&profile(true), with_two)
+            .send(&principal(profile(true)), with_two)
             .await
             .expect("sent");
 
@@ -537,7 +545,7 @@ mod tests {
             ..mail()
         };
         let (_, replayed) = service
-            .send(&profile(true), with_two())
+            .send(&principal(profile(true)), with_two())
             .await
             .expect("sent");
         assert!(!replayed);
@@ -546,7 +554,7 @@ mod tests {
             (2, 0)
         );
         let (_, replayed) = service
-            .send(&profile(true), with_two())
+            .send(&principal(profile(true)), with_two())
             .await
             .expect("replayed");
         assert!(replayed);
@@ -604,7 +612,8 @@ mod tests {
                 let [forwarded, given] = &message.attachments[..] else {
                     return false;
                 };
-                message.thread_id == message.id
+                message.key_id == Some(crate::agents::fixtures::first_key().id)
+                    && message.thread_id == message.id
                     && message.in_reply_to.is_none()
                     && message.to == vec![address("carol@example.net")]
                     && message.subject == "Fwd: Re: Plans"
@@ -632,7 +641,11 @@ mod tests {
         };
         mocks
             .service()
-            .forward(&profile(true), &Uuid::from_u128(5).to_string(), forward)
+            .forward(
+                &principal(profile(true)),
+                &Uuid::from_u128(5).to_string(),
+                forward,
+            )
             .await
             .expect("forwarded");
     }
@@ -654,7 +667,7 @@ mod tests {
         for source in ["not-an-id".to_owned(), Uuid::from_u128(6).to_string()] {
             assert!(matches!(
                 service
-                    .forward(&profile(true), &source, forward.clone())
+                    .forward(&principal(profile(true)), &source, forward.clone())
                     .await,
                 Err(SendMailError::SourceNotFound)
             ));
@@ -680,7 +693,7 @@ mod tests {
             .returning(|_, _| Ok(Acceptance::Accepted(record(Direction::Outbound, None))));
         let (_, replayed) = mocks
             .service()
-            .send(&profile(true), mail())
+            .send(&principal(profile(true)), mail())
             .await
             .expect("sent");
         assert!(!replayed);
@@ -715,7 +728,7 @@ mod tests {
             mocks.outbox.expect_accept().never();
             let error = mocks
                 .service()
-                .send(&profile(true), change)
+                .send(&principal(profile(true)), change)
                 .await
                 .expect_err("refused");
             assert!(error.to_string().contains(expected), "{error}");
@@ -723,13 +736,16 @@ mod tests {
         let mut unverified = Mocks::new().with_inbox(false);
         unverified.outbox.expect_accept().never();
         assert!(matches!(
-            unverified.service().send(&profile(true), mail()).await,
+            unverified.service().send(&principal(profile(true)), mail()).await,
             Err(SendMailError::DomainNotVerified(domain)) if domain == "inbox.example.com"
         ));
         let mut no_inbox = Mocks::new();
         no_inbox.outbox.expect_accept().never();
         assert!(matches!(
-            no_inbox.service().send(&profile(false), mail()).await,
+            no_inbox
+                .service()
+                .send(&principal(profile(false)), mail())
+                .await,
             Err(SendMailError::NotProvisioned(NotProvisioned::EmailInbox))
         ));
     }
@@ -756,7 +772,7 @@ mod tests {
         let source = Uuid::from_u128(5).to_string();
         mocks
             .service()
-            .reply(&profile(true), &source, reply_of("Sure"))
+            .reply(&principal(profile(true)), &source, reply_of("Sure"))
             .await
             .expect("replied");
     }
@@ -778,7 +794,7 @@ mod tests {
             assert!(matches!(
                 mocks
                     .service()
-                    .reply(&profile(true), &source, reply_of("x"))
+                    .reply(&principal(profile(true)), &source, reply_of("x"))
                     .await,
                 Err(SendMailError::NotReplyable)
             ));
@@ -788,7 +804,7 @@ mod tests {
         assert!(matches!(
             unknown
                 .service()
-                .reply(&profile(true), "not-a-uuid", reply_of("x"))
+                .reply(&principal(profile(true)), "not-a-uuid", reply_of("x"))
                 .await,
             Err(SendMailError::SourceNotFound)
         ));
@@ -803,7 +819,10 @@ mod tests {
             }))
         });
         assert!(matches!(
-            mocks.service().send(&profile(true), mail()).await,
+            mocks
+                .service()
+                .send(&principal(profile(true)), mail())
+                .await,
             Err(SendMailError::Throttled)
         ));
     }

@@ -109,7 +109,11 @@ pub async fn send(
     body: JsonBody<WalletSendRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let request = SendRequest::try_from(body.read(&agent).await?)?;
-    let (intent, replayed) = state.services.wallets.send(&agent.profile, request).await?;
+    let (intent, replayed) = state
+        .services
+        .wallets
+        .send(&agent.principal(), request)
+        .await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
 }
 

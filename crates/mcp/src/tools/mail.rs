@@ -284,7 +284,7 @@ many sends are refused with a retry_after in seconds.",
             self.services()
                 .mail
                 .outbound
-                .send(&caller.profile, mail)
+                .send(&caller.principal(), mail)
                 .await
         );
         answer(EmailSendResponse::from(message))
@@ -318,7 +318,7 @@ the subject prefixed `Re:`. Same outbox, limits and idempotency_key as send_emai
             self.services()
                 .mail
                 .outbound
-                .reply(&caller.profile, &target.message_id, reply)
+                .reply(&caller.principal(), &target.message_id, reply)
                 .await
         );
         answer(EmailSendResponse::from(message))
@@ -353,7 +353,7 @@ outbox, limits and idempotency_key as send_email.",
             self.services()
                 .mail
                 .outbound
-                .forward(&caller.profile, &target.message_id, forward)
+                .forward(&caller.principal(), &target.message_id, forward)
                 .await
         );
         answer(EmailSendResponse::from(message))

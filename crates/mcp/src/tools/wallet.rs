@@ -102,7 +102,7 @@ new one) when unsure whether the first call went through.",
     ) -> CallToolResult {
         let request = or_refuse!(SendRequest::try_from(or_refuse!(arguments).into_request()));
         let wallets = &self.services().wallets;
-        let sent = match wallets.send(&caller.profile, request).await {
+        let sent = match wallets.send(&caller.principal(), request).await {
             Ok(sent) => Ok(sent),
             Err(SendError::Policy(violation)) => Err(violation),
             Err(error) => return refused(error.into()),

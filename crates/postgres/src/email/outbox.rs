@@ -21,7 +21,7 @@ use super::{
 use crate::clock::interval;
 use crate::errors::TxError;
 use crate::idempotency::{admit, Bucket, Earlier, IdempotencyKey, KeyHolders};
-use crate::schema::email_messages;
+use crate::schema::{email_message_facts, email_messages};
 
 /// The bucket action of the sponsor-wide email send rate.
 const SEND_ACTION: &str = "email_send";
@@ -169,6 +169,13 @@ async fn accept_locked(
         ))
         .get_result::<MessageWithBodies>(connection)
         .await?;
+    // Past the 32 columns `email_messages` declares (migration 000036).
+    if let Some(key) = message.key_id {
+        diesel::update(email_message_facts::table.find(id))
+            .set(email_message_facts::key_id.eq(key.0))
+            .execute(connection)
+            .await?;
+    }
     keep_bytes(connection, message.id, &message.attachments).await?;
     Ok(Acceptance::Accepted(
         message_record(row).map_err(TxError::store)?,

@@ -195,6 +195,7 @@ async fn admit_locked(
                     transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
                     transfer_intents::idempotency_key
                         .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
+                    transfer_intents::key_id.eq(intent.key_id.map(|key| key.0)),
                 ))
                 .returning(TransferIntentRow::as_returning()),
         )
@@ -327,6 +328,7 @@ mod tests {
             },
             token_address: usdc().token_address,
             idempotency_key: None,
+            key_id: None,
         }
     }
 

@@ -83,6 +83,8 @@ async fn claim(
         event_type: claimed.event_type,
         data: claimed.data,
         created_at: claimed.created_at,
+        // A delivery's event is its agent's, which is shown no key id.
+        key_id: None,
     }
     .into_record()?;
     let attempts = u32::try_from(claimed.attempts).unwrap_or_default();

@@ -46,6 +46,7 @@ fn outbound(profile: &AgentProfile, to: &str) -> NewOutboundEmail {
     let id = EmailMessageId(Uuid::now_v7());
     NewOutboundEmail {
         id,
+        key_id: None,
         agent_id: profile.agent.id,
         inbox_id: inbox.id,
         thread_id: id,

@@ -36,6 +36,7 @@ fn delivery(url: String, secrets: &[&str]) -> WebhookDelivery {
         url,
         secrets: secrets.iter().map(|secret| secret.to_string()).collect(),
         event: EventRecord {
+            key_id: None,
             id: EventId(Uuid::from_u128(0x0193_0000_0000_7000_8000_0000_0000_0003)),
             seq: 7,
             event_type: EventType::EmailSent,

@@ -70,7 +70,7 @@ pub async fn send(
         .services
         .mail
         .outbound
-        .send(&agent.profile, mail)
+        .send(&agent.principal(), mail)
         .await?;
     Ok(sent(message, replayed))
 }
@@ -115,7 +115,7 @@ pub async fn reply(
         .services
         .mail
         .outbound
-        .reply(&agent.profile, &source.into_inner(), reply)
+        .reply(&agent.principal(), &source.into_inner(), reply)
         .await?;
     Ok(sent(message, replayed))
 }
@@ -162,7 +162,7 @@ pub async fn forward(
         .services
         .mail
         .outbound
-        .forward(&agent.profile, &source.into_inner(), forward)
+        .forward(&agent.principal(), &source.into_inner(), forward)
         .await?;
     Ok(sent(message, replayed))
 }
