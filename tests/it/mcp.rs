@@ -768,6 +768,61 @@ async fn waits_report_progress_hold_a_place_and_answer_still_pending() {
     );
 }
 
+/// A wait reporting progress over MCP ends, refused as the API refuses, within a second of its
+/// key's revocation, and at its key's expiry.
+#[tokio::test]
+async fn a_wait_with_progress_ends_when_its_key_is_revoked_or_expires() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[]).await;
+    let (key, _) = create_agent(&database, &["--phone"]).await;
+    let scopes = json!({"scopes": ["codes:read", "sms:read"]});
+    let child = post(&server, "/v1/keys", &key, &scopes, None).await.body;
+    let expiring = json!({"scopes": ["codes:read", "sms:read"], "expires_in_seconds": 2});
+    let expiring = post(&server, "/v1/keys", &key, &expiring, None).await.body;
+    let made_at = Instant::now();
+    let mut waits = Vec::new();
+    for made in [&child, &expiring] {
+        let made = made["key"].as_str().expect("key");
+        let client = connect(&server, made, lifecycles()[0].1.clone()).await;
+        waits.push(tokio::spawn(async move {
+            let result = call_with_progress(&client, "wait_for_code", json!({"timeout": 50})).await;
+            (result, Instant::now())
+        }));
+    }
+    let held = "long_lived_requests{kind=\"code_wait\"} 2";
+    while !server.metrics().await.contains(held) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let id = child["id"].as_str().expect("id");
+    let revoked = server
+        .client
+        .delete(server.url(&format!("/v1/keys/{id}")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("revoked");
+    assert_eq!(revoked.status(), 204);
+    let revoked_at = Instant::now();
+    let mut ended = Vec::new();
+    for wait in waits {
+        let (result, at) = wait.await.expect("the wait");
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        let structured = result.structured_content.expect("structured");
+        assert_eq!(structured["status"], 401, "{structured}");
+        ended.push(at);
+    }
+    let after_revocation = ended[0].saturating_duration_since(revoked_at);
+    assert!(
+        after_revocation < Duration::from_secs(1),
+        "{after_revocation:?}"
+    );
+    let after_making = ended[1].duration_since(made_at);
+    assert!(
+        after_making < Duration::from_secs(4),
+        "the expiring key's wait: {after_making:?}"
+    );
+}
+
 /// The snapshot of `tools/list`: `MCP_SNAPSHOT=update` rewrites it after a deliberate change.
 const TOOLS_SNAPSHOT: &str = "tests/mcp/tools-list.json";
 
