@@ -145,3 +145,28 @@ impl Channel {
         }
     }
 }
+
+/// What a key allows (the keys contract); every key holds `agent:read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub enum ScopeName {
+    #[serde(rename = "agent:read")]
+    AgentRead,
+    #[serde(rename = "email:read")]
+    EmailRead,
+    #[serde(rename = "email:send")]
+    EmailSend,
+    #[serde(rename = "sms:read")]
+    SmsRead,
+    #[serde(rename = "codes:read")]
+    CodesRead,
+    #[serde(rename = "wallet:read")]
+    WalletRead,
+    #[serde(rename = "wallet:pay")]
+    WalletPay,
+    #[serde(rename = "events:read")]
+    EventsRead,
+    #[serde(rename = "webhooks:manage")]
+    WebhooksManage,
+    #[serde(rename = "keys:manage")]
+    KeysManage,
+}

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
-use crate::{FieldError, FieldErrors, FieldPath};
+use crate::{FieldError, FieldErrors, FieldPath, ScopeName};
 
 /// The longest `expires_in_seconds`: ten years.
 pub const MAX_KEY_LIFETIME_SECONDS: i64 = 10 * 366 * 24 * 3600;
@@ -20,7 +20,7 @@ pub struct KeyCreateRequest {
     pub label: Option<String>,
     /// The scopes of the new key, each held by the key that makes it; `agent:read` is always
     /// added.
-    #[schema(value_type = Vec<String>, example = json!(["email:read"]))]
+    #[schema(value_type = Vec<ScopeName>, example = json!(["email:read"]))]
     pub scopes: Vec<Value>,
     /// Seconds until the key expires; omitted: when the key that makes it expires, else never.
     #[serde(default)]
@@ -127,6 +127,7 @@ pub struct KeyInUseOut {
     /// `key_` and 26 characters.
     pub id: String,
     pub label: Option<String>,
+    #[schema(value_type = Vec<ScopeName>)]
     pub scopes: Vec<String>,
     /// `null`: the key never expires.
     #[serde(with = "time::serde::rfc3339::option")]
@@ -150,6 +151,7 @@ pub struct KeyOut {
     /// `key_` and 26 characters.
     pub id: String,
     pub label: Option<String>,
+    #[schema(value_type = Vec<ScopeName>)]
     pub scopes: Vec<String>,
     /// `null`: the key never expires.
     #[serde(with = "time::serde::rfc3339::option")]
@@ -192,6 +194,7 @@ pub struct KeyCreatedOut {
     pub key: String,
     pub id: String,
     pub label: Option<String>,
+    #[schema(value_type = Vec<ScopeName>)]
     pub scopes: Vec<String>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub expires_at: Option<OffsetDateTime>,

@@ -24,7 +24,7 @@ pub use email::{
     SenderRulesOut, SenderRulesRequest, ThreadDetailOut, ThreadOut, ThreadPageOut,
 };
 pub use enums::{
-    Channel, ConfirmedBy, Direction, EmailStatus, IntentStatus, SendStatus, WalletStatus,
+    Channel, ConfirmedBy, Direction, EmailStatus, IntentStatus, ScopeName, SendStatus, WalletStatus,
 };
 pub use events::{
     event_type_names, read_event_types, EmailFailedData, EmailReceivedData, EmailSentData,
