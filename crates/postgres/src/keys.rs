@@ -56,19 +56,27 @@ async fn database_now(
         .await
 }
 
+/// The agent's live keys, neither revoked nor expired by the transaction's clock (the rule of
+/// the SQL function `agent_key_live`, migration 000035). A macro, so each use keeps a concrete
+/// query type that diesel prepares once.
+macro_rules! live_keys_of {
+    ($agent:expr) => {
+        agent_keys::table
+            .filter(agent_keys::agent_id.eq($agent.0))
+            .filter(agent_keys::revoked_at.is_null())
+            .filter(
+                agent_keys::expires_at
+                    .is_null()
+                    .or(agent_keys::expires_at.gt(diesel::dsl::now)),
+            )
+    };
+}
+
 async fn live_count(
     connection: &mut AsyncPgConnection,
     agent: AgentId,
-    now: OffsetDateTime,
 ) -> Result<usize, diesel::result::Error> {
-    let count: i64 = agent_keys::table
-        .filter(agent_keys::agent_id.eq(agent.0))
-        .filter(agent_keys::revoked_at.is_null())
-        .filter(
-            agent_keys::expires_at
-                .is_null()
-                .or(agent_keys::expires_at.gt(now)),
-        )
+    let count: i64 = live_keys_of!(agent)
         .count()
         .get_result(connection)
         .await?;
@@ -222,7 +230,7 @@ impl KeyStore for PgKeyStore {
                         return Err(TxError::Abort(gone));
                     }
                     let now = database_now(connection).await?;
-                    let live = live_count(connection, agent, now).await?;
+                    let live = live_count(connection, agent).await?;
                     let (grant, parent) = match maker {
                         KeyHolder::Key(maker_id) => {
                             let maker_row: Option<AgentKeyRow> = agent_keys::table
@@ -268,14 +276,7 @@ impl KeyStore for PgKeyStore {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn live(&self, agent: AgentId) -> Result<Vec<AgentKeyRecord>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let rows: Vec<AgentKeyRow> = agent_keys::table
-            .filter(agent_keys::agent_id.eq(agent.0))
-            .filter(agent_keys::revoked_at.is_null())
-            .filter(
-                agent_keys::expires_at
-                    .is_null()
-                    .or(agent_keys::expires_at.gt(diesel::dsl::now)),
-            )
+        let rows: Vec<AgentKeyRow> = live_keys_of!(agent)
             .order((agent_keys::created_at.asc(), agent_keys::id.asc()))
             .select(AgentKeyRow::as_select())
             .load(&mut connection)
