@@ -76,10 +76,7 @@ async fn live_count(
     connection: &mut AsyncPgConnection,
     agent: AgentId,
 ) -> Result<usize, diesel::result::Error> {
-    let count: i64 = live_keys_of!(agent)
-        .count()
-        .get_result(connection)
-        .await?;
+    let count: i64 = live_keys_of!(agent).count().get_result(connection).await?;
     Ok(usize::try_from(count).unwrap_or(usize::MAX))
 }
 
