@@ -385,18 +385,9 @@ async fn revocation_is_transitive_immediate_on_every_instance_and_ends_what_is_o
     assert_eq!(status, 401, "the wait ends");
     assert!(revoked.elapsed() < WITHIN, "{:?}", revoked.elapsed());
 
-    // A key may revoke itself: refused at once where it was revoked, and on the other instance
-    // as soon as its hub delivers the revocation (within a second).
+    // A key may revoke itself.
     assert_eq!(revoke(&second, &sibling, &sibling_id).await.0, 204);
-    assert_eq!(me(&second, &sibling).await.0, 401);
-    let revoked = Instant::now();
-    while me(&first, &sibling).await.0 != 401 {
-        assert!(
-            revoked.elapsed() < WITHIN,
-            "the other instance still takes the key"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    assert_eq!(me(&first, &sibling).await.0, 401);
 }
 
 #[tokio::test]

@@ -171,6 +171,7 @@ mod tests {
         hub.expect_subscribe()
             .returning(|_| Box::pin(std::future::pending()));
         hub.expect_is_listening().return_const(listening);
+        hub.expect_barriers_heard().return_const(0_u64);
         let (cache, _) = AuthCache::start(Arc::new(hub), 100, Duration::from_secs(60));
         AgentService::new(Arc::new(store), quiet_keys()).with_cache(cache)
     }

@@ -9,6 +9,11 @@
 //! cannot grow it; when full, quick_cache lets go first of keys not read again and keeps those
 //! in use (decision 0049). An entry older than `max_age` is read again, a bound on staleness
 //! should the hub's connection die unnoticed.
+//!
+//! Emptying follows the hub's wake-up a moment later; a revocation cannot wait for that on every
+//! instance, so it passes a barrier (decision 0084). The hub counts the barriers it heard before
+//! answering them, and an entry kept under an earlier count is not served: once every hub
+//! answered, no instance serves a principal loaded before the revocation committed.
 
 use std::future::Future;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
@@ -34,11 +39,16 @@ pub struct AuthCache {
 struct Cached {
     principal: Principal,
     loaded_at: Instant,
+    /// The barriers the hub had heard when the load began.
+    barriers: u64,
 }
 
-/// What the cache was when a load from the database began.
+/// What the cache and the hub were when a load from the database began.
 #[derive(Debug, Clone, Copy)]
-pub struct LoadTicket(u64);
+pub struct LoadTicket {
+    generation: u64,
+    barriers: u64,
+}
 
 impl AuthCache {
     /// The cache, and the future that empties it on every change: spawn it. It subscribes here,
@@ -67,17 +77,21 @@ impl AuthCache {
             return None;
         }
         let cached = self.by_key.get(key)?;
-        (cached.loaded_at.elapsed() < self.max_age).then_some(cached.principal)
+        let fresh = cached.loaded_at.elapsed() < self.max_age
+            && cached.barriers == self.notifications.barriers_heard();
+        fresh.then_some(cached.principal)
     }
 
     /// Take before loading from the database, and give back to `insert`.
     pub fn ticket(&self) -> LoadTicket {
-        LoadTicket(
-            *self
-                .generation
-                .read()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
+        let generation = *self
+            .generation
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        LoadTicket {
+            generation,
+            barriers: self.notifications.barriers_heard(),
+        }
     }
 
     /// Keeps `principal`, unless the cache emptied since `ticket` (the load may predate a change)
@@ -90,7 +104,7 @@ impl AuthCache {
             .generation
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if *generation != ticket.0 {
+        if *generation != ticket.generation {
             return;
         }
         let loaded_at = Instant::now();
@@ -99,6 +113,7 @@ impl AuthCache {
             Cached {
                 principal,
                 loaded_at,
+                barriers: ticket.barriers,
             },
         );
     }
@@ -141,7 +156,7 @@ mod tests {
     use domain::keys::AgentKeyRecord;
     use domain::{AgentId, AgentProfile, AgentRecord};
     use ports::MockNotifications;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use uuid::Uuid;
 
     fn profile() -> Principal {
@@ -159,30 +174,41 @@ mod tests {
         }
     }
 
-    fn hub(listening: Arc<AtomicBool>) -> MockNotifications {
+    /// What the tests change of the hub: whether it listens, and the barriers it heard.
+    #[derive(Clone, Default)]
+    struct HubState {
+        deaf: Arc<AtomicBool>,
+        barriers: Arc<AtomicU64>,
+    }
+
+    fn hub(state: HubState) -> MockNotifications {
         let mut hub = MockNotifications::new();
         hub.expect_subscribe()
             .returning(|_| Box::pin(std::future::pending()));
+        let deaf = state.deaf;
         hub.expect_is_listening()
-            .returning(move || listening.load(Ordering::SeqCst));
+            .returning(move || !deaf.load(Ordering::SeqCst));
+        let barriers = state.barriers;
+        hub.expect_barriers_heard()
+            .returning(move || barriers.load(Ordering::SeqCst));
         hub
     }
 
-    fn new_cache(capacity: usize, max_age: Duration) -> (Arc<AuthCache>, Arc<AtomicBool>) {
-        let listening = Arc::new(AtomicBool::new(true));
-        let (cache, _) = AuthCache::start(Arc::new(hub(listening.clone())), capacity, max_age);
-        (cache, listening)
+    fn new_cache(capacity: usize, max_age: Duration) -> (Arc<AuthCache>, HubState) {
+        let state = HubState::default();
+        let (cache, _) = AuthCache::start(Arc::new(hub(state.clone())), capacity, max_age);
+        (cache, state)
     }
 
     const KEY: AgentKeyHash = AgentKeyHash([1; 32]);
 
     #[test]
     fn a_stored_profile_is_served_while_the_hub_listens_and_not_after() {
-        let (cache, listening) = new_cache(10, Duration::from_secs(60));
+        let (cache, hub) = new_cache(10, Duration::from_secs(60));
         let stored = profile();
         cache.insert(KEY, stored.clone(), cache.ticket());
         assert_eq!(cache.get(&KEY), Some(stored));
-        listening.store(false, Ordering::SeqCst);
+        hub.deaf.store(true, Ordering::SeqCst);
         assert_eq!(cache.get(&KEY), None, "not trusted without the hub");
         cache.insert(AgentKeyHash([2; 32]), profile(), cache.ticket());
         assert_eq!(cache.len(), 1, "nothing stored without the hub");
@@ -197,6 +223,20 @@ mod tests {
         assert_eq!(cache.get(&KEY), None);
         cache.insert(KEY, profile(), cache.ticket());
         assert!(cache.get(&KEY).is_some());
+    }
+
+    #[test]
+    fn nothing_loaded_before_a_barrier_the_hub_heard_is_served_after_it() {
+        let (cache, hub) = new_cache(10, Duration::from_secs(60));
+        cache.insert(KEY, profile(), cache.ticket());
+        let other = AgentKeyHash([2; 32]);
+        let before_the_barrier = cache.ticket();
+        hub.barriers.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(cache.get(&KEY), None, "kept before the barrier");
+        cache.insert(other, profile(), before_the_barrier);
+        assert_eq!(cache.get(&other), None, "loaded before the barrier");
+        cache.insert(KEY, profile(), cache.ticket());
+        assert!(cache.get(&KEY).is_some(), "loaded after the barrier");
     }
 
     #[test]
@@ -238,6 +278,7 @@ mod tests {
                 })
             });
         hub.expect_is_listening().return_const(true);
+        hub.expect_barriers_heard().return_const(0_u64);
         let (cache, follower) = AuthCache::start(Arc::new(hub), 10, Duration::from_secs(60));
         let follower = tokio::spawn(follower);
         for round in 0..3 {

@@ -2,14 +2,10 @@
 //! operators (the keys contract).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use domain::keys::{AgentKeyRecord, DelegationRefusal, KeyId, KeyRequest};
 use domain::{Actor, AgentId, AgentKey, Label};
-use futures_util::future::select;
-use ports::{
-    revoked_topic, KeyCreationError, KeyHolder, KeyStore, NewKey, Notifications, StoreError, Timer,
-};
+use ports::{InstanceBarrier, KeyCreationError, KeyHolder, KeyStore, NewKey, StoreError};
 
 use crate::agents::Principal;
 
@@ -45,28 +41,14 @@ impl From<KeyCreationError> for KeyError {
     }
 }
 
-/// The longest a revocation waits to hear, through the notification hub, that it reached the
-/// instances' caches: every instance hears it at once, so hearing it here means the others
-/// have, within the hub's delivery.
-const REVOCATION_HEARD_WITHIN: Duration = Duration::from_secs(1);
-
 pub struct KeyService {
     store: Arc<dyn KeyStore>,
-    notifications: Arc<dyn Notifications>,
-    timer: Arc<dyn Timer>,
+    barrier: Arc<dyn InstanceBarrier>,
 }
 
 impl KeyService {
-    pub fn new(
-        store: Arc<dyn KeyStore>,
-        notifications: Arc<dyn Notifications>,
-        timer: Arc<dyn Timer>,
-    ) -> Self {
-        Self {
-            store,
-            notifications,
-            timer,
-        }
+    pub fn new(store: Arc<dyn KeyStore>, barrier: Arc<dyn InstanceBarrier>) -> Self {
+        Self { store, barrier }
     }
 
     /// Makes a key for the principal's agent from the principal's key, as delegation allows.
@@ -143,24 +125,20 @@ impl KeyService {
             .await
     }
 
-    /// Revokes, then answers once this instance heard the revocation (the trigger's
-    /// `revoked:<agent>` on commit) or a second passed: by then the caches of every instance
-    /// have let the keys go.
+    /// Revokes, then answers once every instance's hub answered a barrier sent after the commit:
+    /// none serves the revoked keys from its cache any more (decision 0084).
     async fn revoke_as(
         &self,
         agent: AgentId,
         key: KeyId,
         by: &KeyHolder,
     ) -> Result<Vec<KeyId>, KeyError> {
-        let heard = self.notifications.subscribe(&revoked_topic(agent));
         let revoked = self
             .store
             .revoke(agent, key, by)
             .await?
             .ok_or(KeyError::NotFound)?;
-        if self.notifications.is_listening() {
-            select(heard, self.timer.sleep(REVOCATION_HEARD_WITHIN)).await;
-        }
+        crate::barrier::pass_after_revocation(self.barrier.as_ref()).await;
         Ok(revoked)
     }
 }
@@ -171,18 +149,16 @@ mod tests {
     use domain::keys::{KeyGrant, Scope, Scopes};
     use domain::{AgentKeyHash, AgentProfile};
     use mockall::predicate::{always, eq};
-    use ports::{MockKeyStore, MockNotifications, MockTimer};
+    use ports::{BarrierPassed, MockInstanceBarrier, MockKeyStore};
 
-    /// A service over `store` whose hub hears every revocation at once.
+    /// A service over `store`, whose revocations pass the barrier `barrier`.
+    fn service_passing(store: MockKeyStore, barrier: MockInstanceBarrier) -> KeyService {
+        KeyService::new(Arc::new(store), Arc::new(barrier))
+    }
+
+    /// A service over `store` that passes no barrier.
     fn service(store: MockKeyStore) -> KeyService {
-        let mut hub = MockNotifications::new();
-        hub.expect_subscribe().returning(|_| Box::pin(async {}));
-        hub.expect_is_listening().return_const(true);
-        let mut timer = MockTimer::new();
-        timer
-            .expect_sleep()
-            .returning(|_| Box::pin(std::future::pending()));
-        KeyService::new(Arc::new(store), Arc::new(hub), Arc::new(timer))
+        service_passing(store, MockInstanceBarrier::new())
     }
 
     fn principal() -> Principal {
@@ -272,5 +248,55 @@ mod tests {
             service.revoke(&asker, target).await,
             Err(KeyError::NotFound)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_revocation_answers_after_the_commit_and_then_the_barrier() {
+        let asker = principal();
+        let target = KeyId::generate();
+        let mut order = mockall::Sequence::new();
+        let mut store = MockKeyStore::new();
+        store
+            .expect_revoke()
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(move |_, _, _| Ok(Some(vec![target])));
+        let mut barrier = MockInstanceBarrier::new();
+        crate::barrier::fixtures::expect_one_answered(&mut barrier, &mut order);
+        let revoked = service_passing(store, barrier)
+            .revoke(&asker, target)
+            .await
+            .expect("revoked");
+        assert_eq!(revoked, [target]);
+    }
+
+    #[tokio::test]
+    async fn a_barrier_that_fails_or_is_not_answered_still_answers_the_committed_revocation() {
+        let asker = principal();
+        let target = KeyId::generate();
+        let mut store = MockKeyStore::new();
+        store
+            .expect_revoke()
+            .times(2)
+            .returning(move |_, _, _| Ok(Some(vec![target])));
+        let mut answers = vec![
+            Err(StoreError::Unavailable("no connection".into())),
+            Ok(BarrierPassed {
+                asked: 2,
+                answered: 1,
+            }),
+        ];
+        let mut barrier = MockInstanceBarrier::new();
+        barrier
+            .expect_pass()
+            .times(2)
+            .returning(move |_| answers.pop().expect("two answers"));
+        let service = service_passing(store, barrier);
+        for _ in 0..2 {
+            assert_eq!(
+                service.revoke(&asker, target).await.expect("revoked"),
+                [target]
+            );
+        }
     }
 }

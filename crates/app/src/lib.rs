@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod auth_cache;
+mod barrier;
 pub mod codes;
 pub mod decisions;
 pub mod errors;

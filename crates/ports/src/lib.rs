@@ -53,7 +53,10 @@ pub use intents::{
 };
 pub use keys::{KeyCreationError, KeyHolder, KeyStore, NewKey};
 pub use listings::{Listing, ListingVersion, UsageVersion};
-pub use notifications::{revoked_topic, Notifications, Timer, Wakeup, AGENT_PROFILES_TOPIC};
+pub use notifications::{
+    revoked_topic, BarrierPassed, InstanceBarrier, Notifications, Timer, Wakeup,
+    AGENT_PROFILES_TOPIC,
+};
 pub use provider_webhooks::{
     ProviderWebhookHeaders, ProviderWebhookRefusal, ProviderWebhookRequest,
 };
@@ -96,7 +99,7 @@ pub use intents::{
 #[cfg(feature = "mock")]
 pub use keys::MockKeyStore;
 #[cfg(feature = "mock")]
-pub use notifications::{MockNotifications, MockTimer};
+pub use notifications::{MockInstanceBarrier, MockNotifications, MockTimer};
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
 #[cfg(feature = "mock")]

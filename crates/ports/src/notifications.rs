@@ -3,6 +3,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::StoreError;
 
 /// Resolves when its topic is notified on any instance, or when the hub lost its connection and
 /// got it back (notifications may have been missed meanwhile: whoever waits should look again).
@@ -29,6 +34,35 @@ pub trait Notifications: Send + Sync {
 
     /// Whether the hub is listening now; while it is not, a missing wake-up proves nothing.
     fn is_listening(&self) -> bool;
+
+    /// How many barriers (`InstanceBarrier::pass`, on any instance) this hub has heard. It moves
+    /// before the hub answers one, after every notification committed before it was delivered
+    /// here: what was kept in memory under an earlier count may predate any of them.
+    fn barriers_heard(&self) -> u64;
+}
+
+/// A rendezvous of every instance's hub, for a change that must be seen everywhere before it is
+/// answered: a key's revocation (decision 0084).
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait InstanceBarrier: Send + Sync {
+    /// Sends a barrier to the hub of every instance listening now, and returns when each has
+    /// answered it (each hears notifications in the order they committed, so each has heard
+    /// every change committed before this call) or `within` passed.
+    async fn pass(&self, within: Duration) -> Result<BarrierPassed, StoreError>;
+}
+
+/// How many hubs a barrier was sent to, and how many answered it in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BarrierPassed {
+    pub asked: usize,
+    pub answered: usize,
+}
+
+impl BarrierPassed {
+    pub fn by_all(&self) -> bool {
+        self.answered == self.asked
+    }
 }
 
 /// Sleeps, for use cases that wait without an async runtime of their own.

@@ -4,14 +4,22 @@
 //! (the driver diesel-async itself runs on). A second connection, beside it, registers the
 //! watches of the events topics subscribed here (`watches`): an agent's events notify only while
 //! watched. The listening connection only listens, so `pg_stat_activity` shows it by its `LISTEN`.
+//!
+//! A barrier (decision 0084) finds every listening connection by that `LISTEN`, publishes
+//! `barrier:<token>` on the channel, and waits for each hub's answer on `BARRIER_ANSWERS`. A
+//! connection delivers notifications in the order they committed, so a hub that heard the barrier
+//! has heard every change committed before it; it counts the barrier, then answers.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use std::collections::HashSet;
+
+use async_trait::async_trait;
 use futures_util::StreamExt;
-use ports::{Notifications, Wakeup};
+use ports::{BarrierPassed, InstanceBarrier, Notifications, StoreError, Wakeup};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -22,6 +30,13 @@ use crate::watches::{register, Watched, Watches, RENEW_EVERY, WATCH_LEASE};
 
 /// The one channel every topic is published on; the payload is the topic.
 pub const CHANNEL: &str = "agent_runtime_events";
+
+/// The channel hubs answer barriers on, with `<token>:<pid of the listening connection>`.
+const BARRIER_ANSWERS: &str = "agent_runtime_barrier_answers";
+/// What a barrier's payload on `CHANNEL` starts with; its token follows.
+const BARRIER_PREFIX: &str = "barrier:";
+/// A token longer than this is no barrier's (32 hexadecimal digits): it is not answered.
+const BARRIER_TOKEN_MAX: usize = 64;
 
 /// Topics without a waiter are dropped once there are this many, so the map stays bounded.
 const SWEEP_ABOVE: usize = 4096;
@@ -37,6 +52,8 @@ struct Hub {
     /// a topic dropped for want of waiters and made again.
     moves: AtomicU64,
     listening: AtomicBool,
+    /// The barriers heard, counted before each is answered.
+    barriers_heard: AtomicU64,
     /// The events topics' watches held by subscriptions here.
     watches: Arc<Watches>,
 }
@@ -80,6 +97,8 @@ impl Hub {
 pub struct PgNotificationHub {
     hub: Arc<Hub>,
     listener: JoinHandle<()>,
+    /// Opens the connection each barrier waits for its answers on.
+    connector: Connector,
 }
 
 impl PgNotificationHub {
@@ -92,10 +111,15 @@ impl PgNotificationHub {
             epoch: watch::Sender::new(0),
             moves: AtomicU64::new(0),
             listening: AtomicBool::new(false),
+            barriers_heard: AtomicU64::new(0),
             watches,
         });
-        let listener = tokio::spawn(listen(connector, hub.clone(), registrations));
-        Self { hub, listener }
+        let listener = tokio::spawn(listen(connector.clone(), hub.clone(), registrations));
+        Self {
+            hub,
+            listener,
+            connector,
+        }
     }
 }
 
@@ -145,6 +169,85 @@ impl Notifications for PgNotificationHub {
     fn is_listening(&self) -> bool {
         self.hub.listening.load(Ordering::Acquire)
     }
+
+    fn barriers_heard(&self) -> u64 {
+        self.hub.barriers_heard.load(Ordering::Acquire)
+    }
+}
+
+#[async_trait]
+impl InstanceBarrier for PgNotificationHub {
+    async fn pass(&self, within: Duration) -> Result<BarrierPassed, StoreError> {
+        let deadline = Instant::now() + within;
+        let mut asked = 0;
+        let mut answered = HashSet::new();
+        let passing = pass_barrier(&self.connector, &mut asked, &mut answered);
+        match tokio::time::timeout_at(deadline, passing).await {
+            Ok(Err(error)) => Err(StoreError::Unavailable(with_causes(&error))),
+            Ok(Ok(())) | Err(_) => Ok(BarrierPassed {
+                asked,
+                answered: answered.len(),
+            }),
+        }
+    }
+}
+
+/// Sends a barrier to every listening hub of this database, and collects their answers into
+/// `answered` until all `asked` have answered or the answers' connection ends.
+async fn pass_barrier(
+    connector: &Connector,
+    asked: &mut usize,
+    answered: &mut HashSet<i32>,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = connector.open_client().await?;
+    let (answers, mut heard) = mpsc::unbounded_channel();
+    let driver = tokio::spawn(async move {
+        let mut stream =
+            futures_util::stream::poll_fn(move |context| connection.poll_message(context));
+        while let Some(Ok(message)) = stream.next().await {
+            if let AsyncMessage::Notification(notification) = message {
+                if answers.send(notification.payload().to_owned()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    // Listen before asking, so that no answer comes before it can be heard.
+    client
+        .batch_execute(&format!("LISTEN {BARRIER_ANSWERS}"))
+        .await?;
+    let hubs: HashSet<i32> = client
+        .query(
+            "SELECT pid FROM pg_stat_activity \
+             WHERE datname = current_database() AND query = $1",
+            &[&format!("LISTEN {CHANNEL}")],
+        )
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    *asked = hubs.len();
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    client
+        .execute(
+            "SELECT pg_notify($1, $2)",
+            &[&CHANNEL, &format!("{BARRIER_PREFIX}{token}")],
+        )
+        .await?;
+    while answered.len() < hubs.len() {
+        let Some(answer) = heard.recv().await else {
+            break;
+        };
+        let pid = answer
+            .split_once(':')
+            .filter(|(answered_token, _)| *answered_token == token)
+            .and_then(|(_, pid)| pid.parse().ok());
+        if let Some(pid) = pid.filter(|pid| hubs.contains(pid)) {
+            answered.insert(pid);
+        }
+    }
+    driver.abort();
+    Ok(())
 }
 
 /// Keeps one listening connection up for as long as the hub lives.
@@ -198,6 +301,11 @@ async fn listen_once(
             }
         }
     });
+    let listener_pid: i32 = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await?
+        .get(0);
+    // Last, so that `pg_stat_activity` shows this connection by it.
     client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
     let (registrar, registrar_connection) = connector.open_client().await?;
     let registrar_driver = tokio::spawn(async move {
@@ -216,7 +324,12 @@ async fn listen_once(
     loop {
         tokio::select! {
             message = received.recv() => match message {
-                Some(AsyncMessage::Notification(notification)) => hub.wake(notification.payload()),
+                Some(AsyncMessage::Notification(notification)) => {
+                    match notification.payload().strip_prefix(BARRIER_PREFIX) {
+                        Some(token) => answer_barrier(&registrar, hub, token, listener_pid).await,
+                        None => hub.wake(notification.payload()),
+                    }
+                }
                 Some(_) => {}
                 None => break,
             },
@@ -235,6 +348,26 @@ async fn listen_once(
     registrar_driver.abort();
     tracing::warn!("notification connection closed");
     Ok(())
+}
+
+/// Counts a barrier heard, then answers it: every notification before it has been handled.
+async fn answer_barrier(
+    registrar: &tokio_postgres::Client,
+    hub: &Hub,
+    token: &str,
+    listener_pid: i32,
+) {
+    if token.len() > BARRIER_TOKEN_MAX {
+        return;
+    }
+    hub.barriers_heard.fetch_add(1, Ordering::AcqRel);
+    let answer = format!("{token}:{listener_pid}");
+    if let Err(error) = registrar
+        .execute("SELECT pg_notify($1, $2)", &[&BARRIER_ANSWERS, &answer])
+        .await
+    {
+        tracing::warn!(error = %with_causes(&error), "could not answer a barrier");
+    }
 }
 
 /// Keeps the watches held here registered, and makes good what a watch left unregistered may

@@ -70,10 +70,11 @@ pub async fn open_database(config: &DatabaseConfig) -> anyhow::Result<Database> 
 /// keeps the authentication cache true: spawn it where the services live long.
 pub fn services(
     database: &Database,
-    notifications: Arc<dyn Notifications>,
+    hub: Arc<PgNotificationHub>,
     chain: &Chain,
     config: &ServicesConfig,
 ) -> anyhow::Result<(Services, impl Future<Output = ()> + Send)> {
+    let notifications: Arc<dyn Notifications> = hub.clone();
     let (agents, auth_cache_follower) = agent_service(database, notifications.clone());
     let sms = sms_service(database, &config.sms)?;
     let long_lived = LongLived::new(config.long_lived);
@@ -105,11 +106,7 @@ pub fn services(
     );
     let services = Services {
         agents,
-        keys: KeyService::new(
-            key_store(database),
-            notifications.clone(),
-            Arc::new(TokioTimer),
-        ),
+        keys: KeyService::new(key_store(database), hub.clone()),
         wallets: wallet_service(
             database,
             chain,
@@ -129,7 +126,7 @@ pub fn services(
         events,
         webhooks,
         long_lived,
-        operator: operator_services(database, config, chain, notifications)?,
+        operator: operator_services(database, config, chain, hub)?,
     };
     Ok((services, auth_cache_follower))
 }
@@ -444,7 +441,7 @@ fn operator_services(
     database: &Database,
     services: &ServicesConfig,
     chain: &Chain,
-    notifications: Arc<dyn Notifications>,
+    hub: Arc<PgNotificationHub>,
 ) -> anyhow::Result<OperatorServices> {
     let (config, sms) = (&services.provisioning, &services.sms);
     let (numbers, releaser): (Arc<dyn NumberProvisioner>, Arc<dyn NumberReleaser>) =
@@ -471,6 +468,7 @@ fn operator_services(
                 numbers,
                 releaser,
                 vault: key_vault(config),
+                barrier: hub.clone(),
             },
             usdc(config),
         ),
@@ -481,7 +479,7 @@ fn operator_services(
                 intents: intents.clone(),
                 usage: intents.clone(),
                 transitions: intents.clone(),
-                notifications,
+                notifications: hub,
                 chain: chain.reader.clone(),
             },
             config.usdc_token_address,

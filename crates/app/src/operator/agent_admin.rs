@@ -6,8 +6,9 @@ use std::sync::Arc;
 use domain::keys::{AgentKeyRecord, KeyId};
 use domain::{Actor, AgentId, AgentKey, AgentProfile, Label, PolicyAsset, WebhookEndpointRecord};
 use ports::{
-    AgentStore, Conflict, InboxProvisioner, KeyVault, NewAgent, NewEmailInbox, NewPhoneNumber,
-    NewWallet, NumberProvisioner, NumberReleaser, ProviderError, StoreError, WalletKeyStore,
+    AgentStore, Conflict, InboxProvisioner, InstanceBarrier, KeyVault, NewAgent, NewEmailInbox,
+    NewPhoneNumber, NewWallet, NumberProvisioner, NumberReleaser, ProviderError, StoreError,
+    WalletKeyStore,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -87,6 +88,8 @@ pub struct AgentAdminPorts {
     /// Gives a deactivated agent's number back to its provider.
     pub releaser: Arc<dyn NumberReleaser>,
     pub vault: Arc<dyn KeyVault>,
+    /// Passed after a deactivation or a rotation, as after every revocation.
+    pub barrier: Arc<dyn InstanceBarrier>,
 }
 
 pub struct AgentAdmin {
@@ -248,6 +251,7 @@ impl AgentAdmin {
         if !self.ports.agents.deactivate(id, actor).await? {
             return Err(AgentLookupError::NotFound(id));
         }
+        crate::barrier::pass_after_revocation(self.ports.barrier.as_ref()).await;
         let profile = self.show(id).await?;
         // The agent is deactivated whatever the provider says; a number it keeps costs money, so
         // a failed release is said loudly for the operator to finish by hand.
@@ -275,6 +279,7 @@ impl AgentAdmin {
             .replace_first_key(id, key_id, key.hash(), actor)
             .await?
             .ok_or(AgentLookupError::NotFound(id))?;
+        crate::barrier::pass_after_revocation(self.ports.barrier.as_ref()).await;
         let profile = self.show(id).await?;
         Ok(IssuedKey {
             first_key: AgentKeyRecord::first(id, key_id, key.hash(), OffsetDateTime::now_utc()),
@@ -292,9 +297,9 @@ mod tests {
     use domain::{AgentKeyHash, Chain, Custody, EmailAddress, EvmAddress, PhoneNumber};
     use mockall::predicate::eq;
     use ports::{
-        MockAgentStore, MockInboxProvisioner, MockKeyVault, MockNumberProvisioner,
-        MockNumberReleaser, MockWalletKeyStore, ProvisionedInbox, ProvisionedNumber,
-        SealedKeyRecord, SealedWalletKey,
+        BarrierPassed, MockAgentStore, MockInboxProvisioner, MockInstanceBarrier, MockKeyVault,
+        MockNumberProvisioner, MockNumberReleaser, MockWalletKeyStore, ProvisionedInbox,
+        ProvisionedNumber, SealedKeyRecord, SealedWalletKey,
     };
     use std::sync::Mutex;
 
@@ -309,7 +314,20 @@ mod tests {
             numbers: Arc::new(MockNumberProvisioner::new()),
             releaser: Arc::new(MockNumberReleaser::new()),
             vault: Arc::new(MockKeyVault::new()),
+            barrier: Arc::new(answered_barrier()),
         }
+    }
+
+    /// A barrier every instance answers.
+    fn answered_barrier() -> MockInstanceBarrier {
+        let mut barrier = MockInstanceBarrier::new();
+        barrier.expect_pass().returning(|_| {
+            Ok(BarrierPassed {
+                asked: 1,
+                answered: 1,
+            })
+        });
+        barrier
     }
 
     fn admin(
@@ -581,17 +599,54 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_rotation_and_a_deactivation_answer_after_their_commit_and_a_barrier() {
+        let profile = AgentProfile::fixture();
+        let id = profile.agent.id;
+        let mut order = mockall::Sequence::new();
+        let mut store = MockAgentStore::new();
+        let mut barrier = MockInstanceBarrier::new();
+        store
+            .expect_replace_first_key()
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(|_, _, _, _| Ok(Some(Vec::new())));
+        crate::barrier::fixtures::expect_one_answered(&mut barrier, &mut order);
+        store
+            .expect_deactivate()
+            .times(1)
+            .in_sequence(&mut order)
+            .returning(|_, _| Ok(true));
+        crate::barrier::fixtures::expect_one_answered(&mut barrier, &mut order);
+        store
+            .expect_profile()
+            .returning(move |_| Ok(Some(profile.clone())));
+        let admin = AgentAdmin::new(
+            AgentAdminPorts {
+                agents: Arc::new(store),
+                barrier: Arc::new(barrier),
+                ..idle_ports()
+            },
+            usdc(),
+        );
+        admin.rotate_key(id, &actor()).await.expect("rotated");
+        admin.deactivate(id, &actor()).await.expect("deactivated");
+    }
+
+    #[tokio::test]
     async fn rotating_or_deactivating_an_unknown_agent_is_not_found() {
         let mut store = MockAgentStore::new();
         store
             .expect_replace_first_key()
             .returning(|_, _, _, _| Ok(None));
         store.expect_deactivate().returning(|_, _| Ok(false));
-        let admin = admin(
-            store,
-            MockInboxProvisioner::new(),
-            MockNumberProvisioner::new(),
-            MockKeyVault::new(),
+        // Nothing was revoked: no barrier is passed.
+        let admin = AgentAdmin::new(
+            AgentAdminPorts {
+                agents: Arc::new(store),
+                barrier: Arc::new(MockInstanceBarrier::new()),
+                ..idle_ports()
+            },
+            usdc(),
         );
         let id = AgentId(Uuid::now_v7());
         assert!(

@@ -1,6 +1,7 @@
 //! Store tests against real PostgreSQL: each test has a database of its own.
 
 mod agents;
+mod barrier;
 mod email;
 mod events;
 mod intents;
