@@ -7,7 +7,7 @@ use test_support::TestDatabase;
 
 use crate::console::{console_base, enrolled, ConsoleClient};
 use crate::email::post;
-use crate::support::harness::{agentctl, agentctl_with, read, Server, PATIENT_POOL};
+use crate::support::harness::{agentctl, agentctl_with, read, Server, PATIENT_LOCKS, PATIENT_POOL};
 use crate::wallet::{
     address_of, post_send, set_policy, settled_intent, wallet_agent, FAST_EXECUTOR, RECIPIENT,
     UNLIMITED_SENDS,
@@ -473,10 +473,10 @@ const RACE_FITS: usize = 10;
 async fn race_over_two_instances(flags: &[&str]) -> Vec<(u16, Value)> {
     let database = TestDatabase::new().await;
     // Forty sends at once on one wallet queue for its lock and the pool: each waits as long as a
-    // client would (beside the whole suite, the quick timeout answered some 503).
+    // client would (beside the whole suite, the quick timeouts answered some 503 and 429).
     let settings = [
         UNLIMITED_SENDS.as_slice(),
-        &[("EXECUTOR_ENABLED", "false"), PATIENT_POOL],
+        &[("EXECUTOR_ENABLED", "false"), PATIENT_POOL, PATIENT_LOCKS],
     ]
     .concat();
     let instances = [

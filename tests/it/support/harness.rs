@@ -19,6 +19,10 @@ const QUICK_POOL_TIMEOUT_SECS: &str = "2";
 /// refused after the quick timeout.
 pub(crate) const PATIENT_POOL: (&str, &str) = ("DATABASE_TIMEOUT_SECS", "30");
 
+/// The setting for a test that sends many writes on one row at once: each waits for the row's
+/// lock as long as a client would, and is not answered 429 after the quick `lock_timeout`.
+pub(crate) const PATIENT_LOCKS: (&str, &str) = ("DATABASE_LOCK_TIMEOUT_MS", "30000");
+
 /// The harness's HTTP client. It lets an idle connection go well before the server's 15 s
 /// keep-alive does: a request sent on a connection the server is closing meets a reset, and on a
 /// busy machine the steps of a test may well leave its connection idle that long.
