@@ -88,6 +88,8 @@ impl From<domain::ConfirmedBy> for ConfirmedBy {
 pub enum IntentStatus {
     PendingConfirmation,
     Confirmed,
+    /// An x402 payment's authorization was signed and handed out.
+    Authorized,
     Submitted,
     Executed,
     Failed,
@@ -100,6 +102,7 @@ impl From<domain::IntentStatus> for IntentStatus {
         match status {
             domain::IntentStatus::PendingConfirmation => Self::PendingConfirmation,
             domain::IntentStatus::Confirmed => Self::Confirmed,
+            domain::IntentStatus::Authorized => Self::Authorized,
             domain::IntentStatus::Submitted => Self::Submitted,
             domain::IntentStatus::Executed => Self::Executed,
             domain::IntentStatus::Failed => Self::Failed,

@@ -42,6 +42,8 @@ pub enum EventTypeName {
     TransferIntentExecuted,
     #[serde(rename = "transfer_intent.failed")]
     TransferIntentFailed,
+    #[serde(rename = "transfer_intent.authorized")]
+    TransferIntentAuthorized,
 }
 
 impl From<EventType> for EventTypeName {
@@ -58,6 +60,7 @@ impl From<EventType> for EventTypeName {
             EventType::TransferIntentSubmitted => Self::TransferIntentSubmitted,
             EventType::TransferIntentExecuted => Self::TransferIntentExecuted,
             EventType::TransferIntentFailed => Self::TransferIntentFailed,
+            EventType::TransferIntentAuthorized => Self::TransferIntentAuthorized,
         }
     }
 }

@@ -23,8 +23,9 @@ pub(crate) struct HistoryQuery {
 }
 
 /// The statuses of a decided intent, which the history lists.
-const DECIDED: [IntentStatus; 6] = [
+const DECIDED: [IntentStatus; 7] = [
     IntentStatus::Confirmed,
+    IntentStatus::Authorized,
     IntentStatus::Submitted,
     IntentStatus::Executed,
     IntentStatus::Failed,

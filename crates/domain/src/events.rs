@@ -46,10 +46,12 @@ pub enum EventType {
     TransferIntentSubmitted,
     TransferIntentExecuted,
     TransferIntentFailed,
+    /// An x402 payment's authorization was signed and handed out.
+    TransferIntentAuthorized,
 }
 
 impl EventType {
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::EmailReceived,
         Self::EmailSent,
         Self::EmailFailed,
@@ -61,6 +63,7 @@ impl EventType {
         Self::TransferIntentSubmitted,
         Self::TransferIntentExecuted,
         Self::TransferIntentFailed,
+        Self::TransferIntentAuthorized,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +79,7 @@ impl EventType {
             Self::TransferIntentSubmitted => "transfer_intent.submitted",
             Self::TransferIntentExecuted => "transfer_intent.executed",
             Self::TransferIntentFailed => "transfer_intent.failed",
+            Self::TransferIntentAuthorized => "transfer_intent.authorized",
         }
     }
 
@@ -88,6 +92,7 @@ impl EventType {
         match status {
             IntentStatus::PendingConfirmation => Self::TransferIntentCreated,
             IntentStatus::Confirmed => Self::TransferIntentConfirmed,
+            IntentStatus::Authorized => Self::TransferIntentAuthorized,
             IntentStatus::Rejected => Self::TransferIntentRejected,
             IntentStatus::Expired => Self::TransferIntentExpired,
             IntentStatus::Submitted => Self::TransferIntentSubmitted,

@@ -1,11 +1,14 @@
 //! The life of a transfer intent. Only [`IntentStatus::apply`] moves an intent; every transition
-//! not listed in the guide is refused.
+//! not listed in the guide is refused. A transfer is sent on chain by this service (`submit`);
+//! an x402 payment is an authorization handed to the agent, which the payee settles
+//! (`authorize`): [`IntentStatus::apply_as`] keeps each kind to its own path.
 //!
 //! ```text
 //! pending_confirmation ─confirm─► confirmed ─submit─► submitted ─execute─► executed
-//!        │  │                         │                   │
-//!        │  └─expire─► expired        └──fail──► failed ◄─fail
-//!        └─reject─► rejected
+//!        │  │                         │  │                │                 ▲
+//!        │  └─expire─► expired        │  └──fail──► failed ◄─fail           │
+//!        └─reject─► rejected          └─authorize─► authorized ─execute─────┘
+//!                        expired ◄─expire─┘ (x402: its validBefore passed unused)
 //! ```
 
 use std::fmt;
@@ -20,6 +23,9 @@ use crate::{
 pub enum IntentStatus {
     PendingConfirmation,
     Confirmed,
+    /// An x402 payment's authorization was signed and handed out; the payee may settle it until
+    /// its `validBefore`.
+    Authorized,
     Submitted,
     Executed,
     Failed,
@@ -38,6 +44,8 @@ pub enum IntentEvent {
     Expire,
     /// Its transaction was signed and its hash recorded, before broadcast.
     Submit,
+    /// Its x402 authorization was signed and recorded, before it is handed out.
+    Authorize,
     /// Its transaction was mined and succeeded.
     Execute,
     /// It cannot be carried out, or its transaction reverted.
@@ -54,15 +62,16 @@ pub struct TransitionRefused {
 /// `a` or `an`, as the status's name sounds.
 fn article(status: &IntentStatus) -> &'static str {
     match status {
-        IntentStatus::Executed | IntentStatus::Expired => "an",
+        IntentStatus::Executed | IntentStatus::Expired | IntentStatus::Authorized => "an",
         _ => "a",
     }
 }
 
 impl IntentStatus {
-    pub const ALL: [IntentStatus; 7] = [
+    pub const ALL: [IntentStatus; 8] = [
         Self::PendingConfirmation,
         Self::Confirmed,
+        Self::Authorized,
         Self::Submitted,
         Self::Executed,
         Self::Failed,
@@ -79,10 +88,30 @@ impl IntentStatus {
             (S::PendingConfirmation, E::Reject) => Ok(S::Rejected),
             (S::PendingConfirmation, E::Expire) => Ok(S::Expired),
             (S::Confirmed, E::Submit) => Ok(S::Submitted),
+            (S::Confirmed, E::Authorize) => Ok(S::Authorized),
             (S::Confirmed | S::Submitted, E::Fail) => Ok(S::Failed),
-            (S::Submitted, E::Execute) => Ok(S::Executed),
+            (S::Submitted | S::Authorized, E::Execute) => Ok(S::Executed),
+            (S::Authorized, E::Expire) => Ok(S::Expired),
             (from, event) => Err(TransitionRefused { from, event }),
         }
+    }
+
+    /// `apply`, for an intent of `kind`: a transfer is never authorized, and an x402 payment is
+    /// never submitted by this service, nor failed (money it authorized may still move until its
+    /// `validBefore`, so it ends `expired`, or `executed`).
+    pub fn apply_as(
+        self,
+        kind: IntentKind,
+        event: IntentEvent,
+    ) -> Result<IntentStatus, TransitionRefused> {
+        let foreign = match kind {
+            IntentKind::Transfer => event == IntentEvent::Authorize,
+            IntentKind::X402 => matches!(event, IntentEvent::Submit | IntentEvent::Fail),
+        };
+        if foreign {
+            return Err(TransitionRefused { from: self, event });
+        }
+        self.apply(event)
     }
 
     /// No event moves an intent out of a terminal state.
@@ -98,7 +127,11 @@ impl IntentStatus {
     pub fn holds_allowance(self) -> bool {
         matches!(
             self,
-            Self::PendingConfirmation | Self::Confirmed | Self::Submitted | Self::Executed
+            Self::PendingConfirmation
+                | Self::Confirmed
+                | Self::Authorized
+                | Self::Submitted
+                | Self::Executed
         )
     }
 
@@ -106,6 +139,7 @@ impl IntentStatus {
         match self {
             Self::PendingConfirmation => "pending_confirmation",
             Self::Confirmed => "confirmed",
+            Self::Authorized => "authorized",
             Self::Submitted => "submitted",
             Self::Executed => "executed",
             Self::Failed => "failed",
@@ -132,9 +166,33 @@ impl fmt::Display for IntentEvent {
             Self::Reject => "be rejected",
             Self::Expire => "expire",
             Self::Submit => "be submitted",
+            Self::Authorize => "be authorized",
             Self::Execute => "be executed",
             Self::Fail => "fail",
         })
+    }
+}
+
+/// What an intent moves money by: a transaction this service sends (`/v1/wallet/send`), or an
+/// x402 authorization the payee settles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntentKind {
+    Transfer,
+    X402,
+}
+
+impl IntentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Transfer => "transfer",
+            Self::X402 => "x402",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Transfer, Self::X402]
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
     }
 }
 
@@ -247,24 +305,28 @@ mod tests {
     use IntentEvent as E;
     use IntentStatus as S;
 
-    const EVENTS: [IntentEvent; 6] = [
+    const EVENTS: [IntentEvent; 7] = [
         E::Confirm,
         E::Reject,
         E::Expire,
         E::Submit,
+        E::Authorize,
         E::Execute,
         E::Fail,
     ];
 
     /// The guide's transitions, written out as data to check the code against.
-    const ALLOWED: [(IntentStatus, IntentEvent, IntentStatus); 7] = [
+    const ALLOWED: [(IntentStatus, IntentEvent, IntentStatus); 10] = [
         (S::PendingConfirmation, E::Confirm, S::Confirmed),
         (S::PendingConfirmation, E::Reject, S::Rejected),
         (S::PendingConfirmation, E::Expire, S::Expired),
         (S::Confirmed, E::Submit, S::Submitted),
+        (S::Confirmed, E::Authorize, S::Authorized),
         (S::Confirmed, E::Fail, S::Failed),
         (S::Submitted, E::Execute, S::Executed),
         (S::Submitted, E::Fail, S::Failed),
+        (S::Authorized, E::Execute, S::Executed),
+        (S::Authorized, E::Expire, S::Expired),
     ];
 
     #[test]
@@ -312,16 +374,46 @@ mod tests {
         proptest::sample::select(EVENTS.to_vec())
     }
 
+    fn kind() -> impl Strategy<Value = IntentKind> {
+        proptest::sample::select(vec![IntentKind::Transfer, IntentKind::X402])
+    }
+
+    #[test]
+    fn each_kind_keeps_to_its_own_path() {
+        let refused = |kind, from: IntentStatus, event| {
+            from.apply_as(kind, event) == Err(TransitionRefused { from, event })
+        };
+        assert!(refused(IntentKind::Transfer, S::Confirmed, E::Authorize));
+        assert!(refused(IntentKind::X402, S::Confirmed, E::Submit));
+        assert!(refused(IntentKind::X402, S::Confirmed, E::Fail));
+        assert_eq!(
+            S::Confirmed.apply_as(IntentKind::X402, E::Authorize),
+            Ok(S::Authorized)
+        );
+        assert_eq!(
+            S::Authorized.apply_as(IntentKind::X402, E::Expire),
+            Ok(S::Expired)
+        );
+        for kind in [IntentKind::Transfer, IntentKind::X402] {
+            assert_eq!(IntentKind::parse(kind.as_str()), Some(kind));
+        }
+    }
+
     proptest! {
-        /// Walking any sequence of events from a new intent, applying those that are allowed:
-        /// terminal states absorb everything, an executed intent was confirmed and submitted
-        /// first, and the daily allowance is released exactly on reject, expire or fail.
+        /// Walking any sequence of events from a new intent of either kind, applying those that
+        /// are allowed: terminal states absorb everything, an executed intent went its kind's one
+        /// path, an x402 payment is authorized (signed) at most once and never fails, and the
+        /// allowance is released exactly on reject, expire or fail.
         #[test]
-        fn random_event_sequences_respect_the_invariants(events in proptest::collection::vec(event(), 0..40)) {
+        fn random_event_sequences_respect_the_invariants(
+            kind in kind(),
+            events in proptest::collection::vec(event(), 0..40),
+        ) {
             let mut status = S::PendingConfirmation;
             let mut visited = vec![status];
+            let mut authorizations = 0;
             for event in events {
-                match status.apply(event) {
+                match status.apply_as(kind, event) {
                     Ok(next) => {
                         prop_assert!(!status.is_terminal());
                         prop_assert!(ALLOWED.contains(&(status, event, next)));
@@ -329,6 +421,7 @@ mod tests {
                             prop_assert!(matches!(next, S::Rejected | S::Expired | S::Failed));
                         }
                         prop_assert!(status.holds_allowance() || !next.holds_allowance());
+                        authorizations += usize::from(event == E::Authorize);
                         status = next;
                         visited.push(status);
                     }
@@ -337,10 +430,21 @@ mod tests {
                     }
                 }
             }
+            let path = match kind {
+                IntentKind::Transfer => S::Submitted,
+                IntentKind::X402 => S::Authorized,
+            };
             if status == S::Executed {
-                prop_assert_eq!(&visited[..], &[S::PendingConfirmation, S::Confirmed, S::Submitted, S::Executed][..]);
+                prop_assert_eq!(&visited[..], &[S::PendingConfirmation, S::Confirmed, path, S::Executed][..]);
             }
-            prop_assert!(visited.len() <= 4, "no path is longer than pending, confirmed, submitted, final");
+            match kind {
+                IntentKind::Transfer => prop_assert_eq!(authorizations, 0),
+                IntentKind::X402 => {
+                    prop_assert!(authorizations <= 1, "one intent, one authorization");
+                    prop_assert!(!visited.contains(&S::Failed) && !visited.contains(&S::Submitted));
+                }
+            }
+            prop_assert!(visited.len() <= 4, "no path is longer than pending, confirmed, its way, final");
         }
     }
 

@@ -28,6 +28,7 @@ pub mod text;
 pub mod transfer;
 pub mod wallet;
 pub mod webhooks;
+pub mod x402;
 
 /// The mail modules, at the paths they had before they moved under `mail`.
 pub use mail::{attachments, email, inbound, search, sender_rules};
@@ -78,8 +79,8 @@ pub use ids::{
     SmsMessageId, SpendPolicyId, SponsorId, WalletId, WebhookDeliveryId, WebhookEndpointId,
 };
 pub use intent::{
-    Approvals, ConfirmedBy, IntentEvent, IntentStatus, TransferIntentRecord, TransferTerms,
-    TransitionRefused,
+    Approvals, ConfirmedBy, IntentEvent, IntentKind, IntentStatus, TransferIntentRecord,
+    TransferTerms, TransitionRefused,
 };
 pub use json_bounds::{json_items_within, MAX_JSON_ITEMS};
 pub use limits::{RateDecision, RateLimit};

@@ -2,10 +2,13 @@
 //! under the operator's master key. The sealed form binds the key to its address (as associated
 //! data), so a sealed key copied onto another wallet's row does not open.
 
+use alloy_primitives::B256;
+use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use async_trait::async_trait;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use domain::x402::{TokenDomain, TransferAuthorization};
 use domain::{Custody, EvmAddress};
 use ports::{KeyVault, ProviderError, SealedWalletKey, SignedTransfer, TransferCall};
 use secrecy::{ExposeSecret, SecretBox};
@@ -173,6 +176,24 @@ impl KeyVault for LocalKeyVault {
             .map_err(|error| ProviderError::Refused(format!("signing for {from}: {error}")))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(from = %authorization.from))]
+    async fn sign_transfer_authorization(
+        &self,
+        sealed_key: &[u8],
+        authorization: &TransferAuthorization,
+        domain: &TokenDomain,
+    ) -> Result<[u8; 65], ProviderError> {
+        let from = authorization.from;
+        let signer = self
+            .open(sealed_key, &from)
+            .map_err(|error| ProviderError::Refused(format!("wallet {from}: {error}")))?;
+        let hash = B256::from(authorization.signing_hash(domain));
+        let signature = signer
+            .sign_hash_sync(&hash)
+            .map_err(|error| ProviderError::Refused(format!("signing for {from}: {error}")))?;
+        Ok(signature.as_bytes())
+    }
+
     #[tracing::instrument(level = "debug", skip(self, sealed_key))]
     async fn reseal_wallet_key(
         &self,
@@ -296,5 +317,89 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    /// Signatures the official x402 package and eth_account make (RFC 6979, so deterministic)
+    /// with anvil's first well-known key, for two authorizations under two domains.
+    #[tokio::test]
+    async fn an_authorization_is_signed_as_the_official_x402_package_signs_it() {
+        use domain::x402::AuthorizationWindow;
+        use domain::AtomicAmount;
+        let signer: PrivateKeySigner =
+            "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+                .parse()
+                .expect("anvil's first key");
+        let from = EvmAddress::from_bytes(signer.address().into());
+        let vault = vault(MASTER);
+        let sealed = vault.seal(&signer, &from);
+        let address = |text: &str| EvmAddress::parse(text).expect("valid");
+        let cases = [
+            (
+                ("USDC", 84532, "0x036CbD53842c5426634e7929541eC2318f3dCF7e"),
+                ("0x209693Bc6afc0C5328bA36FaF03C514EF312287C", "10000", 0, 1_740_672_154),
+                "0000000000000000000000000000000000000000000000000000000000000001",
+                "0x840b228d4c74e76e40b009b59a5b90ae3258c35236069c39513c31294a0f2d8437b1572b5428c5502547253e404230ba9dc64a40c5e599f16ee509d1498bbebc1b",
+            ),
+            (
+                ("USD Coin", 31337, "0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+                ("0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "1000000", 1_740_671_554, 1_740_675_754),
+                "f3746613c2d920b5fdabc0856f2aeb2d4f88ee6037b8cc5d04a71a4462f13480",
+                "0x0f9bba075b9a6707b72be45b97f1faf1e6a647cadaeba0f75dee1d4ea5bf702a23b3ee1d1e541d1697ac5b4b6f4cb37849eb54cbd0926cfc1f62de601a4136421c",
+            ),
+        ];
+        for ((name, chain_id, token), (to, value, valid_after, valid_before), nonce, expected) in
+            cases
+        {
+            let authorization = TransferAuthorization {
+                from,
+                to: address(to),
+                value: AtomicAmount::parse(value).expect("valid"),
+                window: AuthorizationWindow {
+                    valid_after,
+                    valid_before,
+                },
+                nonce: hex::decode(nonce)
+                    .expect("hex")
+                    .try_into()
+                    .expect("32 bytes"),
+            };
+            let domain = TokenDomain {
+                name: name.into(),
+                version: "2".into(),
+                chain_id,
+                verifying_contract: address(token),
+            };
+            let signature = vault
+                .sign_transfer_authorization(&sealed, &authorization, &domain)
+                .await
+                .expect("signed");
+            assert_eq!(format!("0x{}", hex::encode(signature)), expected, "{name}");
+        }
+        let elsewhere = TransferAuthorization {
+            from: EvmAddress::from_bytes([9; 20]),
+            ..TransferAuthorization {
+                from,
+                to: from,
+                value: AtomicAmount::parse("1").expect("valid"),
+                window: AuthorizationWindow {
+                    valid_after: 0,
+                    valid_before: 1,
+                },
+                nonce: [0; 32],
+            }
+        };
+        let domain = TokenDomain {
+            name: "USDC".into(),
+            version: "2".into(),
+            chain_id: 8453,
+            verifying_contract: from,
+        };
+        assert!(
+            vault
+                .sign_transfer_authorization(&sealed, &elsewhere, &domain)
+                .await
+                .is_err(),
+            "a key sealed for one wallet signs for no other"
+        );
     }
 }

@@ -368,6 +368,7 @@ mod tests {
             json!([
                 "pending_confirmation",
                 "confirmed",
+                "authorized",
                 "submitted",
                 "executed",
                 "failed",

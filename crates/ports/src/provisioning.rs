@@ -1,6 +1,7 @@
 //! Providers that hand out the resources of a new agent.
 
 use async_trait::async_trait;
+use domain::x402::{TokenDomain, TransferAuthorization};
 use domain::{AgentId, Custody, EmailAddress, EvmAddress, PhoneNumber};
 
 use crate::{SignedTransfer, TransferCall};
@@ -60,6 +61,16 @@ pub trait KeyVault: Send + Sync {
         from: &EvmAddress,
         call: TransferCall,
     ) -> Result<SignedTransfer, ProviderError>;
+
+    /// Signs the EIP-712 hash of `authorization` under `domain` with the key sealed in
+    /// `sealed_key` for `authorization.from`: 65 bytes, r, s and v (27 or 28), as EIP-3009 tokens
+    /// and x402 take them.
+    async fn sign_transfer_authorization(
+        &self,
+        sealed_key: &[u8],
+        authorization: &TransferAuthorization,
+        domain: &TokenDomain,
+    ) -> Result<[u8; 65], ProviderError>;
 
     /// `sealed_key` of `address` sealed anew under the vault's current master key, or `None` when
     /// it already is; refused when no key the vault holds opens it.

@@ -131,6 +131,21 @@ diesel::table! {
 }
 
 diesel::table! {
+    x402_payments (intent_id) {
+        intent_id -> Uuid,
+        wallet_id -> Uuid,
+        offer -> Jsonb,
+        resource_url -> Nullable<Text>,
+        network -> Text,
+        nonce -> Nullable<Bytea>,
+        valid_after -> Nullable<BigInt>,
+        valid_before -> Nullable<Timestamptz>,
+        payment -> Nullable<Text>,
+        payment_response -> Nullable<Jsonb>,
+    }
+}
+
+diesel::table! {
     wallet_spend_totals (wallet_id) {
         wallet_id -> Uuid,
         open_atomic -> Numeric,
@@ -568,6 +583,7 @@ diesel::joinable!(wallet_spend_totals -> wallets (wallet_id));
 diesel::joinable!(recipient_spend_totals -> wallets (wallet_id));
 diesel::joinable!(intent_approvals -> transfer_intents (intent_id));
 diesel::joinable!(transfer_attempts -> transfer_intents (intent_id));
+diesel::joinable!(x402_payments -> transfer_intents (intent_id));
 diesel::joinable!(webhook_secrets -> webhook_endpoints (endpoint_id));
 diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
 diesel::joinable!(operator_enrollments -> operators (operator_id));
@@ -610,4 +626,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     operator_tokens,
     operator_audit,
     agent_keys,
+    x402_payments,
 );

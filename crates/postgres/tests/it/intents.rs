@@ -1829,7 +1829,10 @@ async fn open_intents_and_recent_executions_hold_their_amount_and_no_other_statu
             expected += amount;
         }
     }
-    assert_eq!(expected, 1111, "pending, confirmed, submitted and executed");
+    assert_eq!(
+        expected, 11111,
+        "pending, confirmed, authorized, submitted and executed"
+    );
     assert_held(&fixture, agent, expected).await;
 }
 

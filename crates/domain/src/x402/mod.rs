@@ -1,0 +1,15 @@
+//! Paying for resources over HTTP 402 (x402): the challenge a server answers with, read into
+//! typed offers; the one this service can pay, with why each other was skipped; and the EIP-3009
+//! authorization that pays it, with its EIP-712 signing hash and the header that carries it.
+
+mod authorization;
+mod challenge;
+
+pub use authorization::{
+    payment_header_value, AuthorizationWindow, SettlementResponse, TokenDomain,
+    TransferAuthorization, MAX_AUTHORIZATION_SECS, VALID_AFTER_SKEW_SECS,
+};
+pub use challenge::{
+    ChallengeError, ChosenOffer, NothingPayable, PayableBy, PaymentChallenge, SkippedOffer,
+    X402Terms, X402Version, MAX_CHALLENGE_BYTES, MAX_OFFERS,
+};
