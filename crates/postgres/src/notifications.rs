@@ -199,19 +199,7 @@ async fn pass_barrier(
     asked: &mut usize,
     answered: &mut HashSet<i32>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = connector.open_client().await?;
-    let (answers, mut heard) = mpsc::unbounded_channel();
-    let driver = tokio::spawn(async move {
-        let mut stream =
-            futures_util::stream::poll_fn(move |context| connection.poll_message(context));
-        while let Some(Ok(message)) = stream.next().await {
-            if let AsyncMessage::Notification(notification) = message {
-                if answers.send(notification.payload().to_owned()).is_err() {
-                    break;
-                }
-            }
-        }
-    });
+    let (client, driver, mut heard) = open_listening(connector).await?;
     // Listen before asking, so that no answer comes before it can be heard.
     client
         .batch_execute(&format!("LISTEN {BARRIER_ANSWERS}"))
@@ -235,10 +223,14 @@ async fn pass_barrier(
         )
         .await?;
     while answered.len() < hubs.len() {
-        let Some(answer) = heard.recv().await else {
+        let Some(message) = heard.recv().await else {
             break;
         };
-        let pid = answer
+        let AsyncMessage::Notification(notification) = message else {
+            continue;
+        };
+        let pid = notification
+            .payload()
             .split_once(':')
             .filter(|(answered_token, _)| *answered_token == token)
             .and_then(|(_, pid)| pid.parse().ok());
@@ -281,26 +273,7 @@ async fn listen_once(
     hub: &Hub,
     registrations: &mut mpsc::UnboundedReceiver<Watched>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = connector.open_client().await?;
-    let (messages, mut received) = mpsc::unbounded_channel();
-    // The connection must be polled for the client to work at all; its messages come out here.
-    let driver = tokio::spawn(async move {
-        let mut stream =
-            futures_util::stream::poll_fn(move |context| connection.poll_message(context));
-        while let Some(message) = stream.next().await {
-            match message {
-                Ok(message) => {
-                    if messages.send(message).is_err() {
-                        break;
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(error = %with_causes(&error), "notification connection failed");
-                    break;
-                }
-            }
-        }
-    });
+    let (client, driver, mut received) = open_listening(connector).await?;
     let listener_pid: i32 = client
         .query_one("SELECT pg_backend_pid()", &[])
         .await?
@@ -348,6 +321,41 @@ async fn listen_once(
     registrar_driver.abort();
     tracing::warn!("notification connection closed");
     Ok(())
+}
+
+/// A client, with the task that drives its connection (abort it when done) and the messages the
+/// connection receives, notifications among them.
+async fn open_listening(
+    connector: &Connector,
+) -> Result<
+    (
+        tokio_postgres::Client,
+        JoinHandle<()>,
+        mpsc::UnboundedReceiver<AsyncMessage>,
+    ),
+    tokio_postgres::Error,
+> {
+    let (client, mut connection) = connector.open_client().await?;
+    let (messages, received) = mpsc::unbounded_channel();
+    // The connection must be polled for the client to work at all; its messages come out here.
+    let driver = tokio::spawn(async move {
+        let mut stream =
+            futures_util::stream::poll_fn(move |context| connection.poll_message(context));
+        while let Some(message) = stream.next().await {
+            match message {
+                Ok(message) => {
+                    if messages.send(message).is_err() {
+                        break;
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(error = %with_causes(&error), "a listening connection failed");
+                    break;
+                }
+            }
+        }
+    });
+    Ok((client, driver, received))
 }
 
 /// Counts a barrier heard, then answers it: every notification before it has been handled.
