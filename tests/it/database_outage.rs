@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::email::{now, post, raw_mail, webhook_signed, QUICK, SECRET};
 use crate::sms::{message_sid, twilio_params, twilio_webhook, TOKEN, TWILIO_UNREACHABLE};
 use crate::support::fake_mail_api::FakeMailApi;
-use crate::support::harness::{agentctl_at, CliOutput, Server};
+use crate::support::harness::{agentctl_at, CliOutput, Server, QUICK_POOL};
 use crate::support::private_pg::{PrivateCluster, StopMode};
 use crate::wallet::{post_send, FAST_EXECUTOR, RECIPIENT, UNLIMITED_SENDS};
 
@@ -511,6 +511,7 @@ async fn mixed_load_through(mode: StopMode) {
         // into the outage is sent again within a second of its end, not a minute.
         ("EXECUTOR_RETRY_BASE_MS", "100"),
         ("EXECUTOR_RETRY_CAP_SECS", "1"),
+        QUICK_POOL,
     ];
     settings.extend_from_slice(&QUICK);
     settings.extend_from_slice(&UNLIMITED_SENDS);

@@ -10,9 +10,13 @@ use test_support::{workspace_root, TestDatabase};
 
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
-/// How long a spawned server waits for a pool connection: short, so that a database outage is
-/// answered 503 at once.
-const QUICK_POOL_TIMEOUT_SECS: &str = "2";
+/// How long a spawned server waits for a pool connection: longer than a connection takes on a
+/// machine running the whole suite (beside it, 2 s answered a lone request 503), shorter than a
+/// client waits. The database outage tests set `QUICK_POOL` instead.
+const POOL_TIMEOUT_SECS: &str = "10";
+
+/// The setting for a test of a database outage: requests meanwhile are answered 503 at once.
+pub(crate) const QUICK_POOL: (&str, &str) = ("DATABASE_TIMEOUT_SECS", "2");
 
 /// The setting for a test that floods one server: its requests may queue for a connection behind
 /// each other on a machine running other tests, as long as a client would wait, and are not
@@ -95,7 +99,7 @@ impl Server {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("BIND_ADDR", "127.0.0.1:0")
             .env("MIGRATE_ON_START", "false")
-            .env("DATABASE_TIMEOUT_SECS", QUICK_POOL_TIMEOUT_SECS)
+            .env("DATABASE_TIMEOUT_SECS", POOL_TIMEOUT_SECS)
             .env("METRICS_TOKEN", METRICS_TOKEN)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
@@ -232,10 +236,23 @@ impl Server {
     }
 }
 
+/// The lines of a server's log a failing test prints: what it did last.
+const LOG_LINES_OF_A_FAILURE: usize = 40;
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            let logs = self.logs();
+            let lines: Vec<&str> = logs.lines().collect();
+            let last = &lines[lines.len().saturating_sub(LOG_LINES_OF_A_FAILURE)..];
+            eprintln!(
+                "the last lines of the server's log ({}):\n{}",
+                self.base_url,
+                last.join("\n")
+            );
+        }
         let _ = std::fs::remove_file(&self.log_path);
     }
 }
