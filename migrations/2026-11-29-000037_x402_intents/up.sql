@@ -30,6 +30,11 @@ CREATE TABLE x402_payments (
     CONSTRAINT x402_payments_nonce_once UNIQUE (wallet_id, nonce)
 );
 
+-- What an intent moves money by: a transaction this service sends, or an x402 authorization the
+-- payee settles. Only transfers are claimed by the executor.
+ALTER TABLE transfer_intents ADD COLUMN kind text NOT NULL DEFAULT 'transfer'
+    CONSTRAINT transfer_intents_kind_known CHECK (kind IN ('transfer', 'x402'));
+
 ALTER TABLE transfer_intents DROP CONSTRAINT transfer_intents_status_known;
 ALTER TABLE transfer_intents ADD CONSTRAINT transfer_intents_status_known CHECK (status IN (
     'pending_confirmation', 'confirmed', 'authorized', 'submitted', 'executed', 'failed',
@@ -107,7 +112,7 @@ CREATE OR REPLACE FUNCTION transfer_intents_event() RETURNS trigger LANGUAGE plp
 DECLARE
     intent jsonb := jsonb_build_object(
         'id', NEW.id, 'agent_id', NEW.agent_id, 'wallet_id', NEW.wallet_id,
-        'status', NEW.status, 'asset', NEW.asset, 'chain', NEW.chain,
+        'kind', NEW.kind, 'status', NEW.status, 'asset', NEW.asset, 'chain', NEW.chain,
         'token_address', NEW.token_address, 'recipient_address', NEW.recipient_address,
         'amount_atomic', NEW.amount_atomic::text, 'idempotency_key', NEW.idempotency_key,
         'tx_hash', NEW.tx_hash, 'failure_reason', NEW.failure_reason,

@@ -15,6 +15,22 @@ use test_support::workspace_root;
 sol! {
     function mint(address to, uint256 amount);
     function balanceOf(address owner) returns (uint256);
+    function transferWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes signature
+    );
+}
+
+/// An EIP-3009 authorization as x402 writes it in a payment: every number a decimal string, the
+/// nonce and the signature in hex.
+pub struct WrittenAuthorization<'a> {
+    pub authorization: &'a Value,
+    pub signature: &'a str,
 }
 
 pub struct Anvil {
@@ -149,6 +165,34 @@ impl Anvil {
             .transact(Some(token), format!("0x{}", hex::encode(call.abi_encode())))
             .await;
         assert_eq!(receipt["status"], "0x1");
+    }
+
+    /// Settles `written` on `token` as a payee's facilitator would: `transferWithAuthorization`
+    /// sent by anvil's funded account. The transaction's receipt.
+    pub async fn settle_authorization(
+        &self,
+        token: &str,
+        written: &WrittenAuthorization<'_>,
+    ) -> Value {
+        let field = |name: &str| {
+            written.authorization[name]
+                .as_str()
+                .unwrap_or_else(|| panic!("authorization.{name}: {}", written.authorization))
+        };
+        let number = |name: &str| field(name).parse::<U256>().expect("a decimal number");
+        let call = transferWithAuthorizationCall {
+            from: field("from").parse::<Address>().expect("from"),
+            to: field("to").parse::<Address>().expect("to"),
+            value: number("value"),
+            validAfter: number("validAfter"),
+            validBefore: number("validBefore"),
+            nonce: field("nonce").parse().expect("a 32-byte nonce"),
+            signature: hex::decode(written.signature.trim_start_matches("0x"))
+                .expect("a hex signature")
+                .into(),
+        };
+        self.transact(Some(token), format!("0x{}", hex::encode(call.abi_encode())))
+            .await
     }
 
     pub async fn set_eth(&self, to: &str, wei: u128) {

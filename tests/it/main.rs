@@ -37,3 +37,4 @@ mod tls;
 mod walkthrough;
 mod wallet;
 mod webhook_delivery;
+mod x402;

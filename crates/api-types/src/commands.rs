@@ -9,9 +9,10 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use domain::commands::{
-    ChannelsWait, CodeChannel, CodeWait, ForwardMail, ReplyMail, SendMail, SendRequest,
+    ChannelsWait, CodeChannel, CodeWait, ForwardMail, ReplyMail, SendMail, SendRequest, X402Request,
 };
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
+use domain::x402::{ChallengeError, PaymentChallenge};
 use domain::{
     check_custom_header, check_custom_headers_size, check_no_nul, AtomicAmount, EmailAddress,
     EvmAddress, IdempotencyKey, IdempotencyKeyError, NewAttachment, MAX_BODY_TEXT_BYTES,
@@ -23,7 +24,7 @@ use serde_json::{json, Value};
 use crate::field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 use crate::{
     AttachmentIn, CodesWaitRequest, EmailForwardRequest, EmailReplyRequest, EmailSendRequest,
-    WaitForCodeRequest, WalletSendRequest,
+    WaitForCodeRequest, WalletSendRequest, X402AuthorizeRequest,
 };
 
 /// Where a mail send or reply carries its idempotency key: the `Idempotency-Key` header.
@@ -459,6 +460,61 @@ impl TryFrom<WalletSendRequest> for SendRequest {
                 idempotency_key,
             }),
             (to, amount, key) => Err(FieldErrors::among([to.err(), amount.err(), key.err()])),
+        }
+    }
+}
+
+/// The longest resource URL an x402 payment records.
+pub const MAX_RESOURCE_URL_CHARS: usize = 2_048;
+
+impl TryFrom<X402AuthorizeRequest> for X402Request {
+    type Error = FieldErrors;
+
+    fn try_from(body: X402AuthorizeRequest) -> Result<Self, FieldErrors> {
+        let challenge = match body.payment_required {
+            Value::String(header) => PaymentChallenge::from_header(&header),
+            object @ Value::Object(_) => PaymentChallenge::from_value(object),
+            _ => Err(ChallengeError::NotAnObject),
+        }
+        .map_err(|error| FieldError::value_error("payment_required", Value::Null, error));
+        let resource_url = body
+            .resource_url
+            .map(|url| {
+                FieldError::check_length("resource_url", &url, 1, MAX_RESOURCE_URL_CHARS)?;
+                if url.chars().any(char::is_control) {
+                    return Err(FieldError::value_error(
+                        "resource_url",
+                        url.as_str(),
+                        "resource_url holds a control character",
+                    ));
+                }
+                Ok(url)
+            })
+            .transpose();
+        let max_amount = body
+            .max_amount_atomic
+            .map(|max| {
+                AtomicAmount::parse(&max).map_err(|error| {
+                    FieldError::value_error("max_amount_atomic", max.as_str(), error)
+                })
+            })
+            .transpose();
+        let key = body_key(&body.idempotency_key);
+        match (challenge, resource_url, max_amount, key) {
+            (Ok(challenge), Ok(resource_url), Ok(max_amount), Ok(idempotency_key)) => {
+                Ok(X402Request {
+                    challenge,
+                    resource_url,
+                    max_amount,
+                    idempotency_key,
+                })
+            }
+            (challenge, resource_url, max_amount, key) => Err(FieldErrors::among([
+                challenge.err(),
+                resource_url.err(),
+                max_amount.err(),
+                key.err(),
+            ])),
         }
     }
 }

@@ -82,6 +82,24 @@ impl From<domain::ConfirmedBy> for ConfirmedBy {
     }
 }
 
+/// What an intent moves money by: `transfer`, a transaction this service sends
+/// (`/v1/wallet/send`), or `x402`, an authorization the payee settles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentKind {
+    Transfer,
+    X402,
+}
+
+impl From<domain::IntentKind> for IntentKind {
+    fn from(kind: domain::IntentKind) -> Self {
+        match kind {
+            domain::IntentKind::Transfer => Self::Transfer,
+            domain::IntentKind::X402 => Self::X402,
+        }
+    }
+}
+
 /// Where a transfer intent stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -115,7 +115,7 @@ pub enum EventData {
     EmailSent(EmailSentData),
     EmailFailed(EmailFailedData),
     SmsReceived(SmsReceivedData),
-    TransferIntent(TransferIntentOut),
+    TransferIntent(Box<TransferIntentOut>),
 }
 
 impl From<&EventPayload> for EventData {
@@ -160,7 +160,9 @@ impl From<&EventPayload> for EventData {
                 to_number: to_number.clone(),
                 code: code.clone(),
             }),
-            EventPayload::TransferIntent(intent) => Self::TransferIntent(intent.as_ref().into()),
+            EventPayload::TransferIntent(intent) => {
+                Self::TransferIntent(Box::new(intent.as_ref().into()))
+            }
         }
     }
 }

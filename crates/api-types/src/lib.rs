@@ -24,7 +24,8 @@ pub use email::{
     SenderRulesOut, SenderRulesRequest, ThreadDetailOut, ThreadOut, ThreadPageOut,
 };
 pub use enums::{
-    Channel, ConfirmedBy, Direction, EmailStatus, IntentStatus, ScopeName, SendStatus, WalletStatus,
+    Channel, ConfirmedBy, Direction, EmailStatus, IntentKind, IntentStatus, ScopeName, SendStatus,
+    WalletStatus,
 };
 pub use events::{
     event_type_names, read_event_types, EmailFailedData, EmailReceivedData, EmailSentData,
@@ -63,5 +64,6 @@ pub use wallet::{
     default_asset, default_chain, ApprovalsOut, PolicyVerdictOut, RecipientLimitOut,
     SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
     WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
-    WindowUsageOut,
+    WindowUsageOut, X402AuthorizationStatus, X402AuthorizeRequest, X402AuthorizedOut,
+    X402PaymentOut, X402PendingOut,
 };

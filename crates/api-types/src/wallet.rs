@@ -3,14 +3,14 @@
 use domain::{
     format_units, Admitted, ApprovalCount, Asset, AtomicAmount, Chain, PolicyViolation,
     SpendPolicyRecord, SpendWindow, TransferIntentRecord, WalletBalances, WalletRecord,
-    WindowUsage,
+    WindowUsage, X402Payment,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::enums::{ConfirmedBy, IntentStatus, WalletStatus};
+use crate::enums::{ConfirmedBy, IntentKind, IntentStatus, WalletStatus};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WalletOut {
@@ -332,6 +332,7 @@ impl From<&WalletBalances> for WalletBalanceResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TransferIntentOut {
     pub id: Uuid,
+    pub kind: IntentKind,
     pub status: IntentStatus,
     pub asset: String,
     pub chain: String,
@@ -353,6 +354,38 @@ pub struct TransferIntentOut {
     /// `null` until it is confirmed.
     pub confirmed_by: Option<ConfirmedBy>,
     pub approvals: ApprovalsOut,
+    /// What an x402 payment pays for and its authorization; `null` for a transfer.
+    pub x402: Option<X402PaymentOut>,
+}
+
+/// An x402 payment's resource and authorization.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402PaymentOut {
+    pub resource_url: Option<String>,
+    /// As the challenge named it: `eip155:<chain id>`, or version 1's `base` or `base-sepolia`.
+    pub network: String,
+    /// The authorization's nonce, `0x` and 64 hex digits; `null` until it is signed.
+    pub nonce: Option<String>,
+    /// Until when the payee may settle it; `null` until it is signed.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub valid_before: Option<OffsetDateTime>,
+    /// The server's decoded `PAYMENT-RESPONSE`, when a fetch made here received one.
+    #[schema(value_type = Option<Object>)]
+    pub payment_response: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl From<&X402Payment> for X402PaymentOut {
+    fn from(payment: &X402Payment) -> Self {
+        Self {
+            resource_url: payment.resource.resource_url.clone(),
+            network: payment.resource.network.clone(),
+            nonce: payment
+                .nonce
+                .map(|nonce| format!("0x{}", hex::encode(nonce))),
+            valid_before: payment.valid_before,
+            payment_response: payment.payment_response.clone(),
+        }
+    }
 }
 
 /// The distinct operators' approvals an intent needs and has.
@@ -368,6 +401,7 @@ impl From<&TransferIntentRecord> for TransferIntentOut {
     fn from(intent: &TransferIntentRecord) -> Self {
         Self {
             id: intent.id.0,
+            kind: intent.kind.into(),
             status: intent.status.into(),
             asset: intent.asset.to_string(),
             chain: intent.chain.to_string(),
@@ -384,6 +418,7 @@ impl From<&TransferIntentRecord> for TransferIntentOut {
                 required: intent.approvals.required,
                 received: intent.approvals.received,
             },
+            x402: intent.x402.as_ref().map(X402PaymentOut::from),
         }
     }
 }
@@ -429,4 +464,54 @@ pub struct WalletSendRequest {
         pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
     )]
     pub idempotency_key: Option<String>,
+}
+
+/// An x402 challenge for the wallet to pay.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct X402AuthorizeRequest {
+    /// The challenge as the server answered it: the `PAYMENT-REQUIRED` header's value (base64),
+    /// its decoded object, or a version 1 402 body. At most 64 KiB and 32 `accepts` entries.
+    #[schema(value_type = Object)]
+    pub payment_required: serde_json::Value,
+    /// The resource paid for, when the challenge names none (at most 2,048 characters).
+    pub resource_url: Option<String>,
+    /// The agent's own ceiling in atomic units: a challenge asking more is refused (403, rule
+    /// `max_amount`) before the policy is asked.
+    #[schema(pattern = "^[0-9]+$")]
+    pub max_amount_atomic: Option<String>,
+    /// The same key with the same payment terms answers the same intent and authorization.
+    #[schema(min_length = 1, max_length = 255)]
+    pub idempotency_key: String,
+}
+
+/// Whether an x402 payment was signed, or waits for operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum X402AuthorizationStatus {
+    Authorized,
+    PendingConfirmation,
+}
+
+/// A signed payment authorization: repeat the request with `header` set to `payment_signature`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402AuthorizedOut {
+    /// `authorized`.
+    pub status: X402AuthorizationStatus,
+    /// `PAYMENT-SIGNATURE` (version 2) or `X-PAYMENT` (version 1).
+    pub header: String,
+    /// The header's value; single use, valid until `valid_before`.
+    pub payment_signature: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub valid_before: OffsetDateTime,
+    pub intent: TransferIntentOut,
+}
+
+/// A payment that waits for operators: retry with the same `idempotency_key` once approved.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402PendingOut {
+    /// `pending_confirmation`.
+    pub status: X402AuthorizationStatus,
+    pub intent: TransferIntentOut,
+    /// Where an operator decides on the payment.
+    pub approval_url: String,
 }

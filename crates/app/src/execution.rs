@@ -15,7 +15,7 @@
 //! for the nonces below it, and only a bounded front of the wallet's lowest nonces, so a wallet's
 //! backlog costs a round the same few node calls however long it grows.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use domain::{
@@ -29,6 +29,7 @@ use ports::{
 };
 use uuid::Uuid;
 
+use crate::chain_id::KnownChainId;
 use crate::leased_queue::Owed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,8 +121,7 @@ pub struct Executor {
     chain: Arc<dyn ChainWriter>,
     vault: Arc<dyn KeyVault>,
     settings: ExecutorSettings,
-    /// The chain's id, asked once: it never changes under a running process.
-    chain_id: OnceLock<u64>,
+    chain_id: KnownChainId,
     /// Leases this executor failed to give back (the store was unreachable, or a claim's answer
     /// was lost). An intent holding an assigned nonce would otherwise hold up its wallet's later
     /// transfers for a whole lease.
@@ -142,17 +142,13 @@ impl Executor {
             chain,
             vault,
             settings,
-            chain_id: OnceLock::new(),
+            chain_id: KnownChainId::default(),
             unreleased: Owed::default(),
         }
     }
 
     async fn chain_id(&self) -> Result<u64, ChainError> {
-        if let Some(id) = self.chain_id.get() {
-            return Ok(*id);
-        }
-        let id = self.chain.chain_id().await?;
-        Ok(*self.chain_id.get_or_init(|| id))
+        self.chain_id.of(self.chain.as_ref()).await
     }
 
     /// Submits the oldest confirmed intent, if there is one, and says what became of it.

@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod auth_cache;
 mod barrier;
+mod chain_id;
 pub mod codes;
 pub mod decisions;
 pub mod errors;
@@ -68,7 +69,7 @@ pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, Sm
 pub use wallet::{
     BalanceError, IntentLookupError, IntentPage, ListIntentsError, PolicyUsage, SendError,
     SendLimits, SendRequest, TransferCheck, UsageStamp, WalletError, WalletService, WalletStores,
-    IDEMPOTENCY_KEY_TTL,
+    X402Error, X402Outcome, X402Ports, X402Request, IDEMPOTENCY_KEY_TTL,
 };
 pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};
 

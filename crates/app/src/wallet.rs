@@ -3,24 +3,31 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use domain::x402::{
+    payment_header_value, AuthorizationWindow, ChosenOffer, NothingPayable, PayableBy, TokenDomain,
+    TransferAuthorization,
+};
 use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, window_usage, Admitted,
-    AgentProfile, Asset, AssetBalance, Chain, CursorCodec, CursorPosition, EvmAddress, Held,
-    IntentId, PolicyAsset, PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord,
-    TransferIntentRecord, TransferTerms, TransferTooLarge, WalletBalances, WalletRecord,
-    WindowUsage,
+    AgentProfile, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition,
+    EvmAddress, Held, IdempotencyKey, IntentId, IntentStatus, PolicyAsset, PolicyViolation,
+    RateLimit, RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms,
+    TransferTooLarge, WalletBalances, WalletRecord, WindowUsage,
 };
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, IntentAdmission, IntentRecords, KeyedRefusal, ListingVersion,
-    NewTransferIntent, StoreError, UsageVersion, WalletUsage,
+    ChainClient, ChainError, ChainWriter, IntentAdmission, IntentRecords, KeyVault, KeyedRefusal,
+    ListingVersion, NewTransferIntent, ProviderError, RecordedAuthorization, SignedAuthorization,
+    StoreError, TransitionError, UsageVersion, WalletUsage, X402Authorizations,
 };
+use rand::RngCore;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-pub use domain::commands::SendRequest;
+pub use domain::commands::{SendRequest, X402Request};
 
 use crate::agents::Principal;
+use crate::chain_id::KnownChainId;
 use crate::in_flight::InFlight;
 use crate::paging::{first_page_against, into_page, Kept};
 use crate::NotProvisioned;
@@ -83,6 +90,78 @@ impl From<WalletError> for SendError {
             WalletError::NotProvisioned(missing) => Self::NotProvisioned(missing),
             WalletError::Store(store) => Self::Store(store),
         }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum X402Outcome {
+    /// Signed and recorded: the payment header's name and the recorded authorization.
+    Authorized {
+        authorization: RecordedAuthorization,
+        header: &'static str,
+    },
+    /// Waiting for operators; a retry under the same key once they approved is signed then.
+    Pending(TransferIntentRecord),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum X402Error {
+    #[error(transparent)]
+    NothingPayable(#[from] NothingPayable),
+    #[error("the payment asks {amount}, above max_amount_atomic {ceiling}")]
+    AboveCeiling {
+        amount: AtomicAmount,
+        ceiling: AtomicAmount,
+    },
+    #[error("this service pays x402 only in a token it is configured with")]
+    NoToken,
+    /// The intent under this idempotency key will sign nothing more.
+    #[error("the payment {intent} under this idempotency key is {status}: nothing more is signed for it; retry with a new idempotency key")]
+    Ended {
+        intent: IntentId,
+        status: IntentStatus,
+    },
+    #[error(transparent)]
+    Send(#[from] SendError),
+    #[error(transparent)]
+    Chain(ChainError),
+    #[error("signing the authorization: {0}")]
+    Signing(ProviderError),
+    #[error(transparent)]
+    Transition(TransitionError),
+}
+
+impl From<TransferTooLarge> for X402Error {
+    fn from(error: TransferTooLarge) -> Self {
+        Self::Send(SendError::TooLarge(error))
+    }
+}
+
+/// What paying x402 challenges needs beside the wallet's stores: the authorizations' records,
+/// the vault that signs them, and the chain whose id names the network.
+pub struct X402Ports {
+    pub payments: Arc<dyn X402Authorizations>,
+    pub vault: Arc<dyn KeyVault>,
+    pub chain: Arc<dyn ChainWriter>,
+    chain_id: KnownChainId,
+}
+
+impl X402Ports {
+    pub fn new(
+        payments: Arc<dyn X402Authorizations>,
+        vault: Arc<dyn KeyVault>,
+        chain: Arc<dyn ChainWriter>,
+    ) -> Self {
+        Self {
+            payments,
+            vault,
+            chain,
+            chain_id: KnownChainId::default(),
+        }
+    }
+
+    async fn chain_id(&self) -> Result<u64, ChainError> {
+        self.chain_id.of(self.chain.as_ref()).await
     }
 }
 
@@ -164,6 +243,7 @@ pub struct WalletStores {
 
 pub struct WalletService {
     stores: WalletStores,
+    x402: X402Ports,
     chain: Arc<dyn ChainClient>,
     cursors: CursorCodec,
     token: PolicyAsset,
@@ -174,6 +254,7 @@ pub struct WalletService {
 impl WalletService {
     pub fn new(
         stores: WalletStores,
+        x402: X402Ports,
         chain: Arc<dyn ChainClient>,
         cursors: CursorCodec,
         token: PolicyAsset,
@@ -181,6 +262,7 @@ impl WalletService {
     ) -> Self {
         Self {
             stores,
+            x402,
             chain,
             cursors,
             token,
@@ -377,9 +459,22 @@ impl WalletService {
         principal: &Principal,
         request: SendRequest,
     ) -> Result<(TransferIntentRecord, bool), SendError> {
+        let terms = self.terms(&request)?;
+        self.admit(principal, terms, request.idempotency_key, None)
+            .await
+    }
+
+    /// Admits an intent of `terms` (an x402 payment of `offer`, when given) in the wallet's
+    /// locked step: the recipient and the spend policy judged against what the windows hold.
+    async fn admit(
+        &self,
+        principal: &Principal,
+        terms: TransferTerms,
+        idempotency_key: Option<IdempotencyKey>,
+        offer: Option<ChosenOffer>,
+    ) -> Result<(TransferIntentRecord, bool), SendError> {
         let profile = principal.profile.as_ref();
         let agent = profile.agent.id;
-        let terms = self.terms(&request)?;
         let _slot = self
             .in_flight
             .enter(agent, self.limits.concurrent_per_agent)
@@ -391,8 +486,9 @@ impl WalletService {
             agent_id: agent,
             terms,
             token_address: self.token.token_address,
-            idempotency_key: request.idempotency_key,
+            idempotency_key,
             key_id: Some(principal.key.id),
+            x402: offer,
         };
         let token = self.token.token_address;
         let check = move |context: &AdmissionContext<'_>| {
@@ -429,6 +525,130 @@ impl WalletService {
             }
             Err(AdmissionError::Store(store)) => Err(store.into()),
         }
+    }
+
+    /// Pays an x402 challenge: the offer this wallet can pay is admitted as an intent of kind
+    /// `x402` under the spend policy, as a send is; once confirmed (by the auto-confirm tier, or
+    /// by operators before a retry under the same key), an EIP-3009 authorization is signed,
+    /// recorded, and only then handed out. A retry under the key is answered the recorded
+    /// authorization while the intent holds it: one key, one nonce.
+    #[tracing::instrument(level = "debug", skip(self, principal, request), fields(agent = %principal.profile.agent.id))]
+    pub async fn authorize_x402(
+        &self,
+        principal: &Principal,
+        request: X402Request,
+    ) -> Result<X402Outcome, X402Error> {
+        require_wallet(&principal.profile).map_err(SendError::from)?;
+        let payable = PayableBy {
+            chain_id: self.x402.chain_id().await.map_err(X402Error::Chain)?,
+            usdc: self.token.token_address.ok_or(X402Error::NoToken)?,
+        };
+        let mut offer = request.challenge.choose(&payable)?;
+        if offer.resource_url.is_none() {
+            offer.resource_url = request.resource_url;
+        }
+        if let Some(ceiling) = request.max_amount {
+            if offer.amount.value() > ceiling.value() {
+                return Err(X402Error::AboveCeiling {
+                    amount: offer.amount,
+                    ceiling,
+                });
+            }
+        }
+        let terms = TransferTerms {
+            asset: self.token.asset,
+            chain: self.token.chain,
+            recipient: offer.pay_to,
+            amount: check_transfer_amount(offer.amount)?,
+        };
+        let (intent, _) = self
+            .admit(
+                principal,
+                terms,
+                Some(request.idempotency_key),
+                Some(offer.clone()),
+            )
+            .await?;
+        let header = offer.version.payment_header();
+        match intent.status {
+            IntentStatus::PendingConfirmation => Ok(X402Outcome::Pending(intent)),
+            IntentStatus::Confirmed => {
+                let authorization = self.sign_and_record(intent.id, offer, payable).await?;
+                Ok(X402Outcome::Authorized {
+                    authorization,
+                    header,
+                })
+            }
+            IntentStatus::Authorized | IntentStatus::Executed => {
+                let authorization = self
+                    .x402
+                    .payments
+                    .recorded_authorization(intent.id)
+                    .await
+                    .map_err(SendError::from)?
+                    .ok_or(X402Error::Ended {
+                        intent: intent.id,
+                        status: intent.status,
+                    })?;
+                Ok(X402Outcome::Authorized {
+                    authorization,
+                    header,
+                })
+            }
+            status => Err(X402Error::Ended {
+                intent: intent.id,
+                status,
+            }),
+        }
+    }
+
+    /// Signs the confirmed intent's authorization with its wallet's key and records it; the
+    /// authorization a concurrent request under the same key recorded first wins.
+    async fn sign_and_record(
+        &self,
+        id: IntentId,
+        offer: ChosenOffer,
+        payable: PayableBy,
+    ) -> Result<RecordedAuthorization, X402Error> {
+        let basis = self
+            .x402
+            .payments
+            .signing_basis(id)
+            .await
+            .map_err(SendError::from)?
+            .ok_or_else(|| {
+                SendError::Store(StoreError::Unavailable(format!("intent {id} vanished")))
+            })?;
+        let mut nonce = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut nonce);
+        let authorization = TransferAuthorization {
+            from: basis.wallet_address,
+            to: offer.pay_to,
+            value: offer.amount,
+            window: AuthorizationWindow::signed_at(
+                OffsetDateTime::now_utc(),
+                offer.max_timeout_secs,
+            ),
+            nonce,
+        };
+        let domain = TokenDomain::of_offer(&offer, payable.chain_id);
+        let signature = self
+            .x402
+            .vault
+            .sign_transfer_authorization(&basis.sealed_key, &authorization, &domain)
+            .await
+            .map_err(X402Error::Signing)?;
+        let signed = SignedAuthorization {
+            payment: payment_header_value(&offer, &authorization, &signature),
+            offer,
+            nonce,
+            window: authorization.window,
+        };
+        self.x402
+            .payments
+            .record_authorization(id, &signed)
+            .await
+            .map_err(X402Error::Transition)
     }
 
     /// The first page of the agent's intents, unless it is still the page at `held`, a version
@@ -504,8 +724,8 @@ mod tests {
         SpendRules, SpendWindow, TransferIntentRecord, U256,
     };
     use ports::{
-        Listing, MockAgentStore, MockChainClient, MockIntentAdmission, MockIntentRecords,
-        MockWalletUsage, UsageReading,
+        Listing, MockAgentStore, MockChainClient, MockChainWriter, MockIntentAdmission,
+        MockIntentRecords, MockKeyVault, MockWalletUsage, MockX402Authorizations, UsageReading,
     };
 
     /// The intents' reads, mocked: each expects only what a test tells it.
@@ -541,6 +761,25 @@ mod tests {
         ledger: Ledger,
         chain: MockChainClient,
     ) -> WalletService {
+        serving_x402(agents, admission, ledger, chain, X402Mocks::default())
+    }
+
+    /// What paying x402 challenges uses, mocked: each expects only what a test tells it.
+    #[derive(Default)]
+    struct X402Mocks {
+        payments: MockX402Authorizations,
+        vault: MockKeyVault,
+    }
+
+    fn serving_x402(
+        agents: MockAgentStore,
+        admission: MockIntentAdmission,
+        ledger: Ledger,
+        chain: MockChainClient,
+        x402: X402Mocks,
+    ) -> WalletService {
+        let mut writer = MockChainWriter::new();
+        writer.expect_chain_id().returning(|| Ok(8453));
         WalletService::new(
             WalletStores {
                 agents: Arc::new(agents),
@@ -548,6 +787,11 @@ mod tests {
                 records: Arc::new(ledger.records),
                 usage: Arc::new(ledger.usage),
             },
+            X402Ports::new(
+                Arc::new(x402.payments),
+                Arc::new(x402.vault),
+                Arc::new(writer),
+            ),
             Arc::new(chain),
             CursorCodec::new(b"test secret"),
             token(),
@@ -1329,5 +1573,267 @@ mod tests {
                 .await,
             Err(IntentLookupError::NotProvisioned(NotProvisioned::Wallet))
         ));
+    }
+
+    use domain::x402::PaymentChallenge;
+
+    /// A version 2 challenge for `amount` atomic units of the test token, to `0x22…22`.
+    fn challenge(amount: &str) -> PaymentChallenge {
+        let token = format!("0x{}", "aa".repeat(20));
+        let pay_to = format!("0x{}", "22".repeat(20));
+        PaymentChallenge::from_json(
+            format!(
+                r#"{{"x402Version": 2, "resource": {{"url": "https://api.example.com/report"}},
+                    "accepts": [{{"scheme": "exact", "network": "eip155:8453",
+                    "amount": "{amount}", "asset": "{token}", "payTo": "{pay_to}",
+                    "maxTimeoutSeconds": 60, "extra": {{"name": "USDC", "version": "2"}}}}]}}"#
+            )
+            .as_bytes(),
+        )
+        .expect("a challenge")
+    }
+
+    /// An agent with the fixture wallet.
+    fn payer() -> Principal {
+        principal(profile_with(Some(WalletRecord::fixture())))
+    }
+
+    fn paying(amount: &str, max_amount: Option<&str>) -> X402Request {
+        X402Request {
+            challenge: challenge(amount),
+            resource_url: None,
+            max_amount: max_amount.map(|max| AtomicAmount::parse(max).expect("valid")),
+            idempotency_key: IdempotencyKey::parse("pay-1").expect("valid"),
+        }
+    }
+
+    /// An x402 intent as admission makes it from `new`, in `status`.
+    fn payment_from(new: &NewTransferIntent, status: IntentStatus) -> TransferIntentRecord {
+        let offer = new.x402.as_ref().expect("an x402 intent carries its offer");
+        TransferIntentRecord {
+            status,
+            kind: domain::IntentKind::X402,
+            x402: Some(domain::X402Payment {
+                resource: domain::X402Resource {
+                    network: offer.network.clone(),
+                    resource_url: offer.resource_url.clone(),
+                },
+                nonce: None,
+                valid_before: None,
+                payment_response: None,
+            }),
+            ..intent_from(new)
+        }
+    }
+
+    /// Admission that admits the payment it is given in `status`.
+    fn admitting(status: IntentStatus, replayed: bool) -> MockIntentAdmission {
+        let mut admission = MockIntentAdmission::new();
+        admission
+            .expect_admit()
+            .times(1)
+            .returning(move |new, _, _| {
+                let intent = payment_from(&new, status);
+                Ok(if replayed {
+                    Admission::Replayed(intent)
+                } else {
+                    Admission::Created(intent)
+                })
+            });
+        admission
+    }
+
+    fn x402_service(admission: MockIntentAdmission, x402: X402Mocks) -> WalletService {
+        serving_x402(
+            MockAgentStore::new(),
+            admission,
+            Ledger::default(),
+            MockChainClient::new(),
+            x402,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_payment_is_admitted_as_an_x402_intent_of_the_offer_under_the_policy() {
+        let mut admission = MockIntentAdmission::new();
+        admission
+            .expect_admit()
+            .withf(|new, _, _| {
+                let offer = new.x402.as_ref().expect("the offer");
+                new.terms.recipient == EvmAddress::from_bytes([0x22; 20])
+                    && new.terms.amount == AtomicAmount::parse("1500").expect("valid")
+                    && offer.resource_url.as_deref() == Some("https://api.example.com/report")
+                    && new.idempotency_key.as_ref().map(IdempotencyKey::as_str) == Some("pay-1")
+            })
+            .times(1)
+            .returning(|new, _, check| {
+                let policy = SpendPolicyRecord {
+                    rules: SpendRules {
+                        limits: SpendLimits {
+                            max_per_tx: Some(AtomicAmount::parse("1000").expect("valid")),
+                            ..SpendLimits::default()
+                        },
+                        ..SpendRules::default()
+                    },
+                    ..SpendPolicyRecord::fixture()
+                };
+                let context = AdmissionContext {
+                    wallet_address: &EvmAddress::from_bytes([0x01; 20]),
+                    policy: &policy,
+                    held: Held::default(),
+                };
+                check(&context).map_err(AdmissionError::Refused)?;
+                Ok(Admission::Created(payment_from(
+                    &new,
+                    IntentStatus::Confirmed,
+                )))
+            });
+        let refused = x402_service(admission, X402Mocks::default())
+            .authorize_x402(&payer(), paying("1500", None))
+            .await;
+        assert!(
+            matches!(
+                refused,
+                Err(X402Error::Send(SendError::Policy(
+                    PolicyViolation::ExceedsPerTransactionMax { .. }
+                )))
+            ),
+            "the policy judges the payment as it judges a send: {refused:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_payment_above_the_agents_ceiling_is_refused_before_the_policy_is_asked() {
+        let mut admission = MockIntentAdmission::new();
+        admission.expect_admit().never();
+        let refused = x402_service(admission, X402Mocks::default())
+            .authorize_x402(&payer(), paying("1500", Some("1499")))
+            .await;
+        assert!(
+            matches!(refused, Err(X402Error::AboveCeiling { .. })),
+            "{refused:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_confirmed_payment_is_signed_then_recorded_then_handed_out() {
+        let mut sequence = mockall::Sequence::new();
+        let mut x402 = X402Mocks::default();
+        let wallet = EvmAddress::from_bytes([0x01; 20]);
+        x402.payments
+            .expect_signing_basis()
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(move |id| {
+                Ok(Some(ports::SigningBasis {
+                    intent: TransferIntentRecord {
+                        id,
+                        ..TransferIntentRecord::fixture()
+                    },
+                    wallet_address: wallet,
+                    sealed_key: vec![7],
+                }))
+            });
+        x402.vault
+            .expect_sign_transfer_authorization()
+            .withf(move |sealed, authorization, domain| {
+                sealed == [7]
+                    && authorization.from == wallet
+                    && authorization.to == EvmAddress::from_bytes([0x22; 20])
+                    && authorization.value == AtomicAmount::parse("1500").expect("valid")
+                    && authorization.window.valid_before - authorization.window.valid_after
+                        == 600 + 60
+                    && domain.name == "USDC"
+                    && domain.version == "2"
+                    && domain.chain_id == 8453
+            })
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|_, _, _| Ok([0x11; 65]));
+        x402.payments
+            .expect_record_authorization()
+            .withf(|_, signed| signed.payment.len() > 100 && signed.nonce != [0u8; 32])
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(|id, signed| {
+                Ok(RecordedAuthorization {
+                    intent: TransferIntentRecord {
+                        id,
+                        status: IntentStatus::Authorized,
+                        ..TransferIntentRecord::fixture()
+                    },
+                    payment: signed.payment.clone(),
+                })
+            });
+        let outcome = x402_service(admitting(IntentStatus::Confirmed, false), x402)
+            .authorize_x402(&payer(), paying("1500", Some("1500")))
+            .await
+            .expect("authorized");
+        let X402Outcome::Authorized {
+            authorization,
+            header,
+        } = outcome
+        else {
+            panic!("not authorized: {outcome:?}");
+        };
+        assert_eq!(header, "PAYMENT-SIGNATURE");
+        assert_eq!(authorization.intent.status, IntentStatus::Authorized);
+    }
+
+    #[tokio::test]
+    async fn a_payment_waiting_for_operators_signs_nothing() {
+        let mut x402 = X402Mocks::default();
+        x402.vault.expect_sign_transfer_authorization().never();
+        x402.payments.expect_record_authorization().never();
+        let outcome = x402_service(admitting(IntentStatus::PendingConfirmation, false), x402)
+            .authorize_x402(&payer(), paying("1500", None))
+            .await
+            .expect("admitted");
+        assert!(
+            matches!(&outcome, X402Outcome::Pending(intent) if intent.status == IntentStatus::PendingConfirmation),
+            "{outcome:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_retry_of_an_authorized_payment_is_answered_its_recorded_authorization() {
+        let mut x402 = X402Mocks::default();
+        x402.vault.expect_sign_transfer_authorization().never();
+        x402.payments
+            .expect_recorded_authorization()
+            .times(1)
+            .returning(|id| {
+                Ok(Some(RecordedAuthorization {
+                    intent: TransferIntentRecord {
+                        id,
+                        status: IntentStatus::Authorized,
+                        ..TransferIntentRecord::fixture()
+                    },
+                    payment: "the recorded header".into(),
+                }))
+            });
+        let outcome = x402_service(admitting(IntentStatus::Authorized, true), x402)
+            .authorize_x402(&payer(), paying("1500", None))
+            .await
+            .expect("answered");
+        assert!(
+            matches!(&outcome, X402Outcome::Authorized { authorization, .. } if authorization.payment == "the recorded header"),
+            "{outcome:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rejected_or_expired_payment_under_the_key_signs_nothing_more() {
+        for status in [IntentStatus::Rejected, IntentStatus::Expired] {
+            let mut x402 = X402Mocks::default();
+            x402.vault.expect_sign_transfer_authorization().never();
+            let ended = x402_service(admitting(status, true), x402)
+                .authorize_x402(&payer(), paying("1500", None))
+                .await;
+            assert!(
+                matches!(ended, Err(X402Error::Ended { status: ended, .. }) if ended == status),
+                "{status}: {ended:?}"
+            );
+        }
     }
 }

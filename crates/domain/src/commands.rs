@@ -4,9 +4,21 @@
 
 use std::time::Duration;
 
+use crate::x402::PaymentChallenge;
 use crate::{
     AtomicAmount, EmailAddress, EventTypes, EvmAddress, IdempotencyKey, NewAttachment, WebhookUrl,
 };
+
+/// An x402 challenge to pay (`/v1/wallet/x402/authorize`), its fields already valid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct X402Request {
+    pub challenge: PaymentChallenge,
+    /// The resource paid for, when the challenge names none.
+    pub resource_url: Option<String>,
+    /// The agent's own ceiling: a challenge asking more is refused before the policy is asked.
+    pub max_amount: Option<AtomicAmount>,
+    pub idempotency_key: IdempotencyKey,
+}
 
 /// A new message as the agent wrote it, its fields already valid.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use crate::keys::{AgentKeyRecord, KeyGrant, KeyId};
 use crate::{
     AgentId, AgentKeyHash, AgentProfile, AgentRecord, Approvals, Asset, AtomicAmount, Chain,
     Custody, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord, EmailStatus, EvmAddress,
-    IntentId, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset,
+    IntentId, IntentKind, IntentStatus, PhoneNumber, PhoneNumberId, PhoneNumberRecord, PolicyAsset,
     SenderAuthentication, SpendPolicyId, SpendPolicyRecord, SpendRules, SponsorId,
     TransferIntentRecord, WalletId, WalletRecord, WalletStatus, WebhookEndpointId,
     WebhookEndpointRecord,
@@ -51,6 +51,8 @@ impl TransferIntentRecord {
                 received: 0,
             },
             key_id: None,
+            kind: IntentKind::Transfer,
+            x402: None,
         }
     }
 }

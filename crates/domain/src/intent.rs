@@ -9,6 +9,7 @@
 //!        │  └─expire─► expired        │  └──fail──► failed ◄─fail           │
 //!        └─reject─► rejected          └─authorize─► authorized ─execute─────┘
 //!                        expired ◄─expire─┘ (x402: its validBefore passed unused)
+//!                        expired ◄─expire── confirmed (x402: its agent never had it signed)
 //! ```
 
 use std::fmt;
@@ -91,21 +92,25 @@ impl IntentStatus {
             (S::Confirmed, E::Authorize) => Ok(S::Authorized),
             (S::Confirmed | S::Submitted, E::Fail) => Ok(S::Failed),
             (S::Submitted | S::Authorized, E::Execute) => Ok(S::Executed),
-            (S::Authorized, E::Expire) => Ok(S::Expired),
+            (S::Authorized | S::Confirmed, E::Expire) => Ok(S::Expired),
             (from, event) => Err(TransitionRefused { from, event }),
         }
     }
 
-    /// `apply`, for an intent of `kind`: a transfer is never authorized, and an x402 payment is
-    /// never submitted by this service, nor failed (money it authorized may still move until its
-    /// `validBefore`, so it ends `expired`, or `executed`).
+    /// `apply`, for an intent of `kind`: a transfer is never authorized, nor expires once
+    /// confirmed (the executor carries it out); an x402 payment is never submitted by this
+    /// service, nor failed (money it authorized may still move until its `validBefore`, so it
+    /// ends `expired`, or `executed`), and expires confirmed when its agent never has it signed.
     pub fn apply_as(
         self,
         kind: IntentKind,
         event: IntentEvent,
     ) -> Result<IntentStatus, TransitionRefused> {
         let foreign = match kind {
-            IntentKind::Transfer => event == IntentEvent::Authorize,
+            IntentKind::Transfer => {
+                event == IntentEvent::Authorize
+                    || (self == Self::Confirmed && event == IntentEvent::Expire)
+            }
             IntentKind::X402 => matches!(event, IntentEvent::Submit | IntentEvent::Fail),
         };
         if foreign {
@@ -270,6 +275,28 @@ pub struct TransferIntentRecord {
     pub approvals: Approvals,
     /// The agent key that asked for it; `None` for intents made before keys were recorded.
     pub key_id: Option<crate::keys::KeyId>,
+    pub kind: IntentKind,
+    /// What an x402 payment pays for and its authorization, where the intent was read to be
+    /// shown; `None` for a transfer, and where only its status was needed.
+    pub x402: Option<X402Payment>,
+}
+
+/// What an x402 payment pays for: the part of its terms beside the transfer's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct X402Resource {
+    /// The network as the challenge named it (`eip155:8453`, or version 1's `base`).
+    pub network: String,
+    pub resource_url: Option<String>,
+}
+
+/// An x402 intent's payment: what it pays for, and its authorization once signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct X402Payment {
+    pub resource: X402Resource,
+    pub nonce: Option<[u8; 32]>,
+    pub valid_before: Option<OffsetDateTime>,
+    /// The server's decoded settlement, when a fetch made here received one.
+    pub payment_response: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl TransferIntentRecord {
@@ -291,10 +318,22 @@ impl TransferIntentRecord {
         }
     }
 
-    /// Whether a send carrying this intent's idempotency key asks for this very transfer, so that
-    /// answering it with this intent is a faithful replay; otherwise the key was reused.
-    pub fn answers_retry(&self, requested: &TransferTerms) -> bool {
-        self.terms() == *requested
+    /// Whether a request carrying this intent's idempotency key asks for this very transfer (a
+    /// send: `paying_for` is `None`) or payment, so that answering it with this intent is a
+    /// faithful replay; otherwise the key was reused.
+    pub fn answers_retry(
+        &self,
+        requested: &TransferTerms,
+        paying_for: Option<&X402Resource>,
+    ) -> bool {
+        let same_purpose = match (self.kind, paying_for) {
+            (IntentKind::Transfer, None) => true,
+            (IntentKind::X402, Some(resource)) => {
+                self.x402.as_ref().map(|payment| &payment.resource) == Some(resource)
+            }
+            _ => false,
+        };
+        same_purpose && self.terms() == *requested
     }
 }
 
@@ -316,13 +355,14 @@ mod tests {
     ];
 
     /// The guide's transitions, written out as data to check the code against.
-    const ALLOWED: [(IntentStatus, IntentEvent, IntentStatus); 10] = [
+    const ALLOWED: [(IntentStatus, IntentEvent, IntentStatus); 11] = [
         (S::PendingConfirmation, E::Confirm, S::Confirmed),
         (S::PendingConfirmation, E::Reject, S::Rejected),
         (S::PendingConfirmation, E::Expire, S::Expired),
         (S::Confirmed, E::Submit, S::Submitted),
         (S::Confirmed, E::Authorize, S::Authorized),
         (S::Confirmed, E::Fail, S::Failed),
+        (S::Confirmed, E::Expire, S::Expired),
         (S::Submitted, E::Execute, S::Executed),
         (S::Submitted, E::Fail, S::Failed),
         (S::Authorized, E::Execute, S::Executed),
@@ -384,6 +424,11 @@ mod tests {
             from.apply_as(kind, event) == Err(TransitionRefused { from, event })
         };
         assert!(refused(IntentKind::Transfer, S::Confirmed, E::Authorize));
+        assert!(refused(IntentKind::Transfer, S::Confirmed, E::Expire));
+        assert_eq!(
+            S::Confirmed.apply_as(IntentKind::X402, E::Expire),
+            Ok(S::Expired)
+        );
         assert!(refused(IntentKind::X402, S::Confirmed, E::Submit));
         assert!(refused(IntentKind::X402, S::Confirmed, E::Fail));
         assert_eq!(
@@ -438,7 +483,13 @@ mod tests {
                 prop_assert_eq!(&visited[..], &[S::PendingConfirmation, S::Confirmed, path, S::Executed][..]);
             }
             match kind {
-                IntentKind::Transfer => prop_assert_eq!(authorizations, 0),
+                IntentKind::Transfer => {
+                    prop_assert_eq!(authorizations, 0);
+                    prop_assert!(
+                        !visited.windows(2).any(|step| step == [S::Confirmed, S::Expired]),
+                        "a confirmed transfer is the executor's to carry out"
+                    );
+                }
                 IntentKind::X402 => {
                     prop_assert!(authorizations <= 1, "one intent, one authorization");
                     prop_assert!(!visited.contains(&S::Failed) && !visited.contains(&S::Submitted));
@@ -452,7 +503,7 @@ mod tests {
     fn a_retry_matches_only_the_same_asset_chain_recipient_and_amount() {
         let stored = TransferIntentRecord::fixture();
         let same = stored.terms();
-        assert!(stored.answers_retry(&same));
+        assert!(stored.answers_retry(&same, None));
         let other_amount = TransferTerms {
             amount: AtomicAmount::parse("26").expect("valid"),
             ..same
@@ -466,7 +517,50 @@ mod tests {
             ..same
         };
         for changed in [other_amount, other_recipient, other_asset] {
-            assert!(!stored.answers_retry(&changed), "{changed:?}");
+            assert!(!stored.answers_retry(&changed, None), "{changed:?}");
         }
+    }
+
+    #[test]
+    fn a_payment_answers_only_a_payment_for_the_same_resource_and_a_transfer_only_a_send() {
+        let resource = X402Resource {
+            network: "eip155:8453".into(),
+            resource_url: Some("https://api.example.com/report".into()),
+        };
+        let payment = TransferIntentRecord {
+            kind: IntentKind::X402,
+            x402: Some(X402Payment {
+                resource: resource.clone(),
+                nonce: None,
+                valid_before: None,
+                payment_response: None,
+            }),
+            ..TransferIntentRecord::fixture()
+        };
+        let terms = payment.terms();
+        assert!(payment.answers_retry(&terms, Some(&resource)));
+        assert!(
+            !payment.answers_retry(&terms, None),
+            "a send under a payment's key"
+        );
+        let elsewhere = X402Resource {
+            resource_url: Some("https://api.example.com/other".into()),
+            ..resource.clone()
+        };
+        let other_network = X402Resource {
+            network: "eip155:84532".into(),
+            ..resource.clone()
+        };
+        for changed in [elsewhere, other_network] {
+            assert!(
+                !payment.answers_retry(&terms, Some(&changed)),
+                "{changed:?}"
+            );
+        }
+        let transfer = TransferIntentRecord::fixture();
+        assert!(
+            !transfer.answers_retry(&terms, Some(&resource)),
+            "a payment under a send's key"
+        );
     }
 }

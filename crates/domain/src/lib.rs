@@ -80,7 +80,7 @@ pub use ids::{
 };
 pub use intent::{
     Approvals, ConfirmedBy, IntentEvent, IntentKind, IntentStatus, TransferIntentRecord,
-    TransferTerms, TransitionRefused,
+    TransferTerms, TransitionRefused, X402Payment, X402Resource,
 };
 pub use json_bounds::{json_items_within, MAX_JSON_ITEMS};
 pub use limits::{RateDecision, RateLimit};

@@ -10,10 +10,10 @@ use api_types::{attachments_too_large, FieldError, FieldErrors};
 use app::{
     AttachmentError, AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError,
     KeyError, ListIntentsError, NotProvisioned, ReadMailError, SendError, SendMailError, SmsError,
-    WaitError, WalletError, WebhookError,
+    WaitError, WalletError, WebhookError, X402Error,
 };
 use domain::keys::{DelegationRefusal, Scope};
-use ports::{ChainError, StoreError};
+use ports::{ChainError, StoreError, TransitionError};
 use time::format_description::well_known::Rfc3339;
 
 /// How long a throttled mail send is told to wait: the spec's fixed `Retry-After`.
@@ -276,6 +276,36 @@ impl From<SendError> for Refusal {
             }
             error @ SendError::IdempotencyMismatch { .. } => Self::key_mismatch(error),
             SendError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<X402Error> for Refusal {
+    fn from(error: X402Error) -> Self {
+        // What the challenge asks is the agent's input: a payment it cannot make is told at
+        // `payment_required`, not at a send's fields.
+        let challenge = |reason: &dyn std::fmt::Display| -> Self {
+            FieldError::value_error("payment_required", serde_json::Value::Null, reason).into()
+        };
+        match error {
+            X402Error::NothingPayable(nothing) => challenge(&nothing),
+            X402Error::AboveCeiling { amount, ceiling } => Self::Forbidden(format!(
+                "Refused by rule max_amount: the payment asks {amount}, above max_amount_atomic \
+                 {ceiling}"
+            )),
+            X402Error::NoToken => {
+                Self::BadRequest("x402 payments need the USDC token configured".into())
+            }
+            error @ X402Error::Ended { .. } => Self::Conflict(error.to_string()),
+            X402Error::Send(SendError::TooLarge(refused)) => challenge(&refused),
+            X402Error::Send(SendError::Recipient(refused)) => challenge(&refused),
+            X402Error::Send(send) => send.into(),
+            X402Error::Chain(chain) => chain.into(),
+            X402Error::Signing(error) => Self::Internal(error.to_string()),
+            X402Error::Transition(TransitionError::Store(store)) => store.into(),
+            X402Error::Transition(refused) => {
+                Self::Conflict(format!("The payment could not be authorized: {refused}"))
+            }
         }
     }
 }

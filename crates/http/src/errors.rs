@@ -205,6 +205,7 @@ refused_as_api_errors!(
     app::WalletError,
     app::BalanceError,
     app::SendError,
+    app::X402Error,
     app::ListIntentsError,
     app::IntentLookupError,
     app::SendMailError,

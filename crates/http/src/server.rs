@@ -87,6 +87,11 @@ pub fn serve(
     settings: ServeSettings,
     registry: Registry,
 ) -> std::io::Result<Server> {
+    let console_base_url = settings
+        .mcp
+        .public_base_url
+        .trim_end_matches('/')
+        .to_owned();
     let state = web::Data::new(ApiState {
         mcp: McpEndpoint::new(services.clone(), settings.mcp),
         console: web::Data::new(Console::new(
@@ -103,6 +108,7 @@ pub fn serve(
         inbound_mail_gate: WebhookGate::inbound_mail(),
         twilio_gate: WebhookGate::twilio(),
         event_streams: settings.event_streams,
+        console_base_url,
     });
     server(listener, settings.workers, state, settings.shutdown_timeout)
 }

@@ -31,4 +31,6 @@ pub struct ApiState {
     pub twilio_gate: WebhookGate,
     /// How event streams hold what their readers have not taken yet.
     pub event_streams: SseSettings,
+    /// The console's public URL, without a trailing slash: approval links lead under it.
+    pub console_base_url: String,
 }

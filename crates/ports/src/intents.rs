@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use domain::x402::{AuthorizationWindow, ChosenOffer};
 use domain::{
     Actor, Admitted, AgentId, ApprovalRefusal, CursorPosition, EarliestExecutions, EvmAddress,
     Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation,
@@ -16,7 +17,7 @@ use time::OffsetDateTime;
 
 use crate::{KeyedRefusal, ListingVersion, SignedTransfer, StoreError, UsageVersion};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewTransferIntent {
     pub id: IntentId,
     pub agent_id: AgentId,
@@ -25,6 +26,59 @@ pub struct NewTransferIntent {
     pub idempotency_key: Option<IdempotencyKey>,
     /// The agent key that asks for it.
     pub key_id: Option<domain::keys::KeyId>,
+    /// The offer an x402 payment pays, stored with it; `None` for a transfer.
+    pub x402: Option<ChosenOffer>,
+}
+
+/// An x402 authorization signed for a confirmed intent, to record before it is handed out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignedAuthorization {
+    /// The offer it pays, as the request that had it signed chose it.
+    pub offer: ChosenOffer,
+    pub nonce: [u8; 32],
+    pub window: AuthorizationWindow,
+    /// The payment header's value.
+    pub payment: String,
+}
+
+/// What signing a confirmed x402 intent needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningBasis {
+    pub intent: TransferIntentRecord,
+    pub wallet_address: EvmAddress,
+    pub sealed_key: Vec<u8>,
+}
+
+/// The authorization an intent holds, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedAuthorization {
+    pub intent: TransferIntentRecord,
+    /// The payment header's value.
+    pub payment: String,
+}
+
+/// x402 payments' authorizations: what signing one needs, and its record.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait X402Authorizations: Send + Sync {
+    /// The x402 intent `id` with its wallet's address and sealed key.
+    async fn signing_basis(&self, id: IntentId) -> Result<Option<SigningBasis>, StoreError>;
+
+    /// Records `signed` and moves the intent from `confirmed` to `authorized`, in one
+    /// transaction under the intent's lock. When the intent is authorized already (a request
+    /// under the same key recorded its own first), that authorization is answered and `signed`,
+    /// never handed out, is dropped; another status is refused.
+    async fn record_authorization(
+        &self,
+        id: IntentId,
+        signed: &SignedAuthorization,
+    ) -> Result<RecordedAuthorization, TransitionError>;
+
+    /// The authorization recorded for intent `id`, once it was signed.
+    async fn recorded_authorization(
+        &self,
+        id: IntentId,
+    ) -> Result<Option<RecordedAuthorization>, StoreError>;
 }
 
 /// How long an idempotency key lasts, and how often an agent may send.
@@ -436,8 +490,9 @@ pub trait SettlementQueue: Send + Sync {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait IntentSweeper: Send + Sync {
-    /// Expires up to `limit` intents still pending after `pending_for`, through the domain state
-    /// machine; rows another caller holds are skipped, not waited for. Returns those expired.
+    /// Expires up to `limit` intents still pending after `pending_for`, and x402 payments
+    /// confirmed that long ago and never signed, through the domain state machine; rows another
+    /// caller holds are skipped, not waited for. Returns those expired.
     async fn expire_pending(
         &self,
         pending_for: Duration,

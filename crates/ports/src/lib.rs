@@ -47,9 +47,10 @@ pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
     Approval, ApprovalCheck, ApprovalContext, AttemptRecord, IntentAdmission, IntentApproval,
-    IntentFilter, IntentRecords, IntentSweeper, IntentTransitions, NewTransferIntent, Settlement,
-    SettlementQueue, SubmissionClaim, SubmissionError, SubmissionQueue, SubmittedIntent,
-    TransitionError, UsageReading, WalletUsage, CONFIRMED_INTENTS_TOPIC,
+    IntentFilter, IntentRecords, IntentSweeper, IntentTransitions, NewTransferIntent,
+    RecordedAuthorization, Settlement, SettlementQueue, SignedAuthorization, SigningBasis,
+    SubmissionClaim, SubmissionError, SubmissionQueue, SubmittedIntent, TransitionError,
+    UsageReading, WalletUsage, X402Authorizations, CONFIRMED_INTENTS_TOPIC,
 };
 pub use keys::{KeyCreationError, KeyHolder, KeyStore, NewKey};
 pub use listings::{Listing, ListingVersion, UsageVersion};
@@ -94,7 +95,7 @@ pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]
 pub use intents::{
     MockIntentAdmission, MockIntentRecords, MockIntentSweeper, MockIntentTransitions,
-    MockSettlementQueue, MockSubmissionQueue, MockWalletUsage,
+    MockSettlementQueue, MockSubmissionQueue, MockWalletUsage, MockX402Authorizations,
 };
 #[cfg(feature = "mock")]
 pub use keys::MockKeyStore;

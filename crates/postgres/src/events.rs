@@ -21,7 +21,7 @@ use domain::keys::KeyId;
 
 use crate::database::Database;
 use crate::errors::{corrupt, from_diesel};
-use crate::rows::TransferIntentRow;
+use crate::rows::intent_from_stored;
 use crate::schema::{agent_event_counters, events};
 
 pub struct PgEventLog {
@@ -121,9 +121,7 @@ impl EventRow {
                     code: data.code,
                 }
             }
-            _ => EventPayload::TransferIntent(Box::new(
-                TransferIntentRow::from_stored(self.data)?.into_record()?,
-            )),
+            _ => EventPayload::TransferIntent(Box::new(intent_from_stored(self.data)?)),
         };
         Ok(EventRecord {
             id: EventId(self.id),

@@ -147,19 +147,20 @@ mod tests {
     async fn a_page_is_planned_once_even_when_one_agent_owns_most_rows() {
         let database = TestDatabase::new().await;
         let mut connection = database.connection().await;
-        // One agent owns 20,000 rows and ten others five each; agents and wallets that do not
-        // exist, as the foreign keys are not what is tested.
+        // One agent owns 60,000 rows and ten others five each; agents and wallets that do not
+        // exist, as the foreign keys are not what is tested. With 20,000, a wider row (the
+        // `kind` column of migration 000037) made the bound limit's generic plan the cheaper one.
         connection
             .batch_execute(
                 "SET session_replication_role = replica;
                  INSERT INTO transfer_intents (id, agent_id, wallet_id, status, asset, chain,
                      recipient_address, amount_atomic)
-                 SELECT gen_random_uuid(), CASE WHEN n <= 20000 THEN
+                 SELECT gen_random_uuid(), CASE WHEN n <= 60000 THEN
                      '00000000-0000-0000-0000-000000000001'::uuid
                      ELSE ('00000000-0000-0000-0000-00000000001' || n % 10)::uuid END,
                      gen_random_uuid(), 'rejected', 'USDC', 'base',
                      '0x2222222222222222222222222222222222222222', 1
-                 FROM generate_series(1, 20050) AS n;
+                 FROM generate_series(1, 60050) AS n;
                  ANALYZE transfer_intents;",
             )
             .await

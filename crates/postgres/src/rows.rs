@@ -8,10 +8,10 @@ use domain::keys::{AgentKeyRecord, KeyGrant, KeyId, Scope, Scopes};
 use domain::{
     AgentId, AgentKeyHash, AgentRecord, Allowlist, ApprovalCount, Approvals, Asset, AtomicAmount,
     AutoConfirm, Chain, ConfirmedBy, Custody, EmailAddress, EmailInboxId, EmailInboxRecord,
-    EvmAddress, IdempotencyKey, IntentId, IntentStatus, Label, Operator, PhoneNumber,
+    EvmAddress, IdempotencyKey, IntentId, IntentKind, IntentStatus, Label, Operator, PhoneNumber,
     PhoneNumberId, PhoneNumberRecord, PolicyAsset, Quorum, RecipientLimit, RecipientLimits,
     SpendLimits, SpendPolicyId, SpendPolicyRecord, SpendRules, SponsorId, TransferIntentRecord,
-    WalletId, WalletRecord, WalletStatus, U256,
+    WalletId, WalletRecord, WalletStatus, X402Payment, X402Resource, U256,
 };
 use ports::StoreError;
 use time::OffsetDateTime;
@@ -390,6 +390,7 @@ pub(crate) struct TransferIntentRow {
     approvals_required: i16,
     approvals_received: i16,
     key_id: Option<Uuid>,
+    kind: String,
 }
 
 /// An intent as the event log keeps it (migration 000017): the row's columns under their names,
@@ -419,13 +420,66 @@ struct StoredIntent {
     confirmed_by: Option<String>,
     approvals_required: Option<i16>,
     approvals_received: Option<i16>,
+    /// Written since migration 000037; every intent before it was a transfer.
+    kind: Option<String>,
+    x402: Option<StoredX402Payment>,
+}
+
+/// An x402 intent's payment as its events keep it (migration 000037).
+#[derive(serde::Deserialize)]
+struct StoredX402Payment {
+    resource_url: Option<String>,
+    network: String,
+    nonce: Option<String>,
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    valid_before: Option<OffsetDateTime>,
+    payment_response: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl StoredX402Payment {
+    fn into_payment(self) -> Result<X402Payment, StoreError> {
+        Ok(X402Payment {
+            resource: X402Resource {
+                network: self.network,
+                resource_url: self.resource_url,
+            },
+            nonce: self.nonce.as_deref().map(nonce_from_hex).transpose()?,
+            valid_before: self
+                .valid_before
+                .map(|at| at.to_offset(time::UtcOffset::UTC)),
+            payment_response: self.payment_response,
+        })
+    }
+}
+
+/// An authorization's nonce as events write it: `0x` and 64 hex digits.
+fn nonce_from_hex(text: &str) -> Result<[u8; 32], StoreError> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    let mut nonce = [0u8; 32];
+    hex::decode_to_slice(digits, &mut nonce)
+        .map_err(|error| corrupt(format!("an x402 nonce {text:?}: {error}")))?;
+    Ok(nonce)
+}
+
+/// The intent an event keeps, read as its row would be, with its x402 payment.
+pub(crate) fn intent_from_stored(
+    stored: serde_json::Value,
+) -> Result<TransferIntentRecord, StoreError> {
+    let mut stored: StoredIntent = serde_json::from_value(stored)
+        .map_err(|error| corrupt(format!("an event's intent: {error}")))?;
+    let x402 = stored
+        .x402
+        .take()
+        .map(StoredX402Payment::into_payment)
+        .transpose()?;
+    let mut intent = TransferIntentRow::from_stored(stored)?.into_record()?;
+    intent.x402 = x402;
+    Ok(intent)
 }
 
 impl TransferIntentRow {
     /// The intent an event keeps, read as its row would be; times in UTC, as the row's are.
-    pub(crate) fn from_stored(stored: serde_json::Value) -> Result<Self, StoreError> {
-        let stored: StoredIntent = serde_json::from_value(stored)
-            .map_err(|error| corrupt(format!("an event's intent: {error}")))?;
+    fn from_stored(stored: StoredIntent) -> Result<Self, StoreError> {
         let utc = |at: OffsetDateTime| at.to_offset(time::UtcOffset::UTC);
         let confirmed_before_approvals = stored.confirmed_at.is_some();
         Ok(Self {
@@ -455,6 +509,9 @@ impl TransferIntentRow {
                 .unwrap_or(i16::from(confirmed_before_approvals)),
             // An event's intent is shown to its agent, which is shown no key id.
             key_id: None,
+            kind: stored
+                .kind
+                .unwrap_or_else(|| IntentKind::Transfer.as_str().to_owned()),
         })
     }
 
@@ -503,6 +560,9 @@ impl TransferIntentRow {
                 received: approval_count(self.approvals_received)?,
             },
             key_id: self.key_id.map(KeyId),
+            kind: IntentKind::parse(&self.kind)
+                .ok_or_else(|| corrupt(format!("intent kind {:?}", self.kind)))?,
+            x402: None,
         })
     }
 }

@@ -127,6 +127,7 @@ diesel::table! {
         approvals_required -> SmallInt,
         approvals_received -> SmallInt,
         key_id -> Nullable<Uuid>,
+        kind -> Text,
     }
 }
 

@@ -11,7 +11,7 @@ use app::{
     IntentExpiry, KeyService, LeasedWorker, LongLived, MailIntakePorts, MailIntakeService,
     MailServices, MailboxPorts, MailboxService, ObjectStorage, OperatorServices, OutboundMailPorts,
     OutboundMailService, OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService,
-    WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService,
+    WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService, X402Ports,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
@@ -194,8 +194,9 @@ fn wallet_service(
             agents: agent_store(database),
             admission: store.clone(),
             records: store.clone(),
-            usage: store,
+            usage: store.clone(),
         },
+        X402Ports::new(store, key_vault(config), chain.writer.clone()),
         chain.reader.clone(),
         cursors,
         usdc(config),

@@ -380,7 +380,7 @@ impl IntentDecisions {
             .await?
             .ok_or(ConfirmError::NotFound(id))?;
         // Only a pending intent can be confirmed: say so before judging it.
-        intent.status.apply(IntentEvent::Confirm)?;
+        intent.status.apply_as(intent.kind, IntentEvent::Confirm)?;
         let balance = match balance_check {
             BalanceCheck::Required => Some(
                 self.balance_of(&intent)

@@ -4,9 +4,11 @@ use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
     PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
+    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest, X402AuthorizationStatus,
+    X402AuthorizeRequest, X402AuthorizedOut, X402PendingOut,
 };
-use app::{IntentPage, PolicyUsage, SendRequest};
+use app::{IntentPage, PolicyUsage, SendRequest, X402Outcome, X402Request};
+use edge::Refusal;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
@@ -115,6 +117,75 @@ pub async fn send(
         .send(&agent.principal(), request)
         .await?;
     Ok(super::ok_replayed_if(replayed).json(TransferIntentOut::from(&intent)))
+}
+
+/// Pays an x402 challenge from the wallet, under the spend policy.
+///
+/// Takes the challenge a server answered `402 Payment Required` with. The `accepts` entry this
+/// wallet can pay (scheme `exact`, this chain's network, the configured USDC) becomes a transfer
+/// intent of kind `x402` to its `payTo`, judged by every rule of the spend policy as a send is.
+/// Confirmed at once by the auto-confirm tier, an EIP-3009 authorization is signed, recorded and
+/// answered (200): repeat the request with `header` set to `payment_signature`. Otherwise the
+/// answer is 202 with the intent and an `approval_url`; once operators approve, the same call
+/// with the same `idempotency_key` answers 200 with an authorization signed then. The same key
+/// with the same terms (payTo, asset, amount, network, resource) answers the same authorization
+/// while it is valid; with other terms, 409.
+#[utoipa::path(post, path = "/v1/wallet/x402/authorize", tag = "wallet", operation_id = "authorize_x402_payment",
+    security(("HTTPBearer" = [])),
+    request_body = X402AuthorizeRequest,
+    responses(
+        (status = 200, description = "Signed: the payment header to repeat the request with", body = X402AuthorizedOut),
+        (status = 202, description = "Waiting for operators: retry with the same idempotency key once approved", body = X402PendingOut),
+        (status = 400, description = "No wallet provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 403, description = "Above `max_amount_atomic` (rule `max_amount`), or a spend policy violation; the detail names the rule", body = ErrorBody),
+        (status = 409, description = "Idempotency key reused with other terms, its request still in progress, or its payment rejected or expired", body = ErrorBody),
+        (status = 422, description = "Not an x402 challenge, or no entry of `accepts` payable here (each named with why)", body = ValidationErrorBody),
+        (status = 429, description = "Too many payments from this agent, or its wallet is busy; retry after `Retry-After` seconds", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Seconds to wait before retrying"))),
+        (status = 503, description = "The database or the chain is unavailable", body = ErrorBody),
+    ))]
+pub async fn authorize_x402(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    body: JsonBody<X402AuthorizeRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let request = X402Request::try_from(body.read(&agent).await?)?;
+    let outcome = state
+        .services
+        .wallets
+        .authorize_x402(&agent.principal(), request)
+        .await?;
+    Ok(match outcome {
+        X402Outcome::Authorized {
+            authorization,
+            header,
+        } => {
+            let valid_before = authorization
+                .intent
+                .x402
+                .as_ref()
+                .and_then(|payment| payment.valid_before)
+                .ok_or_else(|| {
+                    ApiError::Refused(Refusal::Internal(format!(
+                        "authorized intent {} has no validBefore",
+                        authorization.intent.id
+                    )))
+                })?;
+            HttpResponse::Ok().json(X402AuthorizedOut {
+                status: X402AuthorizationStatus::Authorized,
+                header: header.to_owned(),
+                payment_signature: authorization.payment,
+                valid_before,
+                intent: TransferIntentOut::from(&authorization.intent),
+            })
+        }
+        X402Outcome::Pending(intent) => HttpResponse::Accepted().json(X402PendingOut {
+            status: X402AuthorizationStatus::PendingConfirmation,
+            approval_url: format!("{}/console/intents/{}", state.console_base_url, intent.id),
+            intent: TransferIntentOut::from(&intent),
+        }),
+    })
 }
 
 /// The spend policy's verdict on a transfer, without creating or reserving anything.

@@ -15,7 +15,10 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{ConfirmedBy, IntentId, RateDecision, TransferIntentRecord, WalletId};
+use domain::{
+    ConfirmedBy, IntentId, IntentKind, RateDecision, TransferIntentRecord, WalletId, X402Payment,
+    X402Resource,
+};
 use futures_util::FutureExt;
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
@@ -24,6 +27,7 @@ use ports::{
 use uuid::Uuid;
 
 use super::window::{move_windows, totals_row};
+use super::x402::{insert_offer, with_payment};
 use super::{intent_record, PgIntentStore};
 use crate::clock::duration_from_secs;
 use crate::clock::interval;
@@ -68,10 +72,16 @@ impl KeyHolders for IntentsUnderKey<'_> {
         let Some((row, live)) = earlier else {
             return Ok(None);
         };
-        let row = intent_record(row)?;
+        let row = with_payment(connection, intent_record(row)?)
+            .await
+            .map_err(TxError::store)?;
+        let paying_for = self.0.x402.as_ref().map(|offer| X402Resource {
+            network: offer.network.clone(),
+            resource_url: offer.resource_url.clone(),
+        });
         Ok(Some(Earlier {
             id: row.id,
-            repeated: row.answers_retry(&self.0.terms),
+            repeated: row.answers_retry(&self.0.terms, paying_for.as_ref()),
             live,
             row,
         }))
@@ -170,6 +180,10 @@ async fn admit_locked(
         }
     };
     let confirmed_by = admitted.confirmed_by().map(ConfirmedBy::as_str);
+    let kind = match intent.x402 {
+        Some(_) => IntentKind::X402,
+        None => IntentKind::Transfer,
+    };
     // The bucket and the intent in one round trip. Prepared: the text is the same on every run,
     // the SQL of `confirmed_at` included.
     let (_, row) = futures_util::try_join!(
@@ -196,15 +210,27 @@ async fn admit_locked(
                     transfer_intents::idempotency_key
                         .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
                     transfer_intents::key_id.eq(intent.key_id.map(|key| key.0)),
+                    transfer_intents::kind.eq(kind.as_str()),
                 ))
                 .returning(TransferIntentRow::as_returning()),
         )
         .get_result::<TransferIntentRow>(connection)
         .boxed(),
     )?;
-    Ok(Attempt::Admitted(Box::new(Admission::Created(
-        intent_record(row)?,
-    ))))
+    let mut created = intent_record(row)?;
+    if let Some(offer) = &intent.x402 {
+        insert_offer(connection, intent.id, wallet, offer).await?;
+        created.x402 = Some(X402Payment {
+            resource: X402Resource {
+                network: offer.network.clone(),
+                resource_url: offer.resource_url.clone(),
+            },
+            nonce: None,
+            valid_before: None,
+            payment_response: None,
+        });
+    }
+    Ok(Attempt::Admitted(Box::new(Admission::Created(created))))
 }
 
 #[async_trait]
@@ -329,6 +355,7 @@ mod tests {
             token_address: usdc().token_address,
             idempotency_key: None,
             key_id: None,
+            x402: None,
         }
     }
 

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Interval};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{IntentEvent, IntentStatus, TransferIntentRecord};
+use domain::{IntentEvent, IntentKind, IntentStatus, TransferIntentRecord};
 use ports::{IntentSweeper, StoreError};
 
 use super::{intent_record, PgIntentStore};
@@ -22,12 +22,13 @@ async fn expire_locked(
     pending_for: Duration,
     limit: usize,
 ) -> Result<Vec<TransferIntentRecord>, TxError<StoreError>> {
-    let stale: Vec<TransferIntentRow> = transfer_intents::table
+    let older_than = |column: &str| {
+        sql::<Bool>(&format!("transfer_intents.{column} < now() - "))
+            .bind::<Interval, _>(interval(pending_for))
+    };
+    let mut stale: Vec<TransferIntentRow> = transfer_intents::table
         .filter(transfer_intents::status.eq(IntentStatus::PendingConfirmation.as_str()))
-        .filter(
-            sql::<Bool>("transfer_intents.created_at < now() - ")
-                .bind::<Interval, _>(interval(pending_for)),
-        )
+        .filter(older_than("created_at"))
         .select(TransferIntentRow::as_select())
         .order(transfer_intents::created_at.asc())
         .limit(row_limit(limit))
@@ -35,6 +36,20 @@ async fn expire_locked(
         .skip_locked()
         .load(connection)
         .await?;
+    // An x402 payment confirmed for its agent, which never came back to have it signed, holds
+    // its amount as long again, then lets it go: nothing was signed, so no money can move.
+    let unsigned: Vec<TransferIntentRow> = transfer_intents::table
+        .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
+        .filter(transfer_intents::kind.eq(IntentKind::X402.as_str()))
+        .filter(older_than("confirmed_at"))
+        .select(TransferIntentRow::as_select())
+        .order(transfer_intents::confirmed_at.asc())
+        .limit(row_limit(limit.saturating_sub(stale.len())))
+        .for_update()
+        .skip_locked()
+        .load(connection)
+        .await?;
+    stale.extend(unsigned);
     let mut stale = stale
         .into_iter()
         .map(intent_record::<StoreError>)
@@ -46,7 +61,7 @@ async fn expire_locked(
     for intent in stale {
         let next = intent
             .status
-            .apply(IntentEvent::Expire)
+            .apply_as(intent.kind, IntentEvent::Expire)
             .map_err(|refused| TxError::store(corrupt(refused)))?;
         let row = diesel::update(transfer_intents::table.find(intent.id.0))
             .set((

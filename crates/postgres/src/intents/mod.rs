@@ -11,6 +11,7 @@ mod submission;
 mod transitions;
 mod usage;
 mod window;
+mod x402;
 
 use diesel::prelude::*;
 use diesel::sql_types::Timestamptz;
@@ -109,7 +110,7 @@ async fn move_locked(
 ) -> Result<TransferIntentRecord, TxError<TransitionError>> {
     let next = current
         .status
-        .apply(event)
+        .apply_as(current.kind, event)
         .map_err(|refused| TxError::Abort(TransitionError::Refused(refused)))?;
     let now = database_now(connection).await?;
     let confirmed = event == IntentEvent::Confirm;

@@ -16,6 +16,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::submission::AttemptRow;
+use super::x402::{attach_payments, with_payment};
 use super::PgIntentStore;
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::keyset::{before, limited_to};
@@ -126,7 +127,9 @@ impl IntentRecords for PgIntentStore {
             }
         }
         .map_err(from_diesel)?;
-        records(rows)
+        let mut intents = records(rows)?;
+        attach_payments(&mut connection, &mut intents).await?;
+        Ok(intents)
     }
 
     async fn listing_version(&self, agent: AgentId) -> Result<ListingVersion, StoreError> {
@@ -143,7 +146,12 @@ impl IntentRecords for PgIntentStore {
             .await
             .optional()
             .map_err(from_diesel)?;
-        row.map(TransferIntentRow::into_record).transpose()
+        match row {
+            Some(row) => Ok(Some(
+                with_payment(&mut connection, row.into_record()?).await?,
+            )),
+            None => Ok(None),
+        }
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
@@ -178,7 +186,9 @@ impl IntentRecords for PgIntentStore {
             query =
                 query.filter(transfer_intents::recipient_address.eq(address_column(&recipient)));
         }
-        records(query.load(&mut connection).await.map_err(from_diesel)?)
+        let mut intents = records(query.load(&mut connection).await.map_err(from_diesel)?)?;
+        attach_payments(&mut connection, &mut intents).await?;
+        Ok(intents)
     }
 
     async fn approvals(&self, id: IntentId) -> Result<Vec<IntentApproval>, StoreError> {

@@ -10,7 +10,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bool, Double, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{FeeQuote, IntentEvent, IntentId, IntentStatus, LeaseId, TransferIntentRecord};
+use domain::{
+    FeeQuote, IntentEvent, IntentId, IntentKind, IntentStatus, LeaseId, TransferIntentRecord,
+};
 use ports::{
     AttemptRecord, SignedTransfer, StoreError, SubmissionClaim, SubmissionError, SubmissionQueue,
     TransitionError,
@@ -97,8 +99,10 @@ async fn claim_locked(
     let lease_free = sql::<Bool>(
         "(transfer_intents.lease_until IS NULL OR transfer_intents.lease_until < now())",
     );
+    // A confirmed x402 payment waits for its agent to have it signed; this service never sends it.
     let Some((row, nonce)) = transfer_intents::table
         .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
+        .filter(transfer_intents::kind.eq(IntentKind::Transfer.as_str()))
         .filter(lease_free)
         .select((TransferIntentRow::as_select(), transfer_intents::nonce))
         .order(transfer_intents::confirmed_at.asc())
@@ -217,7 +221,7 @@ async fn record_locked(
         // The first transaction: the intent moves to submitted.
         Some(_) => intent
             .status
-            .apply(IntentEvent::Submit)
+            .apply_as(intent.kind, IntentEvent::Submit)
             .map_err(|refused| TxError::Abort(TransitionError::Refused(refused).into()))?,
         // A replacement: only a submitted intent is replaced.
         None if intent.status == IntentStatus::Submitted => intent.status,
@@ -343,6 +347,7 @@ impl SubmissionQueue for PgIntentStore {
         let mut connection = self.database.connection().await?;
         let waited: Option<f64> = transfer_intents::table
             .filter(transfer_intents::status.eq(IntentStatus::Confirmed.as_str()))
+            .filter(transfer_intents::kind.eq(IntentKind::Transfer.as_str()))
             .select(seconds_since::<Nullable<Double>>(
                 "min(transfer_intents.confirmed_at)",
             ))

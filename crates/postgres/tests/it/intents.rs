@@ -123,6 +123,7 @@ fn send(agent: AgentId, value: &str, key: Option<&str>) -> NewTransferIntent {
         token_address: usdc().token_address,
         idempotency_key: key.map(|key| IdempotencyKey::parse(key).expect("valid key")),
         key_id: None,
+        x402: None,
     }
 }
 

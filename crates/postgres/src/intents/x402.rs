@@ -1,0 +1,273 @@
+//! x402 payments beside their intents (`x402_payments`): the offer stored at admission, the
+//! authorization recorded before it is handed out (sign, record, then hand out), and the payment
+//! read back wherever an intent is shown.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::x402::ChosenOffer;
+use domain::{
+    IntentEvent, IntentId, IntentKind, IntentStatus, TransferIntentRecord, WalletId, X402Payment,
+    X402Resource,
+};
+use ports::{
+    RecordedAuthorization, SignedAuthorization, SigningBasis, StoreError, TransitionError,
+    X402Authorizations,
+};
+use serde_json::{json, Value};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::{lock_intent, move_locked, PgIntentStore};
+use crate::errors::{corrupt, from_diesel, TxError};
+use crate::rows::parse_address;
+use crate::schema::{wallets, x402_payments};
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = x402_payments, check_for_backend(diesel::pg::Pg))]
+struct PaymentRow {
+    intent_id: Uuid,
+    resource_url: Option<String>,
+    network: String,
+    nonce: Option<Vec<u8>>,
+    valid_before: Option<OffsetDateTime>,
+    payment_response: Option<Value>,
+}
+
+impl PaymentRow {
+    fn into_payment(self) -> Result<X402Payment, StoreError> {
+        let nonce = self
+            .nonce
+            .map(|nonce| {
+                <[u8; 32]>::try_from(nonce.as_slice())
+                    .map_err(|_| corrupt(format!("the x402 nonce of intent {}", self.intent_id)))
+            })
+            .transpose()?;
+        let payment_response = match self.payment_response {
+            None => None,
+            Some(Value::Object(object)) => Some(object),
+            Some(_) => return Err(corrupt("an x402 payment response that is not an object")),
+        };
+        Ok(X402Payment {
+            resource: X402Resource {
+                network: self.network,
+                resource_url: self.resource_url,
+            },
+            nonce,
+            valid_before: self.valid_before,
+            payment_response,
+        })
+    }
+}
+
+/// The offer as stored: what the payment header echoes, enough to sign it again.
+fn offer_column(offer: &ChosenOffer) -> Value {
+    json!({
+        "x402Version": offer.version.number(),
+        "accepted": offer.accepted,
+        "resource": offer.resource,
+    })
+}
+
+/// Stores the offer an x402 intent pays, in the transaction that admits it.
+pub(super) async fn insert_offer(
+    connection: &mut AsyncPgConnection,
+    intent: IntentId,
+    wallet: WalletId,
+    offer: &ChosenOffer,
+) -> Result<(), diesel::result::Error> {
+    diesel::insert_into(x402_payments::table)
+        .values((
+            x402_payments::intent_id.eq(intent.0),
+            x402_payments::wallet_id.eq(wallet.0),
+            x402_payments::offer.eq(offer_column(offer)),
+            x402_payments::resource_url.eq(offer.resource_url.as_deref()),
+            x402_payments::network.eq(&offer.network),
+        ))
+        .execute(connection)
+        .await
+        .map(drop)
+}
+
+/// The payment of each x402 intent among `intents`, read in one query (none when there is none).
+pub(super) async fn attach_payments(
+    connection: &mut AsyncPgConnection,
+    intents: &mut [TransferIntentRecord],
+) -> Result<(), StoreError> {
+    let ids: Vec<Uuid> = intents
+        .iter()
+        .filter(|intent| intent.kind == IntentKind::X402)
+        .map(|intent| intent.id.0)
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<PaymentRow> = x402_payments::table
+        .filter(x402_payments::intent_id.eq_any(&ids))
+        .select(PaymentRow::as_select())
+        .load(connection)
+        .await
+        .map_err(from_diesel)?;
+    for row in rows {
+        let id = row.intent_id;
+        let payment = row.into_payment()?;
+        if let Some(intent) = intents.iter_mut().find(|intent| intent.id.0 == id) {
+            intent.x402 = Some(payment);
+        }
+    }
+    match intents
+        .iter()
+        .find(|intent| intent.kind == IntentKind::X402 && intent.x402.is_none())
+    {
+        Some(missing) => Err(corrupt(format!(
+            "x402 intent {} has no payment row",
+            missing.id
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `intent` with its payment, when it is an x402 intent.
+pub(super) async fn with_payment(
+    connection: &mut AsyncPgConnection,
+    intent: TransferIntentRecord,
+) -> Result<TransferIntentRecord, StoreError> {
+    let mut intents = [intent];
+    attach_payments(connection, &mut intents).await?;
+    let [intent] = intents;
+    Ok(intent)
+}
+
+async fn recorded_locked(
+    connection: &mut AsyncPgConnection,
+    intent: TransferIntentRecord,
+) -> Result<Option<RecordedAuthorization>, StoreError> {
+    let payment: Option<Option<String>> = x402_payments::table
+        .find(intent.id.0)
+        .select(x402_payments::payment)
+        .first(connection)
+        .await
+        .optional()
+        .map_err(from_diesel)?;
+    let Some(Some(payment)) = payment else {
+        return Ok(None);
+    };
+    let intent = with_payment(connection, intent).await?;
+    Ok(Some(RecordedAuthorization { intent, payment }))
+}
+
+async fn record_locked(
+    connection: &mut AsyncPgConnection,
+    id: IntentId,
+    signed: &SignedAuthorization,
+) -> Result<RecordedAuthorization, TxError<TransitionError>> {
+    let current = lock_intent::<TransitionError>(connection, id).await?;
+    if current.kind != IntentKind::X402 {
+        return Err(TxError::Abort(TransitionError::Refused(
+            domain::TransitionRefused {
+                from: current.status,
+                event: IntentEvent::Authorize,
+            },
+        )));
+    }
+    if current.status == IntentStatus::Authorized {
+        return recorded_locked(connection, current)
+            .await
+            .map_err(TxError::store)?
+            .ok_or_else(|| {
+                TxError::store(corrupt(format!("authorized intent {id} has no payment")))
+            });
+    }
+    let valid_before = signed.window.valid_before_time();
+    diesel::update(x402_payments::table.find(id.0))
+        .set((
+            x402_payments::offer.eq(offer_column(&signed.offer)),
+            x402_payments::nonce.eq(signed.nonce.as_slice()),
+            x402_payments::valid_after
+                .eq(i64::try_from(signed.window.valid_after).unwrap_or(i64::MAX)),
+            x402_payments::valid_before.eq(valid_before),
+            x402_payments::payment.eq(&signed.payment),
+        ))
+        .execute(connection)
+        .await?;
+    let moved = move_locked(
+        connection,
+        &current,
+        IntentEvent::Authorize,
+        None,
+        None,
+        None,
+        None,
+    )
+    .await?;
+    let intent = with_payment(connection, moved)
+        .await
+        .map_err(TxError::store)?;
+    Ok(RecordedAuthorization {
+        intent,
+        payment: signed.payment.clone(),
+    })
+}
+
+#[async_trait]
+impl X402Authorizations for PgIntentStore {
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn signing_basis(&self, id: IntentId) -> Result<Option<SigningBasis>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let found: Option<(crate::rows::TransferIntentRow, String, Vec<u8>)> =
+            crate::schema::transfer_intents::table
+                .inner_join(wallets::table)
+                .filter(crate::schema::transfer_intents::id.eq(id.0))
+                .select((
+                    crate::rows::TransferIntentRow::as_select(),
+                    wallets::address,
+                    wallets::sealed_key,
+                ))
+                .first(&mut connection)
+                .await
+                .optional()
+                .map_err(from_diesel)?;
+        let Some((row, address, sealed_key)) = found else {
+            return Ok(None);
+        };
+        let intent = with_payment(&mut connection, row.into_record()?).await?;
+        Ok(Some(SigningBasis {
+            intent,
+            wallet_address: parse_address(&address)?,
+            sealed_key,
+        }))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, signed))]
+    async fn record_authorization(
+        &self,
+        id: IntentId,
+        signed: &SignedAuthorization,
+    ) -> Result<RecordedAuthorization, TransitionError> {
+        self.database
+            .in_transaction(|connection| {
+                async move { record_locked(connection, id, signed).await }.scope_boxed()
+            })
+            .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn recorded_authorization(
+        &self,
+        id: IntentId,
+    ) -> Result<Option<RecordedAuthorization>, StoreError> {
+        let mut connection = self.database.connection().await?;
+        let row = crate::schema::transfer_intents::table
+            .find(id.0)
+            .select(crate::rows::TransferIntentRow::as_select())
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
+        match row {
+            Some(row) => recorded_locked(&mut connection, row.into_record()?).await,
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Paying x402 challenges (x402.md) on a real chain: the wallet signs an EIP-3009 authorization
+//! under the spend policy, and the payee settles it with the token itself; this service never
+//! sends an x402 payment on chain.
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::chain::WrittenAuthorization;
+use crate::onchain::{OnChain, Payer, RECIPIENT};
+use crate::support::harness::{read, Server};
+
+const AUTHORIZE: &str = "/v1/wallet/x402/authorize";
+
+/// A version 2 challenge for `amount` of the chain's token to `RECIPIENT`, as a resource server
+/// writes its `PAYMENT-REQUIRED` header.
+fn challenge(chain: &OnChain, amount: &str) -> Value {
+    json!({
+        "x402Version": 2,
+        "error": "PAYMENT-SIGNATURE header is required",
+        "resource": {"url": "https://api.example.com/report", "mimeType": "application/json"},
+        "accepts": [
+            {"scheme": "exact", "network": "eip155:1", "amount": amount, "asset": chain.token,
+             "payTo": RECIPIENT, "maxTimeoutSeconds": 60, "extra": {"name": "USDC", "version": "2"}},
+            {"scheme": "exact", "network": "eip155:8453", "amount": amount, "asset": chain.token,
+             "payTo": RECIPIENT, "maxTimeoutSeconds": 60, "extra": {"name": "USDC", "version": "2"}},
+        ],
+    })
+}
+
+fn header_value(challenge: &Value) -> String {
+    base64::engine::general_purpose::STANDARD.encode(challenge.to_string())
+}
+
+async fn authorize(server: &Server, payer: &Payer, body: &Value) -> (u16, Value) {
+    let response = server
+        .client
+        .post(server.url(AUTHORIZE))
+        .bearer_auth(&payer.key)
+        .json(body)
+        .send()
+        .await
+        .expect("request");
+    read(response).await
+}
+
+/// The payment a `PAYMENT-SIGNATURE` value carries.
+fn payment_of(answer: &Value) -> Value {
+    let value = answer["payment_signature"].as_str().expect("a payment");
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(value)
+        .expect("base64");
+    serde_json::from_slice(&text).expect("a JSON payment")
+}
+
+async fn settle(chain: &OnChain, payment: &Value) -> Value {
+    chain
+        .anvil
+        .settle_authorization(
+            &chain.token,
+            &WrittenAuthorization {
+                authorization: &payment["payload"]["authorization"],
+                signature: payment["payload"]["signature"].as_str().expect("signature"),
+            },
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_with_the_token() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(10_000).await;
+    chain
+        .agentctl(&[
+            "policy",
+            "set",
+            &payer.id,
+            "--auto-confirm-max",
+            "5000",
+            "--auto-confirm-daily",
+            "5000",
+        ])
+        .await
+        .json();
+    let offered = challenge(&chain, "1500");
+    let body = json!({
+        "payment_required": header_value(&offered),
+        "max_amount_atomic": "2000",
+        "idempotency_key": "report-1",
+    });
+    let (status, answer) = authorize(&server, &payer, &body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["status"], "authorized");
+    assert_eq!(answer["header"], "PAYMENT-SIGNATURE");
+    let intent = &answer["intent"];
+    assert_eq!(intent["kind"], "x402", "{intent}");
+    assert_eq!(intent["status"], "authorized");
+    assert_eq!(intent["amount_atomic"], "1500");
+    assert_eq!(
+        intent["recipient_address"].as_str().map(str::to_lowercase),
+        Some(RECIPIENT.to_lowercase())
+    );
+    assert_eq!(
+        intent["x402"]["resource_url"],
+        "https://api.example.com/report"
+    );
+    assert_eq!(intent["x402"]["network"], "eip155:8453");
+    assert_eq!(intent["x402"]["valid_before"], answer["valid_before"]);
+
+    let payment = payment_of(&answer);
+    assert_eq!(payment["x402Version"], 2);
+    assert_eq!(
+        payment["accepted"], offered["accepts"][1],
+        "the payable entry, echoed as the server wrote it"
+    );
+    assert_eq!(payment["resource"], offered["resource"]);
+    let authorization = &payment["payload"]["authorization"];
+    assert_eq!(
+        authorization["from"].as_str().map(str::to_lowercase),
+        Some(payer.address.to_lowercase())
+    );
+    assert_eq!(authorization["value"], "1500");
+    assert_eq!(authorization["nonce"], intent["x402"]["nonce"]);
+
+    let (status, again) = authorize(&server, &payer, &body).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(
+        again["payment_signature"], answer["payment_signature"],
+        "one key, one authorization, one nonce"
+    );
+    let (status, other_terms) = authorize(
+        &server,
+        &payer,
+        &json!({
+            "payment_required": challenge(&chain, "1600"),
+            "idempotency_key": "report-1",
+        }),
+    )
+    .await;
+    assert_eq!(status, 409, "{other_terms}");
+
+    let receipt = settle(&chain, &payment).await;
+    assert_eq!(
+        receipt["status"], "0x1",
+        "the token takes the authorization: {receipt}"
+    );
+    chain.assert_paid(&payer, 0, 1500).await;
+}
+
+#[tokio::test]
+async fn a_payment_above_the_auto_confirm_tier_waits_for_an_operator_and_is_signed_after() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(10_000).await;
+    let body = json!({
+        "payment_required": challenge(&chain, "700"),
+        "idempotency_key": "report-2",
+    });
+    let (status, pending) = authorize(&server, &payer, &body).await;
+    assert_eq!(status, 202, "{pending}");
+    assert_eq!(pending["status"], "pending_confirmation");
+    let id = pending["intent"]["id"].as_str().expect("an intent id");
+    assert!(
+        pending["approval_url"]
+            .as_str()
+            .expect("an approval link")
+            .ends_with(&format!("/console/intents/{id}")),
+        "{pending}"
+    );
+    assert!(
+        pending["intent"]["x402"]["nonce"].is_null(),
+        "nothing is signed yet"
+    );
+
+    chain.confirm(id).await;
+    let (status, answer) = authorize(&server, &payer, &body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["intent"]["id"], id);
+    assert_eq!(answer["intent"]["status"], "authorized");
+    let receipt = settle(&chain, &payment_of(&answer)).await;
+    assert_eq!(receipt["status"], "0x1", "{receipt}");
+    chain.assert_paid(&payer, 0, 700).await;
+}
+
+#[tokio::test]
+async fn a_payment_is_refused_above_the_agents_ceiling_the_policy_or_what_the_wallet_pays() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(10_000).await;
+    chain
+        .agentctl(&["policy", "set", &payer.id, "--max-per-tx", "1000"])
+        .await
+        .json();
+    let (status, ceiling) = authorize(
+        &server,
+        &payer,
+        &json!({
+            "payment_required": challenge(&chain, "900"),
+            "max_amount_atomic": "899",
+            "idempotency_key": "k-1",
+        }),
+    )
+    .await;
+    assert_eq!(status, 403, "{ceiling}");
+    assert!(
+        ceiling["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("max_amount"),
+        "{ceiling}"
+    );
+    let (status, policy) = authorize(
+        &server,
+        &payer,
+        &json!({"payment_required": challenge(&chain, "1001"), "idempotency_key": "k-2"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{policy}");
+    let mut elsewhere = challenge(&chain, "10");
+    elsewhere["accepts"][1]["network"] = json!("eip155:84532");
+    elsewhere["accepts"][1]["asset"] = json!("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
+    for (payment_required, what) in [
+        (elsewhere, "no entry this wallet pays"),
+        (json!("not base64!"), "no challenge"),
+        (
+            json!({"x402Version": 7, "accepts": []}),
+            "an unknown version",
+        ),
+    ] {
+        let (status, refused) = authorize(
+            &server,
+            &payer,
+            &json!({"payment_required": payment_required, "idempotency_key": "k-3"}),
+        )
+        .await;
+        assert_eq!(status, 422, "{what}: {refused}");
+        assert_eq!(
+            refused["detail"][0]["loc"],
+            json!(["body", "payment_required"]),
+            "{what}: {refused}"
+        );
+    }
+    let (status, intents) = {
+        let response = server
+            .client
+            .get(server.url("/v1/wallet/intents"))
+            .bearer_auth(&payer.key)
+            .send()
+            .await
+            .expect("request");
+        read(response).await
+    };
+    assert_eq!(status, 200);
+    assert_eq!(
+        intents["items"].as_array().map(Vec::len),
+        Some(0),
+        "a refused payment leaves no intent: {intents}"
+    );
+    chain.assert_paid(&payer, 0, 0).await;
+}
