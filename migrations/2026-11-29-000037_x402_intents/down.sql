@@ -91,6 +91,7 @@ CREATE INDEX transfer_intents_open_idx ON transfer_intents (status, created_at)
     WHERE status IN ('pending_confirmation', 'confirmed', 'submitted');
 
 ALTER TABLE transfer_intents DROP COLUMN kind;
+ALTER TABLE spend_policies DROP COLUMN x402_enabled;
 ALTER TABLE transfer_intents DROP CONSTRAINT transfer_intents_status_known;
 ALTER TABLE transfer_intents ADD CONSTRAINT transfer_intents_status_known CHECK (status IN (
     'pending_confirmation', 'confirmed', 'submitted', 'executed', 'failed', 'rejected', 'expired'));

@@ -30,6 +30,9 @@ CREATE TABLE x402_payments (
     CONSTRAINT x402_payments_nonce_once UNIQUE (wallet_id, nonce)
 );
 
+-- Whether a wallet pays x402 challenges at all (`agentctl policy set --x402 on|off`).
+ALTER TABLE spend_policies ADD COLUMN x402_enabled boolean NOT NULL DEFAULT true;
+
 -- What an intent moves money by: a transaction this service sends, or an x402 authorization the
 -- payee settles. Only transfers are claimed by the executor.
 ALTER TABLE transfer_intents ADD COLUMN kind text NOT NULL DEFAULT 'transfer'

@@ -128,7 +128,7 @@ async fn address_and_policy_describe_the_agents_wallet() {
                "max_weekly_atomic": null, "max_monthly_atomic": null, "recipient_limits": null,
                "auto_confirm_max_atomic": null, "auto_confirm_daily_atomic": null,
                "approvals_required": null, "approvals_required_above_atomic": null,
-               "usage": {}})
+               "x402_enabled": true, "usage": {}})
     );
     agentctl(
         &database,

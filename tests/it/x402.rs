@@ -183,7 +183,8 @@ async fn a_payment_above_the_auto_confirm_tier_waits_for_an_operator_and_is_sign
 }
 
 #[tokio::test]
-async fn a_payment_is_refused_above_the_agents_ceiling_the_policy_or_what_the_wallet_pays() {
+async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned_off_or_unpayable()
+{
     let chain = OnChain::start().await;
     let server = chain.server(&[]).await;
     let payer = chain.payer(10_000).await;
@@ -216,6 +217,39 @@ async fn a_payment_is_refused_above_the_agents_ceiling_the_policy_or_what_the_wa
     )
     .await;
     assert_eq!(status, 403, "{policy}");
+    assert!(
+        policy["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("max_per_tx"),
+        "{policy}"
+    );
+    let turned_off = chain
+        .agentctl(&["policy", "set", &payer.id, "--x402", "off"])
+        .await
+        .json();
+    assert_eq!(turned_off["x402_enabled"], false, "{turned_off}");
+    let (status, off) = authorize(
+        &server,
+        &payer,
+        &json!({"payment_required": challenge(&chain, "10"), "idempotency_key": "k-4"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{off}");
+    assert!(
+        off["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("x402_disabled"),
+        "{off}"
+    );
+    let (status, send) = crate::wallet::post_send(
+        &server,
+        &payer.key,
+        json!({"to": RECIPIENT, "amount_atomic": "10"}),
+    )
+    .await;
+    assert_eq!(status, 200, "sends are not x402 payments: {send}");
     let mut elsewhere = challenge(&chain, "10");
     elsewhere["accepts"][1]["network"] = json!("eip155:84532");
     elsewhere["accepts"][1]["asset"] = json!("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
@@ -251,10 +285,16 @@ async fn a_payment_is_refused_above_the_agents_ceiling_the_policy_or_what_the_wa
         read(response).await
     };
     assert_eq!(status, 200);
+    let kinds: Vec<&Value> = intents["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|intent| &intent["kind"])
+        .collect();
     assert_eq!(
-        intents["items"].as_array().map(Vec::len),
-        Some(0),
-        "a refused payment leaves no intent: {intents}"
+        kinds,
+        [&json!("transfer")],
+        "a refused payment leaves no intent, only the send is there: {intents}"
     );
     chain.assert_paid(&payer, 0, 0).await;
 }

@@ -69,6 +69,9 @@ pub struct PolicySetArgs {
     /// transfer.
     #[arg(long, value_name = "N|none")]
     approvals_above: Option<String>,
+    /// Whether the wallet pays x402 challenges (`on` unless turned off).
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    x402: Option<String>,
 }
 
 pub async fn run(context: &Context, command: PolicyCommand) -> anyhow::Result<Value> {
@@ -181,6 +184,7 @@ fn policy_change(args: &PolicySetArgs) -> anyhow::Result<PolicyChange> {
         auto_confirm_daily: limit("--auto-confirm-daily", &args.auto_confirm_daily)?,
         approvals_required,
         approvals_above: limit("--approvals-above", &args.approvals_above)?,
+        x402_enabled: args.x402.as_deref().map(|switch| switch == "on"),
     })
 }
 

@@ -117,6 +117,9 @@ pub struct SpendPolicyResponse {
     pub approvals_required: Option<u8>,
     /// Integer in atomic units; `null` when not configured.
     pub approvals_required_above_atomic: Option<String>,
+    /// Whether the wallet pays x402 challenges (`/v1/wallet/x402/*`); `true` unless an operator
+    /// turned them off.
+    pub x402_enabled: bool,
     /// Each configured window: what it holds and what is left (`{}` when the policy caps none).
     /// Read only; left out of the agents `agentctl agents list` prints and of an issued key's.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -279,6 +282,7 @@ impl From<&SpendPolicyRecord> for SpendPolicyResponse {
             auto_confirm_daily_atomic: atomic(rules.auto_confirm.daily),
             approvals_required: rules.quorum.required.map(ApprovalCount::get),
             approvals_required_above_atomic: atomic(rules.quorum.above),
+            x402_enabled: rules.x402_enabled,
             usage: None,
         }
     }

@@ -8,8 +8,8 @@ use domain::x402::{
     TransferAuthorization,
 };
 use domain::{
-    check_recipient, check_transfer_amount, evaluate_transfer, window_usage, Admitted,
-    AgentProfile, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition,
+    check_recipient, check_transfer_amount, evaluate_transfer, evaluate_x402, window_usage,
+    Admitted, AgentProfile, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition,
     EvmAddress, Held, IdempotencyKey, IntentId, IntentStatus, PolicyAsset, PolicyViolation,
     RateLimit, RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms,
     TransferTooLarge, WalletBalances, WalletRecord, WindowUsage,
@@ -491,10 +491,14 @@ impl WalletService {
             x402: offer,
         };
         let token = self.token.token_address;
+        let evaluate = match intent.x402 {
+            Some(_) => evaluate_x402,
+            None => evaluate_transfer,
+        };
         let check = move |context: &AdmissionContext<'_>| {
             check_recipient(&terms.recipient, context.wallet_address, token.as_ref())
                 .map_err(AdmissionRefusal::Recipient)?;
-            evaluate_transfer(
+            evaluate(
                 &context.policy.rules,
                 &terms.recipient,
                 terms.amount,

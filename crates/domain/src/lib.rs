@@ -88,10 +88,10 @@ pub use operator::{
     Operator, OperatorName, OperatorNameError, StoredOperatorError, MAX_OPERATOR_NAME_CHARS,
 };
 pub use policy::{
-    evaluate_transfer, judge_approval, window_usage, Admitted, Allowlist, AllowlistChange,
-    ApprovalCount, ApprovalCountOutOfRange, ApprovalRefusal, ApprovalStanding, AutoConfirm,
-    EarliestExecutions, Held, PolicyChange, PolicyChangeRefused, PolicyViolation, Quorum,
-    QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
+    evaluate_transfer, evaluate_x402, judge_approval, window_usage, Admitted, Allowlist,
+    AllowlistChange, ApprovalCount, ApprovalCountOutOfRange, ApprovalRefusal, ApprovalStanding,
+    AutoConfirm, EarliestExecutions, Held, PolicyChange, PolicyChangeRefused, PolicyViolation,
+    Quorum, QuorumOutOfRange, RecipientLimit, RecipientLimits, RecipientLimitsChange, Reservation,
     SpendLimits, SpendRules, SpendWindow, TooManyRecipientLimits, WindowUsage,
     MAX_APPROVALS_REQUIRED, MAX_RECIPIENT_LIMITS,
 };

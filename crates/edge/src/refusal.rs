@@ -299,6 +299,10 @@ impl From<X402Error> for Refusal {
             error @ X402Error::Ended { .. } => Self::Conflict(error.to_string()),
             X402Error::Send(SendError::TooLarge(refused)) => challenge(&refused),
             X402Error::Send(SendError::Recipient(refused)) => challenge(&refused),
+            X402Error::Send(SendError::Policy(violation)) => Self::Forbidden(format!(
+                "Spend policy violation (rule {}): {violation}",
+                violation.rule()
+            )),
             X402Error::Send(send) => send.into(),
             X402Error::Chain(chain) => chain.into(),
             X402Error::Signing(error) => Self::Internal(error.to_string()),

@@ -281,6 +281,7 @@ async fn apply_policy_change(
                     .eq(rules.quorum.required.map(|count| i16::from(count.get()))),
                 spend_policies::approvals_required_above_atomic.eq(amount(rules.quorum.above)),
             ),
+            spend_policies::x402_enabled.eq(rules.x402_enabled),
             spend_policies::updated_at.eq(diesel::dsl::now),
         ))
         .returning(SpendPolicyRow::as_returning())

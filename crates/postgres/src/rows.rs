@@ -199,6 +199,7 @@ pub(crate) struct SpendPolicyRow {
     auto_confirm_daily_atomic: Option<BigDecimal>,
     approvals_required: Option<i16>,
     approvals_required_above_atomic: Option<BigDecimal>,
+    x402_enabled: bool,
 }
 
 /// One recipient's caps as `spend_policies.recipient_limits` keeps them.
@@ -301,6 +302,7 @@ impl SpendPolicyRow {
                     required: approvals_required,
                     above: amount(&self.approvals_required_above_atomic)?,
                 },
+                x402_enabled: self.x402_enabled,
             },
             created_at: self.created_at,
             updated_at: self.updated_at,

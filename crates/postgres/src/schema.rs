@@ -94,6 +94,7 @@ diesel::table! {
         auto_confirm_daily_atomic -> Nullable<Numeric>,
         approvals_required -> Nullable<SmallInt>,
         approvals_required_above_atomic -> Nullable<Numeric>,
+        x402_enabled -> Bool,
     }
 }
 

@@ -179,6 +179,8 @@ fn change_of(form: &PolicyForm) -> Result<PolicyChange, Vec<String>> {
         auto_confirm_daily,
         approvals_required,
         approvals_above,
+        // The form does not show the switch yet: it keeps what `agentctl policy set --x402` set.
+        x402_enabled: None,
     })
 }
 

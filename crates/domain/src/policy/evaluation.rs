@@ -42,6 +42,8 @@ pub enum PolicyViolation {
         max: AtomicAmount,
         available: U256,
     },
+    #[error("x402 payments are turned off for this wallet")]
+    X402Disabled,
 }
 
 impl PolicyViolation {
@@ -58,6 +60,7 @@ impl PolicyViolation {
                 SpendWindow::AutoConfirmDaily => "auto_confirm_daily",
             },
             Self::ExceedsRecipientDailyMax { .. } => "recipient_max_daily",
+            Self::X402Disabled => "x402_disabled",
         }
     }
 }
@@ -102,6 +105,20 @@ impl Admitted {
 /// per-transaction cap, the recipient's, the wallet's daily, weekly and monthly caps, the
 /// recipient's daily cap. An admitted transfer is confirmed by the policy when it is within both
 /// auto-confirm limits and needs no more than one approval.
+/// `evaluate_transfer` for an x402 payment of `amount` to `pay_to`: refused first when the
+/// policy turns x402 payments off, then judged by every rule of a transfer.
+pub fn evaluate_x402(
+    rules: &SpendRules,
+    pay_to: &EvmAddress,
+    amount: AtomicAmount,
+    held: &Held,
+) -> Result<Admitted, PolicyViolation> {
+    if !rules.x402_enabled {
+        return Err(PolicyViolation::X402Disabled);
+    }
+    evaluate_transfer(rules, pay_to, amount, held)
+}
+
 pub fn evaluate_transfer(
     rules: &SpendRules,
     recipient: &EvmAddress,

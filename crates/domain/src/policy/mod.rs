@@ -9,7 +9,8 @@ mod tiers;
 mod windows;
 
 pub use evaluation::{
-    evaluate_transfer, judge_approval, Admitted, ApprovalRefusal, ApprovalStanding, PolicyViolation,
+    evaluate_transfer, evaluate_x402, judge_approval, Admitted, ApprovalRefusal, ApprovalStanding,
+    PolicyViolation,
 };
 pub use rules::{
     Allowlist, AllowlistChange, PolicyChange, PolicyChangeRefused, RecipientLimit, RecipientLimits,

@@ -144,13 +144,29 @@ impl RecipientLimits {
 }
 
 /// Every rule of a spend policy.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpendRules {
     pub limits: SpendLimits,
     pub allowlist: Allowlist,
     pub recipient_limits: RecipientLimits,
     pub auto_confirm: AutoConfirm,
     pub quorum: Quorum,
+    /// Whether the wallet pays x402 challenges at all.
+    pub x402_enabled: bool,
+}
+
+/// No limit, no allowlist, no tier, one approval; x402 payments allowed.
+impl Default for SpendRules {
+    fn default() -> Self {
+        Self {
+            limits: SpendLimits::default(),
+            allowlist: Allowlist::default(),
+            recipient_limits: RecipientLimits::default(),
+            auto_confirm: AutoConfirm::default(),
+            quorum: Quorum::default(),
+            x402_enabled: true,
+        }
+    }
 }
 
 /// What an operator does to a wallet's allowlist.
@@ -191,6 +207,7 @@ pub struct PolicyChange {
     pub auto_confirm_daily: Option<Option<AtomicAmount>>,
     pub approvals_required: Option<Option<ApprovalCount>>,
     pub approvals_above: Option<Option<AtomicAmount>>,
+    pub x402_enabled: Option<bool>,
 }
 
 impl PolicyChange {
@@ -234,6 +251,7 @@ impl PolicyChange {
                 required: self.approvals_required.unwrap_or(rules.quorum.required),
                 above: self.approvals_above.unwrap_or(rules.quorum.above),
             },
+            x402_enabled: self.x402_enabled.unwrap_or(rules.x402_enabled),
         })
     }
 }

@@ -76,8 +76,33 @@ fn an_empty_change_keeps_everything() {
             required: Some(ApprovalCount::new(2).expect("in range")),
             above: some("40"),
         },
+        x402_enabled: false,
     };
     assert_eq!(PolicyChange::default().apply(&rules), Ok(rules));
+}
+
+#[test]
+fn x402_payments_are_allowed_until_turned_off_and_then_refused_before_any_other_rule() {
+    let allowed = SpendRules::default();
+    assert!(allowed.x402_enabled, "a new policy pays x402 challenges");
+    let amount = AtomicAmount::parse("5").expect("valid");
+    assert_eq!(
+        evaluate_x402(&allowed, &address(1), amount, &Held::default()),
+        evaluate_transfer(&allowed, &address(1), amount, &Held::default())
+    );
+    let off = PolicyChange {
+        x402_enabled: Some(false),
+        ..PolicyChange::default()
+    }
+    .apply(&allowed)
+    .expect("a valid change");
+    let refused = evaluate_x402(&off, &address(1), amount, &Held::default());
+    assert_eq!(refused, Err(PolicyViolation::X402Disabled));
+    assert_eq!(PolicyViolation::X402Disabled.rule(), "x402_disabled");
+    assert!(
+        evaluate_transfer(&off, &address(1), amount, &Held::default()).is_ok(),
+        "a send is not an x402 payment"
+    );
 }
 
 #[test]
@@ -665,6 +690,7 @@ fn rules() -> impl Strategy<Value = SpendRules> {
                         required: required.map(|count| ApprovalCount::new(count).expect("1 to 5")),
                         above,
                     },
+                    x402_enabled: true,
                 }
             },
         )
