@@ -123,12 +123,13 @@ DECLARE
         'confirmed_at', NEW.confirmed_at, 'decided_by', NEW.decided_by,
         'confirmed_by', NEW.confirmed_by, 'approvals_required', NEW.approvals_required,
         'approvals_received', NEW.approvals_received,
-        'x402', (SELECT jsonb_build_object(
+        -- Only a payment has a row to read: a send's event costs no lookup.
+        'x402', CASE WHEN NEW.kind = 'x402' THEN (SELECT jsonb_build_object(
             'resource_url', payment.resource_url, 'network', payment.network,
             'nonce', '0x' || encode(payment.nonce, 'hex'),
             'valid_before', payment.valid_before,
             'payment_response', payment.payment_response)
-            FROM x402_payments AS payment WHERE payment.intent_id = NEW.id));
+            FROM x402_payments AS payment WHERE payment.intent_id = NEW.id) END);
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM record_event(NEW.agent_id, 'transfer_intent.created', intent, NEW.key_id);

@@ -139,6 +139,16 @@ async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_wit
     .await;
     assert_eq!(status, 409, "{other_terms}");
 
+    let (_, events) = server.get("/v1/events", Some(&payer.key)).await;
+    let authorized = events["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|event| event["type"] == "transfer_intent.authorized")
+        .unwrap_or_else(|| panic!("no authorized event: {events}"));
+    assert_eq!(authorized["data"]["kind"], "x402", "{authorized}");
+    assert_eq!(authorized["data"]["x402"], intent["x402"], "{authorized}");
+
     let receipt = settle(&chain, &payment).await;
     assert_eq!(
         receipt["status"], "0x1",
