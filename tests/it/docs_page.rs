@@ -13,6 +13,9 @@ use crate::support::harness::{header, target_dir, Server};
 const WINDOW: (u32, u32) = (1280, 4500);
 /// How long the page may take to render all operations, over as many loads as fit.
 const RENDER_DEADLINE: Duration = Duration::from_secs(90);
+
+/// The longest one chromium run may take; it takes a few seconds.
+const CHROMIUM_RUN_LIMIT: Duration = Duration::from_secs(30);
 /// Virtual time one load may spend (fetching the description, rendering) before the DOM is read.
 const VIRTUAL_TIME_BUDGET_MS: &str = "15000";
 
@@ -48,7 +51,7 @@ async fn render(url: &str, screenshot: &Path) -> Rendering {
         uuid::Uuid::new_v4().simple()
     ));
     let _ = std::fs::remove_file(screenshot);
-    let output = tokio::process::Command::new(chromium())
+    let run = tokio::process::Command::new(chromium())
         .args([
             "--headless",
             "--no-sandbox",
@@ -69,10 +72,18 @@ async fn render(url: &str, screenshot: &Path) -> Rendering {
         ])
         .stdin(Stdio::null())
         .kill_on_drop(true)
-        .output()
-        .await
-        .expect("running chromium");
+        .output();
+    // Headless chromium now and then never exits after dumping the page: such a run is killed
+    // and counts as one that did not show the page yet.
+    let output = tokio::time::timeout(CHROMIUM_RUN_LIMIT, run).await;
     let _ = std::fs::remove_dir_all(&profile);
+    let Ok(output) = output else {
+        return Rendering {
+            dom: format!("(chromium did not exit within {CHROMIUM_RUN_LIMIT:?})"),
+            screenshot: screenshot.to_owned(),
+        };
+    };
+    let output = output.expect("running chromium");
     assert!(
         output.status.success(),
         "chromium failed: {}",

@@ -1242,3 +1242,51 @@ async fn the_mail_tools_list_threads_search_and_open_attachments() {
     .await;
     assert_eq!(missing["status"], 404);
 }
+
+#[tokio::test]
+async fn an_x402_challenge_is_paid_through_the_tool_once_an_operator_approves() {
+    let (server, database) = Server::start().await;
+    let (key, _) = equipped_agent(&database).await;
+    let [(_, lifecycle), _] = lifecycles();
+    let client = connect(&server, &key, lifecycle).await;
+    let challenge = json!({
+        "x402Version": 2,
+        "resource": {"url": "https://api.example.com/report"},
+        "accepts": [{"scheme": "exact", "network": "eip155:8453", "amount": "2000000",
+                     "asset": crate::wallet::USDC_TOKEN, "payTo": RECIPIENT,
+                     "maxTimeoutSeconds": 60, "extra": {"name": "USD Coin", "version": "2"}}],
+    });
+    let (detail, _) = refused(
+        &client,
+        "authorize_x402_payment",
+        json!({"payment_required": challenge, "max_amount_atomic": "1999999",
+               "idempotency_key": "report-1"}),
+    )
+    .await;
+    assert!(detail.contains("max_amount"), "{detail}");
+    let arguments = json!({"payment_required": challenge, "idempotency_key": "report-2"});
+    let pending = ok(&client, "authorize_x402_payment", arguments.clone()).await;
+    assert_eq!(pending["status"], "pending_confirmation", "{pending}");
+    assert_eq!(pending["intent"]["kind"], "x402");
+    let id = pending["intent"]["id"].as_str().expect("an intent id");
+    assert!(
+        pending["approval_url"]
+            .as_str()
+            .expect("an approval link")
+            .ends_with(&format!("/console/intents/{id}")),
+        "{pending}"
+    );
+    agentctl(&database, &["intents", "confirm", id])
+        .await
+        .json();
+    let authorized = ok(&client, "authorize_x402_payment", arguments).await;
+    assert_eq!(authorized["status"], "authorized", "{authorized}");
+    assert_eq!(authorized["header"], "PAYMENT-SIGNATURE");
+    assert_eq!(authorized["intent"]["id"], id);
+    assert!(
+        authorized["payment_signature"]
+            .as_str()
+            .is_some_and(|value| value.len() > 100),
+        "{authorized}"
+    );
+}

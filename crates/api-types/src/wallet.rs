@@ -510,6 +510,25 @@ pub struct X402AuthorizedOut {
     pub intent: TransferIntentOut,
 }
 
+impl X402AuthorizedOut {
+    /// The answer for an authorized `intent` whose payment header is `header: payment_signature`;
+    /// `None` when the intent holds no signed window, which an authorized payment always does.
+    pub fn of(
+        intent: &TransferIntentRecord,
+        header: &str,
+        payment_signature: String,
+    ) -> Option<Self> {
+        let valid_before = intent.x402.as_ref()?.valid_before?;
+        Some(Self {
+            status: X402AuthorizationStatus::Authorized,
+            header: header.to_owned(),
+            payment_signature,
+            valid_before,
+            intent: TransferIntentOut::from(intent),
+        })
+    }
+}
+
 /// A payment that waits for operators: retry with the same `idempotency_key` once approved.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct X402PendingOut {

@@ -11,6 +11,7 @@
 use api_types::{
     default_asset, default_chain, read_event_types, read_fields, Channel, CodesWaitRequest,
     Direction, FieldError, FieldErrors, PageLimit, RequestPart, WalletSendRequest,
+    X402AuthorizeRequest,
 };
 use domain::{MAX_IDEMPOTENCY_KEY_CHARS, MAX_REQUEST_ID_CHARS};
 use rmcp::handler::server::common::FromContextPart;
@@ -296,6 +297,31 @@ impl CreateTransferArguments {
             asset: self.asset.unwrap_or_else(default_asset),
             chain: self.chain.unwrap_or_else(default_chain),
             idempotency_key: Some(self.idempotency_key),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AuthorizeX402Arguments {
+    /// The challenge the server answered 402 with: its PAYMENT-REQUIRED header's value (base64), that header decoded, or a version 1 402 body.
+    pub payment_required: Value,
+    /// The resource's URL, when the challenge names none.
+    pub resource_url: Option<String>,
+    /// Your own ceiling in atomic units (USDC has 6 decimals): a challenge asking more is refused before the spend policy is asked.
+    #[schemars(regex(pattern = "^[0-9]+$"))]
+    pub max_amount_atomic: Option<String>,
+    /// Required: one key per payment, 1 to 255 characters without control characters. Calling again with the same key and challenge returns the same authorization; after an operator approves, it returns one signed then.
+    #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$"))]
+    pub idempotency_key: String,
+}
+
+impl AuthorizeX402Arguments {
+    pub fn into_request(self) -> X402AuthorizeRequest {
+        X402AuthorizeRequest {
+            payment_required: self.payment_required,
+            resource_url: self.resource_url,
+            max_amount_atomic: self.max_amount_atomic,
+            idempotency_key: self.idempotency_key,
         }
     }
 }

@@ -161,24 +161,15 @@ pub async fn authorize_x402(
             authorization,
             header,
         } => {
-            let valid_before = authorization
-                .intent
-                .x402
-                .as_ref()
-                .and_then(|payment| payment.valid_before)
-                .ok_or_else(|| {
-                    ApiError::Refused(Refusal::Internal(format!(
-                        "authorized intent {} has no validBefore",
-                        authorization.intent.id
-                    )))
-                })?;
-            HttpResponse::Ok().json(X402AuthorizedOut {
-                status: X402AuthorizationStatus::Authorized,
-                header: header.to_owned(),
-                payment_signature: authorization.payment,
-                valid_before,
-                intent: TransferIntentOut::from(&authorization.intent),
-            })
+            let id = authorization.intent.id;
+            let answer =
+                X402AuthorizedOut::of(&authorization.intent, header, authorization.payment)
+                    .ok_or_else(|| {
+                        ApiError::Refused(Refusal::Internal(format!(
+                            "authorized intent {id} has no validBefore"
+                        )))
+                    })?;
+            HttpResponse::Ok().json(answer)
         }
         X402Outcome::Pending(intent) => HttpResponse::Accepted().json(X402PendingOut {
             status: X402AuthorizationStatus::PendingConfirmation,

@@ -2,9 +2,10 @@
 
 use api_types::{
     PolicyVerdictOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
-    WalletAssetBalance, WalletBalanceResponse,
+    WalletAssetBalance, WalletBalanceResponse, X402AuthorizationStatus, X402AuthorizedOut,
+    X402PendingOut,
 };
-use app::{Decision, SendError, SendRequest};
+use app::{Decision, SendError, SendRequest, X402Outcome, X402Request};
 use domain::keys::Scope;
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::model::CallToolResult;
@@ -16,8 +17,8 @@ use serde_json::Map;
 use super::{cancelled, input, to_json, AgentTools, Caller, PROGRESS_EVERY};
 use crate::answers::{answer, refused, refused_with, reporting_progress};
 use crate::arguments::{
-    Arguments, CreateTransferArguments, IntentArguments, ListIntentsArguments,
-    WaitForDecisionArguments,
+    Arguments, AuthorizeX402Arguments, CreateTransferArguments, IntentArguments,
+    ListIntentsArguments, WaitForDecisionArguments,
 };
 
 /// The wallet as a model needs it in one call.
@@ -126,6 +127,62 @@ new one) when unsure whether the first call went through.",
                     SendError::Policy(violation).into(),
                     Map::from_iter([("verdict".to_owned(), to_json(&verdict))]),
                 )
+            }
+        }
+    }
+
+    #[tool(
+        name = "authorize_x402_payment",
+        meta = super::needs(Scope::WalletPay),
+        title = "Pay an HTTP 402 challenge",
+        description = "Pays a server's x402 challenge (HTTP 402 Payment Required) from the \
+agent's wallet. Pass the challenge as the server gave it. The spend policy judges the payment as \
+it judges a transfer: one it refuses comes back as an error naming the rule. One the policy \
+confirms is signed at once: `status: authorized`, then repeat your request to the server with the \
+header named `header` set to `payment_signature` (single use, valid until `valid_before`). \
+Otherwise `status: pending_confirmation` with an approval_url: once an operator approves, call \
+again with the same idempotency_key to get the signature. The idempotency_key is required: one \
+key per payment, and call again with the same key (never a new one) when unsure.",
+        input_schema = input::<AuthorizeX402Arguments>(),
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn authorize_x402_payment(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<AuthorizeX402Arguments>,
+    ) -> CallToolResult {
+        let request = or_refuse!(X402Request::try_from(or_refuse!(arguments).into_request()));
+        let outcome = or_refuse!(
+            self.services()
+                .wallets
+                .authorize_x402(&caller.principal(), request)
+                .await
+        );
+        match outcome {
+            X402Outcome::Authorized {
+                authorization,
+                header,
+            } => {
+                let id = authorization.intent.id;
+                match X402AuthorizedOut::of(&authorization.intent, header, authorization.payment) {
+                    Some(authorized) => answer(authorized),
+                    None => refused(edge::Refusal::Internal(format!(
+                        "authorized intent {id} has no validBefore"
+                    ))),
+                }
+            }
+            X402Outcome::Pending(intent) => {
+                let intent = TransferIntentOut::from(&intent);
+                answer(X402PendingOut {
+                    status: X402AuthorizationStatus::PendingConfirmation,
+                    approval_url: self.toolbox.approval_url(&intent),
+                    intent,
+                })
             }
         }
     }
