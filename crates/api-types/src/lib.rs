@@ -61,7 +61,7 @@ pub const TWILIO_SMS_WEBHOOK_PATH: &str = "/webhooks/sms/twilio";
 pub const INBOUND_EMAIL_WEBHOOK_PATH: &str = "/webhooks/email/inbound";
 
 pub use wallet::{
-    default_asset, default_chain, ApprovalsOut, PolicyVerdictOut, RecipientLimitOut,
+    approval_url, default_asset, default_chain, ApprovalsOut, PolicyVerdictOut, RecipientLimitOut,
     SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
     WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
     WindowUsageOut, X402AuthorizationStatus, X402AuthorizeRequest, X402AuthorizedOut,

@@ -529,6 +529,12 @@ impl X402AuthorizedOut {
     }
 }
 
+/// The console page where an operator decides on intent `id`, under the console's public URL
+/// (without its trailing slash).
+pub fn approval_url(console_base_url: &str, id: Uuid) -> String {
+    format!("{console_base_url}/console/intents/{id}")
+}
+
 /// A payment that waits for operators: retry with the same `idempotency_key` once approved.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct X402PendingOut {

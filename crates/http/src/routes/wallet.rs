@@ -3,9 +3,9 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest, X402AuthorizationStatus,
-    X402AuthorizeRequest, X402AuthorizedOut, X402PendingOut,
+    approval_url, PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut,
+    TransferIntentPage, WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
+    X402AuthorizationStatus, X402AuthorizeRequest, X402AuthorizedOut, X402PendingOut,
 };
 use app::{IntentPage, PolicyUsage, SendRequest, X402Outcome, X402Request};
 use edge::Refusal;
@@ -173,7 +173,7 @@ pub async fn authorize_x402(
         }
         X402Outcome::Pending(intent) => HttpResponse::Accepted().json(X402PendingOut {
             status: X402AuthorizationStatus::PendingConfirmation,
-            approval_url: format!("{}/console/intents/{}", state.console_base_url, intent.id),
+            approval_url: approval_url(&state.console_base_url, intent.id.0),
             intent: TransferIntentOut::from(&intent),
         }),
     })

@@ -126,7 +126,7 @@ impl Toolbox {
 
     /// The console page where an operator decides on the intent.
     fn approval_url(&self, intent: &TransferIntentOut) -> String {
-        format!("{}/console/intents/{}", self.public_base_url, intent.id)
+        api_types::approval_url(&self.public_base_url, intent.id)
     }
 }
 

@@ -162,15 +162,9 @@ async fn record_locked(
     id: IntentId,
     signed: &SignedAuthorization,
 ) -> Result<RecordedAuthorization, TxError<TransitionError>> {
+    // A transfer is refused by the state machine (`apply_as`) in `move_locked`, which rolls the
+    // payment's update back with it.
     let current = lock_intent::<TransitionError>(connection, id).await?;
-    if current.kind != IntentKind::X402 {
-        return Err(TxError::Abort(TransitionError::Refused(
-            domain::TransitionRefused {
-                from: current.status,
-                event: IntentEvent::Authorize,
-            },
-        )));
-    }
     if current.status == IntentStatus::Authorized {
         return recorded_locked(connection, current)
             .await
