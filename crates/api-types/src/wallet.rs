@@ -544,3 +544,14 @@ pub struct X402PendingOut {
     /// Where an operator decides on the payment.
     pub approval_url: String,
 }
+
+impl X402PendingOut {
+    /// The answer for a pending `intent`, decided on under the console at `console_base_url`.
+    pub fn of(intent: &TransferIntentRecord, console_base_url: &str) -> Self {
+        Self {
+            status: X402AuthorizationStatus::PendingConfirmation,
+            approval_url: approval_url(console_base_url, intent.id.0),
+            intent: TransferIntentOut::from(intent),
+        }
+    }
+}

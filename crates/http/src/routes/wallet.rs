@@ -3,9 +3,9 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    approval_url, PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut,
-    TransferIntentPage, WalletAddressResponse, WalletBalanceResponse, WalletSendRequest,
-    X402AuthorizationStatus, X402AuthorizeRequest, X402AuthorizedOut, X402PendingOut,
+    PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
+    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest, X402AuthorizeRequest,
+    X402AuthorizedOut, X402PendingOut,
 };
 use app::{IntentPage, PolicyUsage, SendRequest, X402Outcome, X402Request};
 use edge::Refusal;
@@ -171,11 +171,9 @@ pub async fn authorize_x402(
                     })?;
             HttpResponse::Ok().json(answer)
         }
-        X402Outcome::Pending(intent) => HttpResponse::Accepted().json(X402PendingOut {
-            status: X402AuthorizationStatus::PendingConfirmation,
-            approval_url: approval_url(&state.console_base_url, intent.id.0),
-            intent: TransferIntentOut::from(&intent),
-        }),
+        X402Outcome::Pending(intent) => {
+            HttpResponse::Accepted().json(X402PendingOut::of(&intent, &state.console_base_url))
+        }
     })
 }
 

@@ -2,8 +2,7 @@
 
 use api_types::{
     PolicyVerdictOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
-    WalletAssetBalance, WalletBalanceResponse, X402AuthorizationStatus, X402AuthorizedOut,
-    X402PendingOut,
+    WalletAssetBalance, WalletBalanceResponse, X402AuthorizedOut, X402PendingOut,
 };
 use app::{Decision, SendError, SendRequest, X402Outcome, X402Request};
 use domain::keys::Scope;
@@ -177,12 +176,7 @@ key per payment, and call again with the same key (never a new one) when unsure.
                 }
             }
             X402Outcome::Pending(intent) => {
-                let intent = TransferIntentOut::from(&intent);
-                answer(X402PendingOut {
-                    status: X402AuthorizationStatus::PendingConfirmation,
-                    approval_url: self.toolbox.approval_url(&intent),
-                    intent,
-                })
+                answer(X402PendingOut::of(&intent, &self.toolbox.public_base_url))
             }
         }
     }

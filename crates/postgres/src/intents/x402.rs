@@ -139,21 +139,23 @@ pub(super) async fn with_payment(
     Ok(intent)
 }
 
+/// `intent` with its payment and the payment header recorded for it, in one read of its row;
+/// `None` until it was signed.
 async fn recorded_locked(
     connection: &mut AsyncPgConnection,
-    intent: TransferIntentRecord,
+    mut intent: TransferIntentRecord,
 ) -> Result<Option<RecordedAuthorization>, StoreError> {
-    let payment: Option<Option<String>> = x402_payments::table
+    let found: Option<(PaymentRow, Option<String>)> = x402_payments::table
         .find(intent.id.0)
-        .select(x402_payments::payment)
+        .select((PaymentRow::as_select(), x402_payments::payment))
         .first(connection)
         .await
         .optional()
         .map_err(from_diesel)?;
-    let Some(Some(payment)) = payment else {
+    let Some((row, Some(payment))) = found else {
         return Ok(None);
     };
-    let intent = with_payment(connection, intent).await?;
+    intent.x402 = Some(row.into_payment()?);
     Ok(Some(RecordedAuthorization { intent, payment }))
 }
 
