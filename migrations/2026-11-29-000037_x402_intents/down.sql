@@ -1,5 +1,6 @@
 DELETE FROM transfer_intents WHERE id IN (SELECT intent_id FROM x402_payments);
 DROP TABLE x402_payments;
+DROP TABLE chain_heads;
 
 CREATE OR REPLACE FUNCTION transfer_intents_event() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -77,7 +78,6 @@ BEGIN
 END
 $$;
 
-DROP INDEX transfer_intents_authorized_due_idx;
 DROP INDEX transfer_intents_recipient_open_idx;
 CREATE INDEX transfer_intents_recipient_open_idx
     ON transfer_intents (wallet_id, recipient_address)
@@ -90,7 +90,11 @@ DROP INDEX transfer_intents_open_idx;
 CREATE INDEX transfer_intents_open_idx ON transfer_intents (status, created_at)
     WHERE status IN ('pending_confirmation', 'confirmed', 'submitted');
 
+ALTER TABLE transfer_intents DROP CONSTRAINT transfer_intents_submission_recorded;
+ALTER TABLE transfer_intents ADD CONSTRAINT transfer_intents_submission_recorded CHECK (
+    status NOT IN ('submitted', 'executed') OR (tx_hash IS NOT NULL AND nonce IS NOT NULL));
 ALTER TABLE transfer_intents DROP COLUMN kind;
+ALTER TABLE transfer_intents DROP COLUMN block_number;
 ALTER TABLE spend_policies DROP COLUMN x402_enabled;
 ALTER TABLE transfer_intents DROP CONSTRAINT transfer_intents_status_known;
 ALTER TABLE transfer_intents ADD CONSTRAINT transfer_intents_status_known CHECK (status IN (

@@ -20,14 +20,30 @@ CREATE TABLE x402_payments (
     payment          text,
     -- The server's decoded settlement, when a fetch made here received one.
     payment_response jsonb,
+    -- The first block not yet searched for the authorization's use (`AuthorizationUsed`): the
+    -- chain's head known before it was signed, moved on by the settlement watch.
+    watch_from_block bigint,
+    -- Until when one settlement watch holds the payment from the others (here, not on the
+    -- intent, whose every update is a change of the agent's listing).
+    watch_held_until timestamptz,
     CONSTRAINT x402_payments_resource_length CHECK (char_length(resource_url) <= 2048),
     CONSTRAINT x402_payments_nonce_length CHECK (octet_length(nonce) = 32),
     CONSTRAINT x402_payments_authorization_recorded CHECK (
         (nonce IS NULL) = (payment IS NULL)
         AND (nonce IS NULL) = (valid_before IS NULL)
-        AND (nonce IS NULL) = (valid_after IS NULL)),
+        AND (nonce IS NULL) = (valid_after IS NULL)
+        AND (nonce IS NULL) = (watch_from_block IS NULL)),
     -- One authorization per nonce of a wallet: the token would honour only one.
     CONSTRAINT x402_payments_nonce_once UNIQUE (wallet_id, nonce)
+);
+
+-- The latest block of each chain the settlement watch saw: an authorization signed after it was
+-- recorded cannot be used in an earlier block, so its search starts there.
+CREATE TABLE chain_heads (
+    chain_id     bigint PRIMARY KEY,
+    block_number bigint NOT NULL CHECK (block_number >= 0),
+    block_time   timestamptz NOT NULL,
+    seen_at      timestamptz NOT NULL DEFAULT now()
 );
 
 -- Whether a wallet pays x402 challenges at all (`agentctl policy set --x402 on|off`).
@@ -37,6 +53,14 @@ ALTER TABLE spend_policies ADD COLUMN x402_enabled boolean NOT NULL DEFAULT true
 -- payee settles. Only transfers are claimed by the executor.
 ALTER TABLE transfer_intents ADD COLUMN kind text NOT NULL DEFAULT 'transfer'
     CONSTRAINT transfer_intents_kind_known CHECK (kind IN ('transfer', 'x402'));
+-- An executed payment has the payee's settling transaction but no nonce of this service's.
+ALTER TABLE transfer_intents DROP CONSTRAINT transfer_intents_submission_recorded;
+ALTER TABLE transfer_intents ADD CONSTRAINT transfer_intents_submission_recorded CHECK (
+    status NOT IN ('submitted', 'executed')
+    OR (tx_hash IS NOT NULL AND (nonce IS NOT NULL OR (kind = 'x402' AND status = 'executed'))));
+-- The block an executed intent's money moved in, where it is known (an x402 payment's
+-- `AuthorizationUsed` log names it).
+ALTER TABLE transfer_intents ADD COLUMN block_number bigint;
 
 ALTER TABLE transfer_intents DROP CONSTRAINT transfer_intents_status_known;
 ALTER TABLE transfer_intents ADD CONSTRAINT transfer_intents_status_known CHECK (status IN (
@@ -55,9 +79,6 @@ DROP INDEX transfer_intents_recipient_open_idx;
 CREATE INDEX transfer_intents_recipient_open_idx
     ON transfer_intents (wallet_id, recipient_address)
     INCLUDE (amount_atomic) WHERE status IN ('pending_confirmation', 'confirmed', 'authorized', 'submitted');
--- Authorized intents by when their settlement is looked for next.
-CREATE INDEX transfer_intents_authorized_due_idx ON transfer_intents (next_check_at)
-    WHERE status = 'authorized';
 
 CREATE OR REPLACE FUNCTION transfer_intents_spend_totals() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

@@ -71,6 +71,7 @@ impl OnChain {
             ("EXECUTOR_RETRY_CAP_SECS", "1"),
             // A killed server's claims and looks lapse within the tests' deadlines.
             ("EXECUTOR_LEASE_SECS", "5"),
+            ("X402_WATCH_INTERVAL_MS", "50"),
         ]);
         settings.extend_from_slice(&UNLIMITED_SENDS);
         settings.extend_from_slice(extra);

@@ -2,6 +2,8 @@
 //! under the spend policy, and the payee settles it with the token itself; this service never
 //! sends an x402 payment on chain.
 
+use std::time::{Duration, Instant};
+
 use base64::Engine as _;
 use serde_json::{json, Value};
 
@@ -14,15 +16,20 @@ const AUTHORIZE: &str = "/v1/wallet/x402/authorize";
 /// A version 2 challenge for `amount` of the chain's token to `RECIPIENT`, as a resource server
 /// writes its `PAYMENT-REQUIRED` header.
 fn challenge(chain: &OnChain, amount: &str) -> Value {
+    challenge_valid_for(chain, amount, 60)
+}
+
+/// `challenge`, whose authorization is valid `secs` seconds after it is signed.
+fn challenge_valid_for(chain: &OnChain, amount: &str, secs: u64) -> Value {
     json!({
         "x402Version": 2,
         "error": "PAYMENT-SIGNATURE header is required",
         "resource": {"url": "https://api.example.com/report", "mimeType": "application/json"},
         "accepts": [
             {"scheme": "exact", "network": "eip155:1", "amount": amount, "asset": chain.token,
-             "payTo": RECIPIENT, "maxTimeoutSeconds": 60, "extra": {"name": "USDC", "version": "2"}},
+             "payTo": RECIPIENT, "maxTimeoutSeconds": secs, "extra": {"name": "USDC", "version": "2"}},
             {"scheme": "exact", "network": "eip155:8453", "amount": amount, "asset": chain.token,
-             "payTo": RECIPIENT, "maxTimeoutSeconds": 60, "extra": {"name": "USDC", "version": "2"}},
+             "payTo": RECIPIENT, "maxTimeoutSeconds": secs, "extra": {"name": "USDC", "version": "2"}},
         ],
     })
 }
@@ -52,6 +59,33 @@ fn payment_of(answer: &Value) -> Value {
     serde_json::from_slice(&text).expect("a JSON payment")
 }
 
+/// The payer's only event of type `kind`.
+async fn event_of(server: &Server, payer: &Payer, kind: &str) -> Value {
+    let (status, events) = server
+        .get(&format!("/v1/events?types={kind}"), Some(&payer.key))
+        .await;
+    assert_eq!(status, 200, "{events}");
+    match events["items"].as_array().map(Vec::as_slice) {
+        Some([event]) => event.clone(),
+        _ => panic!("not one {kind} event: {events}"),
+    }
+}
+
+/// Sets the payer's policy to confirm payments up to 5000 at once (5000 a day), with `more`.
+async fn auto_confirming(chain: &OnChain, payer: &Payer, more: &[&str]) {
+    let mut flags = vec![
+        "policy",
+        "set",
+        &payer.id,
+        "--auto-confirm-max",
+        "5000",
+        "--auto-confirm-daily",
+        "5000",
+    ];
+    flags.extend_from_slice(more);
+    chain.agentctl(&flags).await.json();
+}
+
 async fn settle(chain: &OnChain, payment: &Value) -> Value {
     chain
         .anvil
@@ -70,18 +104,7 @@ async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_wit
     let chain = OnChain::start().await;
     let server = chain.server(&[]).await;
     let payer = chain.payer(10_000).await;
-    chain
-        .agentctl(&[
-            "policy",
-            "set",
-            &payer.id,
-            "--auto-confirm-max",
-            "5000",
-            "--auto-confirm-daily",
-            "5000",
-        ])
-        .await
-        .json();
+    auto_confirming(&chain, &payer, &[]).await;
     let offered = challenge(&chain, "1500");
     let body = json!({
         "payment_required": header_value(&offered),
@@ -139,13 +162,7 @@ async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_wit
     .await;
     assert_eq!(status, 409, "{other_terms}");
 
-    let (_, events) = server.get("/v1/events", Some(&payer.key)).await;
-    let authorized = events["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .find(|event| event["type"] == "transfer_intent.authorized")
-        .unwrap_or_else(|| panic!("no authorized event: {events}"));
+    let authorized = event_of(&server, &payer, "transfer_intent.authorized").await;
     assert_eq!(authorized["data"]["kind"], "x402", "{authorized}");
     assert_eq!(authorized["data"]["x402"], intent["x402"], "{authorized}");
 
@@ -155,6 +172,73 @@ async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_wit
         "the token takes the authorization: {receipt}"
     );
     chain.assert_paid(&payer, 0, 1500).await;
+
+    // The settlement watch finds the token's AuthorizationUsed log: executed, by the payee's
+    // transaction.
+    let id = intent["id"].as_str().expect("an intent id");
+    let executed = chain
+        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
+        .await;
+    assert_eq!(executed["status"], "executed", "{executed}");
+    assert_eq!(
+        executed["tx_hash"], receipt["transactionHash"],
+        "{executed}"
+    );
+    let executed_event = event_of(&server, &payer, "transfer_intent.executed").await;
+    assert_eq!(
+        executed_event["data"]["tx_hash"],
+        receipt["transactionHash"]
+    );
+    assert_eq!(executed_event["data"]["kind"], "x402");
+}
+
+#[tokio::test]
+async fn an_authorization_never_used_expires_once_a_block_reaches_valid_before_and_frees_its_amount(
+) {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(10_000).await;
+    auto_confirming(&chain, &payer, &["--max-daily", "3000"]).await;
+    let (status, answer) = authorize(
+        &server,
+        &payer,
+        &json!({
+            "payment_required": challenge_valid_for(&chain, "1000", 2),
+            "idempotency_key": "never-used",
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let id = answer["intent"]["id"].as_str().expect("an intent id");
+    let daily = |policy: &Value| policy["usage"]["daily"].clone();
+    let (_, policy) = server.get("/v1/wallet/policy", Some(&payer.key)).await;
+    assert_eq!(
+        daily(&policy),
+        json!({"spent_atomic": "1000", "remaining_atomic": "2000"}),
+        "an authorization handed out holds its amount: {policy}"
+    );
+
+    // Anvil mines only when asked: blocks come until one is stamped at validBefore or later.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let expired = loop {
+        chain.anvil.rpc("evm_mine", json!([])).await;
+        let shown = chain.show(id).await;
+        if shown["status"] != "authorized" || Instant::now() > deadline {
+            break shown;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(expired["status"], "expired", "{expired}");
+    assert!(expired["tx_hash"].is_null(), "{expired}");
+    let (_, policy) = server.get("/v1/wallet/policy", Some(&payer.key)).await;
+    assert_eq!(
+        daily(&policy),
+        json!({"spent_atomic": "0", "remaining_atomic": "3000"}),
+        "money that never moved does not stay counted: {policy}"
+    );
+    let expired_event = event_of(&server, &payer, "transfer_intent.expired").await;
+    assert_eq!(expired_event["data"]["id"], id);
+    chain.assert_paid(&payer, 0, 0).await;
 }
 
 #[tokio::test]

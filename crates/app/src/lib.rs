@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod auth_cache;
+pub mod authorization_watch;
 mod barrier;
 mod chain_id;
 pub mod codes;
@@ -29,6 +30,7 @@ pub mod webhooks;
 
 pub use agents::{AgentService, AuthError, Principal};
 pub use auth_cache::AuthCache;
+pub use authorization_watch::{AuthorizationWatcher, WatchError, WatchRound, WatchSettings};
 pub use codes::{
     ChannelsWait, CodeChannel, CodePorts, CodeService, CodeWait, FoundCode, WaitError,
 };

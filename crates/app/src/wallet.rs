@@ -617,12 +617,24 @@ impl WalletService {
         let basis = self
             .x402
             .payments
-            .signing_basis(id)
+            .signing_basis(id, payable.chain_id)
             .await
             .map_err(SendError::from)?
             .ok_or_else(|| {
                 SendError::Store(StoreError::Unavailable(format!("intent {id} vanished")))
             })?;
+        // The use of an authorization signed now is searched from a block that existed before:
+        // the head the settlement watch saw, or, before it saw any, the chain's own.
+        let watch_from_block = match basis.known_head {
+            Some(head) => head,
+            None => {
+                self.chain
+                    .block_head(None)
+                    .await
+                    .map_err(X402Error::Chain)?
+                    .number
+            }
+        };
         let mut nonce = [0u8; 32];
         rand::rngs::OsRng.fill_bytes(&mut nonce);
         let authorization = TransferAuthorization {
@@ -647,6 +659,7 @@ impl WalletService {
             offer,
             nonce,
             window: authorization.window,
+            watch_from_block,
         };
         self.x402
             .payments
@@ -773,6 +786,8 @@ mod tests {
     struct X402Mocks {
         payments: MockX402Authorizations,
         vault: MockKeyVault,
+        /// Asked for its head when the settlement watch has seen none.
+        chain: MockChainClient,
     }
 
     fn serving_x402(
@@ -1647,12 +1662,13 @@ mod tests {
         admission
     }
 
-    fn x402_service(admission: MockIntentAdmission, x402: X402Mocks) -> WalletService {
+    fn x402_service(admission: MockIntentAdmission, mut x402: X402Mocks) -> WalletService {
+        let chain = std::mem::take(&mut x402.chain);
         serving_x402(
             MockAgentStore::new(),
             admission,
             Ledger::default(),
-            MockChainClient::new(),
+            chain,
             x402,
         )
     }
@@ -1719,16 +1735,26 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_confirmed_payment_is_signed_then_recorded_then_handed_out() {
+    /// Pays a confirmed intent whose signing basis knows `known_head`, the chain mocked as
+    /// `chain`; the outcome, and the block its use is searched from.
+    async fn signed_then_recorded(
+        known_head: Option<u64>,
+        chain: MockChainClient,
+    ) -> (X402Outcome, u64) {
         let mut sequence = mockall::Sequence::new();
-        let mut x402 = X402Mocks::default();
+        let mut x402 = X402Mocks {
+            chain,
+            ..X402Mocks::default()
+        };
+        let searched_from = Arc::new(std::sync::Mutex::new(None));
+        let recorded_from = searched_from.clone();
         let wallet = EvmAddress::from_bytes([0x01; 20]);
         x402.payments
             .expect_signing_basis()
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(move |id| {
+            .withf(|_, chain_id| *chain_id == 8453)
+            .returning(move |id, _| {
                 Ok(Some(ports::SigningBasis {
                     intent: TransferIntentRecord {
                         id,
@@ -1736,6 +1762,7 @@ mod tests {
                     },
                     wallet_address: wallet,
                     sealed_key: vec![7],
+                    known_head,
                 }))
             });
         x402.vault
@@ -1759,7 +1786,8 @@ mod tests {
             .withf(|_, signed| signed.payment.len() > 100 && signed.nonce != [0u8; 32])
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(|id, signed| {
+            .returning(move |id, signed| {
+                *recorded_from.lock().expect("unpoisoned") = Some(signed.watch_from_block);
                 Ok(RecordedAuthorization {
                     intent: TransferIntentRecord {
                         id,
@@ -1773,6 +1801,20 @@ mod tests {
             .authorize_x402(&payer(), paying("1500", Some("1500")))
             .await
             .expect("authorized");
+        let searched_from = searched_from
+            .lock()
+            .expect("unpoisoned")
+            .expect("an authorization recorded");
+        (outcome, searched_from)
+    }
+
+    #[tokio::test]
+    async fn a_confirmed_payment_is_signed_then_recorded_then_handed_out() {
+        let (outcome, searched_from) = signed_then_recorded(Some(77), MockChainClient::new()).await;
+        assert_eq!(
+            searched_from, 77,
+            "its use is searched from the head the watch saw, no chain call"
+        );
         let X402Outcome::Authorized {
             authorization,
             header,
@@ -1782,6 +1824,27 @@ mod tests {
         };
         assert_eq!(header, "PAYMENT-SIGNATURE");
         assert_eq!(authorization.intent.status, IntentStatus::Authorized);
+    }
+
+    #[tokio::test]
+    async fn a_payment_signed_before_the_watch_saw_a_block_is_searched_from_the_chains_head() {
+        let mut chain = MockChainClient::new();
+        chain
+            .expect_block_head()
+            .with(mockall::predicate::eq(None))
+            .times(1)
+            .returning(|_| {
+                Ok(domain::x402::BlockHead {
+                    number: 12,
+                    timestamp: 1_000,
+                })
+            });
+        let (outcome, searched_from) = signed_then_recorded(None, chain).await;
+        assert!(
+            matches!(outcome, X402Outcome::Authorized { .. }),
+            "{outcome:?}"
+        );
+        assert_eq!(searched_from, 12);
     }
 
     #[tokio::test]

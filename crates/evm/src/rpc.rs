@@ -2,19 +2,22 @@
 //! deadline: a node that does not answer is unavailable, never waited on forever.
 
 use std::future::{Future, IntoFuture};
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use alloy_primitives::{Address, Bytes, TxHash};
 use alloy_provider::{Provider, RootProvider};
-use alloy_rpc_types_eth::{BlockId, TransactionRequest};
-use alloy_sol_types::{sol, SolCall};
+use alloy_rpc_types_eth::{BlockId, BlockNumberOrTag, Filter, TransactionRequest};
+use alloy_sol_types::{sol, SolCall, SolEvent};
 use async_trait::async_trait;
+use domain::x402::{BlockHead, UsedAuthorization};
 use domain::{EvmAddress, FeeQuote, U256};
 use ports::{BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer};
 
 sol! {
     function balanceOf(address owner) returns (uint256);
     function decimals() returns (uint8);
+    event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
 }
 
 pub struct RpcChain {
@@ -135,6 +138,63 @@ impl ChainClient for RpcChain {
         let output = self.call(token, decimalsCall {}.abi_encode()).await?;
         decimalsCall::abi_decode_returns(&output)
             .map_err(|error| ChainError::Unexpected(format!("decimals: {error}")))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn block_head(&self, number: Option<u64>) -> Result<BlockHead, ChainError> {
+        let tag = number.map_or(BlockNumberOrTag::Latest, BlockNumberOrTag::Number);
+        let block = self
+            .within(self.provider.get_block_by_number(tag).into_future())
+            .await?
+            .ok_or_else(|| ChainError::Unexpected(format!("no block {tag}")))?;
+        Ok(BlockHead {
+            number: block.header.number,
+            timestamp: block.header.timestamp,
+        })
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, authorizers), fields(authorizers = authorizers.len()))]
+    async fn authorizations_used(
+        &self,
+        token: &EvmAddress,
+        authorizers: &[EvmAddress],
+        blocks: RangeInclusive<u64>,
+    ) -> Result<Vec<UsedAuthorization>, ChainError> {
+        let filter = Filter::new()
+            .address(address(token))
+            .event_signature(AuthorizationUsed::SIGNATURE_HASH)
+            .topic1(
+                authorizers
+                    .iter()
+                    .map(|authorizer| address(authorizer).into_word())
+                    .collect::<Vec<_>>(),
+            )
+            .from_block(*blocks.start())
+            .to_block(*blocks.end());
+        let logs = self
+            .within(self.provider.get_logs(&filter).into_future())
+            .await?;
+        logs.into_iter()
+            // A log of a block the chain reorganised away moved nothing.
+            .filter(|log| !log.removed)
+            .map(|log| {
+                let (Some(tx_hash), Some(block_number)) = (log.transaction_hash, log.block_number)
+                else {
+                    return Err(ChainError::Unexpected(
+                        "an AuthorizationUsed log without its transaction".into(),
+                    ));
+                };
+                let used = AuthorizationUsed::decode_log(&log.inner).map_err(|error| {
+                    ChainError::Unexpected(format!("an AuthorizationUsed log: {error}"))
+                })?;
+                Ok(UsedAuthorization {
+                    authorizer: EvmAddress::from_bytes(used.authorizer.into_array()),
+                    nonce: used.nonce.0,
+                    tx_hash: tx_hash.to_string(),
+                    block_number,
+                })
+            })
+            .collect()
     }
 }
 

@@ -1,6 +1,9 @@
 //! Reading the chain a wallet lives on.
 
+use std::ops::RangeInclusive;
+
 use async_trait::async_trait;
+use domain::x402::{BlockHead, UsedAuthorization};
 use domain::{EvmAddress, FeeQuote, U256};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,6 +32,18 @@ pub trait ChainClient: Send + Sync {
 
     /// ERC-20 `decimals()` of `token`.
     async fn token_decimals(&self, token: &EvmAddress) -> Result<u8, ChainError>;
+
+    /// The block `number`, or the latest one.
+    async fn block_head(&self, number: Option<u64>) -> Result<BlockHead, ChainError>;
+
+    /// The EIP-3009 `AuthorizationUsed` logs of `token` signed by any of `authorizers`, in
+    /// `blocks`: one query, whatever the number of authorizations watched.
+    async fn authorizations_used(
+        &self,
+        token: &EvmAddress,
+        authorizers: &[EvmAddress],
+        blocks: RangeInclusive<u64>,
+    ) -> Result<Vec<UsedAuthorization>, ChainError>;
 }
 
 /// An ERC-20 `transfer` to sign.

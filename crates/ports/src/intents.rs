@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use domain::x402::{AuthorizationWindow, ChosenOffer};
+use domain::x402::{AuthorizationWindow, BlockHead, ChosenOffer, WatchedAuthorization};
 use domain::{
     Actor, Admitted, AgentId, ApprovalRefusal, CursorPosition, EarliestExecutions, EvmAddress,
     Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation,
@@ -39,6 +39,8 @@ pub struct SignedAuthorization {
     pub window: AuthorizationWindow,
     /// The payment header's value.
     pub payment: String,
+    /// The first block its use is searched in: the chain's head known before it was signed.
+    pub watch_from_block: u64,
 }
 
 /// What signing a confirmed x402 intent needs.
@@ -47,6 +49,9 @@ pub struct SigningBasis {
     pub intent: TransferIntentRecord,
     pub wallet_address: EvmAddress,
     pub sealed_key: Vec<u8>,
+    /// The latest block of the chain the settlement watch saw, if it saw one: an authorization
+    /// signed after that cannot be used in an earlier block.
+    pub known_head: Option<u64>,
 }
 
 /// The authorization an intent holds, as recorded.
@@ -61,8 +66,13 @@ pub struct RecordedAuthorization {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait X402Authorizations: Send + Sync {
-    /// The x402 intent `id` with its wallet's address and sealed key.
-    async fn signing_basis(&self, id: IntentId) -> Result<Option<SigningBasis>, StoreError>;
+    /// The x402 intent `id` with its wallet's address and sealed key, and the head of chain
+    /// `chain_id` the settlement watch saw last.
+    async fn signing_basis(
+        &self,
+        id: IntentId,
+        chain_id: u64,
+    ) -> Result<Option<SigningBasis>, StoreError>;
 
     /// Records `signed` and moves the intent from `confirmed` to `authorized`, in one
     /// transaction under the intent's lock. When the intent is authorized already (a request
@@ -79,6 +89,49 @@ pub trait X402Authorizations: Send + Sync {
         &self,
         id: IntentId,
     ) -> Result<Option<RecordedAuthorization>, StoreError>;
+}
+
+/// How the watch of an authorization ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthorizationSettled {
+    /// The token reports it used in `tx_hash`: the intent is executed.
+    Used { tx_hash: String, block_number: u64 },
+    /// Its `validBefore` passed unused: the intent expires and its amount leaves the windows.
+    Expired,
+}
+
+/// Authorized x402 intents, watched until the token reports them used or they expire; used by the
+/// `AuthorizationWatcher`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait AuthorizationWatch: Send + Sync {
+    /// Notes `head` as the latest block of chain `chain_id` seen (a later one is kept): what
+    /// authorizations signed from now on are searched from.
+    async fn record_head(&self, chain_id: u64, head: BlockHead) -> Result<(), StoreError>;
+
+    /// Up to `limit` authorized intents no other watcher holds, lowest first unsearched block
+    /// first, held from the others for `look_for` (until put back or settled, or a crashed look
+    /// lapses).
+    async fn watched_authorizations(
+        &self,
+        limit: usize,
+        look_for: Duration,
+    ) -> Result<Vec<WatchedAuthorization>, StoreError>;
+
+    /// Gives back `intents` unsettled, due again at once; with `searched_through`, each was
+    /// searched through that block (an intent's first unsearched block only moves forward).
+    async fn put_back(
+        &self,
+        intents: &[IntentId],
+        searched_through: Option<u64>,
+    ) -> Result<(), StoreError>;
+
+    /// Ends the authorized intent as `settled` says, through the domain state machine.
+    async fn settle_authorization(
+        &self,
+        intent: IntentId,
+        settled: AuthorizationSettled,
+    ) -> Result<TransferIntentRecord, TransitionError>;
 }
 
 /// How long an idempotency key lasts, and how often an agent may send.

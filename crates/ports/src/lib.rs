@@ -46,11 +46,12 @@ pub use events::{
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
-    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, IntentAdmission, IntentApproval,
-    IntentFilter, IntentRecords, IntentSweeper, IntentTransitions, NewTransferIntent,
-    RecordedAuthorization, Settlement, SettlementQueue, SignedAuthorization, SigningBasis,
-    SubmissionClaim, SubmissionError, SubmissionQueue, SubmittedIntent, TransitionError,
-    UsageReading, WalletUsage, X402Authorizations, CONFIRMED_INTENTS_TOPIC,
+    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, AuthorizationSettled,
+    AuthorizationWatch, IntentAdmission, IntentApproval, IntentFilter, IntentRecords,
+    IntentSweeper, IntentTransitions, NewTransferIntent, RecordedAuthorization, Settlement,
+    SettlementQueue, SignedAuthorization, SigningBasis, SubmissionClaim, SubmissionError,
+    SubmissionQueue, SubmittedIntent, TransitionError, UsageReading, WalletUsage,
+    X402Authorizations, CONFIRMED_INTENTS_TOPIC,
 };
 pub use keys::{KeyCreationError, KeyHolder, KeyStore, NewKey};
 pub use listings::{Listing, ListingVersion, UsageVersion};
@@ -94,8 +95,9 @@ pub use events::{
 pub use health::MockDatabaseHealth;
 #[cfg(feature = "mock")]
 pub use intents::{
-    MockIntentAdmission, MockIntentRecords, MockIntentSweeper, MockIntentTransitions,
-    MockSettlementQueue, MockSubmissionQueue, MockWalletUsage, MockX402Authorizations,
+    MockAuthorizationWatch, MockIntentAdmission, MockIntentRecords, MockIntentSweeper,
+    MockIntentTransitions, MockSettlementQueue, MockSubmissionQueue, MockWalletUsage,
+    MockX402Authorizations,
 };
 #[cfg(feature = "mock")]
 pub use keys::MockKeyStore;

@@ -1,17 +1,22 @@
 //! The sandbox chain: balances kept in PostgreSQL, so `make run` needs no node. It answers the
 //! `ChainClient` and `ChainWriter` ports as a node would; tokens have 6 decimals, like USDC. A
 //! transaction is mined as soon as it is its sender's next; one further ahead waits, as in a
-//! node's mempool, until the nonces before it are used.
+//! node's mempool, until the nonces before it are used. Its blocks come one a second, each
+//! numbered by its Unix time on the database clock; nobody settles an x402 authorization on it,
+//! so one handed out here expires unused.
 
 use std::cmp::Ordering;
+use std::ops::RangeInclusive;
 
 use async_trait::async_trait;
 use bigdecimal::BigDecimal;
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::Text;
+use diesel::sql_types::{BigInt, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
+use domain::x402::{BlockHead, UsedAuthorization};
 use domain::{AtomicAmount, EvmAddress, FeeQuote, U256};
 use ports::{
     BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer, StoreError,
@@ -120,6 +125,39 @@ impl ChainClient for PgSandboxChain {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn token_decimals(&self, _token: &EvmAddress) -> Result<u8, ChainError> {
         Ok(SANDBOX_TOKEN_DECIMALS)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn block_head(&self, number: Option<u64>) -> Result<BlockHead, ChainError> {
+        let mut connection = self.database.connection().await.map_err(chain_error)?;
+        let latest: i64 = diesel::select(sql::<BigInt>("extract(epoch FROM now())::bigint"))
+            .get_result(&mut connection)
+            .await
+            .map_err(|error| chain_error(from_diesel(error)))?;
+        let latest = u64::try_from(latest).unwrap_or_default();
+        match number {
+            None => Ok(BlockHead {
+                number: latest,
+                timestamp: latest,
+            }),
+            Some(number) if number <= latest => Ok(BlockHead {
+                number,
+                timestamp: number,
+            }),
+            Some(number) => Err(ChainError::Unexpected(format!(
+                "block {number} is not mined yet"
+            ))),
+        }
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, _authorizers))]
+    async fn authorizations_used(
+        &self,
+        _token: &EvmAddress,
+        _authorizers: &[EvmAddress],
+        _blocks: RangeInclusive<u64>,
+    ) -> Result<Vec<UsedAuthorization>, ChainError> {
+        Ok(Vec::new())
     }
 }
 

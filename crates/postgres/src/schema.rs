@@ -129,6 +129,16 @@ diesel::table! {
         approvals_received -> SmallInt,
         key_id -> Nullable<Uuid>,
         kind -> Text,
+        block_number -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    chain_heads (chain_id) {
+        chain_id -> BigInt,
+        block_number -> BigInt,
+        block_time -> Timestamptz,
+        seen_at -> Timestamptz,
     }
 }
 
@@ -144,6 +154,8 @@ diesel::table! {
         valid_before -> Nullable<Timestamptz>,
         payment -> Nullable<Text>,
         payment_response -> Nullable<Jsonb>,
+        watch_from_block -> Nullable<BigInt>,
+        watch_held_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -594,6 +606,7 @@ diesel::joinable!(operator_sessions -> operators (operator_id));
 diesel::joinable!(operator_tokens -> operators (operator_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    chain_heads,
     sponsors,
     agents,
     phone_numbers,

@@ -10,8 +10,8 @@ use prometheus::Registry;
 
 use crate::config::ServicesConfig;
 use crate::jobs::{
-    AttachmentSweepJob, EventRetentionJob, ExecutorJob, ExpiryJob, LeasedQueueJob, QueueAttempts,
-    Supervisor,
+    AttachmentSweepJob, AuthorizationWatchJob, EventRetentionJob, ExecutorJob, ExpiryJob,
+    LeasedQueueJob, QueueAttempts, Supervisor,
 };
 use crate::wiring::{self, Chain, Database};
 
@@ -37,6 +37,14 @@ pub fn start(
     jobs.spawn(
         ExpiryJob(wiring::intent_expiry(database, &config.intents)),
         config.intents.expiry_interval,
+    );
+    jobs.spawn(
+        AuthorizationWatchJob(wiring::authorization_watcher(
+            database,
+            chain,
+            &config.intents,
+        )),
+        config.intents.authorization_watch_interval,
     );
     if let Some((sweep, interval)) = wiring::attachment_sweep(database, &config.email) {
         jobs.spawn(AttachmentSweepJob(sweep), interval);

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use app::{AttachmentSweep, Executor, HandOff, IntentExpiry, LeasedWorker, SubmitOutcome};
+use app::{
+    AttachmentSweep, AuthorizationWatcher, Executor, HandOff, IntentExpiry, LeasedWorker,
+    SubmitOutcome,
+};
 use async_trait::async_trait;
 use ports::{EventLog, LeasedJob, Notifications};
 use prometheus::{GaugeVec, IntCounterVec, Opts, Registry};
@@ -293,6 +296,33 @@ impl Job for ExpiryJob {
             );
         }
         metrics.count_intents(self.name(), "expired", expired.len());
+        Ok(())
+    }
+}
+
+/// Follows x402 authorizations handed out until the token reports them used or they expire.
+/// Every instance watches; each round holds its batch from the others.
+pub struct AuthorizationWatchJob(pub AuthorizationWatcher);
+
+#[async_trait]
+impl Job for AuthorizationWatchJob {
+    fn name(&self) -> &'static str {
+        "authorization_watch"
+    }
+
+    async fn tick(&self, _stop: &CancellationToken, metrics: &JobMetrics) -> anyhow::Result<()> {
+        let round = self.0.watch().await?;
+        for executed in &round.executed {
+            tracing::info!(intent = %executed.id, tx_hash = executed.tx_hash.as_deref().unwrap_or_default(), "x402 payment settled by its payee");
+        }
+        if !round.expired.is_empty() {
+            tracing::info!(
+                count = round.expired.len(),
+                "x402 authorizations expired unused"
+            );
+        }
+        metrics.count_intents(self.name(), "executed", round.executed.len());
+        metrics.count_intents(self.name(), "expired", round.expired.len());
         Ok(())
     }
 }

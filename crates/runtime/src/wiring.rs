@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::{
-    AgentAdmin, AgentAdminPorts, AgentService, AttachmentSweep, AuthCache, ChainResolution,
-    ChainResolutionPorts, CodePorts, CodeService, ConsoleAccess, ConsoleStores, DecisionPorts,
-    DecisionStores, DecisionWaits, EventAdmin, EventPorts, EventService, Executor, IntentDecisions,
-    IntentExpiry, KeyService, LeasedWorker, LongLived, MailIntakePorts, MailIntakeService,
-    MailServices, MailboxPorts, MailboxService, ObjectStorage, OperatorServices, OutboundMailPorts,
-    OutboundMailService, OutboxWorker, PolicyAdmin, QueueSettings, Services, SmsPorts, SmsService,
-    WalletKeyRotation, WalletService, WalletStores, WebhookAttempt, WebhookService, X402Ports,
+    AgentAdmin, AgentAdminPorts, AgentService, AttachmentSweep, AuthCache, AuthorizationWatcher,
+    ChainResolution, ChainResolutionPorts, CodePorts, CodeService, ConsoleAccess, ConsoleStores,
+    DecisionPorts, DecisionStores, DecisionWaits, EventAdmin, EventPorts, EventService, Executor,
+    IntentDecisions, IntentExpiry, KeyService, LeasedWorker, LongLived, MailIntakePorts,
+    MailIntakeService, MailServices, MailboxPorts, MailboxService, ObjectStorage, OperatorServices,
+    OutboundMailPorts, OutboundMailService, OutboxWorker, PolicyAdmin, QueueSettings, Services,
+    SmsPorts, SmsService, WalletKeyRotation, WalletService, WalletStores, WebhookAttempt,
+    WebhookService, X402Ports,
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
@@ -226,6 +227,20 @@ pub fn wallet_key_rotation(database: &Database, config: &ProvisioningConfig) -> 
     WalletKeyRotation::new(
         Arc::new(PgWalletKeyStore::new(database.clone())),
         key_vault(config),
+    )
+}
+
+/// The settlement watch of x402 authorizations handed out.
+pub fn authorization_watcher(
+    database: &Database,
+    chain: &Chain,
+    config: &IntentConfig,
+) -> AuthorizationWatcher {
+    AuthorizationWatcher::new(
+        intent_store(database),
+        chain.reader.clone(),
+        chain.writer.clone(),
+        config.authorization_watch,
     )
 }
 

@@ -1,9 +1,11 @@
 //! Paying for resources over HTTP 402 (x402): the challenge a server answers with, read into
 //! typed offers; the one this service can pay, with why each other was skipped; and the EIP-3009
-//! authorization that pays it, with its EIP-712 signing hash and the header that carries it.
+//! authorization that pays it, with its EIP-712 signing hash and the header that carries it; and
+//! whether the payee settled it, as the token's logs tell.
 
 mod authorization;
 mod challenge;
+mod settlement;
 
 pub use authorization::{
     payment_header_value, AuthorizationWindow, SettlementResponse, TokenDomain,
@@ -12,4 +14,8 @@ pub use authorization::{
 pub use challenge::{
     ChallengeError, ChosenOffer, NothingPayable, PayableBy, PaymentChallenge, SkippedOffer,
     X402Terms, X402Version, MAX_CHALLENGE_BYTES, MAX_OFFERS,
+};
+pub use settlement::{
+    search_range, settlement_seen, BlockHead, SettlementSeen, UsedAuthorization,
+    WatchedAuthorization,
 };

@@ -4,6 +4,7 @@
 //! reads the database clock, so instances with drifting clocks agree.
 
 mod admission;
+mod authorization_watch;
 mod expiry;
 mod records;
 mod settlement;

@@ -22,7 +22,7 @@ use uuid::Uuid;
 use super::{lock_intent, move_locked, PgIntentStore};
 use crate::errors::{corrupt, from_diesel, TxError};
 use crate::rows::parse_address;
-use crate::schema::{wallets, x402_payments};
+use crate::schema::{chain_heads, wallets, x402_payments};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = x402_payments, check_for_backend(diesel::pg::Pg))]
@@ -184,6 +184,8 @@ async fn record_locked(
                 .eq(i64::try_from(signed.window.valid_after).unwrap_or(i64::MAX)),
             x402_payments::valid_before.eq(valid_before),
             x402_payments::payment.eq(&signed.payment),
+            x402_payments::watch_from_block
+                .eq(i64::try_from(signed.watch_from_block).unwrap_or(i64::MAX)),
         ))
         .execute(connection)
         .await?;
@@ -209,7 +211,11 @@ async fn record_locked(
 #[async_trait]
 impl X402Authorizations for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn signing_basis(&self, id: IntentId) -> Result<Option<SigningBasis>, StoreError> {
+    async fn signing_basis(
+        &self,
+        id: IntentId,
+        chain_id: u64,
+    ) -> Result<Option<SigningBasis>, StoreError> {
         let mut connection = self.database.connection().await?;
         let found: Option<(crate::rows::TransferIntentRow, String, Vec<u8>)> =
             crate::schema::transfer_intents::table
@@ -228,10 +234,18 @@ impl X402Authorizations for PgIntentStore {
             return Ok(None);
         };
         let intent = with_payment(&mut connection, row.into_record()?).await?;
+        let known_head: Option<i64> = chain_heads::table
+            .find(i64::try_from(chain_id).unwrap_or(i64::MAX))
+            .select(chain_heads::block_number)
+            .first(&mut connection)
+            .await
+            .optional()
+            .map_err(from_diesel)?;
         Ok(Some(SigningBasis {
             intent,
             wallet_address: parse_address(&address)?,
             sealed_key,
+            known_head: known_head.and_then(|block| u64::try_from(block).ok()),
         }))
     }
 

@@ -2577,3 +2577,210 @@ async fn an_approval_is_judged_under_the_locks_with_what_the_wallet_commits_and_
         []
     );
 }
+
+/// An offer of `value` of the test USDC on Base, as a challenge's payable entry is chosen.
+fn x402_offer(value: &str) -> domain::x402::ChosenOffer {
+    let usdc_address = usdc().token_address.expect("a token");
+    domain::x402::PaymentChallenge::from_value(serde_json::json!({
+        "x402Version": 2,
+        "resource": {"url": "https://api.example.com/report"},
+        "accepts": [{"scheme": "exact", "network": "eip155:8453", "amount": value,
+                     "asset": usdc_address.to_string(), "payTo": address(77).to_string(),
+                     "maxTimeoutSeconds": 60, "extra": {"name": "USDC", "version": "2"}}],
+    }))
+    .expect("a challenge")
+    .choose(&domain::x402::PayableBy {
+        chain_id: 8453,
+        usdc: usdc_address,
+    })
+    .expect("payable")
+}
+
+/// An x402 payment of `value` the policy confirms, signed with nonce `[seed; 32]` valid before
+/// `valid_before` (seconds) and recorded to be searched from `watch_from_block`.
+async fn authorized_payment(
+    fixture: &Fixture,
+    agent: AgentId,
+    value: &str,
+    seed: u8,
+    valid_before: u64,
+    watch_from_block: u64,
+) -> IntentId {
+    use ports::X402Authorizations;
+    let offer = x402_offer(value);
+    let mut intent = send(agent, value, None);
+    intent.terms.recipient = offer.pay_to;
+    intent.x402 = Some(offer.clone());
+    let confirmed = created(
+        fixture
+            .intents
+            .admit(intent, LIMITS, &|_| Ok(Admitted::ConfirmedByPolicy))
+            .await,
+    );
+    assert_eq!(confirmed.status, IntentStatus::Confirmed);
+    let recorded = fixture
+        .intents
+        .record_authorization(
+            confirmed.id,
+            &ports::SignedAuthorization {
+                offer,
+                nonce: [seed; 32],
+                window: domain::x402::AuthorizationWindow {
+                    valid_after: 0,
+                    valid_before,
+                },
+                payment: format!("payment-{seed}"),
+                watch_from_block,
+            },
+        )
+        .await
+        .expect("recorded");
+    assert_eq!(recorded.intent.status, IntentStatus::Authorized);
+    confirmed.id
+}
+
+#[tokio::test]
+async fn two_watches_never_hold_one_authorization_and_its_search_only_moves_forward() {
+    use ports::{AuthorizationWatch, X402Authorizations};
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 41, true).await;
+    let mut ids = Vec::new();
+    for (seed, from) in [(1, 30), (2, 10), (3, 20)] {
+        ids.push(authorized_payment(&fixture, agent, "5", seed, 4_000_000_000, from).await);
+    }
+    let first = fixture
+        .intents
+        .watched_authorizations(2, LOOK)
+        .await
+        .expect("held");
+    let from_blocks: Vec<u64> = first.iter().map(|watched| watched.from_block).collect();
+    assert_eq!(from_blocks, [10, 20], "the least searched first");
+    assert_eq!(first[0].intent, ids[1]);
+    assert_eq!(first[0].nonce, [2; 32]);
+    assert_eq!(first[0].authorizer, address(41));
+    assert_eq!(first[0].token, usdc().token_address.expect("a token"));
+    assert_eq!(first[0].valid_before, 4_000_000_000);
+    let second = fixture
+        .intents
+        .watched_authorizations(10, LOOK)
+        .await
+        .expect("held");
+    assert_eq!(
+        second
+            .iter()
+            .map(|watched| watched.intent)
+            .collect::<Vec<_>>(),
+        [ids[0]],
+        "what one watch holds, another does not get"
+    );
+
+    let held_first: Vec<IntentId> = first.iter().map(|watched| watched.intent).collect();
+    fixture
+        .intents
+        .put_back(&held_first, Some(15))
+        .await
+        .expect("put back");
+    let again = fixture
+        .intents
+        .watched_authorizations(10, LOOK)
+        .await
+        .expect("held");
+    let searched: Vec<(IntentId, u64)> = again
+        .iter()
+        .map(|watched| (watched.intent, watched.from_block))
+        .collect();
+    assert_eq!(
+        searched,
+        [(ids[1], 16), (ids[2], 20)],
+        "searched through 15: 10 moves on to 16, 20 stays"
+    );
+
+    let head = |number| domain::x402::BlockHead {
+        number,
+        timestamp: 1_800_000_000,
+    };
+    fixture
+        .intents
+        .record_head(8453, head(100))
+        .await
+        .expect("noted");
+    fixture
+        .intents
+        .record_head(8453, head(90))
+        .await
+        .expect("noted");
+    let basis = fixture
+        .intents
+        .signing_basis(ids[0], 8453)
+        .await
+        .expect("read")
+        .expect("an intent");
+    assert_eq!(basis.known_head, Some(100), "a head never goes back");
+    let elsewhere = fixture
+        .intents
+        .signing_basis(ids[0], 1)
+        .await
+        .expect("read")
+        .expect("an intent");
+    assert_eq!(
+        elsewhere.known_head, None,
+        "another chain's head is not this one's"
+    );
+}
+
+#[tokio::test]
+async fn a_used_authorization_is_executed_by_its_transaction_and_an_expired_one_frees_its_amount() {
+    use ports::{AuthorizationSettled, AuthorizationWatch};
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 42, true).await;
+    let used = authorized_payment(&fixture, agent, "300", 1, 4_000_000_000, 5).await;
+    let lapsed = authorized_payment(&fixture, agent, "200", 2, 1_800_000_000, 5).await;
+    assert_eq!(
+        stored_totals(&fixture, agent).await,
+        ("500".to_owned(), "0".to_owned()),
+        "authorized payments hold their amounts"
+    );
+    let tx_hash = format!("0x{}", "ab".repeat(32));
+    let executed = fixture
+        .intents
+        .settle_authorization(
+            used,
+            AuthorizationSettled::Used {
+                tx_hash: tx_hash.clone(),
+                block_number: 12,
+            },
+        )
+        .await
+        .expect("settled");
+    assert_eq!(executed.status, IntentStatus::Executed);
+    assert_eq!(executed.tx_hash.as_deref(), Some(tx_hash.as_str()));
+    assert!(executed.x402.is_some(), "shown with its payment");
+    let expired = fixture
+        .intents
+        .settle_authorization(lapsed, AuthorizationSettled::Expired)
+        .await
+        .expect("settled");
+    assert_eq!(expired.status, IntentStatus::Expired);
+    assert_eq!(
+        stored_totals(&fixture, agent).await,
+        ("0".to_owned(), "300".to_owned()),
+        "the used one counts as executed, the expired one no more"
+    );
+    let twice = fixture
+        .intents
+        .settle_authorization(lapsed, AuthorizationSettled::Expired)
+        .await;
+    assert!(
+        matches!(twice, Err(TransitionError::Refused(_))),
+        "{twice:?}"
+    );
+    assert!(
+        fixture
+            .intents
+            .watched_authorizations(10, LOOK)
+            .await
+            .expect("held")
+            .is_empty(),
+        "settled payments are watched no more"
+    );
+}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use app::{ExecutorSettings, SendLimits};
+use app::{ExecutorSettings, SendLimits, WatchSettings};
 use domain::{RateLimit, RetrySchedule};
 
 use super::{ConfigError, Environment};
@@ -21,6 +21,10 @@ pub struct IntentConfig {
     pub execution: ExecutorSettings,
     /// How much one agent may send.
     pub send_limits: SendLimits,
+    /// How often x402 authorizations handed out are looked for on chain.
+    pub authorization_watch_interval: Duration,
+    /// How the settlement watch searches the chain.
+    pub authorization_watch: WatchSettings,
 }
 
 impl IntentConfig {
@@ -67,7 +71,21 @@ impl IntentConfig {
                 reason: "must be at least 1".into(),
             });
         }
+        let watch_millis: u64 = env.parsed("X402_WATCH_INTERVAL_MS", 2_000)?;
+        let watch_defaults = WatchSettings::default();
+        let max_blocks: u64 = env.parsed("X402_WATCH_MAX_BLOCKS", watch_defaults.max_blocks)?;
+        if max_blocks == 0 {
+            return Err(ConfigError::Invalid {
+                name: "X402_WATCH_MAX_BLOCKS",
+                reason: "must be at least 1".into(),
+            });
+        }
         Ok(Self {
+            authorization_watch_interval: Duration::from_millis(watch_millis.max(10)),
+            authorization_watch: WatchSettings {
+                max_blocks,
+                ..watch_defaults
+            },
             pending_ttl: Duration::from_secs(ttl),
             expiry_interval: Duration::from_secs(interval),
             executor_interval: Duration::from_millis(executor_millis.max(10)),
