@@ -45,6 +45,9 @@ export EVENT_CLIENTS_PYTHON
 # The official MCP Python SDK, the independent client of the MCP tests.
 MCP_CLIENTS_PYTHON="${MCP_CLIENTS_PYTHON:-$(scripts/mcp-clients.sh)}"
 export MCP_CLIENTS_PYTHON
+# The official x402 package, the paid server and facilitator of the x402 payment tests.
+X402_PYTHON="${X402_PYTHON:-$(scripts/x402-tools.sh)}"
+export X402_PYTHON
 # Playwright for Python and Debian's Chromium, and axe-core, for the operator console's browser
 # test.
 CONSOLE_BROWSER_PYTHON="${CONSOLE_BROWSER_PYTHON:-$(scripts/console-browser.sh)}"

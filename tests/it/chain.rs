@@ -8,11 +8,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use alloy_primitives::{Address, U256};
-use alloy_sol_types::{sol, SolCall};
+use alloy_sol_types::{sol, SolCall, SolEvent};
 use serde_json::{json, Value};
 use test_support::workspace_root;
 
 sol! {
+    event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
     function mint(address to, uint256 amount);
     function balanceOf(address owner) returns (uint256);
     function transferWithAuthorization(
@@ -193,6 +194,21 @@ impl Anvil {
         };
         self.transact(Some(token), format!("0x{}", hex::encode(call.abi_encode())))
             .await
+    }
+
+    /// Every `AuthorizationUsed` log `token` ever emitted: the chain's own count of the EIP-3009
+    /// authorizations that moved money.
+    pub async fn authorizations_used(&self, token: &str) -> Vec<Value> {
+        let logs = self
+            .rpc(
+                "eth_getLogs",
+                json!([{"address": token, "fromBlock": "0x0", "toBlock": "latest",
+                        "topics": [AuthorizationUsed::SIGNATURE_HASH.to_string()]}]),
+            )
+            .await;
+        logs.as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("logs: {logs}"))
     }
 
     pub async fn set_eth(&self, to: &str, wei: u128) {

@@ -38,3 +38,4 @@ mod walkthrough;
 mod wallet;
 mod webhook_delivery;
 mod x402;
+mod x402_official;

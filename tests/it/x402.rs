@@ -38,7 +38,7 @@ fn header_value(challenge: &Value) -> String {
     base64::engine::general_purpose::STANDARD.encode(challenge.to_string())
 }
 
-async fn authorize(server: &Server, payer: &Payer, body: &Value) -> (u16, Value) {
+pub(crate) async fn authorize(server: &Server, payer: &Payer, body: &Value) -> (u16, Value) {
     let response = server
         .client
         .post(server.url(AUTHORIZE))
@@ -72,7 +72,7 @@ async fn event_of(server: &Server, payer: &Payer, kind: &str) -> Value {
 }
 
 /// Sets the payer's policy to confirm payments up to 5000 at once (5000 a day), with `more`.
-async fn auto_confirming(chain: &OnChain, payer: &Payer, more: &[&str]) {
+pub(crate) async fn auto_confirming(chain: &OnChain, payer: &Payer, more: &[&str]) {
     let mut flags = vec![
         "policy",
         "set",
