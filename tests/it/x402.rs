@@ -392,3 +392,92 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
     );
     chain.assert_paid(&payer, 0, 0).await;
 }
+
+#[tokio::test]
+async fn a_challenge_is_judged_by_check_as_a_payment_without_reserving_anything() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(10_000).await;
+    chain
+        .agentctl(&[
+            "policy",
+            "set",
+            &payer.id,
+            "--max-daily",
+            "3000",
+            "--auto-confirm-max",
+            "500",
+            "--auto-confirm-daily",
+            "5000",
+        ])
+        .await
+        .json();
+    let check = |body: Value| {
+        let server = &server;
+        let key = payer.key.clone();
+        async move {
+            let response = server
+                .client
+                .post(server.url("/v1/wallet/check"))
+                .bearer_auth(&key)
+                .json(&body)
+                .send()
+                .await
+                .expect("request");
+            read(response).await
+        }
+    };
+    let daily = |spent: &str, remaining: &str| json!({"spent_atomic": spent, "remaining_atomic": remaining});
+    for _ in 0..2 {
+        let (status, verdict) = check(json!({
+            "payment_required": header_value(&challenge(&chain, "400")),
+        }))
+        .await;
+        assert_eq!(status, 200, "{verdict}");
+        assert_eq!(verdict["allowed"], true, "{verdict}");
+        assert_eq!(verdict["would_be"], "confirmed", "{verdict}");
+        assert_eq!(verdict["usage"]["daily"], daily("0", "3000"));
+    }
+    let (_, above_tier) = check(json!({"payment_required": challenge(&chain, "1000")})).await;
+    assert_eq!(
+        above_tier["would_be"], "pending_confirmation",
+        "{above_tier}"
+    );
+    let (_, over_window) = check(json!({"payment_required": challenge(&chain, "3001")})).await;
+    assert_eq!(over_window["allowed"], false, "{over_window}");
+    assert_eq!(over_window["rule"], "max_daily", "{over_window}");
+    let (status, ceiling) = check(json!({
+        "payment_required": challenge(&chain, "400"), "max_amount_atomic": "399",
+    }))
+    .await;
+    assert_eq!(status, 403, "{ceiling}");
+    assert!(
+        ceiling["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("max_amount"),
+        "{ceiling}"
+    );
+    let (status, unpayable) = check(json!({"payment_required": "not base64!"})).await;
+    assert_eq!(status, 422, "{unpayable}");
+    assert_eq!(
+        unpayable["detail"][0]["loc"],
+        json!(["body", "payment_required"])
+    );
+    chain
+        .agentctl(&["policy", "set", &payer.id, "--x402", "off"])
+        .await
+        .json();
+    let (_, off) = check(json!({"payment_required": challenge(&chain, "400")})).await;
+    assert_eq!(off["allowed"], false, "{off}");
+    assert_eq!(off["rule"], "x402_disabled", "{off}");
+    let (status, send) = check(json!({"to": RECIPIENT, "amount_atomic": "10"})).await;
+    assert_eq!(
+        status, 200,
+        "a send's body is still judged as a send: {send}"
+    );
+    assert_eq!(send["allowed"], true, "{send}");
+
+    let (_, page) = server.get("/v1/wallet/intents", Some(&payer.key)).await;
+    assert_eq!(page["items"], json!([]), "nothing was created");
+}

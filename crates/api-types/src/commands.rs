@@ -9,7 +9,8 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use domain::commands::{
-    ChannelsWait, CodeChannel, CodeWait, ForwardMail, ReplyMail, SendMail, SendRequest, X402Request,
+    ChannelsWait, CodeChannel, CodeWait, ForwardMail, ReplyMail, SendMail, SendRequest, X402Check,
+    X402Request,
 };
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::x402::{ChallengeError, PaymentChallenge};
@@ -24,7 +25,7 @@ use serde_json::{json, Value};
 use crate::field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 use crate::{
     AttachmentIn, CodesWaitRequest, EmailForwardRequest, EmailReplyRequest, EmailSendRequest,
-    WaitForCodeRequest, WalletSendRequest, X402AuthorizeRequest,
+    WaitForCodeRequest, WalletSendRequest, X402AuthorizeRequest, X402CheckRequest,
 };
 
 /// Where a mail send or reply carries its idempotency key: the `Idempotency-Key` header.
@@ -467,16 +468,31 @@ impl TryFrom<WalletSendRequest> for SendRequest {
 /// The longest resource URL an x402 payment records.
 pub const MAX_RESOURCE_URL_CHARS: usize = 2_048;
 
+/// The challenge a body carries in `payment_required`: a header's base64 or the decoded object.
+fn challenge_field(payment_required: Value) -> Result<PaymentChallenge, FieldError> {
+    match payment_required {
+        Value::String(header) => PaymentChallenge::from_header(&header),
+        object @ Value::Object(_) => PaymentChallenge::from_value(object),
+        _ => Err(ChallengeError::NotAnObject),
+    }
+    .map_err(|error| FieldError::value_error("payment_required", Value::Null, error))
+}
+
+/// The agent's own ceiling, `max_amount_atomic`, when given.
+fn max_amount_field(max_amount_atomic: Option<String>) -> Result<Option<AtomicAmount>, FieldError> {
+    max_amount_atomic
+        .map(|max| {
+            AtomicAmount::parse(&max)
+                .map_err(|error| FieldError::value_error("max_amount_atomic", max.as_str(), error))
+        })
+        .transpose()
+}
+
 impl TryFrom<X402AuthorizeRequest> for X402Request {
     type Error = FieldErrors;
 
     fn try_from(body: X402AuthorizeRequest) -> Result<Self, FieldErrors> {
-        let challenge = match body.payment_required {
-            Value::String(header) => PaymentChallenge::from_header(&header),
-            object @ Value::Object(_) => PaymentChallenge::from_value(object),
-            _ => Err(ChallengeError::NotAnObject),
-        }
-        .map_err(|error| FieldError::value_error("payment_required", Value::Null, error));
+        let challenge = challenge_field(body.payment_required);
         let resource_url = body
             .resource_url
             .map(|url| {
@@ -491,14 +507,7 @@ impl TryFrom<X402AuthorizeRequest> for X402Request {
                 Ok(url)
             })
             .transpose();
-        let max_amount = body
-            .max_amount_atomic
-            .map(|max| {
-                AtomicAmount::parse(&max).map_err(|error| {
-                    FieldError::value_error("max_amount_atomic", max.as_str(), error)
-                })
-            })
-            .transpose();
+        let max_amount = max_amount_field(body.max_amount_atomic);
         let key = body_key(&body.idempotency_key);
         match (challenge, resource_url, max_amount, key) {
             (Ok(challenge), Ok(resource_url), Ok(max_amount), Ok(idempotency_key)) => {
@@ -515,6 +524,23 @@ impl TryFrom<X402AuthorizeRequest> for X402Request {
                 max_amount.err(),
                 key.err(),
             ])),
+        }
+    }
+}
+
+impl TryFrom<X402CheckRequest> for X402Check {
+    type Error = FieldErrors;
+
+    fn try_from(body: X402CheckRequest) -> Result<Self, FieldErrors> {
+        match (
+            challenge_field(body.payment_required),
+            max_amount_field(body.max_amount_atomic),
+        ) {
+            (Ok(challenge), Ok(max_amount)) => Ok(X402Check {
+                challenge,
+                max_amount,
+            }),
+            (challenge, max_amount) => Err(FieldErrors::among([challenge.err(), max_amount.err()])),
         }
     }
 }

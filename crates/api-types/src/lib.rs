@@ -63,7 +63,7 @@ pub const INBOUND_EMAIL_WEBHOOK_PATH: &str = "/webhooks/email/inbound";
 pub use wallet::{
     approval_url, default_asset, default_chain, ApprovalsOut, PolicyVerdictOut, RecipientLimitOut,
     SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletOut, WalletSendRequest,
-    WindowUsageOut, X402AuthorizationStatus, X402AuthorizeRequest, X402AuthorizedOut,
-    X402PaymentOut, X402PendingOut,
+    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletCheckRequest,
+    WalletOut, WalletSendRequest, WindowUsageOut, X402AuthorizationStatus, X402AuthorizeRequest,
+    X402AuthorizedOut, X402CheckRequest, X402PaymentOut, X402PendingOut,
 };

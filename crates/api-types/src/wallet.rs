@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::enums::{ConfirmedBy, IntentKind, IntentStatus, WalletStatus};
+use crate::field_errors::{read_fields, FieldError};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WalletOut {
@@ -468,6 +469,41 @@ pub struct WalletSendRequest {
         pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
     )]
     pub idempotency_key: Option<String>,
+}
+
+/// An x402 challenge for the spend policy to judge, as a payment would be, without reserving.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct X402CheckRequest {
+    /// The challenge as the server answered it, as `POST /v1/wallet/x402/authorize` takes it.
+    #[schema(value_type = Object)]
+    pub payment_required: serde_json::Value,
+    /// The agent's own ceiling in atomic units: a challenge asking more is refused (403, rule
+    /// `max_amount`) before the policy is asked.
+    #[schema(pattern = "^[0-9]+$")]
+    pub max_amount_atomic: Option<String>,
+}
+
+/// What `POST /v1/wallet/check` judges: a send's body, or an x402 challenge (a body with
+/// `payment_required`).
+// Read by `WalletCheckRequest::read`, which names the field of an error in either shape; the
+// untagged form gives the API description its `oneOf`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum WalletCheckRequest {
+    Send(WalletSendRequest),
+    Payment(X402CheckRequest),
+}
+
+impl WalletCheckRequest {
+    /// The body read as a challenge when it holds `payment_required`, else as a send.
+    pub fn read(body: serde_json::Map<String, serde_json::Value>) -> Result<Self, FieldError> {
+        let payment = body.contains_key("payment_required");
+        let body = serde_json::Value::Object(body);
+        match payment {
+            true => read_fields(body).map(Self::Payment),
+            false => read_fields(body).map(Self::Send),
+        }
+    }
 }
 
 /// An x402 challenge for the wallet to pay.

@@ -71,7 +71,7 @@ pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, Sm
 pub use wallet::{
     BalanceError, IntentLookupError, IntentPage, ListIntentsError, PolicyUsage, SendError,
     SendLimits, SendRequest, TransferCheck, UsageStamp, WalletError, WalletService, WalletStores,
-    X402Error, X402Outcome, X402Ports, X402Request, IDEMPOTENCY_KEY_TTL,
+    X402Check, X402Error, X402Outcome, X402Ports, X402Request, IDEMPOTENCY_KEY_TTL,
 };
 pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};
 

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use domain::x402::{
-    payment_header_value, AuthorizationWindow, ChosenOffer, NothingPayable, PayableBy, TokenDomain,
-    TransferAuthorization,
+    payment_header_value, AuthorizationWindow, ChosenOffer, NothingPayable, PayableBy,
+    PaymentChallenge, TokenDomain, TransferAuthorization,
 };
 use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, evaluate_x402, window_usage,
@@ -24,7 +24,7 @@ use rand::RngCore;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-pub use domain::commands::{SendRequest, X402Request};
+pub use domain::commands::{SendRequest, X402Check, X402Request};
 
 use crate::agents::Principal;
 use crate::chain_id::KnownChainId;
@@ -543,28 +543,13 @@ impl WalletService {
         request: X402Request,
     ) -> Result<X402Outcome, X402Error> {
         require_wallet(&principal.profile).map_err(SendError::from)?;
-        let payable = PayableBy {
-            chain_id: self.x402.chain_id().await.map_err(X402Error::Chain)?,
-            usdc: self.token.token_address.ok_or(X402Error::NoToken)?,
-        };
-        let mut offer = request.challenge.choose(&payable)?;
+        let (mut offer, payable) = self
+            .payable_offer(&request.challenge, request.max_amount)
+            .await?;
         if offer.resource_url.is_none() {
             offer.resource_url = request.resource_url;
         }
-        if let Some(ceiling) = request.max_amount {
-            if offer.amount.value() > ceiling.value() {
-                return Err(X402Error::AboveCeiling {
-                    amount: offer.amount,
-                    ceiling,
-                });
-            }
-        }
-        let terms = TransferTerms {
-            asset: self.token.asset,
-            chain: self.token.chain,
-            recipient: offer.pay_to,
-            amount: check_transfer_amount(offer.amount)?,
-        };
+        let terms = self.payment_terms(&offer)?;
         let (intent, _) = self
             .admit(
                 principal,
@@ -604,6 +589,68 @@ impl WalletService {
                 status,
             }),
         }
+    }
+
+    /// The spend policy's verdict on paying `request`'s challenge, as `authorize_x402` would judge
+    /// it, without creating or reserving anything.
+    #[tracing::instrument(level = "debug", skip(self, profile, request), fields(agent = %profile.agent.id))]
+    pub async fn check_x402(
+        &self,
+        profile: &AgentProfile,
+        request: X402Check,
+    ) -> Result<TransferCheck, X402Error> {
+        let wallet = require_wallet(profile).map_err(SendError::from)?;
+        let (offer, _) = self
+            .payable_offer(&request.challenge, request.max_amount)
+            .await?;
+        let terms = self.payment_terms(&offer)?;
+        check_recipient(
+            &terms.recipient,
+            &wallet.address,
+            self.token.token_address.as_ref(),
+        )
+        .map_err(SendError::Recipient)?;
+        let (policy, held) = self
+            .policy_and_held(profile, Some(terms.recipient))
+            .await
+            .map_err(SendError::from)?;
+        let rules = &policy.rules;
+        Ok(TransferCheck {
+            verdict: evaluate_x402(rules, &terms.recipient, terms.amount, &held),
+            windows: window_usage(rules, &held),
+        })
+    }
+
+    /// The offer of `challenge` this wallet pays, within the agent's own `ceiling`.
+    async fn payable_offer(
+        &self,
+        challenge: &PaymentChallenge,
+        ceiling: Option<AtomicAmount>,
+    ) -> Result<(ChosenOffer, PayableBy), X402Error> {
+        let payable = PayableBy {
+            chain_id: self.x402.chain_id().await.map_err(X402Error::Chain)?,
+            usdc: self.token.token_address.ok_or(X402Error::NoToken)?,
+        };
+        let offer = challenge.choose(&payable)?;
+        if let Some(ceiling) = ceiling {
+            if offer.amount.value() > ceiling.value() {
+                return Err(X402Error::AboveCeiling {
+                    amount: offer.amount,
+                    ceiling,
+                });
+            }
+        }
+        Ok((offer, payable))
+    }
+
+    /// What paying `offer` transfers: its amount of the configured token to its `payTo`.
+    fn payment_terms(&self, offer: &ChosenOffer) -> Result<TransferTerms, X402Error> {
+        Ok(TransferTerms {
+            asset: self.token.asset,
+            chain: self.token.chain,
+            recipient: offer.pay_to,
+            amount: check_transfer_amount(offer.amount)?,
+        })
     }
 
     /// Signs the confirmed intent's authorization with its wallet's key and records it; the

@@ -20,6 +20,14 @@ pub struct X402Request {
     pub idempotency_key: IdempotencyKey,
 }
 
+/// An x402 challenge to judge by the spend policy as a payment would be, nothing reserved.
+#[derive(Debug, Clone)]
+pub struct X402Check {
+    pub challenge: PaymentChallenge,
+    /// The agent's own ceiling, as a payment's.
+    pub max_amount: Option<AtomicAmount>,
+}
+
 /// A new message as the agent wrote it, its fields already valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendMail {

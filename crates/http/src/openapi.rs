@@ -21,10 +21,10 @@ use api_types::{
     SmsReceivedData, SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, ThreadDetailOut,
     ThreadOut, ThreadPageOut, TransferIntentOut, TransferIntentPage, VerificationCodeResponse,
     WaitForCodeRequest, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
-    WalletOut, WalletSendRequest, WalletStatus, WebhookAttemptOut, WebhookAttemptPage,
-    WebhookCreateRequest, WebhookOut, WebhookReplayRequest, WebhookReplayResponse,
-    WebhookUpdateRequest, WindowUsageOut, X402AuthorizationStatus, X402AuthorizeRequest,
-    X402AuthorizedOut, X402PaymentOut, X402PendingOut,
+    WalletCheckRequest, WalletOut, WalletSendRequest, WalletStatus, WebhookAttemptOut,
+    WebhookAttemptPage, WebhookCreateRequest, WebhookOut, WebhookReplayRequest,
+    WebhookReplayResponse, WebhookUpdateRequest, WindowUsageOut, X402AuthorizationStatus,
+    X402AuthorizeRequest, X402AuthorizedOut, X402CheckRequest, X402PaymentOut, X402PendingOut,
 };
 
 #[derive(OpenApi)]
@@ -114,6 +114,8 @@ use api_types::{
         TransferIntentOut,
         X402PaymentOut,
         X402AuthorizeRequest,
+        X402CheckRequest,
+        WalletCheckRequest,
         X402AuthorizationStatus,
         X402AuthorizedOut,
         X402PendingOut,
@@ -212,11 +214,18 @@ impl Modify for RequiredScopes {
                     Some(described) => format!("{described}\n\n{sentence}"),
                     None => sentence,
                 });
+                // A route's own 403 (a rule it names) stays documented beside the scope's.
+                let forbidden = match operation.responses.responses.get("403") {
+                    Some(RefOr::T(own)) => {
+                        format!("{}; or the key lacks the scope {scope}", own.description)
+                    }
+                    _ => format!("The key lacks the scope {scope}"),
+                };
                 operation.responses.responses.insert(
                     "403".into(),
                     RefOr::T(
                         ResponseBuilder::new()
-                            .description(format!("The key lacks the scope {scope}"))
+                            .description(forbidden)
                             .content(
                                 "application/json",
                                 ContentBuilder::new()

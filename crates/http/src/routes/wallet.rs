@@ -4,10 +4,10 @@ use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
     PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletBalanceResponse, WalletSendRequest, X402AuthorizeRequest,
-    X402AuthorizedOut, X402PendingOut,
+    WalletAddressResponse, WalletBalanceResponse, WalletCheckRequest, WalletSendRequest,
+    X402AuthorizeRequest, X402AuthorizedOut, X402PendingOut,
 };
-use app::{IntentPage, PolicyUsage, SendRequest, X402Outcome, X402Request};
+use app::{IntentPage, PolicyUsage, SendRequest, X402Check, X402Outcome, X402Request};
 use edge::Refusal;
 
 use crate::auth::AuthenticatedAgent;
@@ -177,35 +177,45 @@ pub async fn authorize_x402(
     })
 }
 
-/// The spend policy's verdict on a transfer, without creating or reserving anything.
+/// The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
 ///
-/// Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored) and answers whether
-/// the policy allows the transfer now; if not, the rule that refuses it and why; where it would
-/// stand (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each
-/// configured window holds. A later send may be judged otherwise: other sends can take the
-/// allowance first.
+/// Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
+/// challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
+/// `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
+/// now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
+/// auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
+/// send or payment may be judged otherwise: others can take the allowance first.
 #[utoipa::path(post, path = "/v1/wallet/check", tag = "wallet", operation_id = "check_wallet_send",
     security(("HTTPBearer" = [])),
-    request_body = WalletSendRequest,
+    request_body = WalletCheckRequest,
     responses(
-        (status = 200, description = "The verdict; `allowed: false` for a transfer the policy refuses", body = PolicyVerdictOut),
+        (status = 200, description = "The verdict; `allowed: false` for a transfer or payment the policy refuses", body = PolicyVerdictOut),
         (status = 400, description = "No wallet provisioned, or an unsupported asset or chain", body = ErrorBody),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
-        (status = 422, description = "Request validation failed, including a recipient that can only lose the money (the zero address, the wallet itself, the token contract)", body = ValidationErrorBody),
+        (status = 403, description = "A challenge asking more than `max_amount_atomic` (rule `max_amount`)", body = ErrorBody),
+        (status = 422, description = "Request validation failed, including a recipient that can only lose the money (the zero address, the wallet itself, the token contract), or a challenge with no entry payable here", body = ValidationErrorBody),
         (status = 429, description = "The agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn check(
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
-    body: JsonBody<WalletSendRequest>,
+    body: JsonBody<serde_json::Map<String, serde_json::Value>>,
 ) -> Result<Json<PolicyVerdictOut>, ApiError> {
-    let request = SendRequest::try_from(body.read(&agent).await?)?;
-    let check = state
-        .services
-        .wallets
-        .check(&agent.profile, request)
-        .await?;
+    let read = WalletCheckRequest::read(body.read(&agent).await?)
+        .map_err(|error| ApiError::Validation(vec![error.into()]))?;
+    let wallets = &state.services.wallets;
+    let check = match read {
+        WalletCheckRequest::Send(send) => {
+            wallets
+                .check(&agent.profile, SendRequest::try_from(send)?)
+                .await?
+        }
+        WalletCheckRequest::Payment(payment) => wallets
+            .check_x402(&agent.profile, X402Check::try_from(payment)?)
+            .await
+            .map_err(Refusal::from)?,
+    };
     Ok(Json(PolicyVerdictOut::of(&check.verdict, &check.windows)))
 }
 
