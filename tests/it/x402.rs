@@ -347,8 +347,11 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
     let mut elsewhere = challenge(&chain, "10");
     elsewhere["accepts"][1]["network"] = json!("eip155:84532");
     elsewhere["accepts"][1]["asset"] = json!("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
+    let mut misnamed = challenge(&chain, "10");
+    misnamed["accepts"][1]["extra"]["name"] = json!("USD Coin");
     for (payment_required, what) in [
         (elsewhere, "no entry this wallet pays"),
+        (misnamed, "an EIP-712 domain the token does not sign under"),
         (json!("not base64!"), "no challenge"),
         (
             json!({"x402Version": 7, "accepts": []}),
@@ -367,6 +370,14 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
             json!(["body", "payment_required"]),
             "{what}: {refused}"
         );
+        if what.starts_with("an EIP-712") {
+            assert!(
+                refused["detail"][0]["msg"]
+                    .as_str()
+                    .is_some_and(|msg| msg.contains("\"USD Coin\"") && msg.contains("EIP-712")),
+                "the refusal names the domain: {refused}"
+            );
+        }
     }
     let (status, intents) = {
         let response = server

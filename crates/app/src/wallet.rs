@@ -115,6 +115,14 @@ pub enum X402Error {
     },
     #[error("this service pays x402 only in a token it is configured with")]
     NoToken,
+    /// The offer's `extra` names an EIP-712 domain the token does not sign under: an
+    /// authorization signed in it would never pay.
+    #[error("the offer's extra names the token's EIP-712 domain as name {name:?}, version {version:?}, which is not the domain of the token at {token}")]
+    TokenDomain {
+        name: String,
+        version: String,
+        token: EvmAddress,
+    },
     /// The intent under this idempotency key will sign nothing more.
     #[error("the payment {intent} under this idempotency key is {status}: nothing more is signed for it; retry with a new idempotency key")]
     Ended {
@@ -144,6 +152,8 @@ pub struct X402Ports {
     pub vault: Arc<dyn KeyVault>,
     pub chain: Arc<dyn ChainWriter>,
     chain_id: KnownChainId,
+    /// The configured token's `DOMAIN_SEPARATOR()`, read from the chain once.
+    token_separator: std::sync::OnceLock<[u8; 32]>,
 }
 
 impl X402Ports {
@@ -157,11 +167,25 @@ impl X402Ports {
             vault,
             chain,
             chain_id: KnownChainId::default(),
+            token_separator: std::sync::OnceLock::new(),
         }
     }
 
     async fn chain_id(&self) -> Result<u64, ChainError> {
         self.chain_id.of(self.chain.as_ref()).await
+    }
+
+    /// The EIP-712 separator `token` signs under, asked of `reader` the first time only.
+    async fn token_separator(
+        &self,
+        reader: &dyn ChainClient,
+        token: &EvmAddress,
+    ) -> Result<[u8; 32], ChainError> {
+        if let Some(separator) = self.token_separator.get() {
+            return Ok(*separator);
+        }
+        let separator = reader.token_domain_separator(token).await?;
+        Ok(*self.token_separator.get_or_init(|| separator))
     }
 }
 
@@ -632,6 +656,19 @@ impl WalletService {
             usdc: self.token.token_address.ok_or(X402Error::NoToken)?,
         };
         let offer = challenge.choose(&payable)?;
+        let offered = TokenDomain::of_offer(&offer, payable.chain_id).separator();
+        let token = self
+            .x402
+            .token_separator(self.chain.as_ref(), &payable.usdc)
+            .await
+            .map_err(X402Error::Chain)?;
+        if offered != token {
+            return Err(X402Error::TokenDomain {
+                name: offer.domain_name,
+                version: offer.domain_version,
+                token: payable.usdc,
+            });
+        }
         if let Some(ceiling) = ceiling {
             if offer.amount.value() > ceiling.value() {
                 return Err(X402Error::AboveCeiling {
@@ -1710,7 +1747,17 @@ mod tests {
     }
 
     fn x402_service(admission: MockIntentAdmission, mut x402: X402Mocks) -> WalletService {
-        let chain = std::mem::take(&mut x402.chain);
+        let mut chain = std::mem::take(&mut x402.chain);
+        // The token signs under the domain the challenges name: USDC, version 2, on Base.
+        chain.expect_token_domain_separator().returning(|token| {
+            Ok(TokenDomain {
+                name: "USDC".into(),
+                version: "2".into(),
+                chain_id: 8453,
+                verifying_contract: *token,
+            }
+            .separator())
+        });
         serving_x402(
             MockAgentStore::new(),
             admission,
@@ -1871,6 +1918,80 @@ mod tests {
         };
         assert_eq!(header, "PAYMENT-SIGNATURE");
         assert_eq!(authorization.intent.status, IntentStatus::Authorized);
+    }
+
+    /// A chain whose token signs under the domain named `name`, version 2.
+    fn token_signing_as(name: &'static str) -> MockChainClient {
+        let mut chain = MockChainClient::new();
+        chain
+            .expect_token_domain_separator()
+            .times(1)
+            .returning(move |token| {
+                Ok(TokenDomain {
+                    name: name.into(),
+                    version: "2".into(),
+                    chain_id: 8453,
+                    verifying_contract: *token,
+                }
+                .separator())
+            });
+        chain
+    }
+
+    #[tokio::test]
+    async fn an_offer_naming_a_domain_the_token_does_not_sign_under_is_refused_before_admission() {
+        let service = serving_x402(
+            MockAgentStore::new(),
+            MockIntentAdmission::new(),
+            Ledger::default(),
+            token_signing_as("USD Coin"),
+            X402Mocks::default(),
+        );
+        let refused = service.authorize_x402(&payer(), paying("1500", None)).await;
+        assert!(
+            matches!(&refused, Err(X402Error::TokenDomain { name, .. }) if name == "USDC"),
+            "{refused:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_challenge_is_checked_as_a_payment_under_the_policy_with_nothing_admitted() {
+        let no_payments = SpendPolicyRecord {
+            rules: domain::SpendRules {
+                x402_enabled: false,
+                ..domain::SpendRules::default()
+            },
+            ..SpendPolicyRecord::fixture()
+        };
+        let stored = WalletRecord {
+            spend_policy: Some(no_payments),
+            ..WalletRecord::fixture()
+        };
+        let mut ledger = Ledger::default();
+        ledger
+            .usage
+            .expect_wallet_and_held()
+            .withf(|_, recipient| *recipient == Some(EvmAddress::from_bytes([0x22; 20])))
+            .times(1)
+            .returning(move |_, _| Ok(Some((stored.clone(), Held::default()))));
+        let service = serving_x402(
+            MockAgentStore::new(),
+            MockIntentAdmission::new(),
+            ledger,
+            token_signing_as("USDC"),
+            X402Mocks::default(),
+        );
+        let checked = service
+            .check_x402(
+                &payer().profile,
+                X402Check {
+                    challenge: challenge("1500"),
+                    max_amount: None,
+                },
+            )
+            .await
+            .expect("judged");
+        assert_eq!(checked.verdict, Err(PolicyViolation::X402Disabled));
     }
 
     #[tokio::test]

@@ -289,6 +289,7 @@ impl From<X402Error> for Refusal {
         };
         match error {
             X402Error::NothingPayable(nothing) => challenge(&nothing),
+            error @ X402Error::TokenDomain { .. } => challenge(&error),
             X402Error::AboveCeiling { amount, ceiling } => Self::Forbidden(format!(
                 "Refused by rule max_amount: the payment asks {amount}, above max_amount_atomic \
                  {ceiling}"

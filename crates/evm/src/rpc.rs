@@ -17,6 +17,7 @@ use ports::{BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus,
 sol! {
     function balanceOf(address owner) returns (uint256);
     function decimals() returns (uint8);
+    function DOMAIN_SEPARATOR() returns (bytes32);
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
 }
 
@@ -138,6 +139,16 @@ impl ChainClient for RpcChain {
         let output = self.call(token, decimalsCall {}.abi_encode()).await?;
         decimalsCall::abi_decode_returns(&output)
             .map_err(|error| ChainError::Unexpected(format!("decimals: {error}")))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn token_domain_separator(&self, token: &EvmAddress) -> Result<[u8; 32], ChainError> {
+        let output = self
+            .call(token, DOMAIN_SEPARATORCall {}.abi_encode())
+            .await?;
+        DOMAIN_SEPARATORCall::abi_decode_returns(&output)
+            .map(|separator| separator.0)
+            .map_err(|error| ChainError::Unexpected(format!("DOMAIN_SEPARATOR: {error}")))
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -33,6 +33,10 @@ pub trait ChainClient: Send + Sync {
     /// ERC-20 `decimals()` of `token`.
     async fn token_decimals(&self, token: &EvmAddress) -> Result<u8, ChainError>;
 
+    /// The EIP-712 `DOMAIN_SEPARATOR()` of `token`: what every authorization it takes is signed
+    /// under.
+    async fn token_domain_separator(&self, token: &EvmAddress) -> Result<[u8; 32], ChainError>;
+
     /// The block `number`, or the latest one.
     async fn block_head(&self, number: Option<u64>) -> Result<BlockHead, ChainError>;
 

@@ -16,7 +16,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
-use domain::x402::{BlockHead, UsedAuthorization};
+use domain::x402::{BlockHead, TokenDomain, UsedAuthorization};
 use domain::{AtomicAmount, EvmAddress, FeeQuote, U256};
 use ports::{
     BroadcastError, ChainClient, ChainError, ChainWriter, ReceiptStatus, SignedTransfer, StoreError,
@@ -125,6 +125,19 @@ impl ChainClient for PgSandboxChain {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn token_decimals(&self, _token: &EvmAddress) -> Result<u8, ChainError> {
         Ok(SANDBOX_TOKEN_DECIMALS)
+    }
+
+    /// Every sandbox token signs as USDC does on Base mainnet (FiatToken v2: "USD Coin",
+    /// version "2").
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn token_domain_separator(&self, token: &EvmAddress) -> Result<[u8; 32], ChainError> {
+        Ok(TokenDomain {
+            name: "USD Coin".into(),
+            version: "2".into(),
+            chain_id: SANDBOX_CHAIN_ID,
+            verifying_contract: *token,
+        }
+        .separator())
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -49,6 +49,12 @@ impl TokenDomain {
         }
     }
 
+    /// The domain's EIP-712 separator: what the token's `DOMAIN_SEPARATOR()` answers when the
+    /// domain is the token's own.
+    pub fn separator(&self) -> [u8; 32] {
+        self.eip712().separator().0
+    }
+
     fn eip712(&self) -> Eip712Domain {
         Eip712Domain::new(
             Some(self.name.clone().into()),
