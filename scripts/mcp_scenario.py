@@ -36,10 +36,11 @@ TOOLS = {
     "get_me", "list_inbox", "get_message", "list_threads", "get_thread", "search_messages",
     "get_attachment", "send_email", "reply_email", "forward_email", "list_sms", "wait_for_code", "get_wallet",
     "create_transfer_intent", "get_transfer_intent", "list_transfer_intents",
-    "wait_for_transfer_decision", "list_events", "authorize_x402_payment",
+    "wait_for_transfer_decision", "list_events", "authorize_x402_payment", "pay_x402_resource",
 }
 READ_ONLY_TOOLS = TOOLS - {
     "send_email", "reply_email", "forward_email", "create_transfer_intent", "authorize_x402_payment",
+    "pay_x402_resource",
 }
 # Deciding on a transfer is the owner's, in the console: no tool may offer it to the agent.
 FORBIDDEN_WORDS = ("confirm", "reject", "approve", "decide", "execute")

@@ -16,6 +16,8 @@ if ! python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_S
   exit 1
 fi
 cargo build --bins --locked
+# The sandbox pays resources served on this machine or a private network (x402 fetches).
+export X402_ALLOW_PRIVATE_TARGETS="${X402_ALLOW_PRIVATE_TARGETS:-true}"
 target/debug/agent-runtime &
 server=$!
 # The project-local PostgreSQL stays up for the next run (and for agentctl): say so on the way out.

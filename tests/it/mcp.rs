@@ -23,7 +23,7 @@ use crate::support::harness::{agentctl, create_agent, header, read, Server};
 
 /// The client's side: what it is, and every progress notification it was sent.
 #[derive(Clone, Default)]
-struct Recorder {
+pub(crate) struct Recorder {
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
 }
 
@@ -47,7 +47,7 @@ impl ClientHandler for Recorder {
 type Client = RunningService<RoleClient, Recorder>;
 
 /// How a client starts: the `initialize` handshake of 2025-11-25, or 2026-07-28's discovery.
-fn lifecycles() -> [(ProtocolVersion, ClientLifecycleMode); 2] {
+pub(crate) fn lifecycles() -> [(ProtocolVersion, ClientLifecycleMode); 2] {
     [
         (
             ProtocolVersion::V_2025_11_25,
@@ -62,7 +62,7 @@ fn lifecycles() -> [(ProtocolVersion, ClientLifecycleMode); 2] {
     ]
 }
 
-async fn connect(server: &Server, key: &str, lifecycle: ClientLifecycleMode) -> Client {
+pub(crate) async fn connect(server: &Server, key: &str, lifecycle: ClientLifecycleMode) -> Client {
     connect_to(&server.url("/mcp"), key, lifecycle).await
 }
 
@@ -93,7 +93,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
 }
 
 /// The structured answer of a call that did what it was asked.
-async fn ok(client: &Client, tool: &'static str, args: Value) -> Value {
+pub(crate) async fn ok(client: &Client, tool: &'static str, args: Value) -> Value {
     let result = call(client, tool, args).await;
     assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
     let structured = result

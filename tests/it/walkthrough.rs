@@ -67,6 +67,7 @@ async fn the_readme_walkthrough_runs_as_written() {
         "/v1/wallet/send",
         "/v1/wallet/intents",
         "intents confirm",
+        "/v1/wallet/x402/authorize",
         "/v1/events",
         "/v1/events/stream",
     ] {
@@ -114,6 +115,14 @@ async fn the_readme_walkthrough_runs_as_written() {
             "\"type\":\"transfer_intent.created\"",
         ),
         ("the stream carried the SMS", "event: sms.received"),
+        (
+            "the payment waited for an operator",
+            "\"status\": \"pending_confirmation\"",
+        ),
+        (
+            "the approved payment was signed",
+            "\"header\": \"PAYMENT-SIGNATURE\"",
+        ),
     ] {
         assert!(stdout.contains(shown), "{what}: {stdout}");
     }

@@ -38,16 +38,26 @@ fn header_value(challenge: &Value) -> String {
     base64::engine::general_purpose::STANDARD.encode(challenge.to_string())
 }
 
-pub(crate) async fn authorize(server: &Server, payer: &Payer, body: &Value) -> (u16, Value) {
+/// `body` posted to `path` with the payer's key: the status and the answer.
+pub(crate) async fn post_as(
+    server: &Server,
+    payer: &Payer,
+    path: &str,
+    body: &Value,
+) -> (u16, Value) {
     let response = server
         .client
-        .post(server.url(AUTHORIZE))
+        .post(server.url(path))
         .bearer_auth(&payer.key)
         .json(body)
         .send()
         .await
         .expect("request");
     read(response).await
+}
+
+pub(crate) async fn authorize(server: &Server, payer: &Payer, body: &Value) -> (u16, Value) {
+    post_as(server, payer, AUTHORIZE, body).await
 }
 
 /// The payment a `PAYMENT-SIGNATURE` value carries.

@@ -13,7 +13,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::onchain::{OnChain, Payer, RECIPIENT};
-use crate::x402::{authorize, auto_confirming};
+use crate::support::harness::Server;
+use crate::x402::{authorize, auto_confirming, post_as};
 
 /// Anvil's second funded account: the facilitator's, so its transactions never race the tests'
 /// own (sent from the first).
@@ -59,6 +60,7 @@ struct PaidResource {
     _facilitator: Child,
     _server: Child,
     url: String,
+    free_url: String,
 }
 
 impl PaidResource {
@@ -97,6 +99,7 @@ impl PaidResource {
             _facilitator: facilitator,
             _server: server,
             url: format!("{url}/paid"),
+            free_url: format!("{url}/free"),
         }
     }
 
@@ -226,5 +229,164 @@ async fn a_settle_that_times_out_at_the_paid_server_and_the_agents_retry_never_p
     let used = chain.anvil.authorizations_used(&chain.token).await;
     assert_eq!(used.len(), 1, "the token took the nonce once: {used:?}");
     assert_eq!(used[0]["transactionHash"], executed["tx_hash"]);
+    chain.assert_paid(&payer, 0, 1500).await;
+}
+
+async fn fetch(server: &Server, payer: &Payer, body: &Value) -> (u16, Value) {
+    post_as(server, payer, "/v1/wallet/x402/fetch", body).await
+}
+
+/// A server that fetches private targets (the paid server listens on loopback), an
+/// auto-confirming payer, and the official paid server settling at once.
+async fn fetching_from_the_official_server(chain: &OnChain) -> (Server, Payer, PaidResource) {
+    let server = chain
+        .server(&[("X402_ALLOW_PRIVATE_TARGETS", "true")])
+        .await;
+    let payer = auto_confirming_payer(chain).await;
+    let resource = PaidResource::start(chain, 0, 30_000).await;
+    (server, payer, resource)
+}
+
+#[tokio::test]
+async fn the_official_paid_server_is_paid_through_fetch_and_a_repeat_never_pays_twice() {
+    let chain = OnChain::start().await;
+    let (server, payer, resource) = fetching_from_the_official_server(&chain).await;
+
+    let (status, free) = fetch(
+        &server,
+        &payer,
+        &json!({"url": resource.free_url, "max_amount_atomic": "2000",
+                "idempotency_key": "free-1"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{free}");
+    assert_eq!(free["status"], "free");
+    assert_eq!(free["response"]["status"], 200);
+    assert_eq!(free["response"]["body"], r#"{"free":true}"#);
+    assert!(free.get("payment").is_none(), "{free}");
+
+    let body = json!({"url": resource.url, "headers": {"Accept": "application/json"},
+                      "max_amount_atomic": "2000", "idempotency_key": "fetch-1"});
+    let (status, paid) = fetch(&server, &payer, &body).await;
+    assert_eq!(status, 200, "{paid}");
+    assert_eq!(paid["status"], "paid");
+    assert_eq!(paid["response"]["status"], 200);
+    assert_eq!(paid["response"]["body"], r#"{"paid":true}"#);
+    assert_eq!(
+        paid["response"]["headers"]["content-type"], "application/json",
+        "{paid}"
+    );
+    let shown: Vec<&String> = paid["response"]["headers"]
+        .as_object()
+        .expect("headers")
+        .keys()
+        .collect();
+    assert!(
+        shown.iter().all(|name| [
+            "content-type",
+            "content-length",
+            "payment-response",
+            "etag",
+            "cache-control"
+        ]
+        .contains(&name.as_str())),
+        "only the shown headers: {shown:?}"
+    );
+    let settlement = &paid["payment"]["settlement"];
+    assert_eq!(settlement["success"], true, "{paid}");
+    let intent = &paid["payment"]["intent"];
+    assert_eq!(intent["kind"], "x402");
+    assert_eq!(intent["x402"]["payment_response"], *settlement);
+    assert_eq!(intent["x402"]["resource_url"], resource.url.as_str());
+
+    let id = intent["id"].as_str().expect("an intent id");
+    let executed = chain
+        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
+        .await;
+    assert_eq!(executed["status"], "executed", "{executed}");
+    assert_eq!(executed["tx_hash"], settlement["transaction"]);
+
+    // The same fetch again: the same payment header, which the server refuses as used.
+    let (status, repeated) = fetch(&server, &payer, &body).await;
+    assert_eq!(status, 502, "{repeated}");
+    assert_eq!(repeated["intent"]["id"], id, "{repeated}");
+    assert_eq!(
+        chain.anvil.authorizations_used(&chain.token).await.len(),
+        1,
+        "one key, one authorization, one payment"
+    );
+    chain.assert_paid(&payer, 0, 1500).await;
+
+    let (status, above) = fetch(
+        &server,
+        &payer,
+        &json!({"url": resource.url, "max_amount_atomic": "1000", "idempotency_key": "fetch-2"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{above}");
+}
+
+#[tokio::test]
+async fn a_fetch_to_a_private_address_is_refused_naming_the_url_rule_before_anything_is_signed() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = auto_confirming_payer(&chain).await;
+    let resource = PaidResource::start(&chain, 0, 30_000).await;
+    let https_loopback = resource.url.replacen("http://", "https://", 1);
+    for url in [resource.url.as_str(), https_loopback.as_str()] {
+        let (status, refused) = fetch(
+            &server,
+            &payer,
+            &json!({"url": url, "max_amount_atomic": "2000", "idempotency_key": "private"}),
+        )
+        .await;
+        assert_eq!(status, 422, "{url}: {refused}");
+        assert_eq!(
+            refused["detail"][0]["loc"],
+            json!(["body", "url"]),
+            "{refused}"
+        );
+    }
+    let (status, refused) = fetch(
+        &server,
+        &payer,
+        &json!({"url": "https://api.example.com/", "headers": {"Authorization": "Bearer x"},
+                "max_amount_atomic": "2000", "idempotency_key": "creds"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["detail"][0]["loc"], json!(["body", "headers"]));
+    let (_, intents) = server.get("/v1/wallet/intents", Some(&payer.key)).await;
+    assert_eq!(intents["items"], json!([]), "nothing was admitted");
+    assert!(chain
+        .anvil
+        .authorizations_used(&chain.token)
+        .await
+        .is_empty());
+}
+
+#[tokio::test]
+async fn the_official_paid_server_is_paid_through_the_mcp_tool() {
+    let chain = OnChain::start().await;
+    let (server, payer, resource) = fetching_from_the_official_server(&chain).await;
+    let [(_, lifecycle), _] = crate::mcp::lifecycles();
+    let client = crate::mcp::connect(&server, &payer.key, lifecycle).await;
+    let paid = crate::mcp::ok(
+        &client,
+        "pay_x402_resource",
+        json!({"url": resource.url, "max_amount_atomic": "2000", "idempotency_key": "mcp-1"}),
+    )
+    .await;
+    assert_eq!(paid["status"], "paid", "{paid}");
+    assert_eq!(paid["response"]["body"], r#"{"paid":true}"#);
+    assert_eq!(paid["payment"]["settlement"]["success"], true, "{paid}");
+    let id = paid["payment"]["intent"]["id"]
+        .as_str()
+        .expect("an intent id");
+    let executed = chain
+        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
+        .await;
+    assert_eq!(executed["status"], "executed", "{executed}");
+    assert_eq!(chain.anvil.authorizations_used(&chain.token).await.len(), 1);
     chain.assert_paid(&payer, 0, 1500).await;
 }

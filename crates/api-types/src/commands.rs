@@ -10,15 +10,17 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use domain::commands::{
     ChannelsWait, CodeChannel, CodeWait, ForwardMail, ReplyMail, SendMail, SendRequest, X402Check,
-    X402Request,
+    X402Fetch, X402Request,
 };
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
-use domain::x402::{ChallengeError, PaymentChallenge};
+use domain::x402::{
+    check_fetch_headers, ChallengeError, FetchMethod, PaymentChallenge, MAX_FETCH_BODY_BYTES,
+};
 use domain::{
     check_custom_header, check_custom_headers_size, check_no_nul, AtomicAmount, EmailAddress,
-    EvmAddress, IdempotencyKey, IdempotencyKeyError, NewAttachment, MAX_BODY_TEXT_BYTES,
-    MAX_IDEMPOTENCY_KEY_CHARS, MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_ATTACHMENT_BYTES,
-    MAX_RECIPIENTS, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS,
+    EvmAddress, IdempotencyKey, IdempotencyKeyError, NewAttachment, Targets, WebhookUrl,
+    MAX_BODY_TEXT_BYTES, MAX_IDEMPOTENCY_KEY_CHARS, MAX_OUTBOUND_ATTACHMENTS,
+    MAX_OUTBOUND_ATTACHMENT_BYTES, MAX_RECIPIENTS, MAX_REQUEST_ID_CHARS, MAX_WAIT_SECS,
 };
 use serde_json::{json, Value};
 
@@ -26,6 +28,7 @@ use crate::field_errors::{FieldError, FieldErrors, FieldPath, RequestPart};
 use crate::{
     AttachmentIn, CodesWaitRequest, EmailForwardRequest, EmailReplyRequest, EmailSendRequest,
     WaitForCodeRequest, WalletSendRequest, X402AuthorizeRequest, X402CheckRequest,
+    X402FetchRequest,
 };
 
 /// Where a mail send or reply carries its idempotency key: the `Idempotency-Key` header.
@@ -525,6 +528,60 @@ impl TryFrom<X402AuthorizeRequest> for X402Request {
                 key.err(),
             ])),
         }
+    }
+}
+
+impl TryFrom<X402FetchRequest> for X402Fetch {
+    type Error = FieldErrors;
+
+    /// The fetch the body asks for, its URL well formed; whether its target is allowed is the
+    /// service's to say, under the deployment's rule.
+    fn try_from(body: X402FetchRequest) -> Result<Self, FieldErrors> {
+        fetch_command(body)
+    }
+}
+
+fn fetch_command(body: X402FetchRequest) -> Result<X402Fetch, FieldErrors> {
+    let url = WebhookUrl::parse(&body.url, Targets::PrivateAllowed)
+        .map_err(|error| FieldError::value_error("url", body.url.as_str(), error));
+    let method = match body.method.as_deref() {
+        None => Ok(FetchMethod::Get),
+        Some(text) => FetchMethod::parse(text).ok_or_else(|| {
+            FieldError::value_error("method", text, "method must be GET, POST, PUT or DELETE")
+        }),
+    };
+    let headers = check_fetch_headers(body.headers.unwrap_or_default())
+        .map_err(|error| FieldError::value_error("headers", Value::Null, error));
+    let request_body = match body.body {
+        Some(text) if text.len() > MAX_FETCH_BODY_BYTES => Err(FieldError::value_error(
+            "body",
+            Value::Null,
+            format!("body should have at most {MAX_FETCH_BODY_BYTES} bytes"),
+        )),
+        other => Ok(other),
+    };
+    let max_amount =
+        max_amount_field(Some(body.max_amount_atomic)).map(|max| max.expect("a ceiling was given"));
+    let key = body_key(&body.idempotency_key);
+    match (url, method, headers, request_body, max_amount, key) {
+        (Ok(url), Ok(method), Ok(headers), Ok(body), Ok(max_amount), Ok(idempotency_key)) => {
+            Ok(X402Fetch {
+                url,
+                method,
+                headers,
+                body,
+                max_amount,
+                idempotency_key,
+            })
+        }
+        (url, method, headers, body, max_amount, key) => Err(FieldErrors::among([
+            url.err(),
+            method.err(),
+            headers.err(),
+            body.err(),
+            max_amount.err(),
+            key.err(),
+        ])),
     }
 }
 

@@ -506,6 +506,128 @@ impl WalletCheckRequest {
     }
 }
 
+/// A resource to fetch for the agent, paid from the wallet when it answers 402.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct X402FetchRequest {
+    /// `https` (plain `http` only to private addresses, where those are allowed), no
+    /// credentials, no fragment; at most 2,048 characters.
+    #[schema(max_length = 2048)]
+    pub url: String,
+    /// GET (the default), POST, PUT or DELETE.
+    #[schema(pattern = "^(GET|POST|PUT|DELETE)$")]
+    pub method: Option<String>,
+    /// Headers to send, at most 32; not `Authorization`, `Cookie`, `Host`, hop-by-hop headers,
+    /// `Content-Length` or the payment headers.
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// The request's body, at most 1 MiB.
+    pub body: Option<String>,
+    /// The agent's own ceiling in atomic units: a challenge asking more is refused (403, rule
+    /// `max_amount`) before the policy is asked.
+    #[schema(pattern = "^[0-9]+$")]
+    pub max_amount_atomic: String,
+    /// The same key pays at most one authorization: a fetch repeated with it sends the same
+    /// payment header.
+    #[schema(min_length = 1, max_length = 255)]
+    pub idempotency_key: String,
+}
+
+/// Whether the resource had to be paid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum X402FetchStatus {
+    Paid,
+    Free,
+}
+
+/// The resource's answer: its status, the headers shown (`content-type`, `content-length`,
+/// `payment-response`, `etag`, `cache-control`) and its body, as text or, when not UTF-8, in
+/// `body_base64`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FetchedResponseOut {
+    pub status: u16,
+    pub headers: std::collections::BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_base64: Option<String>,
+}
+
+impl FetchedResponseOut {
+    pub fn of(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Self {
+        let headers = headers
+            .iter()
+            .filter(|(name, _)| domain::x402::SHOWN_RESPONSE_HEADERS.contains(&name.as_str()))
+            .cloned()
+            .collect();
+        let (body, body_base64) = match String::from_utf8(body) {
+            Ok(text) => (Some(text), None),
+            Err(bytes) => {
+                use base64::Engine as _;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(bytes.as_bytes());
+                (None, Some(encoded))
+            }
+        };
+        Self {
+            status,
+            headers,
+            body,
+            body_base64,
+        }
+    }
+}
+
+/// The payment a fetch made: its intent, and what the server said of its settlement.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402FetchPaymentOut {
+    pub intent: TransferIntentOut,
+    /// The server's `PAYMENT-RESPONSE`, decoded, when it sent one.
+    #[schema(value_type = Option<Object>)]
+    pub settlement: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A fetched resource, and its payment when it asked for one.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402FetchOut {
+    pub status: X402FetchStatus,
+    pub response: FetchedResponseOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<X402FetchPaymentOut>,
+}
+
+impl X402FetchOut {
+    /// A resource that asked for no payment.
+    pub fn free(response: FetchedResponseOut) -> Self {
+        Self {
+            status: X402FetchStatus::Free,
+            response,
+            payment: None,
+        }
+    }
+
+    /// A resource paid by `intent`, with what its server said of the settlement.
+    pub fn paid(
+        response: FetchedResponseOut,
+        intent: &TransferIntentRecord,
+        settlement: Option<domain::x402::SettlementResponse>,
+    ) -> Self {
+        Self {
+            status: X402FetchStatus::Paid,
+            response,
+            payment: Some(X402FetchPaymentOut {
+                intent: TransferIntentOut::from(intent),
+                settlement: settlement.map(|settlement| settlement.object),
+            }),
+        }
+    }
+}
+
+/// A resource that failed after it was paid: why, and the payment's intent, kept.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct X402FetchFailedOut {
+    pub detail: String,
+    pub intent: TransferIntentOut,
+}
+
 /// An x402 challenge for the wallet to pay.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct X402AuthorizeRequest {

@@ -1,5 +1,7 @@
 //! The runtime side of the wallet: address, policy, balances, transfer intents.
 
+mod fetch;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,20 +13,22 @@ use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, evaluate_x402, window_usage,
     Admitted, AgentProfile, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition,
     EvmAddress, Held, IdempotencyKey, IntentId, IntentStatus, PolicyAsset, PolicyViolation,
-    RateLimit, RecipientRefused, SpendPolicyRecord, TransferIntentRecord, TransferTerms,
+    RateLimit, RecipientRefused, SpendPolicyRecord, Targets, TransferIntentRecord, TransferTerms,
     TransferTooLarge, WalletBalances, WalletRecord, WindowUsage,
 };
+pub use fetch::{FetchFailure, FetchOutcome};
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
     ChainClient, ChainError, ChainWriter, IntentAdmission, IntentRecords, KeyVault, KeyedRefusal,
-    ListingVersion, NewTransferIntent, ProviderError, RecordedAuthorization, SignedAuthorization,
-    StoreError, TransitionError, UsageVersion, WalletUsage, X402Authorizations,
+    ListingVersion, NewTransferIntent, ProviderError, RecordedAuthorization, ResourceFetcher,
+    SignedAuthorization, StoreError, TransitionError, UsageVersion, WalletUsage,
+    X402Authorizations,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-pub use domain::commands::{SendRequest, X402Check, X402Request};
+pub use domain::commands::{SendRequest, X402Check, X402Fetch, X402Request};
 
 use crate::agents::Principal;
 use crate::chain_id::KnownChainId;
@@ -151,6 +155,10 @@ pub struct X402Ports {
     pub payments: Arc<dyn X402Authorizations>,
     pub vault: Arc<dyn KeyVault>,
     pub chain: Arc<dyn ChainWriter>,
+    /// Makes the requests of the agents' fetches.
+    pub fetcher: Arc<dyn ResourceFetcher>,
+    /// Where fetches may go: public addresses only, or private ones too.
+    pub targets: Targets,
     chain_id: KnownChainId,
     /// The configured token's `DOMAIN_SEPARATOR()`, read from the chain once.
     token_separator: std::sync::OnceLock<[u8; 32]>,
@@ -161,11 +169,15 @@ impl X402Ports {
         payments: Arc<dyn X402Authorizations>,
         vault: Arc<dyn KeyVault>,
         chain: Arc<dyn ChainWriter>,
+        fetcher: Arc<dyn ResourceFetcher>,
+        targets: Targets,
     ) -> Self {
         Self {
             payments,
             vault,
             chain,
+            fetcher,
+            targets,
             chain_id: KnownChainId::default(),
             token_separator: std::sync::OnceLock::new(),
         }
@@ -872,6 +884,8 @@ mod tests {
         vault: MockKeyVault,
         /// Asked for its head when the settlement watch has seen none.
         chain: MockChainClient,
+        /// Makes the fetches' requests.
+        fetcher: ports::MockResourceFetcher,
     }
 
     fn serving_x402(
@@ -894,6 +908,8 @@ mod tests {
                 Arc::new(x402.payments),
                 Arc::new(x402.vault),
                 Arc::new(writer),
+                Arc::new(x402.fetcher),
+                Targets::PublicOnly,
             ),
             Arc::new(chain),
             CursorCodec::new(b"test secret"),
@@ -1681,19 +1697,20 @@ mod tests {
     use domain::x402::PaymentChallenge;
 
     /// A version 2 challenge for `amount` atomic units of the test token, to `0x22…22`.
-    fn challenge(amount: &str) -> PaymentChallenge {
+    /// A version 2 challenge for `amount` of the service's token, as JSON.
+    fn challenge_json(amount: &str) -> String {
         let token = format!("0x{}", "aa".repeat(20));
         let pay_to = format!("0x{}", "22".repeat(20));
-        PaymentChallenge::from_json(
-            format!(
-                r#"{{"x402Version": 2, "resource": {{"url": "https://api.example.com/report"}},
-                    "accepts": [{{"scheme": "exact", "network": "eip155:8453",
-                    "amount": "{amount}", "asset": "{token}", "payTo": "{pay_to}",
-                    "maxTimeoutSeconds": 60, "extra": {{"name": "USDC", "version": "2"}}}}]}}"#
-            )
-            .as_bytes(),
+        format!(
+            r#"{{"x402Version": 2, "resource": {{"url": "https://api.example.com/report"}},
+                "accepts": [{{"scheme": "exact", "network": "eip155:8453",
+                "amount": "{amount}", "asset": "{token}", "payTo": "{pay_to}",
+                "maxTimeoutSeconds": 60, "extra": {{"name": "USDC", "version": "2"}}}}]}}"#
         )
-        .expect("a challenge")
+    }
+
+    fn challenge(amount: &str) -> PaymentChallenge {
+        PaymentChallenge::from_json(challenge_json(amount).as_bytes()).expect("a challenge")
     }
 
     /// An agent with the fixture wallet.
@@ -1992,6 +2009,162 @@ mod tests {
             .await
             .expect("judged");
         assert_eq!(checked.verdict, Err(PolicyViolation::X402Disabled));
+    }
+
+    fn fetching(max_amount: &str) -> X402Fetch {
+        X402Fetch {
+            url: domain::WebhookUrl::parse("https://api.example.com/report", Targets::PublicOnly)
+                .expect("a URL"),
+            method: domain::x402::FetchMethod::Get,
+            headers: vec![("accept".into(), "application/json".into())],
+            body: None,
+            max_amount: AtomicAmount::parse(max_amount).expect("valid"),
+            idempotency_key: IdempotencyKey::parse("fetch-1").expect("valid"),
+        }
+    }
+
+    fn answer(status: u16, headers: &[(&str, String)], body: &str) -> ports::ResourceResponse {
+        ports::ResourceResponse {
+            status,
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.clone()))
+                .collect(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_402_is_paid_then_asked_again_with_the_payment_header_and_its_settlement_kept() {
+        use base64::Engine as _;
+        let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let mut x402 = X402Mocks::default();
+        let wallet = EvmAddress::from_bytes([0x01; 20]);
+        x402.payments
+            .expect_signing_basis()
+            .returning(move |id, _| {
+                Ok(Some(ports::SigningBasis {
+                    intent: TransferIntentRecord {
+                        id,
+                        ..TransferIntentRecord::fixture()
+                    },
+                    wallet_address: wallet,
+                    sealed_key: vec![7],
+                    known_head: Some(5),
+                }))
+            });
+        x402.vault
+            .expect_sign_transfer_authorization()
+            .returning(|_, _, _| Ok([0x11; 65]));
+        x402.payments
+            .expect_record_authorization()
+            .times(1)
+            .returning(|id, signed| {
+                Ok(RecordedAuthorization {
+                    intent: TransferIntentRecord {
+                        id,
+                        status: IntentStatus::Authorized,
+                        ..TransferIntentRecord::fixture()
+                    },
+                    payment: signed.payment.clone(),
+                })
+            });
+        let mut sequence = mockall::Sequence::new();
+        let required = encode(&challenge_json("1500"));
+        x402.fetcher
+            .expect_fetch()
+            .withf(|request| {
+                request.url == "https://api.example.com/report"
+                    && !request
+                        .headers
+                        .iter()
+                        .any(|(name, _)| name == "payment-signature")
+            })
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(move |_| Ok(answer(402, &[("payment-required", required.clone())], "{}")));
+        let settled = encode(&format!(
+            r#"{{"success": true, "transaction": "0x{}", "network": "eip155:8453"}}"#,
+            "ab".repeat(32)
+        ));
+        x402.fetcher
+            .expect_fetch()
+            .withf(|request| {
+                request
+                    .headers
+                    .contains(&("accept".into(), "application/json".into()))
+                    && request
+                        .headers
+                        .iter()
+                        .any(|(name, value)| name == "payment-signature" && value.len() > 100)
+            })
+            .times(1)
+            .in_sequence(&mut sequence)
+            .returning(move |_| {
+                Ok(answer(
+                    200,
+                    &[("payment-response", settled.clone())],
+                    "the report",
+                ))
+            });
+        x402.payments
+            .expect_record_payment_response()
+            .withf(|_, settlement| settlement.success)
+            .times(1)
+            .returning(|id, _| {
+                Ok(TransferIntentRecord {
+                    id,
+                    status: IntentStatus::Authorized,
+                    ..TransferIntentRecord::fixture()
+                })
+            });
+        let outcome = x402_service(admitting(IntentStatus::Confirmed, false), x402)
+            .fetch_x402(&payer(), fetching("2000"))
+            .await
+            .expect("fetched");
+        let FetchOutcome::Paid {
+            response,
+            settlement,
+            ..
+        } = outcome
+        else {
+            panic!("not paid: {outcome:?}");
+        };
+        assert_eq!(response.body, b"the report");
+        assert!(settlement.is_some_and(|settlement| settlement.success));
+    }
+
+    #[tokio::test]
+    async fn a_resource_that_asks_no_payment_is_answered_free_and_nothing_is_admitted() {
+        let mut x402 = X402Mocks::default();
+        x402.fetcher
+            .expect_fetch()
+            .times(1)
+            .returning(|_| Ok(answer(200, &[], "open data")));
+        let outcome = x402_service(MockIntentAdmission::new(), x402)
+            .fetch_x402(&payer(), fetching("2000"))
+            .await
+            .expect("fetched");
+        assert!(
+            matches!(&outcome, FetchOutcome::Free(response) if response.body == b"open data"),
+            "{outcome:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_private_target_is_refused_before_any_request_where_only_public_ones_are_allowed() {
+        let mut x402 = X402Mocks::default();
+        x402.fetcher.expect_fetch().never();
+        let mut private = fetching("2000");
+        private.url = domain::WebhookUrl::parse("http://10.0.0.7/report", Targets::PrivateAllowed)
+            .expect("well formed");
+        let refused = x402_service(MockIntentAdmission::new(), x402)
+            .fetch_x402(&payer(), private)
+            .await;
+        assert!(
+            matches!(refused, Err(FetchFailure::TargetRefused(_))),
+            "{refused:?}"
+        );
     }
 
     #[tokio::test]

@@ -28,6 +28,19 @@ pub struct X402Check {
     pub max_amount: Option<AtomicAmount>,
 }
 
+/// A resource to fetch and pay for, every field already valid.
+#[derive(Debug, Clone)]
+pub struct X402Fetch {
+    pub url: crate::WebhookUrl,
+    pub method: crate::x402::FetchMethod,
+    /// Names lower-cased, each allowed (`check_fetch_headers`).
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    /// The agent's own ceiling: a challenge asking more is refused before the policy is asked.
+    pub max_amount: AtomicAmount,
+    pub idempotency_key: IdempotencyKey,
+}
+
 /// A new message as the agent wrote it, its fields already valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendMail {

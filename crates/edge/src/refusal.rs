@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use api_types::{attachments_too_large, FieldError, FieldErrors};
 use app::{
-    AttachmentError, AuthError, BalanceError, DecisionWaitError, FollowError, IntentLookupError,
-    KeyError, ListIntentsError, NotProvisioned, ReadMailError, SendError, SendMailError, SmsError,
-    WaitError, WalletError, WebhookError, X402Error,
+    AttachmentError, AuthError, BalanceError, DecisionWaitError, FetchFailure, FollowError,
+    IntentLookupError, KeyError, ListIntentsError, NotProvisioned, ReadMailError, SendError,
+    SendMailError, SmsError, WaitError, WalletError, WebhookError, X402Error,
 };
 use domain::keys::{DelegationRefusal, Scope};
 use ports::{ChainError, StoreError, TransitionError};
@@ -54,6 +54,10 @@ pub enum Refusal {
     /// Fields of the request are wrong, each named.
     #[error("request validation failed")]
     Invalid(FieldErrors),
+    /// A server this service asked on the agent's behalf (a paid resource) failed to answer as
+    /// it should; the detail says how.
+    #[error("{0}")]
+    BadGateway(String),
     /// A dependency (the database, the chain) could not be reached; `cause` is for the log.
     #[error("{detail}")]
     Unavailable { detail: &'static str, cause: String },
@@ -76,6 +80,7 @@ impl Refusal {
             Self::TimedOut(_) => 408,
             Self::TooManyRequests { .. } => 429,
             Self::Invalid(_) => 422,
+            Self::BadGateway(_) => 502,
             Self::Unavailable { .. } => 503,
             Self::Internal(_) => 500,
         }
@@ -311,6 +316,20 @@ impl From<X402Error> for Refusal {
             X402Error::Transition(refused) => {
                 Self::Conflict(format!("The payment could not be authorized: {refused}"))
             }
+        }
+    }
+}
+
+impl From<FetchFailure> for Refusal {
+    fn from(failure: FetchFailure) -> Self {
+        match failure {
+            FetchFailure::Payment(payment) => payment.into(),
+            FetchFailure::TargetRefused(rule) => {
+                FieldError::value_error("url", serde_json::Value::Null, rule).into()
+            }
+            failed @ (FetchFailure::Unanswered(_)
+            | FetchFailure::NoChallenge(_)
+            | FetchFailure::AfterPayment { .. }) => Self::BadGateway(failed.to_string()),
         }
     }
 }

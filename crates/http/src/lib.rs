@@ -236,6 +236,12 @@ const API: &[Endpoint] = &[
         |route| route.to(routes::wallet::authorize_x402),
     ),
     Endpoint::scoped(
+        Scope::WalletPay,
+        Method::POST,
+        "/v1/wallet/x402/fetch",
+        |route| route.to(routes::wallet::fetch_x402),
+    ),
+    Endpoint::scoped(
         Scope::WalletRead,
         Method::POST,
         "/v1/wallet/check",
@@ -454,7 +460,9 @@ mod tests {
             _ if path.starts_with("/v1/email/") && get => Scope::EmailRead,
             "/v1/sms/number" | "/v1/sms/messages" | "/v1/sms/wait-for-code" => Scope::SmsRead,
             "/v1/codes/wait" if post => Scope::CodesRead,
-            "/v1/wallet/send" | "/v1/wallet/x402/authorize" => Scope::WalletPay,
+            "/v1/wallet/send" | "/v1/wallet/x402/authorize" | "/v1/wallet/x402/fetch" => {
+                Scope::WalletPay
+            }
             _ if path.starts_with("/v1/wallet/") => Scope::WalletRead,
             "/v1/events" | "/v1/events/stream" => Scope::EventsRead,
             "/v1/keys" | "/v1/keys/{key_id}" => Scope::KeysManage,

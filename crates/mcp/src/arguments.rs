@@ -11,7 +11,7 @@
 use api_types::{
     default_asset, default_chain, read_event_types, read_fields, Channel, CodesWaitRequest,
     Direction, FieldError, FieldErrors, PageLimit, RequestPart, WalletSendRequest,
-    X402AuthorizeRequest,
+    X402AuthorizeRequest, X402FetchRequest,
 };
 use domain::{MAX_IDEMPOTENCY_KEY_CHARS, MAX_REQUEST_ID_CHARS};
 use rmcp::handler::server::common::FromContextPart;
@@ -320,6 +320,38 @@ impl AuthorizeX402Arguments {
         X402AuthorizeRequest {
             payment_required: self.payment_required,
             resource_url: self.resource_url,
+            max_amount_atomic: self.max_amount_atomic,
+            idempotency_key: self.idempotency_key,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PayX402ResourceArguments {
+    /// The resource's URL: https (plain http only to private addresses, where the deployment allows them); at most 2,048 characters.
+    pub url: String,
+    /// GET (the default), POST, PUT or DELETE.
+    #[schemars(regex(pattern = "^(GET|POST|PUT|DELETE)$"))]
+    pub method: Option<String>,
+    /// Headers to send, at most 32; not Authorization, Cookie, Host, hop-by-hop headers, Content-Length or the payment headers.
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// The request's body, at most 1 MiB.
+    pub body: Option<String>,
+    /// Required: your own ceiling in atomic units (USDC has 6 decimals); a challenge asking more is refused before the spend policy is asked.
+    #[schemars(regex(pattern = "^[0-9]+$"))]
+    pub max_amount_atomic: String,
+    /// Required: one key per purchase, 1 to 255 characters without control characters. Fetching again with the same key never pays a second time: it sends the same payment.
+    #[schemars(length(min = 1, max = MAX_IDEMPOTENCY_KEY_CHARS), regex(pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$"))]
+    pub idempotency_key: String,
+}
+
+impl PayX402ResourceArguments {
+    pub fn into_request(self) -> X402FetchRequest {
+        X402FetchRequest {
+            url: self.url,
+            method: self.method,
+            headers: self.headers,
+            body: self.body,
             max_amount_atomic: self.max_amount_atomic,
             idempotency_key: self.idempotency_key,
         }

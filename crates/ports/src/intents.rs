@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use domain::x402::{AuthorizationWindow, BlockHead, ChosenOffer, WatchedAuthorization};
+use domain::x402::{
+    AuthorizationWindow, BlockHead, ChosenOffer, SettlementResponse, WatchedAuthorization,
+};
 use domain::{
     Actor, Admitted, AgentId, ApprovalRefusal, CursorPosition, EarliestExecutions, EvmAddress,
     Held, IdempotencyKey, IntentEvent, IntentId, IntentStatus, LeaseId, Operator, PolicyViolation,
@@ -89,6 +91,14 @@ pub trait X402Authorizations: Send + Sync {
         &self,
         id: IntentId,
     ) -> Result<Option<RecordedAuthorization>, StoreError>;
+
+    /// Keeps the settlement the paid server answered (its decoded `PAYMENT-RESPONSE`) with the
+    /// payment; the intent, shown with it.
+    async fn record_payment_response(
+        &self,
+        id: IntentId,
+        settlement: &SettlementResponse,
+    ) -> Result<TransferIntentRecord, StoreError>;
 }
 
 /// How the watch of an authorization ends.

@@ -12,6 +12,7 @@ pub mod intents;
 pub mod keys;
 pub mod listings;
 pub mod notifications;
+pub mod paid_resources;
 pub mod provider_webhooks;
 pub mod provisioning;
 pub mod queue;
@@ -59,6 +60,7 @@ pub use notifications::{
     revoked_topic, BarrierPassed, InstanceBarrier, Notifications, Timer, Wakeup,
     AGENT_PROFILES_TOPIC,
 };
+pub use paid_resources::{FetchError, ResourceFetcher, ResourceRequest, ResourceResponse};
 pub use provider_webhooks::{
     ProviderWebhookHeaders, ProviderWebhookRefusal, ProviderWebhookRequest,
 };
@@ -103,6 +105,8 @@ pub use intents::{
 pub use keys::MockKeyStore;
 #[cfg(feature = "mock")]
 pub use notifications::{MockInstanceBarrier, MockNotifications, MockTimer};
+#[cfg(feature = "mock")]
+pub use paid_resources::MockResourceFetcher;
 #[cfg(feature = "mock")]
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
 #[cfg(feature = "mock")]

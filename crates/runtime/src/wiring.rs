@@ -30,7 +30,7 @@ use postgres_store::{
     PgWebhookStore,
 };
 use sms::{SandboxNumberProvisioner, TwilioClient, TwilioWebhook};
-use webhook_delivery::{HttpWebhookPoster, PosterSettings};
+use webhook_delivery::{FetchSettings, HttpResourceFetcher, HttpWebhookPoster, PosterSettings};
 
 use crate::config::{
     AttachmentStore, ChainConfig, DatabaseConfig, EmailConfig, EmailProvider, IntentConfig,
@@ -114,7 +114,7 @@ pub fn services(
             &config.provisioning,
             &config.intents,
             config.cursors.codec(),
-        ),
+        )?,
         mail: mail_services(
             database,
             &config.email,
@@ -188,21 +188,31 @@ fn wallet_service(
     config: &ProvisioningConfig,
     intents: &IntentConfig,
     cursors: CursorCodec,
-) -> WalletService {
+) -> anyhow::Result<WalletService> {
     let store = intent_store(database);
-    WalletService::new(
+    let fetcher = Arc::new(HttpResourceFetcher::new(FetchSettings {
+        targets: intents.fetch_targets,
+        ..FetchSettings::default()
+    })?);
+    Ok(WalletService::new(
         WalletStores {
             agents: agent_store(database),
             admission: store.clone(),
             records: store.clone(),
             usage: store.clone(),
         },
-        X402Ports::new(store, key_vault(config), chain.writer.clone()),
+        X402Ports::new(
+            store,
+            key_vault(config),
+            chain.writer.clone(),
+            fetcher,
+            intents.fetch_targets,
+        ),
         chain.reader.clone(),
         cursors,
         usdc(config),
         intents.send_limits,
-    )
+    ))
 }
 
 /// The executor of confirmed intents.

@@ -198,7 +198,7 @@ impl WebhookPoster for HttpWebhookPoster {
     }
 }
 
-fn literal_refused(url: &Url, targets: Targets) -> Option<TargetRefused> {
+pub(crate) fn literal_refused(url: &Url, targets: Targets) -> Option<TargetRefused> {
     // The URL parser has already written any IPv4 form as dotted decimal, IPv6 in brackets.
     let host = url.host_str()?;
     let ip: IpAddr = host
@@ -213,7 +213,7 @@ fn literal_refused(url: &Url, targets: Targets) -> Option<TargetRefused> {
 /// Plain `http` goes only to private addresses (allowed for tests and private networks): a
 /// host that resolves to a public one is refused, as `https` is the rule there. What the
 /// agent is told, and what the log is.
-async fn plain_http_to_public(url: &Url) -> Option<(AttemptFailure, String)> {
+pub(crate) async fn plain_http_to_public(url: &Url) -> Option<(AttemptFailure, String)> {
     if url.scheme() != "http" {
         return None;
     }
@@ -275,7 +275,7 @@ fn signatures(delivery: &WebhookDelivery, id: &str, timestamp: i64, body: &[u8])
 
 /// Why no answer came: the refusal of the target when it was that, otherwise each cause in turn
 /// (reqwest's own text only says a request failed). The URL is left out: the log shows it.
-fn describe(error: reqwest::Error) -> String {
+pub(crate) fn describe(error: reqwest::Error) -> String {
     if let Some(refused) = TargetRefused::within(&error) {
         return refused.to_string();
     }

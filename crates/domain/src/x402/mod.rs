@@ -5,6 +5,7 @@
 
 mod authorization;
 mod challenge;
+mod fetch;
 mod settlement;
 
 pub use authorization::{
@@ -14,6 +15,11 @@ pub use authorization::{
 pub use challenge::{
     ChallengeError, ChosenOffer, NothingPayable, PayableBy, PaymentChallenge, SkippedOffer,
     X402Terms, X402Version, MAX_CHALLENGE_BYTES, MAX_OFFERS,
+};
+pub use fetch::{
+    check_fetch_headers, failed_after_payment, FetchHeaderError, FetchMethod, FETCH_FIRST_BYTE,
+    FETCH_TOTAL, MAX_FETCHED_BYTES, MAX_FETCH_BODY_BYTES, MAX_FETCH_HEADERS,
+    MAX_FETCH_HEADER_VALUE_BYTES, MAX_FETCH_REDIRECTS, SHOWN_RESPONSE_HEADERS,
 };
 pub use settlement::{
     search_range, settlement_seen, BlockHead, SettlementSeen, UsedAuthorization,

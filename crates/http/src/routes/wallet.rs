@@ -3,11 +3,16 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut, TransferIntentPage,
-    WalletAddressResponse, WalletBalanceResponse, WalletCheckRequest, WalletSendRequest,
-    X402AuthorizeRequest, X402AuthorizedOut, X402PendingOut,
+    FetchedResponseOut, PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut,
+    TransferIntentPage, WalletAddressResponse, WalletBalanceResponse, WalletCheckRequest,
+    WalletSendRequest, X402AuthorizeRequest, X402AuthorizedOut, X402FetchFailedOut, X402FetchOut,
+    X402FetchRequest, X402PendingOut,
 };
-use app::{IntentPage, PolicyUsage, SendRequest, X402Check, X402Outcome, X402Request};
+use app::{
+    FetchFailure, FetchOutcome, IntentPage, PolicyUsage, SendRequest, X402Check, X402Fetch,
+    X402Outcome, X402Request,
+};
+use domain::x402::MAX_FETCH_BODY_BYTES;
 use edge::Refusal;
 
 use crate::auth::AuthenticatedAgent;
@@ -174,6 +179,77 @@ pub async fn authorize_x402(
         X402Outcome::Pending(intent) => {
             HttpResponse::Accepted().json(X402PendingOut::of(&intent, &state.console_base_url))
         }
+    })
+}
+
+/// Fetches a resource for the agent, paying it from the wallet when it answers 402.
+///
+/// The service makes the request (`url`, `method`, `headers`, `body`); the target passes the
+/// webhooks' guard at every connection (https; no private, loopback, link-local or metadata
+/// address unless the deployment allows private targets), redirects are followed only within
+/// the origin, and the resource has 15 s to answer and 30 s in all. Answered 402, its challenge
+/// is paid as `POST /v1/wallet/x402/authorize` pays it (under `max_amount_atomic` and the spend
+/// policy; one authorization per `idempotency_key`) and the request is made again with the
+/// payment header. 200 with the resource's answer (`status` `paid` or `free`; the body at most
+/// 4 MiB, as text or `body_base64`); 202 while operators decide; 502 when the resource fails,
+/// after payment with the payment's intent.
+#[utoipa::path(post, path = "/v1/wallet/x402/fetch", tag = "wallet", operation_id = "fetch_x402_resource",
+    security(("HTTPBearer" = [])),
+    request_body = X402FetchRequest,
+    responses(
+        (status = 200, description = "The resource's answer, and its payment when it asked for one", body = X402FetchOut),
+        (status = 202, description = "The payment waits for operators: fetch again with the same idempotency key once approved", body = X402PendingOut),
+        (status = 400, description = "No wallet provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 403, description = "Above `max_amount_atomic` (rule `max_amount`), or a spend policy violation; the detail names the rule", body = ErrorBody),
+        (status = 409, description = "Idempotency key reused with other terms, or its payment rejected or expired", body = ErrorBody),
+        (status = 422, description = "A field is wrong: a URL whose target is refused (named with the rule), a header that may not be sent, or a challenge with no entry payable here", body = ValidationErrorBody),
+        (status = 429, description = "Too many payments from this agent, or its wallet is busy; retry after `Retry-After` seconds", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Seconds to wait before retrying"))),
+        (status = 502, description = "The resource failed: no answer, a 402 without a readable challenge, or, after payment, a failure (with the payment's intent)", body = X402FetchFailedOut),
+        (status = 503, description = "The database or the chain is unavailable", body = ErrorBody),
+    ))]
+pub async fn fetch_x402(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    body: JsonBody<X402FetchRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let command = X402Fetch::try_from(
+        body.read_at_most(&agent, 2 * MAX_FETCH_BODY_BYTES + 64 * 1024)
+            .await?,
+    )?;
+    let fetched = state
+        .services
+        .wallets
+        .fetch_x402(&agent.principal(), command)
+        .await;
+    Ok(match fetched {
+        Ok(FetchOutcome::Free(answer)) => HttpResponse::Ok().json(X402FetchOut::free(
+            FetchedResponseOut::of(answer.status, &answer.headers, answer.body),
+        )),
+        Ok(FetchOutcome::Paid {
+            response,
+            intent,
+            settlement,
+        }) => HttpResponse::Ok().json(X402FetchOut::paid(
+            FetchedResponseOut::of(response.status, &response.headers, response.body),
+            &intent,
+            settlement,
+        )),
+        Ok(FetchOutcome::Pending(intent)) => {
+            HttpResponse::Accepted().json(X402PendingOut::of(&intent, &state.console_base_url))
+        }
+        Err(failed @ FetchFailure::AfterPayment { .. }) => {
+            let detail = failed.to_string();
+            let FetchFailure::AfterPayment { intent, .. } = failed else {
+                unreachable!("matched above")
+            };
+            HttpResponse::BadGateway().json(X402FetchFailedOut {
+                detail,
+                intent: TransferIntentOut::from(intent.as_ref()),
+            })
+        }
+        Err(failure) => return Err(ApiError::Refused(Refusal::from(failure))),
     })
 }
 

@@ -1,10 +1,14 @@
 //! The wallet: its balances and policy, and the transfer intents an operator decides on.
 
 use api_types::{
-    PolicyVerdictOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
-    WalletAssetBalance, WalletBalanceResponse, X402AuthorizedOut, X402PendingOut,
+    FetchedResponseOut, PolicyVerdictOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut,
+    TransferIntentPage, WalletAssetBalance, WalletBalanceResponse, X402AuthorizedOut, X402FetchOut,
+    X402PendingOut,
 };
-use app::{Decision, SendError, SendRequest, X402Outcome, X402Request};
+use app::{
+    Decision, FetchFailure, FetchOutcome, SendError, SendRequest, X402Fetch, X402Outcome,
+    X402Request,
+};
 use domain::keys::Scope;
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::model::CallToolResult;
@@ -17,7 +21,7 @@ use super::{cancelled, input, to_json, AgentTools, Caller, PROGRESS_EVERY};
 use crate::answers::{answer, refused, refused_with, reporting_progress};
 use crate::arguments::{
     Arguments, AuthorizeX402Arguments, CreateTransferArguments, IntentArguments,
-    ListIntentsArguments, WaitForDecisionArguments,
+    ListIntentsArguments, PayX402ResourceArguments, WaitForDecisionArguments,
 };
 
 /// The wallet as a model needs it in one call.
@@ -178,6 +182,74 @@ key per payment, and call again with the same key (never a new one) when unsure.
             X402Outcome::Pending(intent) => {
                 answer(X402PendingOut::of(&intent, &self.toolbox.public_base_url))
             }
+        }
+    }
+
+    #[tool(
+        name = "pay_x402_resource",
+        meta = super::needs(Scope::WalletPay),
+        title = "Fetch a resource, paying its HTTP 402",
+        description = "Fetches a URL for the agent and, when the server answers 402 Payment \
+Required (x402), pays it from the wallet and fetches again with the payment. The spend policy \
+judges the payment as it judges a transfer: one it refuses comes back as an error naming the rule; \
+one above `max_amount_atomic` is refused before it is asked. Answers `status: paid` or `free` with \
+the server's `response` (its status, a few headers, and its body as text or `body_base64`) and, \
+when paid, the `payment` (its intent and the server's settlement). A payment that needs an \
+operator answers `status: pending_confirmation` with an approval_url: call again with the same \
+idempotency_key once approved. A server that fails after payment comes back as an error with the \
+payment's intent. Private and loopback addresses are refused. The idempotency_key is required: \
+one key per purchase; calling again with it never pays twice.",
+        input_schema = input::<PayX402ResourceArguments>(),
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
+    )]
+    async fn pay_x402_resource(
+        &self,
+        caller: Caller,
+        Arguments(arguments): Arguments<PayX402ResourceArguments>,
+    ) -> CallToolResult {
+        let command = or_refuse!(X402Fetch::try_from(or_refuse!(arguments).into_request()));
+        let fetched = self
+            .services()
+            .wallets
+            .fetch_x402(&caller.principal(), command)
+            .await;
+        match fetched {
+            Ok(FetchOutcome::Free(response)) => answer(X402FetchOut::free(FetchedResponseOut::of(
+                response.status,
+                &response.headers,
+                response.body,
+            ))),
+            Ok(FetchOutcome::Paid {
+                response,
+                intent,
+                settlement,
+            }) => answer(X402FetchOut::paid(
+                FetchedResponseOut::of(response.status, &response.headers, response.body),
+                &intent,
+                settlement,
+            )),
+            Ok(FetchOutcome::Pending(intent)) => {
+                answer(X402PendingOut::of(&intent, &self.toolbox.public_base_url))
+            }
+            Err(failed @ FetchFailure::AfterPayment { .. }) => {
+                let detail = failed.to_string();
+                let FetchFailure::AfterPayment { intent, .. } = failed else {
+                    unreachable!("matched above")
+                };
+                refused_with(
+                    edge::Refusal::BadGateway(detail),
+                    Map::from_iter([(
+                        "intent".to_owned(),
+                        to_json(&TransferIntentOut::from(intent.as_ref())),
+                    )]),
+                )
+            }
+            Err(failure) => refused(failure.into()),
         }
     }
 

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::x402::ChosenOffer;
+use domain::x402::{ChosenOffer, SettlementResponse};
 use domain::{
     IntentEvent, IntentId, IntentKind, IntentStatus, TransferIntentRecord, WalletId, X402Payment,
     X402Resource,
@@ -260,6 +260,27 @@ impl X402Authorizations for PgIntentStore {
                 async move { record_locked(connection, id, signed).await }.scope_boxed()
             })
             .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, settlement))]
+    async fn record_payment_response(
+        &self,
+        id: IntentId,
+        settlement: &SettlementResponse,
+    ) -> Result<TransferIntentRecord, StoreError> {
+        let mut connection = self.database.connection().await?;
+        diesel::update(x402_payments::table.find(id.0))
+            .set(x402_payments::payment_response.eq(Value::Object(settlement.object.clone())))
+            .execute(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        let row = crate::schema::transfer_intents::table
+            .find(id.0)
+            .select(crate::rows::TransferIntentRow::as_select())
+            .first(&mut connection)
+            .await
+            .map_err(from_diesel)?;
+        with_payment(&mut connection, row.into_record()?).await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use app::{ExecutorSettings, SendLimits, WatchSettings};
+use domain::Targets;
 use domain::{RateLimit, RetrySchedule};
 
 use super::{ConfigError, Environment};
@@ -25,6 +26,8 @@ pub struct IntentConfig {
     pub authorization_watch_interval: Duration,
     /// How the settlement watch searches the chain.
     pub authorization_watch: WatchSettings,
+    /// `X402_ALLOW_PRIVATE_TARGETS`: x402 fetches to addresses that are not public.
+    pub fetch_targets: Targets,
 }
 
 impl IntentConfig {
@@ -81,6 +84,10 @@ impl IntentConfig {
             });
         }
         Ok(Self {
+            fetch_targets: match env.flag("X402_ALLOW_PRIVATE_TARGETS", false)? {
+                true => Targets::PrivateAllowed,
+                false => Targets::PublicOnly,
+            },
             authorization_watch_interval: Duration::from_millis(watch_millis.max(10)),
             authorization_watch: WatchSettings {
                 max_blocks,
