@@ -28,6 +28,8 @@ AGENTCTL = os.environ["AGENTCTL"]
 with open(os.environ["AXE_JS"], encoding="utf-8") as axe_file:
     AXE_SOURCE = axe_file.read()
 SCREENSHOTS = os.environ.get("SCREENSHOTS")
+# USDC on Base, the sandbox's token, whose EIP-712 domain is "USD Coin", version 2.
+BASE_USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 RECIPIENT = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 # Generous deadlines: they bound a wait, they measure nothing.
 DEADLINE_MS = 15000
@@ -300,6 +302,33 @@ def main():
             assert intent_row(alice.page, intent_id).count() == 1
             check_accessibility(alice.page, "history")
             return f"the row appeared {measured['live row after the send, s']} s after the send"
+
+        @scenario("an x402 payment shows what it pays for and is approved like a transfer")
+        def _():
+            alice, key = state["alice"], state["key"]
+            challenge = {
+                "x402Version": 2,
+                "resource": {"url": "https://api.example.com/report"},
+                "accepts": [{"scheme": "exact", "network": "eip155:8453", "amount": "3000000",
+                             "asset": BASE_USDC, "payTo": RECIPIENT, "maxTimeoutSeconds": 60,
+                             "extra": {"name": "USD Coin", "version": "2"}}],
+            }
+            pay = {"payment_required": challenge, "idempotency_key": "console-report"}
+            status, pending = api("POST", "/v1/wallet/x402/authorize", key, pay)
+            assert status == 202, f"authorize answered {status}: {pending}"
+            intent_id = pending["intent"]["id"]
+            alice.page.goto(BASE + "/console/pending")
+            row = intent_row(alice.page, intent_id)
+            row.wait_for(timeout=DEADLINE_MS)
+            assert "x402" in row.inner_text(), row.inner_text()
+            alice.page.goto(BASE + f"/console/intents/{intent_id}")
+            pays_for = alice.page.locator("dd.x402").inner_text()
+            assert "https://api.example.com/report" in pays_for and "eip155:8453" in pays_for, pays_for
+            check_accessibility(alice.page, "x402 intent")
+            alice.page.get_by_role("button", name="Approve").click()
+            alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
+            status, authorized = api("POST", "/v1/wallet/x402/authorize", key, pay)
+            assert status == 200 and authorized["status"] == "authorized", authorized
 
         @scenario("reject needs a reason, which the intent keeps")
         def _():

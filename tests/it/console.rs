@@ -302,7 +302,7 @@ async fn the_console_holds_in_a_real_browser() {
         "failed: {failed:#?}\nserver:\n{}",
         server.logs()
     );
-    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(13));
+    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(14));
     for (page, checked) in report["accessibility"].as_object().expect("pages") {
         assert_eq!(
             checked["serious_or_critical"],

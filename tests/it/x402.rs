@@ -240,6 +240,11 @@ async fn an_authorization_never_used_expires_once_a_block_reaches_valid_before_a
     };
     assert_eq!(expired["status"], "expired", "{expired}");
     assert!(expired["tx_hash"].is_null(), "{expired}");
+    assert_eq!(
+        (&expired["kind"], &expired["x402"]["resource_url"]),
+        (&json!("x402"), &json!("https://api.example.com/report")),
+        "agentctl shows what the payment was for: {expired}"
+    );
     let (_, policy) = server.get("/v1/wallet/policy", Some(&payer.key)).await;
     assert_eq!(
         daily(&policy),

@@ -40,11 +40,11 @@ async fn listening(mut command: Command) -> (Child, String) {
         .spawn()
         .expect("the harness starts");
     let stdout = child.stdout.take().expect("stdout");
-    let line = tokio::time::timeout(Duration::from_secs(60), async {
+    let line = tokio::time::timeout(Duration::from_secs(120), async {
         BufReader::new(stdout).lines().next_line().await
     })
     .await
-    .expect("the harness says where it listens within a minute")
+    .expect("the harness says where it listens within two minutes")
     .expect("its output")
     .expect("a line");
     let url = line

@@ -19,6 +19,7 @@ stdout once it accepts connections; everything else goes to stderr.
 import argparse
 import logging
 import sys
+import time
 
 # The package and uvicorn may print: stdout carries only the listening line.
 STDOUT = sys.stdout
@@ -32,6 +33,9 @@ from x402.http.middleware.fastapi import payment_middleware  # noqa: E402
 from x402.http.types import RouteConfig  # noqa: E402
 from x402.mechanisms.evm.exact import ExactEvmServerScheme  # noqa: E402
 from x402.schemas import AssetAmount  # noqa: E402
+
+# How long the facilitator may take to answer its first call.
+STARTUP_SECS = 60
 
 log = logging.getLogger("paid_server")
 
@@ -53,6 +57,21 @@ def arguments() -> argparse.Namespace:
     )
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     return parser.parse_args()
+
+
+def initialize(server: x402ResourceServer) -> None:
+    """Asks the facilitator GET /supported now, again until it answers within STARTUP_SECS: the
+    middleware would only warn and try again on the first paid request, and on a busy machine one
+    call can outlast a short --facilitator-timeout-ms."""
+    deadline = time.monotonic() + STARTUP_SECS
+    while True:
+        try:
+            server.initialize()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def app_for(args: argparse.Namespace) -> FastAPI:
@@ -80,9 +99,7 @@ def app_for(args: argparse.Namespace) -> FastAPI:
             mime_type="application/json",
         )
     }
-    # Asks the facilitator GET /supported now and fails when it does not answer: the middleware
-    # would only warn and try again on the first paid request.
-    server.initialize()
+    initialize(server)
     # Made here, not on the first request: it exits when the facilitator cannot pay this route,
     # before the server says it listens.
     middleware = payment_middleware(routes, server)

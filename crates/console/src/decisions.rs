@@ -143,6 +143,17 @@ fn details(inspection: &Inspection) -> Markup {
                 code { (intent.agent_id.to_string()) }
             }
             dt { "Amount" } dd { (amount(&intent.amount)) }
+            @if let Some(payment) = &intent.x402 {
+                dt { "Pays for" }
+                dd.x402 {
+                    "an x402 payment of "
+                    @match &payment.resource.resource_url {
+                        Some(url) => code { (url) },
+                        None => "a resource it did not name",
+                    }
+                    " on " code { (payment.resource.network) }
+                }
+            }
             dt { "Recipient" }
             dd {
                 code { (intent.recipient.to_string()) }

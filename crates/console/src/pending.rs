@@ -9,7 +9,7 @@ use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use app::{ConsoleSession, RecipientStanding, Review};
-use domain::PolicyViolation;
+use domain::{IntentKind, PolicyViolation};
 use edge::SseSettings;
 use futures_util::stream;
 use maud::{html, Markup};
@@ -104,7 +104,10 @@ fn row(review: &Review, session: &ConsoleSession, now: OffsetDateTime) -> Markup
                 }
                 @if !review.agent.is_active { " " span.mark.new-recipient { "deactivated" } }
             }
-            td { (amount(&intent.amount)) }
+            td {
+                (amount(&intent.amount))
+                @if intent.kind == IntentKind::X402 { " " span.mark.x402 { "x402" } }
+            }
             td {
                 code { (intent.recipient.to_string()) }
                 " " (standing(review.recipient))
