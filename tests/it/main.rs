@@ -23,6 +23,7 @@ mod outbound_mail;
 mod passkey;
 mod policy;
 mod protection;
+mod receipts;
 mod rotation;
 mod routing;
 mod search;

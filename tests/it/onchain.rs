@@ -14,6 +14,9 @@ use crate::wallet::{post_send, FAST_EXECUTOR, UNLIMITED_SENDS};
 
 const MASTER_KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const CURSOR_SECRET: &str = "cursor secret of the on-chain tests, 32+ chars";
+/// The seed of the key the on-chain tests' receipts are signed with.
+pub(crate) const RECEIPT_SIGNING_KEY: &str =
+    "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed";
 pub(crate) const RECIPIENT: &str = "0x000000000000000000000000000000000000dEaD";
 
 /// A chain for one test: anvil with the test token, a faulty node in front of it (passing
@@ -39,6 +42,7 @@ fn chain_settings<'a>(rpc_url: &'a str, token: &'a str) -> Vec<(&'a str, &'a str
         ("USDC_TOKEN_ADDRESS", token),
         ("WALLET_MASTER_KEY", MASTER_KEY),
         ("CURSOR_SECRET", CURSOR_SECRET),
+        ("RECEIPT_SIGNING_KEY", RECEIPT_SIGNING_KEY),
     ]
 }
 

@@ -15,7 +15,7 @@ const AUTHORIZE: &str = "/v1/wallet/x402/authorize";
 
 /// A version 2 challenge for `amount` of the chain's token to `RECIPIENT`, as a resource server
 /// writes its `PAYMENT-REQUIRED` header.
-fn challenge(chain: &OnChain, amount: &str) -> Value {
+pub(crate) fn challenge_of(chain: &OnChain, amount: &str) -> Value {
     challenge_valid_for(chain, amount, 60)
 }
 
@@ -96,6 +96,11 @@ pub(crate) async fn auto_confirming(chain: &OnChain, payer: &Payer, more: &[&str
     chain.agentctl(&flags).await.json();
 }
 
+/// Settles the authorization an answer of `authorize` hands out, as its payee would: the receipt.
+pub(crate) async fn settle_payment(chain: &OnChain, answer: &Value) -> Value {
+    settle(chain, &payment_of(answer)).await
+}
+
 async fn settle(chain: &OnChain, payment: &Value) -> Value {
     chain
         .anvil
@@ -115,7 +120,7 @@ async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_wit
     let server = chain.server(&[]).await;
     let payer = chain.payer(10_000).await;
     auto_confirming(&chain, &payer, &[]).await;
-    let offered = challenge(&chain, "1500");
+    let offered = challenge_of(&chain, "1500");
     let body = json!({
         "payment_required": header_value(&offered),
         "max_amount_atomic": "2000",
@@ -165,7 +170,7 @@ async fn a_payment_the_policy_confirms_is_an_authorization_the_payee_settles_wit
         &server,
         &payer,
         &json!({
-            "payment_required": challenge(&chain, "1600"),
+            "payment_required": challenge_of(&chain, "1600"),
             "idempotency_key": "report-1",
         }),
     )
@@ -262,7 +267,7 @@ async fn a_payment_above_the_auto_confirm_tier_waits_for_an_operator_and_is_sign
     let server = chain.server(&[]).await;
     let payer = chain.payer(10_000).await;
     let body = json!({
-        "payment_required": challenge(&chain, "700"),
+        "payment_required": challenge_of(&chain, "700"),
         "idempotency_key": "report-2",
     });
     let (status, pending) = authorize(&server, &payer, &body).await;
@@ -305,7 +310,7 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
         &server,
         &payer,
         &json!({
-            "payment_required": challenge(&chain, "900"),
+            "payment_required": challenge_of(&chain, "900"),
             "max_amount_atomic": "899",
             "idempotency_key": "k-1",
         }),
@@ -322,7 +327,7 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
     let (status, policy) = authorize(
         &server,
         &payer,
-        &json!({"payment_required": challenge(&chain, "1001"), "idempotency_key": "k-2"}),
+        &json!({"payment_required": challenge_of(&chain, "1001"), "idempotency_key": "k-2"}),
     )
     .await;
     assert_eq!(status, 403, "{policy}");
@@ -341,7 +346,7 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
     let (status, off) = authorize(
         &server,
         &payer,
-        &json!({"payment_required": challenge(&chain, "10"), "idempotency_key": "k-4"}),
+        &json!({"payment_required": challenge_of(&chain, "10"), "idempotency_key": "k-4"}),
     )
     .await;
     assert_eq!(status, 403, "{off}");
@@ -359,10 +364,10 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
     )
     .await;
     assert_eq!(status, 200, "sends are not x402 payments: {send}");
-    let mut elsewhere = challenge(&chain, "10");
+    let mut elsewhere = challenge_of(&chain, "10");
     elsewhere["accepts"][1]["network"] = json!("eip155:84532");
     elsewhere["accepts"][1]["asset"] = json!("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
-    let mut misnamed = challenge(&chain, "10");
+    let mut misnamed = challenge_of(&chain, "10");
     misnamed["accepts"][1]["extra"]["name"] = json!("USD Coin");
     for (payment_required, what) in [
         (elsewhere, "no entry this wallet pays"),
@@ -456,7 +461,7 @@ async fn a_challenge_is_judged_by_check_as_a_payment_without_reserving_anything(
     let daily = |spent: &str, remaining: &str| json!({"spent_atomic": spent, "remaining_atomic": remaining});
     for _ in 0..2 {
         let (status, verdict) = check(json!({
-            "payment_required": header_value(&challenge(&chain, "400")),
+            "payment_required": header_value(&challenge_of(&chain, "400")),
         }))
         .await;
         assert_eq!(status, 200, "{verdict}");
@@ -464,16 +469,16 @@ async fn a_challenge_is_judged_by_check_as_a_payment_without_reserving_anything(
         assert_eq!(verdict["would_be"], "confirmed", "{verdict}");
         assert_eq!(verdict["usage"]["daily"], daily("0", "3000"));
     }
-    let (_, above_tier) = check(json!({"payment_required": challenge(&chain, "1000")})).await;
+    let (_, above_tier) = check(json!({"payment_required": challenge_of(&chain, "1000")})).await;
     assert_eq!(
         above_tier["would_be"], "pending_confirmation",
         "{above_tier}"
     );
-    let (_, over_window) = check(json!({"payment_required": challenge(&chain, "3001")})).await;
+    let (_, over_window) = check(json!({"payment_required": challenge_of(&chain, "3001")})).await;
     assert_eq!(over_window["allowed"], false, "{over_window}");
     assert_eq!(over_window["rule"], "max_daily", "{over_window}");
     let (status, ceiling) = check(json!({
-        "payment_required": challenge(&chain, "400"), "max_amount_atomic": "399",
+        "payment_required": challenge_of(&chain, "400"), "max_amount_atomic": "399",
     }))
     .await;
     assert_eq!(status, 403, "{ceiling}");
@@ -494,7 +499,7 @@ async fn a_challenge_is_judged_by_check_as_a_payment_without_reserving_anything(
         .agentctl(&["policy", "set", &payer.id, "--x402", "off"])
         .await
         .json();
-    let (_, off) = check(json!({"payment_required": challenge(&chain, "400")})).await;
+    let (_, off) = check(json!({"payment_required": challenge_of(&chain, "400")})).await;
     assert_eq!(off["allowed"], false, "{off}");
     assert_eq!(off["rule"], "x402_disabled", "{off}");
     let (status, send) = check(json!({"to": RECIPIENT, "amount_atomic": "10"})).await;

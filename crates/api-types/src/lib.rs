@@ -62,9 +62,10 @@ pub const INBOUND_EMAIL_WEBHOOK_PATH: &str = "/webhooks/email/inbound";
 
 pub use wallet::{
     approval_url, default_asset, default_chain, ApprovalsOut, FetchedResponseOut, PolicyVerdictOut,
-    RecipientLimitOut, SpendPolicyOut, SpendPolicyResponse, SpendUsageOut, TransferIntentOut,
-    TransferIntentPage, WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse,
-    WalletCheckRequest, WalletOut, WalletSendRequest, WindowUsageOut, X402AuthorizationStatus,
-    X402AuthorizeRequest, X402AuthorizedOut, X402CheckRequest, X402FetchFailedOut, X402FetchOut,
-    X402FetchPaymentOut, X402FetchRequest, X402FetchStatus, X402PaymentOut, X402PendingOut,
+    ReceiptKeyOut, ReceiptKeysOut, ReceiptOut, RecipientLimitOut, SpendPolicyOut,
+    SpendPolicyResponse, SpendUsageOut, TransferIntentOut, TransferIntentPage,
+    WalletAddressResponse, WalletAssetBalance, WalletBalanceResponse, WalletCheckRequest,
+    WalletOut, WalletSendRequest, WindowUsageOut, X402AuthorizationStatus, X402AuthorizeRequest,
+    X402AuthorizedOut, X402CheckRequest, X402FetchFailedOut, X402FetchOut, X402FetchPaymentOut,
+    X402FetchRequest, X402FetchStatus, X402PaymentOut, X402PendingOut,
 };

@@ -628,6 +628,63 @@ pub struct X402FetchFailedOut {
     pub intent: TransferIntentOut,
 }
 
+/// The signed receipt of an executed intent.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptOut {
+    /// `intent_id`, `kind`, `agent_id`, `wallet`, `recipient`, `amount_atomic`, `asset`,
+    /// `network`, `tx_hash`, `block_number`, `resource_url` (x402 payments), `decided_by`
+    /// (`policy` or the operator), `confirmed_at`, `executed_at`, `receipt_key_id`.
+    #[schema(value_type = Object)]
+    pub receipt: serde_json::Value,
+    /// Base64url (unpadded) of the Ed25519 signature, by the key `receipt_key_id`, over the RFC
+    /// 8785 canonical JSON of `receipt`.
+    pub signature: String,
+}
+
+impl ReceiptOut {
+    pub fn of(receipt: &domain::receipts::Receipt, signature: &[u8; 64]) -> Self {
+        use base64::Engine as _;
+        Self {
+            receipt: receipt.to_json(),
+            signature: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature),
+        }
+    }
+}
+
+/// A key receipts are or were signed with.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptKeyOut {
+    /// What a receipt's `receipt_key_id` names.
+    pub id: String,
+    /// `Ed25519`.
+    pub algorithm: &'static str,
+    /// Base64url (unpadded) of the 32 raw bytes of the public key.
+    pub public_key: String,
+}
+
+/// Every key receipts were signed with, the current one first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptKeysOut {
+    pub keys: Vec<ReceiptKeyOut>,
+}
+
+impl ReceiptKeysOut {
+    /// The keys given as their ids and public keys.
+    pub fn of<'a>(keys: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>) -> Self {
+        use base64::Engine as _;
+        Self {
+            keys: keys
+                .into_iter()
+                .map(|(id, public_key)| ReceiptKeyOut {
+                    id: id.to_owned(),
+                    algorithm: "Ed25519",
+                    public_key: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(public_key),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// An x402 challenge for the wallet to pay.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct X402AuthorizeRequest {

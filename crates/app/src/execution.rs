@@ -458,8 +458,9 @@ pub(crate) async fn settlement_by_receipt(
     for transaction in transactions {
         let settlement = match chain.receipt(&transaction.hash).await? {
             ReceiptStatus::Pending => continue,
-            ReceiptStatus::Succeeded => Settlement::Executed {
+            ReceiptStatus::Succeeded { block_number } => Settlement::Executed {
                 tx_hash: transaction.hash.clone(),
+                block_number: Some(block_number),
             },
             ReceiptStatus::Reverted => Settlement::Failed(format!(
                 "the transaction {} reverted on chain (e.g. insufficient token balance)",
@@ -907,6 +908,7 @@ mod tests {
                     && *settlement
                         == Settlement::Executed {
                             tx_hash: "0xold".into(),
+                            block_number: Some(7),
                         }
             })
             .times(1)
@@ -919,7 +921,7 @@ mod tests {
         chain
             .expect_receipt()
             .with(eq("0xold"))
-            .returning(|_| Ok(ReceiptStatus::Succeeded));
+            .returning(|_| Ok(ReceiptStatus::Succeeded { block_number: 7 }));
         chain.expect_broadcast().never();
         let outcome = executor(queue, chain, MockKeyVault::new())
             .follow_submitted()
@@ -1087,7 +1089,7 @@ mod tests {
         chain
             .expect_receipt()
             .with(eq("0xfine"))
-            .returning(|_| Ok(ReceiptStatus::Succeeded));
+            .returning(|_| Ok(ReceiptStatus::Succeeded { block_number: 7 }));
         queue
             .settlements
             .expect_reschedule()
@@ -1147,7 +1149,7 @@ mod tests {
             .expect_receipt()
             .with(eq("0xmined"))
             .times(1)
-            .returning(|_| Ok(ReceiptStatus::Succeeded));
+            .returning(|_| Ok(ReceiptStatus::Succeeded { block_number: 7 }));
         chain
             .expect_broadcast()
             .withf(|transfer| transfer.hash == "0xnext" || transfer.hash == "0xlater")
@@ -1192,7 +1194,7 @@ mod tests {
         chain
             .expect_receipt()
             .with(eq("0xmined"))
-            .returning(|_| Ok(ReceiptStatus::Succeeded));
+            .returning(|_| Ok(ReceiptStatus::Succeeded { block_number: 7 }));
         chain.expect_broadcast().never();
         queue
             .settlements

@@ -70,9 +70,9 @@ pub use services::Services;
 pub use sms::{Delivered, SmsError, SmsHistory, SmsPorts, SmsService, SmsSync, SmsWebhookError};
 pub use wallet::{
     BalanceError, FetchFailure, FetchOutcome, IntentLookupError, IntentPage, ListIntentsError,
-    PolicyUsage, SendError, SendLimits, SendRequest, TransferCheck, UsageStamp, WalletError,
-    WalletService, WalletStores, X402Check, X402Error, X402Fetch, X402Outcome, X402Ports,
-    X402Request, IDEMPOTENCY_KEY_TTL,
+    PolicyUsage, ReceiptError, SendError, SendLimits, SendRequest, SignedReceipt, TransferCheck,
+    UsageStamp, WalletError, WalletService, WalletStores, X402Check, X402Error, X402Fetch,
+    X402Outcome, X402Ports, X402Request, IDEMPOTENCY_KEY_TTL,
 };
 pub use webhooks::{AttemptPage, WebhookAttempt, WebhookError, WebhookService};
 

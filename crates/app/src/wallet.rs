@@ -5,6 +5,7 @@ mod fetch;
 use std::sync::Arc;
 use std::time::Duration;
 
+use domain::receipts::{NotExecuted, Receipt};
 use domain::x402::{
     payment_header_value, AuthorizationWindow, ChosenOffer, NothingPayable, PayableBy,
     PaymentChallenge, TokenDomain, TransferAuthorization,
@@ -20,9 +21,9 @@ pub use fetch::{FetchFailure, FetchOutcome};
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
     ChainClient, ChainError, ChainWriter, IntentAdmission, IntentRecords, KeyVault, KeyedRefusal,
-    ListingVersion, NewTransferIntent, ProviderError, RecordedAuthorization, ResourceFetcher,
-    SignedAuthorization, StoreError, TransitionError, UsageVersion, WalletUsage,
-    X402Authorizations,
+    ListingVersion, NewTransferIntent, ProviderError, ReceiptKey, ReceiptSigner,
+    RecordedAuthorization, ResourceFetcher, SignedAuthorization, StoreError, TransitionError,
+    UsageVersion, WalletUsage, X402Authorizations,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
@@ -212,6 +213,30 @@ pub enum ListIntentsError {
 }
 
 #[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    #[error(transparent)]
+    NotProvisioned(#[from] NotProvisioned),
+    /// No intent of this agent has that id.
+    #[error("transfer intent not found")]
+    NotFound,
+    #[error(transparent)]
+    NotExecuted(#[from] NotExecuted),
+    #[error(transparent)]
+    Chain(ChainError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the receipt could not be written: {0}")]
+    Encoding(String),
+}
+
+/// A receipt with its Ed25519 signature over the receipt's canonical JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedReceipt {
+    pub receipt: Receipt,
+    pub signature: [u8; 64],
+}
+
+#[derive(Debug, thiserror::Error)]
 pub enum IntentLookupError {
     #[error(transparent)]
     NotProvisioned(#[from] NotProvisioned),
@@ -280,6 +305,8 @@ pub struct WalletStores {
 pub struct WalletService {
     stores: WalletStores,
     x402: X402Ports,
+    /// Signs the receipts of executed intents.
+    receipts: Arc<dyn ReceiptSigner>,
     chain: Arc<dyn ChainClient>,
     cursors: CursorCodec,
     token: PolicyAsset,
@@ -291,6 +318,7 @@ impl WalletService {
     pub fn new(
         stores: WalletStores,
         x402: X402Ports,
+        receipts: Arc<dyn ReceiptSigner>,
         chain: Arc<dyn ChainClient>,
         cursors: CursorCodec,
         token: PolicyAsset,
@@ -299,6 +327,7 @@ impl WalletService {
         Self {
             stores,
             x402,
+            receipts,
             chain,
             cursors,
             token,
@@ -458,6 +487,39 @@ impl WalletService {
         own_intent(self.stores.records.as_ref(), profile, id)
             .await?
             .ok_or(IntentLookupError::NotFound)
+    }
+
+    /// The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn receipt(
+        &self,
+        profile: &AgentProfile,
+        id: &str,
+    ) -> Result<SignedReceipt, ReceiptError> {
+        let wallet = require_wallet(profile)?;
+        let id = id.parse::<IntentId>().map_err(|_| ReceiptError::NotFound)?;
+        let intent = own_intent(self.stores.records.as_ref(), profile, id)
+            .await?
+            .ok_or(ReceiptError::NotFound)?;
+        let chain_id = self.x402.chain_id().await.map_err(ReceiptError::Chain)?;
+        let receipt = Receipt::of(
+            &intent,
+            &wallet.address,
+            chain_id,
+            &self.receipts.current_key_id(),
+        )?;
+        let signed = receipt
+            .canonical_json()
+            .map_err(|error| ReceiptError::Encoding(error.to_string()))?;
+        Ok(SignedReceipt {
+            signature: self.receipts.sign(&signed),
+            receipt,
+        })
+    }
+
+    /// Every key receipts were signed with, the current one first.
+    pub fn receipt_keys(&self) -> Vec<ReceiptKey> {
+        self.receipts.keys()
     }
 
     /// Native and token balances, both read from the chain now: never a cached figure.
@@ -911,6 +973,7 @@ mod tests {
                 Arc::new(x402.fetcher),
                 Targets::PublicOnly,
             ),
+            Arc::new(ports::MockReceiptSigner::new()),
             Arc::new(chain),
             CursorCodec::new(b"test secret"),
             token(),
@@ -2165,6 +2228,69 @@ mod tests {
             matches!(refused, Err(FetchFailure::TargetRefused(_))),
             "{refused:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn an_executed_intents_receipt_is_signed_over_its_canonical_json_and_others_have_none() {
+        let profile = payer().profile;
+        let agent_id = profile.agent.id;
+        let executed = TransferIntentRecord {
+            agent_id,
+            status: IntentStatus::Executed,
+            tx_hash: Some(format!("0x{}", "ab".repeat(32))),
+            confirmed_at: Some(TransferIntentRecord::fixture().created_at),
+            block_number: Some(9),
+            ..TransferIntentRecord::fixture()
+        };
+        let pending = TransferIntentRecord {
+            agent_id,
+            ..TransferIntentRecord::fixture()
+        };
+        let mut ledger = Ledger::default();
+        let (executed_id, found) = (executed.id, executed.clone());
+        ledger.records.expect_find().returning(move |id| {
+            Ok(Some(if id == executed_id {
+                found.clone()
+            } else {
+                pending.clone()
+            }))
+        });
+        let mut signer = ports::MockReceiptSigner::new();
+        signer
+            .expect_current_key_id()
+            .returning(|| "rk_0000000000000000".into());
+        let expected = domain::receipts::Receipt::of(
+            &executed,
+            &WalletRecord::fixture().address,
+            8453,
+            "rk_0000000000000000",
+        )
+        .expect("a receipt")
+        .canonical_json()
+        .expect("canonical");
+        signer
+            .expect_sign()
+            .withf(move |message| message == expected.as_slice())
+            .times(1)
+            .returning(|_| [9; 64]);
+        let mut service = serving(
+            MockAgentStore::new(),
+            MockIntentAdmission::new(),
+            ledger,
+            MockChainClient::new(),
+        );
+        service.receipts = Arc::new(signer);
+        let signed = service
+            .receipt(&profile, &executed.id.to_string())
+            .await
+            .expect("a receipt");
+        assert_eq!(signed.signature, [9; 64]);
+        assert_eq!(signed.receipt.block_number, Some(9));
+        let other = IntentId(Uuid::from_u128(77)).to_string();
+        assert!(matches!(
+            service.receipt(&profile, &other).await,
+            Err(ReceiptError::NotExecuted(_))
+        ));
     }
 
     #[tokio::test]

@@ -53,6 +53,7 @@ impl TransferIntentRecord {
             key_id: None,
             kind: IntentKind::Transfer,
             x402: None,
+            block_number: None,
         }
     }
 }

@@ -279,6 +279,8 @@ pub struct TransferIntentRecord {
     /// What an x402 payment pays for and its authorization, where the intent was read to be
     /// shown; `None` for a transfer, and where only its status was needed.
     pub x402: Option<X402Payment>,
+    /// The block the money moved in, once executed and where known.
+    pub block_number: Option<u64>,
 }
 
 /// What an x402 payment pays for: the part of its terms beside the transfer's.

@@ -22,6 +22,7 @@ pub mod limits;
 pub mod mail;
 pub mod operator;
 pub mod policy;
+pub mod receipts;
 pub mod retry;
 pub mod sms;
 pub mod text;

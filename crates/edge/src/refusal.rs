@@ -9,8 +9,8 @@ use std::time::Duration;
 use api_types::{attachments_too_large, FieldError, FieldErrors};
 use app::{
     AttachmentError, AuthError, BalanceError, DecisionWaitError, FetchFailure, FollowError,
-    IntentLookupError, KeyError, ListIntentsError, NotProvisioned, ReadMailError, SendError,
-    SendMailError, SmsError, WaitError, WalletError, WebhookError, X402Error,
+    IntentLookupError, KeyError, ListIntentsError, NotProvisioned, ReadMailError, ReceiptError,
+    SendError, SendMailError, SmsError, WaitError, WalletError, WebhookError, X402Error,
 };
 use domain::keys::{DelegationRefusal, Scope};
 use ports::{ChainError, StoreError, TransitionError};
@@ -330,6 +330,22 @@ impl From<FetchFailure> for Refusal {
             failed @ (FetchFailure::Unanswered(_)
             | FetchFailure::NoChallenge(_)
             | FetchFailure::AfterPayment { .. }) => Self::BadGateway(failed.to_string()),
+        }
+    }
+}
+
+impl From<ReceiptError> for Refusal {
+    fn from(error: ReceiptError) -> Self {
+        match error {
+            ReceiptError::NotProvisioned(missing) => missing.into(),
+            ReceiptError::NotFound => Self::NotFound,
+            ReceiptError::NotExecuted(pending) => Self::Conflict(format!(
+                "The intent is {}: only an executed intent has a receipt",
+                pending.status
+            )),
+            ReceiptError::Chain(chain) => chain.into(),
+            ReceiptError::Store(store) => store.into(),
+            ReceiptError::Encoding(cause) => Self::Internal(cause),
         }
     }
 }

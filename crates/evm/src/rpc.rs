@@ -263,7 +263,11 @@ impl ChainWriter for RpcChain {
             .await?;
         Ok(match receipt {
             None => ReceiptStatus::Pending,
-            Some(receipt) if receipt.status() => ReceiptStatus::Succeeded,
+            Some(receipt) if receipt.status() => ReceiptStatus::Succeeded {
+                block_number: receipt.block_number.ok_or_else(|| {
+                    ChainError::Unexpected(format!("receipt of {tx_hash} without its block"))
+                })?,
+            },
             Some(_) => ReceiptStatus::Reverted,
         })
     }

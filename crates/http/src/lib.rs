@@ -259,6 +259,18 @@ const API: &[Endpoint] = &[
         "/v1/wallet/intents/{intent_id}",
         |route| route.to(routes::wallet::intent),
     ),
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/intents/{intent_id}/receipt",
+        |route| route.to(routes::wallet::receipt),
+    ),
+    Endpoint::scoped(
+        Scope::WalletRead,
+        Method::GET,
+        "/v1/wallet/receipt-keys",
+        |route| route.to(routes::wallet::receipt_keys),
+    ),
     Endpoint::scoped(Scope::EventsRead, Method::GET, "/v1/events", |route| {
         route.to(routes::events::list)
     }),

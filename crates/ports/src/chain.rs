@@ -94,7 +94,10 @@ pub enum BroadcastError {
 pub enum ReceiptStatus {
     /// Not mined (yet).
     Pending,
-    Succeeded,
+    /// Mined in block `block_number`, and it succeeded.
+    Succeeded {
+        block_number: u64,
+    },
     Reverted,
 }
 

@@ -453,8 +453,12 @@ impl From<StoreError> for SubmissionError {
 /// How an executed or abandoned transfer ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settlement {
-    /// The transaction `tx_hash` was mined and succeeded.
-    Executed { tx_hash: String },
+    /// The transaction `tx_hash` was mined and succeeded, in block `block_number` where known
+    /// (an operator who resolves an intent by its hash may not say).
+    Executed {
+        tx_hash: String,
+        block_number: Option<u64>,
+    },
     /// It did not and will not move money; the reason is kept on the intent.
     Failed(String),
 }

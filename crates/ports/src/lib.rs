@@ -16,6 +16,7 @@ pub mod paid_resources;
 pub mod provider_webhooks;
 pub mod provisioning;
 pub mod queue;
+pub mod receipts;
 pub mod sms;
 pub mod wallet_keys;
 
@@ -69,6 +70,7 @@ pub use provisioning::{
     ProvisionedNumber, SealedWalletKey,
 };
 pub use queue::{Claimed, DeliveryError, JobOutcome, LeasedJob, LeasedQueue};
+pub use receipts::{ReceiptKey, ReceiptSigner};
 pub use sms::{
     InboundSmsWebhook, NewSms, NumberReleaser, ProviderSms, SmsFlow, SmsProvider, SmsStore,
 };
@@ -111,6 +113,8 @@ pub use paid_resources::MockResourceFetcher;
 pub use provisioning::{MockInboxProvisioner, MockKeyVault, MockNumberProvisioner};
 #[cfg(feature = "mock")]
 pub use queue::MockLeasedQueue;
+#[cfg(feature = "mock")]
+pub use receipts::MockReceiptSigner;
 #[cfg(feature = "mock")]
 pub use sms::{MockInboundSmsWebhook, MockNumberReleaser, MockSmsProvider, MockSmsStore};
 #[cfg(feature = "mock")]

@@ -393,6 +393,7 @@ pub(crate) struct TransferIntentRow {
     approvals_received: i16,
     key_id: Option<Uuid>,
     kind: String,
+    block_number: Option<i64>,
 }
 
 /// An intent as the event log keeps it (migration 000017): the row's columns under their names,
@@ -514,6 +515,8 @@ impl TransferIntentRow {
             kind: stored
                 .kind
                 .unwrap_or_else(|| IntentKind::Transfer.as_str().to_owned()),
+            // Receipts read it from the intent's row; events do not carry it.
+            block_number: None,
         })
     }
 
@@ -565,6 +568,12 @@ impl TransferIntentRow {
             kind: IntentKind::parse(&self.kind)
                 .ok_or_else(|| corrupt(format!("intent kind {:?}", self.kind)))?,
             x402: None,
+            block_number: self
+                .block_number
+                .map(|block| {
+                    u64::try_from(block).map_err(|_| corrupt(format!("block number {block}")))
+                })
+                .transpose()?,
         })
     }
 }

@@ -413,17 +413,23 @@ impl ChainWriter for PgSandboxChain {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn receipt(&self, tx_hash: &str) -> Result<ReceiptStatus, ChainError> {
         let mut connection = self.database.connection().await.map_err(chain_error)?;
-        let succeeded: Option<bool> = sandbox_transactions::table
+        // Its block is the second it was mined in (see `block_head`).
+        let mined: Option<(bool, i64)> = sandbox_transactions::table
             .find(tx_hash)
-            .select(sandbox_transactions::succeeded)
+            .select((
+                sandbox_transactions::succeeded,
+                sql::<BigInt>("extract(epoch FROM sandbox_transactions.created_at)::bigint"),
+            ))
             .first(&mut connection)
             .await
             .optional()
             .map_err(|error| chain_error(from_diesel(error)))?;
-        Ok(match succeeded {
+        Ok(match mined {
             None => ReceiptStatus::Pending,
-            Some(true) => ReceiptStatus::Succeeded,
-            Some(false) => ReceiptStatus::Reverted,
+            Some((true, second)) => ReceiptStatus::Succeeded {
+                block_number: u64::try_from(second).unwrap_or_default(),
+            },
+            Some((false, _)) => ReceiptStatus::Reverted,
         })
     }
 }

@@ -16,7 +16,7 @@ use app::{
 };
 use domain::{CursorCodec, PolicyAsset, RetryRule};
 use email::{MailParserInbound, MailWebhook, ResendSender, SandboxInboxProvisioner, SmtpSender};
-use evm::{LocalKeyVault, RpcChain};
+use evm::{LocalKeyVault, LocalReceiptSigner, RpcChain};
 use passkeys::{NoPasskeys, WebauthnPasskeys};
 use ports::{
     AgentStore, AttachmentContent, ChainClient, ChainWriter, EmailSender, EventLog,
@@ -208,6 +208,10 @@ fn wallet_service(
             fetcher,
             intents.fetch_targets,
         ),
+        Arc::new(LocalReceiptSigner::new(
+            config.receipt_signing_key,
+            &config.previous_receipt_signing_keys,
+        )),
         chain.reader.clone(),
         cursors,
         usdc(config),

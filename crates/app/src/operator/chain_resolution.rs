@@ -208,7 +208,7 @@ mod tests {
             .with(eq("0xold"))
             .times(1)
             .in_sequence(&mut sequence)
-            .returning(|_| Ok(ports::ReceiptStatus::Succeeded));
+            .returning(|_| Ok(ports::ReceiptStatus::Succeeded { block_number: 7 }));
         let mut settlement = MockSettlementQueue::new();
         settlement
             .expect_settle()
@@ -216,6 +216,7 @@ mod tests {
                 eq(intent.id),
                 eq(ports::Settlement::Executed {
                     tx_hash: "0xold".into(),
+                    block_number: Some(7),
                 }),
                 eq(Some(operator())),
             )
@@ -339,7 +340,7 @@ mod tests {
     #[tokio::test]
     async fn an_intent_settled_by_the_executor_meanwhile_is_reported_as_it_is() {
         let intent = intent_in(IntentStatus::Submitted);
-        let chain = chain_showing(6, ports::ReceiptStatus::Succeeded);
+        let chain = chain_showing(6, ports::ReceiptStatus::Succeeded { block_number: 7 });
         let mut settlement = MockSettlementQueue::new();
         settlement.expect_settle().returning(|_, _, _| {
             Err(TransitionError::Refused(TransitionRefused {

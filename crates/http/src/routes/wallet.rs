@@ -3,10 +3,10 @@
 use actix_web::web::{self, Json, Path};
 use actix_web::HttpResponse;
 use api_types::{
-    FetchedResponseOut, PageLimit, PolicyVerdictOut, SpendPolicyResponse, TransferIntentOut,
-    TransferIntentPage, WalletAddressResponse, WalletBalanceResponse, WalletCheckRequest,
-    WalletSendRequest, X402AuthorizeRequest, X402AuthorizedOut, X402FetchFailedOut, X402FetchOut,
-    X402FetchRequest, X402PendingOut,
+    FetchedResponseOut, PageLimit, PolicyVerdictOut, ReceiptKeysOut, ReceiptOut,
+    SpendPolicyResponse, TransferIntentOut, TransferIntentPage, WalletAddressResponse,
+    WalletBalanceResponse, WalletCheckRequest, WalletSendRequest, X402AuthorizeRequest,
+    X402AuthorizedOut, X402FetchFailedOut, X402FetchOut, X402FetchRequest, X402PendingOut,
 };
 use app::{
     FetchFailure, FetchOutcome, IntentPage, PolicyUsage, SendRequest, X402Check, X402Fetch,
@@ -350,6 +350,53 @@ pub async fn intents(
         .intents(&agent.profile, Some(cursor), limit as usize)
         .await?;
     Ok(HttpResponse::Ok().json(render(page)))
+}
+
+/// The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+///
+/// `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
+/// `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+#[utoipa::path(get, path = "/v1/wallet/intents/{intent_id}/receipt", tag = "wallet", operation_id = "get_wallet_intent_receipt",
+    security(("HTTPBearer" = [])),
+    params(("intent_id" = String, Path, description = "The intent's id")),
+    responses(
+        (status = 200, description = "The receipt and its signature", body = ReceiptOut),
+        (status = 400, description = "No wallet provisioned", body = ErrorBody),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+        (status = 404, description = "No such intent of this agent", body = ErrorBody),
+        (status = 409, description = "The intent is not executed: only an executed intent has a receipt", body = ErrorBody),
+        (status = 503, description = "The database or the chain is unavailable", body = ErrorBody),
+    ))]
+pub async fn receipt(
+    state: web::Data<ApiState>,
+    agent: AuthenticatedAgent,
+    id: Path<String>,
+) -> Result<Json<ReceiptOut>, ApiError> {
+    let signed = state
+        .services
+        .wallets
+        .receipt(&agent.profile, &id.into_inner())
+        .await
+        .map_err(Refusal::from)?;
+    Ok(Json(ReceiptOut::of(&signed.receipt, &signed.signature)))
+}
+
+/// The keys receipts are signed with: the current one first, the ones it replaced after it, so
+/// every receipt ever given stays verifiable.
+#[utoipa::path(get, path = "/v1/wallet/receipt-keys", tag = "wallet", operation_id = "list_receipt_keys",
+    security(("HTTPBearer" = [])),
+    responses(
+        (status = 200, description = "The keys", body = ReceiptKeysOut),
+        (status = 401, description = "Invalid agent key", body = ErrorBody),
+    ))]
+pub async fn receipt_keys(
+    state: web::Data<ApiState>,
+    _agent: AuthenticatedAgent,
+) -> Json<ReceiptKeysOut> {
+    let keys = state.services.wallets.receipt_keys();
+    Json(ReceiptKeysOut::of(
+        keys.iter().map(|key| (key.id.as_str(), &key.public_key)),
+    ))
 }
 
 /// One of the agent's transfer intents, as it stands now.

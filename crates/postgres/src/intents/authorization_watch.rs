@@ -126,7 +126,7 @@ async fn settle_locked(
             tx_hash,
             block_number,
         } => {
-            let executed = transition_locked(
+            let mut executed = transition_locked(
                 connection,
                 id,
                 IntentEvent::Execute,
@@ -139,6 +139,7 @@ async fn settle_locked(
                 .set(transfer_intents::block_number.eq(block_column(block_number)))
                 .execute(connection)
                 .await?;
+            executed.block_number = Some(block_number);
             executed
         }
         AuthorizationSettled::Expired => {

@@ -30,11 +30,21 @@ async fn settle_locked(
     settlement: Settlement,
     decided_by: Option<Operator>,
 ) -> Result<TransferIntentRecord, TxError<TransitionError>> {
-    let (event, reason, mined) = match settlement {
-        Settlement::Executed { tx_hash } => (IntentEvent::Execute, None, Some(tx_hash)),
-        Settlement::Failed(reason) => (IntentEvent::Fail, Some(reason), None),
+    let (event, reason, mined, block_number) = match settlement {
+        Settlement::Executed {
+            tx_hash,
+            block_number,
+        } => (IntentEvent::Execute, None, Some(tx_hash), block_number),
+        Settlement::Failed(reason) => (IntentEvent::Fail, Some(reason), None, None),
     };
-    let settled = transition_locked(connection, id, event, reason, mined, decided_by).await?;
+    let mut settled = transition_locked(connection, id, event, reason, mined, decided_by).await?;
+    if let Some(block_number) = block_number {
+        diesel::update(transfer_intents::table.find(id.0))
+            .set(transfer_intents::block_number.eq(i64::try_from(block_number).unwrap_or(i64::MAX)))
+            .execute(connection)
+            .await?;
+        settled.block_number = Some(block_number);
+    }
     if settled.status == IntentStatus::Failed && settled.tx_hash.is_none() {
         let nonce: Option<i64> = transfer_intents::table
             .find(id.0)

@@ -910,15 +910,16 @@ async fn a_replacement_keeps_the_nonce_and_any_of_the_transactions_settles_the_i
             id,
             Settlement::Executed {
                 tx_hash: first.hash.clone(),
+                block_number: Some(12),
             },
             None,
         )
         .await
         .expect("settled");
     assert_eq!(
-        (executed.status, executed.tx_hash),
-        (IntentStatus::Executed, Some(first.hash)),
-        "the transaction that was mined, even if it was not the newest"
+        (executed.status, executed.tx_hash, executed.block_number),
+        (IntentStatus::Executed, Some(first.hash), Some(12)),
+        "the transaction that was mined, even if it was not the newest, and its block"
     );
 }
 
@@ -961,6 +962,7 @@ async fn due_intents_come_from_each_wallets_lowest_nonces_wallet_by_wallet() {
             backlog_ids[0],
             Settlement::Executed {
                 tx_hash: "0xmined".into(),
+                block_number: None,
             },
             None,
         )
@@ -1072,6 +1074,7 @@ async fn the_window_counts_an_executed_intent_from_when_its_money_moved() {
             id,
             Settlement::Executed {
                 tx_hash: transfer.hash,
+                block_number: None,
             },
             None,
         )
@@ -1301,6 +1304,7 @@ async fn settlement_ends_an_intent_and_the_queue_tells_how_long_confirmed_ones_w
             id,
             Settlement::Executed {
                 tx_hash: transfer.hash,
+                block_number: None,
             },
             None,
         )
@@ -1381,6 +1385,7 @@ async fn every_operator_decision_records_who_took_it_and_the_executor_keeps_the_
             executed.id,
             Settlement::Executed {
                 tx_hash: transfer.hash,
+                block_number: None,
             },
             None,
         )
@@ -1690,6 +1695,7 @@ async fn the_held_amount_follows_every_change_of_an_intent_as_a_scan_would() {
             one,
             Settlement::Executed {
                 tx_hash: transfer.hash,
+                block_number: None,
             },
             None,
         )

@@ -86,9 +86,10 @@ async fn a_transaction_ahead_of_its_senders_next_nonce_waits_until_the_gap_is_fi
     chain.broadcast(&first).await.expect("mined");
     assert_eq!(chain.mined_nonce(&sender()).await.expect("count"), 3);
     for mined in [&first, &second, &third] {
-        assert_eq!(
-            chain.receipt(&mined.hash).await.expect("receipt"),
-            ReceiptStatus::Succeeded
+        let receipt = chain.receipt(&mined.hash).await.expect("receipt");
+        assert!(
+            matches!(receipt, ReceiptStatus::Succeeded { block_number } if block_number > 1_700_000_000),
+            "mined in the block of its second: {receipt:?}"
         );
     }
     assert_eq!(received(&chain).await, U256::from(111u64));
@@ -125,10 +126,10 @@ async fn a_waiting_transaction_gives_way_only_to_one_that_pays_more_and_a_used_n
         .await
         .expect("mined");
     assert_eq!(chain.mined_nonce(&sender()).await.expect("count"), 2);
-    assert_eq!(
+    assert!(matches!(
         chain.receipt(&replacement.hash).await.expect("receipt"),
-        ReceiptStatus::Succeeded
-    );
+        ReceiptStatus::Succeeded { .. }
+    ));
     assert_eq!(
         chain.receipt(&waiting.hash).await.expect("receipt"),
         ReceiptStatus::Pending,

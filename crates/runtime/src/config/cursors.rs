@@ -83,19 +83,23 @@ mod tests {
         let rpc = ("EVM_RPC_URL", "http://127.0.0.1:8545");
         let master_key = "ab".repeat(32);
         let master = ("WALLET_MASTER_KEY", master_key.as_str());
+        let receipt_key = "cd".repeat(32);
+        let receipts = ("RECEIPT_SIGNING_KEY", receipt_key.as_str());
         let without_master =
             ServicesConfig::for_control_plane(&Environment::from_pairs([rpc])).err();
         assert_eq!(
             without_master,
             Some(ConfigError::Missing("WALLET_MASTER_KEY"))
         );
-        let server = ServicesConfig::from_env(&Environment::from_pairs([rpc, master])).err();
+        let server =
+            ServicesConfig::from_env(&Environment::from_pairs([rpc, master, receipts])).err();
         assert_eq!(server, Some(ConfigError::Missing("CURSOR_SECRET")));
         let control_plane =
-            ServicesConfig::for_control_plane(&Environment::from_pairs([rpc, master]))
+            ServicesConfig::for_control_plane(&Environment::from_pairs([rpc, master, receipts]))
                 .expect("no cursor secret needed");
-        let other = ServicesConfig::for_control_plane(&Environment::from_pairs([rpc, master]))
-            .expect("no cursor secret needed");
+        let other =
+            ServicesConfig::for_control_plane(&Environment::from_pairs([rpc, master, receipts]))
+                .expect("no cursor secret needed");
         assert_ne!(
             control_plane.cursors.current.expose_secret(),
             other.cursors.current.expose_secret(),

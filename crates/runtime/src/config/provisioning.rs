@@ -18,10 +18,28 @@ pub struct ProvisioningConfig {
     pub previous_wallet_master_key: Option<MasterKey>,
     pub usdc_token_address: EvmAddress,
     pub email_domain: String,
+    /// The seed of the Ed25519 key receipts are signed with (`RECEIPT_SIGNING_KEY`).
+    pub receipt_signing_key: [u8; 32],
+    /// The seeds of the keys it replaced (`RECEIPT_SIGNING_KEYS_PREVIOUS`, comma-separated):
+    /// still listed, so the receipts they signed stay verifiable.
+    pub previous_receipt_signing_keys: Vec<[u8; 32]>,
 }
 
 /// Derivation input of the sandbox master key: public on purpose, it guards sandbox money only.
 const SANDBOX_MASTER_KEY_SEED: &[u8] = b"agent-runtime sandbox wallet master key v1";
+/// Derivation input of the sandbox receipt key: public on purpose, it signs sandbox receipts only.
+const SANDBOX_RECEIPT_KEY_SEED: &[u8] = b"agent-runtime sandbox receipt key v1";
+
+/// A 32-byte key written as 64 hex digits.
+fn key_seed(name: &'static str, hex_key: &str) -> Result<[u8; 32], ConfigError> {
+    hex::decode(hex_key.trim())
+        .ok()
+        .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+        .ok_or(ConfigError::Invalid {
+            name,
+            reason: "must be 64 hex digits (32 bytes)".into(),
+        })
+}
 
 impl ProvisioningConfig {
     pub fn from_env(env: &Environment) -> Result<Self, ConfigError> {
@@ -70,11 +88,28 @@ impl ProvisioningConfig {
                 reason: error.to_string(),
             }
         })?;
+        let receipt_signing_key = match env.get("RECEIPT_SIGNING_KEY") {
+            Some(hex_key) => key_seed("RECEIPT_SIGNING_KEY", hex_key)?,
+            None if sandbox_chain => Sha256::digest(SANDBOX_RECEIPT_KEY_SEED).into(),
+            None => return Err(ConfigError::Missing("RECEIPT_SIGNING_KEY")),
+        };
+        let previous_receipt_signing_keys = env
+            .get("RECEIPT_SIGNING_KEYS_PREVIOUS")
+            .map(|keys| {
+                keys.split(',')
+                    .filter(|key| !key.trim().is_empty())
+                    .map(|key| key_seed("RECEIPT_SIGNING_KEYS_PREVIOUS", key))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
         Ok(Self {
             wallet_master_key,
             previous_wallet_master_key,
             usdc_token_address,
             email_domain,
+            receipt_signing_key,
+            previous_receipt_signing_keys,
         })
     }
 }
@@ -111,5 +146,45 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_real_chain_needs_its_own_receipt_key_and_old_keys_are_read_in_a_list() {
+        let rpc = ("EVM_RPC_URL", "http://127.0.0.1:8545");
+        let master_key = "ab".repeat(32);
+        let master = ("WALLET_MASTER_KEY", master_key.as_str());
+        let missing = ProvisioningConfig::from_env(&Environment::from_pairs([rpc, master])).err();
+        assert_eq!(missing, Some(ConfigError::Missing("RECEIPT_SIGNING_KEY")));
+        let (current, old) = (
+            "01".repeat(32),
+            format!("{},{}", "02".repeat(32), "03".repeat(32)),
+        );
+        let config = ProvisioningConfig::from_env(&Environment::from_pairs([
+            rpc,
+            master,
+            ("RECEIPT_SIGNING_KEY", current.as_str()),
+            ("RECEIPT_SIGNING_KEYS_PREVIOUS", old.as_str()),
+        ]))
+        .expect("valid");
+        assert_eq!(config.receipt_signing_key, [1; 32]);
+        assert_eq!(config.previous_receipt_signing_keys, [[2; 32], [3; 32]]);
+        let short = ProvisioningConfig::from_env(&Environment::from_pairs([
+            rpc,
+            master,
+            ("RECEIPT_SIGNING_KEY", "abc"),
+        ]))
+        .err();
+        assert!(matches!(
+            short,
+            Some(ConfigError::Invalid {
+                name: "RECEIPT_SIGNING_KEY",
+                ..
+            })
+        ));
+        let sandbox = ProvisioningConfig::from_env(&Environment::from_pairs([])).expect("valid");
+        assert_ne!(
+            sandbox.receipt_signing_key, [0; 32],
+            "a sandbox key of its own"
+        );
     }
 }
