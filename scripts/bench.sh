@@ -35,7 +35,9 @@ mixed_keys_file="$(mktemp -t agent-runtime-bench-mixed.XXXXXX)"
 webhooks_file="$(mktemp -t agent-runtime-bench-webhooks.XXXXXX)"
 windows_keys_file="$(mktemp -t agent-runtime-bench-windows-keys.XXXXXX)"
 windows_agents_file="$(mktemp -t agent-runtime-bench-windows-agents.XXXXXX)"
-trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file" "$windows_keys_file" "$windows_agents_file"' EXIT
+tier_keys_file="$(mktemp -t agent-runtime-bench-tier-keys.XXXXXX)"
+tier_agents_file="$(mktemp -t agent-runtime-bench-tier-agents.XXXXXX)"
+trap 'stop_servers; pkill -f "uvicorn app:app --host 127.0.0.1 --port ${peer_port:-0}" 2>/dev/null || true; rm -f "${logs[@]}" "$results" "$keys_file" "$single_key_file" "$mixed_keys_file" "$webhooks_file" "$windows_keys_file" "$windows_agents_file" "$tier_keys_file" "$tier_agents_file"' EXIT
 
 # --- Figures ------------------------------------------------------------------------------------
 # The figures of one wrk run's output: sets last_rps, last_p50_ms, last_p99_ms, last_non2xx and
@@ -418,6 +420,37 @@ windows_rps="$(median "${windows_rounds[@]}")"
 row "POST /v1/wallet/send, 100 wallets, req/s (all 2xx, median of 3)" "$send_rps" "" at_least 1500 "${send_peak[daily_rounds]}"
 row "sends req/s, every window and a recipient cap / the daily cap only (medians)" "$windows_rps" "$send_rps" min 0.9 "${send_peak[windows_rounds]}"
 row "sends req/s with events / without (medians)" "$send_rps" "$(median "${unevented_rounds[@]}")" min 0.9
+
+# --- x402 authorizations -------------------------------------------------------------------------
+# Payments of 1 atomic unit under an auto-confirm tier wide enough for the whole run, each signed
+# at once (admitted, EIP-3009 signed, recorded), against sends under the very same policy by the
+# same 100 agents, alternating rounds: signing is not to be the bottleneck. The agents'
+# `agent_and_wallet` lines give their ids.
+create_spending_agents bench 100 "$tier_keys_file" /dev/null "$tier_agents_file"
+while read -r agent _; do
+  target/release/agentctl policy set "$agent" --auto-confirm-max 1000000 \
+    --auto-confirm-daily 1000000000000000 >/dev/null
+done <"$tier_agents_file"
+tier_send_rounds=() authorize_rounds=() authorize_p99s=()
+for round in 1 2 3; do
+  send_round tier_send_rounds "$tier_keys_file" "POST /v1/wallet/send, auto-confirm tier (round $round)"
+  BENCH_KEYS="$tier_keys_file" BENCH_RUN="$round" scenario \
+    "POST /v1/wallet/x402/authorize, auto-confirm tier (round $round)" "$unlimited_pid" \
+    "$unlimited_url/v1/wallet/x402/authorize" -s scripts/bench-x402.lua
+  [[ "$last_non2xx" == 0 ]] || last_rps=0
+  authorize_rounds+=("$last_rps")
+  authorize_p99s+=("$last_p99_ms")
+done
+row "x402 authorizations req/s / sends, same auto-confirm tier (medians)" \
+  "$(median "${authorize_rounds[@]}")" "$(median "${tier_send_rounds[@]}")" min 0.9
+row "  POST /v1/wallet/x402/authorize p99 ms (median of 3)" "$(median "${authorize_p99s[@]}")" "" none ""
+# The tier's sends are confirmed and the executors take them one by one (alike in both kinds of
+# round); those left are failed here, so no later row measures the executors' backlog.
+psql -q "$DATABASE_URL" <<SQL
+UPDATE transfer_intents SET status = 'failed', failure_reason = 'bench: left unexecuted'
+WHERE status = 'confirmed' AND kind = 'transfer'
+  AND agent_id IN ($(cut -d' ' -f1 "$tier_agents_file" | sed "s/.*/'&'/" | paste -sd, -));
+SQL
 
 # PostgreSQL's own simple-update transaction on the same cluster: a send is one transaction. Beside
 # it, the floor under any send: the intent's insert alone, as a send under every window writes it
