@@ -69,6 +69,15 @@ fn payment_of(answer: &Value) -> Value {
     serde_json::from_slice(&text).expect("a JSON payment")
 }
 
+/// A 403 whose detail names `rule`, as every refusal of a payment does.
+fn refused_by_rule(status: u16, answer: &Value, rule: &str) {
+    assert_eq!(status, 403, "{answer}");
+    assert!(
+        answer["detail"].as_str().expect("detail").contains(rule),
+        "{answer}"
+    );
+}
+
 /// The payer's only event of type `kind`.
 async fn event_of(server: &Server, payer: &Payer, kind: &str) -> Value {
     let (status, events) = server
@@ -316,28 +325,14 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
         }),
     )
     .await;
-    assert_eq!(status, 403, "{ceiling}");
-    assert!(
-        ceiling["detail"]
-            .as_str()
-            .expect("detail")
-            .contains("max_amount"),
-        "{ceiling}"
-    );
+    refused_by_rule(status, &ceiling, "max_amount");
     let (status, policy) = authorize(
         &server,
         &payer,
         &json!({"payment_required": challenge_of(&chain, "1001"), "idempotency_key": "k-2"}),
     )
     .await;
-    assert_eq!(status, 403, "{policy}");
-    assert!(
-        policy["detail"]
-            .as_str()
-            .expect("detail")
-            .contains("max_per_tx"),
-        "{policy}"
-    );
+    refused_by_rule(status, &policy, "max_per_tx");
     let turned_off = chain
         .agentctl(&["policy", "set", &payer.id, "--x402", "off"])
         .await
@@ -349,14 +344,7 @@ async fn a_payment_is_refused_above_the_agents_ceiling_by_the_policy_when_turned
         &json!({"payment_required": challenge_of(&chain, "10"), "idempotency_key": "k-4"}),
     )
     .await;
-    assert_eq!(status, 403, "{off}");
-    assert!(
-        off["detail"]
-            .as_str()
-            .expect("detail")
-            .contains("x402_disabled"),
-        "{off}"
-    );
+    refused_by_rule(status, &off, "x402_disabled");
     let (status, send) = crate::wallet::post_send(
         &server,
         &payer.key,
@@ -481,14 +469,7 @@ async fn a_challenge_is_judged_by_check_as_a_payment_without_reserving_anything(
         "payment_required": challenge_of(&chain, "400"), "max_amount_atomic": "399",
     }))
     .await;
-    assert_eq!(status, 403, "{ceiling}");
-    assert!(
-        ceiling["detail"]
-            .as_str()
-            .expect("detail")
-            .contains("max_amount"),
-        "{ceiling}"
-    );
+    refused_by_rule(status, &ceiling, "max_amount");
     let (status, unpayable) = check(json!({"payment_required": "not base64!"})).await;
     assert_eq!(status, 422, "{unpayable}");
     assert_eq!(
