@@ -47,6 +47,18 @@ pub enum FetchFailure {
     },
 }
 
+impl FetchFailure {
+    /// A failure after payment as its detail and the payment's intent, which every way in shows
+    /// together; any other failure as it is.
+    pub fn paid_and_failed(self) -> Result<(String, Box<TransferIntentRecord>), Self> {
+        let detail = self.to_string();
+        match self {
+            Self::AfterPayment { intent, .. } => Ok((detail, intent)),
+            other => Err(other),
+        }
+    }
+}
+
 impl From<SendError> for FetchFailure {
     fn from(error: SendError) -> Self {
         Self::Payment(error.into())

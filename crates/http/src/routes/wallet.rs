@@ -9,8 +9,8 @@ use api_types::{
     X402AuthorizedOut, X402FetchFailedOut, X402FetchOut, X402FetchRequest, X402PendingOut,
 };
 use app::{
-    FetchFailure, FetchOutcome, IntentPage, PolicyUsage, SendRequest, X402Check, X402Fetch,
-    X402Outcome, X402Request,
+    FetchOutcome, IntentPage, PolicyUsage, SendRequest, X402Check, X402Fetch, X402Outcome,
+    X402Request,
 };
 use domain::x402::MAX_FETCH_BODY_BYTES;
 use edge::Refusal;
@@ -239,17 +239,13 @@ pub async fn fetch_x402(
         Ok(FetchOutcome::Pending(intent)) => {
             HttpResponse::Accepted().json(X402PendingOut::of(&intent, &state.console_base_url))
         }
-        Err(failed @ FetchFailure::AfterPayment { .. }) => {
-            let detail = failed.to_string();
-            let FetchFailure::AfterPayment { intent, .. } = failed else {
-                unreachable!("matched above")
-            };
-            HttpResponse::BadGateway().json(X402FetchFailedOut {
+        Err(failure) => match failure.paid_and_failed() {
+            Ok((detail, intent)) => HttpResponse::BadGateway().json(X402FetchFailedOut {
                 detail,
                 intent: TransferIntentOut::from(intent.as_ref()),
-            })
-        }
-        Err(failure) => return Err(ApiError::Refused(Refusal::from(failure))),
+            }),
+            Err(failure) => return Err(ApiError::Refused(Refusal::from(failure))),
+        },
     })
 }
 

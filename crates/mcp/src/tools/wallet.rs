@@ -5,10 +5,7 @@ use api_types::{
     TransferIntentPage, WalletAssetBalance, WalletBalanceResponse, X402AuthorizedOut, X402FetchOut,
     X402PendingOut,
 };
-use app::{
-    Decision, FetchFailure, FetchOutcome, SendError, SendRequest, X402Fetch, X402Outcome,
-    X402Request,
-};
+use app::{Decision, FetchOutcome, SendError, SendRequest, X402Fetch, X402Outcome, X402Request};
 use domain::keys::Scope;
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::model::CallToolResult;
@@ -236,20 +233,16 @@ one key per purchase; calling again with it never pays twice.",
             Ok(FetchOutcome::Pending(intent)) => {
                 answer(X402PendingOut::of(&intent, &self.toolbox.public_base_url))
             }
-            Err(failed @ FetchFailure::AfterPayment { .. }) => {
-                let detail = failed.to_string();
-                let FetchFailure::AfterPayment { intent, .. } = failed else {
-                    unreachable!("matched above")
-                };
-                refused_with(
+            Err(failure) => match failure.paid_and_failed() {
+                Ok((detail, intent)) => refused_with(
                     edge::Refusal::BadGateway(detail),
                     Map::from_iter([(
                         "intent".to_owned(),
                         to_json(&TransferIntentOut::from(intent.as_ref())),
                     )]),
-                )
-            }
-            Err(failure) => refused(failure.into()),
+                ),
+                Err(failure) => refused(failure.into()),
+            },
         }
     }
 
