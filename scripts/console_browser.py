@@ -11,6 +11,7 @@ Prints one JSON object: each scenario with its result, and the accessibility che
 page; exits 0 only when every scenario held.
 """
 
+import csv
 import glob
 import json
 import os
@@ -301,7 +302,32 @@ def main():
             alice.page.goto(BASE + "/console/history")
             assert intent_row(alice.page, intent_id).count() == 1
             check_accessibility(alice.page, "history")
+            state["executed"] = intent_id
             return f"the row appeared {measured['live row after the send, s']} s after the send"
+
+        @scenario("the receipts of an agent's executions download from the history as CSV")
+        def _():
+            alice, key, agent = state["alice"], state["key"], state["agent"]
+            intent_id = state["executed"]
+            status, signed = api("GET", f"/v1/wallet/intents/{intent_id}/receipt", key)
+            assert status == 200, signed
+            alice.page.goto(BASE + "/console/history")
+            alice.page.locator("summary", has_text="Export receipts").click()
+            alice.page.locator("#export-agent").fill(agent)
+            with alice.page.expect_download(timeout=DEADLINE_MS) as downloading:
+                alice.page.get_by_role("button", name="Download").click()
+            download = downloading.value
+            assert download.suggested_filename.startswith(f"receipts-{agent}-"), download.suggested_filename
+            assert download.suggested_filename.endswith(".csv"), download.suggested_filename
+            with open(download.path(), newline="", encoding="utf-8") as exported:
+                rows = list(csv.DictReader(exported))
+            row = next((row for row in rows if row["intent_id"] == intent_id), None)
+            assert row is not None, rows
+            receipt = signed["receipt"]
+            for field in ("tx_hash", "amount_atomic", "recipient", "decided_by", "executed_at"):
+                assert row[field] == str(receipt[field]), (field, row, receipt)
+            assert row["signature"] == signed["signature"], (row, signed)
+            return f"{len(rows)} receipt(s) in {download.suggested_filename}"
 
         @scenario("an x402 payment shows what it pays for and is approved like a transfer")
         def _():

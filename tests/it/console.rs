@@ -11,7 +11,9 @@ use crate::passkey::SoftPasskey;
 use crate::support::harness::{
     agentctl, agentctl_with, binary, create_agent, read, CliOutput, Server,
 };
-use crate::wallet::{post_send, set_policy, wallet_agent, FAST_EXECUTOR, RECIPIENT};
+use crate::wallet::{
+    confirmed_send, post_send, set_policy, settled_intent, wallet_agent, FAST_EXECUTOR, RECIPIENT,
+};
 
 /// The console's own address: passkeys are bound to a host name, not an address.
 pub(crate) fn console_base(server: &Server) -> String {
@@ -247,7 +249,7 @@ fn browser_python() -> String {
 /// (scripts/console_browser.py): invite, enroll and sign in; an agent created, its key shown
 /// once; its keys listed and one revoked; an intent sent over REST appearing live, approved,
 /// executed on the sandbox chain and
-/// audited; a rejection with its reason; CSRF and foreign-origin refusals; a double click
+/// audited; its receipt downloaded from the history as CSV; a rejection with its reason; CSRF and foreign-origin refusals; a double click
 /// confirming once; a viewer who cannot approve; two distinct operators above the threshold; a
 /// token issued on the console that proves its operator to `agentctl`; a page left open that
 /// does not keep its session alive; a disabled operator thrown out. axe-core checks every page:
@@ -302,7 +304,7 @@ async fn the_console_holds_in_a_real_browser() {
         "failed: {failed:#?}\nserver:\n{}",
         server.logs()
     );
-    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(14));
+    assert_eq!(report["scenarios"].as_array().map(Vec::len), Some(15));
     for (page, checked) in report["accessibility"].as_object().expect("pages") {
         assert_eq!(
             checked["serious_or_critical"],
@@ -852,4 +854,88 @@ async fn a_live_list_holds_a_place_of_its_operator_and_ends_when_the_instance_st
         while next_chunk(&mut list).await.is_some() {}
     }
     assert!(server.wait_for_exit(LIVE_LIST_DEADLINE).await);
+}
+
+/// The history's receipts download gives what the API gives for an executed intent, and refuses
+/// in words what it cannot export: a range that is no range, an agent with no wallet, no agent.
+#[tokio::test]
+async fn the_receipts_download_gives_the_apis_receipts_and_refuses_what_it_cannot_export() {
+    let database = TestDatabase::new().await;
+    let server = Server::start_on(&database, &[FAST_EXECUTOR]).await;
+    let console = ConsoleClient::open(&console_base(&server)).await;
+    let mut alice = enrolled(&database, &console, "alice", "viewer").await;
+    let session = console.sign_in(&mut alice).await.expect("signed in");
+    let (key, agent) = wallet_agent(&database).await;
+    let (_, wallet) = server.get("/v1/wallet/address", Some(&key)).await;
+    let address = wallet["address"].as_str().expect("an address");
+    agentctl(&database, &["sandbox", "fund", address, "5000000"])
+        .await
+        .json();
+    let intent = confirmed_send(
+        &server,
+        &database,
+        &key,
+        json!({"to": RECIPIENT, "amount_atomic": "1250000"}),
+    )
+    .await;
+    let executed = settled_intent(&server, &key).await;
+    assert_eq!(executed["status"], "executed", "{executed}");
+    let id = intent["id"].as_str().expect("an id");
+    let (status, signed) = server
+        .get(&format!("/v1/wallet/intents/{id}/receipt"), Some(&key))
+        .await;
+    assert_eq!(status, 200, "{signed}");
+
+    let today = time::OffsetDateTime::now_utc().date();
+    let download = |query: String| {
+        let request = console
+            .client
+            .get(format!("{}/console/history/export?{query}", console.base))
+            .header("cookie", format!("__Host-console-session={session}"));
+        async move {
+            let response = request.send().await.expect("an answer");
+            let status = response.status().as_u16();
+            let disposition = response
+                .headers()
+                .get("content-disposition")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            (status, disposition, response.text().await.expect("a body"))
+        }
+    };
+    let from = (today - time::Duration::DAY).to_string();
+    let (status, disposition, body) =
+        download(format!("agent={agent}&from={from}&to={today}&format=json")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        disposition,
+        format!("attachment; filename=\"receipts-{agent}-{from}-to-{today}.json\"")
+    );
+    let exported: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(exported, json!([signed]));
+
+    let (status, _, page) = download(format!("agent={agent}&from={today}&to=2020-01-01")).await;
+    assert_eq!(status, 400);
+    assert!(page.contains("before it starts"), "{page}");
+    let (_, mailer) = create_agent(&database, &["--email"]).await;
+    let mailer = mailer["id"].as_str().expect("an id");
+    let (status, _, page) = download(format!("agent={mailer}&from={today}&to={today}")).await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.to_lowercase().contains("wallet"), "{page}");
+    let (status, _, _) = download(format!(
+        "agent=00000000-0000-7000-8000-000000000000&from={today}&to={today}"
+    ))
+    .await;
+    assert_eq!(status, 404);
+    let anonymous = console
+        .client
+        .get(format!(
+            "{}/console/history/export?agent={agent}&from={today}&to={today}",
+            console.base
+        ))
+        .send()
+        .await
+        .expect("an answer");
+    assert_ne!(anonymous.status().as_u16(), 200, "no session, no receipts");
 }

@@ -17,8 +17,8 @@ fn unpadded(text: &str) -> Vec<u8> {
         .expect("base64url without padding")
 }
 
-/// The receipt of the payer's intent `id`, its signature verified by the listed key it names.
-async fn verified_receipt(server: &Server, payer: &Payer, id: &str) -> Value {
+/// `{"receipt", "signature"}` of the payer's intent `id`, as the API gives it.
+async fn signed_receipt(server: &Server, payer: &Payer, id: &str) -> Value {
     let (status, signed) = server
         .get(
             &format!("/v1/wallet/intents/{id}/receipt"),
@@ -26,6 +26,12 @@ async fn verified_receipt(server: &Server, payer: &Payer, id: &str) -> Value {
         )
         .await;
     assert_eq!(status, 200, "{signed}");
+    signed
+}
+
+/// The receipt of the payer's intent `id`, its signature verified by the listed key it names.
+async fn verified_receipt(server: &Server, payer: &Payer, id: &str) -> Value {
+    let signed = signed_receipt(server, payer, id).await;
     let (status, listed) = server
         .get("/v1/wallet/receipt-keys", Some(&payer.key))
         .await;
@@ -142,4 +148,73 @@ async fn an_executed_transfer_and_an_executed_payment_have_signed_receipts_and_o
     assert_eq!(receipt["resource_url"], "https://api.example.com/report");
     assert_eq!(receipt["tx_hash"], settled["transactionHash"]);
     assert_eq!(receipt["block_number"], block_of(&settled));
+
+    assert_exported(&chain, &server, &payer, &[&pending, id]).await;
+}
+
+/// `agentctl intents export` gives, in JSON and in CSV, exactly the receipts the API gives for
+/// `executed` (oldest first), signatures included, and nothing outside its range.
+async fn assert_exported(chain: &OnChain, server: &Server, payer: &Payer, executed: &[&str]) {
+    let mut expected = Vec::new();
+    for id in executed {
+        expected.push(signed_receipt(server, payer, id).await);
+    }
+    let now = time::OffsetDateTime::now_utc();
+    let (yesterday, today) = (
+        (now - time::Duration::DAY).date().to_string(),
+        now.date().to_string(),
+    );
+    let export = |format: &'static str, from: String, to: String| {
+        let agent = payer.id.clone();
+        async move {
+            chain
+                .agentctl(&[
+                    "intents", "export", &agent, "--from", &from, "--to", &to, "--format", format,
+                ])
+                .await
+        }
+    };
+    let json = export("json", yesterday.clone(), today.clone())
+        .await
+        .json();
+    assert_eq!(json, Value::Array(expected.clone()));
+
+    let csv = export("csv", yesterday, today.clone()).await;
+    assert!(csv.success, "{}", csv.stderr);
+    let mut reader = csv::Reader::from_reader(csv.stdout.as_bytes());
+    let columns = reader.headers().expect("a header").clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|row| row.expect("a row")).collect();
+    assert_eq!(rows.len(), expected.len(), "{}", csv.stdout);
+    for (row, signed) in rows.iter().zip(&expected) {
+        for (column, cell) in columns.iter().zip(row.iter()) {
+            let given = match column {
+                "signature" => signed["signature"].clone(),
+                field => signed["receipt"].get(field).cloned().unwrap_or(Value::Null),
+            };
+            let text = match given {
+                Value::String(text) => text,
+                Value::Null => String::new(),
+                number => number.to_string(),
+            };
+            assert_eq!(cell, text, "column {column}");
+        }
+    }
+
+    let before = export(
+        "json",
+        "2020-01-01".to_owned(),
+        "2020-01-02T00:00:00Z".to_owned(),
+    )
+    .await
+    .json();
+    assert_eq!(before, json!([]), "nothing executed in 2020");
+    let refused = export("csv", "yesterday".to_owned(), today).await;
+    assert!(!refused.success);
+    assert!(
+        refused
+            .stderr
+            .contains("start \"yesterday\" is neither a date"),
+        "{}",
+        refused.stderr
+    );
 }

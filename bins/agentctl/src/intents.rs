@@ -1,4 +1,5 @@
-//! `agentctl intents`: list, show, confirm, reject, expire and resolve transfer intents.
+//! `agentctl intents`: list, show, confirm, reject, expire and resolve transfer intents; export
+//! the receipts of executed ones.
 
 use std::time::Duration;
 
@@ -7,7 +8,8 @@ use api_types::{
     OperatorAttemptView, OperatorConfirmationView, OperatorIntentDetail, OperatorIntentView,
 };
 use app::{BalanceCheck, ConfirmError};
-use clap::Subcommand;
+use clap::{Subcommand, ValueEnum};
+use domain::receipts::{export_csv, export_json, ExportRange};
 use domain::{
     Actor, AgentId, AuditTarget, IntentId, IntentStatus, Operator, OperatorName,
     TransferIntentRecord,
@@ -17,7 +19,7 @@ use runtime::config::IntentConfig;
 use runtime::wiring;
 use serde_json::{json, Value};
 
-use crate::{operator, Context};
+use crate::{operator, Context, Output};
 
 #[derive(Subcommand)]
 pub enum IntentsCommand {
@@ -70,10 +72,38 @@ pub enum IntentsCommand {
         #[arg(long, value_name = "SECONDS")]
         pending_for_secs: Option<u64>,
     },
+    /// The signed receipts of an agent's intents (transfers and x402 payments) executed in a
+    /// range, oldest first, for reconciliation: each verifies against GET
+    /// /v1/wallet/receipt-keys. A date is a day in UTC, and --to includes its day.
+    Export {
+        agent: AgentId,
+        /// The first date or RFC 3339 time included (2026-11-01, 2026-11-01T09:00:00Z).
+        #[arg(long)]
+        from: String,
+        /// The last date included, or the RFC 3339 time the range ends before.
+        #[arg(long)]
+        to: String,
+        #[arg(long, value_enum, default_value = "json")]
+        format: ExportFormat,
+    },
 }
 
-pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<Value> {
-    Ok(match command {
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// A header row and one row per receipt, its signature last.
+    Csv,
+    /// An array of receipts, each as GET /v1/wallet/intents/{id}/receipt gives it.
+    Json,
+}
+
+pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<Output> {
+    Ok(Output::Json(match command {
+        IntentsCommand::Export {
+            agent,
+            from,
+            to,
+            format,
+        } => return export(context, agent, &from, &to, format).await,
         IntentsCommand::Expire { pending_for_secs } => {
             let mut config = IntentConfig::from_env(&context.env).context("configuration")?;
             if let Some(seconds) = pending_for_secs {
@@ -175,6 +205,23 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<V
                 .reject(id, reason, &Actor::local(operator()))
                 .await?
         )),
+    }))
+}
+
+async fn export(
+    context: &Context,
+    agent: AgentId,
+    from: &str,
+    to: &str,
+    format: ExportFormat,
+) -> anyhow::Result<Output> {
+    let range = ExportRange::parse(from, to)?;
+    let services = context.services().await?;
+    let profile = services.operator.agents.show(agent).await?;
+    let receipts = services.wallets.export_receipts(&profile, range).await?;
+    Ok(match format {
+        ExportFormat::Csv => Output::Text(export_csv(&receipts)?),
+        ExportFormat::Json => Output::Json(export_json(&receipts)),
     })
 }
 

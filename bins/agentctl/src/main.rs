@@ -53,7 +53,8 @@ enum Command {
     /// Set or show the spend policy of an agent's wallet.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
-    /// List transfer intents; confirm or reject pending ones; resolve a stuck submitted one.
+    /// List transfer intents; confirm or reject pending ones; resolve a stuck submitted one;
+    /// export the receipts of executed ones.
     #[command(subcommand)]
     Intents(intents::IntentsCommand),
     /// Act on the sandbox providers.
@@ -87,6 +88,12 @@ fn operator() -> Operator {
         .filter_map(|name| std::env::var(name).ok())
         .find_map(|user| OperatorName::parse(&user).ok());
     Operator::Cli { user }
+}
+
+/// What a command prints: JSON (pretty), or a document in its own format (a CSV export).
+pub enum Output {
+    Json(Value),
+    Text(String),
 }
 
 /// What every command group reads: the environment and the database settings.
@@ -138,10 +145,15 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(output) => {
-            let text = serde_json::to_string_pretty(&output).expect("JSON values serialize");
+            let text = match output {
+                Output::Json(value) => {
+                    serde_json::to_string_pretty(&value).expect("JSON values serialize") + "\n"
+                }
+                Output::Text(text) => text,
+            };
             // A closed or full stdout must not pass for success: it may have swallowed a key
             // that is printed only once.
-            match writeln!(std::io::stdout().lock(), "{text}") {
+            match write!(std::io::stdout().lock(), "{text}") {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
                     eprintln!("agentctl: writing the output failed: {error}");
@@ -156,12 +168,13 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<Value> {
+async fn run(cli: Cli) -> anyhow::Result<Output> {
     let context = Context {
         env: Environment::from_process(),
         no_migrate: cli.no_migrate,
     };
-    match cli.command {
+    let printed = match cli.command {
+        Command::Intents(command) => return intents::run(&context, command).await,
         Command::Codes(command) => codes::run(command),
         Command::Migrate => Ok(json!({
             "applied": wiring::migrate(&context.database_config()?).await?
@@ -169,11 +182,11 @@ async fn run(cli: Cli) -> anyhow::Result<Value> {
         Command::Agents(command) => agents::run(&context, command).await,
         Command::Keys(command) => keys::run(&context, command).await,
         Command::Policy(command) => policy::run(&context, command).await,
-        Command::Intents(command) => intents::run(&context, command).await,
         Command::Sandbox(command) => sandbox::run(&context, command).await,
         Command::Wallets(command) => wallets::run(&context, command).await,
         Command::Events(command) => events::run(&context, command).await,
         Command::Webhooks(command) => webhooks::run(&context, command).await,
         Command::Operators(command) => operators::run(&context, command).await,
-    }
+    };
+    printed.map(Output::Json)
 }

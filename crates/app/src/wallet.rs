@@ -5,7 +5,8 @@ mod fetch;
 use std::sync::Arc;
 use std::time::Duration;
 
-use domain::receipts::{NotExecuted, Receipt};
+pub use domain::receipts::SignedReceipt;
+use domain::receipts::{ExportRange, NotExecuted, Receipt, MAX_EXPORT_ROWS};
 use domain::x402::{
     payment_header_value, AuthorizationWindow, ChosenOffer, NothingPayable, PayableBy,
     PaymentChallenge, TokenDomain, TransferAuthorization,
@@ -20,8 +21,8 @@ use domain::{
 pub use fetch::{FetchFailure, FetchOutcome};
 use ports::{
     Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, ChainWriter, IntentAdmission, IntentRecords, KeyVault, KeyedRefusal,
-    ListingVersion, NewTransferIntent, ProviderError, ReceiptKey, ReceiptSigner,
+    ChainClient, ChainError, ChainWriter, IntentAdmission, IntentFilter, IntentRecords, KeyVault,
+    KeyedRefusal, ListingVersion, NewTransferIntent, ProviderError, ReceiptKey, ReceiptSigner,
     RecordedAuthorization, ResourceFetcher, SignedAuthorization, StoreError, TransitionError,
     UsageVersion, WalletUsage, X402Authorizations,
 };
@@ -227,13 +228,11 @@ pub enum ReceiptError {
     Store(#[from] StoreError),
     #[error("the receipt could not be written: {0}")]
     Encoding(String),
-}
-
-/// A receipt with its Ed25519 signature over the receipt's canonical JSON.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SignedReceipt {
-    pub receipt: Receipt,
-    pub signature: [u8; 64],
+    /// An export whose range holds more executions than one export gives.
+    #[error(
+        "the range holds more than {MAX_EXPORT_ROWS} executed intents: export a shorter range"
+    )]
+    TooMany,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -502,12 +501,51 @@ impl WalletService {
             .await?
             .ok_or(ReceiptError::NotFound)?;
         let chain_id = self.x402.chain_id().await.map_err(ReceiptError::Chain)?;
-        let receipt = Receipt::of(
-            &intent,
-            &wallet.address,
-            chain_id,
-            &self.receipts.current_key_id(),
-        )?;
+        self.signed_receipt(&intent, &wallet.address, chain_id)
+    }
+
+    /// The signed receipts of the agent's intents executed within `range`, in the order they
+    /// executed: what an operator reconciles against the chain and the books.
+    #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
+    pub async fn export_receipts(
+        &self,
+        profile: &AgentProfile,
+        range: ExportRange,
+    ) -> Result<Vec<SignedReceipt>, ReceiptError> {
+        let wallet = require_wallet(profile)?;
+        let executed = self
+            .stores
+            .records
+            .list(IntentFilter {
+                agent: Some(profile.agent.id),
+                status: Some(IntentStatus::Executed),
+                executed_from: Some(range.from),
+                executed_before: Some(range.to),
+                oldest_first: true,
+                limit: Some(MAX_EXPORT_ROWS + 1),
+                ..IntentFilter::default()
+            })
+            .await?;
+        if executed.len() > MAX_EXPORT_ROWS {
+            return Err(ReceiptError::TooMany);
+        }
+        if executed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let chain_id = self.x402.chain_id().await.map_err(ReceiptError::Chain)?;
+        executed
+            .iter()
+            .map(|intent| self.signed_receipt(intent, &wallet.address, chain_id))
+            .collect()
+    }
+
+    fn signed_receipt(
+        &self,
+        intent: &TransferIntentRecord,
+        wallet: &EvmAddress,
+        chain_id: u64,
+    ) -> Result<SignedReceipt, ReceiptError> {
+        let receipt = Receipt::of(intent, wallet, chain_id, &self.receipts.current_key_id())?;
         let signed = receipt
             .canonical_json()
             .map_err(|error| ReceiptError::Encoding(error.to_string()))?;
@@ -2230,6 +2268,18 @@ mod tests {
         );
     }
 
+    /// A service reading `ledger` whose receipts `signer` signs.
+    fn signing_receipts(ledger: Ledger, signer: ports::MockReceiptSigner) -> WalletService {
+        let mut service = serving(
+            MockAgentStore::new(),
+            MockIntentAdmission::new(),
+            ledger,
+            MockChainClient::new(),
+        );
+        service.receipts = Arc::new(signer);
+        service
+    }
+
     #[tokio::test]
     async fn an_executed_intents_receipt_is_signed_over_its_canonical_json_and_others_have_none() {
         let profile = payer().profile;
@@ -2273,13 +2323,7 @@ mod tests {
             .withf(move |message| message == expected.as_slice())
             .times(1)
             .returning(|_| [9; 64]);
-        let mut service = serving(
-            MockAgentStore::new(),
-            MockIntentAdmission::new(),
-            ledger,
-            MockChainClient::new(),
-        );
-        service.receipts = Arc::new(signer);
+        let service = signing_receipts(ledger, signer);
         let signed = service
             .receipt(&profile, &executed.id.to_string())
             .await
@@ -2290,6 +2334,92 @@ mod tests {
         assert!(matches!(
             service.receipt(&profile, &other).await,
             Err(ReceiptError::NotExecuted(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_export_signs_the_agents_executions_within_the_range_in_their_order() {
+        let profile = payer().profile;
+        let agent_id = profile.agent.id;
+        let range = ExportRange::parse("2026-11-01", "2026-11-30").expect("a range");
+        let executed = |n: u128| TransferIntentRecord {
+            id: IntentId(Uuid::from_u128(n)),
+            agent_id,
+            status: IntentStatus::Executed,
+            tx_hash: Some(format!("0x{n:064x}")),
+            confirmed_at: Some(range.from),
+            ..TransferIntentRecord::fixture()
+        };
+        let listed = vec![executed(1), executed(2)];
+        let mut ledger = Ledger::default();
+        ledger
+            .records
+            .expect_list()
+            .withf(move |filter| {
+                *filter
+                    == IntentFilter {
+                        agent: Some(agent_id),
+                        status: Some(IntentStatus::Executed),
+                        executed_from: Some(range.from),
+                        executed_before: Some(range.to),
+                        oldest_first: true,
+                        limit: Some(MAX_EXPORT_ROWS + 1),
+                        ..IntentFilter::default()
+                    }
+            })
+            .times(1)
+            .returning(move |_| Ok(listed.clone()));
+        let mut signer = ports::MockReceiptSigner::new();
+        signer
+            .expect_current_key_id()
+            .returning(|| "rk_0000000000000000".into());
+        signer.expect_sign().times(2).returning(|message| {
+            let mut signature = [0; 64];
+            signature[0] = u8::try_from(message.len() % 256).expect("a byte");
+            signature
+        });
+        let service = signing_receipts(ledger, signer);
+        let exported = service
+            .export_receipts(&profile, range)
+            .await
+            .expect("exported");
+        let ids: Vec<&str> = exported
+            .iter()
+            .map(|signed| signed.receipt.intent_id.as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                IntentId(Uuid::from_u128(1)).to_string(),
+                IntentId(Uuid::from_u128(2)).to_string()
+            ]
+        );
+        assert_eq!(exported[0].receipt.tx_hash, format!("0x{:064x}", 1));
+    }
+
+    #[tokio::test]
+    async fn an_export_over_the_row_bound_is_refused_rather_than_cut_short() {
+        let profile = payer().profile;
+        let many = vec![
+            TransferIntentRecord {
+                status: IntentStatus::Executed,
+                ..TransferIntentRecord::fixture()
+            };
+            MAX_EXPORT_ROWS + 1
+        ];
+        let mut ledger = Ledger::default();
+        ledger
+            .records
+            .expect_list()
+            .times(1)
+            .returning(move |_| Ok(many.clone()));
+        let mut signer = ports::MockReceiptSigner::new();
+        signer.expect_sign().never();
+        let service = signing_receipts(ledger, signer);
+        let range = ExportRange::parse("2026-01-01", "2026-12-31").expect("a range");
+        assert!(matches!(
+            service.export_receipts(&profile, range).await,
+            Err(ReceiptError::TooMany)
         ));
     }
 

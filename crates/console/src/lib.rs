@@ -105,6 +105,7 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
                 .route("/intents/{id}/approve", web::post().to(decisions::approve))
                 .route("/intents/{id}/reject", web::post().to(decisions::reject))
                 .route("/history", web::get().to(records::history))
+                .route("/history/export", web::get().to(records::export))
                 .route("/audit", web::get().to(records::audit))
                 .route("/agents", web::get().to(agents::list))
                 .route("/agents", web::post().to(agents::create))

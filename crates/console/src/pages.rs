@@ -113,6 +113,10 @@ pub(crate) async fn not_found() -> HttpResponse {
     )
 }
 
+pub(crate) fn bad_request(message: &str) -> HttpResponse {
+    refusal(StatusCode::BAD_REQUEST, "Refused", message)
+}
+
 pub(crate) fn forbidden(message: &str) -> HttpResponse {
     refusal(StatusCode::FORBIDDEN, "Refused", message)
 }
@@ -132,6 +136,14 @@ pub(crate) fn unavailable(error: &StoreError) -> HttpResponse {
         StatusCode::SERVICE_UNAVAILABLE,
         "Unavailable",
         "The console cannot reach its database right now: try again in a moment.",
+    )
+}
+
+pub(crate) fn chain_unavailable() -> HttpResponse {
+    refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Unavailable",
+        "The console cannot reach the chain node right now: try again in a moment.",
     )
 }
 

@@ -1,7 +1,11 @@
 //! What was decided and who did what: the history of intents no longer pending, filtered by
-//! agent and status, and the audit log of every operator action, newest first.
+//! agent and status, the download of an agent's signed receipts for a range (what `agentctl
+//! intents export` gives), and the audit log of every operator action, newest first.
 
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
+use app::ReceiptError;
+use domain::receipts::{export_csv, export_json, ExportRange};
 use domain::{AgentId, IntentStatus};
 use maud::html;
 use ports::IntentFilter;
@@ -92,6 +96,7 @@ pub(crate) async fn history(
                 @if !agent_text.is_empty() && agent.is_none() {
                     p role="alert" { "That is not an agent id: every agent is listed." }
                 }
+                (export_form(agent_text))
                 table {
                     (column_heads(&[
                         "Intent", "Agent", "Amount", "Recipient", "Status", "Decided by",
@@ -117,6 +122,130 @@ pub(crate) async fn history(
             },
         ),
     )
+}
+
+/// The receipts download: an agent, the first and last days, and the format.
+fn export_form(agent: &str) -> maud::Markup {
+    let today = OffsetDateTime::now_utc().date().to_string();
+    html! {
+        details #export {
+            summary { "Export receipts" }
+            p { "The signed receipts of an agent's executed transfers and x402 payments, oldest first, for reconciliation. Days are in UTC; both are included." }
+            form method="get" action="/console/history/export" {
+                div.field {
+                    label for="export-agent" { "Agent id" }
+                    input #export-agent type="text" name="agent" value=(agent) size="40" required;
+                }
+                div.field {
+                    label for="export-from" { "From" }
+                    input #export-from type="date" name="from" value=(today) required;
+                }
+                div.field {
+                    label for="export-to" { "To" }
+                    input #export-to type="date" name="to" value=(today) required;
+                }
+                div.field {
+                    label for="export-format" { "Format" }
+                    select #export-format name="format" {
+                        option value="csv" selected { "CSV" }
+                        option value="json" { "JSON" }
+                    }
+                }
+                button type="submit" { "Download" }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ExportQuery {
+    agent: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    format: Option<String>,
+}
+
+/// `GET /console/history/export`: the file `agentctl intents export` prints, as a download.
+pub(crate) async fn export(
+    request: HttpRequest,
+    console: web::Data<Console>,
+    query: web::Query<ExportQuery>,
+) -> HttpResponse {
+    if let Err(to_sign_in) = signed_in(&request, &console).await {
+        return to_sign_in;
+    }
+    let Some(agent) = query
+        .agent
+        .as_deref()
+        .and_then(|text| text.trim().parse::<AgentId>().ok())
+    else {
+        return crate::pages::bad_request("Give the id of the agent whose receipts to export.");
+    };
+    let range = match ExportRange::parse(
+        query.from.as_deref().unwrap_or_default(),
+        query.to.as_deref().unwrap_or_default(),
+    ) {
+        Ok(range) => range,
+        Err(refused) => return crate::pages::bad_request(&format!("{refused}.")),
+    };
+    let csv = match query.format.as_deref() {
+        None | Some("csv") => true,
+        Some("json") => false,
+        Some(_) => return crate::pages::bad_request("The format is csv or json."),
+    };
+    let profile = match console.services.operator.agents.show(agent).await {
+        Ok(profile) => profile,
+        Err(app::AgentLookupError::NotFound(_)) => return crate::pages::not_found().await,
+        Err(app::AgentLookupError::Store(error)) => return crate::pages::unavailable(&error),
+    };
+    let receipts = match console
+        .services
+        .wallets
+        .export_receipts(&profile, range)
+        .await
+    {
+        Ok(receipts) => receipts,
+        Err(ReceiptError::Store(error)) => return crate::pages::unavailable(&error),
+        Err(ReceiptError::Chain(error)) => {
+            tracing::warn!(%error, "the console could not learn the chain id");
+            return crate::pages::chain_unavailable();
+        }
+        Err(refused @ (ReceiptError::NotProvisioned(_) | ReceiptError::TooMany)) => {
+            return crate::pages::bad_request(&format!("{refused}."))
+        }
+        Err(failed) => {
+            tracing::warn!(error = %failed, "a receipts export failed");
+            return crate::pages::bad_request(&format!("The export failed: {failed}."));
+        }
+    };
+    let (body, media_type, extension) = if csv {
+        match export_csv(&receipts) {
+            Ok(text) => (text, "text/csv; charset=utf-8", "csv"),
+            Err(failed) => {
+                return crate::pages::bad_request(&format!("The export failed: {failed}."))
+            }
+        }
+    } else {
+        (
+            export_json(&receipts).to_string(),
+            "application/json",
+            "json",
+        )
+    };
+    let day = |at: OffsetDateTime| at.date().to_string();
+    // The last day included: the range ends before `to`.
+    let last = range.to - time::Duration::NANOSECOND;
+    HttpResponse::Ok()
+        .content_type(media_type)
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!(
+                "attachment; filename=\"receipts-{agent}-{}-to-{}.{extension}\"",
+                day(range.from),
+                day(last.max(range.from)),
+            ),
+        ))
+        .body(body)
 }
 
 #[derive(Deserialize)]

@@ -346,6 +346,7 @@ impl From<ReceiptError> for Refusal {
             ReceiptError::Chain(chain) => chain.into(),
             ReceiptError::Store(store) => store.into(),
             ReceiptError::Encoding(cause) => Self::Internal(cause),
+            too_many @ ReceiptError::TooMany => Self::BadRequest(too_many.to_string()),
         }
     }
 }

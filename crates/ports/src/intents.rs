@@ -221,6 +221,10 @@ pub struct IntentFilter {
     pub status: Option<IntentStatus>,
     /// Only intents past their decision: any status but `pending_confirmation`.
     pub decided: bool,
+    /// Only intents executed at or after this time, and before `executed_before`: with either,
+    /// only executed intents, ordered by their execution.
+    pub executed_from: Option<OffsetDateTime>,
+    pub executed_before: Option<OffsetDateTime>,
     /// Oldest first instead of newest first.
     pub oldest_first: bool,
     /// At most this many.

@@ -161,7 +161,18 @@ impl IntentRecords for PgIntentStore {
         let mut query = transfer_intents::table
             .select(TransferIntentRow::as_select())
             .into_boxed();
-        query = if filter.oldest_first {
+        let by_execution = filter.executed_from.is_some() || filter.executed_before.is_some();
+        query = if by_execution {
+            let executed = query.filter(transfer_intents::executed_at.is_not_null());
+            if filter.oldest_first {
+                executed.order((transfer_intents::executed_at, transfer_intents::id))
+            } else {
+                executed.order((
+                    transfer_intents::executed_at.desc(),
+                    transfer_intents::id.desc(),
+                ))
+            }
+        } else if filter.oldest_first {
             query.order((transfer_intents::created_at, transfer_intents::id))
         } else {
             query.order((
@@ -181,6 +192,12 @@ impl IntentRecords for PgIntentStore {
         if filter.decided {
             query = query
                 .filter(transfer_intents::status.ne(IntentStatus::PendingConfirmation.as_str()));
+        }
+        if let Some(from) = filter.executed_from {
+            query = query.filter(transfer_intents::executed_at.ge(from));
+        }
+        if let Some(before) = filter.executed_before {
+            query = query.filter(transfer_intents::executed_at.lt(before));
         }
         if let Some(recipient) = filter.recipient {
             query =

@@ -2790,3 +2790,59 @@ async fn a_used_authorization_is_executed_by_its_transaction_and_an_expired_one_
         "settled payments are watched no more"
     );
 }
+
+#[tokio::test]
+async fn executions_within_a_range_are_listed_by_their_time_and_only_the_agents() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 41, true).await;
+    let other = new_agent(&fixture, 42, true).await;
+    for (amount, at) in [
+        (3, "2026-11-02T12:00:00Z"),
+        (1, "2026-11-01T00:00:00Z"),
+        (2, "2026-11-01T23:59:59Z"),
+        (9, "2026-11-03T00:00:00Z"),
+        (8, "2026-10-31T23:59:59Z"),
+    ] {
+        seed_intents(
+            &fixture,
+            agent,
+            1,
+            IntentStatus::Executed,
+            amount,
+            &format!("'{at}'::timestamptz"),
+        )
+        .await;
+    }
+    seed_intents(&fixture, agent, 1, IntentStatus::Submitted, 7, "NULL").await;
+    seed_intents(
+        &fixture,
+        other,
+        1,
+        IntentStatus::Executed,
+        6,
+        "'2026-11-02T00:00:00Z'::timestamptz",
+    )
+    .await;
+    let at = |text: &str| {
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+            .expect("a time")
+    };
+    let within = |oldest_first| IntentFilter {
+        agent: Some(agent),
+        status: Some(IntentStatus::Executed),
+        executed_from: Some(at("2026-11-01T00:00:00Z")),
+        executed_before: Some(at("2026-11-03T00:00:00Z")),
+        oldest_first,
+        ..IntentFilter::default()
+    };
+    let amounts = |listed: Vec<domain::TransferIntentRecord>| {
+        listed
+            .iter()
+            .map(|intent| intent.amount.to_string())
+            .collect::<Vec<_>>()
+    };
+    let oldest_first = fixture.intents.list(within(true)).await.expect("listed");
+    assert_eq!(amounts(oldest_first), ["1", "2", "3"]);
+    let newest_first = fixture.intents.list(within(false)).await.expect("listed");
+    assert_eq!(amounts(newest_first), ["3", "2", "1"]);
+}
