@@ -194,6 +194,73 @@ async fn the_official_paid_server_is_paid_through_authorize_and_the_agents_own_r
 }
 
 #[tokio::test]
+async fn above_the_tier_the_official_server_is_paid_after_approval_and_refused_over_the_window() {
+    let chain = OnChain::start().await;
+    let server = chain.server(&[]).await;
+    let payer = chain.payer(10_000).await;
+    // The price (1500) is above the auto-confirm tier, and a second purchase would pass the
+    // daily maximum of 2000.
+    chain
+        .agentctl(&[
+            "policy",
+            "set",
+            &payer.id,
+            "--max-daily",
+            "2000",
+            "--auto-confirm-max",
+            "1000",
+            "--auto-confirm-daily",
+            "1000",
+        ])
+        .await
+        .json();
+    let resource = PaidResource::start(&chain, 0, 30_000).await;
+
+    let (_, challenge, _) = resource.get(None, "payment-required").await;
+    let body = json!({"payment_required": challenge.expect("a challenge"),
+                      "idempotency_key": "approved-report"});
+    let (status, pending) = authorize(&server, &payer, &body).await;
+    assert_eq!(status, 202, "above the tier an operator decides: {pending}");
+    assert!(
+        pending.get("payment_signature").is_none() && pending["intent"]["x402"]["nonce"].is_null(),
+        "nothing is signed before the approval: {pending}"
+    );
+    let id = pending["intent"]["id"].as_str().expect("an intent id");
+    chain.confirm(id).await;
+    let (status, answer) = authorize(&server, &payer, &body).await;
+    assert_eq!(status, 200, "signed once approved: {answer}");
+    let payment = answer["payment_signature"].as_str().expect("a payment");
+    let (status, settlement, served) = resource.get(Some(payment), "payment-response").await;
+    assert_eq!(status, 200, "the official server takes it: {served}");
+    assert_eq!(
+        decoded(&settlement.expect("a PAYMENT-RESPONSE header"))["success"],
+        true
+    );
+
+    let (_, again, _) = resource.get(None, "payment-required").await;
+    let (status, refused) = authorize(
+        &server,
+        &payer,
+        &json!({"payment_required": again.expect("a challenge"),
+                "idempotency_key": "second-report"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{refused}");
+    let detail = refused["detail"].as_str().expect("a detail");
+    assert!(
+        detail.contains("daily maximum of 2000") && detail.contains("500 is still available"),
+        "the rule and what is left of its window: {detail}"
+    );
+
+    let executed = chain
+        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
+        .await;
+    assert_eq!(executed["status"], "executed", "{executed}");
+    assert_eq!(chain.anvil.authorizations_used(&chain.token).await.len(), 1);
+    chain.assert_paid(&payer, 0, 1500).await;
+}
+
+#[tokio::test]
 async fn a_settle_that_times_out_at_the_paid_server_and_the_agents_retry_never_pay_twice() {
     let chain = OnChain::start().await;
     let server = chain.server(&[]).await;
