@@ -1966,12 +1966,8 @@ mod tests {
             .times(1)
             .in_sequence(&mut sequence)
             .withf(|_, chain_id| *chain_id == 8453)
-            .returning(move |id, _| {
+            .returning(move |_, _| {
                 Ok(Some(ports::SigningBasis {
-                    intent: TransferIntentRecord {
-                        id,
-                        ..TransferIntentRecord::fixture()
-                    },
                     wallet_address: wallet,
                     sealed_key: vec![7],
                     known_head,
@@ -2141,19 +2137,13 @@ mod tests {
         let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
         let mut x402 = X402Mocks::default();
         let wallet = EvmAddress::from_bytes([0x01; 20]);
-        x402.payments
-            .expect_signing_basis()
-            .returning(move |id, _| {
-                Ok(Some(ports::SigningBasis {
-                    intent: TransferIntentRecord {
-                        id,
-                        ..TransferIntentRecord::fixture()
-                    },
-                    wallet_address: wallet,
-                    sealed_key: vec![7],
-                    known_head: Some(5),
-                }))
-            });
+        x402.payments.expect_signing_basis().returning(move |_, _| {
+            Ok(Some(ports::SigningBasis {
+                wallet_address: wallet,
+                sealed_key: vec![7],
+                known_head: Some(5),
+            }))
+        });
         x402.vault
             .expect_sign_transfer_authorization()
             .returning(|_, _, _| Ok([0x11; 65]));

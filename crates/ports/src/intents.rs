@@ -48,7 +48,6 @@ pub struct SignedAuthorization {
 /// What signing a confirmed x402 intent needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SigningBasis {
-    pub intent: TransferIntentRecord,
     pub wallet_address: EvmAddress,
     pub sealed_key: Vec<u8>,
     /// The latest block of the chain the settlement watch saw, if it saw one: an authorization

@@ -176,7 +176,7 @@ async fn record_locked(
             });
     }
     let valid_before = signed.window.valid_before_time();
-    diesel::update(x402_payments::table.find(id.0))
+    let payment: PaymentRow = diesel::update(x402_payments::table.find(id.0))
         .set((
             x402_payments::offer.eq(offer_column(&signed.offer)),
             x402_payments::nonce.eq(signed.nonce.as_slice()),
@@ -187,9 +187,10 @@ async fn record_locked(
             x402_payments::watch_from_block
                 .eq(i64::try_from(signed.watch_from_block).unwrap_or(i64::MAX)),
         ))
-        .execute(connection)
+        .returning(PaymentRow::as_returning())
+        .get_result(connection)
         .await?;
-    let moved = move_locked(
+    let mut intent = move_locked(
         connection,
         &current,
         IntentEvent::Authorize,
@@ -199,9 +200,7 @@ async fn record_locked(
         None,
     )
     .await?;
-    let intent = with_payment(connection, moved)
-        .await
-        .map_err(TxError::store)?;
+    intent.x402 = Some(payment.into_payment().map_err(TxError::store)?);
     Ok(RecordedAuthorization {
         intent,
         payment: signed.payment.clone(),
@@ -217,32 +216,23 @@ impl X402Authorizations for PgIntentStore {
         chain_id: u64,
     ) -> Result<Option<SigningBasis>, StoreError> {
         let mut connection = self.database.connection().await?;
-        let found: Option<(crate::rows::TransferIntentRow, String, Vec<u8>)> =
-            crate::schema::transfer_intents::table
-                .inner_join(wallets::table)
-                .filter(crate::schema::transfer_intents::id.eq(id.0))
-                .select((
-                    crate::rows::TransferIntentRow::as_select(),
-                    wallets::address,
-                    wallets::sealed_key,
-                ))
-                .first(&mut connection)
-                .await
-                .optional()
-                .map_err(from_diesel)?;
-        let Some((row, address, sealed_key)) = found else {
-            return Ok(None);
-        };
-        let intent = with_payment(&mut connection, row.into_record()?).await?;
-        let known_head: Option<i64> = chain_heads::table
-            .find(i64::try_from(chain_id).unwrap_or(i64::MAX))
+        // One read on the request path: the paying wallet and the head the watch last saw.
+        let known_head = chain_heads::table
+            .filter(chain_heads::chain_id.eq(i64::try_from(chain_id).unwrap_or(i64::MAX)))
             .select(chain_heads::block_number)
+            .single_value();
+        let found: Option<(String, Vec<u8>, Option<i64>)> = crate::schema::transfer_intents::table
+            .inner_join(wallets::table)
+            .filter(crate::schema::transfer_intents::id.eq(id.0))
+            .select((wallets::address, wallets::sealed_key, known_head))
             .first(&mut connection)
             .await
             .optional()
             .map_err(from_diesel)?;
+        let Some((address, sealed_key, known_head)) = found else {
+            return Ok(None);
+        };
         Ok(Some(SigningBasis {
-            intent,
             wallet_address: parse_address(&address)?,
             sealed_key,
             known_head: known_head.and_then(|block| u64::try_from(block).ok()),

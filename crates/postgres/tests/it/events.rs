@@ -870,7 +870,7 @@ async fn a_retry_is_claimed_when_it_falls_due_not_when_its_old_lease_would_have_
 
 /// A listener of the test's own on the notification channel: every payload published, in commit
 /// order.
-async fn raw_listener(
+pub(crate) async fn raw_listener(
     database: &TestDatabase,
 ) -> (
     tokio_postgres::Client,
@@ -898,7 +898,7 @@ async fn raw_listener(
 }
 
 /// The payloads heard until `wanted`, which must come within the deadline.
-async fn heard_until(
+pub(crate) async fn heard_until(
     hearing: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
     wanted: &str,
 ) -> Vec<String> {

@@ -16,9 +16,9 @@ use ports::{
     IntentAdmission, IntentFilter, IntentRecords, IntentSweeper, IntentTransitions, KeyedRefusal,
     Listing, ListingVersion, NewAgent, NewTransferIntent, NewWallet, Settlement, SettlementQueue,
     SignedTransfer, SubmissionClaim, SubmissionError, SubmissionQueue, TransitionError,
-    WalletUsage,
+    WalletUsage, CONFIRMED_INTENTS_TOPIC,
 };
-use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings};
+use postgres_store::{Database, PgAgentStore, PgIntentStore, PoolSettings, NOTIFICATION_CHANNEL};
 use test_support::TestDatabase;
 use uuid::Uuid;
 
@@ -2845,4 +2845,34 @@ async fn executions_within_a_range_are_listed_by_their_time_and_only_the_agents(
     assert_eq!(amounts(oldest_first), ["1", "2", "3"]);
     let newest_first = fixture.intents.list(within(false)).await.expect("listed");
     assert_eq!(amounts(newest_first), ["3", "2", "1"]);
+}
+
+#[tokio::test]
+async fn a_confirmed_transfer_wakes_the_executors_and_a_confirmed_payment_does_not() {
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 43, true).await;
+    let (_client, mut hearing) = crate::events::raw_listener(&fixture.database).await;
+    authorized_payment(&fixture, agent, "5", 9, 4_000_000_000, 0).await;
+    execute(
+        &fixture,
+        &format!("NOTIFY {NOTIFICATION_CHANNEL}, 'after the payment'"),
+    )
+    .await;
+    let heard = crate::events::heard_until(&mut hearing, "after the payment").await;
+    assert!(
+        !heard
+            .iter()
+            .any(|payload| payload == CONFIRMED_INTENTS_TOPIC),
+        "the executor sends no payment: {heard:?}"
+    );
+    let confirmed = created(
+        fixture
+            .intents
+            .admit(send(agent, "5", None), LIMITS, &|_| {
+                Ok(Admitted::ConfirmedByPolicy)
+            })
+            .await,
+    );
+    assert_eq!(confirmed.status, IntentStatus::Confirmed);
+    crate::events::heard_until(&mut hearing, CONFIRMED_INTENTS_TOPIC).await;
 }
