@@ -13,10 +13,10 @@ use domain::x402::{
 };
 use domain::{
     check_recipient, check_transfer_amount, evaluate_transfer, evaluate_x402, window_usage,
-    Admitted, AgentProfile, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec, CursorPosition,
-    EvmAddress, Held, IdempotencyKey, IntentId, IntentStatus, PolicyAsset, PolicyViolation,
-    RateLimit, RecipientRefused, SpendPolicyRecord, Targets, TransferIntentRecord, TransferTerms,
-    TransferTooLarge, WalletBalances, WalletRecord, WindowUsage,
+    Admitted, AgentId, AgentProfile, Asset, AssetBalance, AtomicAmount, Chain, CursorCodec,
+    CursorPosition, EvmAddress, Held, IdempotencyKey, IntentId, IntentStatus, PolicyAsset,
+    PolicyViolation, RateLimit, RecipientRefused, SpendPolicyRecord, Targets, TransferIntentRecord,
+    TransferTerms, TransferTooLarge, WalletBalances, WalletRecord, WindowUsage,
 };
 pub use fetch::{FetchFailure, FetchOutcome};
 use ports::{
@@ -697,8 +697,16 @@ impl WalletService {
         let header = offer.version.payment_header();
         match intent.status {
             IntentStatus::PendingConfirmation => Ok(X402Outcome::Pending(intent)),
+            // Signed only once confirmed, recorded, then handed out: nothing is signed that is
+            // not handed out.
             IntentStatus::Confirmed => {
-                let authorization = self.sign_and_record(intent.id, offer, payable).await?;
+                let signed = self.sign(intent.agent_id, &offer, payable).await?;
+                let authorization = self
+                    .x402
+                    .payments
+                    .record_authorization(intent.id, &signed)
+                    .await
+                    .map_err(X402Error::Transition)?;
                 Ok(X402Outcome::Authorized {
                     authorization,
                     header,
@@ -804,21 +812,21 @@ impl WalletService {
 
     /// Signs the confirmed intent's authorization with its wallet's key and records it; the
     /// authorization a concurrent request under the same key recorded first wins.
-    async fn sign_and_record(
+    /// An authorization of `offer` from the agent's wallet, signed now: `validBefore` counts
+    /// from this moment.
+    async fn sign(
         &self,
-        id: IntentId,
-        offer: ChosenOffer,
+        agent: AgentId,
+        offer: &ChosenOffer,
         payable: PayableBy,
-    ) -> Result<RecordedAuthorization, X402Error> {
+    ) -> Result<SignedAuthorization, X402Error> {
         let basis = self
             .x402
             .payments
-            .signing_basis(id, payable.chain_id)
+            .signing_basis(agent, payable.chain_id)
             .await
             .map_err(SendError::from)?
-            .ok_or_else(|| {
-                SendError::Store(StoreError::Unavailable(format!("intent {id} vanished")))
-            })?;
+            .ok_or(SendError::from(NotProvisioned::Wallet))?;
         // The use of an authorization signed now is searched from a block that existed before:
         // the head the settlement watch saw, or, before it saw any, the chain's own.
         let watch_from_block = match basis.known_head {
@@ -843,25 +851,20 @@ impl WalletService {
             ),
             nonce,
         };
-        let domain = TokenDomain::of_offer(&offer, payable.chain_id);
+        let domain = TokenDomain::of_offer(offer, payable.chain_id);
         let signature = self
             .x402
             .vault
             .sign_transfer_authorization(&basis.sealed_key, &authorization, &domain)
             .await
             .map_err(X402Error::Signing)?;
-        let signed = SignedAuthorization {
-            payment: payment_header_value(&offer, &authorization, &signature),
-            offer,
+        Ok(SignedAuthorization {
+            payment: payment_header_value(offer, &authorization, &signature),
+            offer: offer.clone(),
             nonce,
             window: authorization.window,
             watch_from_block,
-        };
-        self.x402
-            .payments
-            .record_authorization(id, &signed)
-            .await
-            .map_err(X402Error::Transition)
+        })
     }
 
     /// The first page of the agent's intents, unless it is still the page at `held`, a version

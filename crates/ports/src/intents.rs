@@ -45,7 +45,7 @@ pub struct SignedAuthorization {
     pub watch_from_block: u64,
 }
 
-/// What signing a confirmed x402 intent needs.
+/// What signing an x402 payment from an agent's wallet needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SigningBasis {
     pub wallet_address: EvmAddress,
@@ -67,11 +67,11 @@ pub struct RecordedAuthorization {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait X402Authorizations: Send + Sync {
-    /// The x402 intent `id` with its wallet's address and sealed key, and the head of chain
-    /// `chain_id` the settlement watch saw last.
+    /// The agent's wallet's address and sealed key, and the head of chain `chain_id` the
+    /// settlement watch saw last; `None` when the agent has no wallet.
     async fn signing_basis(
         &self,
-        id: IntentId,
+        agent: AgentId,
         chain_id: u64,
     ) -> Result<Option<SigningBasis>, StoreError>;
 

@@ -8,8 +8,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::x402::{ChosenOffer, SettlementResponse};
 use domain::{
-    IntentEvent, IntentId, IntentKind, IntentStatus, TransferIntentRecord, WalletId, X402Payment,
-    X402Resource,
+    AgentId, IntentEvent, IntentId, IntentKind, IntentStatus, TransferIntentRecord, WalletId,
+    X402Payment, X402Resource,
 };
 use ports::{
     RecordedAuthorization, SignedAuthorization, SigningBasis, StoreError, TransitionError,
@@ -212,7 +212,7 @@ impl X402Authorizations for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn signing_basis(
         &self,
-        id: IntentId,
+        agent: AgentId,
         chain_id: u64,
     ) -> Result<Option<SigningBasis>, StoreError> {
         let mut connection = self.database.connection().await?;
@@ -221,9 +221,8 @@ impl X402Authorizations for PgIntentStore {
             .filter(chain_heads::chain_id.eq(i64::try_from(chain_id).unwrap_or(i64::MAX)))
             .select(chain_heads::block_number)
             .single_value();
-        let found: Option<(String, Vec<u8>, Option<i64>)> = crate::schema::transfer_intents::table
-            .inner_join(wallets::table)
-            .filter(crate::schema::transfer_intents::id.eq(id.0))
+        let found: Option<(String, Vec<u8>, Option<i64>)> = wallets::table
+            .filter(wallets::agent_id.eq(agent.0))
             .select((wallets::address, wallets::sealed_key, known_head))
             .first(&mut connection)
             .await

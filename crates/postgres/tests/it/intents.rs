@@ -2717,14 +2717,14 @@ async fn two_watches_never_hold_one_authorization_and_its_search_only_moves_forw
         .expect("noted");
     let basis = fixture
         .intents
-        .signing_basis(ids[0], 8453)
+        .signing_basis(agent, 8453)
         .await
         .expect("read")
         .expect("an intent");
     assert_eq!(basis.known_head, Some(100), "a head never goes back");
     let elsewhere = fixture
         .intents
-        .signing_basis(ids[0], 1)
+        .signing_basis(agent, 1)
         .await
         .expect("read")
         .expect("an intent");
