@@ -20,11 +20,12 @@ use domain::{
 };
 pub use fetch::{FetchFailure, FetchOutcome};
 use ports::{
-    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal, AgentStore,
-    ChainClient, ChainError, ChainWriter, IntentAdmission, IntentFilter, IntentRecords, KeyVault,
-    KeyedRefusal, ListingVersion, NewTransferIntent, ProviderError, ReceiptKey, ReceiptSigner,
-    RecordedAuthorization, ResourceFetcher, SignedAuthorization, StoreError, TransitionError,
-    UsageVersion, WalletUsage, X402Authorizations,
+    Admission, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
+    AdmissionSigner, AgentStore, ChainClient, ChainError, ChainWriter, IntentAdmission,
+    IntentFilter, IntentRecords, KeyVault, KeyedRefusal, ListingVersion, NewTransferIntent,
+    ProviderError, ReceiptKey, ReceiptSigner, RecordedAuthorization, ResourceFetcher,
+    SignedAuthorization, SigningBasis, SigningFailed, StoreError, TransitionError, UsageVersion,
+    WalletUsage, X402Authorizations,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
@@ -596,7 +597,7 @@ impl WalletService {
         request: SendRequest,
     ) -> Result<(TransferIntentRecord, bool), SendError> {
         let terms = self.terms(&request)?;
-        self.admit(principal, terms, request.idempotency_key, None)
+        self.admit(principal, terms, request.idempotency_key, None, None)
             .await
     }
 
@@ -608,6 +609,7 @@ impl WalletService {
         terms: TransferTerms,
         idempotency_key: Option<IdempotencyKey>,
         offer: Option<ChosenOffer>,
+        signer: Option<&dyn AdmissionSigner>,
     ) -> Result<(TransferIntentRecord, bool), SendError> {
         let profile = principal.profile.as_ref();
         let agent = profile.agent.id;
@@ -646,7 +648,12 @@ impl WalletService {
             idempotency_key: IDEMPOTENCY_KEY_TTL,
             rate: self.limits.rate,
         };
-        match self.stores.admission.admit(intent, limits, &check).await {
+        match self
+            .stores
+            .admission
+            .admit(intent, limits, &check, signer)
+            .await
+        {
             Ok(Admission::Created(intent)) => Ok((intent, false)),
             Ok(Admission::Replayed(intent)) => Ok((intent, true)),
             Err(AdmissionError::NoWallet) => Err(NotProvisioned::Wallet.into()),
@@ -660,6 +667,10 @@ impl WalletService {
                 Err(SendError::IdempotencyMismatch { original })
             }
             Err(AdmissionError::Keyed(KeyedRefusal::KeyInFlight)) => Err(SendError::KeyInFlight),
+            // The signer keeps why it failed, and its caller answers that.
+            Err(AdmissionError::Signing(failed)) => Err(SendError::Store(StoreError::Unavailable(
+                failed.to_string(),
+            ))),
             Err(AdmissionError::Keyed(KeyedRefusal::RateLimited { retry_after })) => {
                 Err(SendError::RateLimited { retry_after })
             }
@@ -686,19 +697,52 @@ impl WalletService {
             offer.resource_url = request.resource_url;
         }
         let terms = self.payment_terms(&offer)?;
-        let (intent, _) = self
+        // A payment the policy confirms at once is signed under the wallet's lock and recorded
+        // in the admission's transaction; one an operator approved is signed by the first call
+        // after the approval, then recorded. Either way nothing is handed out before it is
+        // recorded, and nothing is signed that is not.
+        let at_admission = SigningAtAdmission {
+            wallet: self,
+            offer: &offer,
+            payable,
+            signed: std::sync::Mutex::new(None),
+        };
+        let admitted = self
             .admit(
                 principal,
                 terms,
                 Some(request.idempotency_key),
                 Some(offer.clone()),
+                Some(&at_admission),
             )
-            .await?;
+            .await;
+        let signed_now = at_admission
+            .signed
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (intent, replayed) = match (admitted, signed_now) {
+            (Err(_), Some(Err(unsigned))) => return Err(unsigned),
+            (Ok(admitted), Some(Ok(payment))) if !admitted.1 => {
+                return Ok(X402Outcome::Authorized {
+                    authorization: RecordedAuthorization {
+                        intent: admitted.0,
+                        payment,
+                    },
+                    header: offer.version.payment_header(),
+                })
+            }
+            (admitted, _) => admitted?,
+        };
         let header = offer.version.payment_header();
         match intent.status {
             IntentStatus::PendingConfirmation => Ok(X402Outcome::Pending(intent)),
-            // Signed only once confirmed, recorded, then handed out: nothing is signed that is
-            // not handed out.
+            // The authorization a concurrent request under the same key recorded first wins.
+            IntentStatus::Authorized if !replayed => Err(X402Error::Send(SendError::Store(
+                StoreError::Unavailable(format!(
+                    "payment {} was stored authorized without the signature of this call",
+                    intent.id
+                )),
+            ))),
             IntentStatus::Confirmed => {
                 let signed = self.sign(intent.agent_id, &offer, payable).await?;
                 let authorization = self
@@ -810,8 +854,6 @@ impl WalletService {
         })
     }
 
-    /// Signs the confirmed intent's authorization with its wallet's key and records it; the
-    /// authorization a concurrent request under the same key recorded first wins.
     /// An authorization of `offer` from the agent's wallet, signed now: `validBefore` counts
     /// from this moment.
     async fn sign(
@@ -827,6 +869,16 @@ impl WalletService {
             .await
             .map_err(SendError::from)?
             .ok_or(SendError::from(NotProvisioned::Wallet))?;
+        self.sign_on(basis, offer, payable).await
+    }
+
+    /// `sign` with the wallet's key and the watch's head already read.
+    async fn sign_on(
+        &self,
+        basis: SigningBasis,
+        offer: &ChosenOffer,
+        payable: PayableBy,
+    ) -> Result<SignedAuthorization, X402Error> {
         // The use of an authorization signed now is searched from a block that existed before:
         // the head the settlement watch saw, or, before it saw any, the chain's own.
         let watch_from_block = match basis.known_head {
@@ -929,6 +981,35 @@ pub(crate) async fn own_intent(
 /// The agent's wallet, or the error that says it has none.
 fn require_wallet(profile: &AgentProfile) -> Result<&WalletRecord, NotProvisioned> {
     profile.wallet.as_ref().ok_or(NotProvisioned::Wallet)
+}
+
+/// The signer an x402 admission calls under the wallet's lock when the policy confirms the
+/// payment at once: it signs as `WalletService::sign` does and keeps, for the call that asked,
+/// the payment header it made or why it could not.
+struct SigningAtAdmission<'a> {
+    wallet: &'a WalletService,
+    offer: &'a ChosenOffer,
+    payable: PayableBy,
+    signed: std::sync::Mutex<Option<Result<String, X402Error>>>,
+}
+
+#[async_trait::async_trait]
+impl AdmissionSigner for SigningAtAdmission<'_> {
+    fn chain_id(&self) -> u64 {
+        self.payable.chain_id
+    }
+
+    async fn sign(&self, basis: SigningBasis) -> Result<SignedAuthorization, SigningFailed> {
+        let (kept, answer) = match self.wallet.sign_on(basis, self.offer, self.payable).await {
+            Ok(signed) => (Ok(signed.payment.clone()), Ok(signed)),
+            Err(failed) => (Err(failed), Err(SigningFailed)),
+        };
+        *self
+            .signed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(kept);
+        answer
+    }
 }
 
 #[cfg(test)]
@@ -1113,7 +1194,7 @@ mod tests {
         admission
             .expect_admit()
             .times(1)
-            .returning(|new, limits, check| {
+            .returning(|new, limits, check, _| {
                 assert_eq!(
                     limits,
                     AdmissionLimits {
@@ -1160,7 +1241,7 @@ mod tests {
     #[tokio::test]
     async fn the_check_refuses_the_wallet_itself_the_token_and_the_zero_address() {
         let mut admission = MockIntentAdmission::new();
-        admission.expect_admit().returning(|new, _, check| {
+        admission.expect_admit().returning(|new, _, check, _| {
             let policy = policy_with(SpendLimits::default());
             Err(AdmissionError::Refused(
                 judged(check, &policy, U256::ZERO).expect_err("refused"),
@@ -1221,7 +1302,7 @@ mod tests {
         admission
             .expect_admit()
             .times(6)
-            .returning(move |new, _, _| {
+            .returning(move |new, _, _, _| {
                 calls += 1;
                 match calls {
                     1 => Ok(Admission::Replayed(intent_from(&new))),
@@ -1856,7 +1937,7 @@ mod tests {
         admission
             .expect_admit()
             .times(1)
-            .returning(move |new, _, _| {
+            .returning(move |new, _, _, _| {
                 let intent = payment_from(&new, status);
                 Ok(if replayed {
                     Admission::Replayed(intent)
@@ -1893,7 +1974,7 @@ mod tests {
         let mut admission = MockIntentAdmission::new();
         admission
             .expect_admit()
-            .withf(|new, _, _| {
+            .withf(|new, _, _, _| {
                 let offer = new.x402.as_ref().expect("the offer");
                 new.terms.recipient == EvmAddress::from_bytes([0x22; 20])
                     && new.terms.amount == AtomicAmount::parse("1500").expect("valid")
@@ -1901,7 +1982,7 @@ mod tests {
                     && new.idempotency_key.as_ref().map(IdempotencyKey::as_str) == Some("pay-1")
             })
             .times(1)
-            .returning(|new, _, check| {
+            .returning(|new, _, check, _| {
                 let policy = SpendPolicyRecord {
                     rules: SpendRules {
                         limits: SpendLimits {
@@ -1950,8 +2031,8 @@ mod tests {
         );
     }
 
-    /// Pays a confirmed intent whose signing basis knows `known_head`, the chain mocked as
-    /// `chain`; the outcome, and the block its use is searched from.
+    /// Pays an intent approved since it was asked for, whose signing basis knows `known_head`,
+    /// the chain mocked as `chain`; the outcome, and the block its use is searched from.
     async fn signed_then_recorded(
         known_head: Option<u64>,
         chain: MockChainClient,
@@ -2008,7 +2089,8 @@ mod tests {
                     payment: signed.payment.clone(),
                 })
             });
-        let outcome = x402_service(admitting(IntentStatus::Confirmed, false), x402)
+        // Confirmed since it was asked for: an operator approved it.
+        let outcome = x402_service(admitting(IntentStatus::Confirmed, true), x402)
             .authorize_x402(&payer(), paying("1500", Some("1500")))
             .await
             .expect("authorized");
@@ -2020,7 +2102,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_confirmed_payment_is_signed_then_recorded_then_handed_out() {
+    async fn an_approved_payment_is_signed_then_recorded_then_handed_out() {
         let (outcome, searched_from) = signed_then_recorded(Some(77), MockChainClient::new()).await;
         assert_eq!(
             searched_from, 77,
@@ -2035,6 +2117,77 @@ mod tests {
         };
         assert_eq!(header, "PAYMENT-SIGNATURE");
         assert_eq!(authorization.intent.status, IntentStatus::Authorized);
+    }
+
+    /// Admission that confirms the payment by its policy and signs it with the signer it is
+    /// given, as the store does under the wallet's lock: `authorized` when the signer signs.
+    fn confirming_and_signing(basis: ports::SigningBasis) -> MockIntentAdmission {
+        let mut admission = MockIntentAdmission::new();
+        admission
+            .expect_admit()
+            .times(1)
+            .returning(move |new, _, _, signer| {
+                let signer = signer.expect("a payment comes with its signer");
+                assert_eq!(signer.chain_id(), 8453);
+                let signed = tokio::task::block_in_place(|| {
+                    tokio::runtime::Handle::current().block_on(signer.sign(basis.clone()))
+                })?;
+                assert_eq!(signed.watch_from_block, 31);
+                let mut intent = payment_from(&new, IntentStatus::Authorized);
+                if let Some(payment) = intent.x402.as_mut() {
+                    payment.nonce = Some(signed.nonce);
+                }
+                Ok(Admission::Created(intent))
+            });
+        admission
+    }
+
+    fn basis() -> ports::SigningBasis {
+        ports::SigningBasis {
+            wallet_address: EvmAddress::from_bytes([0x01; 20]),
+            sealed_key: vec![7],
+            known_head: Some(31),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_payment_the_policy_confirms_is_signed_within_its_admission_and_recorded_there() {
+        let mut x402 = X402Mocks::default();
+        x402.payments.expect_signing_basis().never();
+        x402.payments.expect_record_authorization().never();
+        x402.vault
+            .expect_sign_transfer_authorization()
+            .times(1)
+            .returning(|_, _, _| Ok([0x11; 65]));
+        let outcome = x402_service(confirming_and_signing(basis()), x402)
+            .authorize_x402(&payer(), paying("1500", None))
+            .await
+            .expect("authorized");
+        let X402Outcome::Authorized { authorization, .. } = outcome else {
+            panic!("not authorized: {outcome:?}");
+        };
+        assert_eq!(authorization.intent.status, IntentStatus::Authorized);
+        assert!(
+            authorization.payment.len() > 100,
+            "the header signed under the admission: {}",
+            authorization.payment
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_payment_its_wallet_cannot_sign_is_not_admitted_and_says_why() {
+        let mut x402 = X402Mocks::default();
+        x402.vault
+            .expect_sign_transfer_authorization()
+            .times(1)
+            .returning(|_, _, _| Err(ProviderError::Refused("the key does not open".into())));
+        let refused = x402_service(confirming_and_signing(basis()), x402)
+            .authorize_x402(&payer(), paying("1500", None))
+            .await;
+        assert!(
+            matches!(&refused, Err(X402Error::Signing(ProviderError::Refused(why))) if why == "the key does not open"),
+            "{refused:?}"
+        );
     }
 
     /// A chain whose token signs under the domain named `name`, version 2.

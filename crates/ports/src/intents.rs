@@ -194,8 +194,27 @@ pub enum AdmissionError {
     /// The key is in flight or was used for another transfer, or the agent's send rate is spent.
     #[error(transparent)]
     Keyed(#[from] KeyedRefusal<IntentId>),
+    /// The payment the policy confirmed could not be signed: nothing was admitted, and the
+    /// signer holds why.
+    #[error(transparent)]
+    Signing(#[from] SigningFailed),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A signer's refusal inside the admission; the signer itself keeps the reason for its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the payment could not be signed")]
+pub struct SigningFailed;
+
+/// Signs an x402 payment the policy confirms at its admission, inside the wallet's critical
+/// section, so its authorization is recorded in the transaction that creates it: one commit, as
+/// for a send, and nothing signed that is not recorded.
+#[async_trait]
+pub trait AdmissionSigner: Send + Sync {
+    /// The chain whose head the watch saw last is part of the basis.
+    fn chain_id(&self) -> u64;
+    async fn sign(&self, basis: SigningBasis) -> Result<SignedAuthorization, SigningFailed>;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -239,11 +258,15 @@ pub trait IntentAdmission: Send + Sync {
     /// sums what the wallet's intents hold in the spend window, runs `check`, and stores the
     /// intent if it passes. A second request with a key that is being admitted right now is
     /// refused at once.
-    async fn admit(
+    ///
+    /// An x402 payment the policy confirms is signed by `signer`, when given, under the same
+    /// locks, and stored `authorized` with its authorization.
+    async fn admit<'a>(
         &self,
         intent: NewTransferIntent,
         limits: AdmissionLimits,
         check: &AdmissionCheck,
+        signer: Option<&'a dyn AdmissionSigner>,
     ) -> Result<Admission, AdmissionError>;
 }
 

@@ -48,11 +48,11 @@ pub use events::{
 pub use health::{DatabaseHealth, PoolUsage};
 pub use intents::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionRefusal,
-    Approval, ApprovalCheck, ApprovalContext, AttemptRecord, AuthorizationSettled,
+    AdmissionSigner, Approval, ApprovalCheck, ApprovalContext, AttemptRecord, AuthorizationSettled,
     AuthorizationWatch, IntentAdmission, IntentApproval, IntentFilter, IntentRecords,
     IntentSweeper, IntentTransitions, NewTransferIntent, RecordedAuthorization, Settlement,
-    SettlementQueue, SignedAuthorization, SigningBasis, SubmissionClaim, SubmissionError,
-    SubmissionQueue, SubmittedIntent, TransitionError, UsageReading, WalletUsage,
+    SettlementQueue, SignedAuthorization, SigningBasis, SigningFailed, SubmissionClaim,
+    SubmissionError, SubmissionQueue, SubmittedIntent, TransitionError, UsageReading, WalletUsage,
     X402Authorizations, CONFIRMED_INTENTS_TOPIC,
 };
 pub use keys::{KeyCreationError, KeyHolder, KeyStore, NewKey};

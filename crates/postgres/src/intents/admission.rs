@@ -16,18 +16,18 @@ use diesel::sql_types::{Bool, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    ConfirmedBy, IntentId, IntentKind, RateDecision, TransferIntentRecord, WalletId, X402Payment,
-    X402Resource,
+    ConfirmedBy, IntentId, IntentKind, IntentStatus, RateDecision, TransferIntentRecord, WalletId,
+    X402Payment, X402Resource,
 };
 use futures_util::FutureExt;
 use ports::{
-    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, IntentAdmission,
-    NewTransferIntent, StoreError,
+    Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionSigner,
+    IntentAdmission, NewTransferIntent, SigningBasis, StoreError,
 };
 use uuid::Uuid;
 
 use super::window::{move_windows, totals_row};
-use super::x402::{insert_offer, with_payment};
+use super::x402::{authorize_locked, insert_offer, with_payment};
 use super::{intent_record, PgIntentStore};
 use crate::clock::duration_from_secs;
 use crate::clock::interval;
@@ -38,7 +38,7 @@ use crate::prepared::Prepared;
 use crate::rows::{
     address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,
 };
-use crate::schema::{spend_policies, transfer_intents, wallet_spend_totals, wallets};
+use crate::schema::{chain_heads, spend_policies, transfer_intents, wallet_spend_totals, wallets};
 
 /// The bucket of an agent's sends.
 const SEND_ACTION: &str = "wallet_send";
@@ -114,6 +114,7 @@ async fn admit_locked(
     intent: &NewTransferIntent,
     limits: AdmissionLimits,
     check: &AdmissionCheck,
+    signer: Option<&dyn AdmissionSigner>,
 ) -> Result<Attempt, TxError<AdmissionError>> {
     let key = intent.idempotency_key.as_ref().map(|key| IdempotencyKey {
         owner: intent.agent_id.0,
@@ -229,18 +230,64 @@ async fn admit_locked(
             valid_before: None,
             payment_response: None,
         });
+        if let (IntentStatus::Confirmed, Some(signer)) = (created.status, signer) {
+            created = sign_admitted(connection, wallet, &created, signer).await?;
+        }
     }
     Ok(Attempt::Admitted(Box::new(Admission::Created(created))))
+}
+
+/// Signs the payment `created`, confirmed by the policy at its admission, and records its
+/// authorization, all under the wallet's lock and in the admission's transaction.
+async fn sign_admitted(
+    connection: &mut AsyncPgConnection,
+    wallet: WalletId,
+    created: &TransferIntentRecord,
+    signer: &dyn AdmissionSigner,
+) -> Result<TransferIntentRecord, TxError<AdmissionError>> {
+    let chain_id = i64::try_from(signer.chain_id()).unwrap_or(i64::MAX);
+    let (address, sealed_key, known_head): (String, Vec<u8>, Option<i64>) = wallets::table
+        .find(wallet.0)
+        .select((
+            wallets::address,
+            wallets::sealed_key,
+            chain_heads::table
+                .filter(chain_heads::chain_id.eq(chain_id))
+                .select(chain_heads::block_number)
+                .single_value(),
+        ))
+        .get_result(connection)
+        .await?;
+    let basis = SigningBasis {
+        wallet_address: parse_address(&address).map_err(TxError::store)?,
+        sealed_key,
+        known_head: known_head.and_then(|block| u64::try_from(block).ok()),
+    };
+    let signed = signer
+        .sign(basis)
+        .await
+        .map_err(|failed| TxError::Abort(AdmissionError::Signing(failed)))?;
+    authorize_locked(connection, created, &signed)
+        .await
+        .map(|recorded| recorded.intent)
+        .map_err(|failed| match failed {
+            TxError::Diesel(error) => TxError::Diesel(error),
+            TxError::Abort(refused) => TxError::store(corrupt(format!(
+                "authorizing payment {} at its admission: {refused}",
+                created.id
+            ))),
+        })
 }
 
 #[async_trait]
 impl IntentAdmission for PgIntentStore {
     #[tracing::instrument(level = "debug", skip_all, fields(agent_id = %intent.agent_id, intent_id = %intent.id))]
-    async fn admit(
+    async fn admit<'a>(
         &self,
         intent: NewTransferIntent,
         limits: AdmissionLimits,
         check: &AdmissionCheck,
+        signer: Option<&'a dyn AdmissionSigner>,
     ) -> Result<Admission, AdmissionError> {
         let intent = &intent;
         // An agent's first send makes its bucket and comes round once more; no other does.
@@ -249,11 +296,14 @@ impl IntentAdmission for PgIntentStore {
                 .database
                 .in_transaction(|connection| {
                     async move {
-                        match admit_locked(connection, intent, limits, check).await {
+                        match admit_locked(connection, intent, limits, check, signer).await {
                             // A refused send commits: the token it took stays taken, so
                             // refusals count against the rate as acceptances do.
                             Err(TxError::Abort(refused))
-                                if !matches!(refused, AdmissionError::Store(_)) =>
+                                if !matches!(
+                                    refused,
+                                    AdmissionError::Store(_) | AdmissionError::Signing(_)
+                                ) =>
                             {
                                 Ok(Err(refused))
                             }
@@ -392,7 +442,7 @@ mod tests {
             .transaction::<_, TxError<AdmissionError>, _>(|connection| {
                 async move {
                     let before = intents_read(connection).await?;
-                    let attempt = admit_locked(connection, &send(agent), LIMITS, &allow).await?;
+                    let attempt = admit_locked(connection, &send(agent), LIMITS, &allow, None).await?;
                     assert!(
                         matches!(attempt, Attempt::Admitted(admission) if matches!(*admission, Admission::Created(_)))
                     );

@@ -175,6 +175,17 @@ async fn record_locked(
                 TxError::store(corrupt(format!("authorized intent {id} has no payment")))
             });
     }
+    authorize_locked(connection, &current, signed).await
+}
+
+/// Records `signed` for the intent `current`, locked by the caller and confirmed, and moves it
+/// to `authorized`: the payment header is handed out only once this commits.
+pub(super) async fn authorize_locked(
+    connection: &mut AsyncPgConnection,
+    current: &TransferIntentRecord,
+    signed: &SignedAuthorization,
+) -> Result<RecordedAuthorization, TxError<TransitionError>> {
+    let id = current.id;
     let valid_before = signed.window.valid_before_time();
     let payment: PaymentRow = diesel::update(x402_payments::table.find(id.0))
         .set((
@@ -192,7 +203,7 @@ async fn record_locked(
         .await?;
     let mut intent = move_locked(
         connection,
-        &current,
+        current,
         IntentEvent::Authorize,
         None,
         None,

@@ -155,7 +155,7 @@ fn policy_check(
 
 async fn admit(fixture: &Fixture, intent: NewTransferIntent) -> Result<Admission, AdmissionError> {
     let check = policy_check(intent.terms.recipient, intent.terms.amount);
-    fixture.intents.admit(intent, LIMITS, &check).await
+    fixture.intents.admit(intent, LIMITS, &check, None).await
 }
 
 /// Runs `sql` on the test database, e.g. to move stored times as a moved clock would.
@@ -326,7 +326,7 @@ async fn concurrent_sends_never_reserve_more_than_the_daily_limit() {
             tokio::spawn(async move {
                 let intent = send(agent, "1", None);
                 let check = policy_check(intent.terms.recipient, intent.terms.amount);
-                intents.admit(intent, LIMITS, &check).await
+                intents.admit(intent, LIMITS, &check, None).await
             })
         })
         .collect();
@@ -356,7 +356,7 @@ async fn concurrent_first_uses_of_one_key_make_one_intent() {
             tokio::spawn(async move {
                 let intent = send(agent, "2", Some("same"));
                 let check = policy_check(intent.terms.recipient, intent.terms.amount);
-                intents.admit(intent, LIMITS, &check).await
+                intents.admit(intent, LIMITS, &check, None).await
             })
         })
         .collect();
@@ -1219,7 +1219,7 @@ async fn a_policy_change_waits_for_the_send_being_checked_and_the_next_send_meet
         runtime.block_on(async move {
             let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
             PgIntentStore::new(pool)
-                .admit(send(agent, "60", None), LIMITS, &check)
+                .admit(send(agent, "60", None), LIMITS, &check, None)
                 .await
         })
     });
@@ -1472,7 +1472,7 @@ async fn admission_held(fixture: &Fixture, agent: AgentId) -> Held {
     assert!(matches!(
         fixture
             .intents
-            .admit(send(agent, "1", None), LIMITS, &look)
+            .admit(send(agent, "1", None), LIMITS, &look, None)
             .await,
         Err(AdmissionError::Refused(_))
     ));
@@ -1904,7 +1904,7 @@ async fn concurrent_admissions_transitions_and_sweeps_keep_the_totals_exact() {
             let intent = send(agent, "1", None);
             let check = policy_check(intent.terms.recipient, intent.terms.amount);
             matches!(
-                intents.admit(intent, LIMITS, &check).await,
+                intents.admit(intent, LIMITS, &check, None).await,
                 Ok(Admission::Created(_))
             )
         }));
@@ -2023,35 +2023,35 @@ async fn every_new_send_takes_a_token_of_its_agents_bucket_a_replay_none_and_pas
     let first = created(
         fixture
             .intents
-            .admit(send(one, "1", Some("k1")), limits, &allow)
+            .admit(send(one, "1", Some("k1")), limits, &allow, None)
             .await,
     );
     assert!(matches!(
         fixture
             .intents
-            .admit(send(one, "1", None), limits, &refuse)
+            .admit(send(one, "1", None), limits, &refuse, None)
             .await,
         Err(AdmissionError::Refused(_))
     ));
     for _ in 0..5 {
         assert!(matches!(
-            fixture.intents.admit(send(one, "1", Some("k1")), limits, &allow).await,
+            fixture.intents.admit(send(one, "1", Some("k1")), limits, &allow, None).await,
             Ok(Admission::Replayed(replayed)) if replayed.id == first.id
         ));
     }
     assert!(matches!(
-        fixture.intents.admit(send(one, "2", Some("k1")), limits, &allow).await,
+        fixture.intents.admit(send(one, "2", Some("k1")), limits, &allow, None).await,
         Err(AdmissionError::Keyed(KeyedRefusal::IdempotencyMismatch { original })) if original == first.id
     ));
     let third = created(
         fixture
             .intents
-            .admit(send(one, "1", None), limits, &allow)
+            .admit(send(one, "1", None), limits, &allow, None)
             .await,
     );
     match fixture
         .intents
-        .admit(send(one, "1", None), limits, &allow)
+        .admit(send(one, "1", None), limits, &allow, None)
         .await
     {
         Err(AdmissionError::Keyed(KeyedRefusal::RateLimited { retry_after })) => assert!(
@@ -2069,7 +2069,7 @@ async fn every_new_send_takes_a_token_of_its_agents_bucket_a_replay_none_and_pas
     created(
         fixture
             .intents
-            .admit(send(two, "1", None), limits, &allow)
+            .admit(send(two, "1", None), limits, &allow, None)
             .await,
     );
 }
@@ -2620,7 +2620,7 @@ async fn authorized_payment(
     let confirmed = created(
         fixture
             .intents
-            .admit(intent, LIMITS, &|_| Ok(Admitted::ConfirmedByPolicy))
+            .admit(intent, LIMITS, &|_| Ok(Admitted::ConfirmedByPolicy), None)
             .await,
     );
     assert_eq!(confirmed.status, IntentStatus::Confirmed);
@@ -2868,11 +2868,129 @@ async fn a_confirmed_transfer_wakes_the_executors_and_a_confirmed_payment_does_n
     let confirmed = created(
         fixture
             .intents
-            .admit(send(agent, "5", None), LIMITS, &|_| {
-                Ok(Admitted::ConfirmedByPolicy)
-            })
+            .admit(
+                send(agent, "5", None),
+                LIMITS,
+                &|_| Ok(Admitted::ConfirmedByPolicy),
+                None,
+            )
             .await,
     );
     assert_eq!(confirmed.status, IntentStatus::Confirmed);
     crate::events::heard_until(&mut hearing, CONFIRMED_INTENTS_TOPIC).await;
+}
+
+/// Signs as a wallet's signer would, from the basis it is given, which it keeps; or refuses.
+struct TestSigner {
+    signs: bool,
+    seen: Mutex<Option<ports::SigningBasis>>,
+}
+
+#[async_trait::async_trait]
+impl ports::AdmissionSigner for TestSigner {
+    fn chain_id(&self) -> u64 {
+        8453
+    }
+
+    async fn sign(
+        &self,
+        basis: ports::SigningBasis,
+    ) -> Result<ports::SignedAuthorization, ports::SigningFailed> {
+        let from = basis.known_head.unwrap_or_default();
+        *self.seen.lock().expect("unpoisoned") = Some(basis);
+        if !self.signs {
+            return Err(ports::SigningFailed);
+        }
+        Ok(ports::SignedAuthorization {
+            offer: x402_offer("5"),
+            nonce: [4; 32],
+            window: domain::x402::AuthorizationWindow {
+                valid_after: 0,
+                valid_before: 4_000_000_000,
+            },
+            payment: "signed at admission".into(),
+            watch_from_block: from,
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_payment_the_policy_confirms_is_stored_authorized_by_its_admission_or_not_at_all() {
+    use ports::{AuthorizationWatch, X402Authorizations};
+    let fixture = fixture().await;
+    let agent = new_agent(&fixture, 44, true).await;
+    fixture
+        .intents
+        .record_head(
+            8453,
+            domain::x402::BlockHead {
+                number: 70,
+                timestamp: 1_800_000_000,
+            },
+        )
+        .await
+        .expect("noted");
+    let payment = || {
+        let mut intent = send(agent, "5", Some("paid-at-admission"));
+        intent.terms.recipient = x402_offer("5").pay_to;
+        intent.x402 = Some(x402_offer("5"));
+        intent
+    };
+    let confirm = |_: &AdmissionContext<'_>| Ok(Admitted::ConfirmedByPolicy);
+    let refusing = TestSigner {
+        signs: false,
+        seen: Mutex::new(None),
+    };
+    let unsigned = fixture
+        .intents
+        .admit(payment(), LIMITS, &confirm, Some(&refusing))
+        .await;
+    assert_eq!(unsigned, Err(AdmissionError::Signing(ports::SigningFailed)));
+    let seen = refusing.seen.lock().expect("unpoisoned").clone();
+    assert_eq!(
+        seen,
+        Some(ports::SigningBasis {
+            wallet_address: address(44),
+            sealed_key: vec![44],
+            known_head: Some(70),
+        }),
+        "the wallet's key and the head the watch saw, read under the admission"
+    );
+    let listed = fixture
+        .intents
+        .list(IntentFilter {
+            agent: Some(agent),
+            ..IntentFilter::default()
+        })
+        .await
+        .expect("listed");
+    assert_eq!(
+        listed,
+        [],
+        "a payment that could not be signed is not admitted"
+    );
+
+    let signing = TestSigner {
+        signs: true,
+        seen: Mutex::new(None),
+    };
+    let authorized = created(
+        fixture
+            .intents
+            .admit(payment(), LIMITS, &confirm, Some(&signing))
+            .await,
+    );
+    assert_eq!(authorized.status, IntentStatus::Authorized);
+    assert_eq!(
+        authorized.x402.as_ref().and_then(|payment| payment.nonce),
+        Some([4; 32])
+    );
+    let recorded = fixture
+        .intents
+        .recorded_authorization(authorized.id)
+        .await
+        .expect("read")
+        .expect("recorded with its admission");
+    assert_eq!(recorded.payment, "signed at admission");
+    assert_eq!(recorded.intent.status, IntentStatus::Authorized);
 }
