@@ -39,4 +39,5 @@ mod walkthrough;
 mod wallet;
 mod webhook_delivery;
 mod x402;
+mod x402_fetch;
 mod x402_official;

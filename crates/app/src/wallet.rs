@@ -699,8 +699,8 @@ impl WalletService {
         let terms = self.payment_terms(&offer)?;
         // A payment the policy confirms at once is signed under the wallet's lock and recorded
         // in the admission's transaction; one an operator approved is signed by the first call
-        // after the approval, then recorded. Either way nothing is handed out before it is
-        // recorded, and nothing is signed that is not.
+        // after the approval, then recorded. Either way nothing is signed before the payment is
+        // confirmed, and nothing is handed out before it is recorded.
         let at_admission = SigningAtAdmission {
             wallet: self,
             offer: &offer,
@@ -720,7 +720,7 @@ impl WalletService {
             .signed
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (intent, replayed) = match (admitted, signed_now) {
+        let (intent, _) = match (admitted, signed_now) {
             (Err(_), Some(Err(unsigned))) => return Err(unsigned),
             (Ok(admitted), Some(Ok(payment))) if !admitted.1 => {
                 return Ok(X402Outcome::Authorized {
@@ -736,13 +736,8 @@ impl WalletService {
         let header = offer.version.payment_header();
         match intent.status {
             IntentStatus::PendingConfirmation => Ok(X402Outcome::Pending(intent)),
-            // The authorization a concurrent request under the same key recorded first wins.
-            IntentStatus::Authorized if !replayed => Err(X402Error::Send(SendError::Store(
-                StoreError::Unavailable(format!(
-                    "payment {} was stored authorized without the signature of this call",
-                    intent.id
-                )),
-            ))),
+            // Approved since it was asked for. The authorization a concurrent request under the
+            // same key recorded first wins.
             IntentStatus::Confirmed => {
                 let signed = self.sign(intent.agent_id, &offer, payable).await?;
                 let authorization = self
