@@ -22,12 +22,12 @@ use domain::{
 use futures_util::FutureExt;
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionSigner,
-    IntentAdmission, NewTransferIntent, SigningBasis, StoreError,
+    IntentAdmission, NewTransferIntent, StoreError,
 };
 use uuid::Uuid;
 
 use super::window::{move_windows, totals_row};
-use super::x402::{authorize_locked, insert_offer, with_payment};
+use super::x402::{authorize_locked, insert_offer, signing_basis_of, with_payment};
 use super::{intent_record, PgIntentStore};
 use crate::clock::duration_from_secs;
 use crate::clock::interval;
@@ -38,7 +38,7 @@ use crate::prepared::Prepared;
 use crate::rows::{
     address_column, numeric_column, parse_address, SpendPolicyRow, TransferIntentRow,
 };
-use crate::schema::{chain_heads, spend_policies, transfer_intents, wallet_spend_totals, wallets};
+use crate::schema::{spend_policies, transfer_intents, wallet_spend_totals, wallets};
 
 /// The bucket of an agent's sends.
 const SEND_ACTION: &str = "wallet_send";
@@ -245,24 +245,10 @@ async fn sign_admitted(
     created: &TransferIntentRecord,
     signer: &dyn AdmissionSigner,
 ) -> Result<TransferIntentRecord, TxError<AdmissionError>> {
-    let chain_id = i64::try_from(signer.chain_id()).unwrap_or(i64::MAX);
-    let (address, sealed_key, known_head): (String, Vec<u8>, Option<i64>) = wallets::table
-        .find(wallet.0)
-        .select((
-            wallets::address,
-            wallets::sealed_key,
-            chain_heads::table
-                .filter(chain_heads::chain_id.eq(chain_id))
-                .select(chain_heads::block_number)
-                .single_value(),
-        ))
-        .get_result(connection)
-        .await?;
-    let basis = SigningBasis {
-        wallet_address: parse_address(&address).map_err(TxError::store)?,
-        sealed_key,
-        known_head: known_head.and_then(|block| u64::try_from(block).ok()),
-    };
+    let basis = signing_basis_of(connection, created.agent_id, signer.chain_id())
+        .await
+        .map_err(TxError::store)?
+        .ok_or_else(|| TxError::store(corrupt(format!("the locked wallet {wallet} vanished"))))?;
     let signed = signer
         .sign(basis)
         .await

@@ -218,6 +218,34 @@ pub(super) async fn authorize_locked(
     })
 }
 
+/// The agent's wallet's address and sealed key, and the head of chain `chain_id` the watch saw
+/// last, in one read; `None` when the agent has no wallet.
+pub(super) async fn signing_basis_of(
+    connection: &mut AsyncPgConnection,
+    agent: AgentId,
+    chain_id: u64,
+) -> Result<Option<SigningBasis>, StoreError> {
+    let known_head = chain_heads::table
+        .filter(chain_heads::chain_id.eq(i64::try_from(chain_id).unwrap_or(i64::MAX)))
+        .select(chain_heads::block_number)
+        .single_value();
+    let found: Option<(String, Vec<u8>, Option<i64>)> = wallets::table
+        .filter(wallets::agent_id.eq(agent.0))
+        .select((wallets::address, wallets::sealed_key, known_head))
+        .first(connection)
+        .await
+        .optional()
+        .map_err(from_diesel)?;
+    let Some((address, sealed_key, known_head)) = found else {
+        return Ok(None);
+    };
+    Ok(Some(SigningBasis {
+        wallet_address: parse_address(&address)?,
+        sealed_key,
+        known_head: known_head.and_then(|block| u64::try_from(block).ok()),
+    }))
+}
+
 #[async_trait]
 impl X402Authorizations for PgIntentStore {
     #[tracing::instrument(level = "debug", skip(self))]
@@ -227,26 +255,7 @@ impl X402Authorizations for PgIntentStore {
         chain_id: u64,
     ) -> Result<Option<SigningBasis>, StoreError> {
         let mut connection = self.database.connection().await?;
-        // One read on the request path: the paying wallet and the head the watch last saw.
-        let known_head = chain_heads::table
-            .filter(chain_heads::chain_id.eq(i64::try_from(chain_id).unwrap_or(i64::MAX)))
-            .select(chain_heads::block_number)
-            .single_value();
-        let found: Option<(String, Vec<u8>, Option<i64>)> = wallets::table
-            .filter(wallets::agent_id.eq(agent.0))
-            .select((wallets::address, wallets::sealed_key, known_head))
-            .first(&mut connection)
-            .await
-            .optional()
-            .map_err(from_diesel)?;
-        let Some((address, sealed_key, known_head)) = found else {
-            return Ok(None);
-        };
-        Ok(Some(SigningBasis {
-            wallet_address: parse_address(&address)?,
-            sealed_key,
-            known_head: known_head.and_then(|block| u64::try_from(block).ok()),
-        }))
+        signing_basis_of(&mut connection, agent, chain_id).await
     }
 
     #[tracing::instrument(level = "debug", skip(self, signed))]
