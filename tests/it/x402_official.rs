@@ -136,6 +136,17 @@ async fn auto_confirming_payer(chain: &OnChain) -> Payer {
     payer
 }
 
+/// The payment `id` executed, the token's one `AuthorizationUsed` its only use, and the price
+/// moved from the payer's wallet.
+async fn assert_paid_once(chain: &OnChain, payer: &Payer, id: &str) {
+    let executed = chain
+        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
+        .await;
+    assert_eq!(executed["status"], "executed", "{executed}");
+    assert_eq!(chain.anvil.authorizations_used(&chain.token).await.len(), 1);
+    chain.assert_paid(payer, 0, 1500).await;
+}
+
 #[tokio::test]
 async fn the_official_paid_server_is_paid_through_authorize_and_the_agents_own_retry() {
     let chain = OnChain::start().await;
@@ -252,12 +263,7 @@ async fn above_the_tier_the_official_server_is_paid_after_approval_and_refused_o
         "the rule and what is left of its window: {detail}"
     );
 
-    let executed = chain
-        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
-        .await;
-    assert_eq!(executed["status"], "executed", "{executed}");
-    assert_eq!(chain.anvil.authorizations_used(&chain.token).await.len(), 1);
-    chain.assert_paid(&payer, 0, 1500).await;
+    assert_paid_once(&chain, &payer, id).await;
 }
 
 #[tokio::test]
@@ -450,10 +456,5 @@ async fn the_official_paid_server_is_paid_through_the_mcp_tool() {
     let id = paid["payment"]["intent"]["id"]
         .as_str()
         .expect("an intent id");
-    let executed = chain
-        .reaching(id, &["executed", "expired"], Duration::from_secs(30))
-        .await;
-    assert_eq!(executed["status"], "executed", "{executed}");
-    assert_eq!(chain.anvil.authorizations_used(&chain.token).await.len(), 1);
-    chain.assert_paid(&payer, 0, 1500).await;
+    assert_paid_once(&chain, &payer, id).await;
 }
