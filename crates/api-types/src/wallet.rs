@@ -641,12 +641,11 @@ pub struct ReceiptOut {
     pub signature: String,
 }
 
-impl ReceiptOut {
-    pub fn of(receipt: &domain::receipts::Receipt, signature: &[u8; 64]) -> Self {
-        use base64::Engine as _;
+impl From<&domain::receipts::SignedReceipt> for ReceiptOut {
+    fn from(signed: &domain::receipts::SignedReceipt) -> Self {
         Self {
-            receipt: receipt.to_json(),
-            signature: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature),
+            receipt: signed.receipt.to_json(),
+            signature: signed.signature_text(),
         }
     }
 }

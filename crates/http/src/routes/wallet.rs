@@ -374,7 +374,7 @@ pub async fn receipt(
         .receipt(&agent.profile, &id.into_inner())
         .await
         .map_err(Refusal::from)?;
-    Ok(Json(ReceiptOut::of(&signed.receipt, &signed.signature)))
+    Ok(Json(ReceiptOut::from(&signed)))
 }
 
 /// The keys receipts are signed with: the current one first, the ones it replaced after it, so

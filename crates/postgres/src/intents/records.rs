@@ -162,16 +162,14 @@ impl IntentRecords for PgIntentStore {
             .select(TransferIntentRow::as_select())
             .into_boxed();
         let by_execution = filter.executed_from.is_some() || filter.executed_before.is_some();
-        query = if by_execution {
-            let executed = query.filter(transfer_intents::executed_at.is_not_null());
-            if filter.oldest_first {
-                executed.order((transfer_intents::executed_at, transfer_intents::id))
-            } else {
-                executed.order((
-                    transfer_intents::executed_at.desc(),
-                    transfer_intents::id.desc(),
-                ))
-            }
+        // The bounds on `executed_at` below leave out every intent not executed.
+        query = if by_execution && filter.oldest_first {
+            query.order((transfer_intents::executed_at, transfer_intents::id))
+        } else if by_execution {
+            query.order((
+                transfer_intents::executed_at.desc(),
+                transfer_intents::id.desc(),
+            ))
         } else if filter.oldest_first {
             query.order((transfer_intents::created_at, transfer_intents::id))
         } else {
