@@ -13,6 +13,7 @@
 #   BENCH_PEER         the FastAPI peer's directory (default ../shared/bench/fastapi-peer)
 #   BENCH_UNTIL        `sends`: stop after the sends' rows and print the table so far (the peer
 #                      and pgbench -S rows come before them)
+#   BENCH_ONLY         `x402`: only the x402 authorizations' rows and the sends beside them
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # Ten thousand waits for a code hold ten thousand connections open at once.
@@ -229,6 +230,50 @@ every_window() {
     >/dev/null
 }
 
+# send_round ROUNDS KEYS NAME: one scenario of sends by the agents of the file KEYS; its req/s (0
+# with any non-2xx answer) is appended to the array named ROUNDS, its peak RSS kept in
+# send_peak[ROUNDS].
+declare -A send_peak=()
+send_round() {
+  local -n rounds="$1"
+  BENCH_KEYS="$2" scenario "$3" "$unlimited_pid" "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
+  [[ "$last_non2xx" == 0 ]] || last_rps=0
+  rounds+=("$last_rps")
+  (( last_peak <= ${send_peak[$1]:-0} )) || send_peak[$1]="$last_peak"
+}
+# --- x402 authorizations -------------------------------------------------------------------------
+# Payments of 1 atomic unit under an auto-confirm tier wide enough for the whole run, each signed
+# at once (admitted, EIP-3009 signed, recorded), against sends under the very same policy by the
+# same 100 agents, alternating rounds: signing is not to be the bottleneck. The agents'
+# `agent_and_wallet` lines give their ids.
+x402_rows() {
+  create_spending_agents bench 100 "$tier_keys_file" /dev/null "$tier_agents_file"
+  while read -r agent _; do
+    target/release/agentctl policy set "$agent" --auto-confirm-max 1000000 \
+      --auto-confirm-daily 1000000000000000 >/dev/null
+  done <"$tier_agents_file"
+  tier_send_rounds=() authorize_rounds=() authorize_p99s=()
+  for round in 1 2 3; do
+    send_round tier_send_rounds "$tier_keys_file" "POST /v1/wallet/send, auto-confirm tier (round $round)"
+    BENCH_KEYS="$tier_keys_file" BENCH_RUN="$round" scenario \
+      "POST /v1/wallet/x402/authorize, auto-confirm tier (round $round)" "$unlimited_pid" \
+      "$unlimited_url/v1/wallet/x402/authorize" -s scripts/bench-x402.lua
+    [[ "$last_non2xx" == 0 ]] || last_rps=0
+    authorize_rounds+=("$last_rps")
+    authorize_p99s+=("$last_p99_ms")
+  done
+  row "x402 authorizations req/s / sends, same auto-confirm tier (medians)" \
+    "$(median "${authorize_rounds[@]}")" "$(median "${tier_send_rounds[@]}")" min 0.9
+  row "  POST /v1/wallet/x402/authorize p99 ms (median of 3)" "$(median "${authorize_p99s[@]}")" "" none ""
+  # The tier's sends are confirmed and the executors take them one by one (alike in both kinds of
+  # round); those left are failed here, so no later row measures the executors' backlog.
+  psql -q "$DATABASE_URL" <<SQL
+UPDATE transfer_intents SET status = 'failed', failure_reason = 'bench: left unexecuted'
+WHERE status = 'confirmed' AND kind = 'transfer'
+  AND agent_id IN ($(cut -d' ' -f1 "$tier_agents_file" | sed "s/.*/'&'/" | paste -sd, -));
+SQL
+}
+
 webhook_secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 # Throughput figures with the send limits and the cap of one agent's searches at once out of the
 # way (one agent searches on every connection); the flood figure with the defaults.
@@ -238,6 +283,14 @@ unlimited_url="$started_url"
 unlimited_pid="${servers[-1]}"
 start_server
 defaults_url="$started_url"
+
+if [[ "${BENCH_ONLY:-}" == x402 ]]; then
+  x402_rows
+  stop_servers
+  echo
+  python3 scripts/bench-table.py table <"$results"
+  exit 0
+fi
 
 key="$(create_key --email --phone --wallet)"
 echo "bench: creating 100 agents with wallets and a daily limit" >&2
@@ -393,17 +446,6 @@ SQL
 # one writes, so no scenario is measured on a larger table than another. The table takes the
 # medians.
 
-# send_round ROUNDS KEYS NAME: one scenario of sends by the agents of the file KEYS; its req/s (0
-# with any non-2xx answer) is appended to the array named ROUNDS, its peak RSS kept in
-# send_peak[ROUNDS].
-declare -A send_peak=()
-send_round() {
-  local -n rounds="$1"
-  BENCH_KEYS="$2" scenario "$3" "$unlimited_pid" "$unlimited_url/v1/wallet/send" -s scripts/bench-send.lua
-  [[ "$last_non2xx" == 0 ]] || last_rps=0
-  rounds+=("$last_rps")
-  (( last_peak <= ${send_peak[$1]:-0} )) || send_peak[$1]="$last_peak"
-}
 events_trigger() {
   psql -q "$DATABASE_URL" -c "ALTER TABLE transfer_intents $1 TRIGGER transfer_intents_zz_evented_insert"
 }
@@ -421,36 +463,7 @@ row "POST /v1/wallet/send, 100 wallets, req/s (all 2xx, median of 3)" "$send_rps
 row "sends req/s, every window and a recipient cap / the daily cap only (medians)" "$windows_rps" "$send_rps" min 0.9 "${send_peak[windows_rounds]}"
 row "sends req/s with events / without (medians)" "$send_rps" "$(median "${unevented_rounds[@]}")" min 0.9
 
-# --- x402 authorizations -------------------------------------------------------------------------
-# Payments of 1 atomic unit under an auto-confirm tier wide enough for the whole run, each signed
-# at once (admitted, EIP-3009 signed, recorded), against sends under the very same policy by the
-# same 100 agents, alternating rounds: signing is not to be the bottleneck. The agents'
-# `agent_and_wallet` lines give their ids.
-create_spending_agents bench 100 "$tier_keys_file" /dev/null "$tier_agents_file"
-while read -r agent _; do
-  target/release/agentctl policy set "$agent" --auto-confirm-max 1000000 \
-    --auto-confirm-daily 1000000000000000 >/dev/null
-done <"$tier_agents_file"
-tier_send_rounds=() authorize_rounds=() authorize_p99s=()
-for round in 1 2 3; do
-  send_round tier_send_rounds "$tier_keys_file" "POST /v1/wallet/send, auto-confirm tier (round $round)"
-  BENCH_KEYS="$tier_keys_file" BENCH_RUN="$round" scenario \
-    "POST /v1/wallet/x402/authorize, auto-confirm tier (round $round)" "$unlimited_pid" \
-    "$unlimited_url/v1/wallet/x402/authorize" -s scripts/bench-x402.lua
-  [[ "$last_non2xx" == 0 ]] || last_rps=0
-  authorize_rounds+=("$last_rps")
-  authorize_p99s+=("$last_p99_ms")
-done
-row "x402 authorizations req/s / sends, same auto-confirm tier (medians)" \
-  "$(median "${authorize_rounds[@]}")" "$(median "${tier_send_rounds[@]}")" min 0.9
-row "  POST /v1/wallet/x402/authorize p99 ms (median of 3)" "$(median "${authorize_p99s[@]}")" "" none ""
-# The tier's sends are confirmed and the executors take them one by one (alike in both kinds of
-# round); those left are failed here, so no later row measures the executors' backlog.
-psql -q "$DATABASE_URL" <<SQL
-UPDATE transfer_intents SET status = 'failed', failure_reason = 'bench: left unexecuted'
-WHERE status = 'confirmed' AND kind = 'transfer'
-  AND agent_id IN ($(cut -d' ' -f1 "$tier_agents_file" | sed "s/.*/'&'/" | paste -sd, -));
-SQL
+x402_rows
 
 # PostgreSQL's own simple-update transaction on the same cluster: a send is one transaction. Beside
 # it, the floor under any send: the intent's insert alone, as a send under every window writes it
