@@ -16,9 +16,10 @@ use diesel::sql_types::{Bool, Interval, Nullable, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{
-    ConfirmedBy, IntentId, IntentKind, IntentStatus, RateDecision, TransferIntentRecord, WalletId,
-    X402Payment, X402Resource,
+    ConfirmedBy, IntentEvent, IntentId, IntentKind, IntentStatus, RateDecision,
+    TransferIntentRecord, WalletId, X402Resource,
 };
+use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use ports::{
     Admission, AdmissionCheck, AdmissionContext, AdmissionError, AdmissionLimits, AdmissionSigner,
@@ -27,7 +28,7 @@ use ports::{
 use uuid::Uuid;
 
 use super::window::{move_windows, totals_row};
-use super::x402::{authorize_locked, insert_offer, signing_basis_of, with_payment};
+use super::x402::{insert_payment, signing_basis_of, with_payment};
 use super::{intent_record, PgIntentStore};
 use crate::clock::duration_from_secs;
 use crate::clock::interval;
@@ -127,14 +128,20 @@ async fn admit_locked(
         return Ok(Attempt::Admitted(Box::new(Admission::Replayed(earlier))));
     }
     let (agent, terms) = (intent.agent_id, &intent.terms);
-    // One round trip: the three statements go out together and run in this order, each lock
-    // taken in the order every writer takes them. The agent's send bucket; then the wallet, its
-    // policy and its totals, locked: sends of one wallet run one at a time, a change of its
-    // policy waits for the sends in flight (and they for it), so each send is checked against
-    // the policy current when it commits (not FOR UPDATE: that would also block the foreign-key
+    // A payment the policy may confirm at once is signed in this transaction: what its signer
+    // needs is read with the locks, in their round trip.
+    let signer = signer.filter(|_| intent.x402.is_some());
+    // One round trip: the statements go out together and run in this order, each lock taken in
+    // the order every writer takes them. The agent's send bucket; then the wallet, its policy
+    // and its totals, locked: sends of one wallet run one at a time, a change of its policy
+    // waits for the sends in flight (and they for it), so each send is checked against the
+    // policy current when it commits (not FOR UPDATE: that would also block the foreign-key
     // checks on the wallet that a change of its spend totals makes, while this waits for the
-    // totals); then the windows moved, in a statement whose snapshot follows those locks.
-    let (bucket, locked, moved) = futures_util::try_join!(
+    // totals); then the windows moved, in a statement whose snapshot follows those locks; then,
+    // for a payment, its signing basis.
+    let basis =
+        optional(signer.map(|signer| signing_basis_of(connection, agent, signer.chain_id())));
+    let (bucket, locked, moved, basis) = futures_util::try_join!(
         lock_bucket(connection, agent.0, SEND_ACTION),
         Prepared(
             wallets::table
@@ -148,6 +155,7 @@ async fn admit_locked(
         .map(OptionalExtension::optional)
         .boxed(),
         move_windows(connection, agent, &terms.recipient),
+        basis,
     )?;
     let Some((tokens, elapsed)) = bucket else {
         return Ok(Attempt::NoBucket);
@@ -180,89 +188,116 @@ async fn admit_locked(
             return Err(TxError::Abort(AdmissionError::Refused(refusal)));
         }
     };
+    // Signed under the wallet's lock, once the policy has confirmed the payment; the rest of
+    // the transaction records it, and nothing is handed out before it commits.
+    let signed = match (signer, basis.flatten()) {
+        (Some(signer), Some(basis)) if admitted.status() == IntentStatus::Confirmed => Some(
+            signer
+                .sign(basis.into_basis().map_err(TxError::store)?)
+                .await
+                .map_err(|failed| TxError::Abort(AdmissionError::Signing(failed)))?,
+        ),
+        (Some(_), None) => {
+            return Err(TxError::store(corrupt(format!(
+                "the locked wallet {wallet} vanished"
+            ))))
+        }
+        _ => None,
+    };
     let confirmed_by = admitted.confirmed_by().map(ConfirmedBy::as_str);
     let kind = match intent.x402 {
         Some(_) => IntentKind::X402,
         None => IntentKind::Transfer,
     };
-    // The bucket and the intent in one round trip. Prepared: the text is the same on every run,
-    // the SQL of `confirmed_at` included.
-    let (_, row) = futures_util::try_join!(
-        store_bucket(connection, agent.0, SEND_ACTION, tokens),
-        Prepared(
-            diesel::insert_into(transfer_intents::table)
-                .values((
-                    transfer_intents::id.eq(intent.id.0),
-                    transfer_intents::agent_id.eq(agent.0),
-                    transfer_intents::wallet_id.eq(wallet_id),
-                    transfer_intents::status.eq(admitted.status().as_str()),
-                    transfer_intents::confirmed_by.eq(confirmed_by),
-                    transfer_intents::confirmed_at.eq(sql::<Nullable<Timestamptz>>("CASE WHEN ")
-                        .bind::<Bool, _>(confirmed_by.is_some())
-                        .sql(" THEN now() END")),
-                    transfer_intents::approvals_required
-                        .eq(i16::from(admitted.approvals_required())),
-                    transfer_intents::asset.eq(terms.asset.symbol()),
-                    transfer_intents::chain.eq(terms.chain.as_str()),
-                    transfer_intents::token_address
-                        .eq(intent.token_address.as_ref().map(address_column)),
-                    transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
-                    transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
-                    transfer_intents::idempotency_key
-                        .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
-                    transfer_intents::key_id.eq(intent.key_id.map(|key| key.0)),
-                    transfer_intents::kind.eq(kind.as_str()),
-                ))
-                .returning(TransferIntentRow::as_returning()),
-        )
-        .get_result::<TransferIntentRow>(connection)
-        .boxed(),
-    )?;
-    let mut created = intent_record(row)?;
-    if let Some(offer) = &intent.x402 {
-        insert_offer(connection, intent.id, wallet, offer).await?;
-        created.x402 = Some(X402Payment {
-            resource: X402Resource {
-                network: offer.network.clone(),
-                resource_url: offer.resource_url.clone(),
-            },
-            nonce: None,
-            valid_before: None,
-            payment_response: None,
-        });
-        if let (IntentStatus::Confirmed, Some(signer)) = (created.status, signer) {
-            created = sign_admitted(connection, wallet, &created, signer).await?;
+    // The bucket, the intent, a payment's offer and, once signed, its authorization and the
+    // intent's move to `authorized`, in one round trip, in this order. Prepared: the text is the
+    // same on every run, the SQL of `confirmed_at` included.
+    let stored_bucket = store_bucket(connection, agent.0, SEND_ACTION, tokens);
+    let inserted = Prepared(
+        diesel::insert_into(transfer_intents::table)
+            .values((
+                transfer_intents::id.eq(intent.id.0),
+                transfer_intents::agent_id.eq(agent.0),
+                transfer_intents::wallet_id.eq(wallet_id),
+                transfer_intents::status.eq(admitted.status().as_str()),
+                transfer_intents::confirmed_by.eq(confirmed_by),
+                transfer_intents::confirmed_at.eq(sql::<Nullable<Timestamptz>>("CASE WHEN ")
+                    .bind::<Bool, _>(confirmed_by.is_some())
+                    .sql(" THEN now() END")),
+                transfer_intents::approvals_required.eq(i16::from(admitted.approvals_required())),
+                transfer_intents::asset.eq(terms.asset.symbol()),
+                transfer_intents::chain.eq(terms.chain.as_str()),
+                transfer_intents::token_address
+                    .eq(intent.token_address.as_ref().map(address_column)),
+                transfer_intents::recipient_address.eq(address_column(&terms.recipient)),
+                transfer_intents::amount_atomic.eq(numeric_column(&terms.amount)),
+                transfer_intents::idempotency_key
+                    .eq(intent.idempotency_key.as_ref().map(|k| k.as_str())),
+                transfer_intents::key_id.eq(intent.key_id.map(|key| key.0)),
+                transfer_intents::kind.eq(kind.as_str()),
+            ))
+            .returning(TransferIntentRow::as_returning()),
+    )
+    .get_result::<TransferIntentRow>(connection)
+    .boxed();
+    let payment = optional(
+        intent
+            .x402
+            .as_ref()
+            .map(|offer| insert_payment(connection, intent.id, wallet, offer, signed.as_ref())),
+    );
+    let authorized = match &signed {
+        Some(_) => {
+            let next = admitted
+                .status()
+                .apply_as(kind, IntentEvent::Authorize)
+                .map_err(|refused| {
+                    TxError::store(corrupt(format!(
+                        "authorizing payment {} at its admission: {refused}",
+                        intent.id
+                    )))
+                })?;
+            Some(move_admitted(connection, intent.id, next))
         }
+        None => None,
+    };
+    let (_, row, payment, authorized) =
+        futures_util::try_join!(stored_bucket, inserted, payment, optional(authorized))?;
+    let mut created = intent_record(authorized.unwrap_or(row))?;
+    if let Some(payment) = payment {
+        created.x402 = Some(payment.into_payment().map_err(TxError::store)?);
     }
     Ok(Attempt::Admitted(Box::new(Admission::Created(created))))
 }
 
-/// Signs the payment `created`, confirmed by the policy at its admission, and records its
-/// authorization, all under the wallet's lock and in the admission's transaction.
-async fn sign_admitted(
+/// Moves the intent `id`, inserted earlier in this transaction, on to `next`; its row as it is
+/// then.
+fn move_admitted(
     connection: &mut AsyncPgConnection,
-    wallet: WalletId,
-    created: &TransferIntentRecord,
-    signer: &dyn AdmissionSigner,
-) -> Result<TransferIntentRecord, TxError<AdmissionError>> {
-    let basis = signing_basis_of(connection, created.agent_id, signer.chain_id())
-        .await
-        .map_err(TxError::store)?
-        .ok_or_else(|| TxError::store(corrupt(format!("the locked wallet {wallet} vanished"))))?;
-    let signed = signer
-        .sign(basis)
-        .await
-        .map_err(|failed| TxError::Abort(AdmissionError::Signing(failed)))?;
-    authorize_locked(connection, created, &signed)
-        .await
-        .map(|recorded| recorded.intent)
-        .map_err(|failed| match failed {
-            TxError::Diesel(error) => TxError::Diesel(error),
-            TxError::Abort(refused) => TxError::store(corrupt(format!(
-                "authorizing payment {} at its admission: {refused}",
-                created.id
-            ))),
-        })
+    id: IntentId,
+    next: IntentStatus,
+) -> BoxFuture<'static, QueryResult<TransferIntentRow>> {
+    Prepared(
+        diesel::update(transfer_intents::table.find(id.0))
+            .set((
+                transfer_intents::status.eq(next.as_str()),
+                transfer_intents::updated_at.eq(diesel::dsl::now),
+            ))
+            .returning(TransferIntentRow::as_returning()),
+    )
+    .get_result(connection)
+    .boxed()
+}
+
+/// The result of `read`, when there is one to wait for: a future that holds no borrow of the
+/// connection, so it can go out with the statements beside it.
+fn optional<T: Send + 'static>(
+    read: Option<BoxFuture<'static, QueryResult<T>>>,
+) -> BoxFuture<'static, QueryResult<Option<T>>> {
+    match read {
+        Some(read) => read.map(|result| result.map(Some)).boxed(),
+        None => futures_util::future::ready(Ok(None)).boxed(),
+    }
 }
 
 #[async_trait]

@@ -3,14 +3,18 @@
 //! read back wherever an intent is shown.
 
 use async_trait::async_trait;
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::x402::{ChosenOffer, SettlementResponse};
+use domain::x402::{AuthorizationWindow, ChosenOffer, SettlementResponse};
 use domain::{
     AgentId, IntentEvent, IntentId, IntentKind, IntentStatus, TransferIntentRecord, WalletId,
     X402Payment, X402Resource,
 };
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
 use ports::{
     RecordedAuthorization, SignedAuthorization, SigningBasis, StoreError, TransitionError,
     X402Authorizations,
@@ -21,12 +25,13 @@ use uuid::Uuid;
 
 use super::{lock_intent, move_locked, PgIntentStore};
 use crate::errors::{corrupt, from_diesel, TxError};
+use crate::prepared::Prepared;
 use crate::rows::parse_address;
 use crate::schema::{chain_heads, wallets, x402_payments};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = x402_payments, check_for_backend(diesel::pg::Pg))]
-struct PaymentRow {
+pub(super) struct PaymentRow {
     intent_id: Uuid,
     resource_url: Option<String>,
     network: String,
@@ -36,7 +41,7 @@ struct PaymentRow {
 }
 
 impl PaymentRow {
-    fn into_payment(self) -> Result<X402Payment, StoreError> {
+    pub(super) fn into_payment(self) -> Result<X402Payment, StoreError> {
         let nonce = self
             .nonce
             .map(|nonce| {
@@ -70,24 +75,36 @@ fn offer_column(offer: &ChosenOffer) -> Value {
     })
 }
 
-/// Stores the offer an x402 intent pays, in the transaction that admits it.
-pub(super) async fn insert_offer(
+/// Stores the offer an x402 intent pays, in the transaction that admits it, with its
+/// authorization when it was signed there; the payment's row as stored. A future that holds no
+/// borrow of the connection, so it can go out with the statements beside it.
+pub(super) fn insert_payment(
     connection: &mut AsyncPgConnection,
     intent: IntentId,
     wallet: WalletId,
     offer: &ChosenOffer,
-) -> Result<(), diesel::result::Error> {
-    diesel::insert_into(x402_payments::table)
-        .values((
-            x402_payments::intent_id.eq(intent.0),
-            x402_payments::wallet_id.eq(wallet.0),
-            x402_payments::offer.eq(offer_column(offer)),
-            x402_payments::resource_url.eq(offer.resource_url.as_deref()),
-            x402_payments::network.eq(&offer.network),
-        ))
-        .execute(connection)
-        .await
-        .map(drop)
+    signed: Option<&SignedAuthorization>,
+) -> BoxFuture<'static, QueryResult<PaymentRow>> {
+    Prepared(
+        diesel::insert_into(x402_payments::table)
+            .values((
+                x402_payments::intent_id.eq(intent.0),
+                x402_payments::wallet_id.eq(wallet.0),
+                x402_payments::offer.eq(offer_column(offer)),
+                x402_payments::resource_url.eq(offer.resource_url.clone()),
+                x402_payments::network.eq(offer.network.clone()),
+                x402_payments::nonce.eq(signed.map(|signed| signed.nonce.to_vec())),
+                x402_payments::valid_after.eq(signed.map(|signed| window_start(&signed.window))),
+                x402_payments::valid_before
+                    .eq(signed.map(|signed| signed.window.valid_before_time())),
+                x402_payments::payment.eq(signed.map(|signed| signed.payment.clone())),
+                x402_payments::watch_from_block
+                    .eq(signed.map(|signed| block_column(signed.watch_from_block))),
+            ))
+            .returning(PaymentRow::as_returning()),
+    )
+    .get_result(connection)
+    .boxed()
 }
 
 /// The payment of each x402 intent among `intents`, read in one query (none when there is none).
@@ -180,7 +197,7 @@ async fn record_locked(
 
 /// Records `signed` for the intent `current`, locked by the caller and confirmed, and moves it
 /// to `authorized`: the payment header is handed out only once this commits.
-pub(super) async fn authorize_locked(
+async fn authorize_locked(
     connection: &mut AsyncPgConnection,
     current: &TransferIntentRecord,
     signed: &SignedAuthorization,
@@ -191,12 +208,10 @@ pub(super) async fn authorize_locked(
         .set((
             x402_payments::offer.eq(offer_column(&signed.offer)),
             x402_payments::nonce.eq(signed.nonce.as_slice()),
-            x402_payments::valid_after
-                .eq(i64::try_from(signed.window.valid_after).unwrap_or(i64::MAX)),
+            x402_payments::valid_after.eq(window_start(&signed.window)),
             x402_payments::valid_before.eq(valid_before),
             x402_payments::payment.eq(&signed.payment),
-            x402_payments::watch_from_block
-                .eq(i64::try_from(signed.watch_from_block).unwrap_or(i64::MAX)),
+            x402_payments::watch_from_block.eq(block_column(signed.watch_from_block)),
         ))
         .returning(PaymentRow::as_returning())
         .get_result(connection)
@@ -218,32 +233,59 @@ pub(super) async fn authorize_locked(
     })
 }
 
+/// `validAfter` as stored.
+fn window_start(window: &AuthorizationWindow) -> i64 {
+    i64::try_from(window.valid_after).unwrap_or(i64::MAX)
+}
+
+/// A block number as stored.
+fn block_column(block: u64) -> i64 {
+    i64::try_from(block).unwrap_or(i64::MAX)
+}
+
 /// The agent's wallet's address and sealed key, and the head of chain `chain_id` the watch saw
-/// last, in one read; `None` when the agent has no wallet.
-pub(super) async fn signing_basis_of(
+/// last, in one read; `None` when the agent has no wallet. A future that holds no borrow of the
+/// connection, so it can go out with the statements beside it.
+pub(super) fn signing_basis_of(
     connection: &mut AsyncPgConnection,
     agent: AgentId,
     chain_id: u64,
-) -> Result<Option<SigningBasis>, StoreError> {
+) -> BoxFuture<'static, QueryResult<Option<SigningBasisRow>>> {
     let known_head = chain_heads::table
-        .filter(chain_heads::chain_id.eq(i64::try_from(chain_id).unwrap_or(i64::MAX)))
+        .filter(chain_heads::chain_id.eq(block_column(chain_id)))
         .select(chain_heads::block_number)
         .single_value();
-    let found: Option<(String, Vec<u8>, Option<i64>)> = wallets::table
-        .filter(wallets::agent_id.eq(agent.0))
-        .select((wallets::address, wallets::sealed_key, known_head))
-        .first(connection)
-        .await
-        .optional()
-        .map_err(from_diesel)?;
-    let Some((address, sealed_key, known_head)) = found else {
-        return Ok(None);
-    };
-    Ok(Some(SigningBasis {
-        wallet_address: parse_address(&address)?,
-        sealed_key,
-        known_head: known_head.and_then(|block| u64::try_from(block).ok()),
-    }))
+    Prepared(
+        wallets::table
+            .filter(wallets::agent_id.eq(agent.0))
+            .select((wallets::address, wallets::sealed_key, known_head))
+            .limit(1),
+    )
+    .get_result(connection)
+    .map(OptionalExtension::optional)
+    .boxed()
+}
+
+/// A wallet's signing basis as read by `signing_basis_of`.
+pub(super) struct SigningBasisRow(String, Vec<u8>, Option<i64>);
+
+impl Queryable<(Text, Binary, Nullable<BigInt>), Pg> for SigningBasisRow {
+    type Row = (String, Vec<u8>, Option<i64>);
+
+    fn build((address, sealed_key, known_head): Self::Row) -> diesel::deserialize::Result<Self> {
+        Ok(Self(address, sealed_key, known_head))
+    }
+}
+
+impl SigningBasisRow {
+    pub(super) fn into_basis(self) -> Result<SigningBasis, StoreError> {
+        let Self(address, sealed_key, known_head) = self;
+        Ok(SigningBasis {
+            wallet_address: parse_address(&address)?,
+            sealed_key,
+            known_head: known_head.and_then(|block| u64::try_from(block).ok()),
+        })
+    }
 }
 
 #[async_trait]
@@ -255,7 +297,11 @@ impl X402Authorizations for PgIntentStore {
         chain_id: u64,
     ) -> Result<Option<SigningBasis>, StoreError> {
         let mut connection = self.database.connection().await?;
-        signing_basis_of(&mut connection, agent, chain_id).await
+        signing_basis_of(&mut connection, agent, chain_id)
+            .await
+            .map_err(from_diesel)?
+            .map(SigningBasisRow::into_basis)
+            .transpose()
     }
 
     #[tracing::instrument(level = "debug", skip(self, signed))]
