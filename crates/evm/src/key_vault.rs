@@ -11,6 +11,7 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use domain::x402::{TokenDomain, TransferAuthorization};
 use domain::{Custody, EvmAddress};
 use ports::{KeyVault, ProviderError, SealedWalletKey, SignedTransfer, TransferCall};
+use quick_cache::sync::Cache;
 use secrecy::{ExposeSecret, SecretBox};
 
 /// First byte of every sealed key, so the format can change without guessing.
@@ -52,7 +53,16 @@ pub struct LocalKeyVault {
     /// The master key being rotated out: keys sealed under it still open, and `reseal` moves them
     /// under `master_key`.
     previous_master_key: Option<MasterKey>,
+    /// Keys opened lately, by their sealed form: opening one derives its public key (a
+    /// multiplication on the curve), which cost more than the signature it is opened for
+    /// (decision 0090). They are no more exposed here than sealed: the master key that opens
+    /// every one of them is in this process's memory for as long as it runs. Each is zeroed
+    /// when let go.
+    opened: Cache<Vec<u8>, PrivateKeySigner>,
 }
+
+/// Wallets whose opened keys are kept: the wallets signing at a time, with room to spare.
+const OPENED_KEYS: usize = 1024;
 
 const PROVIDER: &str = "local";
 
@@ -61,6 +71,7 @@ impl LocalKeyVault {
         Self {
             master_key,
             previous_master_key: None,
+            opened: Cache::new(OPENED_KEYS),
         }
     }
 
@@ -93,14 +104,23 @@ impl LocalKeyVault {
         sealed
     }
 
-    /// Opens a sealed key in memory, for as long as the caller holds the signer.
+    /// Opens a sealed key in memory, or takes it from the keys opened lately.
     pub fn open(&self, sealed: &[u8], address: &EvmAddress) -> Result<PrivateKeySigner, SealError> {
-        open_under(&self.master_key, sealed, address).or_else(|error| {
-            match &self.previous_master_key {
-                Some(previous) => open_under(previous, sealed, address),
-                None => Err(error),
-            }
-        })
+        if let Some(signer) = self
+            .opened
+            .get(sealed)
+            .filter(|signer| signer.address().as_slice() == address.as_bytes())
+        {
+            return Ok(signer);
+        }
+        let signer = open_under(&self.master_key, sealed, address).or_else(|error| match &self
+            .previous_master_key
+        {
+            Some(previous) => open_under(previous, sealed, address),
+            None => Err(error),
+        })?;
+        self.opened.insert(sealed.to_vec(), signer.clone());
+        Ok(signer)
     }
 
     /// The key sealed anew under the current master key, or `None` when it already is.
@@ -238,6 +258,26 @@ mod tests {
             .sealed_key
             .windows(secret.len())
             .any(|window| window == secret.as_slice()));
+    }
+
+    #[tokio::test]
+    async fn a_key_opened_before_opens_again_for_its_address_only() {
+        let vault = vault(MASTER);
+        let created = vault.create_wallet_key().await.expect("created");
+        let opened = vault
+            .open(&created.sealed_key, &created.address)
+            .expect("opens");
+        let again = vault
+            .open(&created.sealed_key, &created.address)
+            .expect("opens again");
+        assert_eq!(again.to_bytes(), opened.to_bytes());
+        assert_eq!(
+            vault
+                .open(&created.sealed_key, &EvmAddress::from_bytes([9; 20]))
+                .err(),
+            Some(SealError::CannotOpen),
+            "a key kept opened is still bound to its address"
+        );
     }
 
     #[tokio::test]
