@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test fuzz lint lint-static bench soak profile openapi contracts agentctl db-stop clean-db check
+.PHONY: run test fuzz lint lint-static bench soak profile openapi contracts agentctl db-stop ha-up ha-down clean-db check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -54,6 +54,14 @@ agentctl:
 ## db-stop: stop the project-local PostgreSQL
 db-stop:
 	@scripts/local-pg.sh stop
+
+## ha-up: a local pg_auto_failover formation (a monitor, two synchronous data nodes) under .data/ha/; prints its multi-host URL (scripts/ha.sh for failover and more)
+ha-up:
+	@scripts/ha.sh up
+
+## ha-down: stop the local formation; its data stays for the next ha-up (scripts/ha.sh destroy removes it)
+ha-down:
+	@scripts/ha.sh down
 
 ## clean-db: drop the test databases killed runs left behind, and templates of other migrations
 clean-db:
