@@ -31,6 +31,27 @@ async fn without_a_database_the_process_is_live_but_not_ready_and_never_500s() {
     let key = format!("ark_{}", "B".repeat(43));
     let (status, body) = server.get("/v1/agents/me", Some(&key)).await;
     assert_eq!(status, 503, "{body}");
+    // Every 503 says when to come back: a database failing over is back within seconds.
+    for path in ["/v1/agents/me", "/readyz"] {
+        let answer = server
+            .client
+            .get(server.url(path))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(
+            (
+                answer.status().as_u16(),
+                answer
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|value| value.to_str().ok())
+            ),
+            (503, Some("2")),
+            "{path}"
+        );
+    }
     assert!(
         !body["detail"]
             .as_str()

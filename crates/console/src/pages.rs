@@ -132,19 +132,21 @@ pub(crate) fn unreadable_form(why: &str) -> HttpResponse {
 
 pub(crate) fn unavailable(error: &StoreError) -> HttpResponse {
     tracing::warn!(%error, "the console could not reach the database");
-    refusal(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Unavailable",
-        "The console cannot reach its database right now: try again in a moment.",
-    )
+    out_of_reach("The console cannot reach its database right now: try again in a moment.")
 }
 
 pub(crate) fn chain_unavailable() -> HttpResponse {
-    refusal(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Unavailable",
-        "The console cannot reach the chain node right now: try again in a moment.",
-    )
+    out_of_reach("The console cannot reach the chain node right now: try again in a moment.")
+}
+
+/// A 503 page, with the wait the API's 503s ask for.
+fn out_of_reach(message: &str) -> HttpResponse {
+    let mut response = refusal(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", message);
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from(edge::UNAVAILABLE_RETRY_AFTER.as_secs()),
+    );
+    response
 }
 
 /// A refusal to a request of the console's script, as JSON it shows.

@@ -11,6 +11,6 @@ mod secret;
 mod sse;
 
 pub use body::{declared_length, read_body, BodyLimits, BodyRefused, BodyShare};
-pub use refusal::{Refusal, MAIL_THROTTLE_RETRY_AFTER};
+pub use refusal::{Refusal, MAIL_THROTTLE_RETRY_AFTER, UNAVAILABLE_RETRY_AFTER};
 pub use secret::same_secret;
 pub use sse::{sse_response, SseMeter, SseSettings};

@@ -66,6 +66,11 @@ pub enum Refusal {
     Internal(String),
 }
 
+/// What a 503 asks a client to wait: a database failing over is back within seconds (a new
+/// primary is found within a host's connection deadline), and a chain node's outage lasts longer
+/// than that or not at all. Long enough that clients retrying together do not add to the load.
+pub const UNAVAILABLE_RETRY_AFTER: Duration = Duration::from_secs(2);
+
 impl Refusal {
     /// The HTTP status of this kind of refusal: the API answers with it, and MCP's tool results
     /// name it beside the detail, so a model reads the same figure as a REST client.
@@ -87,10 +92,12 @@ impl Refusal {
     }
 
     /// Whole seconds to wait before retrying, rounded up so a caller waiting that long is never
-    /// early; only for too many requests.
+    /// early: for too many requests, and for a dependency out of reach (`UNAVAILABLE_RETRY_AFTER`).
     pub fn retry_after_secs(&self) -> Option<u64> {
-        let Self::TooManyRequests { retry_after, .. } = self else {
-            return None;
+        let retry_after = match self {
+            Self::TooManyRequests { retry_after, .. } => *retry_after,
+            Self::Unavailable { .. } => UNAVAILABLE_RETRY_AFTER,
+            _ => return None,
         };
         let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
         Some(seconds.max(1))
@@ -544,6 +551,11 @@ mod tests {
         assert_eq!(refusal(Duration::ZERO).retry_after_secs(), Some(1));
         assert_eq!(refusal(Duration::from_secs(5)).retry_after_secs(), Some(5));
         assert_eq!(Refusal::NotFound.retry_after_secs(), None);
+        let unavailable = Refusal::Unavailable {
+            detail: "Database unavailable",
+            cause: "connection refused".into(),
+        };
+        assert_eq!(unavailable.retry_after_secs(), Some(2));
     }
 
     #[test]

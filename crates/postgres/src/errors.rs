@@ -35,13 +35,28 @@ const SQLSTATE_OF_WORDS: &[(&str, SqlState)] = &[
         "terminating connection because of crash of another server process",
         SqlState::CRASH_SHUTDOWN,
     ),
+    (
+        "terminating connection due to unexpected postmaster exit",
+        SqlState::ADMIN_SHUTDOWN,
+    ),
     ("the database system is ", SqlState::CANNOT_CONNECT_NOW),
 ];
+
+/// The words of a write refused by a node that takes none: a standby, or a primary being
+/// demoted (`cannot execute INSERT in a read-only transaction`, `… during recovery`).
+const READ_ONLY_ENDINGS: &[&str] = &[" in a read-only transaction", " during recovery"];
 
 /// How the server says a statement ran past `statement_timeout`.
 const STATEMENT_TIMEOUT: &str = "canceling statement due to statement timeout";
 
 fn sqlstate_of(message: &str) -> Option<&'static SqlState> {
+    if message.starts_with("cannot execute ")
+        && READ_ONLY_ENDINGS
+            .iter()
+            .any(|ending| message.ends_with(ending))
+    {
+        return Some(&SqlState::READ_ONLY_SQL_TRANSACTION);
+    }
     SQLSTATE_OF_WORDS
         .iter()
         .find(|(words, _)| message.starts_with(words))
@@ -59,10 +74,13 @@ fn by_sqlstate(sqlstate: &SqlState, message: &str) -> Option<StoreError> {
         }
         // A statement cancelled otherwise, or a server that stops, restarts or recovers: the
         // database is unavailable for a while, not broken.
+        // A write reaching a node that has become a standby: the primary is elsewhere, or
+        // about to be.
         SqlState::QUERY_CANCELED
         | SqlState::ADMIN_SHUTDOWN
         | SqlState::CRASH_SHUTDOWN
-        | SqlState::CANNOT_CONNECT_NOW => Some(StoreError::Unavailable(message.to_owned())),
+        | SqlState::CANNOT_CONNECT_NOW
+        | SqlState::READ_ONLY_SQL_TRANSACTION => Some(StoreError::Unavailable(message.to_owned())),
         _ => None,
     }
 }
@@ -174,7 +192,7 @@ mod tests {
         // As tokio-postgres reads the code field of the server's error.
         let busy = SqlState::from_code("55P03");
         assert!(matches!(by_sqlstate(&busy, "m"), Some(StoreError::Busy(_))));
-        for unavailable in ["57014", "57P01", "57P02", "57P03"] {
+        for unavailable in ["57014", "57P01", "57P02", "57P03", "25006"] {
             assert!(
                 matches!(
                     by_sqlstate(&SqlState::from_code(unavailable), "m"),
@@ -211,6 +229,12 @@ mod tests {
                 "terminating connection because of crash of another server process",
                 "57P02",
             ),
+            (
+                "terminating connection due to unexpected postmaster exit",
+                "57P01",
+            ),
+            ("cannot execute INSERT in a read-only transaction", "25006"),
+            ("cannot execute UPDATE during recovery", "25006"),
             ("the database system is shutting down", "57P03"),
             ("the database system is starting up", "57P03"),
             ("the database system is in recovery mode", "57P03"),
@@ -226,6 +250,10 @@ mod tests {
             );
         }
         assert_eq!(sqlstate_of("division by zero"), None);
+        assert_eq!(
+            sqlstate_of("cannot execute SELECT within security-restricted operation"),
+            None
+        );
     }
 
     #[test]
@@ -237,6 +265,9 @@ mod tests {
             "the database system is starting up",
             "the database system is in recovery mode",
             "canceling statement due to user request",
+            "terminating connection due to unexpected postmaster exit",
+            "cannot execute INSERT in a read-only transaction",
+            "cannot execute nextval() in a read-only transaction",
         ] {
             assert!(
                 matches!(server_said(message), StoreError::Unavailable(_)),
