@@ -82,6 +82,21 @@ async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
     ] {
         assert!(text.contains(expected), "missing {expected} in:\n{text}");
     }
+    // The hub connects beside the server's start: its first connection is counted once made.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = server.metrics().await;
+        if text.contains("notification_listener_connections_total 1")
+            && text.contains("notification_listener_up 1")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the listener's connection is not shown in:\n{text}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

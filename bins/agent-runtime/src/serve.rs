@@ -62,7 +62,7 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         &registry,
     )?;
     let (services, auth_cache_follower) =
-        wiring::services(&database, notifications, &chain, services_config)?;
+        wiring::services(&database, notifications.clone(), &chain, services_config)?;
     actix_web::rt::spawn(auth_cache_follower);
     let services = Arc::new(services);
     let events = services_config.events;
@@ -88,6 +88,7 @@ pub async fn serve(mut config: ServerConfig) -> anyhow::Result<()> {
         listener,
         services.clone(),
         Arc::new(database),
+        notifications,
         settings,
         registry,
     )

@@ -12,7 +12,7 @@ use app::Services;
 use console::Console;
 use domain::TrustedProxies;
 use mcp::{McpEndpoint, McpSettings};
-use ports::DatabaseHealth;
+use ports::{DatabaseHealth, Notifications};
 use prometheus::Registry;
 
 use crate::rendered_pages::{
@@ -79,11 +79,13 @@ pub struct ServeSettings {
 }
 
 /// Every way in on `listener`: the REST API, `/mcp` and the console over the same use cases,
-/// with `database` behind `/readyz` and the server's metrics in `registry`.
+/// with `database` behind `/readyz`, and the server's metrics (with the pool's and the
+/// `notifications` hub's) in `registry`.
 pub fn serve(
     listener: TcpListener,
     services: Arc<Services>,
     database: Arc<dyn DatabaseHealth>,
+    notifications: Arc<dyn Notifications>,
     settings: ServeSettings,
     registry: Registry,
 ) -> std::io::Result<Server> {
@@ -101,6 +103,7 @@ pub fn serve(
         )),
         services,
         database,
+        notifications,
         first_pages: RenderedPages::new(RENDERED_PAGES_BUDGET_BYTES),
         policies: RenderedPolicies::policies(RENDERED_POLICIES_BUDGET_BYTES),
         metrics: Metrics::new(registry),

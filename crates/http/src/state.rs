@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use app::Services;
 use mcp::McpEndpoint;
-use ports::DatabaseHealth;
+use ports::{DatabaseHealth, Notifications};
 
 use crate::rendered_pages::{RenderedPages, RenderedPolicies};
 use crate::routes::provider_webhooks::WebhookGate;
@@ -19,6 +19,8 @@ pub struct ApiState {
     /// The operator console, under `/console`: the same use cases as `agentctl`, in pages.
     pub console: actix_web::web::Data<console::Console>,
     pub database: Arc<dyn DatabaseHealth>,
+    /// The instance's notification hub, whose connections `/metrics` counts.
+    pub notifications: Arc<dyn Notifications>,
     /// First pages of inboxes and intents as last rendered, answered again while unchanged.
     pub first_pages: RenderedPages,
     /// Agents' policies with their usage as last rendered, answered again while unchanged.

@@ -44,6 +44,9 @@ pub struct Metrics {
     /// Brought up to the registry's count at each scrape, one scrape at a time.
     long_lived_refused: Mutex<IntCounterVec>,
     pub(crate) event_streams_cut: IntCounter,
+    /// Brought up to the hub's count at each scrape, one scrape at a time.
+    listener_connections: Mutex<IntCounter>,
+    listening: IntGauge,
 }
 
 impl Metrics {
@@ -137,6 +140,16 @@ impl Metrics {
             &["kind"],
         )
         .expect("valid metric");
+        let listener_connections = IntCounter::new(
+            "notification_listener_connections_total",
+            "Times the notification listener connected: once at start, then once per reconnection",
+        )
+        .expect("valid metric");
+        let listening = IntGauge::new(
+            "notification_listener_up",
+            "1 while the notification listener is connected; waits and the key cache do without it otherwise",
+        )
+        .expect("valid metric");
         let event_streams_cut = IntCounter::new(
             "event_streams_cut_total",
             "Event streams cut because their reader took nothing for too long",
@@ -155,6 +168,8 @@ impl Metrics {
             Box::new(event_reads.clone()),
             Box::new(event_stream_buffered.clone()),
             Box::new(long_lived_refused.clone()),
+            Box::new(listener_connections.clone()),
+            Box::new(listening.clone()),
         ] {
             registry
                 .register(collector)
@@ -174,6 +189,8 @@ impl Metrics {
             event_stream_buffered,
             long_lived_refused: Mutex::new(long_lived_refused),
             event_streams_cut,
+            listener_connections: Mutex::new(listener_connections),
+            listening,
         }
     }
 
@@ -197,7 +214,16 @@ impl Metrics {
         (policies, policy_bytes): (usize, usize),
         (event_reads, event_read_bytes): (usize, u64),
         long_lived: &[LongLivedUsage],
+        (listener_connections, listening): (u64, bool),
     ) -> String {
+        {
+            let counted = self
+                .listener_connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            counted.inc_by(listener_connections.saturating_sub(counted.get()));
+        }
+        self.listening.set(i64::from(listening));
         for (state, value) in [
             ("max", pool.max_size),
             ("open", pool.open),

@@ -35,6 +35,10 @@ pub trait Notifications: Send + Sync {
     /// Whether the hub is listening now; while it is not, a missing wake-up proves nothing.
     fn is_listening(&self) -> bool;
 
+    /// How many times the hub's listening connection was made: once at start, then once per
+    /// reconnection (after a failover, say), each also logged; for `/metrics`.
+    fn connections_made(&self) -> u64;
+
     /// How many barriers (`InstanceBarrier::pass`, on any instance) this hub has heard. It moves
     /// before the hub answers one, after every notification committed before it was delivered
     /// here: what was kept in memory under an earlier count may predate any of them.

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_postgres::AsyncMessage;
 
-use crate::connector::{with_causes, Connector};
+use crate::connector::{with_causes, ConnectError, Connector};
 use crate::watches::{register, Watched, Watches, RENEW_EVERY, WATCH_LEASE};
 
 /// The one channel every topic is published on; the payload is the topic.
@@ -42,6 +42,12 @@ const BARRIER_TOKEN_MAX: usize = 64;
 const SWEEP_ABOVE: usize = 4096;
 const RECONNECT_FIRST: Duration = Duration::from_millis(100);
 const RECONNECT_CAP: Duration = Duration::from_secs(5);
+/// The listening connection is asked to answer this often, and given up when it does not within
+/// `PROBE_DEADLINE`: a node that froze keeps the TCP connection up and simply never delivers
+/// again, and a hub that trusts it would keep the auth cache and every wait on a silent
+/// connection. With these, a silent node is left within 3 s.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+const PROBE_DEADLINE: Duration = Duration::from_secs(2);
 
 struct Hub {
     /// A generation per topic: a waiter wakes when it moves.
@@ -52,6 +58,8 @@ struct Hub {
     /// a topic dropped for want of waiters and made again.
     moves: AtomicU64,
     listening: AtomicBool,
+    /// How many times the listening connection was made.
+    connections: AtomicU64,
     /// The barriers heard, counted before each is answered.
     barriers_heard: AtomicU64,
     /// The events topics' watches held by subscriptions here.
@@ -111,6 +119,7 @@ impl PgNotificationHub {
             epoch: watch::Sender::new(0),
             moves: AtomicU64::new(0),
             listening: AtomicBool::new(false),
+            connections: AtomicU64::new(0),
             barriers_heard: AtomicU64::new(0),
             watches,
         });
@@ -173,6 +182,10 @@ impl Notifications for PgNotificationHub {
     fn barriers_heard(&self) -> u64 {
         self.hub.barriers_heard.load(Ordering::Acquire)
     }
+
+    fn connections_made(&self) -> u64 {
+        self.hub.connections.load(Ordering::Relaxed)
+    }
 }
 
 #[async_trait]
@@ -198,7 +211,7 @@ async fn pass_barrier(
     connector: &Connector,
     asked: &mut usize,
     answered: &mut HashSet<i32>,
-) -> Result<(), tokio_postgres::Error> {
+) -> Result<(), ConnectError> {
     let (client, driver, mut heard) = open_listening(connector).await?;
     // Listen before asking, so that no answer comes before it can be heard.
     client
@@ -272,7 +285,7 @@ async fn listen_once(
     connector: &Connector,
     hub: &Hub,
     registrations: &mut mpsc::UnboundedReceiver<Watched>,
-) -> Result<(), tokio_postgres::Error> {
+) -> Result<(), ConnectError> {
     let (client, driver, mut received) = open_listening(connector).await?;
     let listener_pid: i32 = client
         .query_one("SELECT pg_backend_pid()", &[])
@@ -292,8 +305,16 @@ async fn listen_once(
     renewals.renew(&registrar, hub).await;
     hub.listening.store(true, Ordering::Release);
     hub.wake_everyone();
-    tracing::info!(channel = CHANNEL, "notification listener connected");
+    let connections = hub.connections.fetch_add(1, Ordering::Relaxed) + 1;
+    tracing::info!(
+        channel = CHANNEL,
+        connections,
+        "notification listener connected; waits, streams and the key cache look again"
+    );
     let mut renew = tokio::time::interval_at(Instant::now() + RENEW_EVERY, RENEW_EVERY);
+    let listen = format!("LISTEN {CHANNEL}");
+    let mut probe = tokio::time::interval_at(Instant::now() + PROBE_EVERY, PROBE_EVERY);
+    probe.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             message = received.recv() => match message {
@@ -312,6 +333,25 @@ async fn listen_once(
                 }
             }
             _ = renew.tick() => renewals.renew(&registrar, hub).await,
+            // The statement the connection is known by: it listens already, so this only
+            // proves the node still answers, and `pg_stat_activity` still shows it by it.
+            _ = probe.tick() => {
+                let answered = tokio::time::timeout(
+                    PROBE_DEADLINE,
+                    client.batch_execute(&listen),
+                );
+                match answered.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => {
+                        tracing::warn!(error = %with_causes(&error), "the listening connection failed its probe");
+                        break;
+                    }
+                    Err(_) => {
+                        tracing::warn!(deadline = ?PROBE_DEADLINE, "the listening connection did not answer its probe");
+                        break;
+                    }
+                }
+            }
         }
         if client.is_closed() || registrar.is_closed() {
             break;
@@ -333,7 +373,7 @@ async fn open_listening(
         JoinHandle<()>,
         mpsc::UnboundedReceiver<AsyncMessage>,
     ),
-    tokio_postgres::Error,
+    ConnectError,
 > {
     let (client, mut connection) = connector.open_client().await?;
     let (messages, received) = mpsc::unbounded_channel();

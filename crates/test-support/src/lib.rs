@@ -253,6 +253,31 @@ impl TestDatabase {
     }
 
     /// The connector of `url()`, as the service builds it.
+    /// `url()` with a host of the caller's (`127.0.0.1:first`) listed before the test server,
+    /// as a formation's URL lists its nodes, each host given 1 s to connect; and the test
+    /// server's own address (`host:port`).
+    pub fn url_behind(&self, first: u16) -> (String, String) {
+        let parsed = url::Url::parse(&self.url).expect("the test database's URL");
+        let server = format!(
+            "{}:{}",
+            parsed.host_str().expect("a host"),
+            parsed.port().unwrap_or(5432)
+        );
+        let credentials = match parsed.password() {
+            Some(password) => format!("{}:{password}", parsed.username()),
+            None => parsed.username().to_owned(),
+        };
+        let query = parsed
+            .query()
+            .map(|query| format!("{query}&"))
+            .unwrap_or_default();
+        let url = format!(
+            "postgres://{credentials}@127.0.0.1:{first},{server}{}?{query}connect_timeout=1",
+            parsed.path()
+        );
+        (url, server)
+    }
+
     pub fn connector(&self) -> Connector {
         connector(&self.url)
     }

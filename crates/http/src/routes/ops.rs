@@ -51,6 +51,10 @@ pub async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpRe
             state.policies.usage(),
             state.services.events.kept_reads(),
             &state.services.long_lived.usage(),
+            (
+                state.notifications.connections_made(),
+                state.notifications.is_listening(),
+            ),
         ))
 }
 

@@ -4,6 +4,7 @@ mod agents;
 mod barrier;
 mod email;
 mod events;
+mod failover;
 mod intents;
 mod migrations;
 mod operators;
