@@ -69,10 +69,15 @@ impl From<tokio_postgres::Error> for ConnectError {
     }
 }
 
-/// A host's attempt at a connection, when the URL gives no `connect_timeout`: far above a
-/// connection's time on a network that works (loopback: a few milliseconds; TLS across a region:
-/// a few hundred), and short enough that the next host is reached within seconds.
+/// A host's attempt at a connection, when the URL gives no `connect_timeout` and lists several
+/// hosts: far above a connection's time on a network that works (loopback: a few milliseconds;
+/// TLS across a region: a few hundred), and short enough that the next host is reached within
+/// seconds.
 const ATTEMPT_DEADLINE: Duration = Duration::from_secs(2);
+
+/// The attempt's deadline with one host, where there is no other to try: it only bounds a node
+/// that never answers, so it leaves a busy server all the time it may need.
+const ONLY_HOST_DEADLINE: Duration = Duration::from_secs(10);
 
 /// TCP keepalives, where the URL sets none: a peer that vanished (its machine, or the network to
 /// it) is noticed in about 5 + 3 × 2 s on an idle connection, and in `UNACKNOWLEDGED_DEADLINE`
@@ -119,12 +124,14 @@ impl Connector {
         };
         config.ssl_mode(ssl_mode);
         keep_alive(&mut config);
+        let hosts = one_per_host(&config)?;
+        let deadline = match hosts.len() {
+            1 => ONLY_HOST_DEADLINE,
+            _ => ATTEMPT_DEADLINE,
+        };
         Ok(Self {
-            attempt_deadline: config
-                .get_connect_timeout()
-                .copied()
-                .unwrap_or(ATTEMPT_DEADLINE),
-            hosts: one_per_host(&config)?.into(),
+            attempt_deadline: config.get_connect_timeout().copied().unwrap_or(deadline),
+            hosts: hosts.into(),
             answered_last: Arc::default(),
             tls: MakeRustlsConnect::new(client_config(&check)?),
         })
