@@ -2,10 +2,11 @@
 # A local pg_auto_failover formation on loopback: a monitor and two data nodes with synchronous
 # replication, for development and for failover tests (`make ha-up`, `make ha-down`).
 #
-#   scripts/ha.sh up        create the formation under .data/ha/ or start the one there, wait until
+#   scripts/ha.sh up        create the formation under .data/ha/ (or HA_DIR) or start the one there, wait until
 #                           it has a primary and a secondary, both healthy, and replication is
 #                           synchronous; print its URL on stdout. A formation already running is
 #                           reused (a node that is down is started again and waited for).
+#   scripts/ha.sh install   install pg_auto_failover when missing (as root), and nothing else
 #   scripts/ha.sh down      stop the monitor and both nodes; the data stays for the next `up`
 #   scripts/ha.sh destroy   stop them and remove .data/ha (and the /var/tmp directory it links to)
 #   scripts/ha.sh url       the URL of the running formation:
@@ -21,6 +22,19 @@
 #                           kill -9 that node's pg_autoctl and Postgres, as if its machine were
 #                           lost (killing only the postmaster is not enough: pg_autoctl restarts it
 #                           in place); `up` brings the node back as a standby
+#   scripts/ha.sh kill primary|standby
+#                           kill -9 of that node's postmaster alone (its backends and pg_autoctl
+#                           live on): pg_autoctl restarts it in place, or the monitor fails over
+#                           when it takes too long; prints the node's name
+#   scripts/ha.sh pause primary|standby
+#                           SIGSTOP to that node's pg_autoctl, Postgres and every backend, as a
+#                           frozen machine (it accepts TCP and never answers); prints the node's
+#                           name. The monitor fails a paused primary over; `resume` lets it go on
+#   scripts/ha.sh resume [node1|node2]
+#                           SIGCONT to that node, or to both; `down` and `destroy` resume first
+#
+# HA_DIR, when set, is the formation's directory instead of .data/ha (a test's own formation beside
+# a developer's); its lock is HA_DIR.lock.
 #
 # Uses Debian's postgresql-15-auto-failover (pg_autoctl), installed when missing as root.
 # pg_autoctl and Postgres refuse to run as root: as root they run as `postgres`, and when that user
@@ -36,7 +50,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 data="$PWD/.data" # common.sh moved to the project root
-ha="$data/ha"
+# The formation's directory as given (a link to /var/tmp when postgres cannot reach it), and its
+# lock beside it; `ha` becomes the real directory once placed.
+ha_path="${HA_DIR:-$data/ha}"
+[[ "$ha_path" == /* ]] || ha_path="$PWD/$ha_path"
+ha="$ha_path"
+lock="$ha_path.lock"
 bin_dir=/usr/lib/postgresql/15/bin # the server version the extension package is built for
 deadline_secs=120
 
@@ -97,11 +116,13 @@ ensure_tools() {
 # Sets `ha` to the formation's real directory (postgres must be handed real paths), creating it
 # with the link to /var/tmp when needed.
 place_formation() {
-  mkdir -p "$data"
-  if [[ "$(id -u)" == 0 && ! -e "$ha" ]] && ! runuser -u postgres -- test -x "$data"; then
+  local parent
+  parent="$(dirname "$ha_path")"
+  mkdir -p "$parent"
+  if [[ "$(id -u)" == 0 && ! -e "$ha" ]] && ! runuser -u postgres -- test -x "$parent"; then
     local outside
-    outside="/var/tmp/agent-runtime-ha-$(printf '%s' "$data" | sha256sum | cut -c1-12)"
-    say "postgres cannot reach $data; keeping the formation in $outside"
+    outside="/var/tmp/agent-runtime-ha-$(printf '%s' "$ha_path" | sha256sum | cut -c1-12)"
+    say "postgres cannot reach $parent; keeping the formation in $outside"
     mkdir -p "$outside"
     ln -s "$outside" "$ha"
   fi
@@ -114,7 +135,7 @@ place_formation() {
 
 # The formation as created (without starting anything); fails when there is none.
 existing_formation() {
-  [[ -e "$ha" ]] || die "no formation under $ha; make ha-up creates one"
+  [[ -e "$ha" ]] || die "no formation under $ha_path; make ha-up creates one"
   place_formation
 }
 
@@ -240,9 +261,9 @@ wait_whole() {
 
 up() {
   ensure_tools
-  mkdir -p "$data"
+  mkdir -p "$(dirname "$ha_path")"
   # Concurrent callers must not both create the formation.
-  exec 9>"$data/ha.lock"
+  exec 9>"$lock"
   flock 9
   place_formation
   ensure_monitor
@@ -255,9 +276,11 @@ up() {
 
 down() {
   [[ -e "$ha" ]] || return 0
-  exec 9>"$data/ha.lock"
+  exec 9>"$lock"
   flock 9
   place_formation
+  # A paused node would never stop.
+  resume
   # The monitor first, so that it fails nothing over while the nodes stop; then all at once.
   # `pg_autoctl status` says "not running" as soon as a service begins to stop: wait for its
   # process, which exits once its Postgres has stopped.
@@ -280,11 +303,18 @@ down() {
 }
 
 destroy() {
-  down
-  [[ -e "$data/ha" ]] || return 0
+  # A node that would not stop (down failed) is killed below: it must not outlive its files.
+  (down) || say "stopping failed; killing what is left"
+  [[ -e "$ha_path" || -L "$ha_path" ]] || return 0
+  place_formation
+  local name group
+  for name in monitor node1 node2; do
+    group="$(group_of "$name" 2>/dev/null)" || group=""
+    [[ -z "$group" ]] || kill -9 -- "-$group" 2>/dev/null || true
+  done
   say "removing $ha"
   rm -rf "$ha"
-  rm -f "$data/ha"
+  rm -f "$ha_path" "$lock"
 }
 
 # The name of the primary (node1 or node2), or of the other data node; fails while none is primary.
@@ -342,24 +372,75 @@ failover() {
   die "no other node took writes within ${deadline_secs}s; see scripts/ha.sh status"
 }
 
-crash() {
-  [[ "${1:-}" == primary || "${1:-}" == standby ]] || die "usage: scripts/ha.sh crash primary|standby"
-  existing_formation
-  local name keeper group
-  name="$(node_of "$1")"
+# The process group of NAME's pg_autoctl (its Postgres and backends run in it), or nothing when
+# it is not running; fails when that pg_autoctl was not started by `start`, whose group it leads.
+group_of() {
+  local name="$1" keeper group
   keeper="$(service_pid "$name")"
-  if [[ -z "$keeper" ]] || ! kill -0 "$keeper" 2>/dev/null; then die "$name's pg_autoctl is not running"; fi
+  if [[ -z "$keeper" ]] || ! kill -0 "$keeper" 2>/dev/null; then return 0; fi
   # Its Postgres runs in pg_autoctl's process group, which `start` made (setsid): a pg_autoctl
   # started otherwise may share its group with a shell.
   group="$(ps -o pgid= -p "$keeper" | tr -d ' ')"
   [[ "$(ps -o args= -p "$group")" == *"pg_autoctl run --pgdata $ha/$name" ]] \
     || die "$name's pg_autoctl was not started by scripts/ha.sh up; stop it and run up"
-  say "killing $name (port $(port_of "$name")): pg_autoctl $keeper and its Postgres"
+  echo "$group"
+}
+
+# The node named by `primary` or `standby`, whose pg_autoctl runs; its process group in `group`.
+target() {
+  [[ "${1:-}" == primary || "${1:-}" == standby ]] || die "usage: scripts/ha.sh $2 primary|standby"
+  existing_formation
+  name="$(node_of "$1")"
+  group="$(group_of "$name")"
+  [[ -n "$group" ]] || die "$name's pg_autoctl is not running"
+}
+
+crash() {
+  local name group
+  target "${1:-}" crash
+  say "killing $name (port $(port_of "$name")): pg_autoctl and its Postgres (group $group)"
   kill -9 -- "-$group"
+  echo "$name"
+}
+
+kill_postmaster() {
+  local name group pid
+  target "${1:-}" kill
+  pid="$(head -n 1 "$ha/$name/postmaster.pid" 2>/dev/null || true)"
+  if [[ -z "$pid" ]] || ! kill -0 "$pid" 2>/dev/null; then die "$name's Postgres is not running"; fi
+  say "killing $name's postmaster $pid (port $(port_of "$name")); pg_autoctl lives on"
+  kill -9 "$pid"
+  echo "$name"
+}
+
+pause() {
+  local name group
+  target "${1:-}" pause
+  say "pausing $name (port $(port_of "$name")): SIGSTOP to group $group"
+  kill -STOP -- "-$group"
+  echo "$name"
+}
+
+# SIGCONT to the named node, or to every node; nothing for a node that is not running. As root the
+# group's leader is runuser, which stops itself when it sees its child stopped, once it runs again:
+# the group is sent SIGCONT until none of it is stopped.
+resume() {
+  local name group names=(monitor node1 node2)
+  [[ -z "${1:-}" ]] || names=("$1")
+  for name in "${names[@]}"; do
+    group="$(group_of "$name" 2>/dev/null)" || group=""
+    [[ -n "$group" ]] || continue
+    for _ in $(seq 1 50); do
+      kill -CONT -- "-$group" 2>/dev/null || break
+      sleep 0.1
+      pgrep --runstates T -g "$group" >/dev/null || break
+    done
+  done
 }
 
 case "${1:-}" in
   up) up ;;
+  install) ensure_tools ;;
   down) down ;;
   destroy) destroy ;;
   url) existing_formation; running node1 || running node2 || die "the formation is not running; make ha-up"; url ;;
@@ -367,5 +448,8 @@ case "${1:-}" in
   failover) failover ;;
   primary | standby) existing_formation; describe "$1" ;;
   crash) crash "${2:-}" ;;
-  *) die "usage: scripts/ha.sh up|down|destroy|url|status|failover|primary|standby|crash primary|standby" ;;
+  kill) kill_postmaster "${2:-}" ;;
+  pause) pause "${2:-}" ;;
+  resume) existing_formation; resume "${2:-}" ;;
+  *) die "usage: scripts/ha.sh up|down|destroy|url|status|failover|primary|standby|crash|kill|pause primary|standby|resume [NODE]" ;;
 esac

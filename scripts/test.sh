@@ -52,6 +52,8 @@ export X402_PYTHON
 # test.
 CONSOLE_BROWSER_PYTHON="${CONSOLE_BROWSER_PYTHON:-$(scripts/console-browser.sh)}"
 export CONSOLE_BROWSER_PYTHON
+# pg_auto_failover (pg_autoctl), for the failover test's formation of its own (scripts/ha.sh).
+scripts/ha.sh install
 # The MCP conformance suite and the Node 22 it runs on, installed before the tests that run it.
 scripts/mcp-conformance.sh >/dev/null
 echo "test: PostgreSQL at ${TEST_DATABASE_URL%%\?*}" | sed 's#//[^@]*@#//#' >&2
