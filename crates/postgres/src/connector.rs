@@ -8,15 +8,21 @@
 //! that accepts connections and never answers would hold every attempt (decision 0089). The
 //! host that last took a connection is tried first, so a lost node costs one deadline, not one
 //! per connection.
+//!
+//! The connections opened so far end together when their node is found gone from the primary's
+//! place: the host that answered last fails an attempt by its deadline (silent) or refuses writes
+//! (demoted), or another host answers in its place. A frozen node would hold every query sent on
+//! them, and a demoted one refuse every write, for as long as they were reused.
 
 use std::error::Error;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use diesel::ConnectionResult;
 use diesel_async::AsyncPgConnection;
+use tokio::sync::watch;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{Client, Config, Connection, Socket};
@@ -105,6 +111,9 @@ pub struct Connector {
     answered_last: Arc<AtomicUsize>,
     /// How long one host's attempt may take, from the TCP connect to the read-write check.
     attempt_deadline: Duration,
+    /// When the connections opened so far were last ended: each `open` connection ends when
+    /// this moves past the moment it was opened.
+    last_ending: Arc<watch::Sender<Option<Instant>>>,
     /// Also with `sslmode=disable`, when tokio-postgres never calls it: one connector type keeps
     /// one connection type for every mode.
     tls: MakeRustlsConnect,
@@ -133,17 +142,51 @@ impl Connector {
             attempt_deadline: config.get_connect_timeout().copied().unwrap_or(deadline),
             hosts: hosts.into(),
             answered_last: Arc::default(),
+            last_ending: Arc::new(watch::Sender::new(None)),
             tls: MakeRustlsConnect::new(client_config(&check)?),
         })
     }
 
-    /// A diesel connection.
+    /// A diesel connection, which ends by itself when `end_open_connections` is called.
     pub async fn open(&self) -> ConnectionResult<AsyncPgConnection> {
         let (client, connection) = self
             .open_client()
             .await
             .map_err(|error| diesel::ConnectionError::BadConnection(error.to_string()))?;
-        AsyncPgConnection::try_from_client_and_connection(client, connection).await
+        let opened_at = Instant::now();
+        let mut last_ending = self.last_ending.subscribe();
+        tokio::spawn(async move {
+            let ended_since_opened = async {
+                let ended = last_ending.wait_for(|ending| ending.is_some_and(|at| at >= opened_at));
+                if ended.await.is_err() {
+                    // Every connector is gone: nothing can end the connection but its client.
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                ended = connection => {
+                    if let Err(error) = ended {
+                        tracing::debug!(error = %with_causes(&error), "a database connection failed");
+                    }
+                }
+                () = ended_since_opened => {}
+            }
+        });
+        AsyncPgConnection::try_from(client).await
+    }
+
+    /// Ends every connection `open` gave so far, through this connector or its clones: their
+    /// queries fail at once as on a closed connection, and pools drop them. For a node found
+    /// silent or turned standby, whose connections would hold or refuse whatever is sent on them.
+    pub fn end_open_connections(&self, why: &str) {
+        self.last_ending.send_replace(Some(Instant::now()));
+        tracing::warn!(why, "the database connections opened so far are ended");
+    }
+
+    /// Whether a connection made at `created` was ended since, though its driving task may not
+    /// have run yet: a pool checks this before handing a connection out.
+    pub(crate) fn ended_since(&self, created: Instant) -> bool {
+        self.last_ending.borrow().is_some_and(|at| at >= created)
     }
 
     /// A tokio-postgres client and its connection, which the caller must poll: from the first
@@ -158,14 +201,26 @@ impl Connector {
             let host = &self.hosts[index];
             let attempt =
                 tokio::time::timeout(self.attempt_deadline, host.connect(self.tls.clone()));
-            let failure = match attempt.await {
+            let (failure, node_left_its_place) = match attempt.await {
                 Ok(Ok(connected)) => {
-                    self.answered_last.store(index, Ordering::Relaxed);
+                    if self.answered_last.swap(index, Ordering::Relaxed) != index {
+                        self.end_open_connections("another host answers in the primary's place");
+                    }
                     return Ok(connected);
                 }
-                Ok(Err(error)) => with_causes(&error),
-                Err(_) => format!("no connection within {:?}", self.attempt_deadline),
+                Ok(Err(error)) => (with_causes(&error), refuses_writes(&error)),
+                Err(_) => (
+                    format!("no connection within {:?}", self.attempt_deadline),
+                    true,
+                ),
             };
+            // The connections opened so far are on the host that answered last, unless another
+            // attempt found the primary elsewhere meanwhile.
+            if node_left_its_place && self.answered_last.load(Ordering::Relaxed) == index {
+                self.end_open_connections(
+                    "the host that answered last is silent or takes no writes",
+                );
+            }
             failures.push(match self.hosts.len() {
                 1 => failure,
                 _ => format!("{}: {failure}", host_name(host)),
@@ -269,6 +324,14 @@ fn keep_alive(config: &mut Config) {
     if config.get_tcp_user_timeout().is_none() {
         config.tcp_user_timeout(UNACKNOWLEDGED_DEADLINE);
     }
+}
+
+/// Whether a connection was refused because the node takes no writes (`target_session_attrs`).
+fn refuses_writes(error: &tokio_postgres::Error) -> bool {
+    error
+        .source()
+        .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+        .is_some_and(|cause| cause.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
 /// How a failure names its host: `name:port`, or the socket's folder.

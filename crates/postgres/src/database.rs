@@ -17,7 +17,7 @@ use futures_util::FutureExt;
 use ports::{DatabaseHealth, PoolUsage, StoreError};
 
 use crate::connector::Connector;
-use crate::errors::{from_diesel, from_pool, TxError};
+use crate::errors::{from_diesel, from_pool, refused_as_standby, TxError};
 
 #[derive(Debug, Clone, Copy)]
 pub struct PoolSettings {
@@ -56,6 +56,8 @@ impl Default for PoolSettings {
 #[derive(Clone)]
 pub struct Database {
     shards: Arc<[Pool<AsyncPgConnection>]>,
+    /// Whose connections end when a write finds their node turned standby.
+    connector: Connector,
 }
 
 /// The shard of the threads that have used a database, handed out in turn.
@@ -151,19 +153,25 @@ impl Database {
                     .wait_timeout(Some(settings.acquire_timeout))
                     .create_timeout(Some(settings.acquire_timeout))
                     .recycle_timeout(Some(settings.acquire_timeout))
-                    .pre_recycle(Hook::sync_fn(move |_, metrics| {
-                        if metrics.age() < settings.max_connection_age {
-                            Ok(())
-                        } else {
-                            Err(HookError::message("past its maximum age"))
-                        }
-                    }))
+                    .pre_recycle({
+                        let connector = connector.clone();
+                        Hook::sync_fn(move |_, metrics| {
+                            if metrics.age() >= settings.max_connection_age {
+                                Err(HookError::message("past its maximum age"))
+                            } else if connector.ended_since(metrics.created) {
+                                Err(HookError::message("its node left the primary's place"))
+                            } else {
+                                Ok(())
+                            }
+                        })
+                    })
                     .runtime(Runtime::Tokio1)
                     .build()
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             shards: shards.into(),
+            connector: connector.clone(),
         })
     }
 
@@ -189,6 +197,13 @@ impl Database {
             .connection()
             .transaction::<R, TxError<E>, _>(work)
             .await;
+        if let Err(TxError::Diesel(error)) = &outcome {
+            if refused_as_standby(error) {
+                // Demoted in place: the connections opened to it would refuse every write.
+                self.connector
+                    .end_open_connections("a write was refused by a node turned standby");
+            }
+        }
         lease.ended();
         outcome.map_err(TxError::into_error)
     }
@@ -343,6 +358,44 @@ mod tests {
                 "the dropped transaction still holds its lock: {error}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_write_refused_as_on_a_standby_is_unavailable_and_ends_the_connections_opened() {
+        let database = TestDatabase::new().await;
+        let connector = Connector::from_url(database.url()).expect("the test database's URL");
+        let pool = Database::connect(
+            &connector,
+            PoolSettings {
+                max_size: 2,
+                ..PoolSettings::default()
+            },
+        )
+        .expect("pool");
+        let before = backend_of(&pool).await;
+        // As a node demoted in place answers: the driver reports SQLSTATE 25006 by its kind.
+        let refused = pool
+            .in_transaction::<(), StoreError, _>(|connection| {
+                async move {
+                    connection
+                        .batch_execute(
+                            "SET TRANSACTION READ ONLY; CREATE TABLE never_made (id int)",
+                        )
+                        .await
+                        .map_err(TxError::from)
+                }
+                .scope_boxed()
+            })
+            .await;
+        assert!(
+            matches!(refused, Err(StoreError::Unavailable(_))),
+            "a refused write is unavailability, not a failure: {refused:?}"
+        );
+        assert_ne!(
+            backend_of(&pool).await,
+            before,
+            "the connections opened before the refusal are not reused"
+        );
     }
 
     async fn backend_of(database: &Database) -> i32 {

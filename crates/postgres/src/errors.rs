@@ -102,10 +102,26 @@ pub(crate) fn from_diesel(error: DieselError) -> StoreError {
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             info,
         ) => StoreError::Unavailable(info.message().to_owned()),
+        // The driver names this code (25006) itself: a write reaching a node turned standby.
+        DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info) => {
+            StoreError::Unavailable(info.message().to_owned())
+        }
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => sqlstate_of(info.message())
             .and_then(|sqlstate| by_sqlstate(sqlstate, info.message()))
             .unwrap_or_else(|| StoreError::Internal(info.message().to_owned())),
         other => StoreError::Internal(other.to_string()),
+    }
+}
+
+/// Whether `error` is a write refused by a node that takes none: its connections, and every
+/// other opened to it, are of no use for writing any more.
+pub(crate) fn refused_as_standby(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _) => true,
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
+            sqlstate_of(info.message()) == Some(&SqlState::READ_ONLY_SQL_TRANSACTION)
+        }
+        _ => false,
     }
 }
 

@@ -142,3 +142,72 @@ async fn a_listener_on_a_node_that_froze_moves_to_the_next_host_and_everyone_loo
         .await
         .expect("a notification after the move is heard");
 }
+
+#[tokio::test]
+async fn a_query_held_by_a_node_that_froze_fails_once_the_listener_finds_the_node_silent() {
+    let database = TestDatabase::new().await;
+    let node = FreezableNode::start(database.url_behind(0).1).await;
+    let url = database.url_behind(node.port).0;
+    let connector = Connector::from_url(&url).expect("a valid URL");
+    let hub = PgNotificationHub::start(connector.clone());
+    until(Duration::from_secs(10), "the hub never listened", || {
+        hub.is_listening()
+    })
+    .await;
+    let mut through_node = connector
+        .open()
+        .await
+        .expect("a connection through the node");
+    through_node
+        .batch_execute("SELECT 1")
+        .await
+        .expect("the node answers before it freezes");
+
+    node.freeze();
+    let held = tokio::spawn(async move { through_node.batch_execute("SELECT 1").await });
+    // The probe finds the node silent within 1 + 2 s; the listener's next attempt on it fails
+    // within the URL's connect_timeout of 1 s, which ends the connections opened before.
+    let ended = tokio::time::timeout(Duration::from_secs(15), held)
+        .await
+        .expect("the held query still waits on the frozen node")
+        .expect("the query's task");
+    assert!(ended.is_err(), "the held query cannot have been answered");
+
+    let mut after = connector
+        .open()
+        .await
+        .expect("a connection through the next host");
+    after
+        .batch_execute("SELECT 1")
+        .await
+        .expect("the next host answers");
+}
+
+#[tokio::test]
+async fn connections_to_the_only_host_end_when_it_falls_silent_and_a_new_attempt_times_out() {
+    let database = TestDatabase::new().await;
+    let node = FreezableNode::start(database.url_behind(0).1).await;
+    let (behind, server) = database.url_behind(node.port);
+    let only_the_node = behind.replacen(&format!(",{server}"), "", 1);
+    let connector = Connector::from_url(&only_the_node).expect("a valid URL");
+    let mut opened = connector
+        .open()
+        .await
+        .expect("a connection through the node");
+    opened
+        .batch_execute("SELECT 1")
+        .await
+        .expect("the node answers before it freezes");
+
+    node.freeze();
+    let held = tokio::spawn(async move { opened.batch_execute("SELECT 1").await });
+    assert!(
+        connector.open().await.is_err(),
+        "a frozen node gives no connection within the URL's connect_timeout"
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(5), held)
+        .await
+        .expect("the held query still waits on the frozen node")
+        .expect("the query's task");
+    assert!(ended.is_err(), "the held query cannot have been answered");
+}
