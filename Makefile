@@ -1,7 +1,7 @@
 # agent-runtime: every target sets up what it needs on a fresh machine.
 # Without DATABASE_URL, targets use the project-local PostgreSQL under .data/ (scripts/local-pg.sh).
 
-.PHONY: run test fuzz lint lint-static bench soak profile openapi contracts agentctl db-stop ha-up ha-down clean-db check
+.PHONY: run test fuzz lint lint-static bench soak profile openapi sdks contracts agentctl db-stop ha-up ha-down clean-db check
 
 ## run: the server on 127.0.0.1:8080 with sandbox providers, no configuration needed
 run:
@@ -19,11 +19,13 @@ fuzz:
 lint: lint-static
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 
-## lint-static: what lint checks without building: formatting, the layering rules and unused dependencies (CI runs clippy in make test's build, TEST_WITH_CLIPPY=1)
+## lint-static: what lint checks without building: formatting, the layering rules, unused dependencies, the client libraries' generated code against docs/openapi.json and their hand-written layers (CI runs clippy in make test's build, TEST_WITH_CLIPPY=1)
 lint-static:
 	cargo fmt --all -- --check
 	python3 scripts/layering.py
 	python3 scripts/unused_deps.py
+	scripts/sdks.sh check
+	scripts/sdks.sh lint
 
 ## bench: load figures of the release server (requests/s, p50, p99, peak RSS)
 bench:
@@ -42,6 +44,10 @@ openapi:
 	cargo build --bin agent-runtime --locked
 	target/debug/agent-runtime openapi > docs/openapi.json
 	target/debug/agent-runtime openapi --markdown > docs/api.md
+
+## sdks: regenerate the client libraries' code in sdks/ from docs/openapi.json (after make openapi), then build their wheel and npm tarball into target/sdks/
+sdks:
+	@scripts/sdks.sh generate
 
 ## contracts: recompile the ERC-20 test token (tests/chain/TestToken.sol) into tests/chain/build/
 contracts:

@@ -1,0 +1,1 @@
+"""The agent-runtime client library; its hand-written layer sits over `_generated`."""

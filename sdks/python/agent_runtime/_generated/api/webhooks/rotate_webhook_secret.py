@@ -1,0 +1,187 @@
+from http import HTTPStatus
+from typing import Any, Optional, Union
+from uuid import UUID
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_body import ErrorBody
+from ...models.webhook_out import WebhookOut
+from ...types import Response
+
+
+def _get_kwargs(
+    webhook_id: UUID,
+) -> dict[str, Any]:
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/webhooks/{webhook_id}/rotate-secret".format(
+            webhook_id=webhook_id,
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: Union[AuthenticatedClient, Client], response: httpx.Response
+) -> Optional[Union[ErrorBody, WebhookOut]]:
+    if response.status_code == 200:
+        response_200 = WebhookOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: Union[AuthenticatedClient, Client], response: httpx.Response
+) -> Response[Union[ErrorBody, WebhookOut]]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    webhook_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Union[ErrorBody, WebhookOut]]:
+    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
+    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+
+     Needs a key with the scope `webhooks:manage`.
+
+    Args:
+        webhook_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Union[ErrorBody, WebhookOut]]
+    """
+
+    kwargs = _get_kwargs(
+        webhook_id=webhook_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    webhook_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Optional[Union[ErrorBody, WebhookOut]]:
+    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
+    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+
+     Needs a key with the scope `webhooks:manage`.
+
+    Args:
+        webhook_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Union[ErrorBody, WebhookOut]
+    """
+
+    return sync_detailed(
+        webhook_id=webhook_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    webhook_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Union[ErrorBody, WebhookOut]]:
+    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
+    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+
+     Needs a key with the scope `webhooks:manage`.
+
+    Args:
+        webhook_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Union[ErrorBody, WebhookOut]]
+    """
+
+    kwargs = _get_kwargs(
+        webhook_id=webhook_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    webhook_id: UUID,
+    *,
+    client: AuthenticatedClient,
+) -> Optional[Union[ErrorBody, WebhookOut]]:
+    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
+    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+
+     Needs a key with the scope `webhooks:manage`.
+
+    Args:
+        webhook_id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Union[ErrorBody, WebhookOut]
+    """
+
+    return (
+        await asyncio_detailed(
+            webhook_id=webhook_id,
+            client=client,
+        )
+    ).parsed

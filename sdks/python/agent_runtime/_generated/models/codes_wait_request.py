@@ -1,0 +1,135 @@
+from collections.abc import Mapping
+from typing import (
+    Any,
+    TypeVar,
+    Union,
+    cast,
+)
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.channel import Channel
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="CodesWaitRequest")
+
+
+@_attrs_define
+class CodesWaitRequest:
+    """
+    Attributes:
+        channels (Union[None, Unset, list[Channel]]): `sms`, `email`, or both; every channel the agent has when omitted
+            (an empty list is 422).
+        request_id (Union[None, Unset, str]): At most 128 characters: a retry with the same id returns the same result.
+        service_name (Union[Unset, str]): Only a message from this service (e.g. `Google`); empty for any.
+        timeout (Union[Unset, int]): Seconds to wait, 0 to 300; 0 looks once. Default: 300.
+    """
+
+    channels: Union[None, Unset, list[Channel]] = UNSET
+    request_id: Union[None, Unset, str] = UNSET
+    service_name: Union[Unset, str] = UNSET
+    timeout: Union[Unset, int] = 300
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        channels: Union[None, Unset, list[str]]
+        if isinstance(self.channels, Unset):
+            channels = UNSET
+        elif isinstance(self.channels, list):
+            channels = []
+            for channels_type_0_item_data in self.channels:
+                channels_type_0_item = channels_type_0_item_data.value
+                channels.append(channels_type_0_item)
+
+        else:
+            channels = self.channels
+
+        request_id: Union[None, Unset, str]
+        if isinstance(self.request_id, Unset):
+            request_id = UNSET
+        else:
+            request_id = self.request_id
+
+        service_name = self.service_name
+
+        timeout = self.timeout
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if channels is not UNSET:
+            field_dict["channels"] = channels
+        if request_id is not UNSET:
+            field_dict["request_id"] = request_id
+        if service_name is not UNSET:
+            field_dict["service_name"] = service_name
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+
+        def _parse_channels(data: object) -> Union[None, Unset, list[Channel]]:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                channels_type_0 = []
+                _channels_type_0 = data
+                for channels_type_0_item_data in _channels_type_0:
+                    channels_type_0_item = Channel(channels_type_0_item_data)
+
+                    channels_type_0.append(channels_type_0_item)
+
+                return channels_type_0
+            except:  # noqa: E722
+                pass
+            return cast(Union[None, Unset, list[Channel]], data)
+
+        channels = _parse_channels(d.pop("channels", UNSET))
+
+        def _parse_request_id(data: object) -> Union[None, Unset, str]:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(Union[None, Unset, str], data)
+
+        request_id = _parse_request_id(d.pop("request_id", UNSET))
+
+        service_name = d.pop("service_name", UNSET)
+
+        timeout = d.pop("timeout", UNSET)
+
+        codes_wait_request = cls(
+            channels=channels,
+            request_id=request_id,
+            service_name=service_name,
+            timeout=timeout,
+        )
+
+        codes_wait_request.additional_properties = d
+        return codes_wait_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,105 @@
+import datetime
+from collections.abc import Mapping
+from typing import (
+    Any,
+    TypeVar,
+    Union,
+    cast,
+)
+from uuid import UUID
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+from dateutil.parser import isoparse
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="PhoneNumberOut")
+
+
+@_attrs_define
+class PhoneNumberOut:
+    """
+    Attributes:
+        created_at (datetime.datetime):
+        id (UUID):
+        number (str): E.164, e.g. `+15550100001`.
+        country_iso2 (Union[None, Unset, str]):
+    """
+
+    created_at: datetime.datetime
+    id: UUID
+    number: str
+    country_iso2: Union[None, Unset, str] = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        created_at = self.created_at.isoformat()
+
+        id = str(self.id)
+
+        number = self.number
+
+        country_iso2: Union[None, Unset, str]
+        if isinstance(self.country_iso2, Unset):
+            country_iso2 = UNSET
+        else:
+            country_iso2 = self.country_iso2
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "created_at": created_at,
+                "id": id,
+                "number": number,
+            }
+        )
+        if country_iso2 is not UNSET:
+            field_dict["country_iso2"] = country_iso2
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        created_at = isoparse(d.pop("created_at"))
+
+        id = UUID(d.pop("id"))
+
+        number = d.pop("number")
+
+        def _parse_country_iso2(data: object) -> Union[None, Unset, str]:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(Union[None, Unset, str], data)
+
+        country_iso2 = _parse_country_iso2(d.pop("country_iso2", UNSET))
+
+        phone_number_out = cls(
+            created_at=created_at,
+            id=id,
+            number=number,
+            country_iso2=country_iso2,
+        )
+
+        phone_number_out.additional_properties = d
+        return phone_number_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

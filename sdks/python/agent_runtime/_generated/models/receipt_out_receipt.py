@@ -1,0 +1,48 @@
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="ReceiptOutReceipt")
+
+
+@_attrs_define
+class ReceiptOutReceipt:
+    """`intent_id`, `kind`, `agent_id`, `wallet`, `recipient`, `amount_atomic`, `asset`,
+    `network`, `tx_hash`, `block_number`, `resource_url` (x402 payments), `decided_by`
+    (`policy` or the operator), `confirmed_at`, `executed_at`, `receipt_key_id`.
+
+    """
+
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        receipt_out_receipt = cls()
+
+        receipt_out_receipt.additional_properties = d
+        return receipt_out_receipt
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,95 @@
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    TypeVar,
+)
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.email_message_out import EmailMessageOut
+
+
+T = TypeVar("T", bound="ThreadDetailOut")
+
+
+@_attrs_define
+class ThreadDetailOut:
+    """A thread read whole: its messages oldest first, with full bodies.
+
+    Attributes:
+        earlier_messages_omitted (int): How many earlier messages of a thread of more than 100 are not in `messages`; 0
+            otherwise.
+        messages (list['EmailMessageOut']): Its newest 100 messages at most, oldest first.
+        thread_id (str):
+    """
+
+    earlier_messages_omitted: int
+    messages: list["EmailMessageOut"]
+    thread_id: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        earlier_messages_omitted = self.earlier_messages_omitted
+
+        messages = []
+        for messages_item_data in self.messages:
+            messages_item = messages_item_data.to_dict()
+            messages.append(messages_item)
+
+        thread_id = self.thread_id
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "earlier_messages_omitted": earlier_messages_omitted,
+                "messages": messages,
+                "thread_id": thread_id,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.email_message_out import EmailMessageOut
+
+        d = dict(src_dict)
+        earlier_messages_omitted = d.pop("earlier_messages_omitted")
+
+        messages = []
+        _messages = d.pop("messages")
+        for messages_item_data in _messages:
+            messages_item = EmailMessageOut.from_dict(messages_item_data)
+
+            messages.append(messages_item)
+
+        thread_id = d.pop("thread_id")
+
+        thread_detail_out = cls(
+            earlier_messages_omitted=earlier_messages_omitted,
+            messages=messages,
+            thread_id=thread_id,
+        )
+
+        thread_detail_out.additional_properties = d
+        return thread_detail_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
