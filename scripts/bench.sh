@@ -13,7 +13,8 @@
 #   BENCH_PEER         the FastAPI peer's directory (default ../shared/bench/fastapi-peer)
 #   BENCH_UNTIL        `sends`: stop after the sends' rows and print the table so far (the peer
 #                      and pgbench -S rows come before them)
-#   BENCH_ONLY         `x402`: only the x402 authorizations' rows and the sends beside them
+#   BENCH_ONLY         `x402`: only the x402 authorizations' rows and the sends beside them;
+#                      `failover`: only the failover figures (last in a whole run)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # Ten thousand waits for a code hold ten thousand connections open at once.
@@ -27,6 +28,25 @@ need_command wrk wrk "the load generator"
 
 use_local_database DATABASE_URL agent_runtime_bench
 use_local_database PGBENCH_URL agent_runtime_pgbench
+
+# The failover test of make test on a formation of its own (scripts/ha.sh): per fault, how long
+# writes failed (the first failed write to the first successful one) and the writes in doubt
+# (timed out or cut, each retried with its idempotency key), as its report gives them.
+failover_figures() {
+  echo "bench: the failover test: a formation, two instances, six faults in a row" >&2
+  scripts/ha.sh install >/dev/null
+  build_debug_binaries
+  ANVIL_BIN="${ANVIL_BIN:-$(scripts/chain-tools.sh)}" TEST_DATABASE_URL="$DATABASE_URL" \
+    cargo nextest run --offline -p blackbox -E 'test(/^failover::/)' --no-capture \
+    >/dev/null 2>&1 || echo "bench: the failover test failed; its report follows" >&2
+  echo
+  sed -n '/^failover /,/^$/p' target/failover/report.txt
+}
+
+if [[ "${BENCH_ONLY:-}" == failover ]]; then
+  failover_figures
+  exit 0
+fi
 
 build_release
 results="$(mktemp -t agent-runtime-bench-results.XXXXXX)"
@@ -847,3 +867,4 @@ stop_servers
 
 echo
 python3 scripts/bench-table.py table <"$results"
+failover_figures
