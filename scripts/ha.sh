@@ -8,7 +8,7 @@
 #                           reused (a node that is down is started again and waited for).
 #   scripts/ha.sh install   install pg_auto_failover when missing (as root), and nothing else
 #   scripts/ha.sh down      stop the monitor and both nodes; the data stays for the next `up`
-#   scripts/ha.sh destroy   stop them and remove .data/ha (and the /var/tmp directory it links to)
+#   scripts/ha.sh destroy   kill them and remove .data/ha (and the /var/tmp directory it links to)
 #   scripts/ha.sh url       the URL of the running formation:
 #                           postgres://postgres@127.0.0.1:P1,127.0.0.1:P2/agent_runtime?sslmode=disable&target_session_attrs=read-write
 #   scripts/ha.sh status    the monitor's view (pg_autoctl show state)
@@ -31,7 +31,7 @@
 #                           frozen machine (it accepts TCP and never answers); prints the node's
 #                           name. The monitor fails a paused primary over; `resume` lets it go on
 #   scripts/ha.sh resume [node1|node2]
-#                           SIGCONT to that node, or to both; `down` and `destroy` resume first
+#                           SIGCONT to that node, or to every one; `down` resumes first
 #
 # HA_DIR, when set, is the formation's directory instead of .data/ha (a test's own formation beside
 # a developer's); its lock is HA_DIR.lock.
@@ -152,22 +152,35 @@ monitor_sql() {
     -d pg_auto_failover "$@"
 }
 
-running() { autoctl status --pgdata "$ha/$1" >/dev/null 2>&1; }
 service_pid() { head -n 1 "$ha/run/pg_autoctl$ha/$1/pg_autoctl.pid" 2>/dev/null || true; }
+# Whether NAME's pg_autoctl runs, whether or not its Postgres does (`pg_autoctl status` says no
+# while Postgres is down, e.g. while a demoted node rewinds); a killed one left as a zombie does not.
+running() {
+  local pid
+  pid="$(service_pid "$1")"
+  [[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
+  [[ "$(cut -d' ' -f3 "/proc/$pid/stat")" != Z ]]
+}
 
 # Starts NAME's pg_autoctl (its Postgres with it) in a session of its own, so that the script can
 # return and a Ctrl-C at the terminal does not reach it; fd 9 holds the lock and is not passed on.
+# A pg_autoctl that runs is not started again: its Postgres is waited for.
 start() {
-  local name="$1" port service
-  running "$name" && return
-  say "starting $name"
+  local name="$1" port service=""
   port="$(port_of "$name")"
-  (cd "$ha" && exec setsid "${pg_user[@]}" env "${xdg[@]}" pg_autoctl run --pgdata "$ha/$name") \
-    </dev/null >>"$ha/$name.log" 2>&1 9>&- &
-  service=$!
+  if ! running "$name"; then
+    say "starting $name"
+    (cd "$ha" && exec setsid "${pg_user[@]}" env "${xdg[@]}" pg_autoctl run --pgdata "$ha/$name") \
+      </dev/null >>"$ha/$name.log" 2>&1 9>&- &
+    service=$!
+  fi
   for _ in $(seq 1 300); do
-    if "$bin_dir/pg_isready" -q -h 127.0.0.1 -p "$port"; then return; fi
-    kill -0 "$service" 2>/dev/null || break
+    if "$bin_dir/pg_isready" -q -t 2 -h 127.0.0.1 -p "$port"; then return; fi
+    if [[ -n "$service" ]]; then
+      kill -0 "$service" 2>/dev/null || break
+    else
+      running "$name" || break
+    fi
     sleep 0.2
   done
   tail -n 20 "$ha/$name.log" >&2
@@ -302,17 +315,48 @@ down() {
   done
 }
 
+# No clean stop: the data goes. Every process of the formation is killed (paused ones too), with
+# its process group, and waited for.
 destroy() {
-  # A node that would not stop (down failed) is killed below: it must not outlive its files.
-  (down) || say "stopping failed; killing what is left"
   [[ -e "$ha_path" || -L "$ha_path" ]] || return 0
+  exec 9>"$lock"
+  flock 9
   place_formation
-  local name group
+  local name group groups=() pid
   for name in monitor node1 node2; do
     group="$(group_of "$name" 2>/dev/null)" || group=""
-    [[ -z "$group" ]] || kill -9 -- "-$group" 2>/dev/null || true
+    [[ -z "$group" ]] || groups+=("$group")
+  done
+  for group in "${groups[@]}"; do
+    say "killing process group $group"
+    kill -9 -- "-$group" 2>/dev/null || true
+  done
+  # A Postgres whose pg_autoctl is gone (killed, or stopping) is not in a group above.
+  for name in monitor node1 node2; do
+    pid="$(head -n 1 "$ha/$name/postmaster.pid" 2>/dev/null || true)"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+      say "killing $name's postmaster $pid"
+      groups+=("$(ps -o pgid= -p "$pid" | tr -d ' ')")
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+  done
+  for group in "${groups[@]}"; do
+    for _ in $(seq 1 50); do
+      for pid in $(pgrep -g "$group" || true); do
+        if [[ -r "/proc/$pid/stat" && "$(cut -d' ' -f3 "/proc/$pid/stat")" != Z ]]; then
+          sleep 0.1
+          continue 2
+        fi
+      done
+      break
+    done
   done
   say "removing $ha"
+  # A backend of a killed postmaster may still write its last file.
+  for _ in $(seq 1 20); do
+    rm -rf "$ha" 2>/dev/null && break
+    sleep 0.2
+  done
   rm -rf "$ha"
   rm -f "$ha_path" "$lock"
 }
@@ -376,8 +420,8 @@ failover() {
 # it is not running; fails when that pg_autoctl was not started by `start`, whose group it leads.
 group_of() {
   local name="$1" keeper group
+  running "$name" || return 0
   keeper="$(service_pid "$name")"
-  if [[ -z "$keeper" ]] || ! kill -0 "$keeper" 2>/dev/null; then return 0; fi
   # Its Postgres runs in pg_autoctl's process group, which `start` made (setsid): a pg_autoctl
   # started otherwise may share its group with a shell.
   group="$(ps -o pgid= -p "$keeper" | tr -d ' ')"
