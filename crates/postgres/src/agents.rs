@@ -28,7 +28,7 @@ use crate::rows::{
 };
 use crate::schema::{
     agent_keys, agents, email_domains, email_inboxes, phone_numbers, spend_policies, sponsors,
-    transfer_intents, wallets,
+    transfer_intents, wallet_addresses, wallets,
 };
 use crate::webhooks::{disable_agents_endpoints, disable_keys_endpoints};
 
@@ -154,6 +154,13 @@ async fn insert_agent(
     }
     if let Some(wallet) = &new.wallet {
         let wallet_id = Uuid::now_v7();
+        diesel::insert_into(wallet_addresses::table)
+            .values((
+                wallet_addresses::address.eq(address_column(&wallet.address)),
+                wallet_addresses::agent_id.eq(agent_id),
+            ))
+            .execute(connection)
+            .await?;
         diesel::insert_into(wallets::table)
             .values((
                 wallets::id.eq(wallet_id),
@@ -166,7 +173,7 @@ async fn insert_agent(
             ))
             .execute(connection)
             .await?;
-        insert_default_policy(connection, wallet_id, &wallet.policy_asset).await?;
+        insert_default_policy(connection, new.id, wallet_id, &wallet.policy_asset).await?;
     }
     Ok(())
 }
@@ -192,9 +199,10 @@ async fn insert_first_key(
         .map(drop)
 }
 
-/// Gives the wallet a policy for `asset` with no limits, unless it already has one.
+/// Gives the wallet of `agent` a policy for `asset` with no limits, unless it already has one.
 async fn insert_default_policy(
     connection: &mut AsyncPgConnection,
+    agent: AgentId,
     wallet_id: Uuid,
     asset: &PolicyAsset,
 ) -> Result<(), diesel::result::Error> {
@@ -202,12 +210,13 @@ async fn insert_default_policy(
         .values((
             spend_policies::id.eq(Uuid::now_v7()),
             spend_policies::wallet_id.eq(wallet_id),
+            spend_policies::agent_id.eq(agent.0),
             spend_policies::asset.eq(asset.asset.symbol()),
             spend_policies::chain.eq(asset.chain.as_str()),
             spend_policies::decimals.eq(i16::from(asset.decimals)),
             spend_policies::token_address.eq(asset.token_address.as_ref().map(address_column)),
         ))
-        .on_conflict(spend_policies::wallet_id)
+        .on_conflict((spend_policies::wallet_id, spend_policies::agent_id))
         .do_nothing()
         .execute(connection)
         .await?;
@@ -222,7 +231,8 @@ async fn policy_shown(
     spend_policies::table
         .find(policy)
         .select(diesel::dsl::sql::<diesel::sql_types::Jsonb>(
-            "to_jsonb(spend_policies) - 'id' - 'wallet_id' - 'created_at' - 'updated_at'",
+            "to_jsonb(spend_policies) - 'id' - 'wallet_id' - 'agent_id' - 'created_at' \
+             - 'updated_at'",
         ))
         .first(connection)
         .await
@@ -244,7 +254,7 @@ async fn apply_policy_change(
     else {
         return Ok(None);
     };
-    insert_default_policy(connection, wallet_id, asset).await?;
+    insert_default_policy(connection, agent, wallet_id, asset).await?;
     // The row lock serialises concurrent changes, so an extension never loses another's addresses.
     let current = spend_policies::table
         .filter(spend_policies::wallet_id.eq(wallet_id))

@@ -1,5 +1,9 @@
 //! Diesel table definitions, kept in step with `migrations/` by hand (and checked by the store
 //! tests, which run every query against the migrated schema).
+//!
+//! The key each `table!` names is the one its rows are found by. In the database the key of a
+//! table of agent data also includes `agent_id` (decision 0091), which these keys already
+//! determine.
 
 diesel::table! {
     sponsors (id) {
@@ -75,6 +79,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    wallet_addresses (address) {
+        address -> Text,
+        agent_id -> Uuid,
+    }
+}
+
+diesel::table! {
     spend_policies (id) {
         id -> Uuid,
         wallet_id -> Uuid,
@@ -95,6 +106,7 @@ diesel::table! {
         approvals_required -> Nullable<SmallInt>,
         approvals_required_above_atomic -> Nullable<Numeric>,
         x402_enabled -> Bool,
+        agent_id -> Uuid,
     }
 }
 
@@ -156,6 +168,7 @@ diesel::table! {
         payment_response -> Nullable<Jsonb>,
         watch_from_block -> Nullable<BigInt>,
         watch_held_until -> Nullable<Timestamptz>,
+        agent_id -> Uuid,
     }
 }
 
@@ -172,6 +185,7 @@ diesel::table! {
         auto_open_atomic -> Numeric,
         auto_daily_executed_atomic -> Numeric,
         auto_daily_expired_through -> Timestamptz,
+        agent_id -> Uuid,
     }
 }
 
@@ -182,6 +196,7 @@ diesel::table! {
         open_atomic -> Numeric,
         daily_executed_atomic -> Numeric,
         daily_expired_through -> Timestamptz,
+        agent_id -> Uuid,
     }
 }
 
@@ -190,6 +205,7 @@ diesel::table! {
         intent_id -> Uuid,
         operator -> Text,
         approved_at -> Timestamptz,
+        agent_id -> Uuid,
     }
 }
 
@@ -205,6 +221,7 @@ diesel::table! {
         broadcasts -> Integer,
         last_broadcast_at -> Nullable<Timestamptz>,
         last_error -> Nullable<Text>,
+        agent_id -> Uuid,
     }
 }
 
@@ -221,6 +238,7 @@ diesel::table! {
     listing_versions (owner_id) {
         owner_id -> Uuid,
         version -> BigInt,
+        agent_id -> Uuid,
     }
 }
 
@@ -333,6 +351,7 @@ diesel::table! {
         attachment -> Integer,
         piece -> Integer,
         bytes -> Bytea,
+        agent_id -> Uuid,
     }
 }
 
@@ -345,6 +364,7 @@ diesel::table! {
         message_count -> BigInt,
         last_message_at -> Timestamptz,
         last_message_id -> Uuid,
+        agent_id -> Uuid,
     }
 }
 
@@ -460,6 +480,7 @@ diesel::table! {
         secret -> Text,
         created_at -> Timestamptz,
         signs_until -> Nullable<Timestamptz>,
+        agent_id -> Uuid,
     }
 }
 
@@ -492,6 +513,7 @@ diesel::table! {
         error -> Nullable<Text>,
         duration_ms -> Integer,
         attempted_at -> Timestamptz,
+        agent_id -> Uuid,
     }
 }
 
@@ -619,6 +641,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_sender_rules,
     email_threads,
     wallets,
+    wallet_addresses,
     spend_policies,
     transfer_intents,
     wallet_spend_totals,

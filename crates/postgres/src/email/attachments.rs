@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Interval};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::{AttachmentId, EmailMessageId, ATTACHMENT_PIECE_BYTES};
+use domain::{AgentId, AttachmentId, EmailMessageId, ATTACHMENT_PIECE_BYTES};
 use ports::{AttachmentBytes, AttachmentContent, AttachmentUploads, StoreError};
 use uuid::Uuid;
 
@@ -21,11 +21,12 @@ use crate::schema::{email_attachment_pieces, email_attachment_uploads};
 /// Pieces written by one statement: 64 of 256 KiB is 16 MiB of parameters at most.
 const PIECES_PER_STATEMENT: usize = 64;
 
-/// Keeps the bytes of every stored attachment of `message` on the caller's transaction: writes
-/// those at hand in pieces, and takes the record of those put in the object store ahead, which
-/// must still be there (not swept).
+/// Keeps the bytes of every stored attachment of `message`, of `agent`, on the caller's
+/// transaction: writes those at hand in pieces, and takes the record of those put in the object
+/// store ahead, which must still be there (not swept).
 pub(crate) async fn keep_bytes<E: From<StoreError>>(
     connection: &mut AsyncPgConnection,
+    agent: AgentId,
     message: EmailMessageId,
     attachments: &[AttachmentBytes],
 ) -> Result<(), TxError<E>> {
@@ -43,12 +44,13 @@ pub(crate) async fn keep_bytes<E: From<StoreError>>(
             ))));
         }
     }
-    Ok(write_pieces(connection, message, attachments).await?)
+    Ok(write_pieces(connection, agent, message, attachments).await?)
 }
 
 /// Writes the bytes at hand of every stored attachment of `message`.
 async fn write_pieces(
     connection: &mut AsyncPgConnection,
+    agent: AgentId,
     message: EmailMessageId,
     attachments: &[AttachmentBytes],
 ) -> QueryResult<()> {
@@ -61,6 +63,7 @@ async fn write_pieces(
         for (piece, bytes) in content.chunks(ATTACHMENT_PIECE_BYTES).enumerate() {
             rows.push((
                 email_attachment_pieces::message_id.eq(message.0),
+                email_attachment_pieces::agent_id.eq(agent.0),
                 email_attachment_pieces::attachment.eq(position),
                 email_attachment_pieces::piece.eq(i32::try_from(piece).unwrap_or(i32::MAX)),
                 email_attachment_pieces::bytes.eq(bytes),

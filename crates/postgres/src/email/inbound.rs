@@ -134,7 +134,7 @@ async fn store_locked(
                 .await?;
             // Waits for a code of the agent wake on every instance when this commits, by the
             // notification of its `email.received` event.
-            keep_bytes(connection, message.id, &email.attachments).await?;
+            keep_bytes(connection, message.agent_id, message.id, &email.attachments).await?;
             let mut record = message_record(row).map_err(TxError::store)?;
             // Written after the row it returned.
             record.sender_authentication = email.sender_authentication.clone();

@@ -176,7 +176,13 @@ async fn accept_locked(
             .execute(connection)
             .await?;
     }
-    keep_bytes(connection, message.id, &message.attachments).await?;
+    keep_bytes(
+        connection,
+        message.agent_id,
+        message.id,
+        &message.attachments,
+    )
+    .await?;
     Ok(Acceptance::Accepted(
         message_record(row).map_err(TxError::store)?,
     ))

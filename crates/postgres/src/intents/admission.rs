@@ -174,7 +174,7 @@ async fn admit_locked(
     let policy = policy.into_record().map_err(TxError::store)?;
     let capped_recipient = policy.rules.recipient_limits.daily_capped(&terms.recipient);
     let held = totals_row(moved, wallet)?
-        .held(connection, wallet, capped_recipient.as_ref())
+        .held(connection, agent, wallet, capped_recipient.as_ref())
         .await?;
     let context = AdmissionContext {
         wallet_address: &parse_address(&address).map_err(TxError::store)?,
@@ -240,12 +240,10 @@ async fn admit_locked(
     )
     .get_result::<TransferIntentRow>(connection)
     .boxed();
-    let payment = optional(
-        intent
-            .x402
-            .as_ref()
-            .map(|offer| insert_payment(connection, intent.id, wallet, offer, signed.as_ref())),
-    );
+    let payment =
+        optional(intent.x402.as_ref().map(|offer| {
+            insert_payment(connection, intent.id, agent, wallet, offer, signed.as_ref())
+        }));
     let authorized = match &signed {
         Some(_) => {
             let next = admitted

@@ -237,6 +237,7 @@ async fn record_locked(
         .values((
             transfer_attempts::tx_hash.eq(&attempt.hash),
             transfer_attempts::intent_id.eq(id.0),
+            transfer_attempts::agent_id.eq(intent.agent_id.0),
             transfer_attempts::nonce.eq(nonce_column(attempt.nonce).map_err(TxError::store)?),
             transfer_attempts::raw_transaction.eq(&attempt.raw),
             transfer_attempts::max_fee_per_gas.eq(fee_column(attempt.fees.max_fee_per_gas)),

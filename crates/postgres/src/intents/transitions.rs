@@ -83,6 +83,7 @@ async fn approve_locked(
     let counted = diesel::insert_into(intent_approvals::table)
         .values((
             intent_approvals::intent_id.eq(id.0),
+            intent_approvals::agent_id.eq(current.agent_id.0),
             intent_approvals::operator.eq(approver.to_string()),
         ))
         .on_conflict_do_nothing()

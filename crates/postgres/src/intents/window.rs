@@ -257,9 +257,9 @@ static MOVE_WALLET_AND_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
 
 static CREATE_RECIPIENT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT INTO recipient_spend_totals (wallet_id, recipient_address, open_atomic, \
-             daily_executed_atomic, daily_expired_through) \
-         SELECT $1, $2, open_atomic, executed_atomic, {start} FROM (SELECT {scan}) AS scan \
+        "INSERT INTO recipient_spend_totals (wallet_id, recipient_address, agent_id, \
+             open_atomic, daily_executed_atomic, daily_expired_through) \
+         SELECT $1, $2, $3, open_atomic, executed_atomic, {start} FROM (SELECT {scan}) AS scan \
          RETURNING open_atomic + daily_executed_atomic AS held",
         start = window_start(SpendWindow::Daily),
         scan = scan_recipient("$1", "$2"),
@@ -508,6 +508,7 @@ impl MovedWindows {
     pub(super) async fn held<E: From<StoreError>>(
         self,
         connection: &mut AsyncPgConnection,
+        agent: AgentId,
         wallet: WalletId,
         recipient: Option<&EvmAddress>,
     ) -> Result<Held, TxError<E>> {
@@ -521,7 +522,8 @@ impl MovedWindows {
                 let created: RecipientHeld = Prepared(
                     diesel::sql_query(CREATE_RECIPIENT.as_str())
                         .bind::<SqlUuid, _>(wallet.0)
-                        .bind::<Text, _>(address_column(recipient)),
+                        .bind::<Text, _>(address_column(recipient))
+                        .bind::<SqlUuid, _>(agent.0),
                 )
                 .get_result(connection)
                 .await?;

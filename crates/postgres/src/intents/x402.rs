@@ -81,6 +81,7 @@ fn offer_column(offer: &ChosenOffer) -> Value {
 pub(super) fn insert_payment(
     connection: &mut AsyncPgConnection,
     intent: IntentId,
+    agent: AgentId,
     wallet: WalletId,
     offer: &ChosenOffer,
     signed: Option<&SignedAuthorization>,
@@ -89,6 +90,7 @@ pub(super) fn insert_payment(
         diesel::insert_into(x402_payments::table)
             .values((
                 x402_payments::intent_id.eq(intent.0),
+                x402_payments::agent_id.eq(agent.0),
                 x402_payments::wallet_id.eq(wallet.0),
                 x402_payments::offer.eq(offer_column(offer)),
                 x402_payments::resource_url.eq(offer.resource_url.clone()),

@@ -113,6 +113,7 @@ async fn store_locked(
             .on_conflict((
                 sms_messages::phone_number_id,
                 sms_messages::provider_message_id,
+                sms_messages::agent_id,
             ))
             .do_nothing()
             .execute(connection)

@@ -67,6 +67,7 @@ impl WebhookEndpointStore for PgWebhookStore {
                     diesel::insert_into(webhook_secrets::table)
                         .values((
                             webhook_secrets::endpoint_id.eq(endpoint.id.0),
+                            webhook_secrets::agent_id.eq(agent.0),
                             webhook_secrets::secret.eq(&endpoint.secret),
                         ))
                         .execute(connection)
@@ -271,6 +272,7 @@ impl WebhookEndpointStore for PgWebhookStore {
                     diesel::insert_into(webhook_secrets::table)
                         .values((
                             webhook_secrets::endpoint_id.eq(id.0),
+                            webhook_secrets::agent_id.eq(agent.0),
                             webhook_secrets::secret.eq(&secret),
                         ))
                         .execute(connection)

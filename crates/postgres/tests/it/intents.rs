@@ -1553,7 +1553,7 @@ async fn stored_totals(fixture: &Fixture, agent: AgentId) -> (String, String) {
     let mut connection = fixture.database.connection().await;
     let totals: Totals = diesel::sql_query(
         "SELECT open_atomic::text AS open, daily_executed_atomic::text AS executed \
-         FROM wallet_spend_totals JOIN wallets ON wallets.id = wallet_id WHERE agent_id = $1",
+         FROM wallet_spend_totals WHERE agent_id = $1",
     )
     .bind::<SqlUuid, _>(agent.0)
     .get_result(&mut connection)

@@ -2,6 +2,7 @@
 
 mod agents;
 mod barrier;
+mod distribution;
 mod email;
 mod events;
 mod failover;
