@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use diesel::sql_types::{Array, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-use test_support::TestDatabase;
+use test_support::{workspace_root, TestDatabase};
 
 /// The column a table of agent data is distributed by.
 const AGENT_COLUMN: &str = "agent_id";
@@ -407,5 +407,59 @@ async fn the_check_names_each_table_that_breaks_the_rule_and_each_entry_without_
             "`webhook_turns` is listed as not by agent (\"listed by mistake\"), but it would pass \
              as agent data: take it off the list",
         ]
+    );
+}
+
+/// The tables `docs/operations.md` names in the paragraph that starts with `marker`.
+fn named_in_guide(
+    guide: &str,
+    marker: &str,
+    tables: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeSet<String> {
+    let start = guide
+        .find(marker)
+        .unwrap_or_else(|| panic!("docs/operations.md has no paragraph starting {marker}"));
+    let paragraph = guide[start..].split("\n\n").next().unwrap_or_default();
+    tables
+        .keys()
+        .filter(|table| paragraph.contains(&format!("`{table}`")))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn the_operations_guide_places_every_table_where_the_check_does() {
+    let database = TestDatabase::new().await;
+    let catalog = read_catalog(&mut database.connection().await).await;
+    let guide = std::fs::read_to_string(workspace_root().join("docs/operations.md"))
+        .expect("docs/operations.md");
+    let placed = |placement: Placement| -> BTreeSet<String> {
+        NOT_BY_AGENT
+            .iter()
+            .filter(|entry| entry.placement == placement)
+            .map(|entry| entry.table.to_owned())
+            .collect()
+    };
+    let by_agent: BTreeSet<String> = catalog
+        .tables
+        .keys()
+        .filter(|table| {
+            !NOT_BY_AGENT
+                .iter()
+                .any(|entry| entry.table == table.as_str())
+        })
+        .cloned()
+        .collect();
+    assert_eq!(
+        named_in_guide(&guide, "**Distributed by agent**", &catalog.tables),
+        by_agent
+    );
+    assert_eq!(
+        named_in_guide(&guide, "**Reference tables**", &catalog.tables),
+        placed(Placement::Reference)
+    );
+    assert_eq!(
+        named_in_guide(&guide, "**On the coordinator**", &catalog.tables),
+        placed(Placement::Coordinator)
     );
 }
