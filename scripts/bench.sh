@@ -671,10 +671,11 @@ WITH message AS (
         now()
     FROM email_inboxes AS inbox, (SELECT gen_random_uuid() AS id) AS fresh
     WHERE inbox.agent_id = :'agent'
-    RETURNING id
+    RETURNING id, agent_id
 ), pieces AS (
-    INSERT INTO email_attachment_pieces (message_id, attachment, piece, bytes)
-    SELECT message.id, 1, piece, decode(repeat(lpad(to_hex(piece), 2, '0'), 262144), 'hex')
+    INSERT INTO email_attachment_pieces (message_id, agent_id, attachment, piece, bytes)
+    SELECT message.id, message.agent_id, 1, piece,
+        decode(repeat(lpad(to_hex(piece), 2, '0'), 262144), 'hex')
     FROM message, generate_series(0, 99) AS piece
 )
 SELECT id FROM message;
