@@ -48,6 +48,12 @@ export MCP_CLIENTS_PYTHON
 # The official x402 package, the paid server and facilitator of the x402 payment tests.
 X402_PYTHON="${X402_PYTHON:-$(scripts/x402-tools.sh)}"
 export X402_PYTHON
+# The client libraries' generators, build tools and offline wheelhouse (pinned), and their wheel
+# and npm tarball built from the committed sources, which the SDK tests install into clean
+# environments.
+SDK_TOOLS="${SDK_TOOLS:-$(scripts/sdk-tools.sh)}"
+export SDK_TOOLS
+scripts/sdks.sh build >/dev/null
 # Playwright for Python and Debian's Chromium, and axe-core, for the operator console's browser
 # test.
 CONSOLE_BROWSER_PYTHON="${CONSOLE_BROWSER_PYTHON:-$(scripts/console-browser.sh)}"
