@@ -53,7 +53,7 @@ const PACE: Duration = Duration::from_millis(100);
 /// The pause between one agent's sends: each is a transaction on chain once executed.
 const SEND_PACE: Duration = Duration::from_millis(400);
 /// Each agent's daily window (atomic units): the first is reached about halfway through.
-const WINDOWS: [u64; AGENTS] = [150, 2_000, 2_000];
+const WINDOWS: [u64; AGENTS] = [100, 2_000, 2_000];
 /// Sends at or under this amount are confirmed by the policy; the others wait for the operator.
 const AUTO_CONFIRM_MAX: u64 = 2;
 /// Tokens each wallet holds: far more than its window.
@@ -298,10 +298,10 @@ struct Recovery {
     unavailable: usize,
     /// Writes sent during the fault that got no answer (timed out, connection failed).
     in_doubt: usize,
-    /// From the first failed write (sent) to the first successful one after the last failure
-    /// (sent).
+    /// From the first failed write (sent) to the first successful answer to a write sent after
+    /// the last failure.
     outage: Duration,
-    /// The first successful write after the last failure, from the fault.
+    /// That answer, from the fault.
     back: Option<Duration>,
     /// From the new primary taking writes (as probed) to that write: negative when the instance
     /// was back before the probe saw the new primary.
@@ -343,7 +343,7 @@ fn recovery(answers: &[Answer], server: usize, run: &FaultRun, until: Instant) -
         .iter()
         .filter(|answer| answer.outcome.is_success())
         .filter(|answer| last_failed.is_none_or(|last| answer.sent > last))
-        .map(|answer| answer.sent)
+        .map(|answer| answer.at)
         .min();
     if let (Some(first), Some(back)) = (first_failed, back) {
         figures.outage = back.saturating_duration_since(first.max(run.injected));
@@ -446,7 +446,8 @@ async fn open_intents(
 }
 
 /// The last resort against a test stuck where its own deadline cannot fire (a thread blocked):
-/// past `WHOLE` and a margin, the formation is destroyed and the process ends.
+/// past `WHOLE` and a margin, the formation is destroyed, this process's children (the servers,
+/// anvil, each with its process group) killed, and the process ends, no Drop having run.
 fn watchdog(folder: PathBuf) -> std::sync::mpsc::Sender<()> {
     let (done, finished) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
@@ -455,10 +456,35 @@ fn watchdog(folder: PathBuf) -> std::sync::mpsc::Sender<()> {
         {
             eprintln!("failover: stuck past {WHOLE:?}; destroying the formation and exiting");
             destroy(&folder);
+            for child in children() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{child}"), &child.to_string()])
+                    .output();
+            }
             std::process::exit(101);
         }
     });
     done
+}
+
+/// The processes this one started, as /proc tells.
+fn children() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // After the command's name in parentheses: the state, then the parent's pid.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(|ppid| ppid == me))
+                    .unwrap_or(false)
+            })
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -970,8 +996,9 @@ async fn scenario(
         "failover: {} faults in a row on a formation of a monitor and two synchronous nodes, two \
          instances, {AGENTS} agents; formation up in {:.0} s, set up in {:.0} s, load for {:.0} s, \
          {answers} answers\n\nper failover, each instance's writes: failed with 503 / without an \
-         answer, the outage (first failed to first successful write), back (that write, from \
-         the fault) and vs primary (from the new primary taking writes), the slowest write\n\
+         answer; the outage, from the first failed write to the first success of a write sent \
+         after the last failure; back, that success from the fault, and vs primary, from the new \
+         primary taking writes; the slowest write\n\
          {faults_table}\nevery record\n{}\nby when it was first asked for\n{kinds_table}",
         runs.len(),
         formation_up.as_secs_f64(),

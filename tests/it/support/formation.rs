@@ -94,7 +94,38 @@ fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Destroys the formations of test processes that are gone (killed before their Drop ran).
+/// The processes whose `DATABASE_URL` names the formation of `url` (its hosts in any order).
+fn served_by(url: &str) -> Vec<u32> {
+    let hosts = |url: &str| -> Option<Vec<String>> {
+        let (_, rest) = url.split_once('@')?;
+        let (hosts, _) = rest.split_once('/')?;
+        let mut hosts: Vec<String> = hosts.split(',').map(str::to_owned).collect();
+        hosts.sort();
+        Some(hosts)
+    };
+    let Some(ours) = hosts(url) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.split(|byte| *byte == 0).any(|variable| {
+                String::from_utf8_lossy(variable)
+                    .strip_prefix("DATABASE_URL=")
+                    .and_then(hosts)
+                    .is_some_and(|theirs| theirs == ours)
+            })
+        })
+        .collect()
+}
+
+/// Destroys the formations of test processes that are gone (killed before their Drop ran), and
+/// the servers they left on them.
 fn destroy_leftovers() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -109,6 +140,13 @@ fn destroy_leftovers() {
             continue;
         };
         if pid != std::process::id() && !alive(pid) {
+            if let Ok(url) = std::fs::read_to_string(entry.path().join("url")) {
+                for server in served_by(url.trim()) {
+                    let _ = Command::new("kill")
+                        .args(["-KILL", &server.to_string()])
+                        .output();
+                }
+            }
             destroy(&entry.path());
         }
     }
@@ -141,6 +179,8 @@ impl Formation {
             "not a URL: {}",
             formation.url
         );
+        // For the next test, should this process be killed before its Drop runs.
+        std::fs::write(formation.folder.join("url"), &formation.url).expect("the URL kept");
         formation
     }
 
