@@ -40,7 +40,7 @@ failover_figures() {
     cargo nextest run --offline -p blackbox -E 'test(/^failover::/)' --no-capture \
     >/dev/null 2>&1 || echo "bench: the failover test failed; its report follows" >&2
   echo
-  sed -n '/^failover /,/^$/p' target/failover/report.txt
+  sed -n '/^per failover/,/^$/p' target/failover/report.txt
 }
 
 if [[ "${BENCH_ONLY:-}" == failover ]]; then
