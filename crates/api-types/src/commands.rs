@@ -196,6 +196,12 @@ fn decode_base64_text(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
     })
 }
 
+/// The `Idempotency-Key` header of a creating route (a webhook endpoint, its secret, its
+/// replay, a key), read as a mail send reads it; `None` without the header.
+pub fn idempotency_key_header(raw: Option<&[u8]>) -> Result<Option<IdempotencyKey>, FieldErrors> {
+    header_key(raw).map_err(FieldErrors::from)
+}
+
 /// The idempotency key of a mail send, or pydantic's words for what is wrong with it. The key
 /// travels as header text: visible ASCII and the tab, as HTTP reads a header's value.
 fn header_key(raw: Option<&[u8]>) -> Result<Option<IdempotencyKey>, FieldError> {

@@ -16,7 +16,8 @@ mod wallet;
 
 pub use agents::{AgentResponse, EmailInboxOut, PhoneNumberOut};
 pub use commands::{
-    attachments_too_large, EmailForward, EmailReply, EmailSend, IDEMPOTENCY_KEY_HEADER,
+    attachments_too_large, idempotency_key_header, EmailForward, EmailReply, EmailSend,
+    IDEMPOTENCY_KEY_HEADER,
 };
 pub use email::{
     search_query, AttachmentIn, AttachmentOut, EmailForwardRequest, EmailInboxPage,

@@ -8,14 +8,14 @@ use domain::commands::{CreateWebhook, UpdateWebhook};
 use std::time::Duration;
 
 use domain::{
-    AgentProfile, AttemptFailure, CursorCodec, CursorPosition, Targets, WebhookAttemptRecord,
-    WebhookEndpointId, WebhookEndpointRecord, WebhookUrl, WebhookUrlError, MAX_WEBHOOK_ENDPOINTS,
-    OLD_SECRET_SIGNS_FOR, REPLAY_RATE,
+    request_fingerprint, AgentProfile, AttemptFailure, CursorCodec, CursorPosition, IdempotencyKey,
+    Targets, WebhookAttemptRecord, WebhookEndpointId, WebhookEndpointRecord, WebhookUrl,
+    WebhookUrlError, MAX_WEBHOOK_ENDPOINTS, OLD_SECRET_SIGNS_FOR, REPLAY_RATE,
 };
 use ports::{
-    DeliveryError, EndpointRefusal, NewWebhookEndpoint, Replayed, StoreError,
-    WebhookAttemptOutcomes, WebhookDelivery, WebhookDeliveryLog, WebhookEndpointChanges,
-    WebhookEndpointStore, WebhookPoster,
+    DeliveryError, EndpointRefusal, EndpointWithSecret, NewWebhookEndpoint, Replayed, RequestKey,
+    StoreError, WebhookAttemptOutcomes, WebhookDelivery, WebhookDeliveryLog,
+    WebhookEndpointChanges, WebhookEndpointStore, WebhookPoster,
 };
 use rand::RngCore;
 use time::OffsetDateTime;
@@ -41,6 +41,12 @@ pub enum WebhookError {
     KeyRevoked,
     #[error("Too many replays of this endpoint; retry later")]
     TooManyReplays { retry_after: Duration },
+    /// Another request with the same idempotency key is being written right now.
+    #[error("A request with this idempotency key is in progress")]
+    KeyInFlight,
+    /// The idempotency key was used, within 24 hours, for a different request.
+    #[error("the key was used within 24 hours for a different request")]
+    KeyReused,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -50,6 +56,8 @@ impl From<EndpointRefusal> for WebhookError {
         match refusal {
             EndpointRefusal::TooMany => Self::TooMany,
             EndpointRefusal::KeyRevoked => Self::KeyRevoked,
+            EndpointRefusal::KeyInFlight => Self::KeyInFlight,
+            EndpointRefusal::KeyReused => Self::KeyReused,
             EndpointRefusal::Store(store) => Self::Store(store),
         }
     }
@@ -60,6 +68,35 @@ impl From<EndpointRefusal> for WebhookError {
 pub struct AttemptPage {
     pub items: Vec<WebhookAttemptRecord>,
     pub next_cursor: Option<String>,
+}
+
+/// What a replay came to: how many deliveries its request made due, and whether the answer is
+/// an earlier request's under the same idempotency key.
+pub(crate) fn replayed(replayed: Option<Replayed>) -> Result<(usize, bool), WebhookError> {
+    match replayed {
+        None => Err(WebhookError::NotFound),
+        Some(Replayed::Queued(queued)) => Ok((queued, false)),
+        Some(Replayed::Again(queued)) => Ok((queued, true)),
+        Some(Replayed::Limited { retry_after }) => {
+            Err(WebhookError::TooManyReplays { retry_after })
+        }
+        Some(Replayed::KeyInFlight) => Err(WebhookError::KeyInFlight),
+        Some(Replayed::KeyReused) => Err(WebhookError::KeyReused),
+    }
+}
+
+/// The key a keyed write of the principal's is kept under: `key` per the agent key the request
+/// came with, bound to the request's `fields` (decision 0094).
+fn request_key<'a>(
+    principal: &Principal,
+    key: Option<IdempotencyKey>,
+    fields: impl IntoIterator<Item = &'a str>,
+) -> Option<RequestKey> {
+    key.map(|key| RequestKey {
+        key,
+        made_by: principal.key.id,
+        fingerprint: request_fingerprint(fields),
+    })
 }
 
 /// A new secret, `whsec_` and the base64 of 32 bytes from the operating system's random source.
@@ -98,15 +135,35 @@ impl WebhookService {
         WebhookUrl::parse(url.as_str(), self.targets).map_err(WebhookError::Url)
     }
 
-    /// Creates the endpoint; its secret is returned this once.
-    #[tracing::instrument(level = "debug", skip(self, principal, command), fields(agent = %principal.profile.agent.id))]
+    /// Creates the endpoint; its secret is returned this once, and again to a retry with the
+    /// same `idempotency_key` and request within 24 hours (`replayed`).
+    #[tracing::instrument(level = "debug", skip(self, principal, command, idempotency_key), fields(agent = %principal.profile.agent.id))]
     pub async fn create(
         &self,
         principal: &Principal,
         command: CreateWebhook,
-    ) -> Result<(WebhookEndpointRecord, String), WebhookError> {
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> Result<EndpointWithSecret, WebhookError> {
         let profile = principal.profile.as_ref();
         let url = self.allowed(&command.url)?;
+        // The set of types as its bits: the same set asked in any order is the same request.
+        let types = command.types.map(|types| format!("{types:?}"));
+        let keyed = request_key(
+            principal,
+            idempotency_key,
+            [
+                "webhook_create",
+                url.as_str(),
+                if types.is_some() { "some" } else { "all" },
+                types.as_deref().unwrap_or_default(),
+                if command.description.is_some() {
+                    "some"
+                } else {
+                    "none"
+                },
+                command.description.as_deref().unwrap_or_default(),
+            ],
+        );
         let secret = new_secret();
         let endpoint = NewWebhookEndpoint {
             id: WebhookEndpointId(Uuid::now_v7()),
@@ -116,11 +173,10 @@ impl WebhookService {
             secret: secret.clone(),
             key: principal.key.hash,
         };
-        let created = self
+        Ok(self
             .endpoints
-            .create(profile.agent.id, endpoint, MAX_WEBHOOK_ENDPOINTS)
-            .await?;
-        Ok((created, secret))
+            .create(profile.agent.id, endpoint, MAX_WEBHOOK_ENDPOINTS, keyed)
+            .await?)
     }
 
     pub async fn list(
@@ -177,19 +233,27 @@ impl WebhookService {
         }
     }
 
-    /// A new secret for the endpoint, returned this once; the old one signs for a day more.
+    /// A new secret for the endpoint, returned this once (and again to a retry with the same
+    /// `idempotency_key` within 24 hours, which rotates nothing); the old one signs for a day
+    /// more.
     pub async fn rotate_secret(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         id: WebhookEndpointId,
-    ) -> Result<(WebhookEndpointRecord, String), WebhookError> {
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> Result<EndpointWithSecret, WebhookError> {
+        let endpoint = id.0.to_string();
+        let keyed = request_key(
+            principal,
+            idempotency_key,
+            ["webhook_rotate_secret", &endpoint],
+        );
         let secret = new_secret();
-        let endpoint = self
-            .endpoints
-            .rotate_secret(profile.agent.id, id, secret.clone(), OLD_SECRET_SIGNS_FOR)
+        let agent = principal.profile.agent.id;
+        self.endpoints
+            .rotate_secret(agent, id, secret, OLD_SECRET_SIGNS_FOR, keyed)
             .await?
-            .ok_or(WebhookError::NotFound)?;
-        Ok((endpoint, secret))
+            .ok_or(WebhookError::NotFound)
     }
 
     /// The endpoint's attempts, newest first.
@@ -217,24 +281,28 @@ impl WebhookService {
     }
 
     /// Delivers again every kept event of a type the endpoint wants after `after`, within the
-    /// endpoint's replays (`REPLAY_RATE`); how many deliveries are due now.
+    /// endpoint's replays (`REPLAY_RATE`); how many deliveries are due now. A retry with the
+    /// same `idempotency_key` and request within 24 hours answers the first replay's count again
+    /// (`true`), delivering nothing more and taking none of the rate.
     pub async fn replay(
         &self,
-        profile: &AgentProfile,
+        principal: &Principal,
         id: WebhookEndpointId,
         after: u64,
-    ) -> Result<usize, WebhookError> {
-        match self
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> Result<(usize, bool), WebhookError> {
+        let (endpoint, position) = (id.0.to_string(), after.to_string());
+        let keyed = request_key(
+            principal,
+            idempotency_key,
+            ["webhook_replay", &endpoint, &position],
+        );
+        let agent = principal.profile.agent.id;
+        let replayed = self
             .deliveries
-            .replay(profile.agent.id, id, after, Some(REPLAY_RATE))
-            .await?
-        {
-            None => Err(WebhookError::NotFound),
-            Some(Replayed::Queued(queued)) => Ok(queued),
-            Some(Replayed::Limited { retry_after }) => {
-                Err(WebhookError::TooManyReplays { retry_after })
-            }
-        }
+            .replay(agent, id, after, Some(REPLAY_RATE), keyed)
+            .await?;
+        self::replayed(replayed)
     }
 }
 
@@ -311,7 +379,7 @@ mod tests {
         EmailMessageId, EventId, EventPayload, EventRecord, EventType, WebhookDeliveryId,
     };
     use ports::{
-        MockWebhookAttemptOutcomes, MockWebhookDeliveryLog, MockWebhookEndpointStore,
+        Answered, MockWebhookAttemptOutcomes, MockWebhookDeliveryLog, MockWebhookEndpointStore,
         MockWebhookPoster, PostAnswer,
     };
 
@@ -460,14 +528,14 @@ mod tests {
 
     #[tokio::test]
     async fn an_agents_replays_take_from_the_endpoints_rate_and_a_spent_one_says_when_to_retry() {
-        let profile = AgentProfile::fixture();
-        let agent = profile.agent.id;
+        let profile = crate::agents::fixtures::principal(AgentProfile::fixture());
+        let agent = profile.profile.agent.id;
         let mut endpoints = Endpoints::default();
         endpoints
             .deliveries
             .expect_replay()
-            .withf(move |owner, _, after, rate| {
-                *owner == agent && *after == 7 && *rate == Some(REPLAY_RATE)
+            .withf(move |owner, _, after, rate, keyed| {
+                *owner == agent && *after == 7 && *rate == Some(REPLAY_RATE) && keyed.is_none()
             })
             .times(2)
             .returning({
@@ -477,13 +545,16 @@ mod tests {
                     },
                     Replayed::Queued(3),
                 ];
-                move |_, _, _, _| Ok(answers.pop())
+                move |_, _, _, _, _| Ok(answers.pop())
             });
         let service = service(endpoints);
         let id = WebhookEndpointId(Uuid::now_v7());
-        assert_eq!(service.replay(&profile, id, 7).await.expect("queued"), 3);
+        assert_eq!(
+            service.replay(&profile, id, 7, None).await.expect("queued"),
+            (3, false)
+        );
         assert!(matches!(
-            service.replay(&profile, id, 7).await,
+            service.replay(&profile, id, 7, None).await,
             Err(WebhookError::TooManyReplays { retry_after }) if retry_after == Duration::from_secs(42)
         ));
     }
@@ -496,9 +567,9 @@ mod tests {
         endpoints
             .store
             .expect_create()
-            .withf(move |_, endpoint, _| endpoint.key == key)
+            .withf(move |_, endpoint, _, _| endpoint.key == key)
             .times(1)
-            .returning(|_, _, _| Err(EndpointRefusal::KeyRevoked));
+            .returning(|_, _, _, _| Err(EndpointRefusal::KeyRevoked));
         endpoints
             .store
             .expect_update()
@@ -513,7 +584,7 @@ mod tests {
             description: None,
         };
         assert!(matches!(
-            service.create(&principal, command).await,
+            service.create(&principal, command, None).await,
             Err(WebhookError::KeyRevoked)
         ));
         let enabling = UpdateWebhook {
@@ -524,6 +595,120 @@ mod tests {
             .update(&principal, WebhookEndpointId(Uuid::now_v7()), enabling)
             .await
             .expect("enabled");
+    }
+
+    fn hook(url: &str, description: Option<&str>) -> CreateWebhook {
+        CreateWebhook {
+            url: WebhookUrl::parse(url, Targets::PublicOnly).expect("url"),
+            types: None,
+            description: description.map(str::to_owned),
+        }
+    }
+
+    fn key(text: &str) -> Option<IdempotencyKey> {
+        Some(IdempotencyKey::parse(text).expect("a key"))
+    }
+
+    #[tokio::test]
+    async fn a_keyed_create_is_kept_per_agent_key_and_bound_to_the_whole_request() {
+        let principal = crate::agents::fixtures::principal(AgentProfile::fixture());
+        let made_by = principal.key.id;
+        let keyed = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut endpoints = Endpoints::default();
+        endpoints.store.expect_create().times(4).returning({
+            let keyed = keyed.clone();
+            move |_, endpoint, _, request_key| {
+                keyed.lock().expect("not poisoned").push(request_key);
+                Ok(Answered {
+                    answer: (WebhookEndpointRecord::fixture(), endpoint.secret),
+                    replayed: true,
+                })
+            }
+        });
+        let service = service(endpoints);
+        let url = "https://hooks.example.com/in";
+        for (command, idempotency_key) in [
+            (hook(url, None), key("hook-1")),
+            (hook(url, None), key("hook-1")),
+            (hook(url, Some("")), key("hook-1")),
+            (hook(url, None), None),
+        ] {
+            let made = service
+                .create(&principal, command, idempotency_key)
+                .await
+                .expect("made");
+            assert!(made.replayed, "the store's word on replay is passed on");
+        }
+        let keyed = keyed.lock().expect("not poisoned");
+        let first = keyed[0].clone().expect("keyed");
+        assert_eq!((first.key.as_str(), first.made_by), ("hook-1", made_by));
+        assert_eq!(
+            keyed[1].as_ref(),
+            Some(&first),
+            "the same request, the same key"
+        );
+        let other = keyed[2].clone().expect("keyed");
+        assert_ne!(
+            other.fingerprint, first.fingerprint,
+            "an empty description is another request than none"
+        );
+        assert_eq!(keyed[3], None);
+    }
+
+    #[tokio::test]
+    async fn a_keyed_rotation_or_replay_names_its_endpoint_and_the_store_refusals_are_409s() {
+        let principal = crate::agents::fixtures::principal(AgentProfile::fixture());
+        let (one, two) = (
+            WebhookEndpointId(Uuid::now_v7()),
+            WebhookEndpointId(Uuid::now_v7()),
+        );
+        let mut endpoints = Endpoints::default();
+        let prints = Arc::new(std::sync::Mutex::new(Vec::new()));
+        endpoints.store.expect_rotate_secret().times(2).returning({
+            let prints = prints.clone();
+            move |_, _, _, _, keyed| {
+                prints
+                    .lock()
+                    .expect("not poisoned")
+                    .push(keyed.expect("keyed").fingerprint);
+                Err(EndpointRefusal::KeyReused)
+            }
+        });
+        let mut answers = vec![
+            Replayed::KeyInFlight,
+            Replayed::KeyReused,
+            Replayed::Again(4),
+        ];
+        endpoints
+            .deliveries
+            .expect_replay()
+            .withf(|_, _, after, _, keyed| *after == 9 && keyed.is_some())
+            .times(3)
+            .returning(move |_, _, _, _, _| Ok(answers.pop()));
+        let service = service(endpoints);
+        for id in [one, two] {
+            assert!(matches!(
+                service.rotate_secret(&principal, id, key("rotate-1")).await,
+                Err(WebhookError::KeyReused)
+            ));
+        }
+        let prints = prints.lock().expect("not poisoned").clone();
+        assert_ne!(prints[0], prints[1], "another endpoint is another request");
+        assert_eq!(
+            service
+                .replay(&principal, one, 9, key("replay-1"))
+                .await
+                .expect("answered"),
+            (4, true)
+        );
+        assert!(matches!(
+            service.replay(&principal, one, 9, key("replay-1")).await,
+            Err(WebhookError::KeyReused)
+        ));
+        assert!(matches!(
+            service.replay(&principal, one, 9, key("replay-1")).await,
+            Err(WebhookError::KeyInFlight)
+        ));
     }
 
     #[tokio::test]

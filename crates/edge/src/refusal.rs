@@ -529,6 +529,8 @@ impl From<WebhookError> for Refusal {
                 detail: error.to_string(),
                 retry_after,
             },
+            WebhookError::KeyInFlight => Self::key_in_flight(),
+            error @ WebhookError::KeyReused => Self::key_mismatch(error),
             WebhookError::Store(store) => store.into(),
         }
     }

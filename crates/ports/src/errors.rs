@@ -35,6 +35,33 @@ pub enum StoreError {
     Internal(String),
 }
 
+/// The idempotency key of a write that has no row of its own to hold it (decision 0094): the
+/// key, the agent key the request came with (keys are remembered per agent key), and the
+/// fingerprint of the request, which a retry must repeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestKey {
+    pub key: domain::IdempotencyKey,
+    pub made_by: domain::keys::KeyId,
+    pub fingerprint: [u8; 32],
+}
+
+/// A write's answer, and whether it is the first answer of its idempotency key given again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered<T> {
+    pub answer: T,
+    pub replayed: bool,
+}
+
+impl<T> Answered<T> {
+    /// An answer made now.
+    pub fn new(answer: T) -> Self {
+        Self {
+            answer,
+            replayed: false,
+        }
+    }
+}
+
 /// Why a write under an idempotency key and a rate was turned away before its own checks; every
 /// such write decides it in one order (decision 0054).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,7 +11,7 @@ use domain::{
     WebhookUrl,
 };
 
-use crate::{LeasedJob, StoreError};
+use crate::{Answered, LeasedJob, RequestKey, StoreError};
 
 /// The topic published on commit of every event of an agent, by the trigger that writes it.
 pub fn events_topic(agent: AgentId) -> String {
@@ -79,21 +79,33 @@ pub enum EndpointRefusal {
     /// under way), or the agent was deactivated.
     #[error("the agent key is no longer in force")]
     KeyRevoked,
+    /// Another request with the same idempotency key is being written right now.
+    #[error("a request with this idempotency key is in progress")]
+    KeyInFlight,
+    /// The idempotency key was used, within its window, for a different request.
+    #[error("idempotency key already used for a different request")]
+    KeyReused,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
+
+/// An endpoint and the secret its request made, answered once and again to a retry of its key.
+pub type EndpointWithSecret = Answered<(WebhookEndpointRecord, String)>;
 
 /// An agent's endpoints and their secrets; used by `WebhookService` and `EventAdmin`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait WebhookEndpointStore: Send + Sync {
-    /// Creates the endpoint unless the agent holds `max` already.
+    /// Creates the endpoint unless the agent holds `max` already. Under `keyed`, a retry of the
+    /// same request answers the first endpoint and secret again (the key's record written with
+    /// the endpoint), another request under the key is refused.
     async fn create(
         &self,
         agent: AgentId,
         endpoint: NewWebhookEndpoint,
         max: usize,
-    ) -> Result<WebhookEndpointRecord, EndpointRefusal>;
+        keyed: Option<RequestKey>,
+    ) -> Result<EndpointWithSecret, EndpointRefusal>;
 
     /// The agent whose endpoint `id` is, if any.
     async fn owner(&self, id: WebhookEndpointId) -> Result<Option<AgentId>, StoreError>;
@@ -122,14 +134,15 @@ pub trait WebhookEndpointStore: Send + Sync {
     async fn delete(&self, agent: AgentId, id: WebhookEndpointId) -> Result<bool, StoreError>;
 
     /// Makes `secret` the endpoint's newest; the one it replaces signs for `old_signs_for` more,
-    /// and any older one no longer signs: at most two sign at once.
+    /// and any older one no longer signs: at most two sign at once. Under `keyed`, as `create`.
     async fn rotate_secret(
         &self,
         agent: AgentId,
         id: WebhookEndpointId,
         secret: String,
         old_signs_for: Duration,
-    ) -> Result<Option<WebhookEndpointRecord>, StoreError>;
+        keyed: Option<RequestKey>,
+    ) -> Result<Option<EndpointWithSecret>, EndpointRefusal>;
 }
 
 /// An endpoint's deliveries: its attempts, and replays; used by `WebhookService` and `EventAdmin`.
@@ -149,13 +162,16 @@ pub trait WebhookDeliveryLog: Send + Sync {
     /// whatever became of its delivery: a delivery waiting for its next attempt is made due at
     /// once, any other event (delivered, failed, or being attempted right now) is queued anew,
     /// so a repeated replay queues no event twice. A replay by the agent takes one from the
-    /// endpoint's `rate` first; the operator's takes none. `None` when it is not found.
+    /// endpoint's `rate` first; the operator's takes none. `None` when it is not found. Under
+    /// `keyed`, a retry of the same replay answers the first one's count again and queues
+    /// nothing, taking no token.
     async fn replay(
         &self,
         agent: AgentId,
         id: WebhookEndpointId,
         after: u64,
         rate: Option<RateLimit>,
+        keyed: Option<RequestKey>,
     ) -> Result<Option<Replayed>, StoreError>;
 }
 
@@ -180,6 +196,13 @@ pub trait WebhookAttemptOutcomes: Send + Sync {
 pub enum Replayed {
     /// How many deliveries are due now.
     Queued(usize),
+    /// The first replay of the idempotency key, given again: how many it made due; nothing was
+    /// queued now.
+    Again(usize),
+    /// Another replay with the same idempotency key is being written right now.
+    KeyInFlight,
+    /// The idempotency key was used, within its window, for a different request.
+    KeyReused,
     /// The endpoint's replays are spent until `retry_after`; nothing was queued.
     Limited { retry_after: Duration },
 }

@@ -39,10 +39,10 @@ pub use email::{
     InboundParseError, InboundParser, Mailbox, NewInboundEmail, NewOutboundEmail, OutboundEmail,
     SendThrottle, SenderRuleStore, WebhookMail, QUEUED_MAIL_TOPIC,
 };
-pub use errors::{Conflict, KeyedRefusal, StoreError};
+pub use errors::{Answered, Conflict, KeyedRefusal, RequestKey, StoreError};
 pub use events::{
-    events_topic, EndpointRefusal, EventLog, NewWebhookEndpoint, PostAnswer, Replayed,
-    WebhookAttemptOutcomes, WebhookDelivery, WebhookDeliveryLog, WebhookEndpointChanges,
+    events_topic, EndpointRefusal, EndpointWithSecret, EventLog, NewWebhookEndpoint, PostAnswer,
+    Replayed, WebhookAttemptOutcomes, WebhookDelivery, WebhookDeliveryLog, WebhookEndpointChanges,
     WebhookEndpointStore, WebhookPoster, EVERY_AGENTS_EVENTS_TOPIC, WEBHOOK_DELIVERIES_TOPIC,
 };
 pub use health::{DatabaseHealth, PoolUsage};

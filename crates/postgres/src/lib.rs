@@ -10,6 +10,7 @@ mod email;
 mod errors;
 mod events;
 mod idempotency;
+mod idempotent_requests;
 mod intents;
 mod keys;
 mod keyset;

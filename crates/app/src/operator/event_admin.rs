@@ -7,8 +7,7 @@ use domain::{
     AgentId, EventTypes, Operator, WebhookAttemptRecord, WebhookEndpointId, WebhookEndpointRecord,
 };
 use ports::{
-    EventLog, Replayed, StoreError, WebhookAttemptOutcomes, WebhookDeliveryLog,
-    WebhookEndpointStore,
+    EventLog, StoreError, WebhookAttemptOutcomes, WebhookDeliveryLog, WebhookEndpointStore,
 };
 
 use crate::events::{page_of, EventPage};
@@ -96,13 +95,8 @@ impl EventAdmin {
     pub async fn replay(&self, id: WebhookEndpointId, after: u64) -> Result<usize, WebhookError> {
         let agent = self.owner(id).await?;
         // The operator's replays take from no bucket.
-        match self.deliveries.replay(agent, id, after, None).await? {
-            None => Err(WebhookError::NotFound),
-            Some(Replayed::Queued(queued)) => Ok(queued),
-            Some(Replayed::Limited { retry_after }) => {
-                Err(WebhookError::TooManyReplays { retry_after })
-            }
-        }
+        let replayed = self.deliveries.replay(agent, id, after, None, None).await?;
+        crate::webhooks::replayed(replayed).map(|(queued, _)| queued)
     }
 
     /// Disables the endpoint; its reason says which operator did, and why when told.

@@ -1,7 +1,7 @@
 //! `/v1/webhooks`: the agent's webhook endpoints, their secrets, deliveries and replays.
 
 use actix_web::web::{self, Json, Path};
-use actix_web::HttpResponse;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use api_types::{
     PageLimit, WebhookAttemptOut, WebhookAttemptPage, WebhookCreateRequest, WebhookOut,
     WebhookReplayRequest, WebhookReplayResponse, WebhookUpdateRequest,
@@ -9,11 +9,13 @@ use api_types::{
 use app::WebhookError;
 use domain::commands::{CreateWebhook, UpdateWebhook};
 use domain::WebhookEndpointId;
+use ports::EndpointWithSecret;
 use uuid::Uuid;
 
 use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody, ValidationErrorBody};
 use crate::extract::{rejected, JsonBody, QueryParams};
+use crate::routes::{idempotency_key, replayed_if};
 use crate::state::ApiState;
 
 /// The endpoint a path names; one that is no UUID is not found.
@@ -28,30 +30,44 @@ fn endpoint_id(path: Path<String>) -> Result<WebhookEndpointId, ApiError> {
 /// At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
 /// the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
 /// key's that creates it: when the operator rotates the agent's key, it is disabled
-/// (`disabled_reason` says so) until the new key enables it again.
+/// (`disabled_reason` says so) until the new key enables it again. With an `Idempotency-Key`
+/// header, a retry with the same body by the same agent key within 24 hours makes nothing and
+/// answers the first answer again, secret included (`Idempotent-Replayed: true`); another body,
+/// or a first request still in progress, is 409.
 #[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", operation_id = "create_webhook",
     security(("HTTPBearer" = [])),
     request_body = WebhookCreateRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 255 visible ASCII characters, spaces only between them; a retry with the same key and body makes one endpoint",
+            min_length = 1, max_length = 255, pattern = "^[!-~]([ -~]*[!-~])?$")),
     responses(
-        (status = 201, description = "The endpoint, with its secret", body = WebhookOut),
+        (status = 201, description = "The endpoint, with its secret; with `Idempotent-Replayed: true` the first answer of the same idempotency key and body", body = WebhookOut,
+            headers(("Idempotent-Replayed" = String, description = "`true` when the answer is an earlier request's with the same idempotency key"))),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
-        (status = 409, description = "The agent has 10 endpoints already", body = ErrorBody),
+        (status = 409, description = "The agent has 10 endpoints already, or the idempotency key was used for another body or its first request is still in progress", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
         (status = 429, description = "The agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; retry after `Retry-After`", body = ErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn create(
+    request: HttpRequest,
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     body: JsonBody<WebhookCreateRequest>,
 ) -> Result<HttpResponse, ApiError> {
+    let key = idempotency_key(&request)?;
     let command = CreateWebhook::try_from(body.read(&agent).await?)?;
-    let (endpoint, secret) = state
+    let made = state
         .services
         .webhooks
-        .create(&agent.principal(), command)
+        .create(&agent.principal(), command, key)
         .await?;
-    Ok(HttpResponse::Created().json(WebhookOut::with_secret(&endpoint, secret)))
+    Ok(with_secret(HttpResponse::Created(), made))
+}
+
+/// An endpoint with the secret its request made, the first answer again when `replayed`.
+fn with_secret(response: HttpResponseBuilder, made: EndpointWithSecret) -> HttpResponse {
+    let (endpoint, secret) = made.answer;
+    replayed_if(response, made.replayed).json(WebhookOut::with_secret(&endpoint, secret))
 }
 
 /// The agent's endpoints, oldest first, without their secrets.
@@ -147,27 +163,41 @@ pub async fn delete(
 
 /// Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
 /// too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+///
+/// With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+/// 24 hours rotates nothing and answers the first answer again, its secret included
+/// (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
+/// is in progress, is 409.
 #[utoipa::path(post, path = "/v1/webhooks/{webhook_id}/rotate-secret", tag = "webhooks", operation_id = "rotate_webhook_secret",
     security(("HTTPBearer" = [])),
-    params(("webhook_id" = Uuid, Path, description = "The endpoint's id")),
+    params(
+        ("webhook_id" = Uuid, Path, description = "The endpoint's id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "As for creating an endpoint: a retry with the same key rotates once",
+            min_length = 1, max_length = 255, pattern = "^[!-~]([ -~]*[!-~])?$"),
+    ),
     responses(
-        (status = 200, description = "The endpoint, with its new secret", body = WebhookOut),
+        (status = 200, description = "The endpoint, with its new secret; with `Idempotent-Replayed: true` the first answer of the same idempotency key", body = WebhookOut,
+            headers(("Idempotent-Replayed" = String, description = "`true` when the answer is an earlier request's with the same idempotency key"))),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 404, description = "No such endpoint of this agent", body = ErrorBody),
+        (status = 409, description = "Idempotency key used for another request, or its first request is still in progress", body = ErrorBody),
+        (status = 422, description = "An `Idempotency-Key` that is not one", body = ValidationErrorBody),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn rotate_secret(
+    request: HttpRequest,
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     path: Path<String>,
-) -> Result<Json<WebhookOut>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let id = endpoint_id(path)?;
-    let (endpoint, secret) = state
+    let key = idempotency_key(&request)?;
+    let rotated = state
         .services
         .webhooks
-        .rotate_secret(&agent.profile, id)
+        .rotate_secret(&agent.principal(), id, key)
         .await?;
-    Ok(Json(WebhookOut::with_secret(&endpoint, secret)))
+    Ok(with_secret(HttpResponse::Ok(), rotated))
 }
 
 /// The attempts at the endpoint's deliveries, newest first.
@@ -212,32 +242,43 @@ pub async fn deliveries(
 /// made due at once rather than queued twice.
 ///
 /// An agent may replay an endpoint three times at once, then once a minute (429 with
-/// `Retry-After` beyond).
+/// `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
+/// body by the same agent key within 24 hours delivers nothing more, takes none of the replays
+/// and answers the first count again (`Idempotent-Replayed: true`); another request under the
+/// key, or while its first is in progress, is 409.
 #[utoipa::path(post, path = "/v1/webhooks/{webhook_id}/replay", tag = "webhooks", operation_id = "replay_webhook",
     security(("HTTPBearer" = [])),
-    params(("webhook_id" = Uuid, Path, description = "The endpoint's id")),
+    params(
+        ("webhook_id" = Uuid, Path, description = "The endpoint's id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "As for creating an endpoint: a retry with the same key and body delivers once",
+            min_length = 1, max_length = 255, pattern = "^[!-~]([ -~]*[!-~])?$"),
+    ),
     request_body = WebhookReplayRequest,
     responses(
-        (status = 202, description = "Queued", body = WebhookReplayResponse),
+        (status = 202, description = "Queued; with `Idempotent-Replayed: true` the first answer of the same idempotency key and body", body = WebhookReplayResponse,
+            headers(("Idempotent-Replayed" = String, description = "`true` when the answer is an earlier request's with the same idempotency key"))),
         (status = 401, description = "Invalid agent key", body = ErrorBody),
         (status = 404, description = "No such endpoint of this agent", body = ErrorBody),
+        (status = 409, description = "Idempotency key used for another request, or its first request is still in progress", body = ErrorBody),
         (status = 422, description = "Request validation failed", body = ValidationErrorBody),
         (status = 429, description = "The endpoint's replays are spent for now, or the agent's request bodies being read reach `REQUEST_BODY_BYTES_PER_AGENT`; see Retry-After", body = ErrorBody,
             headers(("Retry-After" = String, description = "Seconds until a replay is taken again"))),
         (status = 503, description = "The database is unavailable", body = ErrorBody),
     ))]
 pub async fn replay(
+    request: HttpRequest,
     state: web::Data<ApiState>,
     agent: AuthenticatedAgent,
     path: Path<String>,
     body: JsonBody<WebhookReplayRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let id = endpoint_id(path)?;
+    let key = idempotency_key(&request)?;
     let after = body.read(&agent).await?.position()?;
-    let queued = state
+    let (queued, replayed) = state
         .services
         .webhooks
-        .replay(&agent.profile, id, after)
+        .replay(&agent.principal(), id, after, key)
         .await?;
-    Ok(HttpResponse::Accepted().json(WebhookReplayResponse { queued }))
+    Ok(replayed_if(HttpResponse::Accepted(), replayed).json(WebhookReplayResponse { queued }))
 }

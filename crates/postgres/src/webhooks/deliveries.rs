@@ -12,12 +12,13 @@ use domain::{
     AgentId, CursorPosition, EventId, EventType, RateDecision, RateLimit, WebhookAttemptRecord,
     WebhookDeliveryId, WebhookEndpointId,
 };
-use ports::{Replayed, StoreError, WebhookDeliveryLog};
+use ports::{Replayed, RequestKey, StoreError, WebhookDeliveryLog};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{endpoint_of, notify_deliveries, turn_comes, PgWebhookStore};
 use crate::errors::{corrupt, from_diesel, TxError};
+use crate::idempotent_requests::{admit, remember, KeyedError, Operation, Refused};
 use crate::limits::take_locked;
 use crate::schema::webhook_attempts;
 
@@ -102,6 +103,7 @@ impl WebhookDeliveryLog for PgWebhookStore {
         id: WebhookEndpointId,
         after: u64,
         rate: Option<RateLimit>,
+        keyed: Option<RequestKey>,
     ) -> Result<Option<Replayed>, StoreError> {
         self.database
             .in_transaction(|connection| {
@@ -112,6 +114,31 @@ impl WebhookDeliveryLog for PgWebhookStore {
                         .is_none()
                     {
                         return Ok(None);
+                    }
+                    // The key before the rate: a retry of a replay made is answered, and free.
+                    let operation = Operation::WebhookReplay;
+                    match admit::<KeyedError>(connection, agent, keyed.as_ref(), operation).await {
+                        Ok(None) => {}
+                        Ok(Some(first)) => {
+                            let queued = first
+                                .get("queued")
+                                .and_then(serde_json::Value::as_u64)
+                                .and_then(|queued| usize::try_from(queued).ok())
+                                .ok_or_else(|| {
+                                    TxError::store(corrupt("a kept replay answer has no count"))
+                                })?;
+                            return Ok(Some(Replayed::Again(queued)));
+                        }
+                        Err(TxError::Abort(KeyedError::Refused(Refused::InFlight))) => {
+                            return Ok(Some(Replayed::KeyInFlight));
+                        }
+                        Err(TxError::Abort(KeyedError::Refused(Refused::Reused))) => {
+                            return Ok(Some(Replayed::KeyReused));
+                        }
+                        Err(TxError::Abort(KeyedError::Store(error))) => {
+                            return Err(TxError::store(error));
+                        }
+                        Err(TxError::Diesel(error)) => return Err(TxError::Diesel(error)),
                     }
                     if let Some(rate) = rate {
                         if let RateDecision::Limited { retry_after } =
@@ -169,6 +196,10 @@ impl WebhookDeliveryLog for PgWebhookStore {
                     if due > 0 {
                         turn_comes(connection, agent.0, None).await?;
                         notify_deliveries().execute(connection).await?;
+                    }
+                    if let Some(keyed) = &keyed {
+                        let answer = serde_json::json!({ "queued": due });
+                        remember(connection, agent, keyed, operation, &answer).await?;
                     }
                     Ok(Some(Replayed::Queued(due)))
                 }

@@ -10,18 +10,29 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::{AgentId, AgentKeyHash, WebhookEndpointId, WebhookEndpointRecord};
 use ports::{
-    EndpointRefusal, NewWebhookEndpoint, StoreError, WebhookEndpointChanges, WebhookEndpointStore,
+    Answered, EndpointRefusal, EndpointWithSecret, NewWebhookEndpoint, RequestKey, StoreError,
+    WebhookEndpointChanges, WebhookEndpointStore,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{
-    disable_locked, endpoint_of, key_in_force, lock_queued, turn_comes, types_column, EndpointRow,
-    PgWebhookStore,
+    disable_locked, endpoint_kept, endpoint_of, kept_endpoint, key_in_force, lock_queued,
+    turn_comes, types_column, EndpointRow, PgWebhookStore,
 };
 use crate::clock::interval;
 use crate::errors::{corrupt, from_diesel, TxError};
+use crate::idempotent_requests::{admit, remember, Operation, Refused};
 use crate::schema::{webhook_endpoints, webhook_secrets};
+
+impl From<Refused> for EndpointRefusal {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::InFlight => Self::KeyInFlight,
+            Refused::Reused => Self::KeyReused,
+        }
+    }
+}
 
 #[async_trait]
 impl WebhookEndpointStore for PgWebhookStore {
@@ -31,10 +42,20 @@ impl WebhookEndpointStore for PgWebhookStore {
         agent: AgentId,
         endpoint: NewWebhookEndpoint,
         max: usize,
-    ) -> Result<WebhookEndpointRecord, EndpointRefusal> {
+        keyed: Option<RequestKey>,
+    ) -> Result<EndpointWithSecret, EndpointRefusal> {
         self.database
             .in_transaction(|connection| {
                 async move {
+                    let operation = Operation::WebhookCreate;
+                    if let Some(first) = admit(connection, agent, keyed.as_ref(), operation).await?
+                    {
+                        let (endpoint, secret) = endpoint_kept(first).map_err(TxError::store)?;
+                        return Ok(Answered {
+                            answer: (endpoint, secret),
+                            replayed: true,
+                        });
+                    }
                     // One creation at a time per agent, so that two cannot both pass the count.
                     diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
                         .bind::<Text, _>(format!("webhook_endpoints:{agent}"))
@@ -72,7 +93,12 @@ impl WebhookEndpointStore for PgWebhookStore {
                         ))
                         .execute(connection)
                         .await?;
-                    row.into_record().map_err(TxError::store)
+                    let created = row.into_record().map_err(TxError::store)?;
+                    if let Some(keyed) = &keyed {
+                        let answer = kept_endpoint(&created, &endpoint.secret);
+                        remember(connection, agent, keyed, operation, &answer).await?;
+                    }
+                    Ok(Answered::new((created, endpoint.secret)))
                 }
                 .scope_boxed()
             })
@@ -233,10 +259,20 @@ impl WebhookEndpointStore for PgWebhookStore {
         id: WebhookEndpointId,
         secret: String,
         old_signs_for: Duration,
-    ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
+        keyed: Option<RequestKey>,
+    ) -> Result<Option<EndpointWithSecret>, EndpointRefusal> {
         self.database
             .in_transaction(|connection| {
                 async move {
+                    let operation = Operation::WebhookRotateSecret;
+                    if let Some(first) = admit(connection, agent, keyed.as_ref(), operation).await?
+                    {
+                        let (endpoint, secret) = endpoint_kept(first).map_err(TxError::store)?;
+                        return Ok(Some(Answered {
+                            answer: (endpoint, secret),
+                            replayed: true,
+                        }));
+                    }
                     // The endpoint's row held: rotations of one endpoint go one at a time.
                     let held = webhook_endpoints::table
                         .find(id.0)
@@ -277,7 +313,11 @@ impl WebhookEndpointStore for PgWebhookStore {
                         ))
                         .execute(connection)
                         .await?;
-                    Ok(Some(endpoint))
+                    if let Some(keyed) = &keyed {
+                        let answer = kept_endpoint(&endpoint, &secret);
+                        remember(connection, agent, keyed, operation, &answer).await?;
+                    }
+                    Ok(Some(Answered::new((endpoint, secret))))
                 }
                 .scope_boxed()
             })

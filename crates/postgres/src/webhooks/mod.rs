@@ -80,6 +80,54 @@ impl EndpointRow {
     }
 }
 
+/// An endpoint and the secret its request made, as its idempotency key keeps it: the first
+/// answer, given again exactly to a retry (the secret is kept in clear as in `webhook_secrets`,
+/// which signs with it).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptEndpoint {
+    id: Uuid,
+    agent_id: Uuid,
+    url: String,
+    types: Option<Vec<String>>,
+    description: Option<String>,
+    enabled: bool,
+    disabled_reason: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    created_at: OffsetDateTime,
+    secret: String,
+}
+
+fn kept_endpoint(endpoint: &WebhookEndpointRecord, secret: &str) -> serde_json::Value {
+    serde_json::json!(KeptEndpoint {
+        id: endpoint.id.0,
+        agent_id: endpoint.agent_id.0,
+        url: endpoint.url.clone(),
+        types: types_column(endpoint.types),
+        description: endpoint.description.clone(),
+        enabled: endpoint.enabled,
+        disabled_reason: endpoint.disabled_reason.clone(),
+        created_at: endpoint.created_at,
+        secret: secret.to_owned(),
+    })
+}
+
+fn endpoint_kept(answer: serde_json::Value) -> Result<(WebhookEndpointRecord, String), StoreError> {
+    let kept: KeptEndpoint = serde_json::from_value(answer)
+        .map_err(|error| corrupt(format!("a kept endpoint answer: {error}")))?;
+    let record = EndpointRow {
+        id: kept.id,
+        agent_id: kept.agent_id,
+        url: kept.url,
+        types: kept.types,
+        description: kept.description,
+        enabled: kept.enabled,
+        disabled_reason: kept.disabled_reason,
+        created_at: kept.created_at,
+    }
+    .into_record()?;
+    Ok((record, kept.secret))
+}
+
 fn types_column(types: Option<EventTypes>) -> Option<Vec<String>> {
     types.map(|types| type_names(types).into_iter().map(str::to_owned).collect())
 }

@@ -167,7 +167,7 @@ async fn an_agent_holds_at_most_its_endpoints_even_when_created_at_once() {
         let webhooks = webhooks.clone();
         let agent = profile.agent.id;
         let endpoint = endpoint_of(&profile, None);
-        tokio::spawn(async move { webhooks.create(agent, endpoint, 10).await })
+        tokio::spawn(async move { webhooks.create(agent, endpoint, 10, None).await })
     });
     let mut created = 0;
     for attempt in attempts.collect::<Vec<_>>() {
@@ -209,14 +209,18 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
             agent,
             endpoint_of(&profile, Some(EventTypes::of([EventType::SmsReceived]))),
             10,
+            None,
         )
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     webhooks
         .create(
             agent,
             endpoint_of(&profile, Some(EventTypes::of([EventType::EmailReceived]))),
             10,
+            None,
         )
         .await
         .expect("created");
@@ -250,7 +254,7 @@ async fn deliveries_are_queued_for_the_types_an_endpoint_wants_and_claimed_once(
     for queued in [1, 0] {
         assert_eq!(
             webhooks
-                .replay(agent, wants_sms.id, 0, None)
+                .replay(agent, wants_sms.id, 0, None, None)
                 .await
                 .expect("replay"),
             Some(Replayed::Queued(queued))
@@ -271,9 +275,11 @@ async fn an_endpoint_failing_for_five_days_is_disabled_and_its_queue_fails() {
     let webhooks = PgWebhookStore::new(pool(&database));
     let agent = profile.agent.id;
     let created = webhooks
-        .create(agent, endpoint_of(&profile, None), 10)
+        .create(agent, endpoint_of(&profile, None), 10, None)
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     let sms = sms_store(&database);
     for n in 0..2 {
         sms.store(vec![inbound(&profile, &format!("SM{n}"), "hi")])
@@ -336,9 +342,11 @@ async fn deleting_an_endpoint_waits_for_a_failure_being_settled_instead_of_deadl
     let webhooks = Arc::new(PgWebhookStore::new(pool(&database)));
     let agent = profile.agent.id;
     let created = webhooks
-        .create(agent, endpoint_of(&profile, None), 10)
+        .create(agent, endpoint_of(&profile, None), 10, None)
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     sms_store(&database)
         .store(vec![inbound(&profile, "SM1", "hi")])
         .await
@@ -416,9 +424,11 @@ async fn nothing_is_queued_or_claimed_for_an_inactive_agent() {
         .expect("created");
     let webhooks = PgWebhookStore::new(pool(&database));
     let created = webhooks
-        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .create(profile.agent.id, endpoint_of(&profile, None), 10, None)
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     let sms = sms_store(&database);
     sms.store(vec![inbound(&profile, "SM1", "code 123456")])
         .await
@@ -455,9 +465,11 @@ async fn a_rotation_disables_the_endpoints_of_the_old_key_until_the_new_key_enab
     let agent = profile.agent.id;
     let webhooks = PgWebhookStore::new(pool(&database));
     let created = webhooks
-        .create(agent, endpoint_of(&profile, None), 10)
+        .create(agent, endpoint_of(&profile, None), 10, None)
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     let sms = sms_store(&database);
     sms.store(vec![inbound(&profile, "SM1", "code 123456")])
         .await
@@ -496,7 +508,7 @@ async fn a_rotation_disables_the_endpoints_of_the_old_key_until_the_new_key_enab
     ));
     assert!(matches!(
         webhooks
-            .create(agent, endpoint_of(&profile, None), 10)
+            .create(agent, endpoint_of(&profile, None), 10, None)
             .await,
         Err(EndpointRefusal::KeyRevoked)
     ));
@@ -549,7 +561,7 @@ async fn deliveries_are_claimed_round_robin_by_agent_and_a_full_agent_is_passed_
     let webhooks = PgWebhookStore::new(pool(&database));
     for profile in [&busy, &quiet] {
         webhooks
-            .create(profile.agent.id, endpoint_of(profile, None), 10)
+            .create(profile.agent.id, endpoint_of(profile, None), 10, None)
             .await
             .expect("created");
     }
@@ -602,9 +614,11 @@ async fn a_replay_delivers_again_an_event_being_attempted_and_brings_a_waiting_o
     let agent = profile.agent.id;
     let webhooks = PgWebhookStore::new(pool(&database));
     let created = webhooks
-        .create(agent, endpoint_of(&profile, None), 10)
+        .create(agent, endpoint_of(&profile, None), 10, None)
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     sms_store(&database)
         .store(vec![inbound(&profile, "SM1", "code 123456")])
         .await
@@ -615,7 +629,7 @@ async fn a_replay_delivers_again_an_event_being_attempted_and_brings_a_waiting_o
     let (attempted, lease) = claim(&webhooks).await;
     assert_eq!(
         webhooks
-            .replay(agent, created.id, 0, None)
+            .replay(agent, created.id, 0, None, None)
             .await
             .expect("replay"),
         Some(Replayed::Queued(1))
@@ -640,7 +654,7 @@ async fn a_replay_delivers_again_an_event_being_attempted_and_brings_a_waiting_o
     assert!(claim_none(&webhooks, &[]).await, "not due for an hour");
     assert_eq!(
         webhooks
-            .replay(agent, created.id, 0, None)
+            .replay(agent, created.id, 0, None, None)
             .await
             .expect("replay"),
         Some(Replayed::Queued(1))
@@ -658,11 +672,13 @@ async fn a_replay_delivers_again_an_event_being_attempted_and_brings_a_waiting_o
         burst: 1,
     };
     assert!(matches!(
-        webhooks.replay(agent, created.id, 0, Some(rate)).await,
+        webhooks
+            .replay(agent, created.id, 0, Some(rate), None)
+            .await,
         Ok(Some(Replayed::Queued(_)))
     ));
     assert!(matches!(
-        webhooks.replay(agent, created.id, 0, Some(rate)).await,
+        webhooks.replay(agent, created.id, 0, Some(rate), None).await,
         Ok(Some(Replayed::Limited { retry_after })) if retry_after > Duration::from_secs(50)
     ));
 }
@@ -677,9 +693,11 @@ async fn a_rotated_secret_signs_beside_the_newest_and_older_ones_stop() {
     let agent = profile.agent.id;
     let webhooks = PgWebhookStore::new(pool(&database));
     let created = webhooks
-        .create(agent, endpoint_of(&profile, None), 10)
+        .create(agent, endpoint_of(&profile, None), 10, None)
         .await
-        .expect("created");
+        .expect("created")
+        .answer
+        .0;
     let secrets: Vec<String> = (0..5).map(|n| format!("whsec_secret{n}")).collect();
     for secret in &secrets {
         webhooks
@@ -688,6 +706,7 @@ async fn a_rotated_secret_signs_beside_the_newest_and_older_ones_stop() {
                 created.id,
                 secret.clone(),
                 Duration::from_secs(86_400),
+                None,
             )
             .await
             .expect("rotated")
@@ -715,7 +734,7 @@ async fn deliveries_queued_while_others_are_claimed_are_all_claimed() {
         .await
         .expect("created");
     PgWebhookStore::new(pool(&database))
-        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .create(profile.agent.id, endpoint_of(&profile, None), 10, None)
         .await
         .expect("created");
     const WRITERS: usize = 4;
@@ -802,7 +821,7 @@ async fn a_claim_given_back_is_due_again_at_once() {
         .expect("created");
     let webhooks = PgWebhookStore::new(pool(&database));
     webhooks
-        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .create(profile.agent.id, endpoint_of(&profile, None), 10, None)
         .await
         .expect("created");
     sms_store(&database)
@@ -827,7 +846,7 @@ async fn a_retry_is_claimed_when_it_falls_due_not_when_its_old_lease_would_have_
         .expect("created");
     let webhooks = PgWebhookStore::new(pool(&database));
     webhooks
-        .create(profile.agent.id, endpoint_of(&profile, None), 10)
+        .create(profile.agent.id, endpoint_of(&profile, None), 10, None)
         .await
         .expect("created");
     sms_store(&database)
@@ -978,4 +997,143 @@ async fn a_watch_of_every_agent_makes_each_agents_events_notify() {
         .await
         .expect("woken by an agent's event");
     heard_until(&mut hearing, &events_topic(agent.agent.id)).await;
+}
+
+/// A key of the agent's, kept under the agent key `made_by`, for a request of `fingerprint`.
+fn request_key(key: &str, made_by: KeyId, fingerprint: u8) -> Option<ports::RequestKey> {
+    Some(ports::RequestKey {
+        key: domain::IdempotencyKey::parse(key).expect("a key"),
+        made_by,
+        fingerprint: [fingerprint; 32],
+    })
+}
+
+#[tokio::test]
+async fn a_keyed_create_rotation_and_replay_happen_once_and_answer_the_first_answer_again() {
+    let database = TestDatabase::new().await;
+    let profile = store(&database)
+        .create(full_agent(98), &crate::actor())
+        .await
+        .expect("created");
+    let webhooks = PgWebhookStore::new(pool(&database));
+    let agent = profile.agent.id;
+    let made_by = KeyId(Uuid::now_v7());
+    let first = webhooks
+        .create(
+            agent,
+            endpoint_of(&profile, None),
+            10,
+            request_key("hook-1", made_by, 1),
+        )
+        .await
+        .expect("created");
+    assert!(!first.replayed);
+    let mut again = endpoint_of(&profile, None);
+    again.secret = "whsec_another".into();
+    let retried = webhooks
+        .create(agent, again.clone(), 10, request_key("hook-1", made_by, 1))
+        .await
+        .expect("replayed");
+    assert!(retried.replayed);
+    assert_eq!(
+        retried.answer, first.answer,
+        "the first endpoint and secret"
+    );
+    assert_eq!(webhooks.list(agent).await.expect("listed").len(), 1);
+    assert!(matches!(
+        webhooks
+            .create(agent, again.clone(), 10, request_key("hook-1", made_by, 2))
+            .await,
+        Err(EndpointRefusal::KeyReused)
+    ));
+    // Another agent key's `hook-1` is its own.
+    let other = webhooks
+        .create(
+            agent,
+            again,
+            10,
+            request_key("hook-1", KeyId(Uuid::now_v7()), 1),
+        )
+        .await
+        .expect("created");
+    assert!(!other.replayed);
+    assert_eq!(webhooks.list(agent).await.expect("listed").len(), 2);
+
+    let id = first.answer.0.id;
+    let rotated = webhooks
+        .rotate_secret(
+            agent,
+            id,
+            "whsec_rotated".into(),
+            Duration::from_secs(60),
+            request_key("rotate-1", made_by, 3),
+        )
+        .await
+        .expect("rotated")
+        .expect("found");
+    let retried = webhooks
+        .rotate_secret(
+            agent,
+            id,
+            "whsec_rotated_twice".into(),
+            Duration::from_secs(60),
+            request_key("rotate-1", made_by, 3),
+        )
+        .await
+        .expect("replayed")
+        .expect("found");
+    assert!(retried.replayed);
+    assert_eq!(retried.answer.1, "whsec_rotated");
+    assert_eq!(rotated.answer, retried.answer);
+    let secrets: Vec<String> = {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct Secret {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            secret: String,
+        }
+        diesel::sql_query("SELECT secret FROM webhook_secrets WHERE endpoint_id = $1 ORDER BY 1")
+            .bind::<diesel::sql_types::Uuid, _>(id.0)
+            .load::<Secret>(&mut database.connection().await)
+            .await
+            .expect("secrets")
+            .into_iter()
+            .map(|row| row.secret)
+            .collect()
+    };
+    assert_eq!(
+        secrets,
+        ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_rotated"],
+        "one rotation"
+    );
+
+    sms_store(&database)
+        .store(vec![inbound(&profile, "SM1", "hi")])
+        .await
+        .expect("stored");
+    let rate = Some(RateLimit {
+        per_minute: 1,
+        burst: 1,
+    });
+    let replay = |fingerprint| {
+        webhooks.replay(
+            agent,
+            id,
+            0,
+            rate,
+            request_key("replay-1", made_by, fingerprint),
+        )
+    };
+    let Some(Replayed::Queued(queued)) = replay(4).await.expect("replayed") else {
+        panic!("queued");
+    };
+    // The retry is answered though the one replay the rate allows is spent.
+    assert_eq!(
+        replay(4).await.expect("answered"),
+        Some(Replayed::Again(queued))
+    );
+    assert_eq!(
+        replay(5).await.expect("answered"),
+        Some(Replayed::KeyReused)
+    );
 }

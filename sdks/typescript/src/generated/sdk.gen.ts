@@ -570,7 +570,10 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Opt
  * At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
  * the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
  * key's that creates it: when the operator rotates the agent's key, it is disabled
- * (`disabled_reason` says so) until the new key enables it again.
+ * (`disabled_reason` says so) until the new key enables it again. With an `Idempotency-Key`
+ * header, a retry with the same body by the same agent key within 24 hours makes nothing and
+ * answers the first answer again, secret included (`Idempotent-Replayed: true`); another body,
+ * or a first request still in progress, is 409.
  *
  * Needs a key with the scope `webhooks:manage`.
  */
@@ -641,7 +644,10 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
  * made due at once rather than queued twice.
  *
  * An agent may replay an endpoint three times at once, then once a minute (429 with
- * `Retry-After` beyond).
+ * `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
+ * body by the same agent key within 24 hours delivers nothing more, takes none of the replays
+ * and answers the first count again (`Idempotent-Replayed: true`); another request under the
+ * key, or while its first is in progress, is 409.
  *
  * Needs a key with the scope `webhooks:manage`.
  */
@@ -658,6 +664,11 @@ export const replayWebhook = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
  * too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+ *
+ * With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+ * 24 hours rotates nothing and answers the first answer again, its secret included
+ * (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
+ * is in progress, is 409.
  *
  * Needs a key with the scope `webhooks:manage`.
  */

@@ -2910,6 +2910,12 @@ export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksRespo
 
 export type CreateWebhookData = {
     body: WebhookCreateRequest;
+    headers?: {
+        /**
+         * 1 to 255 visible ASCII characters, spaces only between them; a retry with the same key and body makes one endpoint
+         */
+        'Idempotency-Key'?: string | null;
+    };
     path?: never;
     query?: never;
     url: '/v1/webhooks';
@@ -2925,7 +2931,7 @@ export type CreateWebhookErrors = {
      */
     403: ErrorBody;
     /**
-     * The agent has 10 endpoints already
+     * The agent has 10 endpoints already, or the idempotency key was used for another body or its first request is still in progress
      */
     409: ErrorBody;
     /**
@@ -2946,7 +2952,7 @@ export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
 
 export type CreateWebhookResponses = {
     /**
-     * The endpoint, with its secret
+     * The endpoint, with its secret; with `Idempotent-Replayed: true` the first answer of the same idempotency key and body
      */
     201: WebhookOut;
 };
@@ -3148,6 +3154,12 @@ export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof
 
 export type ReplayWebhookData = {
     body: WebhookReplayRequest;
+    headers?: {
+        /**
+         * As for creating an endpoint: a retry with the same key and body delivers once
+         */
+        'Idempotency-Key'?: string | null;
+    };
     path: {
         /**
          * The endpoint's id
@@ -3172,6 +3184,10 @@ export type ReplayWebhookErrors = {
      */
     404: ErrorBody;
     /**
+     * Idempotency key used for another request, or its first request is still in progress
+     */
+    409: ErrorBody;
+    /**
      * Request validation failed
      */
     422: ValidationErrorBody;
@@ -3189,7 +3205,7 @@ export type ReplayWebhookError = ReplayWebhookErrors[keyof ReplayWebhookErrors];
 
 export type ReplayWebhookResponses = {
     /**
-     * Queued
+     * Queued; with `Idempotent-Replayed: true` the first answer of the same idempotency key and body
      */
     202: WebhookReplayResponse;
 };
@@ -3198,6 +3214,12 @@ export type ReplayWebhookResponse = ReplayWebhookResponses[keyof ReplayWebhookRe
 
 export type RotateWebhookSecretData = {
     body?: never;
+    headers?: {
+        /**
+         * As for creating an endpoint: a retry with the same key rotates once
+         */
+        'Idempotency-Key'?: string | null;
+    };
     path: {
         /**
          * The endpoint's id
@@ -3222,6 +3244,14 @@ export type RotateWebhookSecretErrors = {
      */
     404: ErrorBody;
     /**
+     * Idempotency key used for another request, or its first request is still in progress
+     */
+    409: ErrorBody;
+    /**
+     * An `Idempotency-Key` that is not one
+     */
+    422: ValidationErrorBody;
+    /**
      * The database is unavailable
      */
     503: ErrorBody;
@@ -3231,7 +3261,7 @@ export type RotateWebhookSecretError = RotateWebhookSecretErrors[keyof RotateWeb
 
 export type RotateWebhookSecretResponses = {
     /**
-     * The endpoint, with its new secret
+     * The endpoint, with its new secret; with `Idempotent-Replayed: true` the first answer of the same idempotency key
      */
     200: WebhookOut;
 };

@@ -9,14 +9,17 @@ from ...models.error_body import ErrorBody
 from ...models.validation_error_body import ValidationErrorBody
 from ...models.webhook_create_request import WebhookCreateRequest
 from ...models.webhook_out import WebhookOut
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     *,
     body: WebhookCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -90,17 +93,22 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: WebhookCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Creates an endpoint. Its `secret` is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
     key's that creates it: when the operator rotates the agent's key, it is disabled
-    (`disabled_reason` says so) until the new key enables it again.
+    (`disabled_reason` says so) until the new key enables it again. With an `Idempotency-Key`
+    header, a retry with the same body by the same agent key within 24 hours makes nothing and
+    answers the first answer again, secret included (`Idempotent-Replayed: true`); another body,
+    or a first request still in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookCreateRequest):
 
     Raises:
@@ -113,6 +121,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -126,17 +135,22 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: WebhookCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Creates an endpoint. Its `secret` is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
     key's that creates it: when the operator rotates the agent's key, it is disabled
-    (`disabled_reason` says so) until the new key enables it again.
+    (`disabled_reason` says so) until the new key enables it again. With an `Idempotency-Key`
+    header, a retry with the same body by the same agent key within 24 hours makes nothing and
+    answers the first answer again, secret included (`Idempotent-Replayed: true`); another body,
+    or a first request still in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookCreateRequest):
 
     Raises:
@@ -150,6 +164,7 @@ def sync(
     return sync_detailed(
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -157,17 +172,22 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: WebhookCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Creates an endpoint. Its `secret` is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
     key's that creates it: when the operator rotates the agent's key, it is disabled
-    (`disabled_reason` says so) until the new key enables it again.
+    (`disabled_reason` says so) until the new key enables it again. With an `Idempotency-Key`
+    header, a retry with the same body by the same agent key within 24 hours makes nothing and
+    answers the first answer again, secret included (`Idempotent-Replayed: true`); another body,
+    or a first request still in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookCreateRequest):
 
     Raises:
@@ -180,6 +200,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -191,17 +212,22 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: WebhookCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Creates an endpoint. Its `secret` is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
     key's that creates it: when the operator rotates the agent's key, it is disabled
-    (`disabled_reason` says so) until the new key enables it again.
+    (`disabled_reason` says so) until the new key enables it again. With an `Idempotency-Key`
+    header, a retry with the same body by the same agent key within 24 hours makes nothing and
+    answers the first answer again, secret included (`Idempotent-Replayed: true`); another body,
+    or a first request still in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookCreateRequest):
 
     Raises:
@@ -216,5 +242,6 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed

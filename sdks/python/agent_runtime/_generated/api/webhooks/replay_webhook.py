@@ -10,15 +10,18 @@ from ...models.error_body import ErrorBody
 from ...models.validation_error_body import ValidationErrorBody
 from ...models.webhook_replay_request import WebhookReplayRequest
 from ...models.webhook_replay_response import WebhookReplayResponse
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     webhook_id: UUID,
     *,
     body: WebhookReplayRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -58,6 +61,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
         response_422 = ValidationErrorBody.from_dict(response.json())
 
@@ -95,18 +103,23 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: WebhookReplayRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
     """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
     `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
     made due at once rather than queued twice.
 
      An agent may replay an endpoint three times at once, then once a minute (429 with
-    `Retry-After` beyond).
+    `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
+    body by the same agent key within 24 hours delivers nothing more, takes none of the replays
+    and answers the first count again (`Idempotent-Replayed: true`); another request under the
+    key, or while its first is in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookReplayRequest):
 
     Raises:
@@ -120,6 +133,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         webhook_id=webhook_id,
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -134,18 +148,23 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: WebhookReplayRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
     """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
     `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
     made due at once rather than queued twice.
 
      An agent may replay an endpoint three times at once, then once a minute (429 with
-    `Retry-After` beyond).
+    `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
+    body by the same agent key within 24 hours delivers nothing more, takes none of the replays
+    and answers the first count again (`Idempotent-Replayed: true`); another request under the
+    key, or while its first is in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookReplayRequest):
 
     Raises:
@@ -160,6 +179,7 @@ def sync(
         webhook_id=webhook_id,
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -168,18 +188,23 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: WebhookReplayRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
     """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
     `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
     made due at once rather than queued twice.
 
      An agent may replay an endpoint three times at once, then once a minute (429 with
-    `Retry-After` beyond).
+    `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
+    body by the same agent key within 24 hours delivers nothing more, takes none of the replays
+    and answers the first count again (`Idempotent-Replayed: true`); another request under the
+    key, or while its first is in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookReplayRequest):
 
     Raises:
@@ -193,6 +218,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         webhook_id=webhook_id,
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -205,18 +231,23 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: WebhookReplayRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
     """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
     `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
     made due at once rather than queued twice.
 
      An agent may replay an endpoint three times at once, then once a minute (429 with
-    `Retry-After` beyond).
+    `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
+    body by the same agent key within 24 hours delivers nothing more, takes none of the replays
+    and answers the first count again (`Idempotent-Replayed: true`); another request under the
+    key, or while its first is in progress, is 409.
 
     Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
         body (WebhookReplayRequest):
 
     Raises:
@@ -232,5 +263,6 @@ async def asyncio(
             webhook_id=webhook_id,
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed

@@ -7,13 +7,20 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_body import ErrorBody
+from ...models.validation_error_body import ValidationErrorBody
 from ...models.webhook_out import WebhookOut
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     webhook_id: UUID,
+    *,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
     _kwargs: dict[str, Any] = {
         "method": "post",
         "url": "/v1/webhooks/{webhook_id}/rotate-secret".format(
@@ -21,12 +28,13 @@ def _get_kwargs(
         ),
     }
 
+    _kwargs["headers"] = headers
     return _kwargs
 
 
 def _parse_response(
     *, client: Union[AuthenticatedClient, Client], response: httpx.Response
-) -> Optional[Union[ErrorBody, WebhookOut]]:
+) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     if response.status_code == 200:
         response_200 = WebhookOut.from_dict(response.json())
 
@@ -47,6 +55,16 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 422:
+        response_422 = ValidationErrorBody.from_dict(response.json())
+
+        return response_422
+
     if response.status_code == 503:
         response_503 = ErrorBody.from_dict(response.json())
 
@@ -60,7 +78,7 @@ def _parse_response(
 
 def _build_response(
     *, client: Union[AuthenticatedClient, Client], response: httpx.Response
-) -> Response[Union[ErrorBody, WebhookOut]]:
+) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -73,25 +91,33 @@ def sync_detailed(
     webhook_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Response[Union[ErrorBody, WebhookOut]]:
+    idempotency_key: Union[None, Unset, str] = UNSET,
+) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
     too for 24 hours, and any older one stops: a delivery carries at most two signatures.
 
-     Needs a key with the scope `webhooks:manage`.
+     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+    24 hours rotates nothing and answers the first answer again, its secret included
+    (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
+    is in progress, is 409.
+
+    Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Union[ErrorBody, WebhookOut]]
+        Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]
     """
 
     kwargs = _get_kwargs(
         webhook_id=webhook_id,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -105,26 +131,34 @@ def sync(
     webhook_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Optional[Union[ErrorBody, WebhookOut]]:
+    idempotency_key: Union[None, Unset, str] = UNSET,
+) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
     too for 24 hours, and any older one stops: a delivery carries at most two signatures.
 
-     Needs a key with the scope `webhooks:manage`.
+     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+    24 hours rotates nothing and answers the first answer again, its secret included
+    (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
+    is in progress, is 409.
+
+    Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Union[ErrorBody, WebhookOut]
+        Union[ErrorBody, ValidationErrorBody, WebhookOut]
     """
 
     return sync_detailed(
         webhook_id=webhook_id,
         client=client,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -132,25 +166,33 @@ async def asyncio_detailed(
     webhook_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Response[Union[ErrorBody, WebhookOut]]:
+    idempotency_key: Union[None, Unset, str] = UNSET,
+) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
     too for 24 hours, and any older one stops: a delivery carries at most two signatures.
 
-     Needs a key with the scope `webhooks:manage`.
+     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+    24 hours rotates nothing and answers the first answer again, its secret included
+    (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
+    is in progress, is 409.
+
+    Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Union[ErrorBody, WebhookOut]]
+        Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]
     """
 
     kwargs = _get_kwargs(
         webhook_id=webhook_id,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -162,26 +204,34 @@ async def asyncio(
     webhook_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Optional[Union[ErrorBody, WebhookOut]]:
+    idempotency_key: Union[None, Unset, str] = UNSET,
+) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
     """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
     too for 24 hours, and any older one stops: a delivery carries at most two signatures.
 
-     Needs a key with the scope `webhooks:manage`.
+     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+    24 hours rotates nothing and answers the first answer again, its secret included
+    (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
+    is in progress, is 409.
+
+    Needs a key with the scope `webhooks:manage`.
 
     Args:
         webhook_id (UUID):
+        idempotency_key (Union[None, Unset, str]):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Union[ErrorBody, WebhookOut]
+        Union[ErrorBody, ValidationErrorBody, WebhookOut]
     """
 
     return (
         await asyncio_detailed(
             webhook_id=webhook_id,
             client=client,
+            idempotency_key=idempotency_key,
         )
     ).parsed
