@@ -104,10 +104,10 @@ struct WaitRound {
     tag: usize,
     round: usize,
     code: String,
-    /// The SMS carrying the code was acknowledged by the webhook.
-    acknowledged: bool,
-    /// The codes the round's waits were answered with (a 408 is `None`).
-    answers: Vec<Option<String>>,
+    /// When the SMS carrying the code was acknowledged by the webhook.
+    acknowledged: Option<Instant>,
+    /// The codes the round's waits were answered with (a 408 is `None`), and when.
+    answers: Vec<(Option<String>, Instant)>,
     /// Attempts of a wait that gave no answer (503, timed out).
     unanswered: usize,
 }
@@ -171,13 +171,13 @@ async fn waits(load: &Load<'_>, tag: usize, log: &Mutex<Vec<WaitRound>>) {
                     (Outcome::Status(200), body) => {
                         let got = body["code"].as_str().map(str::to_owned);
                         let done = got.as_deref() == Some(code.as_str());
-                        answers.push(got);
+                        answers.push((got, Instant::now()));
                         if done {
                             break;
                         }
                     }
                     (Outcome::Status(408), _) => {
-                        answers.push(None);
+                        answers.push((None, Instant::now()));
                         // Stop waiting once the round's SMS was never taken.
                         if answers.len() > 3 {
                             break;
@@ -206,10 +206,10 @@ async fn waits(load: &Load<'_>, tag: usize, log: &Mutex<Vec<WaitRound>>) {
                 let ok = answer.outcome == Outcome::Status(200);
                 load.record(index, Work::InboundSms, Some(sid.clone()), sent, answer);
                 if ok {
-                    return true;
+                    return Some(Instant::now());
                 }
                 if load.stopped() && attempt > 20 {
-                    return false;
+                    return None;
                 }
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -309,6 +309,8 @@ struct Recovery {
     slowest: Duration,
 }
 
+/// The figures of `run` for instance `server`: its writes answered from the fault until `until`,
+/// the next fault (a write failed by the next fault counts there, wherever it was sent).
 fn recovery(answers: &[Answer], server: usize, run: &FaultRun, until: Instant) -> Recovery {
     let writes: Vec<&Answer> = answers
         .iter()
@@ -316,7 +318,7 @@ fn recovery(answers: &[Answer], server: usize, run: &FaultRun, until: Instant) -
             answer.server == server
                 && answer.work.writes()
                 && answer.at >= run.injected
-                && answer.sent < until
+                && answer.at < until
         })
         .collect();
     let failed: Vec<&&Answer> = writes
@@ -881,22 +883,39 @@ async fn scenario(
     let mut unanswered = 0;
     for round in wait_rounds.iter() {
         unanswered += round.unanswered;
-        for code in round.answers.iter().flatten() {
-            *answered_codes.entry(code.as_str()).or_default() += 1;
+        for (code, _) in &round.answers {
+            if let Some(code) = code {
+                *answered_codes.entry(code.as_str()).or_default() += 1;
+            }
         }
-        if round.acknowledged {
-            wait_row.acknowledged += 1;
-            let problem = format!("agent {} round {}: {round:?}", round.tag, round.round);
-            if !round
-                .answers
-                .iter()
-                .any(|code| code.as_deref() == Some(round.code.as_str()))
-            {
-                wait_row.lost += 1;
-                wait_problems.push(problem);
-            } else if round.answers.len() > 1 {
-                // A 408 or another code before its own: a wake-up missed.
-                wait_problems.push(problem);
+        let Some(acknowledged) = round.acknowledged else {
+            continue;
+        };
+        wait_row.acknowledged += 1;
+        let problem = |what: &str| {
+            format!(
+                "agent {} round {} {what}: {round:?}",
+                round.tag, round.round
+            )
+        };
+        if !round
+            .answers
+            .iter()
+            .any(|(code, _)| code.as_deref() == Some(round.code.as_str()))
+        {
+            wait_row.lost += 1;
+            wait_problems.push(problem("never got its code"));
+        }
+        for (code, at) in &round.answers {
+            match code {
+                // Its SMS was stored well before the wait gave up: a wake-up missed.
+                None if *at > acknowledged + RECOVERY => {
+                    wait_problems.push(problem("timed out after its code was stored"));
+                }
+                Some(code) if *code != round.code => {
+                    wait_problems.push(problem("got another round's code"));
+                }
+                _ => {}
             }
         }
     }
