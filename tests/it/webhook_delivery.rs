@@ -1276,3 +1276,84 @@ async fn an_agent_whose_receivers_hang_holds_only_its_places_and_delays_no_other
         "the attacker holds its places and no more"
     );
 }
+
+/// A request with the agent's key and an `Idempotency-Key`: its status, body and whether it was
+/// answered `Idempotent-Replayed: true`.
+async fn keyed(
+    server: &Server,
+    path: &str,
+    key: &str,
+    idempotency_key: &str,
+    body: Value,
+) -> (u16, Value, bool) {
+    let response = server
+        .client
+        .post(server.url(path))
+        .bearer_auth(key)
+        .header("Idempotency-Key", idempotency_key)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let replayed = crate::support::harness::header(&response, "idempotent-replayed").as_deref()
+        == Some("true");
+    let (status, body) = crate::support::harness::read(response).await;
+    (status, body, replayed)
+}
+
+#[tokio::test]
+async fn a_retried_create_rotation_and_replay_under_one_key_happen_once_and_answer_the_first() {
+    let database = TestDatabase::new().await;
+    let server = hook_server(&database, "0,1,2", &[]).await;
+    let (key, number) = phone_agent(&database).await;
+    let receiver = Receiver::start(&[], Reply::Status(200)).await;
+    let body = json!({"url": receiver.url, "description": "in doubt"});
+
+    let (status, first, replayed) =
+        keyed(&server, "/v1/webhooks", &key, "hook-1", body.clone()).await;
+    assert_eq!((status, replayed), (201, false), "{first}");
+    let (status, again, replayed) = keyed(&server, "/v1/webhooks", &key, "hook-1", body).await;
+    assert_eq!((status, replayed), (201, true), "{again}");
+    assert_eq!(again, first, "the first answer, secret included");
+    let (status, listed) = server.get("/v1/webhooks", Some(&key)).await;
+    assert_eq!(
+        (status, listed.as_array().map(Vec::len)),
+        (200, Some(1)),
+        "{listed}"
+    );
+    let other = json!({"url": receiver.url, "description": "another"});
+    let (status, refused, _) = keyed(&server, "/v1/webhooks", &key, "hook-1", other).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(refused["detail"].as_str().is_some(), "{refused}");
+
+    let endpoint = Endpoint {
+        id: first["id"].as_str().expect("id").to_owned(),
+        secret: first["secret"].as_str().expect("secret").to_owned(),
+    };
+    let rotate = endpoint.path("/rotate-secret");
+    let (status, rotated, replayed) = keyed(&server, &rotate, &key, "rotate-1", json!({})).await;
+    assert_eq!((status, replayed), (200, false), "{rotated}");
+    assert_ne!(rotated["secret"], json!(endpoint.secret));
+    let (status, again, replayed) = keyed(&server, &rotate, &key, "rotate-1", json!({})).await;
+    assert_eq!((status, replayed), (200, true), "{again}");
+    assert_eq!(again, rotated, "rotated once");
+
+    send_sms(&database, &number).await;
+    receiver.wait_for_requests(1).await;
+    let replay = endpoint.path("/replay");
+    let (status, queued, replayed) =
+        keyed(&server, &replay, &key, "replay-1", json!({"after": 0})).await;
+    assert_eq!(
+        (status, replayed, queued["queued"].clone()),
+        (202, false, json!(1)),
+        "{queued}"
+    );
+    receiver.wait_for_requests(2).await;
+    let (status, again, replayed) =
+        keyed(&server, &replay, &key, "replay-1", json!({"after": 0})).await;
+    assert_eq!((status, replayed), (202, true), "{again}");
+    assert_eq!(again, queued);
+    receiver.assert_quiet_at(2).await;
+    let (status, refused, _) = keyed(&server, &replay, &key, "replay-1", json!({"after": 1})).await;
+    assert_eq!(status, 409, "{refused}");
+}
