@@ -21,6 +21,9 @@ const KEYED = new Map<unknown, 'header' | 'body'>([
   [sdk.sendEmail, 'header'],
   [sdk.replyEmail, 'header'],
   [sdk.forwardEmail, 'header'],
+  [sdk.createWebhook, 'header'],
+  [sdk.rotateWebhookSecret, 'header'],
+  [sdk.replayWebhook, 'header'],
   [sdk.createWalletSend, 'body'],
   [sdk.authorizeX402Payment, 'body'],
   [sdk.fetchX402Resource, 'body'],
@@ -241,7 +244,7 @@ export class AgentRuntime {
           throw errorFor(response.status, await response.json().catch(() => undefined), response.headers);
         }
         const parser = new SseParser();
-        for await (const line of lines(response.body!)) {
+        for await (const line of lines(response.body!, idle.signal)) {
           clearTimeout(timer);
           timer = setTimeout(stop, STREAM_IDLE_MS);
           const message = parser.feed(line);

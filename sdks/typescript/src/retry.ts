@@ -67,12 +67,16 @@ export function retryingFetch(inner: typeof fetch, policy: RetryPolicy, pause: S
   return async (input, init) => {
     const request = new Request(input, init);
     const body = request.body ? await request.clone().text() : undefined;
+    // Each attempt is given the caller's signal itself: a clone's signal only follows the
+    // original's, and Node's fetch (undici, nodejs/undici#4068) drops that link once the
+    // intermediate requests are garbage-collected, after which an abort never reaches the fetch.
+    const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       let response: Response | undefined;
       let error: unknown;
       try {
-        response = await inner(request.clone());
+        response = await inner(request.clone(), signal ? { signal } : undefined);
       } catch (failed) {
         error = failed;
       }

@@ -41,11 +41,15 @@ export class SseParser {
   }
 }
 
-/** The lines of a byte stream, each without its end. */
-export async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/** The lines of a byte stream, each without its end; they end when `signal` aborts, whether or
+ * not the fetch that gave the stream saw the abort (the stream is cancelled here). */
+export async function* lines(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
+  const cancel = () => void reader.cancel(signal?.reason).catch(() => {});
+  if (signal?.aborted) cancel();
+  signal?.addEventListener('abort', cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -58,6 +62,7 @@ export async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<s
       }
     }
   } finally {
+    signal?.removeEventListener('abort', cancel);
     reader.releaseLock();
   }
 }

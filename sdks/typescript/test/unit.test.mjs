@@ -1,8 +1,12 @@
-// Unit tests of the hand-written layer, over a fetch of the test's own: no server. Run with
+// Unit tests of the hand-written layer, over a fetch of the test's own (the stream's abort: a local
+// server), no agent-runtime server. Run with
 // `node --test` where the package is installed (tests/it/sdks.rs installs the tarball).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { test } from 'node:test';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import * as sdk from 'agent-runtime';
 import {
@@ -127,7 +131,8 @@ test('the backoff doubles up to its cap and honours Retry-After', () => {
 test('a write without a key is not repeated after a 503 nor a broken answer', async () => {
   for (const failure of [json(503, { detail: 'down' }), () => Promise.reject(new TypeError('terminated'))]) {
     const { fetch, seen } = recorder(failure, json(201, {}));
-    await assert.rejects(runtime(fetch).call(sdk.createWebhook, { body: { url: 'https://x.test/' } }));
+    // POST /v1/keys takes no idempotency key (yet).
+    await assert.rejects(runtime(fetch).call(sdk.createKey, { body: { scopes: [] } }));
     assert.equal(seen.length, 1);
   }
 });
@@ -269,6 +274,63 @@ test('a reset is reported and reading goes on', async () => {
   }
   assert.deepEqual(resets, [1]);
   assert.equal(seen[0].request.headers.get('last-event-id'), '1');
+});
+
+/** A local server whose event stream never ends: a keep-alive comment every 50 ms. */
+async function endlessStream() {
+  const server = createServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write(sse(event(1)));
+    const beat = setInterval(() => response.write(': keep-alive\n\n'), 50);
+    request.on('close', () => clearInterval(beat));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${server.address().port}` };
+}
+
+test('the stream ends when its signal aborts, even after a garbage collection', async () => {
+  // Node's fetch loses a cloned request's abort once the clones are collected
+  // (nodejs/undici#4068): the journey's stream outlived its stop.
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  const { server, url } = await endlessStream();
+  try {
+    const stop = new AbortController();
+    const reader = new AgentRuntime({ key: 'ark_test', baseUrl: url });
+    const seqs = [];
+    const following = (async () => {
+      for await (const item of reader.events({ signal: stop.signal, reconnectDelayMs: 0 })) seqs.push(item.seq);
+    })();
+    while (seqs.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    gc();
+    stop.abort();
+    const ended = await Promise.race([following.then(() => true), new Promise((resolve) => setTimeout(resolve, 5000, false))]);
+    assert.ok(ended, 'the stream went on after the abort');
+    assert.deepEqual(seqs, [1]);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test('the stream ends when its signal aborts, even under a fetch that ignores signals', async () => {
+  const { server, url } = await endlessStream();
+  try {
+    const stop = new AbortController();
+    const deaf = (input) => globalThis.fetch(new Request(input).url, { headers: new Request(input).headers });
+    const seqs = [];
+    const following = (async () => {
+      const reader = new AgentRuntime({ key: 'ark_test', baseUrl: url, fetch: deaf });
+      for await (const item of reader.events({ signal: stop.signal, reconnectDelayMs: 0 })) seqs.push(item.seq);
+    })();
+    while (seqs.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    stop.abort();
+    const ended = await Promise.race([following.then(() => true), new Promise((resolve) => setTimeout(resolve, 5000, false))]);
+    assert.ok(ended, 'the stream went on after the abort');
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });
 
 // The Standard Webhooks specification's published example (as crates/standard-webhooks pins it).
