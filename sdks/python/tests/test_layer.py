@@ -128,7 +128,9 @@ def test_every_route_that_takes_an_idempotency_key_in_the_document_is_given_one(
                 continue
             tag = operation["tags"][0]
             module = getattr(getattr(api, tag), operation["operationId"])
-            kwargs = {"body": getattr(models, name).from_dict(_minimal(schemas[name]))}
+            kwargs = {}
+            if name:
+                kwargs["body"] = getattr(models, name).from_dict(_minimal(schemas[name]))
             given = with_idempotency(module, kwargs)
             key = given.get("idempotency_key") or given["body"].idempotency_key
             assert key, f"{method} {path}"
@@ -171,9 +173,8 @@ def test_a_write_without_a_key_is_not_repeated_after_a_503_nor_a_broken_answer()
         handler = Recorder(failure, httpx.Response(201, json={}))
         client, _ = runtime(handler)
         with pytest.raises((ServiceUnavailableError, httpx.ReadError)):
-            client.call(
-                api.webhooks.create_webhook, body=models.WebhookCreateRequest(url="https://x.test/")
-            )
+            body = models.KeyCreateRequest.from_dict({"scopes": ["agent:read"]})
+            client.call(api.keys.create_key, body=body)
         assert len(handler.requests) == 1
 
 
