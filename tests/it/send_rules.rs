@@ -431,3 +431,32 @@ async fn every_operator_decision_shows_who_took_it() {
         "kept with the intent"
     );
 }
+
+#[tokio::test]
+async fn a_confirmation_repeated_after_it_took_effect_answers_as_the_first_did() {
+    let database = TestDatabase::new().await;
+    let api = Server::start_on(&database, &[API_ONLY]).await;
+    let (key, _) = wallet_agent(&database).await;
+    let (status, pending) =
+        post_send(&api, &key, json!({"to": RECIPIENT, "amount_atomic": "10"})).await;
+    assert_eq!(status, 200, "{pending}");
+    let confirm = ["intents", "confirm", &id_of(&pending)];
+    let first = agentctl(&database, &confirm).await.json();
+    // The answer lost (to a failover, say), the operator's tool asks again.
+    let again = agentctl(&database, &confirm).await.json();
+    for field in ["id", "status", "decided_by", "policy_violation"] {
+        assert_eq!(
+            again[field], first[field],
+            "{field}: {again} against {first}"
+        );
+    }
+    assert_eq!(again["status"], "confirmed", "{again}");
+
+    // Forced, the first verdict is not kept: refused as for any intent no longer pending.
+    let forced = agentctl(
+        &database,
+        &["intents", "confirm", &id_of(&pending), "--force"],
+    )
+    .await;
+    assert!(!forced.success, "{}", forced.stdout);
+}

@@ -379,8 +379,17 @@ impl IntentDecisions {
             .find(id)
             .await?
             .ok_or(ConfirmError::NotFound(id))?;
-        // Only a pending intent can be confirmed: say so before judging it.
-        intent.status.apply_as(intent.kind, IntentEvent::Confirm)?;
+        // Only a pending intent can be confirmed: say so before judging it, unless this is the
+        // operator's confirmation again, after it took effect.
+        if let Err(refused) = intent.status.apply_as(intent.kind, IntentEvent::Confirm) {
+            if !force && self.approved_by(id, operator).await? {
+                return Ok(Confirmation {
+                    intent,
+                    policy_verdict: Ok(()),
+                });
+            }
+            return Err(refused.into());
+        }
         let balance = match balance_check {
             BalanceCheck::Required => Some(
                 self.balance_of(&intent)
@@ -431,6 +440,20 @@ impl IntentDecisions {
         })
     }
 
+    /// Whether `operator`'s approval of the intent is recorded. A confirmation repeated after it
+    /// took effect (its answer lost to a failover, and the operator's tool retrying) then
+    /// answers the intent as it stands, as the first did: without `force` the first verdict was
+    /// to keep to the policy, as an approval past it needs `force`. With `force` the first
+    /// verdict is not kept, and the repeat is refused as for any intent no longer pending.
+    async fn approved_by(&self, id: IntentId, operator: &Operator) -> Result<bool, StoreError> {
+        Ok(self
+            .intents
+            .approvals(id)
+            .await?
+            .iter()
+            .any(|approval| approval.approver == *operator))
+    }
+
     /// The transactions recorded for an intent, newest first.
     pub async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError> {
         self.intents.attempts(id).await
@@ -459,8 +482,8 @@ mod tests {
         SpendLimits, SpendPolicyRecord, SpendRules, WalletRecord, U256,
     };
     use ports::{
-        Approval, ApprovalCheck, MockAgentStore, MockChainClient, MockIntentRecords,
-        MockIntentTransitions, MockNotifications, MockWalletUsage,
+        Approval, ApprovalCheck, IntentApproval, MockAgentStore, MockChainClient,
+        MockIntentRecords, MockIntentTransitions, MockNotifications, MockWalletUsage,
     };
     use uuid::Uuid;
 
@@ -709,6 +732,46 @@ mod tests {
             .expect_err("refused")
             .to_string()
             .contains("operator:bob has already approved"));
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_repeated_after_it_took_effect_answers_the_intent_again() {
+        let (pending, store, _) = pending_with(true, "100");
+        let confirmed = TransferIntentRecord {
+            status: IntentStatus::Confirmed,
+            ..pending
+        };
+        let mut intents = reading_ledger(&confirmed);
+        intents.records.expect_approvals().returning(|_| {
+            Ok(vec![IntentApproval {
+                approver: actor().operator,
+                approved_at: OffsetDateTime::UNIX_EPOCH,
+                counts: true,
+            }])
+        });
+        let decisions = deciding(store, intents);
+        let again = decisions
+            .confirm(confirmed.id, false, BalanceCheck::Required, &actor())
+            .await
+            .expect("the first answer again");
+        assert_eq!(again.intent, confirmed);
+        assert!(again.policy_verdict.is_ok());
+
+        // Forced, its first verdict is not kept; another operator's is not a repeat.
+        assert!(decisions
+            .confirm(confirmed.id, true, BalanceCheck::Required, &actor())
+            .await
+            .is_err());
+        let bob = Operator::Named(domain::OperatorName::parse("bob").expect("valid"));
+        assert!(decisions
+            .confirm(
+                confirmed.id,
+                false,
+                BalanceCheck::Required,
+                &Actor::local(bob)
+            )
+            .await
+            .is_err());
     }
 
     #[tokio::test]
