@@ -12,15 +12,13 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use test_support::workspace_root;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
 
 use crate::onchain::{OnChain, RECIPIENT};
 use crate::support::harness::{binary, target_dir, Server};
+use crate::x402_official::PaidResource;
 
-/// Anvil's second funded account, the facilitator's (as in x402_official.rs).
-const FACILITATOR_KEY: &str = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
-const PRICE: &str = "1500";
 const QUICKSTART_START: &str = "<!-- quickstart: start -->";
 const QUICKSTART_END: &str = "<!-- quickstart: end -->";
 
@@ -237,39 +235,6 @@ async fn node_environment() -> Scratch {
     scratch
 }
 
-fn x402_python() -> String {
-    std::env::var("X402_PYTHON").unwrap_or_else(|_| {
-        panic!(
-            "X402_PYTHON is not set: run `export X402_PYTHON=$(scripts/x402-tools.sh)` (make test \
-             does) to install the official x402 package"
-        )
-    })
-}
-
-/// A process of tests/x402, killed when dropped, and the URL it said it listens on.
-async fn listening(mut command: Command) -> (Child, String) {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the x402 harness starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let line = tokio::time::timeout(Duration::from_secs(120), async {
-        BufReader::new(stdout).lines().next_line().await
-    })
-    .await
-    .expect("the harness says where it listens within two minutes")
-    .expect("its output")
-    .expect("a line");
-    let url = line
-        .strip_prefix("listening ")
-        .unwrap_or_else(|| panic!("not a listening line: {line}"))
-        .to_owned();
-    (child, url)
-}
-
 /// The server, the agent and the official x402 seller a journey runs against.
 struct Journey {
     chain: OnChain,
@@ -277,9 +242,7 @@ struct Journey {
     key: String,
     /// Another agent's, for the quickstart: the journey counts its agent's mail and intents.
     quickstart_key: String,
-    _facilitator: Child,
-    _seller: Child,
-    paid_url: String,
+    seller: PaidResource,
 }
 
 impl Journey {
@@ -334,31 +297,13 @@ impl Journey {
             .json();
         let quickstart_key = quickstart["agent_key"].as_str().expect("a key").to_owned();
 
-        let python = x402_python();
-        let harness = workspace_root().join("tests/x402");
-        let mut facilitator = Command::new(&python);
-        facilitator
-            .arg(harness.join("facilitator.py"))
-            .args(["--rpc", &chain.anvil.url, "--network", "eip155:8453"])
-            .args(["--settle-delay-ms", "0"])
-            .env("X402_FACILITATOR_KEY", FACILITATOR_KEY);
-        let (facilitator, facilitator_url) = listening(facilitator).await;
-        let mut seller = Command::new(&python);
-        seller
-            .arg(harness.join("paid_server.py"))
-            .args(["--facilitator", &facilitator_url])
-            .args(["--network", "eip155:8453", "--asset", &chain.token])
-            .args(["--pay-to", RECIPIENT, "--amount", PRICE])
-            .args(["--facilitator-timeout-ms", "30000"]);
-        let (seller, seller_url) = listening(seller).await;
+        let seller = PaidResource::start(&chain, 0, 30_000).await;
         Journey {
             chain,
             server,
             key,
             quickstart_key,
-            _facilitator: facilitator,
-            _seller: seller,
-            paid_url: format!("{seller_url}/paid"),
+            seller,
         }
     }
 
@@ -379,7 +324,7 @@ impl Journey {
             .env("DATABASE_URL", self.chain.database.url())
             .envs(self.chain.env())
             .env("RECIPIENT", RECIPIENT)
-            .env("PAID_URL", &self.paid_url);
+            .env("PAID_URL", &self.seller.url);
         command
     }
 }

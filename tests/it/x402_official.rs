@@ -55,18 +55,22 @@ async fn listening(mut command: Command) -> (Child, String) {
 }
 
 /// The official facilitator and a paid server behind its middleware, selling `GET /paid` for
-/// `PRICE` of the chain's token to `RECIPIENT`.
-struct PaidResource {
+/// `PRICE` of the chain's token to `RECIPIENT` (the SDKs' journeys pay it too).
+pub(crate) struct PaidResource {
     _facilitator: Child,
     _server: Child,
-    url: String,
+    pub(crate) url: String,
     free_url: String,
 }
 
 impl PaidResource {
     /// `settle_delay_ms`: how long the facilitator waits before each settle; `timeout_ms`: how
     /// long the paid server waits for the facilitator.
-    async fn start(chain: &OnChain, settle_delay_ms: u64, timeout_ms: u64) -> PaidResource {
+    pub(crate) async fn start(
+        chain: &OnChain,
+        settle_delay_ms: u64,
+        timeout_ms: u64,
+    ) -> PaidResource {
         let python = python();
         let harness = workspace_root().join("tests/x402");
         let mut facilitator = Command::new(&python);
