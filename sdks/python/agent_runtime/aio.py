@@ -13,14 +13,11 @@ import httpx
 from . import _sse
 from ._generated.api.sms import wait_for_code_any_channel
 from ._generated.api.wallet import get_wallet_intent
-from ._generated.client import AuthenticatedClient
 from ._generated.models import CodeOut, EventOut, TransferIntentOut
 from ._retry import AsyncRetryTransport, RetryPolicy
 from .client import (
-    MAX_WAIT_SECONDS,
-    STREAM_IDLE_SECONDS,
-    WAIT_SLACK_SECONDS,
     EventReader,
+    api_clients,
     code_wait_body,
     decided,
     page_items,
@@ -45,17 +42,7 @@ class AsyncAgentRuntime:
         self.retry = retry or RetryPolicy()
         shared = AsyncRetryTransport(transport or httpx.AsyncHTTPTransport(), self.retry)
 
-        def api(read: float) -> AuthenticatedClient:
-            return AuthenticatedClient(
-                base_url=self.base_url,
-                token=key,
-                timeout=httpx.Timeout(timeout, read=read),
-                httpx_args={"transport": shared},
-            )
-
-        self.api = api(timeout)
-        self._waiting = api(MAX_WAIT_SECONDS + WAIT_SLACK_SECONDS)
-        self._streaming = api(STREAM_IDLE_SECONDS)
+        self.api, self._waiting, self._streaming = api_clients(self.base_url, key, timeout, shared)
 
     async def call(self, operation: ModuleType, **kwargs: Any) -> Any:
         kwargs = with_idempotency(operation, kwargs)

@@ -77,6 +77,23 @@ def with_idempotency(operation: ModuleType, kwargs: dict[str, Any]) -> dict[str,
     return kwargs
 
 
+def api_clients(
+    base_url: str, key: str, timeout: float, transport: Any
+) -> tuple[AuthenticatedClient, AuthenticatedClient, AuthenticatedClient]:
+    """Three clients over one transport (one pool of connections), by how long a read may take:
+    a call's, a wait's and an event stream's."""
+
+    def api(read: float) -> AuthenticatedClient:
+        return AuthenticatedClient(
+            base_url=base_url,
+            token=key,
+            timeout=httpx.Timeout(timeout, read=read),
+            httpx_args={"transport": transport},
+        )
+
+    return api(timeout), api(MAX_WAIT_SECONDS + WAIT_SLACK_SECONDS), api(STREAM_IDLE_SECONDS)
+
+
 def page_items(page: Any, kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any] | None]:
     """A page's items and the arguments of the next page (None after the last): cursor pages
     (`next_cursor`), the event feed (`next_after`) and offset lists (the SMS history)."""
@@ -185,18 +202,7 @@ class AgentRuntime:
         self.retry = retry or RetryPolicy()
         shared = RetryTransport(transport or httpx.HTTPTransport(), self.retry)
 
-        def api(read: float) -> AuthenticatedClient:
-            return AuthenticatedClient(
-                base_url=self.base_url,
-                token=key,
-                timeout=httpx.Timeout(timeout, read=read),
-                httpx_args={"transport": shared},
-            )
-
-        # Three clients over one transport (one pool of connections), by how long a read may take.
-        self.api = api(timeout)
-        self._waiting = api(MAX_WAIT_SECONDS + WAIT_SLACK_SECONDS)
-        self._streaming = api(STREAM_IDLE_SECONDS)
+        self.api, self._waiting, self._streaming = api_clients(self.base_url, key, timeout, shared)
 
     def call(self, operation: ModuleType, **kwargs: Any) -> Any:
         """`operation.sync_detailed(**kwargs)` with an idempotency key where the route takes one:
