@@ -680,3 +680,65 @@ async fn a_rotation_revokes_what_the_first_key_made_but_not_the_operators_keys()
     assert_eq!(names(&new_me["key"]["scopes"]), SCOPES);
     assert_eq!(new_me["key"], rotated["agent"]["key"]);
 }
+
+/// Makes a key with `key` under `idempotency_key`: the status, the body and whether it was
+/// answered `Idempotent-Replayed: true`.
+async fn make_key_keyed(
+    server: &Server,
+    key: &str,
+    idempotency_key: &str,
+    body: Value,
+) -> (u16, Value, bool) {
+    let response = server
+        .client
+        .post(server.url("/v1/keys"))
+        .bearer_auth(key)
+        .header("Idempotency-Key", idempotency_key)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let replayed = crate::support::harness::header(&response, "idempotent-replayed").as_deref()
+        == Some("true");
+    let (status, body) = read(response).await;
+    (status, body, replayed)
+}
+
+#[tokio::test]
+async fn a_key_made_again_under_its_idempotency_key_is_the_first_key_and_made_once() {
+    let (server, database) = Server::start().await;
+    let (key, _) = create_agent(&database, &["--email"]).await;
+    let asked = json!({"label": "worker", "scopes": ["email:read"]});
+
+    let (status, first, replayed) = make_key_keyed(&server, &key, "make-1", asked.clone()).await;
+    assert_eq!((status, replayed), (201, false), "{first}");
+    let (status, again, replayed) = make_key_keyed(&server, &key, "make-1", asked.clone()).await;
+    assert_eq!((status, replayed), (201, true), "{again}");
+    assert_eq!(again, first, "the first answer, its key included");
+    let first_key = first["key"].as_str().expect("key");
+    let (status, shown) = me(&server, first_key).await;
+    assert_eq!(status, 200, "the key answered again authenticates: {shown}");
+    assert_eq!(shown["key"]["id"], first["id"]);
+    let (status, listed) = send(&server, reqwest::Method::GET, "/v1/keys", &key, None).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(
+        listed["items"].as_array().map(Vec::len),
+        Some(2),
+        "the first key and one made: {listed}"
+    );
+
+    let other = json!({"label": "worker", "scopes": ["email:read"], "expires_in_seconds": 60});
+    let (status, refused, _) = make_key_keyed(&server, &key, "make-1", other).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(refused["detail"].as_str().is_some(), "{refused}");
+
+    // The same idempotency key under another agent key is another request.
+    let (maker, _) = made(&server, &key, &["email:read", "keys:manage"]).await;
+    let (status, by_other, replayed) = make_key_keyed(&server, &maker, "make-1", asked).await;
+    assert_eq!((status, replayed), (201, false), "{by_other}");
+    assert_ne!(by_other["id"], first["id"]);
+    assert_ne!(by_other["key"], first["key"]);
+
+    let (status, refused, _) = make_key_keyed(&server, &key, "", json!({"scopes": []})).await;
+    assert_eq!(status, 422, "an empty idempotency key: {refused}");
+}

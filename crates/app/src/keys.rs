@@ -4,16 +4,30 @@
 use std::sync::Arc;
 
 use domain::keys::{AgentKeyRecord, DelegationRefusal, KeyId, KeyRequest};
-use domain::{Actor, AgentId, AgentKey, Label};
-use ports::{InstanceBarrier, KeyCreationError, KeyHolder, KeyStore, NewKey, StoreError};
+use domain::{request_fingerprint, Actor, AgentId, AgentKey, IdempotencyKey, Label};
+use ports::{
+    InstanceBarrier, KeyCreationError, KeyHolder, KeyStore, KeyedCreation, NewKey, RequestKey,
+    StoreError,
+};
+use rand::RngCore;
 
 use crate::agents::Principal;
 
-/// A key just made: the key itself, shown this once, and its record.
+/// A key just made: the key itself, shown this once (and to a retry under the same idempotency
+/// key), and its record.
 #[derive(Debug)]
 pub struct MadeKey {
     pub key: AgentKey,
     pub record: AgentKeyRecord,
+    /// The answer is the first request's, given again under the same idempotency key.
+    pub replayed: bool,
+}
+
+/// A key asked for under an idempotency key: the key, and the secret of the key that asks, which
+/// the new key is derived from so that a retry can be answered the same secret (decision 0095).
+pub struct KeyedRequest {
+    pub key: IdempotencyKey,
+    pub presented: AgentKey,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +37,12 @@ pub enum KeyError {
     /// The key that asked was revoked or expired, or its agent deactivated, meanwhile.
     #[error("the agent key no longer authenticates")]
     KeyGone,
+    /// Another request with the same idempotency key is being made right now.
+    #[error("A request with this idempotency key is in progress")]
+    KeyInFlight,
+    /// The idempotency key was used, within 24 hours, for a different request.
+    #[error("the key was used within 24 hours for a different request")]
+    KeyReused,
     /// No key of that id the asker may revoke, or no agent of that id (an operator's request).
     #[error("no such key")]
     NotFound,
@@ -36,9 +56,25 @@ impl From<KeyCreationError> for KeyError {
             KeyCreationError::Refused(refused) => Self::Refused(refused),
             KeyCreationError::MakerGone => Self::KeyGone,
             KeyCreationError::NoSuchAgent => Self::NotFound,
+            KeyCreationError::KeyInFlight => Self::KeyInFlight,
+            KeyCreationError::KeyReused => Self::KeyReused,
             KeyCreationError::Store(error) => Self::Store(error),
         }
     }
+}
+
+/// What a request for a key asks, as the fingerprint its idempotency key is bound to.
+fn asked_fingerprint(label: Option<&Label>, asked: &KeyRequest) -> [u8; 32] {
+    let scopes: Vec<&str> = asked.scopes.iter().map(|scope| scope.as_str()).collect();
+    let scopes = scopes.join(" ");
+    let lifetime = asked
+        .expires_in
+        .map_or_else(String::new, |lifetime| lifetime.as_secs().to_string());
+    request_fingerprint([
+        label.map_or("", Label::as_str),
+        scopes.as_str(),
+        lifetime.as_str(),
+    ])
 }
 
 pub struct KeyService {
@@ -52,20 +88,60 @@ impl KeyService {
     }
 
     /// Makes a key for the principal's agent from the principal's key, as delegation allows.
+    /// Under an idempotency key, a retry of the same request within 24 hours with the same key
+    /// answers the key made first, and another request is refused (decision 0095).
     #[tracing::instrument(level = "debug", skip_all, fields(agent_id = %principal.profile.agent.id))]
     pub async fn delegate(
         &self,
         principal: &Principal,
         label: Option<Label>,
         asked: KeyRequest,
+        keyed: Option<KeyedRequest>,
     ) -> Result<MadeKey, KeyError> {
-        self.make(
-            principal.profile.agent.id,
-            &KeyHolder::Key(principal.key.id),
+        let agent = principal.profile.agent.id;
+        let maker = KeyHolder::Key(principal.key.id);
+        let Some(keyed) = keyed else {
+            return self.make(agent, &maker, label, asked).await;
+        };
+        let fingerprint = asked_fingerprint(label.as_ref(), &asked);
+        let mut salt = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut salt);
+        let key = AgentKey::derived(&keyed.presented, &salt);
+        let new = NewKey {
+            id: KeyId::generate(),
+            hash: key.hash(),
             label,
             asked,
-        )
-        .await
+        };
+        let creation = KeyedCreation {
+            request: RequestKey {
+                key: keyed.key,
+                made_by: principal.key.id,
+                fingerprint,
+            },
+            salt,
+        };
+        let answered = self
+            .store
+            .create(agent, &maker, new, Some(creation))
+            .await?;
+        let made = answered.answer;
+        let salt = made.salt.ok_or_else(|| {
+            KeyError::Store(StoreError::Internal(
+                "a keyed key made without its salt".into(),
+            ))
+        })?;
+        let key = AgentKey::derived(&keyed.presented, &salt);
+        if key.hash() != made.record.hash {
+            return Err(KeyError::Store(StoreError::Internal(
+                "a kept key is not the one its salt derives".into(),
+            )));
+        }
+        Ok(MadeKey {
+            key,
+            record: made.record,
+            replayed: answered.replayed,
+        })
     }
 
     /// Makes a key for `agent` as an operator asks: any scopes, any expiry.
@@ -95,8 +171,12 @@ impl KeyService {
             label,
             asked,
         };
-        let record = self.store.create(agent, maker, new).await?;
-        Ok(MadeKey { key, record })
+        let made = self.store.create(agent, maker, new, None).await?;
+        Ok(MadeKey {
+            key,
+            record: made.answer.record,
+            replayed: false,
+        })
     }
 
     /// The agent's live keys, oldest first.
@@ -149,7 +229,7 @@ mod tests {
     use domain::keys::{KeyGrant, Scope, Scopes};
     use domain::{AgentKeyHash, AgentProfile};
     use mockall::predicate::{always, eq};
-    use ports::{BarrierPassed, MockInstanceBarrier, MockKeyStore};
+    use ports::{Answered, BarrierPassed, KeyMade, MockInstanceBarrier, MockKeyStore};
 
     /// A service over `store`, whose revocations pass the barrier `barrier`.
     fn service_passing(store: MockKeyStore, barrier: MockInstanceBarrier) -> KeyService {
@@ -175,6 +255,32 @@ mod tests {
         }
     }
 
+    /// The record a store makes of `new` for `agent`.
+    fn record_of(agent: AgentId, new: NewKey) -> AgentKeyRecord {
+        AgentKeyRecord {
+            id: new.id,
+            agent_id: agent,
+            hash: new.hash,
+            label: new.label,
+            grant: KeyGrant {
+                scopes: new.asked.scopes,
+                expires_at: None,
+                depth: 1,
+            },
+            parent: None,
+            first: false,
+            created_at: time::OffsetDateTime::UNIX_EPOCH,
+            last_used_at: None,
+        }
+    }
+
+    fn keyed(key: &str, presented: &AgentKey) -> Option<KeyedRequest> {
+        Some(KeyedRequest {
+            key: IdempotencyKey::parse(key).expect("a key"),
+            presented: presented.clone(),
+        })
+    }
+
     #[tokio::test]
     async fn a_delegated_key_is_made_by_the_presented_key_and_only_its_hash_is_stored() {
         let asker = principal();
@@ -182,32 +288,145 @@ mod tests {
         let maker = KeyHolder::Key(asker.key.id);
         store
             .expect_create()
-            .with(eq(asker.profile.agent.id), eq(maker), always())
+            .with(eq(asker.profile.agent.id), eq(maker), always(), eq(None))
             .times(1)
-            .returning(|agent, _, new| {
-                Ok(AgentKeyRecord {
-                    id: new.id,
-                    agent_id: agent,
-                    hash: new.hash,
-                    label: new.label,
-                    grant: KeyGrant {
-                        scopes: new.asked.scopes,
-                        expires_at: None,
-                        depth: 1,
-                    },
-                    parent: None,
-                    first: false,
-                    created_at: time::OffsetDateTime::UNIX_EPOCH,
-                    last_used_at: None,
-                })
+            .returning(|agent, _, new, _| {
+                Ok(Answered::new(KeyMade {
+                    record: record_of(agent, new),
+                    salt: None,
+                }))
             });
         let service = service(store);
         let made = service
-            .delegate(&asker, None, mail_only())
+            .delegate(&asker, None, mail_only(), None)
             .await
             .expect("made");
         assert_eq!(made.record.hash, made.key.hash());
         assert_eq!(made.record.scopes(), Scopes::of([Scope::EmailRead]));
+        assert!(!made.replayed);
+    }
+
+    #[tokio::test]
+    async fn a_keyed_key_is_derived_from_the_presented_key_and_its_kept_salt_answers_a_retry() {
+        let asker = principal();
+        let presented = AgentKey::from_random_bytes([3; 32]);
+        let mut store = MockKeyStore::new();
+        let first: Arc<std::sync::Mutex<Option<KeyMade>>> = Arc::default();
+        store.expect_create().times(2).returning({
+            let first = Arc::clone(&first);
+            move |agent, _, new, keyed| {
+                let keyed = keyed.expect("keyed");
+                assert_eq!(keyed.request.key.as_str(), "retry-1");
+                let mut first = first.lock().expect("lock");
+                match first.as_ref() {
+                    Some(made) => Ok(Answered {
+                        answer: made.clone(),
+                        replayed: true,
+                    }),
+                    None => {
+                        let made = KeyMade {
+                            record: record_of(agent, new),
+                            salt: Some(keyed.salt),
+                        };
+                        *first = Some(made.clone());
+                        Ok(Answered::new(made))
+                    }
+                }
+            }
+        });
+        let service = service(store);
+        let made = service
+            .delegate(&asker, None, mail_only(), keyed("retry-1", &presented))
+            .await
+            .expect("made");
+        let salt = first
+            .lock()
+            .expect("lock")
+            .as_ref()
+            .and_then(|made| made.salt)
+            .expect("a salt");
+        assert_eq!(made.key, AgentKey::derived(&presented, &salt));
+        assert_eq!(made.record.hash, made.key.hash());
+        let again = service
+            .delegate(&asker, None, mail_only(), keyed("retry-1", &presented))
+            .await
+            .expect("answered again");
+        assert!(again.replayed);
+        assert_eq!(again.key, made.key);
+        assert_eq!(again.record, made.record);
+    }
+
+    #[tokio::test]
+    async fn a_keyed_request_is_bound_to_its_label_scopes_and_lifetime() {
+        let asker = principal();
+        let presented = AgentKey::from_random_bytes([3; 32]);
+        let mut store = MockKeyStore::new();
+        let fingerprints: Arc<std::sync::Mutex<Vec<[u8; 32]>>> = Arc::default();
+        store.expect_create().times(4).returning({
+            let fingerprints = Arc::clone(&fingerprints);
+            move |agent, _, new, keyed| {
+                let keyed = keyed.expect("keyed");
+                fingerprints
+                    .lock()
+                    .expect("lock")
+                    .push(keyed.request.fingerprint);
+                Ok(Answered::new(KeyMade {
+                    record: record_of(agent, new),
+                    salt: Some(keyed.salt),
+                }))
+            }
+        });
+        let service = service(store);
+        let label = Label::parse("worker").ok();
+        let longer = KeyRequest {
+            expires_in: Some(std::time::Duration::from_secs(3600)),
+            ..mail_only()
+        };
+        let wider = KeyRequest {
+            scopes: Scopes::of([Scope::EmailRead, Scope::EmailSend]),
+            ..mail_only()
+        };
+        for (label, asked) in [
+            (None, mail_only()),
+            (label, mail_only()),
+            (None, longer),
+            (None, wider),
+        ] {
+            service
+                .delegate(&asker, label, asked, keyed("k", &presented))
+                .await
+                .expect("made");
+        }
+        let fingerprints = fingerprints.lock().expect("lock");
+        let distinct: std::collections::HashSet<_> = fingerprints.iter().collect();
+        assert_eq!(distinct.len(), 4, "each field changes the fingerprint");
+    }
+
+    #[tokio::test]
+    async fn a_reused_or_busy_idempotency_key_is_refused_as_the_store_says() {
+        let mut store = MockKeyStore::new();
+        let mut answers = vec![
+            Err(KeyCreationError::KeyReused),
+            Err(KeyCreationError::KeyInFlight),
+        ];
+        store
+            .expect_create()
+            .times(2)
+            .returning(move |_, _, _, _| answers.pop().expect("two answers"));
+        let service = service(store);
+        let presented = AgentKey::from_random_bytes([3; 32]);
+        assert!(matches!(
+            service
+                .delegate(&principal(), None, mail_only(), keyed("k", &presented))
+                .await,
+            Err(KeyError::KeyInFlight)
+        ));
+        assert!(matches!(
+            service
+                .delegate(&principal(), None, mail_only(), keyed("k", &presented))
+                .await,
+            Err(KeyError::KeyReused)
+        ));
     }
 
     #[tokio::test]
@@ -220,14 +439,18 @@ mod tests {
         store
             .expect_create()
             .times(2)
-            .returning(move |_, _, _| answers.pop().expect("two answers"));
+            .returning(move |_, _, _, _| answers.pop().expect("two answers"));
         let service = service(store);
         assert!(matches!(
-            service.delegate(&principal(), None, mail_only()).await,
+            service
+                .delegate(&principal(), None, mail_only(), None)
+                .await,
             Err(KeyError::Refused(DelegationRefusal::TooDeep))
         ));
         assert!(matches!(
-            service.delegate(&principal(), None, mail_only()).await,
+            service
+                .delegate(&principal(), None, mail_only(), None)
+                .await,
             Err(KeyError::KeyGone)
         ));
     }

@@ -54,7 +54,7 @@ pub use events::{
 pub use execution::{ExecutionError, Executor, ExecutorSettings, FollowOutcome, SubmitOutcome};
 pub use expiry::IntentExpiry;
 pub use key_rotation::{ResealError, ResealReport, WalletKeyRotation};
-pub use keys::{KeyError, KeyService, MadeKey};
+pub use keys::{KeyError, KeyService, KeyedRequest, MadeKey};
 pub use leased_queue::{Deliver, HandOff, LeasedWorker, QueueSettings};
 pub use long_lived::{LongLived, LongLivedCaps, LongLivedKind, LongLivedPlace, LongLivedUsage};
 pub use mail::{

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use alloy_primitives::U256;
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
@@ -43,6 +44,18 @@ impl AgentKey {
         }
         let body = std::str::from_utf8(&body).expect("base62 alphabet is ASCII");
         Self(format!("{KEY_PREFIX}{body}"))
+    }
+
+    /// The key made from `presented` under an idempotency key with `salt` (decision 0095): the
+    /// same two give the same key, so a retry with the key that asked answers the same secret,
+    /// which the server never stores. Only the holder of `presented` can derive it, and only while
+    /// the salt is kept (24 hours); the salt alone, a stolen database, yields nothing.
+    pub fn derived(presented: &AgentKey, salt: &[u8; 32]) -> Self {
+        let mut mac = Hmac::<Sha256>::new_from_slice(presented.0.as_bytes())
+            .expect("HMAC takes a key of any length");
+        mac.update(b"agent-runtime: a key made under an idempotency key\0");
+        mac.update(salt);
+        Self::from_random_bytes(mac.finalize().into_bytes().into())
     }
 
     pub fn parse(candidate: &str) -> Result<Self, AgentKeyError> {
@@ -232,6 +245,33 @@ mod tests {
         let prefix = key.hash().display_prefix();
         assert_eq!(prefix.len(), 16);
         assert_eq!(prefix, hex::encode(&expected[..8]));
+    }
+
+    #[test]
+    fn a_derived_key_depends_on_the_presented_key_and_the_salt_and_on_nothing_else() {
+        let presented = AgentKey::from_random_bytes([1; 32]);
+        let other = AgentKey::from_random_bytes([2; 32]);
+        let derived = AgentKey::derived(&presented, &[9; 32]);
+        assert_eq!(derived, AgentKey::derived(&presented, &[9; 32]));
+        assert!(AgentKey::parse(derived.expose()).is_ok());
+        assert_ne!(derived, presented);
+        assert_ne!(derived, AgentKey::derived(&other, &[9; 32]));
+        assert_ne!(derived, AgentKey::derived(&presented, &[8; 32]));
+    }
+
+    /// A vector computed outside Rust (Python's hmac): a change to the derivation would answer a
+    /// retry across an upgrade a key other than the one made.
+    #[test]
+    fn a_derived_key_is_hmac_sha256_of_its_label_and_salt_under_the_presented_key() {
+        let presented = AgentKey::from_random_bytes([1; 32]);
+        assert_eq!(
+            presented.expose(),
+            "ark_0El6XFXwsUFD8J2vGxsaboW7rZYnQRBP5d9erwRwd29"
+        );
+        assert_eq!(
+            AgentKey::derived(&presented, &[9; 32]).expose(),
+            "ark_tgmrfFvdNQLxDyrsAkWPPkqIPVI9YM83F19s1EFWVUY"
+        );
     }
 
     #[test]

@@ -219,6 +219,8 @@ impl From<KeyError> for Refusal {
             KeyError::Refused(refused) => refused.into(),
             KeyError::KeyGone => Self::InvalidKey,
             KeyError::NotFound => Self::NotFound,
+            KeyError::KeyInFlight => Self::key_in_flight(),
+            error @ KeyError::KeyReused => Self::key_mismatch(error),
             KeyError::Store(store) => store.into(),
         }
     }

@@ -28,9 +28,9 @@ pub use chain::{
     TransferCall,
 };
 pub use console::{
-    AuditLog, AuditPage, Ceremony, ConsoleSessions, NewOperator, NewSession, OperatorAccounts,
-    OperatorStoreError, OperatorTokens, PasskeyError, Passkeys, SessionOpening, SessionRecord,
-    StoredPasskey, TokenRecord, UsedChallenge,
+    AuditLog, AuditPage, Ceremony, ConsoleSessions, FailedSignIn, NewOperator, NewSession,
+    OperatorAccounts, OperatorStoreError, OperatorTokens, PasskeyError, Passkeys, SessionOpening,
+    SessionRecord, StoredPasskey, TokenRecord, UsedChallenge,
 };
 pub use email::{
     AcceptError, Acceptance, AttachmentBytes, AttachmentContent, AttachmentObjects,
@@ -55,7 +55,7 @@ pub use intents::{
     SubmissionError, SubmissionQueue, SubmittedIntent, TransitionError, UsageReading, WalletUsage,
     X402Authorizations, CONFIRMED_INTENTS_TOPIC,
 };
-pub use keys::{KeyCreationError, KeyHolder, KeyStore, NewKey};
+pub use keys::{KeyCreationError, KeyHolder, KeyMade, KeyStore, KeyedCreation, NewKey};
 pub use listings::{Listing, ListingVersion, UsageVersion};
 pub use notifications::{
     revoked_topic, BarrierPassed, InstanceBarrier, Notifications, Timer, Wakeup,

@@ -1,5 +1,5 @@
-//! The idempotency keys of writes that have no row of their own to hold one (decision 0094): a
-//! webhook endpoint made, its secret rotated, its deliveries replayed. Each key's
+//! The idempotency keys of writes that have no row of their own to hold one (decisions 0094,
+//! 0095): a key made, a webhook endpoint made, its secret rotated, its deliveries replayed. Each key's
 //! first answer is kept in `idempotent_requests`, per agent and agent key, written in the
 //! transaction of the write itself: a commit lost in a failover left both or neither. The key is
 //! admitted as every keyed write's is (`idempotency::admit_key`, decision 0054).
@@ -22,10 +22,10 @@ use crate::idempotency::{admit_key, Earlier, IdempotencyKey, KeyHolders};
 /// 0023).
 pub(crate) const KEY_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// A write kept under a key; one namespace of keys each (keys and more to come).
-#[allow(clippy::enum_variant_names)]
+/// A write kept under a key; one namespace of keys each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Operation {
+    KeyCreate,
     WebhookCreate,
     WebhookRotateSecret,
     WebhookReplay,
@@ -34,6 +34,7 @@ pub(crate) enum Operation {
 impl Operation {
     fn name(self) -> &'static str {
         match self {
+            Self::KeyCreate => "key_create",
             Self::WebhookCreate => "webhook_create",
             Self::WebhookRotateSecret => "webhook_rotate_secret",
             Self::WebhookReplay => "webhook_replay",
@@ -43,6 +44,7 @@ impl Operation {
     /// The namespace of the key's advisory lock.
     fn namespace(self) -> &'static str {
         match self {
+            Self::KeyCreate => ":key_create:",
             Self::WebhookCreate => ":webhook_create:",
             Self::WebhookRotateSecret => ":webhook_rotate_secret:",
             Self::WebhookReplay => ":webhook_replay:",

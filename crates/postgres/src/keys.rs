@@ -10,17 +10,38 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::keys::{delegate, grant_by_operator, AgentKeyRecord, KeyGrant, KeyId};
 use domain::{AgentId, AgentKeyHash, AuditAction, AuditTarget, REVOKED_KEY_REASON};
-use ports::{KeyCreationError, KeyHolder, KeyStore, NewKey, StoreError};
+use ports::{
+    Answered, KeyCreationError, KeyHolder, KeyMade, KeyStore, KeyedCreation, NewKey, StoreError,
+};
 use serde_json::json;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::audit::{self, AuditEntry};
 use crate::database::Database;
-use crate::errors::{from_diesel, TxError};
+use crate::errors::{corrupt, from_diesel, TxError};
+use crate::idempotent_requests::{admit, remember, Operation, Refused};
 use crate::rows::{scopes_column, AgentKeyRow};
 use crate::schema::{agent_keys, agents};
 use crate::webhooks::disable_keys_endpoints;
+
+impl From<Refused> for KeyCreationError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::InFlight => Self::KeyInFlight,
+            Refused::Reused => Self::KeyReused,
+        }
+    }
+}
+
+/// What a key made under an idempotency key keeps as its first answer: the key's id and the
+/// salt its secret is derived with (decision 0095), never the secret.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptKey {
+    key_id: Uuid,
+    /// In hex.
+    salt: String,
+}
 
 pub struct PgKeyStore {
     database: Database,
@@ -209,16 +230,42 @@ async fn made_from(
 
 #[async_trait]
 impl KeyStore for PgKeyStore {
-    #[tracing::instrument(level = "debug", skip(self, maker, new), fields(key_id = %new.id))]
+    #[tracing::instrument(level = "debug", skip(self, maker, new, keyed), fields(key_id = %new.id))]
     async fn create(
         &self,
         agent: AgentId,
         maker: &KeyHolder,
         new: NewKey,
-    ) -> Result<AgentKeyRecord, KeyCreationError> {
+        keyed: Option<KeyedCreation>,
+    ) -> Result<Answered<KeyMade>, KeyCreationError> {
         self.database
             .in_transaction(|connection| {
                 async move {
+                    let request = keyed.as_ref().map(|keyed| &keyed.request);
+                    if let Some(first) =
+                        admit(connection, agent, request, Operation::KeyCreate).await?
+                    {
+                        let kept: KeptKey = serde_json::from_value(first).map_err(|error| {
+                            TxError::store(corrupt(format!("a kept key answer: {error}")))
+                        })?;
+                        let salt = hex::decode(&kept.salt)
+                            .ok()
+                            .and_then(|salt| <[u8; 32]>::try_from(salt).ok())
+                            .ok_or_else(|| TxError::store(corrupt("a kept key answer's salt")))?;
+                        let row: AgentKeyRow = agent_keys::table
+                            .find(kept.key_id)
+                            .filter(agent_keys::agent_id.eq(agent.0))
+                            .select(AgentKeyRow::as_select())
+                            .first(connection)
+                            .await?;
+                        return Ok(Answered {
+                            answer: KeyMade {
+                                record: row.into_record().map_err(TxError::store)?,
+                                salt: Some(salt),
+                            },
+                            replayed: true,
+                        });
+                    }
                     let gone = match maker {
                         KeyHolder::Key(_) => KeyCreationError::MakerGone,
                         KeyHolder::Operator(_) => KeyCreationError::NoSuchAgent,
@@ -263,7 +310,24 @@ impl KeyStore for PgKeyStore {
                         shown(&made),
                     )
                     .await?;
-                    Ok(made)
+                    if let Some(keyed) = &keyed {
+                        let answer = json!(KeptKey {
+                            key_id: made.id.0,
+                            salt: hex::encode(keyed.salt),
+                        });
+                        remember(
+                            connection,
+                            agent,
+                            &keyed.request,
+                            Operation::KeyCreate,
+                            &answer,
+                        )
+                        .await?;
+                    }
+                    Ok(Answered::new(KeyMade {
+                        record: made,
+                        salt: keyed.map(|keyed| keyed.salt),
+                    }))
                 }
                 .scope_boxed()
             })
