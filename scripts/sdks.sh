@@ -11,7 +11,9 @@
 #   scripts/sdks.sh build        the wheel and the npm tarball under target/sdks/, offline once the
 #                                tools are installed; prints their paths
 #
-# The tools come from scripts/sdk-tools.sh (SDK_TOOLS when already set), pinned.
+# The tools come from scripts/sdk-tools.sh (SDK_TOOLS when already set), pinned. The Python
+# generator renders with sdks/python/templates/ over its own: dataclass models and a date-time
+# parser of their own, so that the package needs httpx alone.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 set -euo pipefail
 tools="${SDK_TOOLS:-$(scripts/sdk-tools.sh)}"
@@ -29,7 +31,8 @@ generate_into() {
   rm -rf "$python_out" "$typescript_out"
   (cd "$root/sdks/python" &&
     "$tools/venv/bin/openapi-python-client" generate --path "$doc" --meta none \
-      --config openapi-python-client.yaml --output-path "$python_out" >&2)
+      --config openapi-python-client.yaml --custom-template-path templates \
+      --output-path "$python_out" >&2)
   OPENAPI_DOC="$doc" OPENAPI_TS_OUTPUT="$typescript_out" NO_COLOR=1 \
     "$node22" "$typescript/node_modules/@hey-api/openapi-ts/bin/run.js" \
     --file "$typescript/openapi-ts.config.mjs" >/dev/null

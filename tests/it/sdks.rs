@@ -3,10 +3,13 @@
 //! a new virtualenv given only the wheel and its dependencies' wheels, a new npm project given
 //! only the tarball. Each runs its unit tests there, its README's quickstart as written and the
 //! README walkthrough's journey (sdks/*/tests/journey.*) against a real server on anvil, paying
-//! the official x402 resource server (PyPI's x402, as in x402_official.rs). The tools and wheels
-//! come from scripts/sdk-tools.sh (`SDK_TOOLS`). A last test edits a copy of the OpenAPI document
-//! and expects the staleness check of `make lint` to fail.
+//! the official x402 resource server (PyPI's x402, as in x402_official.rs). The Python package's
+//! run on the oldest Python 3.9+ here (its floor) too, where its wheel is also installed alone to
+//! show that it needs httpx and nothing else. The tools and wheels come from
+//! scripts/sdk-tools.sh (`SDK_TOOLS`). A last test edits a copy of the OpenAPI document and
+//! expects the staleness check of `make lint` to fail.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -171,18 +174,35 @@ fn quickstart(readme: &Path, language: &str) -> String {
     code[..code.find("```").expect("a closed code block")].to_owned()
 }
 
-/// A clean virtualenv with the built wheel and pytest, installed offline from the wheelhouse.
-async fn python_environment() -> (Scratch, PathBuf) {
+/// The oldest Python 3.9+ on the machine (3.9 is the package's floor), as scripts/sdk-tools.sh
+/// found it; python3 where it found none newer.
+fn oldest_python() -> PathBuf {
+    let recorded = sdk_tools().join("oldest-python");
+    let path = std::fs::read_to_string(&recorded).unwrap_or_else(|error| {
+        panic!("{}: {error}: run scripts/sdk-tools.sh", recorded.display())
+    });
+    PathBuf::from(path.trim())
+}
+
+/// A clean virtualenv made by `interpreter` with the built wheel and its dependencies, installed
+/// offline from the wheelhouse.
+async fn python_environment(interpreter: &Path) -> (Scratch, PathBuf) {
     let scratch = Scratch::new("python");
     let venv = scratch.0.join("venv");
-    let mut create = Command::new("python3");
+    let mut create = Command::new(interpreter);
     create.args(["-m", "venv"]).arg(&venv);
     succeeded(
-        "python3 -m venv",
+        &format!("{} -m venv", interpreter.display()),
         &run(create, Duration::from_secs(120)).await,
     );
     let python = venv.join("bin/python");
-    let mut install = Command::new(&python);
+    pip_install(&python, [artifact("agent_runtime-", ".whl")]).await;
+    (scratch, python)
+}
+
+/// Installs `what` into the virtualenv of `python`, offline from the wheelhouse.
+async fn pip_install(python: &Path, what: impl IntoIterator<Item = impl AsRef<OsStr>>) {
+    let mut install = Command::new(python);
     install
         .args([
             "-m",
@@ -194,13 +214,23 @@ async fn python_environment() -> (Scratch, PathBuf) {
         ])
         .arg("--find-links")
         .arg(sdk_tools().join("wheelhouse"))
-        .arg(artifact("agent_runtime-", ".whl"))
-        .arg("pytest");
-    succeeded(
-        "installing the wheel",
-        &run(install, Duration::from_secs(120)).await,
-    );
-    (scratch, python)
+        .args(what);
+    succeeded("pip install", &run(install, Duration::from_secs(120)).await);
+}
+
+/// The unit tests of the hand-written layer (and of the generated models' timestamps) run by
+/// `python`, in the virtualenv `scratch` holds.
+async fn python_unit_tests(scratch: &Scratch, python: &Path) {
+    let mut pytest = Command::new(python);
+    pytest
+        .current_dir(&scratch.0)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(workspace_root().join("sdks/python/tests/test_layer.py"));
+    let stdout = succeeded("pytest", &run(pytest, Duration::from_secs(180)).await);
+    assert!(passed(&stdout, "passed") >= 30, "{stdout}");
 }
 
 /// A clean npm project with the built tarball installed, offline (the package has no
@@ -349,22 +379,39 @@ fn passed(stdout: &str, marker: &str) -> usize {
 
 #[tokio::test]
 async fn the_python_sdks_unit_tests_pass_against_the_installed_wheel() {
-    let (scratch, python) = python_environment().await;
-    let mut pytest = Command::new(&python);
-    pytest
+    let (scratch, python) = python_environment(Path::new("python3")).await;
+    pip_install(&python, ["pytest"]).await;
+    python_unit_tests(&scratch, &python).await;
+}
+
+/// sdks.md: one runtime dependency, httpx, on Python 3.9+. The wheel installed alone by the oldest
+/// Python here brings httpx and its own dependencies only; every module imports and a model reads
+/// the server's `Z` timestamps (tests/httpx_alone.py); then the unit tests pass there too.
+#[tokio::test]
+async fn the_python_sdk_needs_httpx_alone_and_passes_its_unit_tests_on_the_oldest_python() {
+    let (scratch, python) = python_environment(&oldest_python()).await;
+    let mut alone = Command::new(&python);
+    alone
         .current_dir(&scratch.0)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(workspace_root().join("sdks/python/tests/test_layer.py"));
-    let stdout = succeeded("pytest", &run(pytest, Duration::from_secs(180)).await);
-    assert!(passed(&stdout, "passed") >= 30, "{stdout}");
+        .arg(workspace_root().join("sdks/python/tests/httpx_alone.py"));
+    let stdout = succeeded(
+        "the package beside httpx alone",
+        &run(alone, Duration::from_secs(60)).await,
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
+    assert!(summary["modules"].as_u64() >= Some(50), "{summary}");
+
+    pip_install(&python, ["pytest"]).await;
+    python_unit_tests(&scratch, &python).await;
 }
 
 #[tokio::test]
 async fn the_python_sdk_runs_its_quickstart_and_the_journey_against_the_real_server() {
-    let (scratch, python) = python_environment().await;
+    // On the oldest Python here, which reads the server's timestamps with the least help.
+    let (scratch, python) = python_environment(&oldest_python()).await;
     let journey = Journey::start().await;
     let readme = workspace_root().join("sdks/python/README.md");
     let script = scratch.0.join("quickstart.py");

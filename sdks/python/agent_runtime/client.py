@@ -3,6 +3,7 @@ bounded retries, typed errors, pages, the two wait loops and the resuming event 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
@@ -12,7 +13,6 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any, Callable
 
-import attrs
 import httpx
 
 from . import _sse
@@ -71,9 +71,9 @@ def with_idempotency(operation: ModuleType, kwargs: dict[str, Any]) -> dict[str,
         if unset(kwargs.get("idempotency_key")):
             kwargs["idempotency_key"] = new_key()
     body = kwargs.get("body")
-    if attrs.has(type(body)) and hasattr(body, "idempotency_key"):
+    if dataclasses.is_dataclass(body) and hasattr(body, "idempotency_key"):
         if unset(body.idempotency_key):
-            kwargs["body"] = attrs.evolve(body, idempotency_key=new_key())
+            kwargs["body"] = dataclasses.replace(body, idempotency_key=new_key())
     return kwargs
 
 
@@ -140,7 +140,7 @@ def event_of(raw: dict[str, Any]) -> EventOut:
     """An event as the feed, the stream and webhooks carry it, its `data` parsed by its type."""
     event = EventOut.from_dict(raw)
     shape = DATA_BY_TYPE.get(raw["type"], TransferIntentOut)
-    return attrs.evolve(event, data=shape.from_dict(raw["data"]))
+    return dataclasses.replace(event, data=shape.from_dict(raw["data"]))
 
 
 def decided(intent: TransferIntentOut, until: Iterable[str] | None) -> bool:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import pathlib
+from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -25,6 +27,8 @@ from agent_runtime import (
     models,
     verify_webhook,
 )
+from agent_runtime._generated.client import AuthenticatedClient
+from agent_runtime._generated.types import UNSET, isoparse
 from agent_runtime._retry import RetryTransport
 from agent_runtime._sse import messages
 from agent_runtime.client import event_of, with_idempotency
@@ -84,6 +88,67 @@ def test_the_key_and_url_default_to_the_environment(monkeypatch):
     monkeypatch.delenv("AGENT_RUNTIME_KEY")
     with pytest.raises(agent_runtime.AgentRuntimeError, match="AGENT_RUNTIME_KEY"):
         AgentRuntime()
+
+
+# --- the generated code: dataclasses, and timestamps read without python-dateutil ------------
+
+UTC = timezone.utc
+TWO_EAST = timezone(timedelta(hours=2))
+FIVE_30_WEST = timezone(-timedelta(hours=5, minutes=30))
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # What the server writes (RFC 3339 in UTC, the fraction's trailing zeros dropped), which
+        # Python 3.9's datetime.fromisoformat refuses for its `Z` and most fraction lengths.
+        ("2026-11-30T09:34:07.123456Z", datetime(2026, 11, 30, 9, 34, 7, 123456, UTC)),
+        ("2026-11-30T09:34:07.12345Z", datetime(2026, 11, 30, 9, 34, 7, 123450, UTC)),
+        ("2026-11-30T09:34:07.1Z", datetime(2026, 11, 30, 9, 34, 7, 100000, UTC)),
+        ("2026-11-30T09:34:07Z", datetime(2026, 11, 30, 9, 34, 7, tzinfo=UTC)),
+        ("2026-11-30T09:34:07.123456789Z", datetime(2026, 11, 30, 9, 34, 7, 123456, UTC)),
+        ("2026-11-30t09:34:07z", datetime(2026, 11, 30, 9, 34, 7, tzinfo=UTC)),
+        # Other offsets, with or without their colon, and what has none.
+        ("2026-11-30T11:34:07.5+02:00", datetime(2026, 11, 30, 11, 34, 7, 500000, TWO_EAST)),
+        ("2026-11-30T04:04:07-0530", datetime(2026, 11, 30, 4, 4, 7, tzinfo=FIVE_30_WEST)),
+        ("2026-11-30 09:34:07", datetime(2026, 11, 30, 9, 34, 7)),
+        ("2026-11-30", datetime(2026, 11, 30)),
+    ],
+)
+def test_timestamps_are_read_in_the_forms_the_server_writes(text, expected):
+    parsed = isoparse(text)
+    assert parsed == expected and parsed.utcoffset() == expected.utcoffset()
+
+
+@pytest.mark.parametrize("text", ["", "30/11/2026", "2026-11-30T09", "2026-11-30T09:34:07Q"])
+def test_what_is_not_a_timestamp_is_refused(text):
+    with pytest.raises(ValueError):
+        isoparse(text)
+
+
+def test_a_model_reads_the_servers_timestamps_keeps_unknown_fields_and_writes_them_back():
+    raw = dict(INTENT, updated_at="2026-11-30T09:34:07.12345Z", confirmed_at=None, extra="kept")
+    intent = models.TransferIntentOut.from_dict(raw)
+    assert dataclasses.is_dataclass(intent)
+    assert intent.created_at == datetime(2026, 11, 25, 10, tzinfo=UTC)
+    assert intent.updated_at == datetime(2026, 11, 30, 9, 34, 7, 123450, UTC)
+    assert intent.confirmed_at is None and intent.tx_hash is UNSET
+    assert intent.additional_keys == ["extra"] and intent["extra"] == "kept"
+    written = intent.to_dict()
+    assert written["updated_at"] == "2026-11-30T09:34:07.123450+00:00"
+    assert written["confirmed_at"] is None and "tx_hash" not in written
+    assert written["extra"] == "kept"
+    assert models.TransferIntentOut.from_dict(written) == intent
+
+
+def test_a_client_with_more_headers_is_a_new_one_and_the_first_is_unchanged():
+    first = AuthenticatedClient("http://runtime.test", "ark_test", timeout=httpx.Timeout(3.0))
+    second = first.with_headers({"X-Trace": "1"})
+    assert second is not first and second.token == "ark_test"
+    assert second.get_httpx_client().headers["x-trace"] == "1"
+    assert second.get_httpx_client().headers["authorization"] == "Bearer ark_test"
+    assert "x-trace" not in first.get_httpx_client().headers
+    assert first.get_httpx_client().timeout == httpx.Timeout(3.0)
 
 
 # --- idempotency and retries ----------------------------------------------------------------

@@ -1,11 +1,10 @@
+import copy
 import ssl
 from typing import Any, Optional, Union
 
 import httpx
-from attrs import define, evolve, field
 
 
-@define
 class Client:
     """A class for keeping track of data related to the API
 
@@ -34,16 +33,28 @@ class Client:
             argument to the constructor.
     """
 
-    raise_on_unexpected_status: bool = field(default=False, kw_only=True)
-    _base_url: str = field(alias="base_url")
-    _cookies: dict[str, str] = field(factory=dict, kw_only=True, alias="cookies")
-    _headers: dict[str, str] = field(factory=dict, kw_only=True, alias="headers")
-    _timeout: Optional[httpx.Timeout] = field(default=None, kw_only=True, alias="timeout")
-    _verify_ssl: Union[str, bool, ssl.SSLContext] = field(default=True, kw_only=True, alias="verify_ssl")
-    _follow_redirects: bool = field(default=False, kw_only=True, alias="follow_redirects")
-    _httpx_args: dict[str, Any] = field(factory=dict, kw_only=True, alias="httpx_args")
-    _client: Optional[httpx.Client] = field(default=None, init=False)
-    _async_client: Optional[httpx.AsyncClient] = field(default=None, init=False)
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        raise_on_unexpected_status: bool = False,
+        cookies: Optional[dict[str, str]] = None,
+        headers: Optional[dict[str, str]] = None,
+        timeout: Optional[httpx.Timeout] = None,
+        verify_ssl: Union[str, bool, ssl.SSLContext] = True,
+        follow_redirects: bool = False,
+        httpx_args: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self.raise_on_unexpected_status = raise_on_unexpected_status
+        self._base_url = base_url
+        self._cookies: dict[str, str] = {} if cookies is None else cookies
+        self._headers: dict[str, str] = {} if headers is None else headers
+        self._timeout = timeout
+        self._verify_ssl = verify_ssl
+        self._follow_redirects = follow_redirects
+        self._httpx_args: dict[str, Any] = {} if httpx_args is None else httpx_args
+        self._client: Optional[httpx.Client] = None
+        self._async_client: Optional[httpx.AsyncClient] = None
 
     def with_headers(self, headers: dict[str, str]) -> "Client":
         """Get a new client matching this one with additional headers"""
@@ -51,7 +62,7 @@ class Client:
             self._client.headers.update(headers)
         if self._async_client is not None:
             self._async_client.headers.update(headers)
-        return evolve(self, headers={**self._headers, **headers})
+        return self._evolve(_headers={**self._headers, **headers})
 
     def with_cookies(self, cookies: dict[str, str]) -> "Client":
         """Get a new client matching this one with additional cookies"""
@@ -59,7 +70,7 @@ class Client:
             self._client.cookies.update(cookies)
         if self._async_client is not None:
             self._async_client.cookies.update(cookies)
-        return evolve(self, cookies={**self._cookies, **cookies})
+        return self._evolve(_cookies={**self._cookies, **cookies})
 
     def with_timeout(self, timeout: httpx.Timeout) -> "Client":
         """Get a new client matching this one with a new timeout (in seconds)"""
@@ -67,7 +78,13 @@ class Client:
             self._client.timeout = timeout
         if self._async_client is not None:
             self._async_client.timeout = timeout
-        return evolve(self, timeout=timeout)
+        return self._evolve(_timeout=timeout)
+
+    def _evolve(self, **changes: Any) -> "Client":
+        """A copy with these settings changed, whose httpx clients are made anew when first asked for"""
+        evolved = copy.copy(self)
+        vars(evolved).update(changes, _client=None, _async_client=None)
+        return evolved
 
     def set_httpx_client(self, client: httpx.Client) -> "Client":
         """Manually set the underlying httpx.Client
@@ -132,7 +149,6 @@ class Client:
         await self.get_async_httpx_client().__aexit__(*args, **kwargs)
 
 
-@define
 class AuthenticatedClient:
     """A Client which has been authenticated for use on secured endpoints
 
@@ -164,20 +180,34 @@ class AuthenticatedClient:
         auth_header_name: The name of the Authorization header
     """
 
-    raise_on_unexpected_status: bool = field(default=False, kw_only=True)
-    _base_url: str = field(alias="base_url")
-    _cookies: dict[str, str] = field(factory=dict, kw_only=True, alias="cookies")
-    _headers: dict[str, str] = field(factory=dict, kw_only=True, alias="headers")
-    _timeout: Optional[httpx.Timeout] = field(default=None, kw_only=True, alias="timeout")
-    _verify_ssl: Union[str, bool, ssl.SSLContext] = field(default=True, kw_only=True, alias="verify_ssl")
-    _follow_redirects: bool = field(default=False, kw_only=True, alias="follow_redirects")
-    _httpx_args: dict[str, Any] = field(factory=dict, kw_only=True, alias="httpx_args")
-    _client: Optional[httpx.Client] = field(default=None, init=False)
-    _async_client: Optional[httpx.AsyncClient] = field(default=None, init=False)
-
-    token: str
-    prefix: str = "Bearer"
-    auth_header_name: str = "Authorization"
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        prefix: str = "Bearer",
+        auth_header_name: str = "Authorization",
+        *,
+        raise_on_unexpected_status: bool = False,
+        cookies: Optional[dict[str, str]] = None,
+        headers: Optional[dict[str, str]] = None,
+        timeout: Optional[httpx.Timeout] = None,
+        verify_ssl: Union[str, bool, ssl.SSLContext] = True,
+        follow_redirects: bool = False,
+        httpx_args: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self.raise_on_unexpected_status = raise_on_unexpected_status
+        self.token = token
+        self.prefix = prefix
+        self.auth_header_name = auth_header_name
+        self._base_url = base_url
+        self._cookies: dict[str, str] = {} if cookies is None else cookies
+        self._headers: dict[str, str] = {} if headers is None else headers
+        self._timeout = timeout
+        self._verify_ssl = verify_ssl
+        self._follow_redirects = follow_redirects
+        self._httpx_args: dict[str, Any] = {} if httpx_args is None else httpx_args
+        self._client: Optional[httpx.Client] = None
+        self._async_client: Optional[httpx.AsyncClient] = None
 
     def with_headers(self, headers: dict[str, str]) -> "AuthenticatedClient":
         """Get a new client matching this one with additional headers"""
@@ -185,7 +215,7 @@ class AuthenticatedClient:
             self._client.headers.update(headers)
         if self._async_client is not None:
             self._async_client.headers.update(headers)
-        return evolve(self, headers={**self._headers, **headers})
+        return self._evolve(_headers={**self._headers, **headers})
 
     def with_cookies(self, cookies: dict[str, str]) -> "AuthenticatedClient":
         """Get a new client matching this one with additional cookies"""
@@ -193,7 +223,7 @@ class AuthenticatedClient:
             self._client.cookies.update(cookies)
         if self._async_client is not None:
             self._async_client.cookies.update(cookies)
-        return evolve(self, cookies={**self._cookies, **cookies})
+        return self._evolve(_cookies={**self._cookies, **cookies})
 
     def with_timeout(self, timeout: httpx.Timeout) -> "AuthenticatedClient":
         """Get a new client matching this one with a new timeout (in seconds)"""
@@ -201,7 +231,13 @@ class AuthenticatedClient:
             self._client.timeout = timeout
         if self._async_client is not None:
             self._async_client.timeout = timeout
-        return evolve(self, timeout=timeout)
+        return self._evolve(_timeout=timeout)
+
+    def _evolve(self, **changes: Any) -> "AuthenticatedClient":
+        """A copy with these settings changed, whose httpx clients are made anew when first asked for"""
+        evolved = copy.copy(self)
+        vars(evolved).update(changes, _client=None, _async_client=None)
+        return evolved
 
     def set_httpx_client(self, client: httpx.Client) -> "AuthenticatedClient":
         """Manually set the underlying httpx.Client

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -9,11 +11,7 @@ from typing import (
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 if TYPE_CHECKING:
     from ..models.email_inbox_out import EmailInboxOut
@@ -25,7 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="AgentResponse")
 
 
-@_attrs_define
+@_dataclass
 class AgentResponse:
     """
     Attributes:
@@ -51,7 +49,7 @@ class AgentResponse:
     label: Union[None, Unset, str] = UNSET
     phone_number: Union["PhoneNumberOut", None, Unset] = UNSET
     wallet: Union["WalletOut", None, Unset] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.email_inbox_out import EmailInboxOut

@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,15 +8,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="AttachmentIn")
 
 
-@_attrs_define
+@_dataclass
 class AttachmentIn:
     """An attachment to send: at most 10 with one message, 10 MiB decoded in all.
 
@@ -29,7 +28,7 @@ class AttachmentIn:
     content_base64: str
     filename: str
     content_type: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         content_base64 = self.content_base64

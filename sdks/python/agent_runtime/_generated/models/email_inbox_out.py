@@ -1,19 +1,19 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
+from ..types import isoparse
 
 T = TypeVar("T", bound="EmailInboxOut")
 
 
-@_attrs_define
+@_dataclass
 class EmailInboxOut:
     """
     Attributes:
@@ -25,7 +25,7 @@ class EmailInboxOut:
     address: str
     created_at: datetime.datetime
     id: UUID
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         address = self.address

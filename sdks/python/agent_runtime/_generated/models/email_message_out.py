@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -8,13 +10,9 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.direction import Direction
 from ..models.email_status import EmailStatus
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 if TYPE_CHECKING:
     from ..models.attachment_out import AttachmentOut
@@ -25,7 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="EmailMessageOut")
 
 
-@_attrs_define
+@_dataclass
 class EmailMessageOut:
     """A message of the inbox, inbound or outbound.
 
@@ -79,7 +77,7 @@ class EmailMessageOut:
     sent_at: Union[None, Unset, datetime.datetime] = UNSET
     subject: Union[None, Unset, str] = UNSET
     text: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         attachments = []

@@ -1,13 +1,12 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import Any, TypeVar
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 T = TypeVar("T", bound="EmailSendRequestHeadersType0")
 
 
-@_attrs_define
+@_dataclass
 class EmailSendRequestHeadersType0:
     """Custom headers, at most 50 holding at most 16384 bytes of names and values: names of printable ASCII without `:` or
     spaces, values without control characters but the tab. Headers the service, the provider or receiving servers write
@@ -16,7 +15,7 @@ class EmailSendRequestHeadersType0:
 
     """
 
-    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, str] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         field_dict: dict[str, Any] = {}

@@ -1,12 +1,11 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..models.send_status import SendStatus
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="EmailSendResponse")
 
 
-@_attrs_define
+@_dataclass
 class EmailSendResponse:
     """The answer to a send or a reply.
 
@@ -28,7 +27,7 @@ class EmailSendResponse:
 
     data: "EmailMessageOut"
     status: SendStatus
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = self.data.to_dict()

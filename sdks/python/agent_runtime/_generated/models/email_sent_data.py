@@ -1,4 +1,5 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
 from typing import (
     Any,
     TypeVar,
@@ -7,14 +8,12 @@ from typing import (
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="EmailSentData")
 
 
-@_attrs_define
+@_dataclass
 class EmailSentData:
     """
     Attributes:

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -7,11 +9,8 @@ from typing import (
     Union,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.event_type_name import EventTypeName
+from ..types import isoparse
 
 if TYPE_CHECKING:
     from ..models.email_failed_data import EmailFailedData
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="EventOut")
 
 
-@_attrs_define
+@_dataclass
 class EventOut:
     """One event: the same id and body in the feed, on the stream and in every webhook attempt.
 
@@ -45,7 +44,7 @@ class EventOut:
     seq: int
     timestamp: datetime.datetime
     type_: EventTypeName
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.email_failed_data import EmailFailedData

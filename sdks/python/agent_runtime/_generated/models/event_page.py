@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6,9 +8,6 @@ from typing import (
     Union,
     cast,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="EventPage")
 
 
-@_attrs_define
+@_dataclass
 class EventPage:
     """
     Attributes:
@@ -30,7 +29,7 @@ class EventPage:
 
     items: list["EventOut"]
     next_after: Union[None, Unset, int] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         items = []

@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,16 +8,13 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..models.scope_name import ScopeName
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="KeyCreateRequest")
 
 
-@_attrs_define
+@_dataclass
 class KeyCreateRequest:
     """
     Attributes:
@@ -29,7 +28,7 @@ class KeyCreateRequest:
     scopes: list[ScopeName]
     expires_in_seconds: Union[Unset, Any] = UNSET
     label: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         scopes = []

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -7,17 +9,13 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.scope_name import ScopeName
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 T = TypeVar("T", bound="KeyCreatedOut")
 
 
-@_attrs_define
+@_dataclass
 class KeyCreatedOut:
     """A key just made: the key itself is shown this once.
 
@@ -34,7 +32,7 @@ class KeyCreatedOut:
     scopes: list[ScopeName]
     expires_at: Union[None, Unset, datetime.datetime] = UNSET
     label: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         id = self.id

@@ -1,12 +1,11 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.key_out import KeyOut
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="KeyListOut")
 
 
-@_attrs_define
+@_dataclass
 class KeyListOut:
     """
     Attributes:
@@ -23,7 +22,7 @@ class KeyListOut:
     """
 
     items: list["KeyOut"]
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         items = []

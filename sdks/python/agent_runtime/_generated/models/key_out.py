@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -7,17 +9,13 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.scope_name import ScopeName
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 T = TypeVar("T", bound="KeyOut")
 
 
-@_attrs_define
+@_dataclass
 class KeyOut:
     """A live key, without its secret.
 
@@ -41,7 +39,7 @@ class KeyOut:
     label: Union[None, Unset, str] = UNSET
     last_used_at: Union[None, Unset, datetime.datetime] = UNSET
     parent_key_id: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         created_at = self.created_at.isoformat()

@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,15 +8,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="ParsedDataOut")
 
 
-@_attrs_define
+@_dataclass
 class ParsedDataOut:
     """What the service read out of the message.
 
@@ -30,7 +29,7 @@ class ParsedDataOut:
     authenticated_domain: Union[None, Unset, str] = UNSET
     sender_authenticated: Union[None, Unset, bool] = UNSET
     verification_codes: Union[None, Unset, list[str]] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         authenticated_domain: Union[None, Unset, str]

@@ -1,17 +1,16 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 T = TypeVar("T", bound="SenderRulesOut")
 
 
-@_attrs_define
+@_dataclass
 class SenderRulesOut:
     """An inbox's sender rules, and how much inbound mail they kept out (counted, never stored).
 
@@ -24,7 +23,7 @@ class SenderRulesOut:
     allow: list[str]
     block: list[str]
     kept_out_count: int
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         allow = self.allow

@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,15 +8,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="SenderRulesRequest")
 
 
-@_attrs_define
+@_dataclass
 class SenderRulesRequest:
     """`PUT /v1/email/rules`: both lists replace the stored ones (a list left out is emptied).
 
@@ -25,7 +24,7 @@ class SenderRulesRequest:
 
     allow: Union[Unset, list[str]] = UNSET
     block: Union[Unset, list[str]] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         allow: Union[Unset, list[str]] = UNSET

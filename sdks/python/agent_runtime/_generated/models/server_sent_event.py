@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,15 +8,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="ServerSentEvent")
 
 
-@_attrs_define
+@_dataclass
 class ServerSentEvent:
     """One message of `GET /v1/events/stream`, as an SSE client reads it: `retry` first, then each
     event's `id` (its `seq`), `event` (its type, or `reset`) and `data` (the event as one line of
@@ -31,7 +30,7 @@ class ServerSentEvent:
     event: Union[None, Unset, str] = UNSET
     id: Union[None, Unset, str] = UNSET
     retry: Union[None, Unset, int] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data: Union[None, Unset, str]

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -7,11 +9,8 @@ from typing import (
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.direction import Direction
+from ..types import isoparse
 
 if TYPE_CHECKING:
     from ..models.sms_raw_payload import SmsRawPayload
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="SmsMessageOut")
 
 
-@_attrs_define
+@_dataclass
 class SmsMessageOut:
     """
     Attributes:
@@ -38,7 +37,7 @@ class SmsMessageOut:
     message_id: UUID
     raw_payload: "SmsRawPayload"
     to_number: str
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         created_at = self.created_at.isoformat()

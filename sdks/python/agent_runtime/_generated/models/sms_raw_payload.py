@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,15 +8,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="SmsRawPayload")
 
 
-@_attrs_define
+@_dataclass
 class SmsRawPayload:
     """The provider's record of a message.
 
@@ -37,7 +36,7 @@ class SmsRawPayload:
     parsed_code: Union[None, Unset, str] = UNSET
     provider_received_at: Union[None, Unset, str] = UNSET
     service_name: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from_number = self.from_number

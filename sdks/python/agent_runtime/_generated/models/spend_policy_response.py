@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6,9 +8,6 @@ from typing import (
     Union,
     cast,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="SpendPolicyResponse")
 
 
-@_attrs_define
+@_dataclass
 class SpendPolicyResponse:
     """The effective spend policy; `null` where a rule is not configured.
 
@@ -72,7 +71,7 @@ class SpendPolicyResponse:
     recipient_limits: Union[None, Unset, list["RecipientLimitOut"]] = UNSET
     token_address: Union[None, Unset, str] = UNSET
     usage: Union["SpendUsageOut", None, Unset] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.spend_usage_out import SpendUsageOut

@@ -1,13 +1,12 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import Any, TypeVar
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 T = TypeVar("T", bound="StatusBody")
 
 
-@_attrs_define
+@_dataclass
 class StatusBody:
     """
     Attributes:
@@ -15,7 +14,7 @@ class StatusBody:
     """
 
     status: str
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         status = self.status

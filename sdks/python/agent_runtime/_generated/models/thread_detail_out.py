@@ -1,12 +1,11 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.email_message_out import EmailMessageOut
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="ThreadDetailOut")
 
 
-@_attrs_define
+@_dataclass
 class ThreadDetailOut:
     """A thread read whole: its messages oldest first, with full bodies.
 
@@ -29,7 +28,7 @@ class ThreadDetailOut:
     earlier_messages_omitted: int
     messages: list["EmailMessageOut"]
     thread_id: str
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         earlier_messages_omitted = self.earlier_messages_omitted

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -7,16 +9,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 T = TypeVar("T", bound="ThreadOut")
 
 
-@_attrs_define
+@_dataclass
 class ThreadOut:
     """A conversation of the inbox, as a page of threads shows it.
 
@@ -35,7 +33,7 @@ class ThreadOut:
     thread_id: str
     last_message_preview: Union[None, Unset, str] = UNSET
     subject: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         last_message_at = self.last_message_at.isoformat()

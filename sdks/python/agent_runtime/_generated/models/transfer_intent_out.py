@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -9,14 +11,10 @@ from typing import (
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.confirmed_by import ConfirmedBy
 from ..models.intent_kind import IntentKind
 from ..models.intent_status import IntentStatus
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 if TYPE_CHECKING:
     from ..models.approvals_out import ApprovalsOut
@@ -26,7 +24,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="TransferIntentOut")
 
 
-@_attrs_define
+@_dataclass
 class TransferIntentOut:
     """
     Attributes:
@@ -67,7 +65,7 @@ class TransferIntentOut:
     token_address: Union[None, Unset, str] = UNSET
     tx_hash: Union[None, Unset, str] = UNSET
     x402: Union["X402PaymentOut", None, Unset] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.x402_payment_out import X402PaymentOut

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -7,16 +9,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 T = TypeVar("T", bound="VerificationCodeResponse")
 
 
-@_attrs_define
+@_dataclass
 class VerificationCodeResponse:
     """A verification code that arrived by SMS.
 
@@ -33,7 +31,7 @@ class VerificationCodeResponse:
     received_at: datetime.datetime
     code: Union[None, Unset, str] = UNSET
     request_id: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from_number = self.from_number

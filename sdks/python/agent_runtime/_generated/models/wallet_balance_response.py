@@ -1,12 +1,11 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.wallet_asset_balance import WalletAssetBalance
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="WalletBalanceResponse")
 
 
-@_attrs_define
+@_dataclass
 class WalletBalanceResponse:
     """
     Attributes:
@@ -29,7 +28,7 @@ class WalletBalanceResponse:
     assets: list["WalletAssetBalance"]
     chain: str
     wallet_id: str
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         address = self.address

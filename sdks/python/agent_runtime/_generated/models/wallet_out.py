@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -9,12 +11,8 @@ from typing import (
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.wallet_status import WalletStatus
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 if TYPE_CHECKING:
     from ..models.spend_policy_out import SpendPolicyOut
@@ -23,7 +21,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="WalletOut")
 
 
-@_attrs_define
+@_dataclass
 class WalletOut:
     """
     Attributes:
@@ -47,7 +45,7 @@ class WalletOut:
     provider: str
     status: WalletStatus
     spend_policy: Union["SpendPolicyOut", None, Unset] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.spend_policy_out import SpendPolicyOut

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -7,17 +9,13 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.event_type_name import EventTypeName
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 T = TypeVar("T", bound="WebhookAttemptOut")
 
 
-@_attrs_define
+@_dataclass
 class WebhookAttemptOut:
     """
     Attributes:
@@ -43,7 +41,7 @@ class WebhookAttemptOut:
     event_type: EventTypeName
     error: Union[None, Unset, str] = UNSET
     status_code: Union[None, Unset, int] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         attempt = self.attempt

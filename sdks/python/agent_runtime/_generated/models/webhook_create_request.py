@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -6,15 +8,12 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="WebhookCreateRequest")
 
 
-@_attrs_define
+@_dataclass
 class WebhookCreateRequest:
     """
     Attributes:
@@ -27,7 +26,7 @@ class WebhookCreateRequest:
     url: str
     description: Union[None, Unset, str] = UNSET
     types: Union[None, Unset, list[str]] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         url = self.url

@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     Any,
     TypeVar,
@@ -8,17 +10,13 @@ from typing import (
 )
 from uuid import UUID
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.event_type_name import EventTypeName
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 T = TypeVar("T", bound="WebhookOut")
 
 
-@_attrs_define
+@_dataclass
 class WebhookOut:
     """
     Attributes:
@@ -41,7 +39,7 @@ class WebhookOut:
     disabled_reason: Union[None, Unset, str] = UNSET
     secret: Union[None, Unset, str] = UNSET
     types: Union[None, Unset, list[EventTypeName]] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         created_at = self.created_at.isoformat()

@@ -1,13 +1,12 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import Any, TypeVar
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 T = TypeVar("T", bound="WebhookReplayRequest")
 
 
-@_attrs_define
+@_dataclass
 class WebhookReplayRequest:
     """
     Attributes:
@@ -16,7 +15,7 @@ class WebhookReplayRequest:
     """
 
     after: int
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         after = self.after

@@ -1,13 +1,12 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import Any, TypeVar
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 T = TypeVar("T", bound="WindowUsageOut")
 
 
-@_attrs_define
+@_dataclass
 class WindowUsageOut:
     """What a window the policy caps holds, and what a transfer may still take of it.
 
@@ -19,7 +18,7 @@ class WindowUsageOut:
 
     remaining_atomic: str
     spent_atomic: str
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         remaining_atomic = self.remaining_atomic

@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6,9 +8,6 @@ from typing import (
     Union,
     cast,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402AuthorizeRequest")
 
 
-@_attrs_define
+@_dataclass
 class X402AuthorizeRequest:
     """An x402 challenge for the wallet to pay.
 
@@ -41,7 +40,7 @@ class X402AuthorizeRequest:
     payment_required: "X402AuthorizeRequestPaymentRequired"
     max_amount_atomic: Union[None, Unset, str] = UNSET
     resource_url: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         idempotency_key = self.idempotency_key

@@ -1,20 +1,19 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import Any, TypeVar
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 T = TypeVar("T", bound="X402AuthorizeRequestPaymentRequired")
 
 
-@_attrs_define
+@_dataclass
 class X402AuthorizeRequestPaymentRequired:
     """The challenge as the server answered it: the `PAYMENT-REQUIRED` header's value (base64),
     its decoded object, or a version 1 402 body. At most 64 KiB and 32 `accepts` entries.
 
     """
 
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         field_dict: dict[str, Any] = {}

@@ -1,16 +1,15 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
 from ..models.x402_authorization_status import X402AuthorizationStatus
+from ..types import isoparse
 
 if TYPE_CHECKING:
     from ..models.transfer_intent_out import TransferIntentOut
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402AuthorizedOut")
 
 
-@_attrs_define
+@_dataclass
 class X402AuthorizedOut:
     """A signed payment authorization: repeat the request with `header` set to `payment_signature`.
 
@@ -36,7 +35,7 @@ class X402AuthorizedOut:
     payment_signature: str
     status: X402AuthorizationStatus
     valid_before: datetime.datetime
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         header = self.header

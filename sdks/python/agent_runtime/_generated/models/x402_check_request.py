@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6,9 +8,6 @@ from typing import (
     Union,
     cast,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402CheckRequest")
 
 
-@_attrs_define
+@_dataclass
 class X402CheckRequest:
     """An x402 challenge for the spend policy to judge, as a payment would be, without reserving.
 
@@ -35,7 +34,7 @@ class X402CheckRequest:
 
     payment_required: "X402CheckRequestPaymentRequired"
     max_amount_atomic: Union[None, Unset, str] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         payment_required = self.payment_required.to_dict()

@@ -1,12 +1,11 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.transfer_intent_out import TransferIntentOut
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402FetchFailedOut")
 
 
-@_attrs_define
+@_dataclass
 class X402FetchFailedOut:
     """A resource that failed after it was paid: why, and the payment's intent, kept.
 
@@ -26,7 +25,7 @@ class X402FetchFailedOut:
 
     detail: str
     intent: "TransferIntentOut"
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         detail = self.detail

@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6,9 +8,6 @@ from typing import (
     Union,
     cast,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..models.x402_fetch_status import X402FetchStatus
 from ..types import UNSET, Unset
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402FetchOut")
 
 
-@_attrs_define
+@_dataclass
 class X402FetchOut:
     """A fetched resource, and its payment when it asked for one.
 
@@ -37,7 +36,7 @@ class X402FetchOut:
     response: "FetchedResponseOut"
     status: X402FetchStatus
     payment: Union["X402FetchPaymentOut", None, Unset] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.x402_fetch_payment_out import X402FetchPaymentOut

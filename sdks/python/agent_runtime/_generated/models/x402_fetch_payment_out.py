@@ -1,4 +1,6 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6,9 +8,6 @@ from typing import (
     Union,
     cast,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402FetchPaymentOut")
 
 
-@_attrs_define
+@_dataclass
 class X402FetchPaymentOut:
     """The payment a fetch made: its intent, and what the server said of its settlement.
 
@@ -34,7 +33,7 @@ class X402FetchPaymentOut:
 
     intent: "TransferIntentOut"
     settlement: Union["X402FetchPaymentOutSettlementType0", None, Unset] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.x402_fetch_payment_out_settlement_type_0 import (

@@ -1,20 +1,19 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import Any, TypeVar
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 T = TypeVar("T", bound="X402FetchRequestHeadersType0")
 
 
-@_attrs_define
+@_dataclass
 class X402FetchRequestHeadersType0:
     """Headers to send, at most 32; not `Authorization`, `Cookie`, `Host`, hop-by-hop headers,
     `Content-Length` or the payment headers.
 
     """
 
-    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, str] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         field_dict: dict[str, Any] = {}

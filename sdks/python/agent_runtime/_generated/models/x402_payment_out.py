@@ -1,5 +1,7 @@
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -8,11 +10,7 @@ from typing import (
     cast,
 )
 
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
-from dateutil.parser import isoparse
-
-from ..types import UNSET, Unset
+from ..types import UNSET, Unset, isoparse
 
 if TYPE_CHECKING:
     from ..models.x402_payment_out_payment_response_type_0 import (
@@ -23,7 +21,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402PaymentOut")
 
 
-@_attrs_define
+@_dataclass
 class X402PaymentOut:
     """An x402 payment's resource and authorization.
 
@@ -42,7 +40,7 @@ class X402PaymentOut:
     payment_response: Union["X402PaymentOutPaymentResponseType0", None, Unset] = UNSET
     resource_url: Union[None, Unset, str] = UNSET
     valid_before: Union[None, Unset, datetime.datetime] = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.x402_payment_out_payment_response_type_0 import (

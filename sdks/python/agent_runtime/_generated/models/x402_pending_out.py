@@ -1,12 +1,11 @@
 from collections.abc import Mapping
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _dataclass_field
 from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
 )
-
-from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..models.x402_authorization_status import X402AuthorizationStatus
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="X402PendingOut")
 
 
-@_attrs_define
+@_dataclass
 class X402PendingOut:
     """A payment that waits for operators: retry with the same `idempotency_key` once approved.
 
@@ -30,7 +29,7 @@ class X402PendingOut:
     approval_url: str
     intent: "TransferIntentOut"
     status: X402AuthorizationStatus
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         approval_url = self.approval_url
