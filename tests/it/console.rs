@@ -584,6 +584,18 @@ async fn failed_sign_ins_are_counted_against_their_passkey_alone() {
             .is_some_and(|detail| detail.contains("this passkey")),
         "{refusals:?}"
     );
+    // Each failure tried against alice's passkey is audited as hers; those refused unread are
+    // not, so no one writes rows faster than her bucket lets them try.
+    assert_eq!(
+        count(
+            &database,
+            "SELECT count(*) AS count FROM operator_audit WHERE action = 'login_failed' \
+             AND operator = 'operator:alice' AND target = 'operator:alice' \
+             AND reason LIKE 'the passkey''s answer was refused%' AND address = '127.0.0.1'"
+        )
+        .await,
+        10
+    );
     // Bob, from the same address, is not held back by alice's failures.
     let session = console.sign_in(&mut bob).await.expect("bob signs in");
     assert!(console.opens_pages(&session).await);

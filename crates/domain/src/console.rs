@@ -326,6 +326,10 @@ pub enum AuditAction {
     Invite,
     Enroll,
     Login,
+    /// A sign-in with an operator's passkey was refused: a bad signature, or its counter went
+    /// backwards. Only a passkey of an active operator is recorded: a failure counted against
+    /// that passkey, which limits how many rows anyone can write.
+    LoginFailed,
     Logout,
     Disable,
     Approve,
@@ -350,10 +354,11 @@ pub enum AuditAction {
 pub struct UnknownAuditAction(pub String);
 
 impl AuditAction {
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::Invite,
         Self::Enroll,
         Self::Login,
+        Self::LoginFailed,
         Self::Logout,
         Self::Disable,
         Self::Approve,
@@ -374,6 +379,7 @@ impl AuditAction {
             Self::Invite => "invite",
             Self::Enroll => "enroll",
             Self::Login => "login",
+            Self::LoginFailed => "login_failed",
             Self::Logout => "logout",
             Self::Disable => "disable",
             Self::Approve => "approve",

@@ -7,7 +7,7 @@ use ports::{PasskeyError, Passkeys, StoredPasskey};
 use url::Url;
 use webauthn_rs::prelude::{
     DiscoverableAuthentication, Passkey, PasskeyRegistration, PublicKeyCredential,
-    RegisterPublicKeyCredential, Webauthn, WebauthnBuilder,
+    RegisterPublicKeyCredential, Webauthn, WebauthnBuilder, WebauthnError,
 };
 
 /// The relying party the console is: its origin, and its host as the passkeys' RP id.
@@ -126,7 +126,10 @@ impl Passkeys for WebauthnPasskeys {
         let result = self
             .webauthn
             .finish_discoverable_authentication_v2(&answer, authentication, &stored)
-            .map_err(|error| PasskeyError::Refused(error.to_string()))?;
+            .map_err(|error| match error {
+                WebauthnError::CredentialPossibleCompromise => PasskeyError::CounterWentBack,
+                other => PasskeyError::Refused(other.to_string()),
+            })?;
         stored.update_credential(&result);
         Ok(StoredPasskey {
             credential_id: passkey.credential_id.clone(),

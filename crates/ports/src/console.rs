@@ -61,6 +61,14 @@ pub struct UsedChallenge {
     pub kept_until: OffsetDateTime,
 }
 
+/// A sign-in refused with an operator's passkey, as the audit log records it: the operator whose
+/// passkey it is, with the address the attempt came from, and why it was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedSignIn {
+    pub actor: Actor,
+    pub reason: String,
+}
+
 /// What came of opening a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionOpening {
@@ -182,12 +190,14 @@ pub trait ConsoleSessions: Send + Sync {
         limit: RateLimit,
     ) -> Result<RateDecision, StoreError>;
 
-    /// Counts a failed sign-in against the passkey `credential_id`, in its own bucket: a wrong
-    /// guess at one passkey holds back no other.
+    /// Counts a failed sign-in against the passkey `credential_id`, in its own bucket (a wrong
+    /// guess at one passkey holds back no other), audited as `failure` says in the same
+    /// transaction.
     async fn count_failed_sign_in(
         &self,
         credential_id: &[u8],
         limit: RateLimit,
+        failure: FailedSignIn,
     ) -> Result<(), StoreError>;
 
     /// Opens a session for the operator who signed in with `passkey` (kept with its new
@@ -269,6 +279,10 @@ pub enum PasskeyError {
     /// or origin, without user verification, or its signature does not hold.
     #[error("the passkey's answer was refused: {0}")]
     Refused(String),
+    /// The answer's signature counter is not past the one kept: the passkey may have been copied,
+    /// and the copy used.
+    #[error("the passkey's signature counter went backwards")]
+    CounterWentBack,
     #[error("the passkey ceremony failed: {0}")]
     Internal(String),
 }

@@ -9,12 +9,12 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::{
-    AuditAction, OperatorAccount, OperatorId, RateDecision, RateLimit, SecretHash,
+    AuditAction, AuditTarget, OperatorAccount, OperatorId, RateDecision, RateLimit, SecretHash,
     SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    ConsoleSessions, NewSession, SessionOpening, SessionRecord, StoreError, StoredPasskey,
-    UsedChallenge,
+    ConsoleSessions, FailedSignIn, NewSession, SessionOpening, SessionRecord, StoreError,
+    StoredPasskey, UsedChallenge,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -82,12 +82,27 @@ impl ConsoleSessions for PgOperatorStore {
         &self,
         credential_id: &[u8],
         limit: RateLimit,
+        failure: FailedSignIn,
     ) -> Result<(), StoreError> {
         let subject = passkey_subject(credential_id);
         self.database
             .in_transaction(|connection| {
                 async move {
                     take_locked(connection, subject, FAILED_SIGN_IN_ACTION, limit).await?;
+                    audit::record(
+                        connection,
+                        AuditEntry {
+                            actor: &failure.actor,
+                            action: AuditAction::LoginFailed,
+                            target: Some(
+                                AuditTarget::Operator(&failure.actor.operator).to_string(),
+                            ),
+                            before: None,
+                            after: None,
+                            reason: Some(&failure.reason),
+                        },
+                    )
+                    .await?;
                     Ok(())
                 }
                 .scope_boxed()

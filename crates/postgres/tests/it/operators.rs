@@ -7,8 +7,9 @@ use domain::{
     RateDecision, RateLimit, SESSION_IDLE_TIMEOUT,
 };
 use ports::{
-    AuditLog, AuditPage, Ceremony, ConsoleSessions, NewOperator, NewSession, OperatorAccounts,
-    OperatorStoreError, OperatorTokens, SessionOpening, StoredPasskey, TokenRecord, UsedChallenge,
+    AuditLog, AuditPage, Ceremony, ConsoleSessions, FailedSignIn, NewOperator, NewSession,
+    OperatorAccounts, OperatorStoreError, OperatorTokens, SessionOpening, StoredPasskey,
+    TokenRecord, UsedChallenge,
 };
 use postgres_store::{Database, PgOperatorStore, PoolSettings};
 use test_support::TestDatabase;
@@ -426,8 +427,19 @@ struct KeptChallenge {
     id: Uuid,
 }
 
+/// A failed sign-in of `operator`'s passkey, from `address`.
+fn failure(operator: &str, address: &str) -> FailedSignIn {
+    FailedSignIn {
+        actor: Actor {
+            operator: Operator::Named(name(operator)),
+            address: Some(address.to_owned()),
+        },
+        reason: "the passkey's signature counter went backwards".to_owned(),
+    }
+}
+
 #[tokio::test]
-async fn failed_sign_ins_hold_back_their_own_passkey_and_no_other() {
+async fn failed_sign_ins_hold_back_their_own_passkey_and_no_other_and_each_is_audited() {
     let database = TestDatabase::new().await;
     let store = store(&database).await;
     let limit = RateLimit {
@@ -442,7 +454,7 @@ async fn failed_sign_ins_hold_back_their_own_passkey_and_no_other() {
     );
     for _ in 0..2 {
         store
-            .count_failed_sign_in(guessed, limit)
+            .count_failed_sign_in(guessed, limit, failure("alice", "203.0.113.9"))
             .await
             .expect("counted");
         assert_eq!(
@@ -456,7 +468,7 @@ async fn failed_sign_ins_hold_back_their_own_passkey_and_no_other() {
     ));
     // Reading a bucket takes nothing from it: a full one stays full however often it is read.
     store
-        .count_failed_sign_in(other, limit)
+        .count_failed_sign_in(other, limit, failure("bob", "203.0.113.9"))
         .await
         .expect("counted");
     for _ in 0..5 {
@@ -465,6 +477,44 @@ async fn failed_sign_ins_hold_back_their_own_passkey_and_no_other() {
             RateDecision::Allowed
         );
     }
+    let rows = store
+        .audit(AuditPage {
+            before: None,
+            target: None,
+            limit: 10,
+        })
+        .await
+        .expect("audit");
+    let failed: Vec<_> = rows
+        .iter()
+        .map(|(_, row)| (row.action, row.operator.as_str(), row.target.as_deref()))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (
+                AuditAction::LoginFailed,
+                "operator:bob",
+                Some("operator:bob")
+            ),
+            (
+                AuditAction::LoginFailed,
+                "operator:alice",
+                Some("operator:alice")
+            ),
+            (
+                AuditAction::LoginFailed,
+                "operator:alice",
+                Some("operator:alice")
+            ),
+        ]
+    );
+    let (_, newest) = &rows[0];
+    assert_eq!(newest.address.as_deref(), Some("203.0.113.9"));
+    assert!(newest
+        .reason
+        .as_deref()
+        .is_some_and(|reason| reason.contains("counter went backwards")));
 }
 
 #[tokio::test]

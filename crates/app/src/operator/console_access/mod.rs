@@ -60,6 +60,13 @@ pub enum AccessError {
     CeremonyGone,
     #[error("The passkey was not accepted: {0}")]
     Passkey(String),
+    /// Said in the console's words, not the library's: the operator decides what to do.
+    #[error(
+        "This passkey was refused: its signature counter went backwards, as it does when a copy \
+         of the passkey is used. The attempt is in the audit log; if you did not copy your \
+         passkey, tell an admin."
+    )]
+    CounterWentBack,
     #[error("This passkey is registered already.")]
     PasskeyTaken,
     #[error("No operator of this console has that passkey, or they were disabled.")]
@@ -74,6 +81,7 @@ impl From<PasskeyError> for AccessError {
     fn from(error: PasskeyError) -> Self {
         match error {
             PasskeyError::Refused(why) => Self::Passkey(why),
+            PasskeyError::CounterWentBack => Self::CounterWentBack,
             PasskeyError::Internal(why) => Self::Store(StoreError::Internal(why)),
         }
     }

@@ -2,10 +2,10 @@
 //! signing out.
 
 use domain::{
-    ChallengeSeal, OneTimeSecret, RateDecision, RateLimit, SignInChallenge, CEREMONY_TTL,
+    Actor, ChallengeSeal, OneTimeSecret, RateDecision, RateLimit, SignInChallenge, CEREMONY_TTL,
     SESSION_IDLE_TIMEOUT,
 };
-use ports::{NewSession, PasskeyError, SessionOpening, StoreError, UsedChallenge};
+use ports::{FailedSignIn, NewSession, PasskeyError, SessionOpening, StoreError, UsedChallenge};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -53,7 +53,8 @@ impl ConsoleAccess {
 
     /// Signs in the operator whose passkey made the browser's `answer` to the sealed challenge
     /// `ceremony`. A passkey that failed too often recently is not tried; a failure counts
-    /// against that passkey alone; a challenge signs someone in once.
+    /// against that passkey alone, and is audited as a failed sign-in of its operator; a
+    /// challenge signs someone in once.
     #[tracing::instrument(level = "debug", skip(self, ceremony, answer))]
     pub async fn sign_in(
         &self,
@@ -85,11 +86,18 @@ impl ConsoleAccess {
             .finish_authentication(answer, &challenge.state, &passkey)
         {
             Ok(passkey) => passkey,
-            Err(PasskeyError::Refused(why)) => {
+            Err(refused @ (PasskeyError::Refused(_) | PasskeyError::CounterWentBack)) => {
+                let failure = FailedSignIn {
+                    actor: Actor {
+                        operator: operator.principal(),
+                        address,
+                    },
+                    reason: refused.to_string(),
+                };
                 self.sessions
-                    .count_failed_sign_in(&credential, FAILED_SIGN_IN_RATE)
+                    .count_failed_sign_in(&credential, FAILED_SIGN_IN_RATE, failure)
                     .await?;
-                return Err(AccessError::Passkey(why));
+                return Err(refused.into());
             }
             Err(internal) => return Err(internal.into()),
         };
@@ -166,7 +174,7 @@ mod tests {
 
     use super::super::fixtures::{access, account, Stores};
     use super::*;
-    use domain::OperatorRole;
+    use domain::{OperatorAccount, OperatorRole};
     use ports::{MockPasskeys, StoredPasskey};
 
     const KEY: [u8; 32] = [5; 32];
@@ -180,6 +188,20 @@ mod tests {
             .expect_challenge_key()
             .times(..=1)
             .returning(|_| Ok(KEY));
+        operators
+    }
+
+    /// `keyed_store()` where `CREDENTIAL` is `operator`'s passkey, which may be tried.
+    fn store_with_passkey_of(operator: OperatorAccount) -> Stores {
+        let mut operators = keyed_store();
+        operators
+            .sessions
+            .expect_passkey()
+            .returning(move |_| Ok(Some((operator.clone(), stored()))));
+        operators
+            .sessions
+            .expect_failed_sign_ins()
+            .returning(|_, _| Ok(RateDecision::Allowed));
         operators
     }
 
@@ -222,17 +244,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_challenge_signs_in_once_and_its_use_is_kept_past_its_expiry() {
-        let mut operators = keyed_store();
         let alice = account(OperatorRole::Approver, false);
-        let found = alice.clone();
-        operators
-            .sessions
-            .expect_passkey()
-            .returning(move |_| Ok(Some((found.clone(), stored()))));
-        operators
-            .sessions
-            .expect_failed_sign_ins()
-            .returning(|_, _| Ok(RateDecision::Allowed));
+        let mut operators = store_with_passkey_of(alice.clone());
         let mut first = true;
         operators
             .sessions
@@ -313,12 +326,18 @@ mod tests {
                 resting = true;
                 Ok(decision)
             });
+        let principal = account(OperatorRole::Approver, false).principal();
         operators
             .sessions
             .expect_count_failed_sign_in()
-            .withf(|credential, _| credential == CREDENTIAL)
+            .withf(move |credential, _, failure| {
+                credential == CREDENTIAL
+                    && failure.actor.operator == principal
+                    && failure.actor.address.as_deref() == Some("198.51.100.7")
+                    && failure.reason.contains("bad signature")
+            })
             .times(1)
-            .returning(|_, _| Ok(()));
+            .returning(|_, _, _| Ok(()));
         operators.sessions.expect_open_session().never();
         let mut passkeys = signing_passkeys();
         passkeys
@@ -328,7 +347,9 @@ mod tests {
         let access = access(operators, passkeys);
         let begun = access.sign_in_options().await.expect("options");
         assert!(matches!(
-            access.sign_in(&begun.ceremony, "{}", None).await,
+            access
+                .sign_in(&begun.ceremony, "{}", Some("198.51.100.7".to_owned()))
+                .await,
             Err(AccessError::Passkey(_))
         ));
         let refused = access.sign_in(&begun.ceremony, "{}", None).await;
@@ -336,5 +357,39 @@ mod tests {
             matches!(refused, Err(AccessError::TooManyAttempts { retry_after }) if retry_after.as_secs() == 6),
             "{refused:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_counter_gone_backwards_is_refused_in_the_consoles_words_and_audited() {
+        let alice = account(OperatorRole::Approver, false);
+        let principal = alice.principal();
+        let mut operators = store_with_passkey_of(alice);
+        operators
+            .sessions
+            .expect_count_failed_sign_in()
+            .withf(move |_, _, failure| {
+                failure.actor.operator == principal
+                    && failure.reason == PasskeyError::CounterWentBack.to_string()
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+        operators.sessions.expect_open_session().never();
+        let mut passkeys = signing_passkeys();
+        passkeys
+            .expect_finish_authentication()
+            .returning(|_, _, _| Err(PasskeyError::CounterWentBack));
+        let access = access(operators, passkeys);
+        let begun = access.sign_in_options().await.expect("options");
+        let refused = access.sign_in(&begun.ceremony, "{}", None).await;
+        assert!(
+            matches!(&refused, Err(AccessError::CounterWentBack)),
+            "{refused:?}"
+        );
+        let said = refused
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(said.contains("signature counter went backwards"), "{said}");
+        assert!(said.contains("audit log"), "{said}");
     }
 }
