@@ -111,6 +111,11 @@ async fn threads_list_newest_first_and_read_whole_in_order() {
     assert_eq!(status, 200, "{thread}");
     assert_eq!(thread["thread_id"], first);
     assert_eq!(
+        (&thread["subject"], &thread["participants"]),
+        (&plans["subject"], &plans["participants"]),
+        "a thread read is described as the list describes it"
+    );
+    assert_eq!(
         subjects(&thread["messages"]),
         ["Plans", "Re: Plans", "Re: Plans"],
         "oldest first"
@@ -171,6 +176,14 @@ async fn a_long_thread_reads_its_newest_hundred_and_counts_the_rest() {
     assert_eq!(
         messages[99]["text"].as_str().map(str::trim_end),
         Some("104")
+    );
+    assert_eq!(
+        thread["subject"], "Long",
+        "the first message's subject, though that message is omitted"
+    );
+    assert_eq!(
+        thread["participants"],
+        json!(["alice@example.org", address.to_lowercase()])
     );
     let (_, page) = get(&server, "/v1/email/threads", &key).await;
     assert_eq!(page["items"][0]["message_count"], 105);

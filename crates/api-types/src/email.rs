@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use domain::email::{MAX_CUSTOM_HEADERS, MAX_CUSTOM_HEADER_BYTES};
 use domain::{
-    AttachmentMeta, EmailMessageId, EmailMessageRecord, SearchQuery, SenderRules, SenderRulesError,
+    AttachmentMeta, EmailMessageRecord, SearchQuery, SenderRules, SenderRulesError, ThreadRead,
     ThreadSummary, MAX_ADDRESS_CHARS, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS,
     MAX_OUTBOUND_ATTACHMENTS, MAX_OUTBOUND_FILENAME_CHARS, MAX_RECIPIENTS, MAX_SENDER_RULES,
 };
@@ -222,27 +222,34 @@ pub struct ThreadPageOut {
     pub next_cursor: Option<String>,
 }
 
-/// A thread read whole: its messages oldest first, with full bodies.
+/// A thread read whole: its subject and participants as a page of threads gives them, and its
+/// messages oldest first, with full bodies.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ThreadDetailOut {
     pub thread_id: String,
+    /// The subject of its first message (also when that message is among those omitted).
+    pub subject: Option<String>,
+    /// The addresses of its messages' From, To and Cc, lowercased, each once (the first 50).
+    pub participants: Vec<String>,
     /// Its newest 100 messages at most, oldest first.
     pub messages: Vec<EmailMessageOut>,
     /// How many earlier messages of a thread of more than 100 are not in `messages`; 0 otherwise.
     pub earlier_messages_omitted: u64,
 }
 
-impl ThreadDetailOut {
-    /// A thread read: its messages oldest first, and how many earlier ones are left out.
-    pub fn new(
-        thread_id: EmailMessageId,
-        messages: Vec<EmailMessageRecord>,
-        earlier_messages_omitted: u64,
-    ) -> Self {
+/// Takes the thread by value: its messages' strings move into the answer.
+impl From<ThreadRead> for ThreadDetailOut {
+    fn from(thread: ThreadRead) -> Self {
         Self {
-            thread_id: thread_id.to_string(),
-            messages: messages.into_iter().map(EmailMessageOut::from).collect(),
-            earlier_messages_omitted,
+            thread_id: thread.thread_id.to_string(),
+            earlier_messages_omitted: thread.earlier_omitted(),
+            subject: thread.subject,
+            participants: thread.participants,
+            messages: thread
+                .messages
+                .into_iter()
+                .map(EmailMessageOut::from)
+                .collect(),
         }
     }
 }

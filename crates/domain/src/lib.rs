@@ -66,7 +66,8 @@ pub use email::{
     check_custom_header, check_custom_headers_size, forward_subject, forward_text,
     reply_references, reply_subject, request_fingerprint, DeliveryRetry, Direction,
     EmailMessageRecord, EmailStatus, HeaderRefused, HeadersTooLarge, SenderAuthentication,
-    ThreadSummary, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS, SENSITIVE_HEADERS,
+    ThreadRead, ThreadSummary, MAX_BODY_TEXT_BYTES, MAX_HEADER_NAME_CHARS, MAX_RECIPIENTS,
+    SENSITIVE_HEADERS,
 };
 pub use events::{
     EventId, EventPayload, EventRecord, EventType, EventTypes, LogBounds, UnknownEventType,

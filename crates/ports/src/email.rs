@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use domain::{
     AgentId, AttachmentId, AttachmentMeta, CursorPosition, Direction, EmailAddress, EmailInboxId,
     EmailInboxRecord, EmailMessageId, EmailMessageRecord, IdempotencyKey, RateLimit, SearchQuery,
-    SenderAuthentication, SenderRules, SponsorId, ThreadSummary,
+    SenderAuthentication, SenderRules, SponsorId, ThreadRead, ThreadSummary,
 };
 
 use crate::{
@@ -300,14 +300,14 @@ pub trait Mailbox: Send + Sync {
         limit: usize,
     ) -> Result<Vec<ThreadSummary>, StoreError>;
 
-    /// The newest `limit` messages of a thread of the inbox, oldest first, in full, and how
-    /// many it has in all; `None` when the inbox has no such thread.
+    /// A thread of the inbox as a page of threads describes it, with its newest `limit`
+    /// messages, oldest first, in full; `None` when the inbox has no such thread.
     async fn thread(
         &self,
         inbox: EmailInboxId,
         thread: EmailMessageId,
         limit: usize,
-    ) -> Result<Option<(Vec<EmailMessageRecord>, u64)>, StoreError>;
+    ) -> Result<Option<ThreadRead>, StoreError>;
 
     /// What is known of the attachments of a message of the inbox; `None` when the inbox holds
     /// no such message.

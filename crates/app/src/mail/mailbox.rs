@@ -7,7 +7,7 @@ use domain::email::MAX_THREAD_MESSAGES;
 use domain::inbound::{preview_attachments, preview_headers};
 use domain::{
     AgentId, AgentProfile, AttachmentId, CursorCodec, CursorPosition, Direction, EmailMessageId,
-    EmailMessageRecord, SearchQuery, SenderRules, ThreadSummary, MAX_SEARCH_RESULTS,
+    EmailMessageRecord, SearchQuery, SenderRules, ThreadRead, ThreadSummary, MAX_SEARCH_RESULTS,
 };
 use ports::{AttachmentContent, ListingVersion, Mailbox, SenderRuleStore, StoreError};
 use uuid::Uuid;
@@ -26,15 +26,6 @@ pub struct MailPage {
 pub struct ThreadPage {
     pub items: Vec<ThreadSummary>,
     pub next_cursor: Option<String>,
-}
-
-/// A thread read: its newest `MAX_THREAD_MESSAGES` messages, oldest first, in full.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadView {
-    pub thread_id: EmailMessageId,
-    pub messages: Vec<EmailMessageRecord>,
-    /// Its earlier messages not returned (0 unless it holds more than `MAX_THREAD_MESSAGES`).
-    pub earlier_omitted: u64,
 }
 
 /// An agent's sender rules and how much inbound mail they have kept out of its inbox.
@@ -244,29 +235,24 @@ impl MailboxService {
         Ok(ThreadPage { items, next_cursor })
     }
 
-    /// A thread of the agent's inbox: its newest `MAX_THREAD_MESSAGES` messages, oldest first,
-    /// in full. Any id that is not one of the inbox's threads is the same "not found".
+    /// A thread of the agent's inbox, described as its page of threads describes it, with its
+    /// newest `MAX_THREAD_MESSAGES` messages, oldest first, in full. Any id that is not one of
+    /// the inbox's threads is the same "not found".
     #[tracing::instrument(level = "debug", skip(self, profile), fields(agent = %profile.agent.id))]
     pub async fn thread(
         &self,
         profile: &AgentProfile,
         thread_id: &str,
-    ) -> Result<ThreadView, ReadMailError> {
+    ) -> Result<ThreadRead, ReadMailError> {
         let (inbox, _) = inbox_of(profile)?;
         let thread_id = thread_id
             .parse::<EmailMessageId>()
             .map_err(|_| ReadMailError::NotFound)?;
-        let (messages, count) = self
-            .ports
+        self.ports
             .mailbox
             .thread(inbox.id, thread_id, MAX_THREAD_MESSAGES)
             .await?
-            .ok_or(ReadMailError::NotFound)?;
-        Ok(ThreadView {
-            thread_id,
-            earlier_omitted: count.saturating_sub(messages.len() as u64),
-            messages,
-        })
+            .ok_or(ReadMailError::NotFound)
     }
 
     /// A stored attachment of a message of the agent's inbox, to download. Any message id that

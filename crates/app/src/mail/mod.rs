@@ -18,9 +18,7 @@ use ports::{
 
 pub use domain::commands::{ForwardMail, ReplyMail, SendMail};
 pub use intake::{IngestReport, MailIntakePorts, MailIntakeService};
-pub use mailbox::{
-    MailPage, MailboxPorts, MailboxService, SenderRulesView, ThreadPage, ThreadView,
-};
+pub use mailbox::{MailPage, MailboxPorts, MailboxService, SenderRulesView, ThreadPage};
 pub use outbound::{OutboundMailPorts, OutboundMailService};
 
 use crate::long_lived::LongLivedPlace;

@@ -434,6 +434,29 @@ pub struct ThreadSummary {
     pub last_message_preview: Option<String>,
 }
 
+/// A thread read whole: what a page of threads says of it, and its newest messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRead {
+    pub thread_id: EmailMessageId,
+    /// The subject of its first message, as `ThreadSummary` has it.
+    pub subject: Option<String>,
+    /// Its participants, as `ThreadSummary` has them.
+    pub participants: Vec<String>,
+    /// All its messages, those left out of `messages` included.
+    pub message_count: u64,
+    /// Its newest `MAX_THREAD_MESSAGES` messages at most, oldest first, in full.
+    pub messages: Vec<EmailMessageRecord>,
+}
+
+impl ThreadRead {
+    /// How many earlier messages `messages` leaves out (0 unless the thread holds more than
+    /// `MAX_THREAD_MESSAGES`).
+    pub fn earlier_omitted(&self) -> u64 {
+        self.message_count
+            .saturating_sub(self.messages.len() as u64)
+    }
+}
+
 /// A stored message of an inbox, inbound or outbound.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmailMessageRecord {

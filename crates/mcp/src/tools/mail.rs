@@ -140,11 +140,7 @@ whole bodies (its newest 100 when it is longer; earlier_messages_omitted counts 
                 .thread(&caller.profile, &arguments.thread_id)
                 .await
         );
-        answer(ThreadDetailOut::new(
-            thread.thread_id,
-            thread.messages,
-            thread.earlier_omitted,
-        ))
+        answer(ThreadDetailOut::from(thread))
     }
 
     #[tool(

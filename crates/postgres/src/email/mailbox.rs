@@ -11,7 +11,7 @@ use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use domain::email::THREAD_PREVIEW_CHARS;
 use domain::{
     AttachmentMeta, CursorPosition, Direction, EmailInboxId, EmailMessageId, EmailMessageRecord,
-    SearchQuery, SenderPattern, ThreadSummary, MAX_RANKED_MATCHES,
+    SearchQuery, SenderPattern, ThreadRead, ThreadSummary, MAX_RANKED_MATCHES,
 };
 use ports::{Listing, ListingVersion, Mailbox, StoreError};
 use time::OffsetDateTime;
@@ -126,7 +126,7 @@ impl Mailbox for PgEmailStore {
         limit: usize,
         preview_chars: usize,
     ) -> Result<Vec<EmailMessageRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let preview = i32::try_from(preview_chars).unwrap_or(i32::MAX);
         let mut query = email_messages::table
             .filter(email_messages::inbox_id.eq(inbox.0))
@@ -164,7 +164,7 @@ impl Mailbox for PgEmailStore {
         inbox: EmailInboxId,
         id: EmailMessageId,
     ) -> Result<Option<EmailMessageRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let row = email_messages::table
             .find(id.0)
             .filter(email_messages::inbox_id.eq(inbox.0))
@@ -248,7 +248,7 @@ impl Mailbox for PgEmailStore {
         after: Option<CursorPosition>,
         limit: usize,
     ) -> Result<Vec<ThreadSummary>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let preview = i32::try_from(THREAD_PREVIEW_CHARS).unwrap_or(i32::MAX);
         let mut query = email_threads::table
             .left_join(
@@ -304,16 +304,20 @@ impl Mailbox for PgEmailStore {
         inbox: EmailInboxId,
         thread: EmailMessageId,
         limit: usize,
-    ) -> Result<Option<(Vec<EmailMessageRecord>, u64)>, StoreError> {
-        let mut connection = self.database.connection().await?;
-        let count: Option<i64> = email_threads::table
+    ) -> Result<Option<ThreadRead>, StoreError> {
+        let mut connection = self.database.read_connection().await?;
+        let described: Option<(Option<String>, Vec<String>, i64)> = email_threads::table
             .find((inbox.0, thread.0))
-            .select(email_threads::message_count)
+            .select((
+                email_threads::subject,
+                email_threads::participants,
+                email_threads::message_count,
+            ))
             .first(&mut connection)
             .await
             .optional()
             .map_err(from_diesel)?;
-        let Some(count) = count else {
+        let Some((subject, participants, count)) = described else {
             return Ok(None);
         };
         let query = email_messages::table
@@ -334,7 +338,13 @@ impl Mailbox for PgEmailStore {
             .into_iter()
             .map(message_record)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some((messages, u64::try_from(count).unwrap_or(0))))
+        Ok(Some(ThreadRead {
+            thread_id: thread,
+            subject,
+            participants,
+            message_count: u64::try_from(count).unwrap_or(0),
+            messages,
+        }))
     }
 
     async fn attachments(
@@ -342,7 +352,7 @@ impl Mailbox for PgEmailStore {
         inbox: EmailInboxId,
         id: EmailMessageId,
     ) -> Result<Option<Vec<AttachmentMeta>>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let column = email_messages::table
             .find(id.0)
             .filter(email_messages::inbox_id.eq(inbox.0))

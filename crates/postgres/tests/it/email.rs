@@ -1074,20 +1074,26 @@ async fn threads_are_kept_as_messages_are_stored_and_read_a_page_or_a_thread_at_
     assert_eq!(rest.len(), 1);
     assert_eq!(rest[0].thread_id, other.thread_id);
 
-    let (newest, count) = emails
+    let newest = emails
         .thread(inbox, first.thread_id, 1)
         .await
         .expect("read")
         .expect("the thread");
-    assert_eq!((newest.len(), count), (1, 2));
-    assert_eq!(newest[0].id, second.id);
-    let (both, _) = emails
+    assert_eq!((newest.messages.len(), newest.message_count), (1, 2));
+    assert_eq!(newest.messages[0].id, second.id);
+    assert_eq!(newest.thread_id, first.thread_id);
+    assert_eq!(
+        (&newest.subject, &newest.participants),
+        (&opened.subject, &opened.participants),
+        "described as the page describes it, though its first message is left out"
+    );
+    let both = emails
         .thread(inbox, first.thread_id, 10)
         .await
         .expect("read")
         .expect("the thread");
     assert_eq!(
-        both.iter().map(|m| m.id).collect::<Vec<_>>(),
+        both.messages.iter().map(|m| m.id).collect::<Vec<_>>(),
         [first.id, second.id],
         "oldest first"
     );

@@ -140,8 +140,10 @@ pub async fn threads(
     }))
 }
 
-/// A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
-/// of a longer thread, `earlier_messages_omitted` counting the rest).
+/// A thread of the agent's inbox, its messages oldest first.
+///
+/// Its subject and participants as the list of threads gives them, and its messages with full
+/// bodies (the newest 100 of a longer thread, `earlier_messages_omitted` counting the rest).
 #[utoipa::path(get, path = "/v1/email/threads/{thread_id}", tag = "email", operation_id = "get_email_thread",
     security(("HTTPBearer" = [])),
     params(("thread_id" = String, Path, description = "The thread's id")),
@@ -163,11 +165,7 @@ pub async fn thread(
         .mailbox
         .thread(&agent.profile, &id.into_inner())
         .await?;
-    Ok(Json(ThreadDetailOut::new(
-        thread.thread_id,
-        thread.messages,
-        thread.earlier_omitted,
-    )))
+    Ok(Json(ThreadDetailOut::from(thread)))
 }
 
 /// Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
