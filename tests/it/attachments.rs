@@ -4,11 +4,11 @@
 //! zip of zeros) stored as given and served safely. Every test runs with each store of bytes:
 //! the database, and an S3-compatible server (moto).
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use test_support::s3::{S3_ACCESS_KEY_ID, S3_REGION, S3_SECRET_ACCESS_KEY};
 use test_support::{S3Server, TestDatabase};
 
-use crate::email::{email_agent, email_server, get, now, webhook_signed, SECRET};
+use crate::email::{email_agent, email_server, get, now, post, webhook_signed, SECRET};
 use crate::support::harness::Server;
 
 /// Where the server under test keeps attachment bytes: the tests that keep, serve or sweep bytes
@@ -794,4 +794,51 @@ async fn an_agent_has_at_most_its_cap_of_downloads_under_way() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     drop(second);
+}
+
+/// An attachment an agent sends without a type takes the type of its name's extension (issue
+/// 46); one typed as any valid media type, even `Y/c`, downloads under that type, as the served
+/// API description says the download may (any media type).
+#[tokio::test]
+async fn an_untyped_attachment_takes_its_names_type_and_any_type_downloads_as_described() {
+    let database = TestDatabase::new().await;
+    let server = BytesIn::Database.server(&database, &[]).await;
+    let (key, _) = email_agent(&database, "acme").await;
+    let sent = post(
+        &server,
+        "/v1/email/send",
+        &key,
+        &json!({"to": ["bob@example.org"], "subject": "Files", "body_text": "Attached.",
+        "attachments": [
+            {"filename": "note.txt", "content_base64": "aGVsbG8="},
+            {"filename": "odd.bin", "content_type": "Y/c", "content_base64": "aGVsbG8="},
+            {"filename": "README", "content_base64": "aGVsbG8="},
+        ]}),
+        None,
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    let id = sent.body["data"]["id"].as_str().expect("an id");
+    let listed = sent.body["data"]["attachments"]
+        .as_array()
+        .expect("attachments");
+    let types: Vec<&str> = listed
+        .iter()
+        .map(|a| a["content_type"].as_str().expect("a type"))
+        .collect();
+    assert_eq!(types, ["text/plain", "Y/c", "application/octet-stream"]);
+    for (attachment, expected) in listed.iter().zip(&types) {
+        let got = download(&server, &key, &attachment_path(id, attachment), None).await;
+        assert_eq!(got.status, 200);
+        assert_eq!(header(&got, "content-type"), *expected, "{attachment}");
+        assert_eq!(got.bytes, b"hello");
+    }
+
+    let (status, document) = server.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let answered = &document["paths"]
+        ["/v1/email/messages/{message_id}/attachments/{attachment_id}"]["get"]["responses"]["200"]
+        ["content"];
+    let media_types: Vec<&String> = answered.as_object().expect("content").keys().collect();
+    assert_eq!(media_types, ["*/*"], "{answered}");
 }

@@ -759,7 +759,13 @@ mod tests {
         assert_eq!(contents, [&b"hello"[..], b"hello", b""]);
         assert_eq!(
             mail.attachments[0].content_type(),
-            "application/octet-stream"
+            "text/plain",
+            "a type left out is the name's"
+        );
+        assert_eq!(
+            mail.attachments[2].content_type(),
+            "application/octet-stream",
+            "a name without an extension says nothing"
         );
         assert_eq!(mail.attachments[1].content_type(), "image/png");
     }

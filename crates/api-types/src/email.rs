@@ -443,10 +443,11 @@ pub struct AttachmentIn {
         pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff\\ufffd]+$"
     )]
     pub filename: String,
-    /// A media type, `type/subtype` with optional parameters; `application/octet-stream` when
-    /// left out.
+    /// A media type, `type/subtype` with optional parameters; when left out, the type the
+    /// filename's extension stands for (`note.txt` is `text/plain`), else
+    /// `application/octet-stream`.
     #[schemars(
-        description = "Its media type, e.g. `application/pdf`; `application/octet-stream` when left out."
+        description = "Its media type, e.g. `application/pdf`; when left out, the type the filename's extension stands for (`note.txt` is `text/plain`), else `application/octet-stream`."
     )]
     #[schema(
         max_length = 255,

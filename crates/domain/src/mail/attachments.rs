@@ -154,8 +154,20 @@ pub enum NewAttachmentError {
     ContentType,
 }
 
+/// The media type an attachment named `filename` is sent as when its sender gives none: the
+/// type its extension commonly stands for (`note.txt` is `text/plain`), else
+/// `application/octet-stream`. Receivers open a file by its type; octets they only offer to save.
+pub fn media_type_of_name(filename: &str) -> &'static str {
+    let (_, extension) = split_extension(filename);
+    extension
+        .strip_prefix('.')
+        .and_then(|extension| mime_guess::from_ext(extension).first_raw())
+        .unwrap_or(OCTET_STREAM)
+}
+
 impl NewAttachment {
-    /// The attachment, typed `application/octet-stream` when no type is given.
+    /// The attachment, typed by its name's extension when no type is given
+    /// (`media_type_of_name`).
     pub fn new(
         filename: String,
         content_type: Option<String>,
@@ -170,7 +182,7 @@ impl NewAttachment {
         if filename.chars().any(hidden_or_control) {
             return Err(NewAttachmentError::HiddenCharacters);
         }
-        let content_type = content_type.unwrap_or_else(|| OCTET_STREAM.to_owned());
+        let content_type = content_type.unwrap_or_else(|| media_type_of_name(&filename).to_owned());
         if !is_media_type(&content_type) {
             return Err(NewAttachmentError::ContentType);
         }
@@ -358,9 +370,21 @@ mod tests {
         assert_eq!((meta.size, meta.stored), (8, true));
         assert_eq!(meta.sha256, Some(content_digest(b"%PDF-1.7")));
         assert_eq!(
-            given("a/b\\c.txt", None).expect("valid").content_type(),
-            OCTET_STREAM,
+            given("a/b\\c.txt", None).expect("valid").filename(),
+            "a/b\\c.txt",
             "a name is sent as given; only a download's name is cut to its last segment"
+        );
+        assert_eq!(
+            given("note.txt", None).expect("valid").content_type(),
+            "text/plain",
+            "a type left out is the name's"
+        );
+        assert_eq!(
+            given("note.txt", Some("application/x-note"))
+                .expect("valid")
+                .content_type(),
+            "application/x-note",
+            "a type given is kept"
         );
         assert_eq!(given("", None), Err(NewAttachmentError::EmptyFilename));
         assert_eq!(
@@ -395,6 +419,35 @@ mod tests {
             );
         }
         assert!(!format!("{invoice:?}").contains("PDF"), "no bytes in logs");
+    }
+
+    #[test]
+    fn a_name_types_by_its_extension_and_anything_unknown_is_octets() {
+        for (name, media_type) in [
+            ("note.txt", "text/plain"),
+            ("REPORT.PDF", "application/pdf"),
+            ("photo.jpeg", "image/jpeg"),
+            ("data.csv", "text/csv"),
+            (
+                "sheet.xlsx",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            ),
+            ("archive.tar.gz", "application/gzip"),
+            ("dir/page.html", "text/html"),
+        ] {
+            assert_eq!(media_type_of_name(name), media_type, "{name:?}");
+        }
+        for unknown in [
+            "README",
+            ".txt",
+            "trailing.",
+            "file.unknown-extension",
+            "a.txt.",
+            "a.txt ",
+            "",
+        ] {
+            assert_eq!(media_type_of_name(unknown), OCTET_STREAM, "{unknown:?}");
+        }
     }
 
     #[test]
@@ -536,6 +589,13 @@ mod tests {
         fn every_served_type_is_visible_ascii_without_line_breaks(stored in any::<String>()) {
             let served = download_content_type(&stored);
             prop_assert!(served.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)));
+        }
+
+        #[test]
+        fn every_type_of_a_name_is_a_media_type(name in any::<String>(), extension in "[a-z0-9]{1,6}") {
+            prop_assert!(is_media_type(media_type_of_name(&name)));
+            let named = format!("{name}.{extension}");
+            prop_assert!(is_media_type(media_type_of_name(&named)));
         }
 
         #[test]

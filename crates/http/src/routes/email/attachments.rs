@@ -29,9 +29,10 @@ use crate::state::ApiState;
         ("If-None-Match" = Option<String>, Header, description = "An `ETag` this attachment was served with"),
     ),
     responses(
-        (status = 200, description = "The attachment's bytes", content_type = "application/octet-stream", body = Vec<u8>,
+        // Any media type, as stored; the schema of `Value` (`{}`) admits whatever bytes it holds.
+        (status = 200, description = "The attachment's bytes, typed as stored", content_type = "*/*", body = serde_json::Value,
             headers(
-                ("Content-Type" = String, description = "The stored type, or `application/octet-stream`"),
+                ("Content-Type" = String, description = "The stored type when it is a valid media type (any, e.g. `text/plain` or `Y/c`), else `application/octet-stream`"),
                 ("Content-Disposition" = String, description = "`attachment; filename*=UTF-8''...`"),
                 ("Content-Length" = u64, description = "The attachment's size"),
                 ("ETag" = String, description = "The SHA-256 of the bytes, quoted"),
