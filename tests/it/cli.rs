@@ -251,3 +251,63 @@ async fn without_the_master_key_of_the_stored_wallets_no_wallet_is_sealed() {
         refused.stderr
     );
 }
+
+/// `agentctl sandbox email` of a mail to `address`, answering `in_reply_to` when given.
+async fn sandbox_email(
+    database: &TestDatabase,
+    address: &str,
+    in_reply_to: Option<&str>,
+) -> crate::support::harness::CliOutput {
+    let mut args = vec![
+        "sandbox",
+        "email",
+        "--to",
+        address,
+        "--from",
+        "alice@example.org",
+        "--subject",
+        "Plans",
+        "--text",
+        "Lunch?",
+    ];
+    if let Some(given) = in_reply_to {
+        args.extend(["--in-reply-to", given]);
+    }
+    agentctl(database, &args).await
+}
+
+/// `sandbox email --in-reply-to` lands in the answered mail's thread whether it is given the
+/// message's `id`, as the API lists it, or its Message-ID; anything else is refused, saying which
+/// two it takes, before anything is delivered (issue 46).
+#[tokio::test]
+async fn sandbox_email_answers_a_message_named_by_its_api_id_or_its_message_id() {
+    let database = TestDatabase::new().await;
+    let (_, agent) = create_agent(&database, &["--email"]).await;
+    let address = agent["email_inbox"]["address"].as_str().expect("an inbox");
+    let first = sandbox_email(&database, address, None).await.json();
+    let first = &first["delivered"][0];
+    let id = first["id"].as_str().expect("an id");
+    let message_id = first["internet_message_id"].as_str().expect("a Message-ID");
+    let bare = message_id.trim_start_matches('<').trim_end_matches('>');
+    for given in [id, message_id, bare] {
+        let answer = sandbox_email(&database, address, Some(given)).await.json();
+        let answer = &answer["delivered"][0];
+        assert_eq!(answer["thread_id"], first["thread_id"], "{given:?}");
+        assert_ne!(answer["id"], first["id"]);
+    }
+
+    let unknown = uuid::Uuid::now_v7().to_string();
+    for (given, expected) in [
+        ("plans-1", "`internet_message_id`"),
+        ("<a@b> <c@d>", "`internet_message_id`"),
+        (unknown.as_str(), "has no message"),
+    ] {
+        let refused = sandbox_email(&database, address, Some(given)).await;
+        assert!(!refused.success, "{given:?}: {}", refused.stdout);
+        assert!(
+            refused.stderr.contains(expected),
+            "{given:?}: {}",
+            refused.stderr
+        );
+    }
+}

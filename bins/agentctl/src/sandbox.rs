@@ -2,9 +2,11 @@
 
 use anyhow::Context as _;
 use api_types::{AttachmentOut, EmailMessageOut};
-use app::Delivered;
+use app::{Delivered, ReadMailError, Services};
 use clap::Subcommand;
-use domain::{Asset, AtomicAmount, EmailAddress, EvmAddress, PhoneNumber, SmsSource};
+use domain::{
+    Asset, AtomicAmount, EmailAddress, EmailMessageId, EvmAddress, PhoneNumber, SmsSource,
+};
 use runtime::config::{ChainConfig, SmsConfig, SmsProviderConfig};
 use runtime::wiring;
 use serde_json::{json, Value};
@@ -35,7 +37,9 @@ pub enum SandboxCommand {
         /// The plain-text body.
         #[arg(long)]
         text: String,
-        /// The Message-ID of the mail it answers, to land in that mail's thread.
+        /// The mail it answers, to land in that mail's thread: its `id` as the API gives it (a
+        /// message of the inbox at --to), or its Message-ID (`internet_message_id`, e.g.
+        /// <abc@example.org>).
         #[arg(long)]
         in_reply_to: Option<String>,
     },
@@ -170,14 +174,89 @@ impl InboundMail<'_> {
     }
 }
 
+/// What `--in-reply-to` names: the mail answered, by the Message-ID it carries or by its id in
+/// the API.
+#[derive(Debug, PartialEq, Eq)]
+enum Answered {
+    /// An RFC 5322 Message-ID, in its angle brackets.
+    MessageId(String),
+    /// A message's `id` in the API, whose Message-ID the inbox keeps.
+    Message(EmailMessageId),
+}
+
+impl Answered {
+    /// A message's `id` (a UUID), or its Message-ID with or without its angle brackets (one
+    /// `@` between two non-empty parts, no space, control or bracket); anything else is refused,
+    /// naming the two it may be.
+    fn parse(given: &str) -> anyhow::Result<Self> {
+        if let Ok(id) = given.parse::<EmailMessageId>() {
+            return Ok(Self::Message(id));
+        }
+        let bare = given
+            .strip_prefix('<')
+            .and_then(|rest| rest.strip_suffix('>'))
+            .unwrap_or(given);
+        let one_at = bare.split_once('@').is_some_and(|(left, right)| {
+            !left.is_empty() && !right.is_empty() && !right.contains('@')
+        });
+        let plain = !bare
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>');
+        anyhow::ensure!(
+            one_at && plain,
+            "--in-reply-to {given:?} is neither a message's `id` (a UUID, as the API lists it) nor \
+             its `internet_message_id` (a Message-ID such as <abc@example.org>)"
+        );
+        Ok(Self::MessageId(format!("<{bare}>")))
+    }
+}
+
+/// The Message-ID of message `id` of the inbox at `to`: what a mail answering it carries.
+async fn message_id_of(
+    services: &Services,
+    to: &EmailAddress,
+    id: EmailMessageId,
+) -> anyhow::Result<String> {
+    let agent = services
+        .mail
+        .intake
+        .agent_at(to)
+        .await?
+        .with_context(|| format!("no inbox of this service has the address {to}"))?;
+    let profile = services.operator.agents.show(agent).await?;
+    let message = match services
+        .mail
+        .mailbox
+        .message(&profile, &id.to_string())
+        .await
+    {
+        Err(ReadMailError::NotFound) => {
+            anyhow::bail!("--in-reply-to: the inbox at {to} has no message {id}")
+        }
+        read => read?,
+    };
+    message
+        .internet_message_id
+        .with_context(|| format!("--in-reply-to: message {id} has no Message-ID to answer"))
+}
+
 async fn email(context: &Context, mail: InboundMail<'_>) -> anyhow::Result<Value> {
-    EmailAddress::parse(mail.to).with_context(|| format!("--to {:?}", mail.to))?;
+    let to = EmailAddress::parse(mail.to).with_context(|| format!("--to {:?}", mail.to))?;
     EmailAddress::parse(mail.from).with_context(|| format!("--from {:?}", mail.from))?;
+    let answered = mail.in_reply_to.map(Answered::parse).transpose()?;
+    let services = context.services().await?;
+    let in_reply_to = match answered {
+        None => None,
+        Some(Answered::MessageId(message_id)) => Some(message_id),
+        Some(Answered::Message(id)) => Some(message_id_of(&services, &to, id).await?),
+    };
+    let mail = InboundMail {
+        in_reply_to: in_reply_to.as_deref(),
+        ..mail
+    };
     let delivery = Uuid::now_v7();
     let raw = mail.to_rfc5322(&format!("<{delivery}@sandbox.agent-runtime.test>"))?;
-    let report = context
-        .services()
-        .await?
+    let report = services
         .mail
         .intake
         .receive_raw(raw.into_bytes(), &format!("sandbox-{delivery}"))
@@ -251,4 +330,44 @@ async fn sms(context: &Context, to: &str, from: &str, body: &str) -> anyhow::Res
         "to": to.as_str(),
         "from": from.as_str(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_reply_to_takes_a_messages_id_or_its_message_id_and_says_so_otherwise() {
+        let id = "0192f0a1-0000-7000-8000-000000000001";
+        assert_eq!(
+            Answered::parse(id).expect("an id"),
+            Answered::Message(id.parse().expect("a UUID"))
+        );
+        for given in ["<plans-1@example.org>", "plans-1@example.org"] {
+            assert_eq!(
+                Answered::parse(given).expect("a Message-ID"),
+                Answered::MessageId("<plans-1@example.org>".into()),
+                "{given:?}"
+            );
+        }
+        for wrong in [
+            "",
+            "<>",
+            "plans-1",
+            "<plans-1>",
+            "@example.org",
+            "plans@",
+            "a@b@c",
+            "<a@b> <c@d>",
+            "a@b\r\nBcc: x@y",
+            "<<a@b>>",
+            "0192f0a1-0000-7000-8000",
+        ] {
+            let refused = Answered::parse(wrong).expect_err(wrong).to_string();
+            assert!(
+                refused.contains("`id`") && refused.contains("`internet_message_id`"),
+                "{wrong:?}: {refused}"
+            );
+        }
+    }
 }

@@ -99,6 +99,17 @@ impl MailIntakeService {
         Ok(self.ingest(mail.email, &mail.delivery_id).await?)
     }
 
+    /// The agent whose inbox has `address` (compared case-insensitively), where mail to it is
+    /// stored; `None` when no inbox of this service has it.
+    pub async fn agent_at(&self, address: &EmailAddress) -> Result<Option<AgentId>, StoreError> {
+        let inboxes = self
+            .ports
+            .inbound
+            .inboxes_at(std::slice::from_ref(address))
+            .await?;
+        Ok(inboxes.first().map(|(agent, _)| *agent))
+    }
+
     /// Takes in a raw RFC 5322 message delivered without a webhook (the sandbox provider's
     /// inbound mail), through the same parsing and storing as a webhook.
     pub async fn receive_raw(
