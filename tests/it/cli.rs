@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::harness::{agentctl, agentctl_with, create_agent};
+use crate::support::harness::{agentctl, agentctl_at, agentctl_with, create_agent};
 use test_support::TestDatabase;
 
 #[tokio::test]
@@ -250,6 +250,53 @@ async fn without_the_master_key_of_the_stored_wallets_no_wallet_is_sealed() {
         "{}",
         refused.stderr
     );
+}
+
+/// The long options `agentctl ARGS --help` prints.
+async fn options_in_help(args: &[&str]) -> Vec<String> {
+    let mut asked = args.to_vec();
+    asked.push("--help");
+    let help = agentctl_at("postgres://localhost/unused", &[], &asked).await;
+    assert!(help.success, "{asked:?}: {}", help.stderr);
+    help.stdout
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|word| word.len() > 2 && word.starts_with("--") && *word != "--help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The README's summary of `agentctl` (its control plane section) names every option of `policy
+/// set` that `--help` prints, beside the options of every command, and shows them in an example
+/// of two lines.
+#[tokio::test]
+async fn the_readme_lists_every_option_of_policy_set() {
+    let everywhere = options_in_help(&[]).await;
+    let options: Vec<String> = options_in_help(&["policy", "set"])
+        .await
+        .into_iter()
+        .filter(|option| !everywhere.contains(option))
+        .collect();
+    assert!(options.len() > 10, "{options:?}");
+    let readme = std::fs::read_to_string(test_support::workspace_root().join("README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("\n## ")
+        .find(|section| section.starts_with("The control plane: `agentctl`"))
+        .expect("the README's agentctl section");
+    let summary = &section[section.find("agentctl policy set").expect("policy set")
+        ..section.find("agentctl policy show").expect("policy show")];
+    for option in &options {
+        assert!(
+            summary.contains(&format!("[{option} ")) || summary.contains(&format!("[{option}]")),
+            "the README's summary of policy set lacks {option}:\n{summary}"
+        );
+    }
+    let example = section
+        .split("```bash\n")
+        .filter_map(|block| block.split_once("```").map(|(code, _)| code))
+        .find(|code| code.starts_with("agentctl policy set"))
+        .expect("an example of policy set");
+    assert_eq!(example.trim_end().lines().count(), 2, "{example}");
 }
 
 /// `agentctl sandbox email` of a mail to `address`, answering `in_reply_to` when given.

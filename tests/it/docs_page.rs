@@ -1,13 +1,17 @@
 //! `/docs` in a real browser: Debian's chromium, headless, loads the page from the spawned server
-//! with every other host unresolvable, and must render every operation of `/openapi.json`.
+//! with every other host unresolvable, and must render every operation of `/openapi.json`, each
+//! summary as a short heading of plain text, the introduction's sections and every MCP tool the
+//! server lists.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use test_support::workspace_root;
 
-use crate::support::harness::{header, target_dir, Server};
+use crate::mcp::connect;
+use crate::support::harness::{create_agent, header, target_dir, Server};
 
 /// Tall enough for the first operations to be on the picture, below the introduction.
 const WINDOW: (u32, u32) = (1280, 4500);
@@ -139,17 +143,14 @@ fn assert_shows_a_rendered_page(screenshot: &Path) {
     );
 }
 
-#[tokio::test]
-async fn the_docs_page_renders_every_operation_without_the_internet() {
-    let (server, _database) = Server::start().await;
-    let (status, description) = server.get("/openapi.json", None).await;
-    assert_eq!(status, 200);
-    let operations = operations(&description);
+/// `/docs` once it shows every operation of `description`, loading it again as long as the
+/// deadline allows.
+async fn rendered_docs(server: &Server, description: &Value, screenshot: &Path) -> Rendering {
+    let operations = operations(description);
     assert!(operations.len() > 10, "{description}");
-    let screenshot = target_dir().join("docs-page.png");
     let started = Instant::now();
-    let rendering = loop {
-        let rendering = render(&server.url("/docs"), &screenshot).await;
+    loop {
+        let rendering = render(&server.url("/docs"), screenshot).await;
         let missing: Vec<&(String, String)> = operations
             .iter()
             .filter(|(link, summary)| {
@@ -158,15 +159,166 @@ async fn the_docs_page_renders_every_operation_without_the_internet() {
             })
             .collect();
         if missing.is_empty() {
-            break rendering;
+            return rendering;
         }
         assert!(
             started.elapsed() < RENDER_DEADLINE,
             "the page never showed {missing:?}:\n{}",
             rendering.dom
         );
-    };
+    }
+}
+
+#[tokio::test]
+async fn the_docs_page_renders_every_operation_without_the_internet() {
+    let (server, _database) = Server::start().await;
+    let (status, description) = server.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let rendering = rendered_docs(&server, &description, &target_dir().join("docs-page.png")).await;
     assert_shows_a_rendered_page(&rendering.screenshot);
+}
+
+/// The text of every `tag` element of `dom`, its inner elements left out.
+fn texts_of(dom: &str, tag: &str) -> Vec<String> {
+    dom.split(&format!("<{tag}"))
+        .skip(1)
+        .filter_map(|rest| rest.split_once('>').map(|(_, inner)| inner))
+        .filter_map(|inner| inner.split_once(&format!("</{tag}>")).map(|(text, _)| text))
+        .map(|inner| {
+            let mut text = String::new();
+            let mut in_tag = false;
+            for c in inner.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => text.push(c),
+                    _ => {}
+                }
+            }
+            text.trim().to_owned()
+        })
+        .collect()
+}
+
+/// `dom` without the `tag` elements and what they hold.
+fn without(dom: &str, tag: &str) -> String {
+    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+    let mut kept = String::new();
+    let mut rest = dom;
+    while let Some(start) = rest.find(&open) {
+        kept.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find(&close)
+            .map_or("", |end| &rest[start + end + close.len()..]);
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// The longest heading an operation may have: a sentence read at a glance.
+const MAX_HEADING_CHARS: usize = 80;
+
+#[tokio::test]
+async fn the_docs_page_shows_plain_summaries_the_introduction_and_every_mcp_tool() {
+    let (server, database) = Server::start().await;
+    let (status, description) = server.get("/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let rendering = rendered_docs(
+        &server,
+        &description,
+        &target_dir().join("docs-page-sections.png"),
+    )
+    .await;
+    let dom = &rendering.dom;
+
+    // Each summary is its operation's heading, shown as written: no Markdown, one short line.
+    let headings = texts_of(dom, "h2");
+    for (_, summary) in operations(&description) {
+        assert!(
+            headings.contains(&summary),
+            "no heading reads {summary:?}: {headings:?}"
+        );
+    }
+    for heading in &headings {
+        assert!(
+            !heading.contains('`') && heading.chars().count() <= MAX_HEADING_CHARS,
+            "a heading of Markdown or of a paragraph's length: {heading:?}"
+        );
+    }
+    // Nor does any other text of the page show Markdown's backticks: they became code.
+    let shown = texts_of(&without(&without(dom, "script"), "style"), "body").concat();
+    if let Some(at) = shown.find('`') {
+        let from = shown[..at]
+            .char_indices()
+            .rev()
+            .nth(200)
+            .map_or(0, |(i, _)| i);
+        let around: String = shown[from..].chars().take(300).collect();
+        panic!("a literal backtick on the page: {around}");
+    }
+
+    // The introduction describes the tiers, every window of the policy's usage, the console and
+    // MCP, in sections the page shows.
+    let introduction = description["info"]["description"].as_str().expect("text");
+    let windows = description["components"]["schemas"]["SpendUsageOut"]["properties"]
+        .as_object()
+        .expect("the windows of a policy's usage");
+    let mut described: Vec<String> = windows.keys().map(|window| format!("`{window}`")).collect();
+    described.extend(
+        [
+            "**Auto-confirm**",
+            "**One operator**",
+            "**Quorum**",
+            "`/console`",
+            "`POST /mcp`",
+        ]
+        .map(String::from),
+    );
+    for words in &described {
+        assert!(
+            introduction.contains(words.as_str()),
+            "the introduction leaves out {words}"
+        );
+    }
+    let shown_sections = [texts_of(dom, "h1"), headings.clone()].concat();
+    for section in introduction
+        .lines()
+        .filter_map(|line| line.strip_prefix("## "))
+    {
+        assert!(
+            shown_sections.iter().any(|shown| shown == section),
+            "the page shows no section {section:?}: {shown_sections:?}"
+        );
+    }
+
+    // Every tool the server lists over MCP is on the page.
+    let (key, _) = create_agent(&database, &[]).await;
+    let client = connect(
+        &server,
+        &key,
+        rmcp::service::ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let tools = client.list_all_tools().await.expect("tools");
+    assert!(tools.len() > 10, "{tools:?}");
+    let codes = texts_of(dom, "code");
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    let readme_mcp = readme
+        .split("\n## ")
+        .find(|section| section.starts_with("MCP"))
+        .expect("the README's MCP section");
+    for tool in &tools {
+        assert!(
+            codes.iter().any(|code| *code == tool.name),
+            "the page does not list the MCP tool {}",
+            tool.name
+        );
+        assert!(
+            readme_mcp.contains(&format!("`{}`", tool.name)),
+            "the README's MCP section does not name {}",
+            tool.name
+        );
+    }
 }
 
 /// GET `path`, which must answer 200 with `content_type`.

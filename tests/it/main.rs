@@ -12,6 +12,7 @@ mod email;
 mod event_stream;
 mod exactly_once;
 mod failover;
+mod first_run;
 mod hostile_input;
 mod independent_clients;
 mod keys;

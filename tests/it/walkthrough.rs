@@ -99,6 +99,12 @@ async fn the_readme_walkthrough_runs_as_written() {
         "the walkthrough failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         output.status
     );
+    // What a person sees of a step that worked is its output: curl's errors (a stream cut by
+    // its deadline among them) say something failed.
+    assert!(
+        !stderr.contains("curl: ("),
+        "a step printed an error:\n{stderr}"
+    );
     assert!(
         stdout.contains("Spend policy violation") && stdout.contains("HTTP 403"),
         "the over-limit send was refused: {stdout}"

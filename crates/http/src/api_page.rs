@@ -8,6 +8,10 @@ use serde_json::Value;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
+/// The document's tag that holds the MCP tools: a trait tag (`x-traitTag`), which Redoc shows on
+/// `/docs` as a section of its own, and which owns no operation.
+pub(crate) const MCP_TOOLS_TAG: &str = "MCP tools";
+
 /// The whole page for an OpenAPI 3.1 document.
 pub fn render(doc: &Value) -> String {
     let mut page = String::new();
@@ -54,10 +58,9 @@ pub fn render(doc: &Value) -> String {
             render_operation(&mut page, operation);
         }
     }
-    render_tools(
-        &mut page,
-        &serde_json::to_value(mcp::tool_catalog()).unwrap_or_default(),
-    );
+    if let Some(tools) = trait_tag(doc, MCP_TOOLS_TAG) {
+        let _ = writeln!(page, "## {MCP_TOOLS_TAG}\n\n{}\n", tools.trim_end());
+    }
     render_schemas(&mut page, &doc["components"]["schemas"]);
     page.truncate(page.trim_end().len());
     page.push('\n');
@@ -97,6 +100,15 @@ fn operations(doc: &Value) -> Vec<Operation<'_>> {
     let order = tags(doc);
     found.sort_by_key(|op| order.iter().position(|(name, _)| *name == op.tag));
     found
+}
+
+/// The description of the trait tag `name`: a section of the page that owns no operation.
+fn trait_tag<'d>(doc: &'d Value, name: &str) -> Option<&'d str> {
+    doc["tags"]
+        .as_array()?
+        .iter()
+        .find(|tag| tag["name"] == name && tag["x-traitTag"] == true)?["description"]
+        .as_str()
 }
 
 /// Tags with their descriptions, in the document's order.
@@ -173,41 +185,39 @@ fn render_operation(page: &mut String, operation: &Operation) {
     page.push('\n');
 }
 
-/// The MCP tools, as `tools/list` describes them: the same use cases, for language-model agents.
-fn render_tools(page: &mut String, tools: &Value) {
-    let Some(tools) = tools.as_array() else {
-        return;
-    };
-    page.push_str(
-        "## MCP tools\n\nThe same use cases serve agents driven by a language model as MCP tools \
-         at `POST /mcp` (Streamable HTTP, stateless, protocol versions 2025-11-25 and \
-         2026-07-28), with the same `Authorization: Bearer <agent key>`; `Host` and `Origin` must \
-         name one of `MCP_ALLOWED_HOSTS`. Each tool calls its route's use case with the same \
-         rules, limits, idempotency and events. A refusal is a tool result with `isError: true` \
-         whose text is the `detail` this API gives and whose structured content is `{\"status\", \
-         \"detail\", ...}` (`detail` lists the wrong fields for a 422, `retry_after` comes with a \
-         429). `?tools=a,b` on the URL limits the tools listed and callable. No tool confirms or \
+/// The MCP tools as `tools/list` describes them (the same use cases, for language-model agents):
+/// what the section of the MCP tools says, in Markdown, below its heading.
+pub(crate) fn mcp_tools_section(tools: &Value) -> String {
+    let mut section = String::from(
+        "The same use cases serve agents driven by a language model as MCP tools at `POST /mcp` \
+         (Streamable HTTP, stateless, protocol versions 2025-11-25 and 2026-07-28), with the \
+         same `Authorization: Bearer <agent key>`; `Host` and `Origin` must name one of \
+         `MCP_ALLOWED_HOSTS`. Each tool calls its route's use case with the same rules, limits, \
+         idempotency and events. A refusal is a tool result with `isError: true` whose text is \
+         the `detail` this API gives and whose structured content is `{\"status\", \"detail\", \
+         ...}` (`detail` lists the wrong fields for a 422, `retry_after` comes with a 429). \
+         `?tools=a,b` on the URL limits the tools listed and callable. No tool confirms or \
          rejects a transfer: `create_transfer_intent` answers with the intent, the policy's \
          verdict and `approval_url`, where an operator decides.\n\n\
          | tool | title | hints | what it does |\n|---|---|---|---|\n",
     );
+    let tools = tools.as_array().map(Vec::as_slice).unwrap_or_default();
     for tool in tools {
-        let name = text(&tool["name"]);
         let description = text(&tool["description"]);
         let first = description.split(". ").next().unwrap_or_default();
         let _ = writeln!(
-            page,
-            "| [`{name}`](#{}) | {} | {} | {} |",
-            anchor(&name),
+            section,
+            "| `{}` | {} | {} | {} |",
+            text(&tool["name"]),
             cell(&text(&tool["title"])),
             hints(&tool["annotations"]),
             cell(first.trim_end_matches('.'))
         );
     }
-    page.push('\n');
+    section.push('\n');
     for tool in tools {
         let _ = writeln!(
-            page,
+            section,
             "### {}\n\n{}\n",
             text(&tool["name"]),
             text(&tool["description"])
@@ -216,13 +226,14 @@ fn render_tools(page: &mut String, tools: &Value) {
             .as_object()
             .is_none_or(|properties| properties.is_empty())
         {
-            page.push_str("Arguments: none.\n\n");
+            section.push_str("Arguments: none.\n\n");
             continue;
         }
-        page.push_str("| argument | type | required | meaning |\n|---|---|---|---|\n");
-        render_fields(page, &tool["inputSchema"]);
-        page.push('\n');
+        section.push_str("| argument | type | required | meaning |\n|---|---|---|---|\n");
+        render_fields(&mut section, &tool["inputSchema"]);
+        section.push('\n');
     }
+    section
 }
 
 /// A tool's annotations as words.

@@ -6,6 +6,7 @@ mod api_page;
 mod auth;
 mod errors;
 mod extract;
+mod loopback_console;
 mod openapi;
 mod rendered_pages;
 mod routes;
@@ -383,6 +384,7 @@ const OUTSIDE_THE_API: &[Endpoint] = &[
 pub(crate) fn configure(state: web::Data<ApiState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         config.app_data(web::Data::new(state.mcp.clone()));
+        config.configure(loopback_console::configure(&state.console_base_url));
         config.configure(console::configure(state.console.clone()));
         config.app_data(state);
         let endpoints: Vec<&Endpoint> = API.iter().chain(OUTSIDE_THE_API).collect();

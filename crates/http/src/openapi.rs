@@ -5,6 +5,7 @@ use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
@@ -169,7 +170,7 @@ use api_types::{
         ValidationErrorBody,
         ValidationItem
     )),
-    modifiers(&BearerSecurity, &RequiredScopes),
+    modifiers(&BearerSecurity, &RequiredScopes, &McpTools),
     tags(
         (name = "agents", description = "The calling agent"),
         (name = "sms", description = "The agent's receive-only number: its messages, and waiting for a verification code"),
@@ -200,6 +201,24 @@ impl Modify for BearerSecurity {
                     .build(),
             ),
         );
+    }
+}
+
+/// The MCP tools, as `tools/list` describes them, in a trait tag: `/docs` (Redoc) shows it as a
+/// section of its own and `docs/api.md` renders it, so both list the tools the server serves.
+struct McpTools;
+
+impl Modify for McpTools {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let catalog = serde_json::to_value(mcp::tool_catalog()).unwrap_or_default();
+        let tag = TagBuilder::new()
+            .name(crate::api_page::MCP_TOOLS_TAG)
+            .description(Some(crate::api_page::mcp_tools_section(&catalog)))
+            .extensions(Some(
+                ExtensionsBuilder::new().add("x-traitTag", true).build(),
+            ))
+            .build();
+        openapi.tags.get_or_insert_with(Vec::new).push(tag);
     }
 }
 
@@ -266,6 +285,9 @@ impl Modify for RequiredScopes {
 mod tests {
     use super::*;
     use serde_json::{json, Value};
+
+    /// As long as a heading reads at a glance.
+    const MAX_SUMMARY_CHARS: usize = 80;
 
     fn description() -> Value {
         serde_json::to_value(ApiDoc::openapi()).expect("serializes")
@@ -368,6 +390,43 @@ mod tests {
             resolved(&description, channel)["enum"],
             json!(["sms", "email"])
         );
+    }
+
+    /// Redoc shows a summary as its operation's heading, as written: Markdown is not read there.
+    #[test]
+    fn every_summary_is_one_short_sentence_of_plain_text() {
+        let description = description();
+        for (path, operations) in at(&description, "/paths").as_object().expect("paths") {
+            for (method, operation) in operations.as_object().expect("operations") {
+                let summary = operation["summary"].as_str().unwrap_or_default();
+                assert!(
+                    !summary.is_empty()
+                        && summary.chars().count() <= MAX_SUMMARY_CHARS
+                        && !summary.contains(['`', '\n', '*', '[']),
+                    "{method} {path}: {summary:?} is not one short sentence of plain text; move \
+                     the rest to the description, after a blank line of the doc comment"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_mcp_tools_are_a_trait_tag_naming_every_tool() {
+        let description = description();
+        let tags = at(&description, "/tags").as_array().expect("tags");
+        let tools = tags
+            .iter()
+            .find(|tag| tag["name"] == crate::api_page::MCP_TOOLS_TAG)
+            .expect("the MCP tools' tag");
+        assert_eq!(tools["x-traitTag"], json!(true));
+        let text = tools["description"].as_str().expect("a description");
+        for tool in mcp::tool_catalog() {
+            assert!(
+                text.contains(&format!("### {}\n", tool.name)),
+                "{}",
+                tool.name
+            );
+        }
     }
 
     #[test]

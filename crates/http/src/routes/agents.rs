@@ -8,8 +8,9 @@ use crate::auth::AuthenticatedAgent;
 use crate::errors::{ApiError, ErrorBody};
 use crate::state::ApiState;
 
-/// The calling agent with its provisioned resources; the first call to verify a key. The wallet's
-/// spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+/// The calling agent with its resources: the first call to verify a key.
+///
+/// The wallet's spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
 #[utoipa::path(
     get,
     path = "/v1/agents/me",

@@ -20,7 +20,9 @@ use crate::state::ApiState;
 /// being unreachable, only what was stored before (`stale`).
 const SMS_SYNC: HeaderName = HeaderName::from_static("x-sms-sync");
 
-/// The agent's phone number; `null` when it has none.
+/// The agent's phone number.
+///
+/// `null` when it has none.
 #[utoipa::path(get, path = "/v1/sms/number", tag = "sms", operation_id = "get_sms_number",
     security(("HTTPBearer" = [])),
     responses(

@@ -39,9 +39,10 @@ pub async fn address(
     ))
 }
 
-/// The spend policy in force; `null` where a rule is not configured. `usage` gives each
-/// configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
-/// what is left of it.
+/// The spend policy in force, with what each window holds.
+///
+/// `null` where a rule is not configured. `usage` gives each configured window (`daily`,
+/// `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and what is left of it.
 #[utoipa::path(get, path = "/v1/wallet/policy", tag = "wallet", operation_id = "get_wallet_policy",
     security(("HTTPBearer" = [])),
     responses(
@@ -82,19 +83,18 @@ pub async fn balance(
     ))
 }
 
-/// Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
-/// confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
-/// `confirmed_by: policy`).
+/// Creates a transfer intent.
 ///
-/// Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
-/// units: `"100000000"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
-/// the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
-/// rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
-/// still holding its amount; a violation is 403 with a detail naming the rule and what the
-/// window still allows. With an
-/// `idempotency_key`, a retry with the same parameters within 24 hours returns the original
-/// intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
-/// request is still in progress, is 409.
+/// It stays `pending_confirmation` until the operators it needs confirm it, unless the policy's
+/// auto-confirm tier confirms it at once (`confirmed`, `confirmed_by: policy`). Only USDC on Base
+/// is supported (`asset` and `chain` default to them). The amount is in atomic units: `"100000000"`
+/// is 100 USDC. The spend policy is checked in one atomic step per wallet: the recipient allowlist,
+/// the per-transfer limits (the wallet's and the recipient's), and the rolling daily, weekly and
+/// monthly limits and the recipient's daily one, over every intent still holding its amount; a
+/// violation is 403 with a detail naming the rule and what the window still allows. With an
+/// `idempotency_key`, a retry with the same parameters within 24 hours returns the original intent
+/// (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first request is
+/// still in progress, is 409.
 #[utoipa::path(post, path = "/v1/wallet/send", tag = "wallet", operation_id = "create_wallet_send",
     security(("HTTPBearer" = [])),
     request_body = WalletSendRequest,
@@ -249,14 +249,15 @@ pub async fn fetch_x402(
     })
 }
 
-/// The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
+/// The spend policy's verdict on a transfer or an x402 payment.
 ///
-/// Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
-/// challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
-/// `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
-/// now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
-/// auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
-/// send or payment may be judged otherwise: others can take the allowance first.
+/// Nothing is created or reserved. Takes the body of `POST /v1/wallet/send` (an `idempotency_key`
+/// is ignored), or an x402 challenge as `POST /v1/wallet/x402/authorize` takes it
+/// (`payment_required`, and `max_amount_atomic`), judged as a payment to its `payTo`. Answers
+/// whether the policy allows it now; if not, the rule that refuses it and why; where it would stand
+/// (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each configured
+/// window holds. A later send or payment may be judged otherwise: others can take the allowance
+/// first.
 #[utoipa::path(post, path = "/v1/wallet/check", tag = "wallet", operation_id = "check_wallet_send",
     security(("HTTPBearer" = [])),
     request_body = WalletCheckRequest,
@@ -348,10 +349,11 @@ pub async fn intents(
     Ok(HttpResponse::Ok().json(render(page)))
 }
 
-/// The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+/// The signed receipt of one of the agent's executed intents.
 ///
-/// `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
-/// `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+/// The intent is a transfer or an x402 payment. `signature` is the Ed25519 signature, by the key
+/// `receipt.receipt_key_id` (see `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON
+/// of `receipt`.
 #[utoipa::path(get, path = "/v1/wallet/intents/{intent_id}/receipt", tag = "wallet", operation_id = "get_wallet_intent_receipt",
     security(("HTTPBearer" = [])),
     params(("intent_id" = String, Path, description = "The intent's id")),
@@ -377,8 +379,9 @@ pub async fn receipt(
     Ok(Json(ReceiptOut::from(&signed)))
 }
 
-/// The keys receipts are signed with: the current one first, the ones it replaced after it, so
-/// every receipt ever given stays verifiable.
+/// The keys receipts are signed with, the current one first.
+///
+/// The ones it replaced follow it, so every receipt ever given stays verifiable.
 #[utoipa::path(get, path = "/v1/wallet/receipt-keys", tag = "wallet", operation_id = "list_receipt_keys",
     security(("HTTPBearer" = [])),
     responses(

@@ -25,7 +25,7 @@ fn endpoint_id(path: Path<String>) -> Result<WebhookEndpointId, ApiError> {
         .map_err(|_| WebhookError::NotFound.into())
 }
 
-/// Creates an endpoint. Its `secret` is shown in this answer only.
+/// Creates an endpoint; its secret is shown in this answer only.
 ///
 /// At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
 /// the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
@@ -161,8 +161,10 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
-/// too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+/// Gives the endpoint a new secret, shown in this answer only.
+///
+/// The one it replaces keeps signing too for 24 hours, and any older one stops: a delivery
+/// carries at most two signatures.
 ///
 /// With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
 /// 24 hours rotates nothing and answers the first answer again, its secret included
@@ -237,9 +239,11 @@ pub async fn deliveries(
     }))
 }
 
-/// Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
-/// `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
-/// made due at once rather than queued twice.
+/// Delivers the endpoint's kept events again, now.
+///
+/// Every kept event of a type the endpoint wants with `seq` greater than `after`, whatever
+/// became of its delivery; a delivery still waiting for its next attempt is made due at once
+/// rather than queued twice.
 ///
 /// An agent may replay an endpoint three times at once, then once a minute (429 with
 /// `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and

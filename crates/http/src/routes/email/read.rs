@@ -168,16 +168,16 @@ pub async fn thread(
     Ok(Json(ThreadDetailOut::from(thread)))
 }
 
-/// Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+/// Searches the agent's inbox by words and filters.
 ///
-/// `q` is words, all of which must match, in any order, in the subject, the sender, the
-/// recipients or the text (its first 100,000 characters), without regard to case or accents;
-/// and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
-/// `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
-/// cursor is bound to its query; results are paged to the 10,000th. A query matching more than
-/// 1,000 messages lists them newest first instead of best first. At most
-/// `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
-/// `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
+/// Answered in the inbox page's shape, best match first, ties newest first. `q` is words, all of
+/// which must match, in any order, in the subject, the sender, the recipients or the text (its
+/// first 100,000 characters), without regard to case or accents; and optionally `from:ADDRESS`,
+/// `to:ADDRESS` (To or Cc; an address or `@domain`), `has:attachment`, `after:YYYY-MM-DD` (that day
+/// or later) and `before:YYYY-MM-DD` (UTC). A cursor is bound to its query; results are paged to
+/// the 10,000th. A query matching more than 1,000 messages lists them newest first instead of best
+/// first. At most `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up
+/// to `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
 #[utoipa::path(get, path = "/v1/email/search", tag = "email", operation_id = "search_email",
     security(("HTTPBearer" = [])),
     params(
