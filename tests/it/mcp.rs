@@ -301,12 +301,19 @@ async fn every_tool_answers_as_its_route_does_at_both_protocol_versions() {
                    "usage": {"daily": {"spent_atomic": "10000000",
                                        "remaining_atomic": "40000000"}}})
         );
+        let approval_url = format!(
+            "{}/console/intents/{intent_id}",
+            server.base_url.replace("127.0.0.1", "localhost")
+        );
+        assert_eq!(created["approval_url"], approval_url);
         assert_eq!(
-            created["approval_url"],
+            created["detail"],
             format!(
-                "{}/console/intents/{intent_id}",
-                server.base_url.replace("127.0.0.1", "localhost")
-            )
+                "An operator decides on this transfer in the console at {approval_url} and no \
+                 money moves before one approves it: call wait_for_transfer_decision to learn \
+                 the decision."
+            ),
+            "one sentence says who decides and where"
         );
         let replayed = ok(
             &client,
@@ -395,11 +402,12 @@ async fn refusals_are_tool_results_with_the_routes_detail() {
     .await;
     assert_eq!(text, rest.body["detail"]);
     assert_eq!(denied["status"], 403);
-    assert_eq!(denied["verdict"]["allowed"], false);
-    assert_eq!(denied["verdict"]["rule"], "max_per_tx");
     assert_eq!(
-        denied["verdict"]["usage"]["daily"]["remaining_atomic"],
-        "50000000"
+        denied["verdict"],
+        json!({"allowed": false, "rule": "max_per_tx",
+               "detail": text.strip_prefix("Spend policy violation: "),
+               "usage": {"daily": {"spent_atomic": "0", "remaining_atomic": "50000000"}}}),
+        "a refused transfer would be nothing: no `would_be`"
     );
 
     let (text, missing) = refused(

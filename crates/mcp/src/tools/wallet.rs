@@ -7,6 +7,7 @@ use api_types::{
 };
 use app::{Decision, FetchOutcome, SendError, SendRequest, X402Fetch, X402Outcome, X402Request};
 use domain::keys::Scope;
+use domain::IntentStatus;
 use rmcp::handler::server::common::schema_for_empty_input;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
@@ -38,6 +39,47 @@ struct TransferAnswer {
     replayed: bool,
     verdict: PolicyVerdictOut,
     approval_url: String,
+    /// What happens next, in one sentence: who decides on the intent, and where.
+    detail: String,
+}
+
+/// What happens next to an intent the policy admitted (`admitted_as`) that is now `status`, in
+/// one sentence a model can act on.
+fn next_step(status: IntentStatus, admitted_as: IntentStatus, approval_url: &str) -> String {
+    match (status, admitted_as) {
+        (IntentStatus::PendingConfirmation, _) => format!(
+            "An operator decides on this transfer in the console at {approval_url} and no money \
+             moves before one approves it: call wait_for_transfer_decision to learn the decision."
+        ),
+        (_, IntentStatus::Confirmed) => "The spend policy confirmed this transfer itself: it \
+             executes without an operator."
+            .to_owned(),
+        (_, _) => format!(
+            "An operator has already decided on this transfer at {approval_url}: its status \
+             tells how."
+        ),
+    }
+}
+
+/// The verdict beside a refused transfer: the route's verdict but `would_be`, since nothing was
+/// admitted to be anything.
+#[derive(Serialize)]
+struct RefusedVerdict {
+    allowed: bool,
+    rule: Option<String>,
+    detail: Option<String>,
+    usage: SpendUsageOut,
+}
+
+impl From<PolicyVerdictOut> for RefusedVerdict {
+    fn from(verdict: PolicyVerdictOut) -> Self {
+        Self {
+            allowed: verdict.allowed,
+            rule: verdict.rule,
+            detail: verdict.detail,
+            usage: verdict.usage,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -111,18 +153,19 @@ new one) when unsure whether the first call went through.",
         // What is left of each window once the policy has judged, for the verdict.
         let windows = or_refuse!(wallets.usage(&caller.profile).await).windows;
         match sent {
-            Ok((intent, replayed)) => {
-                let admitted_as = intent.admitted_as();
-                let intent = TransferIntentOut::from(&intent);
+            Ok((record, replayed)) => {
+                let intent = TransferIntentOut::from(&record);
+                let approval_url = self.toolbox.approval_url(&intent);
                 answer(TransferAnswer {
-                    approval_url: self.toolbox.approval_url(&intent),
+                    detail: next_step(record.status, record.admitted_as(), &approval_url),
+                    approval_url,
                     intent,
                     replayed,
-                    verdict: PolicyVerdictOut::allowed(admitted_as, &windows),
+                    verdict: PolicyVerdictOut::allowed(record.admitted_as(), &windows),
                 })
             }
             Err(violation) => {
-                let verdict = PolicyVerdictOut::of(&Err(violation), &windows);
+                let verdict = RefusedVerdict::from(PolicyVerdictOut::of(&Err(violation), &windows));
                 refused_with(
                     SendError::Policy(violation).into(),
                     Map::from_iter([("verdict".to_owned(), to_json(&verdict))]),
@@ -348,5 +391,47 @@ keep waiting. A confirmed intent then moves on to `submitted` and `executed` by 
                 )
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URL: &str = "https://runtime.example/console/intents/1";
+
+    #[test]
+    fn an_admitted_intent_says_in_one_sentence_who_decides_and_where() {
+        let pending = next_step(
+            IntentStatus::PendingConfirmation,
+            IntentStatus::PendingConfirmation,
+            URL,
+        );
+        assert!(
+            pending.starts_with("An operator decides") && pending.contains(URL),
+            "{pending}"
+        );
+        let confirmed = next_step(IntentStatus::Executed, IntentStatus::Confirmed, URL);
+        assert!(confirmed.contains("without an operator"), "{confirmed}");
+        let decided = next_step(
+            IntentStatus::Rejected,
+            IntentStatus::PendingConfirmation,
+            URL,
+        );
+        assert!(
+            decided.contains("already decided") && decided.contains(URL),
+            "{decided}"
+        );
+        for sentence in [pending, confirmed, decided] {
+            assert_eq!(
+                sentence.matches(". ").count(),
+                0,
+                "one sentence: {sentence}"
+            );
+            assert!(
+                sentence.ends_with('.') && !sentence.contains("  "),
+                "{sentence}"
+            );
+        }
     }
 }
