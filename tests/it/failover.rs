@@ -1098,3 +1098,81 @@ fn hook_row_lost(rows: &[Row]) -> usize {
         .find(|row| row.what == "webhook deliveries")
         .map_or(0, |row| row.lost)
 }
+
+/// Answers within this of a formation losing and regaining its primary.
+const NO_PRIMARY_WITHIN: Duration = Duration::from_secs(15);
+
+/// Sends `request` until it is answered `wanted`, each other answer a 503 with `Retry-After`.
+async fn until_answered(request: impl Fn() -> reqwest::RequestBuilder, wanted: u16) {
+    let deadline = Instant::now() + NO_PRIMARY_WITHIN;
+    loop {
+        let response = request().send().await.expect("an answer");
+        let status = response.status().as_u16();
+        if status == wanted {
+            return;
+        }
+        assert_eq!(status, 503, "{}", response.text().await.unwrap_or_default());
+        assert!(
+            response.headers().contains_key("retry-after"),
+            "a 503 says when to retry"
+        );
+        assert!(Instant::now() < deadline, "still {status}, not {wanted}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn reads_are_answered_by_a_standby_while_no_node_takes_writes() {
+    use diesel_async::SimpleAsyncConnection;
+    let database = test_support::TestDatabase::new().await;
+    let (key, _) = crate::support::harness::create_agent(&database, &["--email"]).await;
+    let url = database.formation_url();
+    let server = Server::start_with(&[("DATABASE_URL", url.as_str())]).await;
+    let keys = || server.client.get(server.url("/v1/keys")).bearer_auth(&key);
+    let mail = || {
+        server
+            .client
+            .get(server.url("/v1/email/inbox"))
+            .bearer_auth(&key)
+    };
+    let write = || {
+        server
+            .client
+            .post(server.url("/v1/keys"))
+            .bearer_auth(&key)
+            .json(&json!({"scopes": ["email:read"]}))
+    };
+    until_answered(keys, 200).await;
+
+    let mut own = database.connection().await;
+    // No node takes writes: every session opened from now on is read-only, as a standby's, and
+    // the primary's sessions are gone.
+    own.batch_execute(&format!(
+        "ALTER DATABASE \"{}\" SET default_transaction_read_only = on; \
+         SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        database.name()
+    ))
+    .await
+    .expect("no primary");
+    until_answered(keys, 200).await;
+    until_answered(mail, 200).await;
+    let (status, listed) = server.get("/v1/keys", Some(&key)).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(
+        listed["items"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    let refused = write().send().await.expect("an answer");
+    assert_eq!(refused.status().as_u16(), 503, "no write without a primary");
+    assert!(refused.headers().contains_key("retry-after"));
+
+    own.batch_execute(&format!(
+        "ALTER DATABASE \"{}\" RESET default_transaction_read_only",
+        database.name()
+    ))
+    .await
+    .expect("a primary again");
+    until_answered(write, 201).await;
+}

@@ -393,7 +393,7 @@ impl AgentStore for PgAgentStore {
         &self,
         hash: &AgentKeyHash,
     ) -> Result<Option<(AgentProfile, AgentKeyRecord)>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let row: Option<(AgentKeyRow, ProfileRow)> = agents::table
             .inner_join(agent_keys::table)
             .left_join(phone_numbers::table)
@@ -422,7 +422,7 @@ impl AgentStore for PgAgentStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn profile(&self, id: AgentId) -> Result<Option<AgentProfile>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         load_profile(&mut connection, id)
             .await
             .map_err(TxError::into_error)

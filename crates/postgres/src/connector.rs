@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use diesel::ConnectionResult;
 use diesel_async::AsyncPgConnection;
 use tokio::sync::watch;
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::{Host, SslMode, TargetSessionAttrs};
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{Client, Config, Connection, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -144,6 +144,35 @@ impl Connector {
             answered_last: Arc::default(),
             last_ending: Arc::new(watch::Sender::new(None)),
             tls: MakeRustlsConnect::new(client_config(&check)?),
+        })
+    }
+
+    /// The same URL's hosts asked for a standby (`target_session_attrs=read-only`), where the URL
+    /// lists several and asks for the primary: the reads a formation can serve while it has no
+    /// primary (decision 0097). Its connections end apart from this connector's.
+    pub(crate) fn to_a_standby(&self) -> Option<Self> {
+        let asks_for_the_primary = self
+            .hosts
+            .iter()
+            .all(|host| host.get_target_session_attrs() == TargetSessionAttrs::ReadWrite);
+        if self.hosts.len() < 2 || !asks_for_the_primary {
+            return None;
+        }
+        let hosts: Vec<Config> = self
+            .hosts
+            .iter()
+            .map(|host| {
+                let mut standby = host.clone();
+                standby.target_session_attrs(TargetSessionAttrs::ReadOnly);
+                standby
+            })
+            .collect();
+        Some(Self {
+            hosts: hosts.into(),
+            answered_last: Arc::default(),
+            attempt_deadline: self.attempt_deadline,
+            last_ending: Arc::new(watch::Sender::new(None)),
+            tls: self.tls.clone(),
         })
     }
 

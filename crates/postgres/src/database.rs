@@ -5,9 +5,10 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use deadpool::managed::TimeoutType::Create;
 use deadpool::managed::{Hook, HookError};
 use deadpool::Runtime;
-use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::deadpool::{Object, Pool, PoolError};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
@@ -58,6 +59,44 @@ pub struct Database {
     shards: Arc<[Pool<AsyncPgConnection>]>,
     /// Whose connections end when a write finds their node turned standby.
     connector: Connector,
+    /// Connections to a standby of a formation (a URL of several hosts asking for the primary),
+    /// for the reads served while no node takes writes (decision 0097).
+    standby: Option<Pool<AsyncPgConnection>>,
+}
+
+/// Connections to a standby: a few reads at a time while no node takes writes.
+const STANDBY_CONNECTIONS: usize = 4;
+
+/// A pool of `size` connections through `connector`, `timeouts` set on each.
+fn pool(
+    connector: &Connector,
+    timeouts: &str,
+    size: usize,
+    settings: PoolSettings,
+) -> Result<Pool<AsyncPgConnection>, deadpool::managed::BuildError> {
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+        "",
+        manager_config(connector.clone(), timeouts.to_owned()),
+    );
+    Pool::builder(manager)
+        .max_size(size)
+        .wait_timeout(Some(settings.acquire_timeout))
+        .create_timeout(Some(settings.acquire_timeout))
+        .recycle_timeout(Some(settings.acquire_timeout))
+        .pre_recycle({
+            let connector = connector.clone();
+            Hook::sync_fn(move |_, metrics| {
+                if metrics.age() >= settings.max_connection_age {
+                    Err(HookError::message("past its maximum age"))
+                } else if connector.ended_since(metrics.created) {
+                    Err(HookError::message("its node left the primary's place"))
+                } else {
+                    Ok(())
+                }
+            })
+        })
+        .runtime(Runtime::Tokio1)
+        .build()
 }
 
 /// The shard of the threads that have used a database, handed out in turn.
@@ -143,41 +182,40 @@ impl Database {
         let shards = settings.shards.max(1);
         let per_shard = (settings.max_size / shards).max(1);
         let shards = (0..shards)
-            .map(|_| {
-                let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-                    "",
-                    manager_config(connector.clone(), timeouts.clone()),
-                );
-                Pool::builder(manager)
-                    .max_size(per_shard)
-                    .wait_timeout(Some(settings.acquire_timeout))
-                    .create_timeout(Some(settings.acquire_timeout))
-                    .recycle_timeout(Some(settings.acquire_timeout))
-                    .pre_recycle({
-                        let connector = connector.clone();
-                        Hook::sync_fn(move |_, metrics| {
-                            if metrics.age() >= settings.max_connection_age {
-                                Err(HookError::message("past its maximum age"))
-                            } else if connector.ended_since(metrics.created) {
-                                Err(HookError::message("its node left the primary's place"))
-                            } else {
-                                Ok(())
-                            }
-                        })
-                    })
-                    .runtime(Runtime::Tokio1)
-                    .build()
-            })
+            .map(|_| pool(connector, &timeouts, per_shard, settings))
             .collect::<Result<Vec<_>, _>>()?;
+        let standby = connector
+            .to_a_standby()
+            .map(|standby| pool(&standby, &timeouts, STANDBY_CONNECTIONS, settings))
+            .transpose()?;
         Ok(Self {
             shards: shards.into(),
             connector: connector.clone(),
+            standby,
         })
     }
 
     pub(crate) async fn connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
+        self.primary().await.map_err(from_pool)
+    }
+
+    async fn primary(&self) -> Result<Object<AsyncPgConnection>, PoolError> {
         let shard = THREAD_SHARD.with(|shard| *shard) % self.shards.len();
-        self.shards[shard].get().await.map_err(from_pool)
+        self.shards[shard].get().await
+    }
+
+    /// A connection for a read that may be answered from a moment ago: the primary's, or, when
+    /// no node of a formation can be reached as the primary, a standby's (decision 0097). Not
+    /// for reads a write or an outside effect follows: those wait for the primary.
+    pub(crate) async fn read_connection(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
+        match (self.primary().await, &self.standby) {
+            (Ok(connection), _) => Ok(connection),
+            (
+                Err(no_primary @ (PoolError::Backend(_) | PoolError::Timeout(Create))),
+                Some(standby),
+            ) => standby.get().await.map_err(|_| from_pool(no_primary)),
+            (Err(error), _) => Err(from_pool(error)),
+        }
     }
 
     /// Runs `work` in one transaction on a pooled connection. `TxError::Abort(e)` rolls back and
@@ -396,6 +434,84 @@ mod tests {
             before,
             "the connections opened before the refusal are not reused"
         );
+    }
+
+    #[tokio::test]
+    async fn reads_are_served_by_a_standby_while_no_node_takes_writes_and_writes_are_unavailable() {
+        let database = TestDatabase::new().await;
+        let connector = Connector::from_url(&database.formation_url()).expect("a formation's URL");
+        let pool = Database::connect(&connector, PoolSettings::default()).expect("pool");
+        let primary = backend_of(&pool).await;
+        let mut own = database.connection().await;
+        // No node takes writes: every session opened from now on is read-only, as on a standby,
+        // and the primary's sessions are gone.
+        own.batch_execute(&format!(
+            "ALTER DATABASE \"{}\" SET default_transaction_read_only = on; \
+             SELECT pg_terminate_backend({primary})",
+            database.name()
+        ))
+        .await
+        .expect("no primary");
+        // The first write finds its pooled session gone, the next no node that takes writes.
+        for attempt in ["on the primary's session", "on a new session"] {
+            let write = match pool.connection().await {
+                Ok(mut connection) => connection
+                    .batch_execute("CREATE TABLE never_made (id int)")
+                    .await
+                    .map_err(from_diesel),
+                Err(error) => Err(error),
+            };
+            assert!(
+                matches!(write, Err(StoreError::Unavailable(_))),
+                "no primary to write on, {attempt}: {write:?}"
+            );
+        }
+
+        let mut standby = pool
+            .read_connection()
+            .await
+            .expect("a standby's connection");
+        let read_only: String = diesel::select(diesel::dsl::sql::<diesel::sql_types::Text>(
+            "current_setting('transaction_read_only')",
+        ))
+        .get_result(&mut *standby)
+        .await
+        .expect("a read served");
+        assert_eq!(read_only, "on", "served by a read-only session");
+        let write = standby
+            .batch_execute("CREATE TABLE never_made (id int)")
+            .await
+            .map_err(from_diesel);
+        assert!(
+            matches!(write, Err(StoreError::Unavailable(_))),
+            "a write on the standby is unavailability: {write:?}"
+        );
+        drop(standby);
+
+        own.batch_execute(&format!(
+            "ALTER DATABASE \"{}\" RESET default_transaction_read_only",
+            database.name()
+        ))
+        .await
+        .expect("a primary again");
+        pool.connection()
+            .await
+            .expect("a primary's connection")
+            .batch_execute("CREATE TABLE made_again (id int)")
+            .await
+            .expect("writes go to the primary again");
+    }
+
+    #[test]
+    fn only_a_formations_url_asking_for_the_primary_has_a_standby_to_read_from() {
+        let one = "postgres://u@127.0.0.1:5432/db?target_session_attrs=read-write";
+        let any = "postgres://u@127.0.0.1:5432,127.0.0.1:5433/db";
+        let formation =
+            "postgres://u@127.0.0.1:5432,127.0.0.1:5433/db?target_session_attrs=read-write";
+        for (url, standby) in [(one, false), (any, false), (formation, true)] {
+            let connector = Connector::from_url(url).expect("a URL");
+            assert_eq!(connector.to_a_standby().is_some(), standby, "{url}");
+        }
     }
 
     async fn backend_of(database: &Database) -> i32 {

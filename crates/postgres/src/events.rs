@@ -147,7 +147,7 @@ fn seq_column(seq: u64) -> i64 {
 impl EventLog for PgEventLog {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn bounds(&self, agent: AgentId) -> Result<LogBounds, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let pruned = agent_event_counters::table
             .find(agent.0)
             .select(agent_event_counters::pruned_through)
@@ -168,7 +168,7 @@ impl EventLog for PgEventLog {
         types: EventTypes,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let after_seq = events::table
             .filter(events::agent_id.eq(agent.0))
             .filter(events::seq.gt(seq_column(after)))

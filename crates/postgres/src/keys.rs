@@ -336,7 +336,7 @@ impl KeyStore for PgKeyStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn live(&self, agent: AgentId) -> Result<Vec<AgentKeyRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let rows: Vec<AgentKeyRow> = live_keys_of!(agent)
             .order((agent_keys::created_at.asc(), agent_keys::id.asc()))
             .select(AgentKeyRow::as_select())

@@ -18,7 +18,7 @@ pub(crate) async fn listing_version(
         Listing::Intents(agent) => agent.0,
         Listing::Policy(wallet) => wallet.0,
     };
-    let mut connection = database.connection().await?;
+    let mut connection = database.read_connection().await?;
     let changes = listing_versions::table
         .find(owner)
         .select(listing_versions::version)

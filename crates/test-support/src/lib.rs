@@ -278,6 +278,16 @@ impl TestDatabase {
         (url, server)
     }
 
+    /// `url()` as a formation's URL asking for its primary: the test server listed twice
+    /// (`target_session_attrs=read-write`). A session the server opens read-only
+    /// (`default_transaction_read_only`) is refused as a standby's is.
+    pub fn formation_url(&self) -> String {
+        let (_, server) = self.url_behind(0);
+        let port = server.rsplit_once(':').expect("host:port").1;
+        let (url, _) = self.url_behind(port.parse().expect("a port"));
+        format!("{url}&target_session_attrs=read-write")
+    }
+
     pub fn connector(&self) -> Connector {
         connector(&self.url)
     }

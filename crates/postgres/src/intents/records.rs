@@ -99,7 +99,7 @@ impl IntentRecords for PgIntentStore {
         after: Option<CursorPosition>,
         limit: usize,
     ) -> Result<Vec<TransferIntentRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let newest_first = (
             transfer_intents::created_at.desc(),
             transfer_intents::id.desc(),
@@ -138,7 +138,7 @@ impl IntentRecords for PgIntentStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn find(&self, id: IntentId) -> Result<Option<TransferIntentRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let row = transfer_intents::table
             .find(id.0)
             .select(TransferIntentRow::as_select())
@@ -207,7 +207,7 @@ impl IntentRecords for PgIntentStore {
     }
 
     async fn approvals(&self, id: IntentId) -> Result<Vec<IntentApproval>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         approvals_of(&mut connection, id)
             .await
             .map_err(TxError::<StoreError>::into_error)
@@ -215,7 +215,7 @@ impl IntentRecords for PgIntentStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn attempts(&self, id: IntentId) -> Result<Vec<AttemptRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let rows: Vec<(AttemptRow, TransferIntentRow, String)> = transfer_attempts::table
             .inner_join(transfer_intents::table.inner_join(wallets::table))
             .filter(transfer_attempts::intent_id.eq(id.0))

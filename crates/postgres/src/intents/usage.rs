@@ -39,7 +39,7 @@ impl WalletUsage for PgIntentStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn usage(&self, agent: AgentId) -> Result<Option<UsageReading>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         wallet_usage(&mut connection, agent).await
     }
 

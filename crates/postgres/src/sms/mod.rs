@@ -214,7 +214,7 @@ impl SmsStore for PgSmsStore {
         limit: usize,
         offset: usize,
     ) -> Result<Vec<SmsMessageRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         let mut query = sms_messages::table
             .filter(sms_messages::phone_number_id.eq(number.0))
             .select(SmsRow::as_select())

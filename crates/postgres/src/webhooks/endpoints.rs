@@ -120,7 +120,7 @@ impl WebhookEndpointStore for PgWebhookStore {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn list(&self, agent: AgentId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         webhook_endpoints::table
             .filter(webhook_endpoints::agent_id.eq(agent.0))
             .order((webhook_endpoints::created_at, webhook_endpoints::id))
@@ -139,7 +139,7 @@ impl WebhookEndpointStore for PgWebhookStore {
         agent: AgentId,
         id: WebhookEndpointId,
     ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
-        let mut connection = self.database.connection().await?;
+        let mut connection = self.database.read_connection().await?;
         endpoint_of(&mut connection, agent, id).await
     }
 
