@@ -7,6 +7,8 @@ interpreter of scripts/console-browser.sh.
 
 The environment gives AGENTCTL (the binary), DATABASE_URL and PUBLIC_BASE_URL for it, AXE_JS (the
 path of axe-core's axe.min.js) and, when set, SCREENSHOTS (a folder for a picture of each page).
+The first operator's browser is in another time zone than UTC (OPERATOR_ZONE), so that times are
+seen read in the operator's own.
 Prints one JSON object: each scenario with its result, and the accessibility check's counts per
 page; exits 0 only when every scenario held.
 """
@@ -21,6 +23,7 @@ import time
 import traceback
 import urllib.error
 import urllib.request
+from datetime import datetime, timedelta, timezone
 
 from playwright.sync_api import sync_playwright
 
@@ -35,9 +38,25 @@ RECIPIENT = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 # Generous deadlines: they bound a wait, they measure nothing.
 DEADLINE_MS = 15000
 
+# The time zone of the first operator's browser: its pages show times there, UTC on hover.
+OPERATOR_ZONE = "Asia/Kolkata"
+OPERATOR_OFFSET = timedelta(hours=5, minutes=30)
+# What is read whole, never broken across lines: every address, id, hash, key or amount, every
+# time, every agent's label (a secret shown once may wrap: its Copy button copies it whole).
+UNBROKEN = "code:not(.secret code), .amount, time.instant, a.agent"
+
 results = []
 accessibility = {}
 measured = {}
+# Every request any page of the run made, to check none left the console's origin.
+requested = []
+
+
+def new_context(browser, **options):
+    """A browser context whose every request is recorded."""
+    context = browser.new_context(base_url=BASE, locale="en-US", **options)
+    context.on("request", lambda request: requested.append(request.url))
+    return context
 
 
 def agentctl(*args, env=None):
@@ -101,15 +120,15 @@ def scenario(name):
 class Operator:
     """One operator in a browser context of their own, with their own authenticator."""
 
-    def __init__(self, browser, name, role):
+    def __init__(self, browser, name, role, **context_options):
         self.name = name
         invited = agentctl("operators", "invite", "--name", name, "--role", role)
         self.enroll_url = invited["enroll_url"]
-        self.context = browser.new_context(base_url=BASE)
+        self.context = new_context(browser, **context_options)
         self.page = self.context.new_page()
         self.cdp = self.context.new_cdp_session(self.page)
         self.cdp.send("WebAuthn.enable")
-        self.cdp.send(
+        self.authenticator = self.cdp.send(
             "WebAuthn.addVirtualAuthenticator",
             {
                 "options": {
@@ -121,7 +140,7 @@ class Operator:
                     "automaticPresenceSimulation": True,
                 }
             },
-        )
+        )["authenticatorId"]
 
     def enroll_and_sign_in(self):
         self.page.goto(self.enroll_url)
@@ -129,6 +148,26 @@ class Operator:
         self.page.wait_for_url("**/console/sign-in?enrolled=1", timeout=DEADLINE_MS)
         self.page.get_by_role("button", name="Sign in with a passkey").click()
         self.page.wait_for_url("**/console/pending", timeout=DEADLINE_MS)
+
+    def sign_in(self):
+        self.page.goto(BASE + "/console/sign-in")
+        self.page.get_by_role("button", name="Sign in with a passkey").click()
+
+    def set_back_counter(self):
+        """The passkey's signature counter set back to zero, as a copy of the passkey made
+        earlier would have it."""
+        credentials = self.cdp.send("WebAuthn.getCredentials", {"authenticatorId": self.authenticator})
+        (credential,) = credentials["credentials"]
+        before = credential["signCount"]
+        self.cdp.send(
+            "WebAuthn.removeCredential",
+            {"authenticatorId": self.authenticator, "credentialId": credential["credentialId"]},
+        )
+        credential["signCount"] = 0
+        self.cdp.send(
+            "WebAuthn.addCredential", {"authenticatorId": self.authenticator, "credential": credential}
+        )
+        return before
 
     def csrf(self):
         return self.page.locator('meta[name="csrf-token"]').get_attribute("content")
@@ -172,6 +211,33 @@ def intent_row(page, intent_id):
     return page.locator(f'tr[data-intent-id="{intent_id}"]')
 
 
+def audit_rows(page, action, target):
+    return page.locator(f'tr[data-action="{action}"][data-target="{target}"]')
+
+
+def agent_links(page, agent):
+    return page.locator(f'a[data-agent-link="{agent}"]')
+
+
+def broken_values(page):
+    """The addresses, ids, hashes, amounts and times the page shows on more than one line."""
+    return page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+            .filter((element) => element.getClientRects().length > 1)
+            .map((element) => element.textContent)""",
+        UNBROKEN,
+    )
+
+
+def beside_its_label(page, checkbox_id):
+    """Whether the checkbox is on its label's line, just before it."""
+    box = page.locator(f"#{checkbox_id}").bounding_box()
+    label = page.locator(f'label[for="{checkbox_id}"]').bounding_box()
+    same_line = abs((box["y"] + box["height"] / 2) - (label["y"] + label["height"] / 2)) < label["height"] / 2
+    just_before = 0 <= label["x"] - (box["x"] + box["width"]) < 24
+    return same_line and just_before, {"checkbox": box, "label": label}
+
+
 def send(key, amount):
     status, body = api("POST", "/v1/wallet/send", key, {"to": RECIPIENT, "amount_atomic": amount})
     assert status == 200, f"send answered {status}: {body}"
@@ -212,35 +278,49 @@ def main():
 
         @scenario("invite, enroll and sign in with a passkey")
         def _():
-            anonymous = browser.new_context(base_url=BASE).new_page()
+            anonymous = new_context(browser).new_page()
             anonymous.goto(BASE + "/console/sign-in")
             check_accessibility(anonymous, "sign-in")
-            alice = Operator(browser, "alice", "admin")
+            alice = Operator(browser, "alice", "admin", timezone_id=OPERATOR_ZONE)
+            alice.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=BASE)
             alice.page.goto(alice.enroll_url)
             check_accessibility(alice.page, "enroll")
             alice.enroll_and_sign_in()
             state["alice"] = alice
             assert "Signed in as alice" in alice.page.inner_text("header")
 
-        @scenario("create an agent: its key is shown once")
+        @scenario("create an agent: its key is shown once, with a button that copies it")
         def _():
             alice = state["alice"]
             alice.page.goto(BASE + "/console/agents")
+            for checkbox in ("inbox", "number", "wallet"):
+                beside, boxes = beside_its_label(alice.page, checkbox)
+                assert beside, f"the {checkbox} checkbox is not beside its label: {boxes}"
             alice.page.get_by_label("Label").fill("console-payer")
+            alice.page.get_by_label("Email inbox").check()
             alice.page.get_by_label("Wallet").check()
             alice.page.get_by_role("button", name="Create agent").click()
             key = alice.page.locator("[data-agent-key]").inner_text().strip()
             assert key.startswith("ark_"), key
+            alice.page.get_by_role("button", name="Copy").click()
+            alice.page.get_by_text("Copied.").wait_for(timeout=DEADLINE_MS)
+            copied = alice.page.evaluate("() => navigator.clipboard.readText()")
+            assert copied == key, "the Copy button copies the key as shown"
             check_accessibility(alice.page, "agent-created")
             status, me = api("GET", "/v1/agents/me", key)
             assert status == 200, me
             state["key"], state["agent"] = key, me["id"]
+            state["inbox"] = me["email_inbox"]["address"]
             alice.page.goto(BASE + "/console/agents")
             row = alice.page.locator(f'tr[data-agent-id="{me["id"]}"]')
             assert row.count() == 1
+            link = agent_links(row, me["id"])
+            assert link.inner_text() == "console-payer", "the agent is shown by its label"
+            assert link.get_attribute("href") == f"/console/agents/{me['id']}"
             assert alice.page.locator("[data-agent-key]").count() == 0, "the key is shown once"
             check_accessibility(alice.page, "agents")
             status, wallet = api("GET", "/v1/wallet/address", key)
+            state["wallet"] = wallet["address"]
             agentctl("sandbox", "fund", wallet["address"], "100000000")
 
         @scenario("an agent's keys are listed and one is revoked, audited")
@@ -270,37 +350,47 @@ def main():
             status, _ = api("GET", "/v1/agents/me", key)
             assert status == 200, "the key that made it still works"
             alice.page.goto(BASE + "/console/audit")
-            revoked = alice.page.locator('tr[data-action="key_revoke"]', has_text=f"agent:{agent}")
+            revoked = audit_rows(alice.page, "key_revoke", f"agent:{agent}")
             assert revoked.count() == 1, "one audit row of the revocation"
             assert "operator:alice" in revoked.inner_text()
-            created = alice.page.locator('tr[data-action="key_create"]', has_text=f"agent:{agent}")
+            assert agent_links(revoked, agent).inner_text() == "console-payer", "its target by its label"
+            assert made["id"] in revoked.locator("ul.changes").inner_text(), "what it revoked"
+            created = audit_rows(alice.page, "key_create", f"agent:{agent}")
             assert created.count() == 1 and "key:key_" in created.inner_text()
 
         @scenario("an intent sent over REST appears live, is approved and executed, and audited")
         def _():
-            alice, key = state["alice"], state["key"]
+            alice, key, agent = state["alice"], state["key"], state["agent"]
             alice.page.goto(BASE + "/console/pending")
             alice.page.wait_for_load_state("networkidle")
             sent_at = time.monotonic()
             intent_id = send(key, "10000000")
             intent_row(alice.page, intent_id).wait_for(timeout=DEADLINE_MS)
             measured["live row after the send, s"] = round(time.monotonic() - sent_at, 3)
+            row = intent_row(alice.page, intent_id)
+            assert agent_links(row, agent).inner_text() == "console-payer", "the row names its agent"
             check_accessibility(alice.page, "pending")
-            intent_row(alice.page, intent_id).get_by_role("button", name="Approve").click()
+            row.get_by_role("button", name="Approve").click()
             alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
             status, me = api("GET", "/v1/agents/me", key)
             asked_with = alice.page.locator("code[data-key-id]").inner_text()
             assert asked_with == me["key"]["id"], "the intent names the key that asked for it"
+            assert agent_links(alice.page.locator("main"), agent).inner_text() == "console-payer"
             check_accessibility(alice.page, "intent")
             executed = wait_for_status(key, intent_id, {"executed"})
             assert executed.get("tx_hash"), executed
             alice.page.goto(BASE + "/console/audit")
-            approve = alice.page.locator('tr[data-action="approve"]', has_text=f"intent:{intent_id}")
+            approve = audit_rows(alice.page, "approve", f"intent:{intent_id}")
             assert approve.count() == 1, "one audit row of the approval"
             assert "operator:alice" in approve.inner_text()
+            changed = approve.locator('li[data-field="status"]').inner_text()
+            assert "pending_confirmation" in changed and "confirmed" in changed, changed
+            assert "{" not in approve.inner_text(), "a change reads as fields, not as JSON"
             check_accessibility(alice.page, "audit")
             alice.page.goto(BASE + "/console/history")
-            assert intent_row(alice.page, intent_id).count() == 1
+            row = intent_row(alice.page, intent_id)
+            assert row.count() == 1
+            assert agent_links(row, agent).inner_text() == "console-payer", "the history shows labels"
             check_accessibility(alice.page, "history")
             state["executed"] = intent_id
             return f"the row appeared {measured['live row after the send, s']} s after the send"
@@ -328,6 +418,60 @@ def main():
                 assert row[field] == str(receipt[field]), (field, row, receipt)
             assert row["signature"] == signed["signature"], (row, signed)
             return f"{len(rows)} receipt(s) in {download.suggested_filename}"
+
+        @scenario("the spend policy takes USDC, shows the atomic units, and names its windows")
+        def _():
+            alice, agent = state["alice"], state["agent"]
+            alice.page.goto(BASE + f"/console/agents/{agent}/policy")
+            daily = alice.page.get_by_label("Spending, rolling 24 h (USDC)")
+            daily.fill("0.0000001")
+            alice.page.get_by_role("button", name="Save policy").click()
+            refused = alice.page.get_by_role("alert").inner_text()
+            assert "Spending, rolling 24 h" in refused and "6 digits after the point" in refused, refused
+            daily = alice.page.get_by_label("Spending, rolling 24 h (USDC)")
+            daily.fill("250.5")
+            echo = alice.page.locator("#max_daily-atomic").inner_text()
+            assert echo == "= 250500000 atomic", f"the atomic units beside the field: {echo!r}"
+            check_accessibility(alice.page, "policy")
+            alice.page.get_by_role("button", name="Save policy").click()
+            alice.page.wait_for_url(f"**/console/agents/{agent}?done=policy")
+            window = alice.page.locator('tr[data-window="daily"]')
+            assert window.locator("th").inner_text() == "Spending, rolling 24 h", window.inner_text()
+            assert "250.5 USDC (250500000 atomic)" in window.inner_text(), window.inner_text()
+            alice.page.goto(BASE + f"/console/agents/{agent}/policy")
+            kept = alice.page.get_by_label("Spending, rolling 24 h (USDC)").input_value()
+            assert kept == "250.5", f"the form shows the cap in USDC: {kept!r}"
+            assert alice.page.locator("#max_daily-atomic").inner_text() == "= 250500000 atomic"
+            alice.page.goto(BASE + "/console/audit")
+            change = audit_rows(alice.page, "policy_change", f"agent:{agent}")
+            assert change.count() == 1, "one audit row of the policy change"
+            field = change.locator('li[data-field="max_daily_atomic"]').inner_text()
+            assert field == "Spending, rolling 24 h: none → 250.5 USDC (250500000 atomic)", field
+            assert change.locator("ul.changes li").count() == 1, "only what changed is shown"
+
+        @scenario("an agent's own page: resources, policy and usage, keys, intents, mail, actions")
+        def _():
+            alice, agent = state["alice"], state["agent"]
+            agentctl(
+                "sandbox", "email", "--to", state["inbox"], "--from", "supplier@example.org",
+                "--subject", "Invoice", "--text", "Your invoice is attached.",
+            )
+            alice.page.goto(BASE + "/console/history")
+            agent_links(intent_row(alice.page, state["executed"]), agent).click()
+            alice.page.wait_for_url(f"**/console/agents/{agent}")
+            main = alice.page.locator("main")
+            assert alice.page.locator("h1").inner_text() == "console-payer"
+            assert state["wallet"].lower() in main.inner_text().lower(), "its wallet's address"
+            assert state["inbox"] in main.inner_text(), "its inbox"
+            assert "Spending, rolling 24 h" in alice.page.locator('tr[data-window="daily"]').inner_text()
+            assert main.locator("tr[data-key-id]").count() == 1, "its live key"
+            assert intent_row(alice.page, state["executed"]).count() == 1, "its latest intents"
+            received = alice.page.locator('dd[data-mail="received"]').inner_text()
+            sent = alice.page.locator('dd[data-mail="sent"]').inner_text()
+            assert (received, sent) == ("1", "0"), (received, sent)
+            for action in ("Rotate key", "Deactivate"):
+                assert main.get_by_role("button", name=action).count() == 1, action
+            check_accessibility(alice.page, "agent")
 
         @scenario("an x402 payment shows what it pays for and is approved like a transfer")
         def _():
@@ -370,6 +514,20 @@ def main():
             assert rejected["status"] == "rejected", rejected
             assert rejected.get("failure_reason") == "unknown recipient", rejected
 
+        @scenario("reject is reachable from the pending list, with its reason")
+        def _():
+            alice, key = state["alice"], state["key"]
+            alice.page.goto(BASE + "/console/pending")
+            intent_id = send(key, "2500000")
+            row = intent_row(alice.page, intent_id)
+            row.wait_for(timeout=DEADLINE_MS)
+            row.locator("summary", has_text="Reject").click()
+            row.get_by_label("Reason").fill("sent twice")
+            row.get_by_role("button", name="Reject", exact=True).click()
+            alice.page.wait_for_url(f"**/console/intents/{intent_id}?done=rejected")
+            rejected = intent_status(key, intent_id)
+            assert (rejected["status"], rejected.get("failure_reason")) == ("rejected", "sent twice"), rejected
+
         @scenario("a wrong CSRF token or a foreign origin is refused and changes nothing")
         def _():
             alice, key = state["alice"], state["key"]
@@ -405,21 +563,27 @@ def main():
             confirmed = wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
             assert confirmed["approvals"]["received"] == 1, confirmed
             alice.page.goto(BASE + "/console/audit")
-            rows = alice.page.locator('tr[data-action="approve"]', has_text=f"intent:{intent_id}")
+            rows = audit_rows(alice.page, "approve", f"intent:{intent_id}")
             assert rows.count() == 1, f"{rows.count()} approvals audited"
             return f"the two posts answered {answers}"
 
-        @scenario("a viewer sees the queue and cannot approve")
+        @scenario("a viewer sees the queue and the agent, and can neither approve, reject nor act")
         def _():
-            key = state["key"]
+            key, agent = state["key"], state["agent"]
             viewer = Operator(browser, "victor", "viewer")
             viewer.enroll_and_sign_in()
             intent_id = send(key, "1000000")
-            intent_row(viewer.page, intent_id).wait_for(timeout=DEADLINE_MS)
-            assert intent_row(viewer.page, intent_id).get_by_role("button", name="Approve").count() == 0
+            row = intent_row(viewer.page, intent_id)
+            row.wait_for(timeout=DEADLINE_MS)
+            assert row.get_by_role("button", name="Approve").count() == 0
+            assert row.locator("details.reject").count() == 0, "no rejection for a viewer"
             refused = viewer.post(f"/console/intents/{intent_id}/approve", {"csrf": viewer.csrf()})
             assert refused.status == 403, refused.status
             assert intent_status(key, intent_id)["status"] == "pending_confirmation"
+            agent_links(row, agent).click()
+            viewer.page.wait_for_url(f"**/console/agents/{agent}")
+            assert viewer.page.locator("h1").inner_text() == "console-payer"
+            assert viewer.page.locator("main").get_by_role("button").count() == 0, "nothing to act on"
             viewer.page.goto(BASE + "/console/agents")
             assert "Only an admin" in viewer.page.inner_text("main")
             state["viewer"], state["viewer_intent"] = viewer, intent_id
@@ -441,7 +605,7 @@ def main():
             sql(f"UPDATE operator_sessions SET last_seen_at = now() WHERE {victors}")
             return f"idle {idle_secs} s after the live list showed a new intent"
 
-        @scenario("above the threshold, two distinct operators confirm")
+        @scenario("above the threshold, two distinct operators confirm; who approved waits for the other")
         def _():
             alice, key = state["alice"], state["key"]
             agentctl(
@@ -458,6 +622,17 @@ def main():
             first = intent_status(key, intent_id)
             assert first["status"] == "pending_confirmation", first
             assert first["approvals"] == {"required": 2, "received": 1}, first
+            waiting = alice.page.locator(".quorum-wait").inner_text()
+            assert waiting.startswith("You approved; waiting for 1 more"), waiting
+            assert alice.page.get_by_role("button", name="Approve").count() == 0, "no second Approve"
+            assert alice.page.get_by_role("button", name="Reject").count() == 1, "Reject stays"
+            alice.page.goto(BASE + "/console/pending")
+            row = intent_row(alice.page, intent_id)
+            assert row.locator(".quorum-wait").inner_text().startswith("You approved; waiting for 1 more")
+            assert row.get_by_role("button", name="Approve").count() == 0, "no Approve in Pending either"
+            assert row.locator("details.reject").count() == 1, "Reject is reachable from Pending"
+            assert "1 of 2" in row.inner_text(), row.inner_text()
+            check_accessibility(alice.page, "pending-awaiting-quorum")
             again = alice.post(f"/console/intents/{intent_id}/approve", {"csrf": alice.csrf()})
             assert again.status == 409, f"a second approval of alice's answered {again.status}"
             alice.page.goto(BASE + f"/console/intents/{intent_id}")
@@ -466,10 +641,14 @@ def main():
                 assert part in shown, f"the intent page shows no {part!r}"
             history = alice.page.locator('tr[data-action="approve"]', has_text="operator:alice")
             assert history.count() == 1, "the decision history shows alice's approval"
+            received = history.locator('li[data-field="approvals.received"]').inner_text()
+            assert received == "Approvals received: 0 → 1", received
+            assert "{" not in history.inner_text(), "the history reads as fields, not as JSON"
             earlier = alice.page.locator(f'tr[data-intent-id="{state["csrf_intent"]}"]')
             assert earlier.count() == 1, "the agent's earlier intent to the same recipient is listed"
             check_accessibility(alice.page, "intent-awaiting-quorum")
             carol.page.goto(BASE + f"/console/intents/{intent_id}")
+            assert carol.page.locator(".quorum-wait").count() == 0, "carol has not approved"
             carol.page.get_by_role("button", name="Approve").click()
             carol.page.wait_for_url(f"**/console/intents/{intent_id}?done=confirmed")
             wait_for_status(key, intent_id, {"confirmed", "submitted", "executed"})
@@ -483,6 +662,7 @@ def main():
             carol.page.get_by_role("button", name="Issue a token").click()
             token = carol.page.locator("[data-operator-token]").inner_text().strip()
             assert token.startswith("aro_"), "a token is shown"
+            assert carol.page.get_by_role("button", name="Copy").count() == 1, "with a Copy button"
             check_accessibility(carol.page, "token")
             carol.page.goto(BASE + "/console/token")
             assert carol.page.locator("[data-operator-token]").count() == 0, "shown once"
@@ -510,14 +690,92 @@ def main():
             intent_id = state["viewer_intent"]
             agentctl("policy", "set", state["agent"], "--max-daily", "1000")
             alice.page.goto(BASE + f"/console/intents/{intent_id}")
-            shown = alice.page.inner_text("main")
-            assert "refused (max_daily)" in shown, "the verdict now is recomputed"
+            now = alice.page.locator('span.verdict.refused[data-rule="max_daily"]').inner_text()
+            assert "Spending, rolling 24 h" in now and "USDC" in now, f"the verdict now, in words: {now}"
             alice.page.get_by_role("button", name="Approve").click()
             alice.page.wait_for_load_state()
             why = alice.page.get_by_role("alert").inner_text()
             assert why.startswith("Not approved"), why
             assert intent_status(key, intent_id)["status"] == "pending_confirmation"
             return why
+
+        @scenario("times read in the operator's time zone to the second, UTC on hover and without a script")
+        def _():
+            alice = state["alice"]
+            alice.page.goto(BASE + "/console/audit")
+            shown = alice.page.locator("time.instant").first
+            at = datetime.strptime(shown.get_attribute("datetime"), "%Y-%m-%dT%H:%M:%SZ")
+            at = at.replace(tzinfo=timezone.utc)
+            utc = at.strftime("%Y-%m-%d %H:%M:%S") + " UTC"
+            local = (at + OPERATOR_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
+            text = shown.inner_text()
+            assert text.startswith(local + " ") and not text.endswith("UTC"), f"{text!r} is not {local} in {OPERATOR_ZONE}"
+            assert shown.get_attribute("title") == utc, "the UTC value on hover"
+            scriptless = new_context(
+                browser, java_script_enabled=False, storage_state=alice.context.storage_state()
+            ).new_page()
+            scriptless.goto(BASE + "/console/audit")
+            plain = scriptless.locator("time.instant").first
+            plain_at = plain.get_attribute("datetime")
+            expected = datetime.strptime(plain_at, "%Y-%m-%dT%H:%M:%SZ").strftime("%Y-%m-%d %H:%M:%S") + " UTC"
+            assert plain.inner_text() == expected, f"without a script: {plain.inner_text()!r}"
+            scriptless.context.close()
+            return f"{utc} reads {text}"
+
+        @scenario("addresses, ids and amounts are never broken mid-value, even on a narrow page")
+        def _():
+            alice, agent = state["alice"], state["agent"]
+            narrow = alice.context.new_page()
+            narrow.set_viewport_size({"width": 760, "height": 900})
+            checked = 0
+            for path in (
+                "/console/pending",
+                "/console/history",
+                "/console/audit",
+                f"/console/agents/{agent}",
+                f"/console/intents/{state['csrf_intent']}",
+                "/console/agents",
+            ):
+                narrow.goto(BASE + path)
+                broken = broken_values(narrow)
+                assert broken == [], f"broken across lines on {path}: {broken}"
+                checked += narrow.locator(UNBROKEN).count()
+            narrow.close()
+            return f"{checked} values read whole"
+
+        @scenario("a failed sign-in is audited; a passkey whose counter went backwards is refused in the console's words")
+        def _():
+            alice = state["alice"]
+            dave = Operator(browser, "dave", "approver")
+            dave.enroll_and_sign_in()
+            dave.page.get_by_role("button", name="Sign out").click()
+            dave.page.wait_for_url("**/console/sign-in")
+            counter = dave.set_back_counter()
+            dave.sign_in()
+            message = dave.page.locator("#message")
+            message.filter(has_text="counter went backwards").wait_for(timeout=DEADLINE_MS)
+            said = message.inner_text()
+            assert "The attempt is in the audit log" in said, said
+            assert "compromised" not in said, "said in the console's words, not the library's"
+            assert dave.page.url.endswith("/console/sign-in"), "no session"
+            check_accessibility(dave.page, "sign-in-refused")
+            alice.page.goto(BASE + "/console/audit")
+            failed = audit_rows(alice.page, "login_failed", "operator:dave")
+            assert failed.count() == 1, "one audit row of the refused sign-in"
+            text = failed.inner_text()
+            assert "failed sign-in" in text and "signature counter went backwards" in text, text
+            return f"the counter was {counter}, then 0: {said}"
+
+        @scenario("no page asks another host for anything, and every page names its own icon")
+        def _():
+            alice = state["alice"]
+            alice.page.goto(BASE + "/console/pending")
+            icon = alice.page.locator('link[rel="icon"]').get_attribute("href")
+            answer = alice.context.request.get(BASE + icon)
+            assert answer.status == 200 and answer.headers["content-type"] == "image/svg+xml", answer.status
+            elsewhere = sorted({url for url in requested if not url.startswith(BASE + "/")})
+            assert elsewhere == [], f"requests to other hosts: {elsewhere}"
+            return f"{len(requested)} requests, all to {BASE}"
 
         @scenario("a disabled operator is thrown out at once")
         def _():

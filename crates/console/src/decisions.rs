@@ -8,14 +8,19 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use app::{BalanceCheck, ConfirmError, ConsoleSession, Inspection};
 use domain::{AuditRecord, IntentId, IntentStatus, TransferIntentRecord};
 use maud::{html, Markup};
-use ports::TransitionError;
+use ports::{IntentApproval, TransitionError};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
 use crate::body::Form;
+use crate::changes::changes;
 use crate::guard::{client_address, signed_in, signed_in_change};
-use crate::pages::{amount, column_heads, forbidden, html, instant, layout, time_left, units};
-use crate::pending::{standing, verdict};
+use crate::labels::Agents;
+use crate::pages::{
+    address, amount, column_heads, forbidden, html, instant, intent_link, layout, time_left, units,
+    verdict,
+};
+use crate::pending::standing;
 use crate::Console;
 
 /// How many of the decisions on an intent its page shows, newest first.
@@ -96,14 +101,18 @@ async fn render(
         operator.decisions.inspect(id),
         operator.console.decisions_on(id, DECISIONS_SHOWN)
     );
+    let agents = match &inspection {
+        Ok(inspection) => Agents::read(console, [inspection.intent.agent_id]).await,
+        Err(_) => Ok(Agents::default()),
+    };
     let inspection = match inspection {
         Ok(inspection) => inspection,
         Err(TransitionError::Store(error)) => return crate::pages::unavailable(&error),
         Err(_) => return crate::pages::not_found().await,
     };
-    let decisions = match decisions {
-        Ok(decisions) => decisions,
-        Err(error) => return crate::pages::unavailable(&error),
+    let (decisions, agents) = match (decisions, agents) {
+        (Ok(decisions), Ok(agents)) => (decisions, agents),
+        (Err(error), _) | (_, Err(error)) => return crate::pages::unavailable(&error),
     };
     let intent = &inspection.intent;
     html(
@@ -115,9 +124,9 @@ async fn render(
             html! {
                 @if let Some(notice) = notice { p.notice role="status" { (notice) } }
                 @if let Some(refusal) = refusal { p role="alert" { (refusal) } }
-                (details(&inspection))
+                (details(&inspection, &agents))
                 @if intent.status == IntentStatus::PendingConfirmation && session.operator.role.may_decide() {
-                    (decision_forms(intent, session))
+                    (decision_forms(intent, &inspection.approvals, session))
                 }
                 h2 { "Decision history" }
                 (decision_history(&decisions))
@@ -128,20 +137,15 @@ async fn render(
     )
 }
 
-fn details(inspection: &Inspection) -> Markup {
+fn details(inspection: &Inspection, agents: &Agents) -> Markup {
     let now = OffsetDateTime::now_utc();
     let intent = &inspection.intent;
     let review = inspection.review.as_ref();
     html! {
         dl data-intent-id=(intent.id.to_string()) {
-            dt { "Intent" } dd { code { (intent.id.to_string()) } }
+            dt { "Intent" } dd { code.id { (intent.id.to_string()) } }
             dt { "Agent" }
-            dd {
-                @if let Some(review) = review {
-                    (review.agent.label.as_ref().map_or("(no label)", |label| label.as_str())) " · "
-                }
-                code { (intent.agent_id.to_string()) }
-            }
+            dd { (agents.link(intent.agent_id)) }
             dt { "Amount" } dd { (amount(&intent.amount)) }
             @if let Some(payment) = &intent.x402 {
                 dt { "Pays for" }
@@ -156,7 +160,7 @@ fn details(inspection: &Inspection) -> Markup {
             }
             dt { "Recipient" }
             dd {
-                code { (intent.recipient.to_string()) }
+                (address(&intent.recipient))
                 @if let Some(review) = review { " " (standing(review.recipient)) }
             }
             dt { "Status" } dd { (intent.status.as_str()) }
@@ -201,7 +205,7 @@ fn details(inspection: &Inspection) -> Markup {
                 dt { "Reason" } dd { (reason) }
             }
             @if let Some(hash) = &intent.tx_hash {
-                dt { "Transaction" } dd { code { (hash) } }
+                dt { "Transaction" } dd { code.hash { (hash) } }
             }
         }
     }
@@ -212,11 +216,7 @@ fn details(inspection: &Inspection) -> Markup {
 /// once decided, those it was decided with.
 fn approvals_counted(inspection: &Inspection) -> usize {
     if inspection.intent.status == IntentStatus::PendingConfirmation {
-        inspection
-            .approvals
-            .iter()
-            .filter(|approval| approval.counts)
-            .count()
+        counting(&inspection.approvals)
     } else {
         usize::from(inspection.intent.approvals.received)
     }
@@ -240,23 +240,20 @@ fn decision_history(decisions: &[AuditRecord]) -> Markup {
         @if decisions.is_empty() {
             p { "No operator has decided on it yet." }
         } @else {
-            table {
-                (column_heads(&["Time", "Operator", "Action", "Before → after", "Reason"]))
+            div.table-scroll { table {
+                (column_heads(&["Time", "Operator", "Action", "What changed", "Reason"]))
                 tbody {
                     @for decision in decisions {
                         tr data-action=(decision.action.as_str()) {
                             td { (instant(decision.at)) }
                             td { (decision.operator) }
                             td { (decision.action.as_str()) }
-                            td {
-                                @if let Some(before) = &decision.before { code { (before) } " → " }
-                                @if let Some(after) = &decision.after { code { (after) } }
-                            }
+                            td { (changes(decision.before.as_deref(), decision.after.as_deref())) }
                             td { @if let Some(reason) = &decision.reason { (reason) } }
                         }
                     }
                 }
-            }
+            } }
         }
     }
 }
@@ -266,40 +263,86 @@ fn to_same_recipient(intents: &[TransferIntentRecord]) -> Markup {
         @if intents.is_empty() {
             p { "None: this is the agent's first intent to this recipient." }
         } @else {
-            table {
+            div.table-scroll { table {
                 (column_heads(&["Intent", "Amount", "Status", "Created"]))
                 tbody {
                     @for intent in intents {
                         @let id = intent.id.to_string();
                         tr data-intent-id=(id) {
-                            td { a href={ "/console/intents/" (id) } { code { (id) } } }
+                            td { (intent_link(intent.id)) }
                             td { (amount(&intent.amount)) }
                             td { (intent.status.as_str()) }
                             td { (instant(intent.created_at)) }
                         }
                     }
                 }
-            }
+            } }
         }
     }
 }
 
-fn decision_forms(intent: &TransferIntentRecord, session: &ConsoleSession) -> Markup {
-    let id = intent.id.to_string();
+/// The approvals that count toward the quorum now: one of an operator disabled since does not.
+pub(crate) fn counting(approvals: &[IntentApproval]) -> usize {
+    approvals.iter().filter(|approval| approval.counts).count()
+}
+
+/// How many more approvals the intent awaits once the signed-in operator's is in; `None` while
+/// theirs is not.
+pub(crate) fn waiting_after_yours(
+    approvals: &[IntentApproval],
+    required: u8,
+    session: &ConsoleSession,
+) -> Option<usize> {
+    let yours = session.operator.principal();
+    approvals
+        .iter()
+        .any(|approval| approval.counts && approval.approver == yours)
+        .then(|| usize::from(required).saturating_sub(counting(approvals)))
+}
+
+/// What an operator who approved sees instead of the Approve button: a second approval of theirs
+/// would not count.
+pub(crate) fn waiting_note(waiting: usize) -> Markup {
     html! {
-        h2 { "Decide" }
-        form method="post" action={ "/console/intents/" (id) "/approve" } {
-            input type="hidden" name="csrf" value=(session.csrf);
-            button type="submit" { "Approve" }
+        p.quorum-wait role="status" data-waiting-for=(waiting) {
+            "You approved; waiting for " (waiting) " more "
+            @if waiting == 1 { "approval" } @else { "approvals" }
+            " by other operators."
         }
-        form method="post" action={ "/console/intents/" (id) "/reject" } {
+    }
+}
+
+/// The rejection's form: a reason, required, in the field `input_id` (one per intent where a
+/// page shows several).
+pub(crate) fn reject_form(id: &str, session: &ConsoleSession, input_id: &str) -> Markup {
+    html! {
+        form.reject method="post" action={ "/console/intents/" (id) "/reject" } {
             input type="hidden" name="csrf" value=(session.csrf);
             div.field {
-                label for="reason" { "Reason" }
-                input #reason type="text" name="reason" required maxlength=(MAX_REASON_CHARS) size="60";
+                label for=(input_id) { "Reason" }
+                input id=(input_id) type="text" name="reason" required maxlength=(MAX_REASON_CHARS) size="40";
             }
             button.danger type="submit" { "Reject" }
         }
+    }
+}
+
+fn decision_forms(
+    intent: &TransferIntentRecord,
+    approvals: &[IntentApproval],
+    session: &ConsoleSession,
+) -> Markup {
+    let id = intent.id.to_string();
+    html! {
+        h2 { "Decide" }
+        @match waiting_after_yours(approvals, intent.approvals.required, session) {
+            Some(waiting) => (waiting_note(waiting)),
+            None => form method="post" action={ "/console/intents/" (id) "/approve" } {
+                input type="hidden" name="csrf" value=(session.csrf);
+                button type="submit" { "Approve" }
+            },
+        }
+        (reject_form(&id, session, "reason"))
     }
 }
 

@@ -9,8 +9,10 @@ mod access;
 mod agents;
 mod assets;
 mod body;
+mod changes;
 mod decisions;
 mod guard;
+mod labels;
 mod pages;
 mod pending;
 mod records;
@@ -109,6 +111,7 @@ pub fn configure(console: web::Data<Console>) -> impl FnOnce(&mut web::ServiceCo
                 .route("/audit", web::get().to(records::audit))
                 .route("/agents", web::get().to(agents::list))
                 .route("/agents", web::post().to(agents::create))
+                .route("/agents/{id}", web::get().to(agents::page))
                 .route(
                     "/agents/{id}/deactivate",
                     web::post().to(agents::deactivate),

@@ -5,17 +5,20 @@ use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, HttpResponseBuilder};
 use app::ConsoleSession;
-use domain::{format_units, AtomicAmount, OperatorRole, U256};
+use domain::{
+    format_units, AgentId, AgentRecord, AtomicAmount, EvmAddress, IntentId, OperatorRole,
+    PolicyViolation, SpendWindow, U256,
+};
 use maud::{html, Markup, DOCTYPE};
 use ports::StoreError;
-use time::OffsetDateTime;
+use time::{OffsetDateTime, UtcOffset};
 
 use crate::assets;
 use crate::guard::signed_in;
 use crate::Console;
 
 /// USDC's decimals: every amount is shown in USDC and in atomic units.
-const USDC_DECIMALS: u8 = 6;
+pub(crate) const USDC_DECIMALS: u8 = 6;
 
 /// An HTML answer of `status`.
 pub(crate) fn html(mut response: HttpResponseBuilder, page: Markup) -> HttpResponse {
@@ -42,6 +45,7 @@ pub(crate) fn layout(
                     meta name="csrf-token" content=(token);
                 }
                 title { (title) " · agent-runtime console" }
+                link rel="icon" type="image/svg+xml" href=(assets::ICON_PATH);
                 link rel="stylesheet" href=(assets::STYLE_PATH);
                 script src=(assets::SCRIPT_PATH) defer {}
             }
@@ -174,12 +178,149 @@ pub(crate) fn units(value: U256) -> Markup {
     }
 }
 
-/// An instant, machine-readable in `datetime` and read as UTC.
+/// An instant to the second: in UTC as the page comes (right without a script), machine-readable
+/// in `datetime`, and the same UTC value in `title`, which stays once the console's script has
+/// written the instant in the operator's own time zone.
 pub(crate) fn instant(at: OffsetDateTime) -> Markup {
-    let text = at
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default();
-    html! { time datetime=(text) { (text) } }
+    let at = at.to_offset(UtcOffset::UTC);
+    let (date, clock) = (at.date(), at.time());
+    let day = format!(
+        "{:04}-{:02}-{:02}",
+        date.year(),
+        u8::from(date.month()),
+        date.day()
+    );
+    let second = format!(
+        "{:02}:{:02}:{:02}",
+        clock.hour(),
+        clock.minute(),
+        clock.second()
+    );
+    let utc = format!("{day} {second} UTC");
+    html! { time.instant datetime={ (day) "T" (second) "Z" } title=(utc) { (utc) } }
+}
+
+/// A secret shown this once (`secret`, whose element has the id `target`), with a button that
+/// copies it; the button is the script's, hidden until the script shows it.
+pub(crate) fn shown_once(target: &str, secret: Markup) -> Markup {
+    html! {
+        div.secret {
+            p.key { (secret) }
+            p.copy {
+                button.secondary type="button" data-copy=(target) hidden { "Copy" }
+                " " span.copied role="status" {}
+            }
+        }
+    }
+}
+
+/// The name of a spend window, as an operator reads it.
+pub(crate) fn window_name(window: SpendWindow) -> &'static str {
+    match window {
+        SpendWindow::Daily => "Spending, rolling 24 h",
+        SpendWindow::Weekly => "Spending, rolling 7 days",
+        SpendWindow::Monthly => "Spending, rolling 30 days",
+        SpendWindow::AutoConfirmDaily => "Auto-confirm, rolling 24 h",
+    }
+}
+
+/// The path of an agent's own page.
+pub(crate) fn agent_path(id: AgentId) -> String {
+    format!("/console/agents/{id}")
+}
+
+/// An agent as every page names it: its label (its id where it has none), linking to its page.
+pub(crate) fn agent_link(agent: &AgentRecord) -> Markup {
+    agent_link_of(agent.id, agent.label.as_ref().map(|label| label.as_str()))
+}
+
+/// `agent_link` for an agent known by its id and label alone.
+pub(crate) fn agent_link_of(id: AgentId, label: Option<&str>) -> Markup {
+    html! {
+        a.agent href=(agent_path(id)) data-agent-link=(id.to_string()) title={ "agent " (id.to_string()) } {
+            @match label {
+                Some(label) => (label),
+                None => code.id { (id.to_string()) },
+            }
+        }
+    }
+}
+
+/// An intent in a table: a link to its page, named by the end of its id (the random part of a
+/// UUIDv7; its start is the time, which its neighbours share), the whole id in `title`.
+pub(crate) fn intent_link(id: IntentId) -> Markup {
+    let full = id.to_string();
+    html! {
+        a.intent href={ "/console/intents/" (full) } title={ "intent " (full) } {
+            code.id { "…" (tail(&full, 12)) }
+        }
+    }
+}
+
+/// A transaction's hash in a table: its start and end, the whole hash in `title`.
+pub(crate) fn transaction(hash: &str) -> Markup {
+    let start: String = hash.chars().take(10).collect();
+    html! { code.hash title=(hash) { (start) "…" (tail(hash, 8)) } }
+}
+
+/// The last `count` characters of `text` (all of it when shorter).
+fn tail(text: &str, count: usize) -> &str {
+    let skip = text.chars().count().saturating_sub(count);
+    text.char_indices()
+        .nth(skip)
+        .map_or(text, |(start, _)| &text[start..])
+}
+
+/// An address on the chain, never broken across lines.
+pub(crate) fn address(address: &EvmAddress) -> Markup {
+    html! { code.address { (address.to_string()) } }
+}
+
+/// An address in a table of what was decided: its start and end, the whole address in `title`
+/// (where a decision is taken, it is shown whole).
+pub(crate) fn address_in_table(address: &EvmAddress) -> Markup {
+    let full = address.to_string();
+    let start: String = full.chars().take(8).collect();
+    html! { code.address title=(full) { (start) "…" (tail(&full, 6)) } }
+}
+
+/// The spend policy's verdict: allowed, or the rule that refuses with what it allows, amounts in
+/// USDC and windows by their names.
+pub(crate) fn verdict(verdict: &Result<domain::Admitted, PolicyViolation>) -> Markup {
+    html! {
+        @match verdict {
+            Ok(_) => span.verdict.allowed { "allowed" },
+            Err(violation) => span.verdict.refused data-rule=(violation.rule()) {
+                "refused: " (violation_said(violation))
+            },
+        }
+    }
+}
+
+/// A violation of the spend policy in the console's words.
+pub(crate) fn violation_said(violation: &PolicyViolation) -> Markup {
+    html! {
+        @match violation {
+            PolicyViolation::RecipientNotAllowlisted { recipient } => {
+                "the recipient " (address(recipient)) " is not on the allowlist"
+            },
+            PolicyViolation::ExceedsPerTransactionMax { amount: asked, max } => {
+                (amount(asked)) " is over the cap per transfer of " (amount(max))
+            },
+            PolicyViolation::ExceedsRecipientPerTransactionMax { amount: asked, max } => {
+                (amount(asked)) " is over this recipient's cap per transfer of " (amount(max))
+            },
+            PolicyViolation::ExceedsWindowMax { window, amount: asked, max, available } => {
+                (amount(asked)) " is over the cap of " strong { (window_name(*window)) } " ("
+                (amount(max)) "): " (units(*available)) " is left in it"
+            },
+            PolicyViolation::ExceedsRecipientDailyMax { amount: asked, max, available } => {
+                (amount(asked)) " is over this recipient's cap of " strong { "Spending, rolling 24 h" }
+                " (" (amount(max)) "): " (units(*available)) " is left to it"
+            },
+            PolicyViolation::X402Disabled => "x402 payments are turned off for this wallet",
+        }
+    }
 }
 
 /// A span of time left, in minutes and hours as a person reads it.
@@ -201,6 +342,65 @@ mod tests {
         assert_eq!(
             [-5, 0, 42, 61, 3599, 3600 + 125].map(time_left),
             ["expired", "expired", "42 s", "1 min", "59 min", "1 h 2 min"]
+        );
+    }
+
+    #[test]
+    fn an_intent_and_a_transaction_in_a_table_are_named_by_their_distinct_part() {
+        let id: IntentId = "01a22c06-cb51-7241-815b-2efa15904d1a"
+            .parse()
+            .expect("valid");
+        let link = intent_link(id).into_string();
+        assert!(link.contains(">…2efa15904d1a<"), "{link}");
+        assert!(
+            link.contains("title=\"intent 01a22c06-cb51-7241-815b-2efa15904d1a\""),
+            "{link}"
+        );
+        let hash = format!("0x{}", "ab".repeat(32));
+        let shown = transaction(&hash).into_string();
+        assert!(shown.contains(">0xabababab…abababab<"), "{shown}");
+        assert_eq!(tail("short", 12), "short");
+    }
+
+    #[test]
+    fn every_window_has_a_name_of_its_own() {
+        let names: Vec<&str> = SpendWindow::ALL.into_iter().map(window_name).collect();
+        assert_eq!(
+            names,
+            [
+                "Spending, rolling 24 h",
+                "Spending, rolling 7 days",
+                "Spending, rolling 30 days",
+                "Auto-confirm, rolling 24 h"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_instant_reads_in_utc_to_the_second_without_a_script() {
+        let at = OffsetDateTime::from_unix_timestamp_nanos(1_764_581_647_900_000_000)
+            .expect("valid")
+            .to_offset(UtcOffset::from_hms(5, 30, 0).expect("valid"));
+        assert_eq!(
+            instant(at).into_string(),
+            "<time class=\"instant\" datetime=\"2025-12-01T09:34:07Z\" \
+             title=\"2025-12-01 09:34:07 UTC\">2025-12-01 09:34:07 UTC</time>"
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_its_window_and_its_amounts_in_usdc() {
+        let said = violation_said(&PolicyViolation::ExceedsWindowMax {
+            window: SpendWindow::AutoConfirmDaily,
+            amount: AtomicAmount::parse("6000000").expect("valid"),
+            max: AtomicAmount::parse("5000000").expect("valid"),
+            available: U256::from(250_000u64),
+        })
+        .into_string();
+        assert!(said.contains("Auto-confirm, rolling 24 h"), "{said}");
+        assert!(
+            said.contains("6 USDC") && said.contains("0.25 USDC"),
+            "{said}"
         );
     }
 

@@ -9,15 +9,16 @@ use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use app::{ConsoleSession, RecipientStanding, Review};
-use domain::{IntentKind, PolicyViolation};
+use domain::IntentKind;
 use edge::SseSettings;
 use futures_util::stream;
 use maud::{html, Markup};
 use ports::Wakeup;
 use time::OffsetDateTime;
 
+use crate::decisions::{counting, reject_form, waiting_after_yours, waiting_note};
 use crate::guard::{signed_in, watching};
-use crate::pages::{amount, column_heads, html, layout, time_left};
+use crate::pages::{address, agent_link, amount, column_heads, html, layout, time_left, verdict};
 use crate::Console;
 
 /// The most intents one page lists.
@@ -99,9 +100,7 @@ fn row(review: &Review, session: &ConsoleSession, now: OffsetDateTime) -> Markup
     html! {
         tr data-intent-id=(id) {
             td {
-                a href={ "/console/intents/" (id) } {
-                    (review.agent.label.as_ref().map_or("(no label)", |label| label.as_str()))
-                }
+                (agent_link(&review.agent))
                 @if !review.agent.is_active { " " span.mark.new-recipient { "deactivated" } }
             }
             td {
@@ -109,19 +108,25 @@ fn row(review: &Review, session: &ConsoleSession, now: OffsetDateTime) -> Markup
                 @if intent.kind == IntentKind::X402 { " " span.mark.x402 { "x402" } }
             }
             td {
-                code { (intent.recipient.to_string()) }
+                (address(&intent.recipient))
                 " " (standing(review.recipient))
             }
             td { (verdict(&review.verdict)) }
-            td { (intent.approvals.received) " of " (intent.approvals.required) }
+            td { (counting(&review.approvals)) " of " (intent.approvals.required) }
             td { (time_left((review.expires_at - now).whole_seconds())) }
-            td {
+            td.decision {
                 @if session.operator.role.may_decide() {
-                    form.inline method="post" action={ "/console/intents/" (id) "/approve" } {
-                        input type="hidden" name="csrf" value=(session.csrf);
-                        button type="submit" { "Approve" }
+                    @match waiting_after_yours(&review.approvals, intent.approvals.required, session) {
+                        Some(waiting) => (waiting_note(waiting)),
+                        None => form.inline method="post" action={ "/console/intents/" (id) "/approve" } {
+                            input type="hidden" name="csrf" value=(session.csrf);
+                            button type="submit" { "Approve" }
+                        },
                     }
-                    " "
+                    details.reject {
+                        summary { "Reject…" }
+                        (reject_form(&id, session, &format!("reason-{id}")))
+                    }
                 }
                 a href={ "/console/intents/" (id) } { "Review" }
             }
@@ -135,15 +140,6 @@ pub(crate) fn standing(standing: RecipientStanding) -> Markup {
             RecipientStanding::Allowlisted => span.mark.allowlisted { "allowlisted" },
             RecipientStanding::New => span.mark.new-recipient { "new recipient" },
             RecipientStanding::Paid => {},
-        }
-    }
-}
-
-pub(crate) fn verdict(verdict: &Result<domain::Admitted, PolicyViolation>) -> Markup {
-    html! {
-        @match verdict {
-            Ok(_) => span.verdict.allowed { "allowed" },
-            Err(violation) => span.verdict.refused { "refused (" (violation.rule()) "): " (violation.to_string()) },
         }
     }
 }

@@ -6,15 +6,19 @@ use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use app::ReceiptError;
 use domain::receipts::{export_csv, export_json, ExportRange};
-use domain::{AgentId, IntentStatus};
-use maud::html;
+use domain::{AgentId, AuditAction, IntentId, IntentStatus};
+use maud::{html, Markup};
 use ports::IntentFilter;
 use serde::Deserialize;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::changes::changes;
 use crate::guard::signed_in;
-use crate::pages::{amount, column_heads, html, instant, layout};
+use crate::labels::Agents;
+use crate::pages::{
+    address_in_table, amount, column_heads, html, instant, intent_link, layout, transaction,
+};
 use crate::Console;
 
 /// The most rows a page of either shows.
@@ -70,6 +74,11 @@ pub(crate) async fn history(
         Ok(intents) => intents,
         Err(error) => return crate::pages::unavailable(&error),
     };
+    let named = intents.iter().map(|intent| intent.agent_id).chain(agent);
+    let agents = match Agents::read(&console, named).await {
+        Ok(agents) => agents,
+        Err(error) => return crate::pages::unavailable(&error),
+    };
     html(
         HttpResponse::Ok(),
         layout(
@@ -77,7 +86,7 @@ pub(crate) async fn history(
             Some(&session),
             None,
             html! {
-                form method="get" action="/console/history" {
+                form.filters method="get" action="/console/history" {
                     div.field {
                         label for="agent" { "Agent id" }
                         input #agent type="text" name="agent" value=(agent_text) size="40";
@@ -91,34 +100,36 @@ pub(crate) async fn history(
                             }
                         }
                     }
-                    button type="submit" { "Filter" }
+                    div.field { button type="submit" { "Filter" } }
                 }
                 @if !agent_text.is_empty() && agent.is_none() {
                     p role="alert" { "That is not an agent id: every agent is listed." }
                 }
+                @if let Some(agent) = agent {
+                    p { "The decided intents of " (agents.link(agent)) "." }
+                }
                 (export_form(agent_text))
-                table {
-                    (column_heads(&[
-                        "Intent", "Agent", "Amount", "Recipient", "Status", "Decided by",
-                        "Transaction", "Updated",
-                    ]))
+                div.table-scroll { table {
+                    (column_heads(&["Intent", "Agent", "Amount", "Recipient", "Outcome", "Updated"]))
                     tbody {
-                        @if intents.is_empty() { tr { td colspan="8" { "No decided intent." } } }
+                        @if intents.is_empty() { tr { td colspan="6" { "No decided intent." } } }
                         @for intent in &intents {
                             @let id = intent.id.to_string();
                             tr data-intent-id=(id) {
-                                td { a href={ "/console/intents/" (id) } { code { (id) } } }
-                                td { code { (intent.agent_id.to_string()) } }
+                                td { (intent_link(intent.id)) }
+                                td { (agents.link(intent.agent_id)) }
                                 td { (amount(&intent.amount)) }
-                                td { code { (intent.recipient.to_string()) } }
-                                td { (intent.status.as_str()) }
-                                td { @if let Some(by) = &intent.decided_by { (by.to_string()) } }
-                                td { @if let Some(hash) = &intent.tx_hash { code { (hash) } } }
+                                td { (address_in_table(&intent.recipient)) }
+                                td.outcome {
+                                    (intent.status.as_str())
+                                    @if let Some(by) = &intent.decided_by { br; span.by { "by " (by.to_string()) } }
+                                    @if let Some(hash) = &intent.tx_hash { br; "tx " (transaction(hash)) }
+                                }
                                 td { (instant(intent.updated_at)) }
                             }
                         }
                     }
-                }
+                } }
             },
         ),
     )
@@ -131,7 +142,7 @@ fn export_form(agent: &str) -> maud::Markup {
         details #export {
             summary { "Export receipts" }
             p { "The signed receipts of an agent's executed transfers and x402 payments, oldest first, for reconciliation. Days are in UTC; both are included." }
-            form method="get" action="/console/history/export" {
+            form.filters method="get" action="/console/history/export" {
                 div.field {
                     label for="export-agent" { "Agent id" }
                     input #export-agent type="text" name="agent" value=(agent) size="40" required;
@@ -151,7 +162,7 @@ fn export_form(agent: &str) -> maud::Markup {
                         option value="json" { "JSON" }
                     }
                 }
-                button type="submit" { "Download" }
+                div.field { button type="submit" { "Download" } }
             }
         }
     }
@@ -282,6 +293,16 @@ pub(crate) async fn audit(
     let older = (rows.len() == ROWS)
         .then(|| rows.last().map(|(id, row)| cursor(row.at, *id)))
         .flatten();
+    let named = rows
+        .iter()
+        .filter_map(|(_, row)| match target_of(row.target.as_deref()) {
+            Some(Target::Agent(agent)) => Some(agent),
+            _ => None,
+        });
+    let agents = match Agents::read(&console, named).await {
+        Ok(agents) => agents,
+        Err(error) => return crate::pages::unavailable(&error),
+    };
     html(
         HttpResponse::Ok(),
         layout(
@@ -290,33 +311,82 @@ pub(crate) async fn audit(
             None,
             html! {
                 p { "Every operator action, newest first. The log is append-only: nothing in it is ever changed or removed." }
-                table {
-                    (column_heads(&[
-                        "Time", "Operator", "Action", "Target", "Before", "After", "Reason",
-                        "Address",
-                    ]))
+                div.table-scroll { table {
+                    (column_heads(&["Time", "Operator", "Action", "Target", "What changed, and why"]))
                     tbody {
-                        @if rows.is_empty() { tr { td colspan="8" { "Nothing recorded yet." } } }
+                        @if rows.is_empty() { tr { td colspan="5" { "Nothing recorded yet." } } }
                         @for (id, row) in &rows {
-                            tr data-audit-id=(id.to_string()) data-action=(row.action.as_str()) {
+                            tr data-audit-id=(id.to_string()) data-action=(row.action.as_str())
+                                data-target=[row.target.as_deref()] {
                                 td { (instant(row.at)) }
-                                td { (row.operator) }
-                                td { (row.action.as_str()) }
-                                td { @if let Some(target) = &row.target { code { (target) } } }
-                                td { @if let Some(before) = &row.before { code { (before) } } }
-                                td { @if let Some(after) = &row.after { code { (after) } } }
-                                td { @if let Some(reason) = &row.reason { (reason) } }
-                                td { @if let Some(address) = &row.address { (address) } }
+                                td {
+                                    (row.operator)
+                                    @if let Some(address) = &row.address { br; span.from { "from " code.address { (address) } } }
+                                }
+                                td { (action_name(row.action)) }
+                                td { (target(row.target.as_deref(), &agents)) }
+                                td {
+                                    (changes(row.before.as_deref(), row.after.as_deref()))
+                                    @if let Some(reason) = &row.reason { p.reason { "Reason: " (reason) } }
+                                }
                             }
                         }
                     }
-                }
+                } }
                 @if let Some(older) = older {
                     p { a href={ "/console/audit?before=" (older) } { "Older actions" } }
                 }
             },
         ),
     )
+}
+
+/// What an audit row's `target` names.
+enum Target<'a> {
+    Agent(AgentId),
+    Intent(IntentId),
+    Other(&'a str),
+}
+
+fn target_of(target: Option<&str>) -> Option<Target<'_>> {
+    let target = target?;
+    Some(match target.split_once(':') {
+        Some(("agent", id)) => match id.parse() {
+            Ok(agent) => Target::Agent(agent),
+            Err(_) => Target::Other(target),
+        },
+        Some(("intent", id)) => match id.parse() {
+            Ok(intent) => Target::Intent(intent),
+            Err(_) => Target::Other(target),
+        },
+        _ => Target::Other(target),
+    })
+}
+
+/// A row's target: an agent by its label, an intent by its id, both linking to their page.
+fn target(target: Option<&str>, agents: &Agents) -> Markup {
+    html! {
+        @match target_of(target) {
+            Some(Target::Agent(agent)) => (agents.link(agent)),
+            Some(Target::Intent(id)) => { "intent " (intent_link(id)) },
+            Some(Target::Other(other)) => code { (other) },
+            None => {},
+        }
+    }
+}
+
+/// An action as the log's reader says it.
+fn action_name(action: AuditAction) -> &'static str {
+    match action {
+        AuditAction::LoginFailed => "failed sign-in",
+        AuditAction::PolicyChange => "policy change",
+        AuditAction::TokenIssue => "token issued",
+        AuditAction::TokenRevoke => "token revoked",
+        AuditAction::TokenUse => "token used",
+        AuditAction::KeyCreate => "key made",
+        AuditAction::KeyRevoke => "key revoked",
+        other => other.as_str(),
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use crate::access::CsrfForm;
 use crate::body::Form;
 use crate::guard::{client_address, signed_in, signed_in_change};
-use crate::pages::{html, instant, layout};
+use crate::pages::{html, instant, layout, shown_once};
 use crate::Console;
 
 #[derive(Deserialize)]
@@ -61,7 +61,7 @@ fn content(
             }
             @if let Some(token) = issued {
                 p role="status" { "Your new token, shown this once: copy it now." }
-                p { code data-operator-token { (token.expose()) } }
+                (shown_once("operator-token", html! { code #operator-token data-operator-token { (token.expose()) } }))
                 pre { "export AGENTCTL_OPERATOR_TOKEN=" (token.expose()) "\nagentctl intents confirm INTENT_ID --operator " (name) }
             }
             @match live {

@@ -16,6 +16,12 @@ pub enum AtomicAmountError {
     Zero,
     #[error("amount does not fit in 256 bits")]
     TooLarge,
+    #[error(
+        "amount must be decimal digits with at most one point (no sign, exponent or separator)"
+    )]
+    NotDecimal,
+    #[error("amount has more than {0} digits after the point")]
+    TooPrecise(u8),
 }
 
 impl AtomicAmount {
@@ -37,6 +43,23 @@ impl AtomicAmount {
 
     pub fn value(&self) -> U256 {
         self.0
+    }
+
+    /// The amount a person writes in whole units of an asset with `decimals` (`"1.5"` USDC,
+    /// `"0.000001"`, `"12"`), as atomic units: the inverse of `format_units`, exact, and refused
+    /// rather than rounded when it is finer than the asset's smallest unit.
+    pub fn parse_units(candidate: &str, decimals: u8) -> Result<Self, AtomicAmountError> {
+        let (whole, fraction) = candidate.split_once('.').unwrap_or((candidate, ""));
+        let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+        let point_without_fraction = candidate.contains('.') && fraction.is_empty();
+        if whole.is_empty() || point_without_fraction || !digits(whole) || !digits(fraction) {
+            return Err(AtomicAmountError::NotDecimal);
+        }
+        if fraction.len() > usize::from(decimals) {
+            return Err(AtomicAmountError::TooPrecise(decimals));
+        }
+        let scale = usize::from(decimals);
+        Self::parse(&format!("{whole}{fraction:0<scale$}"))
     }
 }
 
@@ -108,6 +131,36 @@ mod tests {
             format_units(U256::MAX, 18),
             "115792089237316195423570985008687907853269984665640564039457.584007913129639935"
         );
+    }
+
+    #[test]
+    fn units_written_by_a_person_read_back_as_format_units_writes_them() {
+        for (text, atomic) in [
+            ("1.5", 1_500_000u64),
+            ("12", 12_000_000),
+            ("0.000001", 1),
+            ("007.250", 7_250_000),
+        ] {
+            let amount = AtomicAmount::parse_units(text, 6).expect(text);
+            assert_eq!(amount.value(), U256::from(atomic), "{text}");
+            let written = format_units(amount.value(), 6);
+            assert_eq!(AtomicAmount::parse_units(&written, 6), Ok(amount), "{text}");
+        }
+        assert_eq!(
+            AtomicAmount::parse_units("0.0000001", 6),
+            Err(AtomicAmountError::TooPrecise(6))
+        );
+        assert_eq!(
+            AtomicAmount::parse_units("0.000", 6),
+            Err(AtomicAmountError::Zero)
+        );
+        for bad in ["", ".5", "5.", "1.2.3", "-1", "1e6", "1,5", " 1", "0x10"] {
+            assert_eq!(
+                AtomicAmount::parse_units(bad, 6),
+                Err(AtomicAmountError::NotDecimal),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -130,6 +130,9 @@ pub struct Review {
     pub verdict: Result<Admitted, PolicyViolation>,
     pub recipient: RecipientStanding,
     pub expires_at: OffsetDateTime,
+    /// The approvals it has received, oldest first, each with whether it counts now: who
+    /// approved already sees that only the others' approvals are awaited.
+    pub approvals: Vec<IntentApproval>,
 }
 
 /// An intent as an operator inspects it before deciding: while it is pending, its review as
@@ -260,8 +263,20 @@ impl IntentDecisions {
             .buffered(READS_AT_ONCE)
             .try_collect()
             .await?;
+        // Only an intent approved already has approvals to read.
+        let approvals: Vec<Vec<IntentApproval>> = stream::iter(&intents)
+            .map(|intent| async move {
+                if intent.approvals.received == 0 {
+                    Ok(Vec::new())
+                } else {
+                    self.intents.approvals(intent.id).await
+                }
+            })
+            .buffered(READS_AT_ONCE)
+            .try_collect()
+            .await?;
         let mut reviews = Vec::with_capacity(intents.len());
-        for (intent, wallet) in intents.into_iter().zip(wallets) {
+        for ((intent, wallet), approvals) in intents.into_iter().zip(wallets).zip(approvals) {
             let (Some(agent), Some((wallet, held))) = (agents.get(&intent.agent_id), wallet) else {
                 continue;
             };
@@ -289,6 +304,7 @@ impl IntentDecisions {
                 agent,
                 verdict,
                 recipient,
+                approvals,
             });
         }
         Ok(reviews)

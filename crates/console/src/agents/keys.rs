@@ -8,10 +8,10 @@ use app::KeyError;
 use domain::keys::{AgentKeyRecord, KeyId, Scope};
 use maud::{html, Markup};
 
-use super::{admin, agent_change, label_of, CsrfOnly, Done};
+use super::{admin, agent_change, profile_named, CsrfOnly, Done};
 use crate::body::Form;
 use crate::guard::client_address;
-use crate::pages::{column_heads, html, instant, layout};
+use crate::pages::{agent_link, agent_path, column_heads, html, instant, layout};
 use crate::Console;
 
 /// `GET /console/agents/{id}/keys`.
@@ -25,14 +25,11 @@ pub(crate) async fn keys(
         Ok(session) => session,
         Err(refused) => return refused,
     };
-    let Ok(agent) = id.parse() else {
-        return crate::pages::not_found().await;
-    };
-    let profile = match console.services.operator.agents.show(agent).await {
+    let profile = match profile_named(&console, &id).await {
         Ok(profile) => profile,
-        Err(app::AgentLookupError::NotFound(_)) => return crate::pages::not_found().await,
-        Err(app::AgentLookupError::Store(error)) => return crate::pages::unavailable(&error),
+        Err(answer) => return answer,
     };
+    let agent = profile.agent.id;
     let live = match console.services.keys.live(agent).await {
         Ok(live) => live,
         Err(KeyError::Store(error)) => return crate::pages::unavailable(&error),
@@ -49,20 +46,33 @@ pub(crate) async fn keys(
             None,
             html! {
                 @if let Some(notice) = notice { p.notice role="status" { (notice) } }
-                p { "The live keys of " strong { (label_of(&profile)) } " (" code { (id) } ")." }
-                (key_table(&id, &live, &session.csrf))
-                p { a href="/console/agents" { "Back to the agents" } }
+                p { "The live keys of " (agent_link(&profile.agent)) "." }
+                (key_table(&id, &live, Some(&session.csrf)))
+                p { a href=(agent_path(agent)) { "Back to the agent" } }
             },
         ),
     )
 }
 
-fn key_table(agent: &str, live: &[AgentKeyRecord], csrf: &str) -> Markup {
+/// The agent's live keys, each with a Revoke button when `csrf` (an admin's session's) is given.
+pub(super) fn key_table(agent: &str, live: &[AgentKeyRecord], csrf: Option<&str>) -> Markup {
+    let heads: &[&str] = if csrf.is_some() {
+        &[
+            "Key",
+            "Scopes",
+            "Expires",
+            "Last used",
+            "Made by",
+            "Actions",
+        ]
+    } else {
+        &["Key", "Scopes", "Expires", "Last used", "Made by"]
+    };
     html! {
-        table {
-            (column_heads(&["Key", "Scopes", "Expires", "Last used", "Made by", "Actions"]))
+        div.table-scroll { table {
+            (column_heads(heads))
             tbody {
-                @if live.is_empty() { tr { td colspan="6" { "No live key." } } }
+                @if live.is_empty() { tr { td colspan=(heads.len()) { "No live key." } } }
                 @for key in live {
                     @let key_id = key.id.to_string();
                     tr data-key-id=(key_id) {
@@ -80,16 +90,18 @@ fn key_table(agent: &str, live: &[AgentKeyRecord], csrf: &str) -> Markup {
                                 None => "an operator",
                             }
                         }
-                        td {
-                            form.inline method="post" action={ "/console/agents/" (agent) "/keys/" (key_id) "/revoke" } {
-                                input type="hidden" name="csrf" value=(csrf);
-                                button.danger type="submit" { "Revoke" }
+                        @if let Some(csrf) = csrf {
+                            td {
+                                form.inline method="post" action={ "/console/agents/" (agent) "/keys/" (key_id) "/revoke" } {
+                                    input type="hidden" name="csrf" value=(csrf);
+                                    button.danger type="submit" { "Revoke" }
+                                }
                             }
                         }
                     }
                 }
             }
-        }
+        } }
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod keys;
 mod policy_form;
+mod profile;
 
 use actix_web::http::header;
 use actix_web::http::StatusCode;
@@ -16,11 +17,14 @@ use serde::Deserialize;
 
 use crate::body::Form;
 use crate::guard::{client_address, signed_in, signed_in_change};
-use crate::pages::{column_heads, forbidden, html, layout};
+use crate::pages::{
+    address_in_table, agent_link, agent_path, column_heads, forbidden, html, layout, shown_once,
+};
 use crate::Console;
 
 pub(crate) use keys::{keys, revoke};
 pub(crate) use policy_form::{policy, save_policy};
+pub(crate) use profile::page;
 
 #[derive(Deserialize)]
 pub(crate) struct Done {
@@ -61,14 +65,6 @@ async fn admin_change(
         return Err(forbidden("Only an admin manages agents."));
     }
     Ok(session)
-}
-
-fn label_of(profile: &AgentProfile) -> &str {
-    profile
-        .agent
-        .label
-        .as_ref()
-        .map_or("(no label)", |label| label.as_str())
 }
 
 /// `GET /console/agents`.
@@ -116,9 +112,9 @@ fn create_form(session: &ConsoleSession) -> Markup {
             }
             fieldset {
                 legend { "Resources" }
-                div { input #inbox type="checkbox" name="inbox" value="on"; " " label.inline-label for="inbox" { "Email inbox" } }
-                div { input #number type="checkbox" name="number" value="on"; " " label.inline-label for="number" { "Phone number" } }
-                div { input #wallet type="checkbox" name="wallet" value="on"; " " label.inline-label for="wallet" { "Wallet" } }
+                div.check { input #inbox type="checkbox" name="inbox" value="on"; label for="inbox" { "Email inbox" } }
+                div.check { input #number type="checkbox" name="number" value="on"; label for="number" { "Phone number" } }
+                div.check { input #wallet type="checkbox" name="wallet" value="on"; label for="wallet" { "Wallet" } }
             }
             button type="submit" { "Create agent" }
         }
@@ -127,39 +123,53 @@ fn create_form(session: &ConsoleSession) -> Markup {
 
 fn agent_table(agents: &[AgentProfile], session: &ConsoleSession) -> Markup {
     html! {
-        table {
-            (column_heads(&["Agent", "State", "Inbox", "Number", "Wallet", "Actions"]))
+        div.table-scroll { table {
+            (column_heads(&["Agent", "State", "Resources", "Actions"]))
             tbody {
-                @if agents.is_empty() { tr { td colspan="6" { "No agent yet." } } }
+                @if agents.is_empty() { tr { td colspan="4" { "No agent yet." } } }
                 @for profile in agents {
                     @let id = profile.agent.id.to_string();
                     tr data-agent-id=(id) {
-                        td { (label_of(profile)) br; code { (id) } }
+                        td { (agent_link(&profile.agent)) }
                         td { @if profile.agent.is_active { "active" } @else { "deactivated" } }
-                        td { @if let Some(inbox) = &profile.email_inbox { code { (inbox.address.as_str()) } } }
-                        td { @if let Some(number) = &profile.phone_number { code { (number.number.as_str()) } } }
                         td {
-                            @if let Some(wallet) = &profile.wallet {
-                                code { (wallet.address.to_string()) } br;
-                                a href={ "/console/agents/" (id) "/policy" } { "Spend policy" }
-                            }
-                        }
-                        td {
-                            a href={ "/console/agents/" (id) "/keys" } { "Keys" }
-                            " "
-                            @if profile.agent.is_active {
-                                form.inline method="post" action={ "/console/agents/" (id) "/rotate" } {
-                                    input type="hidden" name="csrf" value=(session.csrf);
-                                    button.secondary type="submit" { "Rotate key" }
+                            ul.resources {
+                                @if let Some(inbox) = &profile.email_inbox {
+                                    li { "Inbox " code.address { (inbox.address.as_str()) } }
                                 }
-                                " "
-                                form.inline method="post" action={ "/console/agents/" (id) "/deactivate" } {
-                                    input type="hidden" name="csrf" value=(session.csrf);
-                                    button.danger type="submit" { "Deactivate" }
+                                @if let Some(number) = &profile.phone_number {
+                                    li { "Number " code.address { (number.number.as_str()) } }
+                                }
+                                @if let Some(wallet) = &profile.wallet {
+                                    li {
+                                        "Wallet " (address_in_table(&wallet.address)) " · "
+                                        a href={ "/console/agents/" (id) "/policy" } { "Spend policy" }
+                                    }
                                 }
                             }
                         }
+                        td { (actions(profile, session)) }
                     }
+                }
+            }
+        } }
+    }
+}
+
+/// An admin's actions on an agent: its keys, and while it is active a new key or deactivation.
+fn actions(profile: &AgentProfile, session: &ConsoleSession) -> Markup {
+    let id = profile.agent.id.to_string();
+    html! {
+        div.actions {
+            a href={ "/console/agents/" (id) "/keys" } { "Keys" }
+            @if profile.agent.is_active {
+                form.inline method="post" action={ "/console/agents/" (id) "/rotate" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.secondary type="submit" { "Rotate key" }
+                }
+                form.inline method="post" action={ "/console/agents/" (id) "/deactivate" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.danger type="submit" { "Deactivate" }
                 }
             }
         }
@@ -176,14 +186,12 @@ fn key_page(session: &ConsoleSession, title: &str, issued: &IssuedKey) -> HttpRe
 
 /// The key, and after a rotation the webhook endpoints it disabled.
 fn issued_key(issued: &IssuedKey) -> Markup {
-    let id = issued.profile.agent.id.to_string();
     html! {
         p role="status" {
-            "The key of " strong { (label_of(&issued.profile)) } " (" code { (id) } "). It is "
-            "shown this once: copy it now and hand it to the agent. It is not kept anywhere "
-            "it could be shown again."
+            "The key of " (agent_link(&issued.profile.agent)) ". It is shown this once: copy it "
+            "now and hand it to the agent. It is not kept anywhere it could be shown again."
         }
-        p.key { code data-agent-key="" { (issued.key.expose()) } }
+        (shown_once("agent-key", html! { code #agent-key data-agent-key="" { (issued.key.expose()) } }))
         @if !issued.disabled_webhooks.is_empty() {
             h2 { "Webhook endpoints disabled" }
             p {
@@ -196,7 +204,7 @@ fn issued_key(issued: &IssuedKey) -> Markup {
                 }
             }
         }
-        p { a href="/console/agents" { "Back to the agents" } }
+        p { a href=(agent_path(issued.profile.agent.id)) { "The agent's page" } " · " a href="/console/agents" { "Back to the agents" } }
     }
 }
 
@@ -265,6 +273,23 @@ pub(crate) async fn create(
             StatusCode::UNPROCESSABLE_ENTITY,
             &format!("Not created: {error}"),
         ),
+    }
+}
+
+/// The agent `id` names, or the answer for one that names none ("not found", as on every page).
+async fn profile_of(console: &Console, id: AgentId) -> Result<AgentProfile, HttpResponse> {
+    match console.services.operator.agents.show(id).await {
+        Ok(profile) => Ok(profile),
+        Err(AgentLookupError::NotFound(_)) => Err(crate::pages::not_found().await),
+        Err(AgentLookupError::Store(error)) => Err(crate::pages::unavailable(&error)),
+    }
+}
+
+/// The agent a page's path names by `id`, or the answer for a path that names none.
+async fn profile_named(console: &Console, id: &str) -> Result<AgentProfile, HttpResponse> {
+    match id.parse() {
+        Ok(agent) => profile_of(console, agent).await,
+        Err(_) => Err(crate::pages::not_found().await),
     }
 }
 

@@ -7,16 +7,19 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use app::{ConsoleSession, PolicyError, PolicyUsage};
 use domain::{
-    format_units, AgentId, Allowlist, AllowlistChange, ApprovalCount, AtomicAmount, EvmAddress,
-    PolicyChange, RecipientLimit, RecipientLimitsChange, SpendRules,
+    format_units, AgentRecord, Allowlist, AllowlistChange, ApprovalCount, AtomicAmount,
+    AtomicAmountError, EvmAddress, PolicyChange, RecipientLimit, RecipientLimitsChange, SpendRules,
+    SpendWindow,
 };
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::{admin, agent_change, refusal_page};
+use super::{admin, agent_change, profile_named, profile_of, refusal_page};
 use crate::body::Form;
 use crate::guard::client_address;
-use crate::pages::{column_heads, html, layout};
+use crate::pages::{
+    agent_link, agent_path, amount, column_heads, html, layout, units, window_name, USDC_DECIMALS,
+};
 use crate::Console;
 
 /// The spend policy as its form sends it: every field, empty for "not configured".
@@ -36,9 +39,19 @@ pub(crate) struct PolicyForm {
     recipient_limits: Option<String>,
 }
 
-/// An amount as the form shows it: atomic units, empty when not configured.
+/// An amount as the form shows it: in USDC, empty when not configured.
 fn field(amount: Option<AtomicAmount>) -> String {
-    amount.map(|amount| amount.to_string()).unwrap_or_default()
+    amount.map(usdc).unwrap_or_default()
+}
+
+/// An amount in USDC, as a person writes it.
+fn usdc(amount: AtomicAmount) -> String {
+    format_units(amount.value(), USDC_DECIMALS)
+}
+
+/// An amount of USDC as the form sends it (`"10.5"`), in atomic units.
+fn from_usdc(text: &str) -> Result<AtomicAmount, AtomicAmountError> {
+    AtomicAmount::parse_units(text, USDC_DECIMALS)
 }
 
 /// The form's values of the rules in force.
@@ -71,7 +84,7 @@ fn form_of(rules: &SpendRules) -> PolicyForm {
                 .iter()
                 .map(|limit| {
                     let or_none = |amount: Option<AtomicAmount>| {
-                        amount.map_or_else(|| "none".to_owned(), |amount| amount.to_string())
+                        amount.map_or_else(|| "none".to_owned(), usdc)
                     };
                     format!(
                         "{}:{}:{}",
@@ -92,7 +105,7 @@ fn change_of(form: &PolicyForm) -> Result<PolicyChange, Vec<String>> {
     let mut amount = |name: &str, raw: &Option<String>| -> Option<Option<AtomicAmount>> {
         match raw.as_deref().map(str::trim).filter(|raw| !raw.is_empty()) {
             None => Some(None),
-            Some(digits) => match AtomicAmount::parse(digits) {
+            Some(written) => match from_usdc(written) {
                 Ok(amount) => Some(Some(amount)),
                 Err(error) => {
                     problems.push(format!("{name}: {error}"));
@@ -101,16 +114,16 @@ fn change_of(form: &PolicyForm) -> Result<PolicyChange, Vec<String>> {
             },
         }
     };
-    let max_per_tx = amount("Per transfer", &form.max_per_tx);
-    let max_daily = amount("Per 24 hours", &form.max_daily);
-    let max_weekly = amount("Per 7 days", &form.max_weekly);
-    let max_monthly = amount("Per 30 days", &form.max_monthly);
-    let auto_confirm_max = amount("Confirmed by the policy up to", &form.auto_confirm_max);
+    let max_per_tx = amount(PER_TRANSFER, &form.max_per_tx);
+    let max_daily = amount(window_name(SpendWindow::Daily), &form.max_daily);
+    let max_weekly = amount(window_name(SpendWindow::Weekly), &form.max_weekly);
+    let max_monthly = amount(window_name(SpendWindow::Monthly), &form.max_monthly);
+    let auto_confirm_max = amount(AUTO_CONFIRM_UP_TO, &form.auto_confirm_max);
     let auto_confirm_daily = amount(
-        "Confirmed by the policy per 24 hours",
+        window_name(SpendWindow::AutoConfirmDaily),
         &form.auto_confirm_daily,
     );
-    let approvals_above = amount("Approvals apply above", &form.approvals_above);
+    let approvals_above = amount(APPROVALS_ABOVE, &form.approvals_above);
     let approvals_required = match form.approvals_required.as_deref().map(str::trim) {
         None | Some("") | Some("1") => Some(None),
         Some(count) => match count.parse::<u8>().ok().map(ApprovalCount::quorum) {
@@ -151,7 +164,7 @@ fn change_of(form: &PolicyForm) -> Result<PolicyChange, Vec<String>> {
         };
         let cap = |raw: &str| match raw.trim() {
             "none" | "" => Ok(None),
-            digits => AtomicAmount::parse(digits).map(Some),
+            written => from_usdc(written).map(Some),
         };
         match (EvmAddress::parse(address.trim()), cap(per_tx), cap(daily)) {
             (Ok(address), Ok(max_per_tx), Ok(max_daily)) => limits.push(RecipientLimit {
@@ -160,7 +173,7 @@ fn change_of(form: &PolicyForm) -> Result<PolicyChange, Vec<String>> {
                 max_daily,
             }),
             _ => problems.push(format!(
-                "Recipient caps {line:?}: an address, then two amounts in atomic units or none"
+                "Recipient caps {line:?}: an address, then two amounts in USDC or none"
             )),
         }
     }
@@ -184,24 +197,75 @@ fn change_of(form: &PolicyForm) -> Result<PolicyChange, Vec<String>> {
     })
 }
 
+/// The form's labels, which the usage's windows share.
+const PER_TRANSFER: &str = "Per transfer";
+const AUTO_CONFIRM_UP_TO: &str = "Auto-confirm up to (per transfer)";
+const APPROVALS_ABOVE: &str = "Approvals apply above";
+
+/// The atomic units of what a field holds, as the page shows them beside it; empty when the field
+/// holds no amount (the script writes them again as the operator types).
+fn atomic_of(value: &Option<String>) -> String {
+    match value
+        .as_deref()
+        .map(str::trim)
+        .filter(|value| !value.is_empty())
+    {
+        None => String::new(),
+        Some(written) => match from_usdc(written) {
+            Ok(amount) => format!("= {amount} atomic"),
+            Err(_) => "not an amount of USDC".to_owned(),
+        },
+    }
+}
+
 fn amount_field(name: &str, label: &str, value: &Option<String>) -> Markup {
+    let atomic = format!("{name}-atomic");
     html! {
         div.field {
-            label for=(name) { (label) }
-            input id=(name) type="text" inputmode="numeric" name=(name) value=(value.as_deref().unwrap_or_default()) size="24";
+            label for=(name) { (label) " (USDC)" }
+            span.amount-input {
+                input id=(name) type="text" inputmode="decimal" name=(name) value=(value.as_deref().unwrap_or_default())
+                    size="16" aria-describedby=(atomic) data-usdc="";
+                " "
+                output.atomic id=(atomic) for=(name) { (atomic_of(value)) }
+            }
+        }
+    }
+}
+
+/// What each window the policy caps holds now and has left.
+pub(super) fn usage_table(usage: &PolicyUsage) -> Markup {
+    html! {
+        @if usage.windows.is_empty() {
+            p { "The policy caps no window: nothing is counted." }
+        } @else {
+            div.table-scroll { table.usage {
+                (column_heads(&["Window", "Cap", "Spent", "Left"]))
+                tbody {
+                    @for window in &usage.windows {
+                        tr data-window=(window.window.as_str()) {
+                            th scope="row" { (window_name(window.window)) }
+                            td { (amount(&window.cap)) }
+                            td { (units(window.spent)) }
+                            td { (units(window.remaining)) }
+                        }
+                    }
+                }
+            } }
         }
     }
 }
 
 fn policy_page(
     session: &ConsoleSession,
-    id: &str,
+    agent: &AgentRecord,
     usage: Option<&PolicyUsage>,
     form: &PolicyForm,
     status: StatusCode,
     problems: &[String],
 ) -> HttpResponse {
     let required = form.approvals_required.as_deref().unwrap_or("1");
+    let id = agent.id.to_string();
     html(
         HttpResponse::build(status),
         layout(
@@ -209,36 +273,26 @@ fn policy_page(
             Some(session),
             None,
             html! {
-                p { "Of agent " code { (id) } ". Amounts are in atomic units: 1 USDC is 1000000. An empty field is no limit." }
+                p {
+                    "Of " (agent_link(agent)) ". Amounts are in USDC (up to six decimals), each "
+                    "with its atomic units beside it: 1 USDC is 1000000. An empty field is no limit."
+                }
                 @if !problems.is_empty() {
                     div role="alert" { ul { @for problem in problems { li { (problem) } } } }
                 }
                 @if let Some(usage) = usage {
-                    @if !usage.windows.is_empty() {
-                        h2 { "Usage now" }
-                        table {
-                            (column_heads(&["Window", "Spent", "Left"]))
-                            tbody {
-                                @for window in &usage.windows {
-                                    tr {
-                                        td { (window.window.as_str()) }
-                                        td { (format_units(window.spent, 6)) " USDC" }
-                                        td { (format_units(window.remaining, 6)) " USDC" }
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    h2 { "Usage now" }
+                    (usage_table(usage))
                 }
                 h2 { "Rules" }
-                form method="post" action={ "/console/agents/" (id) "/policy" } {
+                form.policy method="post" action={ "/console/agents/" (id) "/policy" } {
                     input type="hidden" name="csrf" value=(session.csrf);
-                    (amount_field("max_per_tx", "Per transfer", &form.max_per_tx))
-                    (amount_field("max_daily", "Per 24 hours", &form.max_daily))
-                    (amount_field("max_weekly", "Per 7 days", &form.max_weekly))
-                    (amount_field("max_monthly", "Per 30 days", &form.max_monthly))
-                    (amount_field("auto_confirm_max", "Confirmed by the policy up to", &form.auto_confirm_max))
-                    (amount_field("auto_confirm_daily", "Confirmed by the policy per 24 hours", &form.auto_confirm_daily))
+                    (amount_field("max_per_tx", PER_TRANSFER, &form.max_per_tx))
+                    (amount_field("max_daily", window_name(SpendWindow::Daily), &form.max_daily))
+                    (amount_field("max_weekly", window_name(SpendWindow::Weekly), &form.max_weekly))
+                    (amount_field("max_monthly", window_name(SpendWindow::Monthly), &form.max_monthly))
+                    (amount_field("auto_confirm_max", AUTO_CONFIRM_UP_TO, &form.auto_confirm_max))
+                    (amount_field("auto_confirm_daily", window_name(SpendWindow::AutoConfirmDaily), &form.auto_confirm_daily))
                     div.field {
                         label for="approvals_required" { "Approvals required" }
                         select id="approvals_required" name="approvals_required" {
@@ -249,17 +303,17 @@ fn policy_page(
                             }
                         }
                     }
-                    (amount_field("approvals_above", "Approvals apply above", &form.approvals_above))
-                    div.field {
+                    (amount_field("approvals_above", APPROVALS_ABOVE, &form.approvals_above))
+                    div.check {
                         input #allowlist_on type="checkbox" name="allowlist_on" value="on" checked[form.allowlist_on.is_some()];
-                        " " label.inline-label for="allowlist_on" { "Only to the allowlist" }
+                        label for="allowlist_on" { "Only to the allowlist" }
                     }
                     div.field {
                         label for="allowlist" { "Allowlist (one address a line)" }
                         textarea id="allowlist" name="allowlist" rows="4" cols="48" { (form.allowlist.as_deref().unwrap_or_default()) }
                     }
                     div.field {
-                        label for="recipient_limits" { "Recipient caps (ADDRESS:PER_TX:DAILY a line, none for no cap)" }
+                        label for="recipient_limits" { "Recipient caps (ADDRESS:PER_TRANSFER:ROLLING_24_H a line, in USDC, none for no cap)" }
                         textarea id="recipient_limits" name="recipient_limits" rows="4" cols="72" { (form.recipient_limits.as_deref().unwrap_or_default()) }
                     }
                     button type="submit" { "Save policy" }
@@ -291,13 +345,14 @@ pub(crate) async fn policy(
         Ok(session) => session,
         Err(refused) => return refused,
     };
-    let Ok(agent) = id.parse::<AgentId>() else {
-        return crate::pages::not_found().await;
+    let agent = match profile_named(&console, &id).await {
+        Ok(profile) => profile.agent,
+        Err(answer) => return answer,
     };
-    match console.services.operator.policies.usage(agent).await {
+    match console.services.operator.policies.usage(agent.id).await {
         Ok(usage) => policy_page(
             &session,
-            &id,
+            &agent,
             Some(&usage),
             &form_of(&usage.policy.rules),
             StatusCode::OK,
@@ -314,16 +369,20 @@ pub(crate) async fn save_policy(
     id: web::Path<String>,
     form: Form<PolicyForm>,
 ) -> HttpResponse {
-    let (session, agent) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
+    let (session, id) = match agent_change(&request, &console, &id, form.csrf.as_deref()).await {
         Ok(changing) => changing,
         Err(refused) => return refused,
+    };
+    let agent = match profile_of(&console, id).await {
+        Ok(profile) => profile.agent,
+        Err(answer) => return answer,
     };
     let change = match change_of(&form) {
         Ok(change) => change,
         Err(problems) => {
             return policy_page(
                 &session,
-                &id,
+                &agent,
                 None,
                 &form,
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -336,16 +395,16 @@ pub(crate) async fn save_policy(
         .services
         .operator
         .policies
-        .set(agent, change, &actor)
+        .set(id, change, &actor)
         .await
     {
         Ok(_) => HttpResponse::SeeOther()
-            .insert_header((header::LOCATION, "/console/agents?done=policy"))
+            .insert_header((header::LOCATION, format!("{}?done=policy", agent_path(id))))
             .finish(),
         // A policy the rules refuse is said beside the form, as a field's problem is.
         Err(PolicyError::Refused(refused)) => policy_page(
             &session,
-            &id,
+            &agent,
             None,
             &form,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -372,6 +431,59 @@ mod tests {
         };
         let change = change_of(&form_of(&rules)).expect("valid");
         assert_eq!(change.apply(&SpendRules::default()), Ok(rules));
+    }
+
+    #[test]
+    fn the_form_takes_usdc_and_keeps_the_atomic_units_exact() {
+        let form = PolicyForm {
+            max_per_tx: Some("25.5".into()),
+            max_daily: Some(" 0.000001 ".into()),
+            recipient_limits: Some(format!("{}:1.25:none", EvmAddress::from_bytes([9; 20]))),
+            ..PolicyForm::default()
+        };
+        let rules = change_of(&form)
+            .expect("valid")
+            .apply(&SpendRules::default())
+            .expect("a policy");
+        assert_eq!(
+            rules.limits.max_per_tx,
+            AtomicAmount::parse("25500000").ok()
+        );
+        assert_eq!(rules.limits.max_daily, AtomicAmount::parse("1").ok());
+        let capped = &rules.recipient_limits.as_slice()[0];
+        assert_eq!(
+            (capped.max_per_tx, capped.max_daily),
+            (AtomicAmount::parse("1250000").ok(), None)
+        );
+        let shown = form_of(&rules);
+        assert_eq!(shown.max_per_tx.as_deref(), Some("25.5"));
+        assert_eq!(shown.max_daily.as_deref(), Some("0.000001"));
+        assert_eq!(atomic_of(&shown.max_per_tx), "= 25500000 atomic");
+        assert_eq!(
+            atomic_of(&Some("1.0000001".into())),
+            "not an amount of USDC"
+        );
+        assert_eq!(atomic_of(&None), "");
+    }
+
+    #[test]
+    fn an_amount_finer_than_usdc_is_refused_not_rounded() {
+        let form = PolicyForm {
+            max_per_tx: Some("0.0000001".into()),
+            auto_confirm_daily: Some("1,5".into()),
+            ..PolicyForm::default()
+        };
+        let problems = change_of(&form).expect_err("refused");
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("Per transfer: "), "{problems:?}");
+        assert!(
+            problems[0].contains("6 digits after the point"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].starts_with("Auto-confirm, rolling 24 h: "),
+            "{problems:?}"
+        );
     }
 
     #[test]

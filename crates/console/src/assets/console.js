@@ -1,5 +1,6 @@
 // The console's own script, served by the binary (no other origin is allowed to load anything):
-// the passkey ceremonies, the live pending list, and one submission per form.
+// the passkey ceremonies, the live pending list, one submission per form, times in the
+// operator's own time zone, copy buttons, and the atomic units of an amount as it is typed.
 "use strict";
 
 (function () {
@@ -135,13 +136,22 @@
   }
 
   // The pending list follows every change: an event says something moved, the rows are read
-  // again (a burst of events reads them once).
+  // again (a burst of events reads them once). While the operator is writing a rejection's
+  // reason in a row, the rows wait: they are read once the reason is sent or put away.
   function followPending() {
     const body = document.getElementById("pending-rows");
     if (!body || !window.EventSource) return;
     let reading = false;
     let again = false;
+    let held = false;
+    function writing() {
+      return body.querySelector("details[open]") !== null;
+    }
     async function refresh() {
+      if (writing()) {
+        held = true;
+        return;
+      }
       if (reading) {
         again = true;
         return;
@@ -151,7 +161,10 @@
         const response = await fetch("/console/pending/rows" + window.location.search, {
           credentials: "same-origin",
         });
-        if (response.ok) body.innerHTML = await response.text();
+        if (response.ok && !writing()) {
+          body.innerHTML = await response.text();
+          localTimes(body);
+        } else if (response.ok) held = true;
         else if (response.status === 401) window.location.assign("/console/sign-in");
       } finally {
         reading = false;
@@ -161,6 +174,17 @@
         }
       }
     }
+    // A toggle does not bubble: it is caught on its way down.
+    body.addEventListener(
+      "toggle",
+      function () {
+        if (held && !writing()) {
+          held = false;
+          refresh();
+        }
+      },
+      true
+    );
     const events = new EventSource("/console/pending/stream");
     events.addEventListener("changed", refresh);
     events.addEventListener("signed-out", function () {
@@ -181,10 +205,86 @@
     });
   }
 
+  function part(parts, type) {
+    const found = parts.find(function (each) {
+      return each.type === type;
+    });
+    return found ? found.value : "";
+  }
+
+  // Every instant comes in UTC (right without this script), its UTC value in its title; here it
+  // is written in the operator's own time zone, to the second, the zone named.
+  function localTimes(root) {
+    const format = new Intl.DateTimeFormat(undefined, {
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+      timeZoneName: "short",
+    });
+    root.querySelectorAll("time.instant[datetime]").forEach(function (element) {
+      const at = new Date(element.getAttribute("datetime"));
+      if (isNaN(at.getTime())) return;
+      const parts = format.formatToParts(at);
+      element.textContent =
+        part(parts, "year") + "-" + part(parts, "month") + "-" + part(parts, "day") + " " +
+        part(parts, "hour") + ":" + part(parts, "minute") + ":" + part(parts, "second") + " " +
+        part(parts, "timeZoneName");
+      element.dataset.local = "true";
+    });
+  }
+
+  // A secret shown once has a button that copies it.
+  function copyButtons() {
+    document.querySelectorAll("button[data-copy]").forEach(function (button) {
+      const source = document.getElementById(button.getAttribute("data-copy"));
+      const status = button.parentElement.querySelector(".copied");
+      if (!source || !navigator.clipboard) return;
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        navigator.clipboard.writeText(source.textContent.trim()).then(
+          function () {
+            if (status) status.textContent = "Copied.";
+          },
+          function () {
+            if (status) status.textContent = "Not copied: select it and copy it by hand.";
+          }
+        );
+      });
+    });
+  }
+
+  // An amount of USDC as the operator types it, in atomic units beside it; the server reads the
+  // field itself, and says what it refuses.
+  function atomicOf(text) {
+    const written = text.trim();
+    if (written === "") return "";
+    const match = /^([0-9]+)(?:\.([0-9]{1,6}))?$/.exec(written);
+    if (!match) return "not an amount of USDC";
+    const atomic = BigInt(match[1] + (match[2] || "").padEnd(6, "0"));
+    return atomic === 0n ? "not an amount of USDC" : "= " + atomic.toString() + " atomic";
+  }
+
+  function atomicEchoes() {
+    document.querySelectorAll("input[data-usdc]").forEach(function (input) {
+      const echo = document.getElementById(input.getAttribute("aria-describedby"));
+      if (!echo) return;
+      input.addEventListener("input", function () {
+        echo.textContent = atomicOf(input.value);
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     onCeremony("register-passkey", register);
     onCeremony("sign-in", signIn);
+    localTimes(document);
     followPending();
     oneSubmissionPerForm();
+    copyButtons();
+    atomicEchoes();
   });
 })();
