@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import json
 import pathlib
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -235,11 +236,12 @@ def test_a_write_without_a_key_is_not_repeated_after_a_503_nor_a_broken_answer()
         raise httpx.ReadError("connection reset", request=request)
 
     for failure in (httpx.Response(503, json={"detail": "down"}), broken):
-        handler = Recorder(failure, httpx.Response(201, json={}))
+        handler = Recorder(failure, httpx.Response(200, json={}))
         client, _ = runtime(handler)
+        # PATCH /v1/webhooks/{id} takes no idempotency key.
         with pytest.raises((ServiceUnavailableError, httpx.ReadError)):
-            body = models.KeyCreateRequest.from_dict({"scopes": ["agent:read"]})
-            client.call(api.keys.create_key, body=body)
+            body = models.WebhookUpdateRequest.from_dict({"enabled": True})
+            client.call(api.webhooks.update_webhook, webhook_id=uuid.uuid4(), body=body)
         assert len(handler.requests) == 1
 
 

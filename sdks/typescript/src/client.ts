@@ -21,6 +21,7 @@ const KEYED = new Map<unknown, 'header' | 'body'>([
   [sdk.sendEmail, 'header'],
   [sdk.replyEmail, 'header'],
   [sdk.forwardEmail, 'header'],
+  [sdk.createKey, 'header'],
   [sdk.createWebhook, 'header'],
   [sdk.rotateWebhookSecret, 'header'],
   [sdk.replayWebhook, 'header'],

@@ -130,9 +130,10 @@ test('the backoff doubles up to its cap and honours Retry-After', () => {
 
 test('a write without a key is not repeated after a 503 nor a broken answer', async () => {
   for (const failure of [json(503, { detail: 'down' }), () => Promise.reject(new TypeError('terminated'))]) {
-    const { fetch, seen } = recorder(failure, json(201, {}));
-    // POST /v1/keys takes no idempotency key (yet).
-    await assert.rejects(runtime(fetch).call(sdk.createKey, { body: { scopes: [] } }));
+    const { fetch, seen } = recorder(failure, json(200, {}));
+    // PATCH /v1/webhooks/{id} takes no idempotency key.
+    const options = { path: { webhook_id: '00000000-0000-4000-8000-000000000000' }, body: { enabled: true } };
+    await assert.rejects(runtime(fetch).call(sdk.updateWebhook, options));
     assert.equal(seen.length, 1);
   }
 });

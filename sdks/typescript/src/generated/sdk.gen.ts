@@ -29,8 +29,9 @@ export const healthz = <ThrowOnError extends boolean = false>(options?: Options<
 export const readyz = <ThrowOnError extends boolean = false>(options?: Options<ReadyzData, ThrowOnError>): RequestResult<ReadyzResponses, ReadyzErrors, ThrowOnError> => (options?.client ?? client).get<ReadyzResponses, ReadyzErrors, ThrowOnError>({ url: '/readyz', ...options });
 
 /**
- * The calling agent with its provisioned resources; the first call to verify a key. The wallet's
- * spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+ * The calling agent with its resources: the first call to verify a key.
+ *
+ * The wallet's spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
  *
  * Needs a key with the scope `agent:read`.
  */
@@ -175,16 +176,16 @@ export const putEmailRules = <ThrowOnError extends boolean = false>(options: Opt
 });
 
 /**
- * Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+ * Searches the agent's inbox by words and filters.
  *
- * `q` is words, all of which must match, in any order, in the subject, the sender, the
- * recipients or the text (its first 100,000 characters), without regard to case or accents;
- * and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
- * `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
- * cursor is bound to its query; results are paged to the 10,000th. A query matching more than
- * 1,000 messages lists them newest first instead of best first. At most
- * `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
- * `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
+ * Answered in the inbox page's shape, best match first, ties newest first. `q` is words, all of
+ * which must match, in any order, in the subject, the sender, the recipients or the text (its
+ * first 100,000 characters), without regard to case or accents; and optionally `from:ADDRESS`,
+ * `to:ADDRESS` (To or Cc; an address or `@domain`), `has:attachment`, `after:YYYY-MM-DD` (that day
+ * or later) and `before:YYYY-MM-DD` (UTC). A cursor is bound to its query; results are paged to
+ * the 10,000th. A query matching more than 1,000 messages lists them newest first instead of best
+ * first. At most `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up
+ * to `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
  *
  * Needs a key with the scope `email:read`.
  */
@@ -232,8 +233,10 @@ export const listEmailThreads = <ThrowOnError extends boolean = false>(options?:
 });
 
 /**
- * A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
- * of a longer thread, `earlier_messages_omitted` counting the rest).
+ * A thread of the agent's inbox, its messages oldest first.
+ *
+ * Its subject and participants as the list of threads gives them, and its messages with full
+ * bodies (the newest 100 of a longer thread, `earlier_messages_omitted` counting the rest).
  *
  * Needs a key with the scope `email:read`.
  */
@@ -277,8 +280,9 @@ export const streamEvents = <ThrowOnError extends boolean = false>(options?: Opt
 });
 
 /**
- * The agent's live keys, oldest first, without their secrets: the first key, the keys made from
- * it and those an operator made.
+ * The agent's live keys, oldest first, without their secrets.
+ *
+ * The first key, the keys made from it and those an operator made.
  *
  * Needs a key with the scope `keys:manage`.
  */
@@ -289,13 +293,19 @@ export const listKeys = <ThrowOnError extends boolean = false>(options?: Options
 });
 
 /**
- * Makes a key from the one the request is made with: a subset of its scopes (`agent:read` is
- * always added), expiring no later than it (at its expiry when `expires_in_seconds` is
- * omitted). The new `key` is shown in this answer only.
+ * Makes a narrower key from the one the request is made with.
+ *
+ * The new key holds a subset of its scopes (`agent:read` is always added) and expires no later
+ * than it (at its expiry when `expires_in_seconds` is omitted). The new `key` is shown in this
+ * answer only.
  *
  * At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
  * and a key of depth 4 cannot make another (422). A scope the key does not hold, or a lifetime
  * past its own, is a 422 naming it.
+ *
+ * With an `Idempotency-Key` header, a retry with the same key, body and agent key within 24
+ * hours answers the key made first, `Idempotent-Replayed: true` (its secret is derived again
+ * from the agent key that asks, never stored); another body is a 409.
  *
  * Needs a key with the scope `keys:manage`.
  */
@@ -310,8 +320,10 @@ export const createKey = <ThrowOnError extends boolean = false>(options: Options
 });
 
 /**
- * Revokes the key and every key made from it, directly or not, on every instance at once. A
- * key may revoke itself and the keys made from it; any other id is not found.
+ * Revokes a key and every key made from it.
+ *
+ * Every key made from it, directly or not, stops working on every instance at once. A key may
+ * revoke itself and the keys made from it; any other id is not found.
  *
  * Needs a key with the scope `keys:manage`.
  */
@@ -338,7 +350,9 @@ export const listSmsMessages = <ThrowOnError extends boolean = false>(options?: 
 });
 
 /**
- * The agent's phone number; `null` when it has none.
+ * The agent's phone number.
+ *
+ * `null` when it has none.
  *
  * Needs a key with the scope `sms:read`.
  */
@@ -391,14 +405,15 @@ export const getWalletBalance = <ThrowOnError extends boolean = false>(options?:
 });
 
 /**
- * The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
+ * The spend policy's verdict on a transfer or an x402 payment.
  *
- * Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
- * challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
- * `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
- * now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
- * auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
- * send or payment may be judged otherwise: others can take the allowance first.
+ * Nothing is created or reserved. Takes the body of `POST /v1/wallet/send` (an `idempotency_key`
+ * is ignored), or an x402 challenge as `POST /v1/wallet/x402/authorize` takes it
+ * (`payment_required`, and `max_amount_atomic`), judged as a payment to its `payTo`. Answers
+ * whether the policy allows it now; if not, the rule that refuses it and why; where it would stand
+ * (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each configured
+ * window holds. A later send or payment may be judged otherwise: others can take the allowance
+ * first.
  *
  * Needs a key with the scope `wallet:read`.
  */
@@ -438,10 +453,11 @@ export const getWalletIntent = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
- * The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+ * The signed receipt of one of the agent's executed intents.
  *
- * `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
- * `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+ * The intent is a transfer or an x402 payment. `signature` is the Ed25519 signature, by the key
+ * `receipt.receipt_key_id` (see `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON
+ * of `receipt`.
  *
  * Needs a key with the scope `wallet:read`.
  */
@@ -452,9 +468,10 @@ export const getWalletIntentReceipt = <ThrowOnError extends boolean = false>(opt
 });
 
 /**
- * The spend policy in force; `null` where a rule is not configured. `usage` gives each
- * configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
- * what is left of it.
+ * The spend policy in force, with what each window holds.
+ *
+ * `null` where a rule is not configured. `usage` gives each configured window (`daily`,
+ * `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and what is left of it.
  *
  * Needs a key with the scope `wallet:read`.
  */
@@ -465,8 +482,9 @@ export const getWalletPolicy = <ThrowOnError extends boolean = false>(options?: 
 });
 
 /**
- * The keys receipts are signed with: the current one first, the ones it replaced after it, so
- * every receipt ever given stays verifiable.
+ * The keys receipts are signed with, the current one first.
+ *
+ * The ones it replaced follow it, so every receipt ever given stays verifiable.
  *
  * Needs a key with the scope `wallet:read`.
  */
@@ -477,19 +495,18 @@ export const listReceiptKeys = <ThrowOnError extends boolean = false>(options?: 
 });
 
 /**
- * Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
- * confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
- * `confirmed_by: policy`).
+ * Creates a transfer intent.
  *
- * Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
- * units: `"100000000"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
- * the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
- * rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
- * still holding its amount; a violation is 403 with a detail naming the rule and what the
- * window still allows. With an
- * `idempotency_key`, a retry with the same parameters within 24 hours returns the original
- * intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
- * request is still in progress, is 409.
+ * It stays `pending_confirmation` until the operators it needs confirm it, unless the policy's
+ * auto-confirm tier confirms it at once (`confirmed`, `confirmed_by: policy`). Only USDC on Base
+ * is supported (`asset` and `chain` default to them). The amount is in atomic units: `"100000000"`
+ * is 100 USDC. The spend policy is checked in one atomic step per wallet: the recipient allowlist,
+ * the per-transfer limits (the wallet's and the recipient's), and the rolling daily, weekly and
+ * monthly limits and the recipient's daily one, over every intent still holding its amount; a
+ * violation is 403 with a detail naming the rule and what the window still allows. With an
+ * `idempotency_key`, a retry with the same parameters within 24 hours returns the original intent
+ * (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first request is
+ * still in progress, is 409.
  *
  * Needs a key with the scope `wallet:pay`.
  */
@@ -565,7 +582,7 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Opt
 });
 
 /**
- * Creates an endpoint. Its `secret` is shown in this answer only.
+ * Creates an endpoint; its secret is shown in this answer only.
  *
  * At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
  * the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
@@ -639,9 +656,11 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
 });
 
 /**
- * Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
- * `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
- * made due at once rather than queued twice.
+ * Delivers the endpoint's kept events again, now.
+ *
+ * Every kept event of a type the endpoint wants with `seq` greater than `after`, whatever
+ * became of its delivery; a delivery still waiting for its next attempt is made due at once
+ * rather than queued twice.
  *
  * An agent may replay an endpoint three times at once, then once a minute (429 with
  * `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
@@ -662,8 +681,10 @@ export const replayWebhook = <ThrowOnError extends boolean = false>(options: Opt
 });
 
 /**
- * Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
- * too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+ * Gives the endpoint a new secret, shown in this answer only.
+ *
+ * The one it replaces keeps signing too for 24 hours, and any older one stops: a delivery
+ * carries at most two signatures.
  *
  * With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
  * 24 hours rotates nothing and answers the first answer again, its secret included

@@ -41,8 +41,9 @@ export type AttachmentIn = {
      */
     content_base64: string;
     /**
-     * A media type, `type/subtype` with optional parameters; `application/octet-stream` when
-     * left out.
+     * A media type, `type/subtype` with optional parameters; when left out, the type the
+     * filename's extension stands for (`note.txt` is `text/plain`), else
+     * `application/octet-stream`.
      */
     content_type?: string | null;
     /**
@@ -800,7 +801,8 @@ export type StatusBody = {
 };
 
 /**
- * A thread read whole: its messages oldest first, with full bodies.
+ * A thread read whole: its subject and participants as a page of threads gives them, and its
+ * messages oldest first, with full bodies.
  */
 export type ThreadDetailOut = {
     /**
@@ -811,6 +813,14 @@ export type ThreadDetailOut = {
      * Its newest 100 messages at most, oldest first.
      */
     messages: Array<EmailMessageOut>;
+    /**
+     * The addresses of its messages' From, To and Cc, lowercased, each once (the first 50).
+     */
+    participants: Array<string>;
+    /**
+     * The subject of its first message (also when that message is among those omitted).
+     */
+    subject?: string | null;
     thread_id: string;
 };
 
@@ -1657,12 +1667,10 @@ export type GetEmailAttachmentError = GetEmailAttachmentErrors[keyof GetEmailAtt
 
 export type GetEmailAttachmentResponses = {
     /**
-     * The attachment's bytes
+     * The attachment's bytes, typed as stored
      */
-    200: Array<number>;
+    200: unknown;
 };
-
-export type GetEmailAttachmentResponse = GetEmailAttachmentResponses[keyof GetEmailAttachmentResponses];
 
 export type ReplyEmailData = {
     body: EmailReplyRequest;
@@ -2164,6 +2172,12 @@ export type ListKeysResponse = ListKeysResponses[keyof ListKeysResponses];
 
 export type CreateKeyData = {
     body: KeyCreateRequest;
+    headers?: {
+        /**
+         * 1 to 255 visible ASCII characters, spaces only between them; a retry with the same key and body makes one key
+         */
+        'Idempotency-Key'?: string | null;
+    };
     path?: never;
     query?: never;
     url: '/v1/keys';
@@ -2179,7 +2193,7 @@ export type CreateKeyErrors = {
      */
     403: ErrorBody;
     /**
-     * The agent holds 50 live keys
+     * The agent holds 50 live keys, or the idempotency key was used for another body or its first request is still in progress
      */
     409: ErrorBody;
     /**
@@ -2200,7 +2214,7 @@ export type CreateKeyError = CreateKeyErrors[keyof CreateKeyErrors];
 
 export type CreateKeyResponses = {
     /**
-     * The key, shown this once
+     * The key, shown this once; with `Idempotent-Replayed: true` the first answer of the same idempotency key and body
      */
     201: KeyCreatedOut;
 };

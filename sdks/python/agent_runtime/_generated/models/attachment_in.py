@@ -20,9 +20,10 @@ class AttachmentIn:
     Attributes:
         content_base64 (str): The bytes in base64 (RFC 4648, standard alphabet; padding and line breaks optional).
         filename (str): The name it is sent under: no control characters or marks that reorder text.
-        content_type (Union[None, Unset, str]): A media type, `type/subtype` with optional parameters;
-            `application/octet-stream` when
-            left out.
+        content_type (Union[None, Unset, str]): A media type, `type/subtype` with optional parameters; when left out,
+            the type the
+            filename's extension stands for (`note.txt` is `text/plain`), else
+            `application/octet-stream`.
     """
 
     content_base64: str

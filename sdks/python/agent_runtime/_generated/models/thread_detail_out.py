@@ -5,7 +5,11 @@ from typing import (
     TYPE_CHECKING,
     Any,
     TypeVar,
+    Union,
+    cast,
 )
+
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.email_message_out import EmailMessageOut
@@ -16,18 +20,24 @@ T = TypeVar("T", bound="ThreadDetailOut")
 
 @_dataclass
 class ThreadDetailOut:
-    """A thread read whole: its messages oldest first, with full bodies.
+    """A thread read whole: its subject and participants as a page of threads gives them, and its
+    messages oldest first, with full bodies.
 
-    Attributes:
-        earlier_messages_omitted (int): How many earlier messages of a thread of more than 100 are not in `messages`; 0
-            otherwise.
-        messages (list['EmailMessageOut']): Its newest 100 messages at most, oldest first.
-        thread_id (str):
+        Attributes:
+            earlier_messages_omitted (int): How many earlier messages of a thread of more than 100 are not in `messages`; 0
+                otherwise.
+            messages (list['EmailMessageOut']): Its newest 100 messages at most, oldest first.
+            participants (list[str]): The addresses of its messages' From, To and Cc, lowercased, each once (the first 50).
+            thread_id (str):
+            subject (Union[None, Unset, str]): The subject of its first message (also when that message is among those
+                omitted).
     """
 
     earlier_messages_omitted: int
     messages: list["EmailMessageOut"]
+    participants: list[str]
     thread_id: str
+    subject: Union[None, Unset, str] = UNSET
     additional_properties: dict[str, Any] = _dataclass_field(init=False, default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,7 +48,15 @@ class ThreadDetailOut:
             messages_item = messages_item_data.to_dict()
             messages.append(messages_item)
 
+        participants = self.participants
+
         thread_id = self.thread_id
+
+        subject: Union[None, Unset, str]
+        if isinstance(self.subject, Unset):
+            subject = UNSET
+        else:
+            subject = self.subject
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -46,9 +64,12 @@ class ThreadDetailOut:
             {
                 "earlier_messages_omitted": earlier_messages_omitted,
                 "messages": messages,
+                "participants": participants,
                 "thread_id": thread_id,
             }
         )
+        if subject is not UNSET:
+            field_dict["subject"] = subject
 
         return field_dict
 
@@ -66,12 +87,25 @@ class ThreadDetailOut:
 
             messages.append(messages_item)
 
+        participants = cast(list[str], d.pop("participants"))
+
         thread_id = d.pop("thread_id")
+
+        def _parse_subject(data: object) -> Union[None, Unset, str]:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(Union[None, Unset, str], data)
+
+        subject = _parse_subject(d.pop("subject", UNSET))
 
         thread_detail_out = cls(
             earlier_messages_omitted=earlier_messages_omitted,
             messages=messages,
+            participants=participants,
             thread_id=thread_id,
+            subject=subject,
         )
 
         thread_detail_out.additional_properties = d

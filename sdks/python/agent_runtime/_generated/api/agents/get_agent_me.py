@@ -63,10 +63,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[AgentResponse, ErrorBody]]:
-    """The calling agent with its provisioned resources; the first call to verify a key. The wallet's
-    spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+    """The calling agent with its resources: the first call to verify a key.
 
-     Needs a key with the scope `agent:read`.
+     The wallet's spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+
+    Needs a key with the scope `agent:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -89,10 +90,11 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[AgentResponse, ErrorBody]]:
-    """The calling agent with its provisioned resources; the first call to verify a key. The wallet's
-    spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+    """The calling agent with its resources: the first call to verify a key.
 
-     Needs a key with the scope `agent:read`.
+     The wallet's spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+
+    Needs a key with the scope `agent:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -111,10 +113,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[AgentResponse, ErrorBody]]:
-    """The calling agent with its provisioned resources; the first call to verify a key. The wallet's
-    spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+    """The calling agent with its resources: the first call to verify a key.
 
-     Needs a key with the scope `agent:read`.
+     The wallet's spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+
+    Needs a key with the scope `agent:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -135,10 +138,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[AgentResponse, ErrorBody]]:
-    """The calling agent with its provisioned resources; the first call to verify a key. The wallet's
-    spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+    """The calling agent with its resources: the first call to verify a key.
 
-     Needs a key with the scope `agent:read`.
+     The wallet's spend policy carries its `usage`, as `GET /v1/wallet/policy` does.
+
+    Needs a key with the scope `agent:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -33,12 +33,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: Union[AuthenticatedClient, Client], response: httpx.Response
-) -> Optional[Union[Any, ErrorBody, list[int]]]:
-    if response.status_code == 200:
-        response_200 = cast(list[int], response.content)
-
-        return response_200
-
+) -> Optional[Union[Any, ErrorBody]]:
     if response.status_code == 304:
         response_304 = cast(Any, None)
         return response_304
@@ -86,7 +81,7 @@ def _parse_response(
 
 def _build_response(
     *, client: Union[AuthenticatedClient, Client], response: httpx.Response
-) -> Response[Union[Any, ErrorBody, list[int]]]:
+) -> Response[Union[Any, ErrorBody]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -101,7 +96,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     if_none_match: Union[None, Unset, str] = UNSET,
-) -> Response[Union[Any, ErrorBody, list[int]]]:
+) -> Response[Union[Any, ErrorBody]]:
     """An attachment of a message of the agent's inbox: its bytes, streamed.
 
      Served with the stored `Content-Type` (or `application/octet-stream` when absent or not a
@@ -122,7 +117,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Union[Any, ErrorBody, list[int]]]
+        Response[Union[Any, ErrorBody]]
     """
 
     kwargs = _get_kwargs(
@@ -144,7 +139,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     if_none_match: Union[None, Unset, str] = UNSET,
-) -> Optional[Union[Any, ErrorBody, list[int]]]:
+) -> Optional[Union[Any, ErrorBody]]:
     """An attachment of a message of the agent's inbox: its bytes, streamed.
 
      Served with the stored `Content-Type` (or `application/octet-stream` when absent or not a
@@ -165,7 +160,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Union[Any, ErrorBody, list[int]]
+        Union[Any, ErrorBody]
     """
 
     return sync_detailed(
@@ -182,7 +177,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     if_none_match: Union[None, Unset, str] = UNSET,
-) -> Response[Union[Any, ErrorBody, list[int]]]:
+) -> Response[Union[Any, ErrorBody]]:
     """An attachment of a message of the agent's inbox: its bytes, streamed.
 
      Served with the stored `Content-Type` (or `application/octet-stream` when absent or not a
@@ -203,7 +198,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Union[Any, ErrorBody, list[int]]]
+        Response[Union[Any, ErrorBody]]
     """
 
     kwargs = _get_kwargs(
@@ -223,7 +218,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     if_none_match: Union[None, Unset, str] = UNSET,
-) -> Optional[Union[Any, ErrorBody, list[int]]]:
+) -> Optional[Union[Any, ErrorBody]]:
     """An attachment of a message of the agent's inbox: its bytes, streamed.
 
      Served with the stored `Content-Type` (or `application/octet-stream` when absent or not a
@@ -244,7 +239,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Union[Any, ErrorBody, list[int]]
+        Union[Any, ErrorBody]
     """
 
     return (

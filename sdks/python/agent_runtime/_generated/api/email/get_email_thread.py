@@ -78,10 +78,12 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, ThreadDetailOut]]:
-    """A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
-    of a longer thread, `earlier_messages_omitted` counting the rest).
+    """A thread of the agent's inbox, its messages oldest first.
 
-     Needs a key with the scope `email:read`.
+     Its subject and participants as the list of threads gives them, and its messages with full
+    bodies (the newest 100 of a longer thread, `earlier_messages_omitted` counting the rest).
+
+    Needs a key with the scope `email:read`.
 
     Args:
         thread_id (str):
@@ -110,10 +112,12 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, ThreadDetailOut]]:
-    """A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
-    of a longer thread, `earlier_messages_omitted` counting the rest).
+    """A thread of the agent's inbox, its messages oldest first.
 
-     Needs a key with the scope `email:read`.
+     Its subject and participants as the list of threads gives them, and its messages with full
+    bodies (the newest 100 of a longer thread, `earlier_messages_omitted` counting the rest).
+
+    Needs a key with the scope `email:read`.
 
     Args:
         thread_id (str):
@@ -137,10 +141,12 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, ThreadDetailOut]]:
-    """A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
-    of a longer thread, `earlier_messages_omitted` counting the rest).
+    """A thread of the agent's inbox, its messages oldest first.
 
-     Needs a key with the scope `email:read`.
+     Its subject and participants as the list of threads gives them, and its messages with full
+    bodies (the newest 100 of a longer thread, `earlier_messages_omitted` counting the rest).
+
+    Needs a key with the scope `email:read`.
 
     Args:
         thread_id (str):
@@ -167,10 +173,12 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, ThreadDetailOut]]:
-    """A thread of the agent's inbox: its messages oldest first, with full bodies (the newest 100
-    of a longer thread, `earlier_messages_omitted` counting the rest).
+    """A thread of the agent's inbox, its messages oldest first.
 
-     Needs a key with the scope `email:read`.
+     Its subject and participants as the list of threads gives them, and its messages with full
+    bodies (the newest 100 of a longer thread, `earlier_messages_omitted` counting the rest).
+
+    Needs a key with the scope `email:read`.
 
     Args:
         thread_id (str):

@@ -107,16 +107,16 @@ def sync_detailed(
     cursor: Union[Unset, str] = UNSET,
     direction: Union[Unset, Direction] = UNSET,
 ) -> Response[Union[EmailInboxPage, ErrorBody, ValidationErrorBody]]:
-    """Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+    """Searches the agent's inbox by words and filters.
 
-     `q` is words, all of which must match, in any order, in the subject, the sender, the
-    recipients or the text (its first 100,000 characters), without regard to case or accents;
-    and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
-    `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
-    cursor is bound to its query; results are paged to the 10,000th. A query matching more than
-    1,000 messages lists them newest first instead of best first. At most
-    `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
-    `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
+     Answered in the inbox page's shape, best match first, ties newest first. `q` is words, all of
+    which must match, in any order, in the subject, the sender, the recipients or the text (its
+    first 100,000 characters), without regard to case or accents; and optionally `from:ADDRESS`,
+    `to:ADDRESS` (To or Cc; an address or `@domain`), `has:attachment`, `after:YYYY-MM-DD` (that day
+    or later) and `before:YYYY-MM-DD` (UTC). A cursor is bound to its query; results are paged to
+    the 10,000th. A query matching more than 1,000 messages lists them newest first instead of best
+    first. At most `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up
+    to `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
 
     Needs a key with the scope `email:read`.
 
@@ -157,16 +157,16 @@ def sync(
     cursor: Union[Unset, str] = UNSET,
     direction: Union[Unset, Direction] = UNSET,
 ) -> Optional[Union[EmailInboxPage, ErrorBody, ValidationErrorBody]]:
-    """Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+    """Searches the agent's inbox by words and filters.
 
-     `q` is words, all of which must match, in any order, in the subject, the sender, the
-    recipients or the text (its first 100,000 characters), without regard to case or accents;
-    and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
-    `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
-    cursor is bound to its query; results are paged to the 10,000th. A query matching more than
-    1,000 messages lists them newest first instead of best first. At most
-    `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
-    `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
+     Answered in the inbox page's shape, best match first, ties newest first. `q` is words, all of
+    which must match, in any order, in the subject, the sender, the recipients or the text (its
+    first 100,000 characters), without regard to case or accents; and optionally `from:ADDRESS`,
+    `to:ADDRESS` (To or Cc; an address or `@domain`), `has:attachment`, `after:YYYY-MM-DD` (that day
+    or later) and `before:YYYY-MM-DD` (UTC). A cursor is bound to its query; results are paged to
+    the 10,000th. A query matching more than 1,000 messages lists them newest first instead of best
+    first. At most `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up
+    to `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
 
     Needs a key with the scope `email:read`.
 
@@ -202,16 +202,16 @@ async def asyncio_detailed(
     cursor: Union[Unset, str] = UNSET,
     direction: Union[Unset, Direction] = UNSET,
 ) -> Response[Union[EmailInboxPage, ErrorBody, ValidationErrorBody]]:
-    """Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+    """Searches the agent's inbox by words and filters.
 
-     `q` is words, all of which must match, in any order, in the subject, the sender, the
-    recipients or the text (its first 100,000 characters), without regard to case or accents;
-    and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
-    `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
-    cursor is bound to its query; results are paged to the 10,000th. A query matching more than
-    1,000 messages lists them newest first instead of best first. At most
-    `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
-    `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
+     Answered in the inbox page's shape, best match first, ties newest first. `q` is words, all of
+    which must match, in any order, in the subject, the sender, the recipients or the text (its
+    first 100,000 characters), without regard to case or accents; and optionally `from:ADDRESS`,
+    `to:ADDRESS` (To or Cc; an address or `@domain`), `has:attachment`, `after:YYYY-MM-DD` (that day
+    or later) and `before:YYYY-MM-DD` (UTC). A cursor is bound to its query; results are paged to
+    the 10,000th. A query matching more than 1,000 messages lists them newest first instead of best
+    first. At most `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up
+    to `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
 
     Needs a key with the scope `email:read`.
 
@@ -250,16 +250,16 @@ async def asyncio(
     cursor: Union[Unset, str] = UNSET,
     direction: Union[Unset, Direction] = UNSET,
 ) -> Optional[Union[EmailInboxPage, ErrorBody, ValidationErrorBody]]:
-    """Searches the agent's inbox: the inbox page's shape, best match first, ties newest first.
+    """Searches the agent's inbox by words and filters.
 
-     `q` is words, all of which must match, in any order, in the subject, the sender, the
-    recipients or the text (its first 100,000 characters), without regard to case or accents;
-    and optionally `from:ADDRESS`, `to:ADDRESS` (To or Cc; an address or `@domain`),
-    `has:attachment`, `after:YYYY-MM-DD` (that day or later) and `before:YYYY-MM-DD` (UTC). A
-    cursor is bound to its query; results are paged to the 10,000th. A query matching more than
-    1,000 messages lists them newest first instead of best first. At most
-    `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up to
-    `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
+     Answered in the inbox page's shape, best match first, ties newest first. `q` is words, all of
+    which must match, in any order, in the subject, the sender, the recipients or the text (its
+    first 100,000 characters), without regard to case or accents; and optionally `from:ADDRESS`,
+    `to:ADDRESS` (To or Cc; an address or `@domain`), `has:attachment`, `after:YYYY-MM-DD` (that day
+    or later) and `before:YYYY-MM-DD` (UTC). A cursor is bound to its query; results are paged to
+    the 10,000th. A query matching more than 1,000 messages lists them newest first instead of best
+    first. At most `EMAIL_SEARCHES_PER_AGENT` (4) searches of an agent run at once; each may take up
+    to `EMAIL_SEARCH_TIMEOUT_MS` (3 s).
 
     Needs a key with the scope `email:read`.
 

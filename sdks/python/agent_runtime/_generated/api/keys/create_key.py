@@ -9,14 +9,17 @@ from ...models.error_body import ErrorBody
 from ...models.key_create_request import KeyCreateRequest
 from ...models.key_created_out import KeyCreatedOut
 from ...models.validation_error_body import ValidationErrorBody
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     *,
     body: KeyCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -90,18 +93,26 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: KeyCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, KeyCreatedOut, ValidationErrorBody]]:
-    """Makes a key from the one the request is made with: a subset of its scopes (`agent:read` is
-    always added), expiring no later than it (at its expiry when `expires_in_seconds` is
-    omitted). The new `key` is shown in this answer only.
+    """Makes a narrower key from the one the request is made with.
 
-     At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
+     The new key holds a subset of its scopes (`agent:read` is always added) and expires no later
+    than it (at its expiry when `expires_in_seconds` is omitted). The new `key` is shown in this
+    answer only.
+
+    At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
     and a key of depth 4 cannot make another (422). A scope the key does not hold, or a lifetime
     past its own, is a 422 naming it.
+
+    With an `Idempotency-Key` header, a retry with the same key, body and agent key within 24
+    hours answers the key made first, `Idempotent-Replayed: true` (its secret is derived again
+    from the agent key that asks, never stored); another body is a 409.
 
     Needs a key with the scope `keys:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (KeyCreateRequest):
 
     Raises:
@@ -114,6 +125,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -127,18 +139,26 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: KeyCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, KeyCreatedOut, ValidationErrorBody]]:
-    """Makes a key from the one the request is made with: a subset of its scopes (`agent:read` is
-    always added), expiring no later than it (at its expiry when `expires_in_seconds` is
-    omitted). The new `key` is shown in this answer only.
+    """Makes a narrower key from the one the request is made with.
 
-     At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
+     The new key holds a subset of its scopes (`agent:read` is always added) and expires no later
+    than it (at its expiry when `expires_in_seconds` is omitted). The new `key` is shown in this
+    answer only.
+
+    At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
     and a key of depth 4 cannot make another (422). A scope the key does not hold, or a lifetime
     past its own, is a 422 naming it.
+
+    With an `Idempotency-Key` header, a retry with the same key, body and agent key within 24
+    hours answers the key made first, `Idempotent-Replayed: true` (its secret is derived again
+    from the agent key that asks, never stored); another body is a 409.
 
     Needs a key with the scope `keys:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (KeyCreateRequest):
 
     Raises:
@@ -152,6 +172,7 @@ def sync(
     return sync_detailed(
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -159,18 +180,26 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: KeyCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, KeyCreatedOut, ValidationErrorBody]]:
-    """Makes a key from the one the request is made with: a subset of its scopes (`agent:read` is
-    always added), expiring no later than it (at its expiry when `expires_in_seconds` is
-    omitted). The new `key` is shown in this answer only.
+    """Makes a narrower key from the one the request is made with.
 
-     At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
+     The new key holds a subset of its scopes (`agent:read` is always added) and expires no later
+    than it (at its expiry when `expires_in_seconds` is omitted). The new `key` is shown in this
+    answer only.
+
+    At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
     and a key of depth 4 cannot make another (422). A scope the key does not hold, or a lifetime
     past its own, is a 422 naming it.
+
+    With an `Idempotency-Key` header, a retry with the same key, body and agent key within 24
+    hours answers the key made first, `Idempotent-Replayed: true` (its secret is derived again
+    from the agent key that asks, never stored); another body is a 409.
 
     Needs a key with the scope `keys:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (KeyCreateRequest):
 
     Raises:
@@ -183,6 +212,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -194,18 +224,26 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: KeyCreateRequest,
+    idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, KeyCreatedOut, ValidationErrorBody]]:
-    """Makes a key from the one the request is made with: a subset of its scopes (`agent:read` is
-    always added), expiring no later than it (at its expiry when `expires_in_seconds` is
-    omitted). The new `key` is shown in this answer only.
+    """Makes a narrower key from the one the request is made with.
 
-     At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
+     The new key holds a subset of its scopes (`agent:read` is always added) and expires no later
+    than it (at its expiry when `expires_in_seconds` is omitted). The new `key` is shown in this
+    answer only.
+
+    At most 50 live keys per agent, the first key included (409 beyond); the first key is depth 0
     and a key of depth 4 cannot make another (422). A scope the key does not hold, or a lifetime
     past its own, is a 422 naming it.
+
+    With an `Idempotency-Key` header, a retry with the same key, body and agent key within 24
+    hours answers the key made first, `Idempotent-Replayed: true` (its secret is derived again
+    from the agent key that asks, never stored); another body is a 409.
 
     Needs a key with the scope `keys:manage`.
 
     Args:
+        idempotency_key (Union[None, Unset, str]):
         body (KeyCreateRequest):
 
     Raises:
@@ -220,5 +258,6 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed

@@ -63,10 +63,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, KeyListOut]]:
-    """The agent's live keys, oldest first, without their secrets: the first key, the keys made from
-    it and those an operator made.
+    """The agent's live keys, oldest first, without their secrets.
 
-     Needs a key with the scope `keys:manage`.
+     The first key, the keys made from it and those an operator made.
+
+    Needs a key with the scope `keys:manage`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -89,10 +90,11 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, KeyListOut]]:
-    """The agent's live keys, oldest first, without their secrets: the first key, the keys made from
-    it and those an operator made.
+    """The agent's live keys, oldest first, without their secrets.
 
-     Needs a key with the scope `keys:manage`.
+     The first key, the keys made from it and those an operator made.
+
+    Needs a key with the scope `keys:manage`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -111,10 +113,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, KeyListOut]]:
-    """The agent's live keys, oldest first, without their secrets: the first key, the keys made from
-    it and those an operator made.
+    """The agent's live keys, oldest first, without their secrets.
 
-     Needs a key with the scope `keys:manage`.
+     The first key, the keys made from it and those an operator made.
+
+    Needs a key with the scope `keys:manage`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -135,10 +138,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, KeyListOut]]:
-    """The agent's live keys, oldest first, without their secrets: the first key, the keys made from
-    it and those an operator made.
+    """The agent's live keys, oldest first, without their secrets.
 
-     Needs a key with the scope `keys:manage`.
+     The first key, the keys made from it and those an operator made.
+
+    Needs a key with the scope `keys:manage`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

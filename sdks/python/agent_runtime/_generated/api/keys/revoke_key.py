@@ -71,10 +71,12 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[Any, ErrorBody]]:
-    """Revokes the key and every key made from it, directly or not, on every instance at once. A
-    key may revoke itself and the keys made from it; any other id is not found.
+    """Revokes a key and every key made from it.
 
-     Needs a key with the scope `keys:manage`.
+     Every key made from it, directly or not, stops working on every instance at once. A key may
+    revoke itself and the keys made from it; any other id is not found.
+
+    Needs a key with the scope `keys:manage`.
 
     Args:
         key_id (str):
@@ -103,10 +105,12 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[Any, ErrorBody]]:
-    """Revokes the key and every key made from it, directly or not, on every instance at once. A
-    key may revoke itself and the keys made from it; any other id is not found.
+    """Revokes a key and every key made from it.
 
-     Needs a key with the scope `keys:manage`.
+     Every key made from it, directly or not, stops working on every instance at once. A key may
+    revoke itself and the keys made from it; any other id is not found.
+
+    Needs a key with the scope `keys:manage`.
 
     Args:
         key_id (str):
@@ -130,10 +134,12 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[Any, ErrorBody]]:
-    """Revokes the key and every key made from it, directly or not, on every instance at once. A
-    key may revoke itself and the keys made from it; any other id is not found.
+    """Revokes a key and every key made from it.
 
-     Needs a key with the scope `keys:manage`.
+     Every key made from it, directly or not, stops working on every instance at once. A key may
+    revoke itself and the keys made from it; any other id is not found.
+
+    Needs a key with the scope `keys:manage`.
 
     Args:
         key_id (str):
@@ -160,10 +166,12 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[Any, ErrorBody]]:
-    """Revokes the key and every key made from it, directly or not, on every instance at once. A
-    key may revoke itself and the keys made from it; any other id is not found.
+    """Revokes a key and every key made from it.
 
-     Needs a key with the scope `keys:manage`.
+     Every key made from it, directly or not, stops working on every instance at once. A key may
+    revoke itself and the keys made from it; any other id is not found.
+
+    Needs a key with the scope `keys:manage`.
 
     Args:
         key_id (str):

@@ -77,9 +77,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, Union["PhoneNumberResponse", None]]]:
-    """The agent's phone number; `null` when it has none.
+    """The agent's phone number.
 
-     Needs a key with the scope `sms:read`.
+     `null` when it has none.
+
+    Needs a key with the scope `sms:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -102,9 +104,11 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, Union["PhoneNumberResponse", None]]]:
-    """The agent's phone number; `null` when it has none.
+    """The agent's phone number.
 
-     Needs a key with the scope `sms:read`.
+     `null` when it has none.
+
+    Needs a key with the scope `sms:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -123,9 +127,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, Union["PhoneNumberResponse", None]]]:
-    """The agent's phone number; `null` when it has none.
+    """The agent's phone number.
 
-     Needs a key with the scope `sms:read`.
+     `null` when it has none.
+
+    Needs a key with the scope `sms:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -146,9 +152,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, Union["PhoneNumberResponse", None]]]:
-    """The agent's phone number; `null` when it has none.
+    """The agent's phone number.
 
-     Needs a key with the scope `sms:read`.
+     `null` when it has none.
+
+    Needs a key with the scope `sms:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -96,14 +96,15 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: Union["WalletSendRequest", "X402CheckRequest"],
 ) -> Response[Union[ErrorBody, PolicyVerdictOut, ValidationErrorBody]]:
-    """The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
+    """The spend policy's verdict on a transfer or an x402 payment.
 
-     Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
-    challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
-    `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
-    now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
-    auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
-    send or payment may be judged otherwise: others can take the allowance first.
+     Nothing is created or reserved. Takes the body of `POST /v1/wallet/send` (an `idempotency_key`
+    is ignored), or an x402 challenge as `POST /v1/wallet/x402/authorize` takes it
+    (`payment_required`, and `max_amount_atomic`), judged as a payment to its `payTo`. Answers
+    whether the policy allows it now; if not, the rule that refuses it and why; where it would stand
+    (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each configured
+    window holds. A later send or payment may be judged otherwise: others can take the allowance
+    first.
 
     Needs a key with the scope `wallet:read`.
 
@@ -136,14 +137,15 @@ def sync(
     client: AuthenticatedClient,
     body: Union["WalletSendRequest", "X402CheckRequest"],
 ) -> Optional[Union[ErrorBody, PolicyVerdictOut, ValidationErrorBody]]:
-    """The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
+    """The spend policy's verdict on a transfer or an x402 payment.
 
-     Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
-    challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
-    `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
-    now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
-    auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
-    send or payment may be judged otherwise: others can take the allowance first.
+     Nothing is created or reserved. Takes the body of `POST /v1/wallet/send` (an `idempotency_key`
+    is ignored), or an x402 challenge as `POST /v1/wallet/x402/authorize` takes it
+    (`payment_required`, and `max_amount_atomic`), judged as a payment to its `payTo`. Answers
+    whether the policy allows it now; if not, the rule that refuses it and why; where it would stand
+    (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each configured
+    window holds. A later send or payment may be judged otherwise: others can take the allowance
+    first.
 
     Needs a key with the scope `wallet:read`.
 
@@ -171,14 +173,15 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: Union["WalletSendRequest", "X402CheckRequest"],
 ) -> Response[Union[ErrorBody, PolicyVerdictOut, ValidationErrorBody]]:
-    """The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
+    """The spend policy's verdict on a transfer or an x402 payment.
 
-     Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
-    challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
-    `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
-    now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
-    auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
-    send or payment may be judged otherwise: others can take the allowance first.
+     Nothing is created or reserved. Takes the body of `POST /v1/wallet/send` (an `idempotency_key`
+    is ignored), or an x402 challenge as `POST /v1/wallet/x402/authorize` takes it
+    (`payment_required`, and `max_amount_atomic`), judged as a payment to its `payTo`. Answers
+    whether the policy allows it now; if not, the rule that refuses it and why; where it would stand
+    (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each configured
+    window holds. A later send or payment may be judged otherwise: others can take the allowance
+    first.
 
     Needs a key with the scope `wallet:read`.
 
@@ -209,14 +212,15 @@ async def asyncio(
     client: AuthenticatedClient,
     body: Union["WalletSendRequest", "X402CheckRequest"],
 ) -> Optional[Union[ErrorBody, PolicyVerdictOut, ValidationErrorBody]]:
-    """The spend policy's verdict on a transfer or an x402 payment, nothing created or reserved.
+    """The spend policy's verdict on a transfer or an x402 payment.
 
-     Takes the body of `POST /v1/wallet/send` (an `idempotency_key` is ignored), or an x402
-    challenge as `POST /v1/wallet/x402/authorize` takes it (`payment_required`, and
-    `max_amount_atomic`), judged as a payment to its `payTo`. Answers whether the policy allows it
-    now; if not, the rule that refuses it and why; where it would stand (`confirmed` by the
-    auto-confirm tier, or `pending_confirmation`); and what each configured window holds. A later
-    send or payment may be judged otherwise: others can take the allowance first.
+     Nothing is created or reserved. Takes the body of `POST /v1/wallet/send` (an `idempotency_key`
+    is ignored), or an x402 challenge as `POST /v1/wallet/x402/authorize` takes it
+    (`payment_required`, and `max_amount_atomic`), judged as a payment to its `payTo`. Answers
+    whether the policy allows it now; if not, the rule that refuses it and why; where it would stand
+    (`confirmed` by the auto-confirm tier, or `pending_confirmation`); and what each configured
+    window holds. A later send or payment may be judged otherwise: others can take the allowance
+    first.
 
     Needs a key with the scope `wallet:read`.
 

@@ -96,19 +96,18 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: WalletSendRequest,
 ) -> Response[Union[ErrorBody, TransferIntentOut, ValidationErrorBody]]:
-    r"""Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
-    confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
-    `confirmed_by: policy`).
+    r"""Creates a transfer intent.
 
-     Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
-    units: `\"100000000\"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
-    the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
-    rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
-    still holding its amount; a violation is 403 with a detail naming the rule and what the
-    window still allows. With an
-    `idempotency_key`, a retry with the same parameters within 24 hours returns the original
-    intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
-    request is still in progress, is 409.
+     It stays `pending_confirmation` until the operators it needs confirm it, unless the policy's
+    auto-confirm tier confirms it at once (`confirmed`, `confirmed_by: policy`). Only USDC on Base
+    is supported (`asset` and `chain` default to them). The amount is in atomic units: `\"100000000\"`
+    is 100 USDC. The spend policy is checked in one atomic step per wallet: the recipient allowlist,
+    the per-transfer limits (the wallet's and the recipient's), and the rolling daily, weekly and
+    monthly limits and the recipient's daily one, over every intent still holding its amount; a
+    violation is 403 with a detail naming the rule and what the window still allows. With an
+    `idempotency_key`, a retry with the same parameters within 24 hours returns the original intent
+    (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first request is
+    still in progress, is 409.
 
     Needs a key with the scope `wallet:pay`.
 
@@ -139,19 +138,18 @@ def sync(
     client: AuthenticatedClient,
     body: WalletSendRequest,
 ) -> Optional[Union[ErrorBody, TransferIntentOut, ValidationErrorBody]]:
-    r"""Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
-    confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
-    `confirmed_by: policy`).
+    r"""Creates a transfer intent.
 
-     Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
-    units: `\"100000000\"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
-    the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
-    rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
-    still holding its amount; a violation is 403 with a detail naming the rule and what the
-    window still allows. With an
-    `idempotency_key`, a retry with the same parameters within 24 hours returns the original
-    intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
-    request is still in progress, is 409.
+     It stays `pending_confirmation` until the operators it needs confirm it, unless the policy's
+    auto-confirm tier confirms it at once (`confirmed`, `confirmed_by: policy`). Only USDC on Base
+    is supported (`asset` and `chain` default to them). The amount is in atomic units: `\"100000000\"`
+    is 100 USDC. The spend policy is checked in one atomic step per wallet: the recipient allowlist,
+    the per-transfer limits (the wallet's and the recipient's), and the rolling daily, weekly and
+    monthly limits and the recipient's daily one, over every intent still holding its amount; a
+    violation is 403 with a detail naming the rule and what the window still allows. With an
+    `idempotency_key`, a retry with the same parameters within 24 hours returns the original intent
+    (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first request is
+    still in progress, is 409.
 
     Needs a key with the scope `wallet:pay`.
 
@@ -177,19 +175,18 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: WalletSendRequest,
 ) -> Response[Union[ErrorBody, TransferIntentOut, ValidationErrorBody]]:
-    r"""Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
-    confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
-    `confirmed_by: policy`).
+    r"""Creates a transfer intent.
 
-     Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
-    units: `\"100000000\"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
-    the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
-    rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
-    still holding its amount; a violation is 403 with a detail naming the rule and what the
-    window still allows. With an
-    `idempotency_key`, a retry with the same parameters within 24 hours returns the original
-    intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
-    request is still in progress, is 409.
+     It stays `pending_confirmation` until the operators it needs confirm it, unless the policy's
+    auto-confirm tier confirms it at once (`confirmed`, `confirmed_by: policy`). Only USDC on Base
+    is supported (`asset` and `chain` default to them). The amount is in atomic units: `\"100000000\"`
+    is 100 USDC. The spend policy is checked in one atomic step per wallet: the recipient allowlist,
+    the per-transfer limits (the wallet's and the recipient's), and the rolling daily, weekly and
+    monthly limits and the recipient's daily one, over every intent still holding its amount; a
+    violation is 403 with a detail naming the rule and what the window still allows. With an
+    `idempotency_key`, a retry with the same parameters within 24 hours returns the original intent
+    (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first request is
+    still in progress, is 409.
 
     Needs a key with the scope `wallet:pay`.
 
@@ -218,19 +215,18 @@ async def asyncio(
     client: AuthenticatedClient,
     body: WalletSendRequest,
 ) -> Optional[Union[ErrorBody, TransferIntentOut, ValidationErrorBody]]:
-    r"""Creates a transfer intent. It stays `pending_confirmation` until the operators it needs
-    confirm it, unless the policy's auto-confirm tier confirms it at once (`confirmed`,
-    `confirmed_by: policy`).
+    r"""Creates a transfer intent.
 
-     Only USDC on Base is supported (`asset` and `chain` default to them). The amount is in atomic
-    units: `\"100000000\"` is 100 USDC. The spend policy is checked in one atomic step per wallet:
-    the recipient allowlist, the per-transfer limits (the wallet's and the recipient's), and the
-    rolling daily, weekly and monthly limits and the recipient's daily one, over every intent
-    still holding its amount; a violation is 403 with a detail naming the rule and what the
-    window still allows. With an
-    `idempotency_key`, a retry with the same parameters within 24 hours returns the original
-    intent (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first
-    request is still in progress, is 409.
+     It stays `pending_confirmation` until the operators it needs confirm it, unless the policy's
+    auto-confirm tier confirms it at once (`confirmed`, `confirmed_by: policy`). Only USDC on Base
+    is supported (`asset` and `chain` default to them). The amount is in atomic units: `\"100000000\"`
+    is 100 USDC. The spend policy is checked in one atomic step per wallet: the recipient allowlist,
+    the per-transfer limits (the wallet's and the recipient's), and the rolling daily, weekly and
+    monthly limits and the recipient's daily one, over every intent still holding its amount; a
+    violation is 403 with a detail naming the rule and what the window still allows. With an
+    `idempotency_key`, a retry with the same parameters within 24 hours returns the original intent
+    (`Idempotent-Replayed: true`); a reuse with other parameters, or while the first request is
+    still in progress, is 409.
 
     Needs a key with the scope `wallet:pay`.
 

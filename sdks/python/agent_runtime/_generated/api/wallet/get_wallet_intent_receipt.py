@@ -83,10 +83,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, ReceiptOut]]:
-    """The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+    """The signed receipt of one of the agent's executed intents.
 
-     `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
-    `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+     The intent is a transfer or an x402 payment. `signature` is the Ed25519 signature, by the key
+    `receipt.receipt_key_id` (see `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON
+    of `receipt`.
 
     Needs a key with the scope `wallet:read`.
 
@@ -117,10 +118,11 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, ReceiptOut]]:
-    """The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+    """The signed receipt of one of the agent's executed intents.
 
-     `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
-    `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+     The intent is a transfer or an x402 payment. `signature` is the Ed25519 signature, by the key
+    `receipt.receipt_key_id` (see `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON
+    of `receipt`.
 
     Needs a key with the scope `wallet:read`.
 
@@ -146,10 +148,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, ReceiptOut]]:
-    """The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+    """The signed receipt of one of the agent's executed intents.
 
-     `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
-    `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+     The intent is a transfer or an x402 payment. `signature` is the Ed25519 signature, by the key
+    `receipt.receipt_key_id` (see `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON
+    of `receipt`.
 
     Needs a key with the scope `wallet:read`.
 
@@ -178,10 +181,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, ReceiptOut]]:
-    """The signed receipt of one of the agent's executed intents (a transfer or an x402 payment).
+    """The signed receipt of one of the agent's executed intents.
 
-     `signature` is the Ed25519 signature, by the key `receipt.receipt_key_id` (see
-    `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON of `receipt`.
+     The intent is a transfer or an x402 payment. `signature` is the Ed25519 signature, by the key
+    `receipt.receipt_key_id` (see `GET /v1/wallet/receipt-keys`), over the RFC 8785 canonical JSON
+    of `receipt`.
 
     Needs a key with the scope `wallet:read`.
 

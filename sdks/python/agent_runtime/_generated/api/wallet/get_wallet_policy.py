@@ -68,11 +68,12 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, SpendPolicyResponse]]:
-    """The spend policy in force; `null` where a rule is not configured. `usage` gives each
-    configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
-    what is left of it.
+    """The spend policy in force, with what each window holds.
 
-     Needs a key with the scope `wallet:read`.
+     `null` where a rule is not configured. `usage` gives each configured window (`daily`,
+    `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and what is left of it.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -95,11 +96,12 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, SpendPolicyResponse]]:
-    """The spend policy in force; `null` where a rule is not configured. `usage` gives each
-    configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
-    what is left of it.
+    """The spend policy in force, with what each window holds.
 
-     Needs a key with the scope `wallet:read`.
+     `null` where a rule is not configured. `usage` gives each configured window (`daily`,
+    `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and what is left of it.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -118,11 +120,12 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, SpendPolicyResponse]]:
-    """The spend policy in force; `null` where a rule is not configured. `usage` gives each
-    configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
-    what is left of it.
+    """The spend policy in force, with what each window holds.
 
-     Needs a key with the scope `wallet:read`.
+     `null` where a rule is not configured. `usage` gives each configured window (`daily`,
+    `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and what is left of it.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -143,11 +146,12 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, SpendPolicyResponse]]:
-    """The spend policy in force; `null` where a rule is not configured. `usage` gives each
-    configured window (`daily`, `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and
-    what is left of it.
+    """The spend policy in force, with what each window holds.
 
-     Needs a key with the scope `wallet:read`.
+     `null` where a rule is not configured. `usage` gives each configured window (`daily`,
+    `weekly`, `monthly`, `auto_confirm_daily`) what it holds now and what is left of it.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -58,10 +58,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, ReceiptKeysOut]]:
-    """The keys receipts are signed with: the current one first, the ones it replaced after it, so
-    every receipt ever given stays verifiable.
+    """The keys receipts are signed with, the current one first.
 
-     Needs a key with the scope `wallet:read`.
+     The ones it replaced follow it, so every receipt ever given stays verifiable.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -84,10 +85,11 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, ReceiptKeysOut]]:
-    """The keys receipts are signed with: the current one first, the ones it replaced after it, so
-    every receipt ever given stays verifiable.
+    """The keys receipts are signed with, the current one first.
 
-     Needs a key with the scope `wallet:read`.
+     The ones it replaced follow it, so every receipt ever given stays verifiable.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -106,10 +108,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[Union[ErrorBody, ReceiptKeysOut]]:
-    """The keys receipts are signed with: the current one first, the ones it replaced after it, so
-    every receipt ever given stays verifiable.
+    """The keys receipts are signed with, the current one first.
 
-     Needs a key with the scope `wallet:read`.
+     The ones it replaced follow it, so every receipt ever given stays verifiable.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -130,10 +133,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> Optional[Union[ErrorBody, ReceiptKeysOut]]:
-    """The keys receipts are signed with: the current one first, the ones it replaced after it, so
-    every receipt ever given stays verifiable.
+    """The keys receipts are signed with, the current one first.
 
-     Needs a key with the scope `wallet:read`.
+     The ones it replaced follow it, so every receipt ever given stays verifiable.
+
+    Needs a key with the scope `wallet:read`.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -95,7 +95,7 @@ def sync_detailed(
     body: WebhookCreateRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Creates an endpoint. Its `secret` is shown in this answer only.
+    """Creates an endpoint; its secret is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
@@ -137,7 +137,7 @@ def sync(
     body: WebhookCreateRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Creates an endpoint. Its `secret` is shown in this answer only.
+    """Creates an endpoint; its secret is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
@@ -174,7 +174,7 @@ async def asyncio_detailed(
     body: WebhookCreateRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Creates an endpoint. Its `secret` is shown in this answer only.
+    """Creates an endpoint; its secret is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the
@@ -214,7 +214,7 @@ async def asyncio(
     body: WebhookCreateRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Creates an endpoint. Its `secret` is shown in this answer only.
+    """Creates an endpoint; its secret is shown in this answer only.
 
      At most 10 endpoints per agent (409 beyond). Deliveries are signed per Standard Webhooks with
     the secret: `webhook-id`, `webhook-timestamp`, `webhook-signature`. The endpoint is the

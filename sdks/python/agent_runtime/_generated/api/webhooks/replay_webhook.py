@@ -105,11 +105,13 @@ def sync_detailed(
     body: WebhookReplayRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
-    """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
-    `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
-    made due at once rather than queued twice.
+    """Delivers the endpoint's kept events again, now.
 
-     An agent may replay an endpoint three times at once, then once a minute (429 with
+     Every kept event of a type the endpoint wants with `seq` greater than `after`, whatever
+    became of its delivery; a delivery still waiting for its next attempt is made due at once
+    rather than queued twice.
+
+    An agent may replay an endpoint three times at once, then once a minute (429 with
     `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
     body by the same agent key within 24 hours delivers nothing more, takes none of the replays
     and answers the first count again (`Idempotent-Replayed: true`); another request under the
@@ -150,11 +152,13 @@ def sync(
     body: WebhookReplayRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
-    """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
-    `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
-    made due at once rather than queued twice.
+    """Delivers the endpoint's kept events again, now.
 
-     An agent may replay an endpoint three times at once, then once a minute (429 with
+     Every kept event of a type the endpoint wants with `seq` greater than `after`, whatever
+    became of its delivery; a delivery still waiting for its next attempt is made due at once
+    rather than queued twice.
+
+    An agent may replay an endpoint three times at once, then once a minute (429 with
     `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
     body by the same agent key within 24 hours delivers nothing more, takes none of the replays
     and answers the first count again (`Idempotent-Replayed: true`); another request under the
@@ -190,11 +194,13 @@ async def asyncio_detailed(
     body: WebhookReplayRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
-    """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
-    `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
-    made due at once rather than queued twice.
+    """Delivers the endpoint's kept events again, now.
 
-     An agent may replay an endpoint three times at once, then once a minute (429 with
+     Every kept event of a type the endpoint wants with `seq` greater than `after`, whatever
+    became of its delivery; a delivery still waiting for its next attempt is made due at once
+    rather than queued twice.
+
+    An agent may replay an endpoint three times at once, then once a minute (429 with
     `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
     body by the same agent key within 24 hours delivers nothing more, takes none of the replays
     and answers the first count again (`Idempotent-Replayed: true`); another request under the
@@ -233,11 +239,13 @@ async def asyncio(
     body: WebhookReplayRequest,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookReplayResponse]]:
-    """Delivers again, now, every kept event of a type the endpoint wants with `seq` greater than
-    `after`, whatever became of its delivery; a delivery still waiting for its next attempt is
-    made due at once rather than queued twice.
+    """Delivers the endpoint's kept events again, now.
 
-     An agent may replay an endpoint three times at once, then once a minute (429 with
+     Every kept event of a type the endpoint wants with `seq` greater than `after`, whatever
+    became of its delivery; a delivery still waiting for its next attempt is made due at once
+    rather than queued twice.
+
+    An agent may replay an endpoint three times at once, then once a minute (429 with
     `Retry-After` beyond). With an `Idempotency-Key` header, a retry with the same endpoint and
     body by the same agent key within 24 hours delivers nothing more, takes none of the replays
     and answers the first count again (`Idempotent-Replayed: true`); another request under the

@@ -93,10 +93,12 @@ def sync_detailed(
     client: AuthenticatedClient,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
-    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+    """Gives the endpoint a new secret, shown in this answer only.
 
-     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+     The one it replaces keeps signing too for 24 hours, and any older one stops: a delivery
+    carries at most two signatures.
+
+    With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
     24 hours rotates nothing and answers the first answer again, its secret included
     (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
     is in progress, is 409.
@@ -133,10 +135,12 @@ def sync(
     client: AuthenticatedClient,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
-    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+    """Gives the endpoint a new secret, shown in this answer only.
 
-     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+     The one it replaces keeps signing too for 24 hours, and any older one stops: a delivery
+    carries at most two signatures.
+
+    With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
     24 hours rotates nothing and answers the first answer again, its secret included
     (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
     is in progress, is 409.
@@ -168,10 +172,12 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Response[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
-    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+    """Gives the endpoint a new secret, shown in this answer only.
 
-     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+     The one it replaces keeps signing too for 24 hours, and any older one stops: a delivery
+    carries at most two signatures.
+
+    With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
     24 hours rotates nothing and answers the first answer again, its secret included
     (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
     is in progress, is 409.
@@ -206,10 +212,12 @@ async def asyncio(
     client: AuthenticatedClient,
     idempotency_key: Union[None, Unset, str] = UNSET,
 ) -> Optional[Union[ErrorBody, ValidationErrorBody, WebhookOut]]:
-    """Gives the endpoint a new secret, shown in this answer only; the one it replaces keeps signing
-    too for 24 hours, and any older one stops: a delivery carries at most two signatures.
+    """Gives the endpoint a new secret, shown in this answer only.
 
-     With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
+     The one it replaces keeps signing too for 24 hours, and any older one stops: a delivery
+    carries at most two signatures.
+
+    With an `Idempotency-Key` header, a retry for the same endpoint by the same agent key within
     24 hours rotates nothing and answers the first answer again, its secret included
     (`Idempotent-Replayed: true`); the key used for another endpoint, or while its first request
     is in progress, is 409.
