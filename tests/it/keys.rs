@@ -689,19 +689,7 @@ async fn make_key_keyed(
     idempotency_key: &str,
     body: Value,
 ) -> (u16, Value, bool) {
-    let response = server
-        .client
-        .post(server.url("/v1/keys"))
-        .bearer_auth(key)
-        .header("Idempotency-Key", idempotency_key)
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let replayed = crate::support::harness::header(&response, "idempotent-replayed").as_deref()
-        == Some("true");
-    let (status, body) = read(response).await;
-    (status, body, replayed)
+    crate::webhook_delivery::keyed(server, "/v1/keys", key, idempotency_key, body).await
 }
 
 #[tokio::test]

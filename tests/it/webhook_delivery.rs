@@ -1279,7 +1279,7 @@ async fn an_agent_whose_receivers_hang_holds_only_its_places_and_delays_no_other
 
 /// A request with the agent's key and an `Idempotency-Key`: its status, body and whether it was
 /// answered `Idempotent-Replayed: true`.
-async fn keyed(
+pub(crate) async fn keyed(
     server: &Server,
     path: &str,
     key: &str,
