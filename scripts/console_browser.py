@@ -10,7 +10,8 @@ path of axe-core's axe.min.js) and, when set, SCREENSHOTS (a folder for a pictur
 The first operator's browser is in another time zone than UTC (OPERATOR_ZONE), so that times are
 seen read in the operator's own.
 Prints one JSON object: each scenario with its result, and the accessibility check's counts per
-page; exits 0 only when every scenario held.
+page; exits 0 only when every scenario held. Each scenario's outcome is also written to stderr as
+it ends.
 """
 
 import csv
@@ -112,6 +113,8 @@ def scenario(name):
                 }
             )
         measured[name] = round(time.monotonic() - started, 2)
+        # Each outcome as it comes, on stderr: a run cut short still tells how far it got.
+        print(f"{'held' if results[-1]['ok'] else 'FAILED'} in {measured[name]} s: {name}", file=sys.stderr, flush=True)
         return check
 
     return run

@@ -11,3 +11,4 @@ pub(crate) mod formation;
 pub(crate) mod harness;
 pub(crate) mod load;
 pub(crate) mod private_pg;
+pub(crate) mod process;
