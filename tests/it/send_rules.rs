@@ -44,6 +44,57 @@ fn id_of(intent: &Value) -> String {
     intent["id"].as_str().expect("id").to_owned()
 }
 
+/// A confirmation that finds its wallet locked past the lock timeout (a backlog of decisions, an
+/// executor at work) tries again, saying so, instead of failing the operator's command.
+#[tokio::test]
+async fn agentctl_waits_out_a_busy_wallet_and_confirms() {
+    let database = TestDatabase::new().await;
+    let api = Server::start_on(&database, &[API_ONLY]).await;
+    let (key, _) = wallet_agent(&database).await;
+    let (status, pending) = send_amount(&api, &key, "20").await;
+    assert_eq!(status, 200, "{pending}");
+    let pending = id_of(&pending);
+    let wallet_lock = database.hold("SELECT id FROM wallets FOR UPDATE").await;
+    // The lock is let go once the confirmation has waited for it in a second transaction: its
+    // first gave up (lock timeout) and it tried again.
+    let releasing = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let mut first_wait = None;
+        loop {
+            let waiting: Vec<String> = database
+                .sessions()
+                .await
+                .into_iter()
+                .filter(|session| session.waiting_for_lock)
+                .map(|session| session.transaction_started)
+                .collect();
+            match (&first_wait, waiting.first()) {
+                (None, Some(started)) => first_wait = Some(started.clone()),
+                (Some(first), Some(started)) if first != started => break,
+                _ => {}
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no second try seen (first wait: {first_wait:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop(wallet_lock);
+    };
+    let confirm = ["intents", "confirm", pending.as_str()];
+    let (confirmed, ()) = tokio::join!(
+        agentctl_with(&database, &[("DATABASE_LOCK_TIMEOUT_MS", "100")], &confirm),
+        releasing
+    );
+    assert!(confirmed.success, "{}", confirmed.stderr);
+    assert_eq!(confirmed.json()["status"], "confirmed");
+    assert!(
+        confirmed.stderr.contains("busy") && confirmed.stderr.contains("trying again"),
+        "{}",
+        confirmed.stderr
+    );
+}
+
 #[tokio::test]
 async fn a_deactivated_agents_intents_are_neither_confirmed_nor_executed() {
     let database = TestDatabase::new().await;

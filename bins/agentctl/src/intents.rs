@@ -14,7 +14,7 @@ use domain::{
     Actor, AgentId, AuditTarget, IntentId, IntentStatus, Operator, OperatorName,
     TransferIntentRecord,
 };
-use ports::{AttemptRecord, IntentFilter};
+use ports::{AttemptRecord, IntentFilter, StoreError, TransitionError};
 use runtime::config::IntentConfig;
 use runtime::wiring;
 use serde_json::{json, Value};
@@ -171,17 +171,20 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<O
             };
             // The balance is the executor's to meet: a confirmation from the control plane holds
             // while the chain node is away, and one the balance cannot cover fails with a reason.
-            let confirmation = services
-                .operator
-                .decisions
-                .confirm(
-                    id,
-                    force,
-                    BalanceCheck::AtExecution,
-                    &Actor::local(approver),
-                )
-                .await
-                .map_err(confirm_error)?;
+            let actor = Actor::local(approver);
+            let confirmation = while_busy(
+                || {
+                    services.operator.decisions.confirm(
+                        id,
+                        force,
+                        BalanceCheck::AtExecution,
+                        &actor,
+                    )
+                },
+                |error| matches!(error, ConfirmError::Store(StoreError::Busy(_))),
+            )
+            .await
+            .map_err(confirm_error)?;
             json!(OperatorConfirmationView::new(
                 &confirmation.intent,
                 &confirmation.policy_verdict
@@ -196,15 +199,20 @@ pub async fn run(context: &Context, command: IntentsCommand) -> anyhow::Result<O
                 .resolve(id, &operator())
                 .await?
         )),
-        IntentsCommand::Reject { id, reason } => json!(OperatorIntentView::from(
-            &context
-                .services()
+        IntentsCommand::Reject { id, reason } => {
+            let services = context.services().await?;
+            let actor = Actor::local(operator());
+            json!(OperatorIntentView::from(
+                &while_busy(
+                    || services
+                        .operator
+                        .decisions
+                        .reject(id, reason.clone(), &actor),
+                    |error| matches!(error, TransitionError::Store(StoreError::Busy(_))),
+                )
                 .await?
-                .operator
-                .decisions
-                .reject(id, reason, &Actor::local(operator()))
-                .await?
-        )),
+            ))
+        }
     }))
 }
 
@@ -223,6 +231,33 @@ async fn export(
         ExportFormat::Csv => Output::Text(export_csv(&receipts)?),
         ExportFormat::Json => Output::Json(export_json(&receipts)),
     })
+}
+
+/// How long a decision waits for its wallet while other decisions or the executor hold it.
+const BUSY_FOR_AT_MOST: Duration = Duration::from_secs(30);
+
+/// Runs `decide` again while the store says the wallet it locks is busy (its lock was not granted
+/// in time, so nothing was changed), as an HTTP client does on the API's 429 and Retry-After,
+/// for at most `BUSY_FOR_AT_MOST`; says so on stderr, since it can take seconds.
+async fn while_busy<T, E, F>(
+    mut decide: impl FnMut() -> F,
+    busy: impl Fn(&E) -> bool,
+) -> Result<T, E>
+where
+    F: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + BUSY_FOR_AT_MOST;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match decide().await {
+            Err(error) if busy(&error) && tokio::time::Instant::now() + pause < deadline => {
+                eprintln!("agentctl: the wallet is busy with other decisions; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            decided => return decided,
+        }
+    }
 }
 
 /// Refuses a token of one operator given with the name of another: `--operator` says whose

@@ -308,7 +308,8 @@ impl TestDatabase {
     pub async fn sessions(&self) -> Vec<Session> {
         diesel::sql_query(
             "SELECT coalesce(activity.query, '') AS last_query, tls.ssl AS encrypted, \
-             coalesce(activity.wait_event_type = 'Lock', false) AS waiting_for_lock \
+             coalesce(activity.wait_event_type = 'Lock', false) AS waiting_for_lock, \
+             coalesce(activity.xact_start::text, '') AS transaction_started \
              FROM pg_stat_activity AS activity JOIN pg_stat_ssl AS tls USING (pid) \
              WHERE activity.datname = current_database() AND activity.pid <> pg_backend_pid() \
              AND activity.backend_type = 'client backend'",
@@ -352,6 +353,10 @@ pub struct Session {
     /// Whether it is waiting for a lock another session holds.
     #[diesel(sql_type = Bool)]
     pub waiting_for_lock: bool,
+    /// When its transaction began (empty outside one): a statement tried again in a transaction
+    /// of its own shows a new one.
+    #[diesel(sql_type = Text)]
+    pub transaction_started: String,
 }
 
 /// An open transaction; dropping it closes its connection, which rolls it back.
