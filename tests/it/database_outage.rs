@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::email::QUICK;
 use crate::sms::TWILIO_UNREACHABLE;
@@ -302,6 +302,22 @@ async fn mixed_load_through(mode: StopMode) {
     );
 }
 
+/// Every agent's outbound mail, as each lists it.
+async fn outbound(server: &Server, agents: &[Agent]) -> Vec<Value> {
+    let mut listed = Vec::new();
+    for agent in agents {
+        listed.extend(
+            all_pages(
+                server,
+                &agent.key,
+                "/v1/email/inbox?limit=100&direction=outbound",
+            )
+            .await,
+        );
+    }
+    listed
+}
+
 /// Waits until the provider took `total` messages, and asserts it took none twice; how many it
 /// took.
 pub(crate) async fn handed_over_once(
@@ -314,24 +330,35 @@ pub(crate) async fn handed_over_once(
     while mail_api.accepted().len() < total {
         if started.elapsed() >= DEADLINE {
             let handed_over = mail_api.accepted();
-            let mut waiting = Vec::new();
-            for agent in agents {
-                let outbound = all_pages(
-                    server,
-                    &agent.key,
-                    "/v1/email/inbox?limit=100&direction=outbound",
-                )
-                .await;
-                waiting.extend(outbound.into_iter().filter(|mail| {
-                    !handed_over.contains_key(mail["id"].as_str().unwrap_or_default())
-                }));
-            }
+            let waiting: Vec<Value> = outbound(server, agents)
+                .await
+                .into_iter()
+                .filter(|mail| !handed_over.contains_key(mail["id"].as_str().unwrap_or_default()))
+                .collect();
             panic!("the outbox never drained: {waiting:?}\n{}", server.logs());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let handed_over = mail_api.accepted();
-    assert_eq!(handed_over.len(), total);
+    if handed_over.len() != total {
+        // Listed again, to tell a read that missed rows from rows that are gone.
+        let listed: HashSet<String> = outbound(server, agents)
+            .await
+            .iter()
+            .map(|mail| mail["id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        let unlisted: Vec<&String> = handed_over
+            .keys()
+            .filter(|key| !listed.contains(*key))
+            .collect();
+        panic!(
+            "{} mails handed to the provider, {total} listed before, {} listed now; handed over \
+             and not listed now: {unlisted:?}\n{}",
+            handed_over.len(),
+            listed.len(),
+            server.logs()
+        );
+    }
     let twice: BTreeMap<&String, &usize> = handed_over
         .iter()
         .filter(|(_, times)| **times > 1)

@@ -363,6 +363,39 @@ pub(crate) fn destroy(folder: &Path) {
 
 impl Drop for Formation {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            keep_logs(&ha_dir(&self.folder));
+        }
         destroy(&self.folder);
     }
+}
+
+/// Copies the logs of a formation whose test failed (the monitor's and each node's, pg_autoctl's
+/// and PostgreSQL's) to target/failover/logs, since the formation itself goes.
+fn keep_logs(ha: &Path) {
+    let kept = crate::support::harness::target_dir()
+        .join("failover")
+        .join("logs");
+    let _ = std::fs::remove_dir_all(&kept);
+    let _ = std::fs::create_dir_all(&kept);
+    let Ok(entries) = std::fs::read_dir(ha) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.extension().is_some_and(|extension| extension == "log") {
+            let _ = std::fs::copy(&path, kept.join(&name));
+        }
+        // A node's data folder: PostgreSQL's own logs, in its `log` folder.
+        for log in std::fs::read_dir(path.join("log"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let file = log.file_name().to_string_lossy().into_owned();
+            let _ = std::fs::copy(log.path(), kept.join(format!("{name}-{file}")));
+        }
+    }
+    eprintln!("the formation's logs are kept in {}", kept.display());
 }
