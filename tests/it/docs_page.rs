@@ -16,10 +16,11 @@ use crate::support::harness::{create_agent, header, target_dir, Server};
 /// Tall enough for the first operations to be on the picture, below the introduction.
 const WINDOW: (u32, u32) = (1280, 4500);
 /// How long the page may take to render all operations, over as many loads as fit.
-const RENDER_DEADLINE: Duration = Duration::from_secs(90);
+const RENDER_DEADLINE: Duration = Duration::from_secs(240);
 
-/// The longest one chromium run may take; it takes a few seconds.
-const CHROMIUM_RUN_LIMIT: Duration = Duration::from_secs(30);
+/// The longest one chromium run may take. It takes a few seconds alone; beside the suite's
+/// busiest tests on two cores three runs in a row took over 30 s each.
+const CHROMIUM_RUN_LIMIT: Duration = Duration::from_secs(75);
 /// Virtual time one load may spend (fetching the description, rendering) before the DOM is read.
 const VIRTUAL_TIME_BUDGET_MS: &str = "15000";
 
