@@ -29,8 +29,8 @@ use crate::onchain::OnChain;
 use crate::sms::{message_sid, TWILIO_UNREACHABLE};
 use crate::support::event_watch::{follow, target, Receiver, Target};
 use crate::support::fake_mail_api::FakeMailApi;
-use crate::support::formation::{destroy, Fault, Formation, Injected};
-use crate::support::harness::{target_dir, Server, QUICK_POOL};
+use crate::support::formation::{destroy, failover_folder, Fault, Formation, Injected};
+use crate::support::harness::{Server, QUICK_POOL};
 use crate::support::load::{
     account, agentctl, all_intents, all_pages, confirm_pending, create_agent, exchange, stored,
     Agent, Answer, Ledger, Load, Outcome, Tally, Work,
@@ -525,7 +525,7 @@ async fn six_failovers_under_load_lose_repeat_and_exceed_nothing() {
 
 /// Where the report is left for a person, and for `make bench`.
 fn report_path() -> PathBuf {
-    target_dir().join("failover").join("report.txt")
+    failover_folder().join("report.txt")
 }
 
 /// The run, its checks, and the report it prints and writes to target/failover/report.txt.

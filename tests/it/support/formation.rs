@@ -370,12 +370,16 @@ impl Drop for Formation {
     }
 }
 
+/// Where the failover test leaves what a person reads after it: its report, and the logs of a
+/// formation whose test failed.
+pub(crate) fn failover_folder() -> PathBuf {
+    crate::support::harness::target_dir().join("failover")
+}
+
 /// Copies the logs of a formation whose test failed (the monitor's and each node's, pg_autoctl's
 /// and PostgreSQL's) to target/failover/logs, since the formation itself goes.
 fn keep_logs(ha: &Path) {
-    let kept = crate::support::harness::target_dir()
-        .join("failover")
-        .join("logs");
+    let kept = failover_folder().join("logs");
     let _ = std::fs::remove_dir_all(&kept);
     let _ = std::fs::create_dir_all(&kept);
     let Ok(entries) = std::fs::read_dir(ha) else {
